@@ -1,0 +1,1 @@
+//! Storage formats ("bang per bit").

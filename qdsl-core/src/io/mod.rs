@@ -1,0 +1,1 @@
+//! Gauge-configuration files.

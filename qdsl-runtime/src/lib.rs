@@ -1,0 +1,1 @@
+//! qdsl runtime.
