@@ -12,12 +12,14 @@
 //!   reunitarisation, gauge transformations;
 //! * [`format`] — storage formats ("bang per bit"): floating point, fixed point,
 //!   bit-packed spinors, gauge compression, each with its documented error bound;
-//! * [`io`] — gauge-configuration files: MILC v5, NERSC, ILDG/SciDAC LIME, openQCD.
+//! * [`io`] — gauge-configuration files: MILC v5, NERSC, ILDG/SciDAC LIME, openQCD;
+//! * [`dsl`] — the kernel DSL's IR, lowering passes and the CUDA and Rust emitters.
 //!
 //! Conventions (DESIGN.md): DeGrand–Rossi gamma basis with γ5 = γ_x γ_y γ_z γ_t =
 //! diag(1, 1, −1, −1); external files are lexicographic with x fastest; host fields are
 //! indexed by checkerboard index (even sites first).
 
+pub mod dsl;
 pub mod field;
 pub mod format;
 pub mod gauge;
@@ -25,6 +27,7 @@ pub mod io;
 pub mod lattice;
 pub mod math;
 pub mod real;
+pub mod reduce;
 
 pub use num_complex::Complex;
 pub use real::Real;

@@ -9,17 +9,7 @@ use std::iter::Sum;
 /// Everything generic in [`crate::math`] and [`crate::field`] is written once over this
 /// trait; the conversions to and from `f64` are how mixed-precision code moves values.
 pub trait Real:
-    Float
-    + FloatConst
-    + NumAssign
-    + Sum
-    + Default
-    + Debug
-    + Display
-    + LowerExp
-    + Send
-    + Sync
-    + 'static
+    Float + FloatConst + NumAssign + Sum + Default + Debug + Display + LowerExp + Send + Sync + 'static
 {
     /// Number of bytes of one value.
     const BYTES: usize;

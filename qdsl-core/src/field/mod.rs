@@ -1,5 +1,25 @@
-//! Host fields: data on the CPU, indexed by checkerboard site index (even sites first).
+//! Host fields: data on the CPU, indexed by checkerboard site index (even sites first),
+//! and the portable, seeded random generator that fills them.
+//!
+//! | type | what it is |
+//! |---|---|
+//! | [`GaugeField`] | four links U_μ(x) per site |
+//! | [`ColourSpinorField`] | ψ_{s,x,σ,a}: Wilson, staggered ([`ColourVectorField`]), 5D, coarse |
+//! | [`SpinorLayout`] | the shape of a colour-spinor field: Ls, subset, spins, colours |
+//! | [`RandomStream`] | the counter-based (Philox-4x32-10) generator, one stream per link or site |
 
+mod colour_spinor;
+mod error;
 mod gauge_field;
+mod portable_math;
+mod random_su3;
+pub mod rng;
+mod spinor_blas;
+mod spinor_layout;
 
+pub use colour_spinor::{ColourSpinorField, ColourVectorField};
+pub use error::FieldError;
 pub use gauge_field::GaugeField;
+pub use random_su3::{gaussian_su3_algebra, haar_su3};
+pub use rng::{Philox4x32, RandomStream, StreamDomain};
+pub use spinor_layout::{SiteSubset, SpinorLayout};

@@ -17,7 +17,7 @@ impl BlockDecomposition {
         let mut blocks_per_dim = [0; 4];
         for mu in 0..4 {
             let (b, l) = (block[mu], lattice.extent(mu));
-            if b == 0 || l % b != 0 {
+            if b == 0 || !l.is_multiple_of(b) {
                 return Err(GeometryError::BlockDoesNotDivide {
                     dir: DIRECTION_NAMES[mu],
                     block: b,
@@ -81,7 +81,8 @@ mod tests {
     fn blocks_tile_the_lattice() {
         let lat = Lattice::new([8, 4, 4, 8]).unwrap();
         let d = BlockDecomposition::new(lat, [4, 2, 4, 4]).unwrap();
-        assert_eq!(d.num_blocks(), 2 * 2 * 1 * 2);
+        assert_eq!(d.blocks_per_dim(), [2, 2, 1, 2]);
+        assert_eq!(d.num_blocks(), 8);
         let mut count = vec![0; d.num_blocks()];
         for c in lat.sites_lex() {
             count[d.block_of(c)] += 1;
@@ -90,7 +91,10 @@ mod tests {
         assert!(d.hop_leaves_block([3, 0, 0, 0], 0, 1));
         assert!(!d.hop_leaves_block([2, 0, 0, 0], 0, 1));
         assert!(d.hop_leaves_block([0, 0, 0, 0], 0, -1));
-        assert!(!d.hop_leaves_block([0, 0, 0, 0], 2, -1), "one block in z: wraps inside");
+        assert!(
+            !d.hop_leaves_block([0, 0, 0, 0], 2, -1),
+            "one block in z: wraps inside"
+        );
         assert!(matches!(
             BlockDecomposition::new(lat, [3, 2, 4, 4]),
             Err(GeometryError::BlockDoesNotDivide { dir: 'x', .. })

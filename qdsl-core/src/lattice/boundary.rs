@@ -61,6 +61,10 @@ mod tests {
         assert_eq!(bc.hop_sign(&lat, [0, 0, 0, 0], 3, -1), -1.0);
         assert_eq!(bc.hop_sign(&lat, [0, 0, 0, 1], 3, 3), -1.0);
         assert_eq!(bc.hop_sign(&lat, [0, 0, 0, 0], 3, 3), 1.0);
-        assert_eq!(bc.hop_sign(&lat, [3, 0, 0, 0], 0, 1), 1.0, "space stays periodic");
+        assert_eq!(
+            bc.hop_sign(&lat, [3, 0, 0, 0], 0, 1),
+            1.0,
+            "space stays periodic"
+        );
     }
 }

@@ -27,7 +27,7 @@ impl Parity {
 
     /// Parity of a coordinate sum.
     pub fn of_sum(sum: usize) -> Self {
-        if sum % 2 == 0 {
+        if sum.is_multiple_of(2) {
             Parity::Even
         } else {
             Parity::Odd
@@ -85,7 +85,12 @@ impl Lattice {
     pub fn coords_of_lex(&self, lex: usize) -> Coords {
         debug_assert!(lex < self.volume);
         let [lx, ly, lz, _] = self.dims;
-        [lex % lx, (lex / lx) % ly, (lex / (lx * ly)) % lz, lex / (lx * ly * lz)]
+        [
+            lex % lx,
+            (lex / lx) % ly,
+            (lex / (lx * ly)) % lz,
+            lex / (lx * ly * lz),
+        ]
     }
 
     /// Lexicographic index of in-range coordinates.
@@ -240,13 +245,11 @@ fn validate(dims: [usize; 4], ls: usize) -> Result<(), GeometryError> {
         if l == 0 {
             return Err(GeometryError::ZeroExtent { dir });
         }
-        if l % 2 != 0 {
+        if !l.is_multiple_of(2) {
             return Err(GeometryError::OddExtent { dir, extent: l });
         }
     }
-    let sites = dims
-        .iter()
-        .try_fold(ls, |acc, &l| acc.checked_mul(l));
+    let sites = dims.iter().try_fold(ls, |acc, &l| acc.checked_mul(l));
     let overflow = |found: String| GeometryError::VolumeOverflow {
         dims,
         ls,
@@ -272,7 +275,10 @@ mod tests {
         ));
         assert!(matches!(
             Lattice::new([4, 4, 5, 4]),
-            Err(GeometryError::OddExtent { dir: 'z', extent: 5 })
+            Err(GeometryError::OddExtent {
+                dir: 'z',
+                extent: 5
+            })
         ));
         assert!(matches!(
             Lattice::new([1 << 16, 1 << 16, 2, 2]),
@@ -282,7 +288,10 @@ mod tests {
             Lattice::new([usize::MAX - 1, usize::MAX - 1, 2, 2]),
             Err(GeometryError::VolumeOverflow { .. })
         ));
-        assert!(matches!(Lattice5D::new([4; 4], 0), Err(GeometryError::ZeroLs)));
+        assert!(matches!(
+            Lattice5D::new([4; 4], 0),
+            Err(GeometryError::ZeroLs)
+        ));
         assert!(matches!(
             Lattice5D::new([256, 256, 256, 128], 16),
             Err(GeometryError::VolumeOverflow { .. })
@@ -316,7 +325,11 @@ mod tests {
             for mu in 0..4 {
                 for steps in [1isize, -1, 3, -3] {
                     let n = lat.neighbour_cb(cb, mu, steps);
-                    assert_ne!(lat.split_cb(n).0, lat.split_cb(cb).0, "odd hops change parity");
+                    assert_ne!(
+                        lat.split_cb(n).0,
+                        lat.split_cb(cb).0,
+                        "odd hops change parity"
+                    );
                     assert_eq!(lat.neighbour_cb(n, mu, -steps), cb);
                 }
             }
@@ -325,7 +338,9 @@ mod tests {
         assert_eq!((c, wraps), ([3, 0, 0, 2], 1));
         let (c, wraps) = lat.shift([3, 0, 0, 1], 3, -3);
         assert_eq!((c, wraps), ([3, 0, 0, 4], -1));
-        assert_eq!(lat.checked_lex_index([0, 0, 4, 0]).unwrap_err().to_string(),
-            "coordinate 4 in direction z is outside the lattice extent 4");
+        assert_eq!(
+            lat.checked_lex_index([0, 0, 4, 0]).unwrap_err().to_string(),
+            "coordinate 4 in direction z is outside the lattice extent 4"
+        );
     }
 }

@@ -41,7 +41,7 @@ pub enum GeometryError {
         dims: [usize; 4],
         ls: usize,
         limit: usize,
-        /// `None` when the product overflowed `usize` itself.
+        /// The site count, or "more than usize::MAX" when the product overflowed.
         found: String,
     },
     /// Ls is zero.

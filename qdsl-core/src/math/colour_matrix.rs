@@ -141,12 +141,17 @@ impl<T: Real> ColourMatrix<T> {
 
     /// Frobenius norm of U†U − 1: zero for a unitary matrix.
     pub fn unitarity_deviation(&self) -> T {
-        (self.adjoint_mul(self) - Self::identity()).norm_sqr().sqrt()
+        (self.adjoint_mul(self) - Self::identity())
+            .norm_sqr()
+            .sqrt()
     }
 
     /// True if every element is finite (no NaN or infinity).
     pub fn is_finite(&self) -> bool {
-        self.0.iter().flatten().all(|c| c.re.is_finite() && c.im.is_finite())
+        self.0
+            .iter()
+            .flatten()
+            .all(|c| c.re.is_finite() && c.im.is_finite())
     }
 
     /// Converts the element type (e.g. f64 → f32, rounding to nearest).
