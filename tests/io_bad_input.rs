@@ -10,41 +10,10 @@ use qdsl::core::io::nersc::{read_nersc, write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::{read_openqcd, write_openqcd};
 use qdsl::core::io::{read_gauge, IoError, ReadOptions};
 use qdsl::core::lattice::GeometryError;
+mod common;
+
+use common::{data, sample, TempDir};
 use std::path::{Path, PathBuf};
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
-
-fn sample(rel: &str) -> Vec<u8> {
-    std::fs::read(data(rel)).unwrap()
-}
-
-/// A scratch directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("qdsl-io-bad-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    /// Writes `bytes` to a file of the directory and returns its path.
-    fn put(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `data` with the first occurrence of `from` replaced by `to`.
 fn replace_once(data: &[u8], from: &str, to: &str) -> Vec<u8> {
@@ -183,7 +152,7 @@ fn truncated_files_say_how_many_bytes_were_expected_and_found() {
     assert!(matches!(e, IoError::UnknownFormat { .. }), "{e:?}");
     assert_message(&e, &p, &["empty file"]);
 
-    let missing = dir.0.join("does-not-exist");
+    let missing = dir.file("does-not-exist");
     assert!(matches!(
         read_gauge(&missing, &ReadOptions::default()),
         Err(IoError::Os { .. })
@@ -476,7 +445,7 @@ const BAD_MU: usize = 2;
 fn write_everywhere(dir: &TempDir, field: &GaugeField<f64>) -> Vec<PathBuf> {
     let paths: Vec<PathBuf> = ["milc", "nersc", "ildg", "openqcd"]
         .iter()
-        .map(|n| dir.0.join(n))
+        .map(|n| dir.file(n))
         .collect();
     write_milc(&paths[0], field, &MilcWriteOptions::default()).unwrap();
     write_nersc(&paths[1], field, &NerscWriteOptions::default()).unwrap();
@@ -667,7 +636,7 @@ fn header_observables_that_disagree_with_the_links_are_rejected() {
     let field = read_gauge(data("tmlqcd/conf.48"), &ReadOptions::default())
         .unwrap()
         .field;
-    let good = dir.0.join("good.oqcd");
+    let good = dir.file("good.oqcd");
     write_openqcd(&good, &field).unwrap();
     let mut bytes = std::fs::read(&good).unwrap();
     bytes[16..24].copy_from_slice(&1.9f64.to_le_bytes());
@@ -748,7 +717,7 @@ fn corrupted_and_truncated_copies_never_panic_and_payload_damage_fails_the_check
     let mut rng = Lcg(0x5eed_0d51);
     for (rel, payload) in fuzz_targets() {
         let original = sample(rel);
-        let path = dir.0.join("copy");
+        let path = dir.file("copy");
         let mut payload_flips = 0;
         let mut caught = 0;
         for round in 0..200 {

@@ -13,33 +13,10 @@ use qdsl::core::io::{
     read_gauge, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError, LimeFlavour, NerscStorage,
     Precision, ReadOptions, UnitarityCheck,
 };
-use std::path::{Path, PathBuf};
+mod common;
 
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
-
-/// A scratch directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("qdsl-io-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::{data, TempDir};
+use std::path::Path;
 
 /// The smeared-link files (not SU(3)) among the samples.
 fn is_smeared(rel: &str) -> bool {

@@ -59,6 +59,19 @@ pub enum GaugeFileFormat {
     OpenQcd,
 }
 
+impl std::fmt::Display for GaugeFileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GaugeFileFormat::Milc => "MILC v5",
+            GaugeFileFormat::Lime(LimeFlavour::Ildg) => "ILDG (LIME)",
+            GaugeFileFormat::Lime(LimeFlavour::Scidac) => "SciDAC (LIME)",
+            GaugeFileFormat::Nersc(NerscStorage::TwoRow) => "NERSC 4D_SU3_GAUGE (two rows)",
+            GaugeFileFormat::Nersc(NerscStorage::Full) => "NERSC 4D_SU3_GAUGE_3x3",
+            GaugeFileFormat::OpenQcd => "openQCD",
+        })
+    }
+}
+
 /// How strictly readers require links to be unitary.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum UnitarityCheck {

@@ -3,7 +3,7 @@
 use super::CliError;
 use clap::Args;
 use qdsl_core::gauge::{link_trace, plaquette};
-use qdsl_core::io::{read_gauge, Check, GaugeFile, ReadOptions};
+use qdsl_core::io::{read_gauge, Check, GaugeFile, IoError, ReadOptions};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -26,7 +26,14 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
     };
     for path in &args.files {
         let start = Instant::now();
-        let file = read_gauge(path, &options)?;
+        let file = read_gauge(path, &options).map_err(|e| -> CliError {
+            match e {
+                IoError::NonUnitary { .. } if !args.smeared => {
+                    format!("{e}\n  (smeared links such as MILC's fat and long links are not unitary: pass --smeared)").into()
+                }
+                e => e.into(),
+            }
+        })?;
         print_summary(&file, start.elapsed().as_secs_f64());
     }
     Ok(())
@@ -36,7 +43,7 @@ fn print_summary(file: &GaugeFile, seconds: f64) {
     let p = plaquette(&file.field);
     println!("{}", file.path.display());
     println!(
-        "  format      {:?}, {} {}",
+        "  format      {}, {} {}",
         file.format,
         file.precision.name(),
         file.byte_order.name()
