@@ -3,4 +3,5 @@
 
 pub use qdsl_core as core;
 pub use qdsl_kernels as kernels;
+pub use qdsl_macros as macros;
 pub use qdsl_runtime as runtime;

@@ -17,7 +17,7 @@ const SAMPLES: [(&str, Option<(f64, f64)>); 5] = [
     ("milc/lat.sample.l4444.ildg", Some((1.794675, 1.774426))),
     (
         "milc/lat.sample.l8",
-        Some((2.6203978710714737, 2.6214473754080179)),
+        Some((2.620_397_871_071_474, 2.621_447_375_408_018)),
     ),
     ("tmlqcd/conf.48", None),
     ("chroma/t_nersc.cfg", None),

@@ -2,5 +2,24 @@
 //!
 //! Runs what qdsl generates: backends, JIT and caches, device fields, the autotuner,
 //! operators and solvers, and the `qdsl` command-line program ([`cli`]).
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`backend`] | the [`backend::Backend`] interface, CPU and CUDA backends, selection |
+//! | [`jit`] | NVRTC compilation, the PTX cache, ptxas reports |
+//! | [`tune`] | the autotuner and its TSV cache |
+//! | [`device`] | device fields: formats, layout, GPU conversion kernels, f64 reductions |
+//! | [`libs`] | finding the CUDA libraries without panicking |
+//! | [`hash`] | the stable FNV-1a-128 content hash of cache keys |
+//!
+//! Environment: `QDSL_BACKEND` (cpu|cuda|auto), `QDSL_CACHE_DIR`, `QDSL_DUMP_DIR`,
+//! `QDSL_TUNE=0`, `QDSL_NVRTC_LIB`, `QDSL_PTXAS`, `QDSL_CUDA_WHEEL_DIR`.
 
+pub mod backend;
 pub mod cli;
+pub mod device;
+pub mod hash;
+pub mod jit;
+pub mod libs;
+pub mod solver;
+pub mod tune;

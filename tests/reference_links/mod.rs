@@ -51,11 +51,11 @@ pub fn path_product(u: &GaugeField<f64>, x: Coords, path: &[Step]) -> ColourMatr
     let mut product = ColourMatrix::identity();
     for &(mu, orientation) in path {
         if orientation > 0 {
-            product = product * *u.link_at(y, mu);
+            product *= *u.link_at(y, mu);
             y = lat.shift(y, mu, 1).0;
         } else {
             y = lat.shift(y, mu, -1).0;
-            product = product * u.link_at(y, mu).adjoint();
+            product *= u.link_at(y, mu).adjoint();
         }
     }
     product

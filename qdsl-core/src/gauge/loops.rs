@@ -109,6 +109,15 @@ fn re_trace_loop<T: Real>(u: &GaugeField<T>, cb: usize, a: &[usize], b: &[usize]
     pa.re_trace_mul(&pb.adjoint()).to_f64()
 }
 
+/// Space-space and space-time plaquette sums of one site, added component-wise.
+struct PlanePair(f64, f64);
+
+impl std::iter::Sum for PlanePair {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(PlanePair(0.0, 0.0), |a, b| PlanePair(a.0 + b.0, a.1 + b.1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,14 +162,5 @@ mod tests {
         assert!((rectangle(&u) - r).abs() < 1e-14, "{} {r}", rectangle(&u));
         // The two differ (φ = 60°: P = 17/18, R = 5/6): the test sees the loop's area.
         assert!((p - r).abs() > 0.1);
-    }
-}
-
-/// Space-space and space-time plaquette sums of one site, added component-wise.
-struct PlanePair(f64, f64);
-
-impl std::iter::Sum for PlanePair {
-    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
-        iter.fold(PlanePair(0.0, 0.0), |a, b| PlanePair(a.0 + b.0, a.1 + b.1))
     }
 }

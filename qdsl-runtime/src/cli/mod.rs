@@ -1,7 +1,14 @@
 //! The `qdsl` command line: one module per subcommand.
 
+mod catalog;
+mod emit;
+mod info;
 mod inspect;
+mod variant_args;
 
+pub use catalog::{catalog, CatalogEntry};
+
+use crate::backend::BackendChoice;
 use clap::{Parser, Subcommand};
 
 /// Boxed error returned by subcommands; `main` prints it with its chain of causes.
@@ -11,6 +18,10 @@ pub type CliError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, Parser)]
 #[command(name = "qdsl", version, about)]
 pub struct Cli {
+    /// Backend: cpu, cuda or auto (default: $QDSL_BACKEND, else auto: the GPU if there is
+    /// one, else the CPU).
+    #[arg(long, global = true)]
+    backend: Option<BackendChoice>,
     #[command(subcommand)]
     command: Command,
 }
@@ -20,6 +31,10 @@ enum Command {
     /// Read gauge configurations (MILC, NERSC, ILDG/SciDAC LIME, openQCD), verify their
     /// checksums and recorded observables, and print plaquette, link trace and unitarity.
     Inspect(inspect::InspectArgs),
+    /// Print the backend, device, NVRTC version, cache locations and the kernel catalog.
+    Info(info::InfoArgs),
+    /// Print a kernel variant's IR, CUDA source or PTX.
+    Emit(emit::EmitArgs),
 }
 
 impl Cli {
@@ -27,6 +42,48 @@ impl Cli {
     pub fn run(self) -> Result<(), CliError> {
         match self.command {
             Command::Inspect(args) => inspect::run(&args),
+            Command::Info(args) => info::run(&args, self.backend),
+            Command::Emit(args) => emit::run(&args),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_backend_flag_and_variant_flags_parse() {
+        let cli = Cli::try_parse_from(["qdsl", "info", "--backend", "cpu"]).unwrap();
+        assert_eq!(cli.backend, Some(BackendChoice::Cpu));
+        assert!(Cli::try_parse_from(["qdsl", "--backend", "tpu", "info"]).is_err());
+        let cli = Cli::try_parse_from([
+            "qdsl",
+            "emit",
+            "wilson_hop",
+            "--cuda",
+            "--recon",
+            "18",
+            "--precision",
+            "f64",
+            "--sites",
+            "odd",
+            "--dagger",
+        ])
+        .unwrap();
+        let Command::Emit(e) = cli.command else {
+            panic!("expected emit");
+        };
+        assert_eq!(
+            e.variant.variant().canonical(),
+            "sites=odd dagger=1 xpay=0 spinor=f64 gauge=f64 recon=18 boundary=periodic"
+        );
+        assert!(
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop"]).is_err(),
+            "one of --ir/--cuda/--ptx is required"
+        );
+        assert!(
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "8"]).is_err()
+        );
     }
 }

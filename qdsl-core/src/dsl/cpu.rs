@@ -1,0 +1,297 @@
+//! The typed helpers that the generated CPU code (see [`super::emit::rust`]) calls: field
+//! checks, site iteration (rayon over output sites), hops with boundary signs, links with
+//! gauge compression, spin projection and reconstruction. The generated code is straight
+//! line per term; these helpers hold the per-operation arithmetic once.
+
+use super::knobs::KnobSet;
+use super::lower::ReadSites;
+use super::spin::{Phase, ProjectorPlan};
+use super::variant::{OutputSites, Recon, TimeBoundary, Variant};
+use super::DslError;
+use crate::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use crate::lattice::{BoundaryConditions, Coords, Lattice};
+use crate::math::{ColourMatrix, ColourVector};
+use crate::Real;
+use num_complex::Complex;
+use rayon::prelude::*;
+
+/// The xpay operands: out = a · x + b · (D ψ).
+#[derive(Clone, Copy, Debug)]
+pub struct Xpay<'a, T: Real> {
+    /// The factor a of x.
+    pub a: T,
+    /// The field x (same layout as the output).
+    pub x: &'a ColourSpinorField<T>,
+    /// The factor b of D ψ.
+    pub b: T,
+}
+
+/// What the generated code needs to know about one call: the kernel, the variant, the
+/// lattice and the output layout.
+#[derive(Clone, Copy, Debug)]
+pub struct Context {
+    kernel: &'static str,
+    variant: Variant,
+    lattice: Lattice,
+    out: SpinorLayout,
+    bc: BoundaryConditions,
+}
+
+impl Context {
+    /// Checks the variant against the knob values the spec allows, and the output field
+    /// and the xpay operands against the variant (output sites, Ls = 1, the spec's spins
+    /// and colours, xpay present exactly when the knob is on, dagger only where defined).
+    pub fn new<T: Real>(
+        kernel: &'static str,
+        variant: &Variant,
+        out: &SpinorLayout,
+        (nspin, ncolour): (usize, usize),
+        xpay: Option<&Xpay<'_, T>>,
+        dagger_supported: bool,
+        knobs: &KnobSet,
+    ) -> Result<Self, DslError> {
+        knobs.check(kernel, variant)?;
+        let mismatch = |field: &str, expected: String, found: String| DslError::FieldMismatch {
+            kernel: kernel.into(),
+            field: field.into(),
+            expected,
+            found,
+        };
+        let subset = match variant.sites {
+            OutputSites::Parity(p) => SiteSubset::Single(p),
+            OutputSites::Full => SiteSubset::Full,
+        };
+        let expected = SpinorLayout::new(*out.lattice(), 1, subset, nspin, ncolour)
+            .map_err(|e| mismatch("out", "a valid layout".into(), e.to_string()))?;
+        if *out != expected {
+            return Err(mismatch("out", expected.to_string(), out.to_string()));
+        }
+        match (variant.xpay, xpay) {
+            (true, Some(xp)) if *xp.x.layout() != expected => {
+                return Err(mismatch(
+                    "xpay x",
+                    expected.to_string(),
+                    xp.x.layout().to_string(),
+                ))
+            }
+            (true, None) => {
+                return Err(mismatch(
+                    "xpay",
+                    "operands (the xpay knob is on)".into(),
+                    "none".into(),
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(mismatch(
+                    "xpay",
+                    "no operands (the xpay knob is off)".into(),
+                    "operands".into(),
+                ))
+            }
+            _ => {}
+        }
+        if variant.dagger && !dagger_supported {
+            return Err(DslError::UnsupportedVariant {
+                kernel: kernel.into(),
+                knob: "dagger",
+                reason: "Γ D Γ is defined for 4-spin fields and for 1-spin fields without spin operators".into(),
+            });
+        }
+        let bc = match variant.boundary {
+            TimeBoundary::Periodic => BoundaryConditions::periodic(),
+            TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
+        };
+        Ok(Context {
+            kernel,
+            variant: *variant,
+            lattice: *out.lattice(),
+            out: *out,
+            bc,
+        })
+    }
+
+    /// Checks a colour-spinor input: the output's lattice and shape, Ls = 1, and the
+    /// subset its reads need (the other parity for odd hops, the same for local terms,
+    /// the full lattice when both are read or the output is the full lattice).
+    pub fn check_spinor(
+        &self,
+        name: &str,
+        layout: &SpinorLayout,
+        reads: ReadSites,
+    ) -> Result<(), DslError> {
+        let subset = match (self.out.subset(), reads) {
+            (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
+            (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
+            _ => SiteSubset::Full,
+        };
+        let expected = self.out.with_subset(subset);
+        if *layout != expected {
+            return Err(DslError::FieldMismatch {
+                kernel: self.kernel.into(),
+                field: name.into(),
+                expected: expected.to_string(),
+                found: layout.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that a gauge field lives on the output's lattice.
+    pub fn check_gauge<T: Real>(&self, name: &str, u: &GaugeField<T>) -> Result<(), DslError> {
+        if *u.lattice() != self.lattice {
+            return Err(DslError::FieldMismatch {
+                kernel: self.kernel.into(),
+                field: name.into(),
+                expected: format!("a gauge field on {}", self.lattice),
+                found: format!("a gauge field on {}", u.lattice()),
+            });
+        }
+        Ok(())
+    }
+
+    /// The site x + steps · μ̂ (periodically wrapped) and the boundary sign of the hop
+    /// (−1 when it wraps an antiperiodic direction an odd number of times).
+    #[inline]
+    pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
+        let (y, _) = self.lattice.shift(x, mu, steps);
+        (
+            y,
+            T::from_f64(self.bc.hop_sign(&self.lattice, x, mu, steps)),
+        )
+    }
+
+    /// The site x + steps · μ̂, periodically wrapped (where a link lives).
+    #[inline]
+    pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
+        self.lattice.shift(x, mu, steps).0
+    }
+
+    /// The components of the site at `y` of an input field (whose subset was checked).
+    #[inline]
+    pub fn site<'a, T: Real>(
+        &self,
+        field: &'a ColourSpinorField<T>,
+        y: Coords,
+    ) -> &'a [Complex<T>] {
+        let cb = self.lattice.cb_index(y);
+        let i = match field.layout().subset() {
+            SiteSubset::Full => cb,
+            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
+        };
+        field.site(0, i)
+    }
+
+    /// The link U_μ(y) as the variant stores it: with recon 12 row 2 is rebuilt as
+    /// conj(row 0 × row 1), as the device does; `dagger` gives U_μ(y)†.
+    #[inline]
+    pub fn link<T: Real>(
+        &self,
+        u: &GaugeField<T>,
+        y: Coords,
+        mu: usize,
+        dagger: bool,
+    ) -> ColourMatrix<T> {
+        let mut m = *u.link_at(y, mu);
+        if self.variant.recon == Recon::R12 {
+            let r2 = ColourVector(m.0[0]).cross(&ColourVector(m.0[1])).conj();
+            m.0[2] = r2.0;
+        }
+        if dagger {
+            m.adjoint()
+        } else {
+            m
+        }
+    }
+
+    /// Runs `body(x, acc)` for every output site x in parallel (rayon), with `acc`
+    /// starting at zero, then stores out(x) = acc, or a·x(x) + b·acc with xpay.
+    pub fn for_each_site<T: Real, const NS: usize>(
+        &self,
+        out: &mut ColourSpinorField<T>,
+        xpay: Option<Xpay<'_, T>>,
+        body: impl Fn(Coords, &mut [ColourVector<T>; NS]) + Sync,
+    ) {
+        let layout = self.out;
+        out.data_mut()
+            .par_chunks_mut(NS * 3)
+            .enumerate()
+            .for_each(|(i, site)| {
+                let mut acc = [ColourVector::zero(); NS];
+                body(layout.coords_of_site(i), &mut acc);
+                for (k, z) in site.iter_mut().enumerate() {
+                    let d = acc[k / 3].0[k % 3];
+                    *z = match &xpay {
+                        Some(xp) => xp.x.site(0, i)[k] * xp.a + d * xp.b,
+                        None => d,
+                    };
+                }
+            });
+    }
+}
+
+/// The rows ψ_σ (σ = 0..NS) of a site's components (spin-major, 3 colours).
+#[inline]
+pub fn rows<T: Real, const NS: usize>(site: &[Complex<T>]) -> [ColourVector<T>; NS] {
+    std::array::from_fn(|s| ColourVector([site[3 * s], site[3 * s + 1], site[3 * s + 2]]))
+}
+
+/// z · v for a phase z ∈ {±1, ±i}, computed exactly (no multiplications).
+#[inline]
+pub fn phase_mul<T: Real>(p: Phase, v: &ColourVector<T>) -> ColourVector<T> {
+    ColourVector::from_fn(|a| {
+        let z = v.0[a];
+        let (re, im) = match (p.re, p.im) {
+            (1, 0) => (z.re, z.im),
+            (-1, 0) => (-z.re, -z.im),
+            (0, 1) => (-z.im, z.re),
+            _ => (z.im, -z.re),
+        };
+        Complex::new(re, im)
+    })
+}
+
+/// The half spinor h_r = ψ_r + (sign · g_r) ψ_{c(r)}, r = 0, 1 (see [`ProjectorPlan`]).
+#[inline]
+pub fn project<T: Real>(psi: &[ColourVector<T>; 4], plan: &ProjectorPlan) -> [ColourVector<T>; 2] {
+    std::array::from_fn(|r| {
+        let (c, p) = plan.project[r];
+        psi[r] + phase_mul(p, &psi[c])
+    })
+}
+
+/// The link product applied to each row: w_r = M h_r.
+#[inline]
+pub fn transport<T: Real, const K: usize>(
+    m: &ColourMatrix<T>,
+    h: [ColourVector<T>; K],
+) -> [ColourVector<T>; K] {
+    h.map(|v| *m * v)
+}
+
+/// acc += c · P w for a projected term: acc_r += c w_r (r = 0, 1), acc_s += c (sign · g_s)
+/// w_{c(s)} (s = 2, 3).
+#[inline]
+pub fn reconstruct_add<T: Real>(
+    acc: &mut [ColourVector<T>; 4],
+    w: &[ColourVector<T>; 2],
+    plan: &ProjectorPlan,
+    c: T,
+) {
+    acc[0] += w[0] * c;
+    acc[1] += w[1] * c;
+    for (k, &(r, p)) in plan.reconstruct.iter().enumerate() {
+        acc[2 + k] += phase_mul(p, &w[r]) * c;
+    }
+}
+
+/// acc_σ += c · w_σ for every row.
+#[inline]
+pub fn add_rows<T: Real, const NS: usize>(
+    acc: &mut [ColourVector<T>; NS],
+    w: &[ColourVector<T>; NS],
+    c: T,
+) {
+    for (a, v) in acc.iter_mut().zip(w) {
+        *a += *v * c;
+    }
+}

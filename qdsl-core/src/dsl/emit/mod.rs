@@ -1,0 +1,4 @@
+//! The emitters: lowered spec → CUDA C++ source ([`cuda`]) or CPU Rust tokens ([`rust`]).
+
+pub mod cuda;
+pub mod rust;

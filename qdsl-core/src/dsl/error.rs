@@ -1,0 +1,27 @@
+//! Errors of the DSL pipeline: lowering, emission and running generated CPU code.
+
+use thiserror::Error;
+
+/// What went wrong lowering a spec, emitting a variant, or running generated CPU code.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DslError {
+    /// The spec is not well formed (the macro reports these with a span; this variant
+    /// covers IR values built by hand).
+    #[error("invalid stencil spec `{kernel}`: {reason}")]
+    InvalidSpec { kernel: String, reason: String },
+    /// A knob value this spec or this generator does not support.
+    #[error("kernel `{kernel}` does not support {knob}: {reason}")]
+    UnsupportedVariant {
+        kernel: String,
+        knob: &'static str,
+        reason: String,
+    },
+    /// A field passed to generated CPU code does not have the shape the spec declares.
+    #[error("kernel `{kernel}`, field `{field}`: expected {expected}, found {found}")]
+    FieldMismatch {
+        kernel: String,
+        field: String,
+        expected: String,
+        found: String,
+    },
+}

@@ -1,0 +1,172 @@
+//! [`KernelInfo`]: what a kernel variant costs — flops and bytes per output site — and
+//! which knobs it has.
+
+use super::knobs::KnobSet;
+use super::lower::{Lowered, ReadSites, SpinLowering};
+use super::variant::{OutputSites, Recon, StorageFormat, Variant};
+use std::collections::BTreeSet;
+
+/// Bytes moved per output site under the two byte models of DESIGN.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteModels {
+    /// QUDA's model: every term reads its source site and its links (neighbour reads
+    /// counted as often as they occur), plus the output (and x for xpay).
+    pub quda: usize,
+    /// The minimal model: each input element read once, the output written once.
+    pub minimal: usize,
+}
+
+/// The byte models of one combination of storage formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatBytes {
+    /// Spinor storage format.
+    pub spinor: StorageFormat,
+    /// Gauge storage format.
+    pub gauge: StorageFormat,
+    /// Gauge compression.
+    pub recon: Recon,
+    /// Bytes per output site.
+    pub bytes: ByteModels,
+}
+
+/// The cost and knobs of one kernel variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInfo {
+    /// Kernel name (snake case).
+    pub name: String,
+    /// The variant described.
+    pub variant: Variant,
+    /// Floating-point operations per output site, counted as the standard counts do
+    /// (Wilson hop 1320, naive staggered 570, improved staggered 1146): per term, the
+    /// projection (12 for 1 ± γ_μ), 66 per 3 × 3 matrix times colour vector per row and
+    /// link, 2 per real scaled by a coefficient ≠ ±1, 2 per real accumulated (the first
+    /// term's accumulation is free); xpay adds 3 per output real (a·x + b·y).
+    pub flops_per_site: usize,
+    /// Bytes per output site of this variant.
+    pub bytes: ByteModels,
+    /// Bytes per output site for every storage format and compression (xpay and sites
+    /// as in the variant).
+    pub bytes_by_format: Vec<FormatBytes>,
+    /// The knobs of the kernel and the values the spec allows for each.
+    pub knobs: Vec<(&'static str, Vec<&'static str>)>,
+}
+
+impl KernelInfo {
+    /// The info of `variant` of a lowered spec.
+    pub fn new(lowered: &Lowered, variant: &Variant) -> Self {
+        let mut bytes_by_format = Vec::new();
+        for spinor in StorageFormat::ALL {
+            for gauge in StorageFormat::ALL {
+                for recon in Recon::ALL {
+                    let v = Variant {
+                        spinor,
+                        gauge,
+                        recon,
+                        ..*variant
+                    };
+                    bytes_by_format.push(FormatBytes {
+                        spinor,
+                        gauge,
+                        recon,
+                        bytes: bytes_per_site(lowered, &v),
+                    });
+                }
+            }
+        }
+        let mut allowed = lowered.ir.knobs;
+        if !lowered.dagger_supported {
+            allowed.dagger[1] = false;
+        }
+        let knobs = KnobSet::VALUES
+            .iter()
+            .map(|&(name, values)| {
+                let flags = allowed
+                    .flags_mut(name)
+                    .map(|f| f.to_vec())
+                    .unwrap_or_default();
+                (
+                    name,
+                    values
+                        .iter()
+                        .zip(flags)
+                        .filter(|(_, ok)| *ok)
+                        .map(|(v, _)| *v)
+                        .collect(),
+                )
+            })
+            .collect();
+        KernelInfo {
+            name: lowered.ir.name.clone(),
+            variant: *variant,
+            flops_per_site: flops_per_site(lowered, variant.xpay),
+            bytes: bytes_per_site(lowered, variant),
+            bytes_by_format,
+            knobs,
+        }
+    }
+}
+
+/// Flops per output site (see [`KernelInfo::flops_per_site`]).
+pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
+    let out_reals = 2 * lowered.nspin * lowered.ncolour;
+    let nc = lowered.ncolour;
+    let matvec = nc * (6 * nc) + (nc - 1) * 2 * nc;
+    let mut flops = 0;
+    for t in &lowered.terms {
+        let (project, rows) = match t.spin {
+            SpinLowering::Projected { .. } => (2 * nc * 2, 2),
+            SpinLowering::Rows { nspin } => (0, nspin),
+        };
+        let scale = if t.coeff.abs() == 1.0 {
+            0
+        } else {
+            2 * rows * nc
+        };
+        flops += project + rows * matvec * t.term.links.len() + scale + out_reals;
+    }
+    flops -= out_reals;
+    if xpay {
+        flops += 3 * out_reals;
+    }
+    flops
+}
+
+/// Bytes per output site under both models (see [`ByteModels`]).
+pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
+    let sb = v.spinor.bytes();
+    let out_reals = 2 * lowered.nspin * lowered.ncolour;
+    let link_bytes = v.recon.reals() * v.gauge.bytes();
+    let extra = if v.xpay { 2 } else { 1 } * out_reals * sb;
+    let mut quda = extra;
+    for t in &lowered.terms {
+        quda += out_reals * sb + t.term.links.len() * link_bytes;
+    }
+    let full = v.sites == OutputSites::Full;
+    let mut minimal = extra;
+    for input in &lowered.inputs {
+        if input.reads == ReadSites::Gauge {
+            continue;
+        }
+        let sites = if input.reads == ReadSites::Both && !full {
+            2
+        } else {
+            1
+        };
+        minimal += sites * out_reals * sb;
+    }
+    // Distinct links per output site: (field, μ, parity of the link's site relative to x).
+    let links: BTreeSet<(&str, usize, i32)> = lowered
+        .terms
+        .iter()
+        .flat_map(|t| t.term.links.iter())
+        .map(|l| {
+            (
+                l.field.as_str(),
+                l.mu,
+                if full { 0 } else { l.at.rem_euclid(2) },
+            )
+        })
+        .collect();
+    minimal += links.len() * link_bytes;
+    ByteModels { quda, minimal }
+}

@@ -1,0 +1,185 @@
+//! The knob values a spec allows: a spec may restrict a knob (e.g. staggered links with
+//! phases folded in are not SU(3), so recon 12 does not apply to them) with
+//! `#[knobs(recon = [18])]`; unlisted knobs allow every value.
+
+use super::variant::{OutputSites, Recon, StorageFormat, TimeBoundary, Variant};
+use super::DslError;
+use crate::lattice::Parity;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// For each knob, which of its values the spec allows, in the order of
+/// [`KnobSet::VALUES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KnobSet {
+    /// even, odd, full.
+    pub sites: [bool; 3],
+    /// false, true.
+    pub dagger: [bool; 2],
+    /// false, true.
+    pub xpay: [bool; 2],
+    /// f64, f32.
+    pub spinor: [bool; 2],
+    /// f64, f32.
+    pub gauge: [bool; 2],
+    /// 18, 12.
+    pub recon: [bool; 2],
+    /// periodic, antiperiodic.
+    pub boundary: [bool; 2],
+}
+
+impl Default for KnobSet {
+    /// Every value of every knob.
+    fn default() -> Self {
+        KnobSet {
+            sites: [true; 3],
+            dagger: [true; 2],
+            xpay: [true; 2],
+            spinor: [true; 2],
+            gauge: [true; 2],
+            recon: [true; 2],
+            boundary: [true; 2],
+        }
+    }
+}
+
+impl KnobSet {
+    /// The knobs and the spellings of their values, as `#[knobs(...)]` writes them.
+    pub const VALUES: [(&'static str, &'static [&'static str]); 7] = [
+        ("sites", &["even", "odd", "full"]),
+        ("dagger", &["false", "true"]),
+        ("xpay", &["false", "true"]),
+        ("spinor", &["f64", "f32"]),
+        ("gauge", &["f64", "f32"]),
+        ("recon", &["18", "12"]),
+        ("boundary", &["periodic", "antiperiodic"]),
+    ];
+
+    /// The allowed-value flags of knob `name` (None for an unknown knob).
+    pub fn flags_mut(&mut self, name: &str) -> Option<&mut [bool]> {
+        Some(match name {
+            "sites" => &mut self.sites[..],
+            "dagger" => &mut self.dagger[..],
+            "xpay" => &mut self.xpay[..],
+            "spinor" => &mut self.spinor[..],
+            "gauge" => &mut self.gauge[..],
+            "recon" => &mut self.recon[..],
+            "boundary" => &mut self.boundary[..],
+            _ => return None,
+        })
+    }
+
+    /// The index of each knob's value in a variant, in the order of [`Self::VALUES`].
+    fn indices(v: &Variant) -> [usize; 7] {
+        let fmt = |f: StorageFormat| match f {
+            StorageFormat::F64 => 0,
+            StorageFormat::F32 => 1,
+        };
+        [
+            match v.sites {
+                OutputSites::Parity(Parity::Even) => 0,
+                OutputSites::Parity(Parity::Odd) => 1,
+                OutputSites::Full => 2,
+            },
+            v.dagger as usize,
+            v.xpay as usize,
+            fmt(v.spinor),
+            fmt(v.gauge),
+            match v.recon {
+                Recon::R18 => 0,
+                Recon::R12 => 1,
+            },
+            match v.boundary {
+                TimeBoundary::Periodic => 0,
+                TimeBoundary::Antiperiodic => 1,
+            },
+        ]
+    }
+
+    /// Ok when every knob of `v` has an allowed value; else which knob and value not.
+    pub fn check(&self, kernel: &str, v: &Variant) -> Result<(), DslError> {
+        let flags: [&[bool]; 7] = [
+            &self.sites,
+            &self.dagger,
+            &self.xpay,
+            &self.spinor,
+            &self.gauge,
+            &self.recon,
+            &self.boundary,
+        ];
+        for ((k, &(name, values)), f) in Self::indices(v).iter().zip(&Self::VALUES).zip(flags) {
+            if !f[*k] {
+                let allowed: Vec<&str> = values
+                    .iter()
+                    .zip(f)
+                    .filter(|(_, &ok)| ok)
+                    .map(|(v, _)| *v)
+                    .collect();
+                return Err(DslError::UnsupportedVariant {
+                    kernel: kernel.into(),
+                    knob: name,
+                    reason: format!(
+                        "{name} = {} is excluded by the spec; allowed: {}",
+                        values[*k],
+                        allowed.join(", ")
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Rust tokens that rebuild this value.
+    pub fn rebuild_tokens(&self) -> TokenStream {
+        let KnobSet {
+            sites,
+            dagger,
+            xpay,
+            spinor,
+            gauge,
+            recon,
+            boundary,
+        } = self;
+        quote!(::qdsl_core::dsl::knobs::KnobSet {
+            sites: [#(#sites),*],
+            dagger: [#(#dagger),*],
+            xpay: [#(#xpay),*],
+            spinor: [#(#spinor),*],
+            gauge: [#(#gauge),*],
+            recon: [#(#recon),*],
+            boundary: [#(#boundary),*],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restricted_knobs_reject_variants_by_name() {
+        let mut k = KnobSet::default();
+        assert!(Variant::all().iter().all(|v| k.check("t", v).is_ok()));
+        if let Some(f) = k.flags_mut("recon") {
+            f[1] = false;
+        }
+        let v12 = Variant {
+            recon: Recon::R12,
+            ..Variant::default()
+        };
+        let err = k.check("t", &v12).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kernel `t` does not support recon: recon = 12 is excluded by the spec; allowed: 18"
+        );
+        assert!(k.check("t", &Variant::default()).is_ok());
+        assert_eq!(
+            Variant::all()
+                .iter()
+                .filter(|v| k.check("t", v).is_ok())
+                .count(),
+            48
+        );
+        assert!(k.flags_mut("colour").is_none());
+    }
+}

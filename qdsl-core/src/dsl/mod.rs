@@ -1,0 +1,38 @@
+//! The kernel DSL: the IR the macros build, its lowering passes, and the emitters that
+//! turn it into CUDA C++ and CPU Rust.
+//!
+//! ```text
+//! stencil! tokens ──qdsl-macros──▶ ir::Ir ──lower──▶ lower::Lowered ──emit::cuda──▶ CUDA C++
+//!                                                                  ──emit::rust──▶ CPU Rust
+//!                                                                  ──info────────▶ KernelInfo
+//! ```
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`ir`] | the spec as data: fields (role, shape) and terms c · S · L · ψ(x + n μ̂) |
+//! | [`spin`] | the DeGrand–Rossi γ matrices as sparse tables, and the (1 ± γ_μ) projector plan |
+//! | [`lower`] | lowering: projector recognition, dagger conjugation, parity of each input |
+//! | [`variant`] | the knobs of one spec (parity, dagger, xpay, formats, recon, boundary) |
+//! | [`knobs`] | the knob values a spec allows |
+//! | [`layout`] | the device structure-of-arrays layout in 16-byte chunks |
+//! | [`emit`] | the CUDA C++ and CPU Rust emitters |
+//! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
+//! | [`cpu`] | the small typed helpers the generated CPU code calls |
+
+pub mod cpu;
+pub mod emit;
+mod error;
+pub mod info;
+pub mod ir;
+pub mod knobs;
+pub mod layout;
+pub mod lower;
+pub mod spin;
+mod stencil;
+pub mod variant;
+
+pub use error::DslError;
+pub use info::KernelInfo;
+pub use ir::Ir;
+pub use stencil::Stencil;
+pub use variant::Variant;

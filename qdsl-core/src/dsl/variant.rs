@@ -1,0 +1,225 @@
+//! The knobs of one spec: a [`Variant`] selects output sites, dagger, xpay, storage
+//! formats, gauge compression and boundary condition at run time. Variants of a kernel
+//! are values, never copies of its spec.
+
+use crate::lattice::Parity;
+use std::fmt;
+
+/// Which output sites a kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutputSites {
+    /// The V/2 sites of one parity (even-odd preconditioning).
+    Parity(Parity),
+    /// All V sites.
+    Full,
+}
+
+/// How a field is stored in memory (host fields hold the compute type itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StorageFormat {
+    /// IEEE binary64.
+    F64,
+    /// IEEE binary32.
+    F32,
+}
+
+impl StorageFormat {
+    /// Bytes per real number.
+    pub fn bytes(self) -> usize {
+        match self {
+            StorageFormat::F64 => 8,
+            StorageFormat::F32 => 4,
+        }
+    }
+
+    /// Short name (`f64`, `f32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageFormat::F64 => "f64",
+            StorageFormat::F32 => "f32",
+        }
+    }
+
+    /// Every format the generators support.
+    pub const ALL: [StorageFormat; 2] = [StorageFormat::F64, StorageFormat::F32];
+}
+
+/// Gauge-link compression: how many reals of each SU(3) link are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Recon {
+    /// All 18 reals (any 3 × 3 complex matrix, e.g. smeared U(3) links).
+    R18,
+    /// Rows 0 and 1 (12 reals); row 2 = conj(row 0 × row 1), valid for SU(3) links.
+    R12,
+}
+
+impl Recon {
+    /// Reals stored per link.
+    pub fn reals(self) -> usize {
+        match self {
+            Recon::R18 => 18,
+            Recon::R12 => 12,
+        }
+    }
+
+    /// Every compression the generators support.
+    pub const ALL: [Recon; 2] = [Recon::R18, Recon::R12];
+}
+
+/// The fermion boundary condition in time (space is periodic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeBoundary {
+    /// ψ(x + L_t t̂) = ψ(x).
+    Periodic,
+    /// ψ(x + L_t t̂) = −ψ(x): hops that wrap in t an odd number of times change sign.
+    Antiperiodic,
+}
+
+/// One variant of a kernel: every knob.
+///
+/// * `sites`: output parity (the inputs read at odd distance live on the other parity)
+///   or the full lattice;
+/// * `dagger`: apply Γ D Γ instead of D, with Γ = γ5 for 4-spin fields (every projector
+///   1 ∓ γ_μ becomes 1 ± γ_μ) and Γ = ε(x) = (−1)^{x+y+z+t} for 1-spin fields (terms of
+///   odd hop length change sign). For γ5- and ε-hermitian operators (Wilson, staggered)
+///   this is D†;
+/// * `xpay`: out = a·x + b·(D ψ) instead of out = D ψ;
+/// * `spinor`, `gauge`: storage formats of the colour-spinor and gauge fields (computation
+///   runs in the spinor format's precision);
+/// * `recon`: gauge compression; `boundary`: time boundary condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Output sites.
+    pub sites: OutputSites,
+    /// Γ D Γ instead of D (D† for the catalog's operators).
+    pub dagger: bool,
+    /// out = a·x + b·D ψ.
+    pub xpay: bool,
+    /// Storage format of colour-spinor fields; also the compute precision.
+    pub spinor: StorageFormat,
+    /// Storage format of gauge fields.
+    pub gauge: StorageFormat,
+    /// Gauge compression.
+    pub recon: Recon,
+    /// Time boundary condition of the fermion fields.
+    pub boundary: TimeBoundary,
+}
+
+impl Default for Variant {
+    /// Even output parity, no dagger, no xpay, f64, recon 18, periodic.
+    fn default() -> Self {
+        Variant {
+            sites: OutputSites::Parity(Parity::Even),
+            dagger: false,
+            xpay: false,
+            spinor: StorageFormat::F64,
+            gauge: StorageFormat::F64,
+            recon: Recon::R18,
+            boundary: TimeBoundary::Periodic,
+        }
+    }
+}
+
+impl Variant {
+    /// A canonical one-line description, e.g.
+    /// `sites=even dagger=0 xpay=0 spinor=f32 gauge=f32 recon=12 boundary=antiperiodic`.
+    /// The stable hash is computed from this string, so it never changes across Rust
+    /// versions or platforms.
+    pub fn canonical(&self) -> String {
+        let sites = match self.sites {
+            OutputSites::Parity(Parity::Even) => "even",
+            OutputSites::Parity(Parity::Odd) => "odd",
+            OutputSites::Full => "full",
+        };
+        let boundary = match self.boundary {
+            TimeBoundary::Periodic => "periodic",
+            TimeBoundary::Antiperiodic => "antiperiodic",
+        };
+        format!(
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}",
+            self.dagger as u8,
+            self.xpay as u8,
+            self.spinor.name(),
+            self.gauge.name(),
+            self.recon.reals()
+        )
+    }
+
+    /// A stable 64-bit hash of the variant (FNV-1a of [`Self::canonical`]), the key of
+    /// tune caches and part of generated kernel names.
+    pub fn stable_hash(&self) -> u64 {
+        fnv1a(self.canonical().as_bytes())
+    }
+
+    /// Every combination of the knobs (3 site choices × dagger × xpay × 2 formats (the
+    /// gauge stored like the spinor) × 2 recons × 2 boundaries = 96 variants).
+    pub fn all() -> Vec<Variant> {
+        let mut out = Vec::new();
+        for sites in [
+            OutputSites::Parity(Parity::Even),
+            OutputSites::Parity(Parity::Odd),
+            OutputSites::Full,
+        ] {
+            for dagger in [false, true] {
+                for xpay in [false, true] {
+                    for format in StorageFormat::ALL {
+                        for recon in Recon::ALL {
+                            for boundary in [TimeBoundary::Periodic, TimeBoundary::Antiperiodic] {
+                                out.push(Variant {
+                                    sites,
+                                    dagger,
+                                    xpay,
+                                    spinor: format,
+                                    gauge: format,
+                                    recon,
+                                    boundary,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical())
+    }
+}
+
+/// The 64-bit FNV-1a hash: h ← (h ⊕ byte) · 0x100000001b3, from 0xcbf29ce484222325.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn fnv1a_matches_published_test_vectors() {
+        assert_eq!(fnv1a(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn every_variant_has_its_own_canonical_name_and_hash() {
+        let all = Variant::all();
+        assert_eq!(all.len(), 96);
+        let names: HashSet<String> = all.iter().map(|v| v.canonical()).collect();
+        let hashes: HashSet<u64> = all.iter().map(|v| v.stable_hash()).collect();
+        assert_eq!(names.len(), 96);
+        assert_eq!(hashes.len(), 96);
+        assert_eq!(
+            Variant::default().canonical(),
+            "sites=even dagger=0 xpay=0 spinor=f64 gauge=f64 recon=18 boundary=periodic"
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! A minimal NVRTC + ptxas driver for tests: compiles CUDA source to PTX through
+//! libnvrtc (loaded with dlopen, no CUDA needed at build time) and reads `ptxas -v`'s
+//! register and spill report. Both are found through `QDSL_NVRTC_LIB` / `QDSL_PTXAS`,
+//! the dynamic loader's path, or the `nvidia-cuda-nvrtc` / `nvidia-cuda-nvcc` Python
+//! wheels (site-packages/nvidia/cu13/{lib,bin}); where absent the tests skip with a
+//! message.
+#![allow(dead_code)]
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::PathBuf;
+use std::process::Command;
+
+type Program = *mut c_void;
+type Create = unsafe extern "C" fn(
+    *mut Program,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
+type Compile = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int;
+type GetSize = unsafe extern "C" fn(Program, *mut usize) -> c_int;
+type Get = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
+type Destroy = unsafe extern "C" fn(*mut Program) -> c_int;
+
+/// The `nvidia/cu13` directory of the Python wheels, if Python knows it.
+fn wheel_dir() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import nvidia, os; print(list(nvidia.__path__)[0])"])
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("cu13");
+    dir.is_dir().then_some(dir)
+}
+
+/// libnvrtc, loaded.
+pub struct Nvrtc {
+    create: Create,
+    compile: Compile,
+    ptx_size: GetSize,
+    ptx: Get,
+    log_size: GetSize,
+    log: Get,
+    destroy: Destroy,
+}
+
+unsafe fn sym<T>(lib: *mut c_void, name: &str) -> Option<T> {
+    let c = CString::new(name).ok()?;
+    let p = libc::dlsym(lib, c.as_ptr());
+    (!p.is_null()).then(|| std::mem::transmute_copy(&p))
+}
+
+impl Nvrtc {
+    /// Loads libnvrtc.so.13, or explains why not.
+    pub fn load() -> Result<Self, String> {
+        let mut candidates: Vec<String> = Vec::new();
+        if let Ok(p) = std::env::var("QDSL_NVRTC_LIB") {
+            candidates.push(p);
+        }
+        candidates.push("libnvrtc.so.13".into());
+        if let Some(d) = wheel_dir() {
+            // libnvrtc opens its builtins library by name: load it first, globally.
+            if let Ok(b) = CString::new(
+                d.join("lib/libnvrtc-builtins.so.13.0")
+                    .to_string_lossy()
+                    .into_owned(),
+            ) {
+                // SAFETY: dlopen with a valid C string.
+                unsafe { libc::dlopen(b.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+            }
+            candidates.push(d.join("lib/libnvrtc.so.13").to_string_lossy().into_owned());
+        }
+        for c in &candidates {
+            let name = CString::new(c.as_str()).map_err(|e| e.to_string())?;
+            // SAFETY: dlopen/dlsym with valid C strings; the library stays loaded for the process.
+            let lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+            if lib.is_null() {
+                continue;
+            }
+            unsafe {
+                return Ok(Nvrtc {
+                    create: sym(lib, "nvrtcCreateProgram").ok_or("no nvrtcCreateProgram")?,
+                    compile: sym(lib, "nvrtcCompileProgram").ok_or("no nvrtcCompileProgram")?,
+                    ptx_size: sym(lib, "nvrtcGetPTXSize").ok_or("no nvrtcGetPTXSize")?,
+                    ptx: sym(lib, "nvrtcGetPTX").ok_or("no nvrtcGetPTX")?,
+                    log_size: sym(lib, "nvrtcGetProgramLogSize")
+                        .ok_or("no nvrtcGetProgramLogSize")?,
+                    log: sym(lib, "nvrtcGetProgramLog").ok_or("no nvrtcGetProgramLog")?,
+                    destroy: sym(lib, "nvrtcDestroyProgram").ok_or("no nvrtcDestroyProgram")?,
+                });
+            }
+        }
+        Err(format!("libnvrtc.so.13 not found (tried {candidates:?}); pip install nvidia-cuda-nvrtc==13.0.88"))
+    }
+
+    /// Compiles `source` for `arch` (e.g. "sm_90"): Ok(PTX) or Err(log).
+    pub fn compile(&self, source: &str, name: &str, arch: &str) -> Result<String, String> {
+        let src = CString::new(source).map_err(|e| e.to_string())?;
+        let file = CString::new(format!("{name}.cu")).map_err(|e| e.to_string())?;
+        let opts: Vec<CString> = [
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".into(),
+            "-default-device".into(),
+        ]
+        .into_iter()
+        .map(|o| CString::new(o).unwrap_or_default())
+        .collect();
+        let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        let mut prog: Program = std::ptr::null_mut();
+        // SAFETY: the NVRTC C API with valid pointers; buffers sized by the API's own queries.
+        unsafe {
+            let rc = (self.create)(
+                &mut prog,
+                src.as_ptr(),
+                file.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
+            if rc != 0 {
+                return Err(format!("nvrtcCreateProgram failed: {rc}"));
+            }
+            let rc = (self.compile)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr());
+            let mut n = 0usize;
+            (self.log_size)(prog, &mut n);
+            let mut log = vec![0u8; n.max(1)];
+            (self.log)(prog, log.as_mut_ptr() as *mut c_char);
+            let log = CStr::from_bytes_until_nul(&log)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let result = if rc != 0 {
+                Err(log)
+            } else {
+                let mut n = 0usize;
+                (self.ptx_size)(prog, &mut n);
+                let mut ptx = vec![0u8; n.max(1)];
+                (self.ptx)(prog, ptx.as_mut_ptr() as *mut c_char);
+                Ok(CStr::from_bytes_until_nul(&ptx)
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .unwrap_or_default())
+            };
+            (self.destroy)(&mut prog);
+            result
+        }
+    }
+}
+
+/// The `ptxas -v` report of one kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtxasReport {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Spill store bytes.
+    pub spill_stores: u32,
+    /// Spill load bytes.
+    pub spill_loads: u32,
+}
+
+/// The ptxas binary, or why not.
+pub fn ptxas() -> Result<PathBuf, String> {
+    if let Ok(p) = std::env::var("QDSL_PTXAS") {
+        return Ok(PathBuf::from(p));
+    }
+    if Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+    {
+        return Ok(PathBuf::from("ptxas"));
+    }
+    wheel_dir()
+        .map(|d| d.join("bin/ptxas"))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| "ptxas not found; pip install nvidia-cuda-nvcc==13.0.88".to_string())
+}
+
+/// Runs `ptxas -v -arch=<arch>` on PTX and parses registers and spills of every entry
+/// function, in order: (name, report).
+pub fn ptxas_report(
+    ptxas: &PathBuf,
+    ptx: &str,
+    arch: &str,
+    tag: &str,
+) -> Result<Vec<(String, PtxasReport)>, String> {
+    let dir = std::env::temp_dir().join(format!("qdsl-ptxas-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let input = dir.join(format!("{tag}.ptx"));
+    std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
+    let out = Command::new(ptxas)
+        .args(["-v", &format!("-arch={arch}"), "-o"])
+        .arg(dir.join(format!("{tag}.cubin")))
+        .arg(&input)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        return Err(text);
+    }
+    // "Compiling entry function 'NAME' for 'sm_90'", then "N bytes stack frame, N bytes
+    // spill stores, N bytes spill loads" and "Used N registers, ...".
+    let number_before = |line: &str, key: &str| -> Option<u32> {
+        let pos = line.find(key)?;
+        line[..pos].split_whitespace().last()?.parse().ok()
+    };
+    let mut reports: Vec<(String, PtxasReport)> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            reports.push((
+                name,
+                PtxasReport {
+                    registers: 0,
+                    spill_stores: u32::MAX,
+                    spill_loads: u32::MAX,
+                },
+            ));
+        } else if let Some((_, r)) = reports.last_mut() {
+            if let (Some(st), Some(ld)) = (
+                number_before(line, " bytes spill stores"),
+                number_before(line, " bytes spill loads"),
+            ) {
+                r.spill_stores = st;
+                r.spill_loads = ld;
+            }
+            if let Some(n) = number_before(line, " registers") {
+                r.registers = n;
+            }
+        }
+    }
+    if reports.is_empty() {
+        return Err(format!("no entry functions in the ptxas report: {text}"));
+    }
+    Ok(reports)
+}

@@ -1,0 +1,438 @@
+//! One statement's right-hand side → a `qdsl_core::dsl::ir::Term`, with every misuse
+//! reported at its token.
+
+use proc_macro2::Span;
+use qdsl_core::dsl::ir::{FieldShape, Hop, LinkRef, SpinOp, Term};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Lit};
+
+/// What is in scope while parsing the body: the declared fields, the loop directions and
+/// the output (once a statement has written it).
+#[derive(Default)]
+pub struct Scope {
+    /// Declared fields, in order.
+    pub fields: Vec<(Ident, FieldShape)>,
+    /// Direction variables bound by enclosing loops (innermost last) and their values.
+    pub dirs: Vec<(String, usize)>,
+    /// The output field.
+    pub output: Option<Ident>,
+}
+
+impl Scope {
+    /// Declares a field; a second field of the same name is an error.
+    pub fn declare(&mut self, name: &Ident, shape: FieldShape) -> syn::Result<()> {
+        if self.fields.iter().any(|(n, _)| n == name) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("duplicate field `{name}`: it is already declared"),
+            ));
+        }
+        if name == "x" || name == "gamma" {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{name}` is reserved (the site `x`, the matrices `gamma`)"),
+            ));
+        }
+        self.fields.push((name.clone(), shape));
+        Ok(())
+    }
+
+    fn shape(&self, name: &Ident) -> syn::Result<FieldShape> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| {
+                let known: Vec<String> =
+                    self.fields.iter().map(|(n, _)| format!("`{n}`")).collect();
+                syn::Error::new(
+                    name.span(),
+                    format!(
+                        "unknown field `{name}`; the fields are {}",
+                        known.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Records `name` as the output of a statement.
+    pub fn write(&mut self, name: &Ident) -> syn::Result<()> {
+        if let FieldShape::Gauge { .. } = self.shape(name)? {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "cannot write gauge field `{name}`: the output must be a colour-spinor field"
+                ),
+            ));
+        }
+        match &self.output {
+            Some(o) if o != name => Err(syn::Error::new(
+                name.span(),
+                format!("second output `{name}`: a stencil writes exactly one field, here `{o}`"),
+            )),
+            _ => {
+                self.output = Some(name.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// The value of a direction: a loop variable or a literal 0..3.
+    fn direction(&self, e: &Expr) -> syn::Result<usize> {
+        match e {
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let id = p
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .unwrap_or_default();
+                self.dirs.iter().rev().find(|(n, _)| *n == id).map(|(_, v)| *v).ok_or_else(|| {
+                    syn::Error::new(
+                        e.span(),
+                        format!("unknown direction `{id}`: a direction is a loop variable (`for {id} in 0..4`) or a literal 0..3"),
+                    )
+                })
+            }
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => {
+                let v: usize = i.base10_parse()?;
+                if v < 4 {
+                    Ok(v)
+                } else {
+                    Err(syn::Error::new(
+                        e.span(),
+                        format!("direction {v} does not exist: directions are 0..3 (x, y, z, t)"),
+                    ))
+                }
+            }
+            _ => Err(syn::Error::new(
+                e.span(),
+                "expected a direction: a loop variable or a literal 0..3",
+            )),
+        }
+    }
+
+    /// An offset `x`, `x ± mu`, `x ± n * mu` → (direction, signed steps).
+    fn offset(&self, e: &Expr) -> syn::Result<(Option<usize>, i32)> {
+        self.offset_with_span(e).map(|(d, n, _)| (d, n))
+    }
+
+    /// [`Self::offset`], with the span of the displacement (`n * mu`, or `x`).
+    fn offset_with_span(&self, e: &Expr) -> syn::Result<(Option<usize>, i32, Span)> {
+        let bad = || {
+            syn::Error::new(
+                e.span(),
+                "expected a site: `x`, `x + mu`, `x - mu`, `x + 3 * mu` or `x - 3 * mu`",
+            )
+        };
+        let is_x = |e: &Expr| matches!(e, Expr::Path(p) if p.path.is_ident("x"));
+        match e {
+            _ if is_x(e) => Ok((None, 0, e.span())),
+            Expr::Binary(b) if is_x(&b.left) => {
+                let sign = match b.op {
+                    BinOp::Add(_) => 1,
+                    BinOp::Sub(_) => -1,
+                    _ => return Err(bad()),
+                };
+                let (n, dir) = match &*b.right {
+                    Expr::Binary(m) if matches!(m.op, BinOp::Mul(_)) => match &*m.left {
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Int(i), ..
+                        }) => (i.base10_parse::<i32>()?, &*m.right),
+                        _ => return Err(bad()),
+                    },
+                    other => (1, other),
+                };
+                let mu = self.direction(dir)?;
+                Ok((Some(mu), sign * n, b.right.span()))
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// The factors of a product a * b * c.
+fn factors(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
+            let mut v = factors(&b.left);
+            v.push(&b.right);
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// A numeric literal (possibly negated).
+fn number(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => number(&u.expr).map(|x| -x),
+        Expr::Paren(p) => number(&p.expr),
+        _ => None,
+    }
+}
+
+/// `(1 ± gamma(mu))` → (μ, sign).
+fn projector(e: &Expr, scope: &Scope) -> syn::Result<(usize, i32)> {
+    let bad = || {
+        syn::Error::new(
+            e.span(),
+            "expected a spin projector `(1 + gamma(mu))` or `(1 - gamma(mu))`",
+        )
+    };
+    let Expr::Paren(p) = e else { return Err(bad()) };
+    let Expr::Binary(b) = &*p.expr else {
+        return Err(bad());
+    };
+    let sign = match b.op {
+        BinOp::Add(_) => 1,
+        BinOp::Sub(_) => -1,
+        _ => return Err(bad()),
+    };
+    if number(&b.left) != Some(1.0) {
+        return Err(syn::Error::new(
+            b.left.span(),
+            "a spin projector is `1 ± gamma(mu)`: the identity part must be `1`",
+        ));
+    }
+    let Expr::Call(c) = &*b.right else {
+        return Err(bad());
+    };
+    if !matches!(&*c.func, Expr::Path(f) if f.path.is_ident("gamma")) || c.args.len() != 1 {
+        return Err(syn::Error::new(b.right.span(), "expected `gamma(mu)`"));
+    }
+    Ok((scope.direction(&c.args[0])?, sign))
+}
+
+/// A link `u[mu](site)` or `u[mu](site).dagger()` → (the link, its span). `at` is the
+/// step of its site along the link's direction.
+fn link(e: &Expr, scope: &Scope) -> syn::Result<Option<(LinkRef, Span)>> {
+    let (call, dagger) = match e {
+        Expr::MethodCall(m) => {
+            if m.method != "dagger" || !m.args.is_empty() {
+                return Err(syn::Error::new(
+                    m.method.span(),
+                    format!(
+                        "unknown link method `{}`; the adjoint of a link is written `.dagger()`",
+                        m.method
+                    ),
+                ));
+            }
+            match &*m.receiver {
+                Expr::Call(c) => (c, true),
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "`.dagger()` applies to a link `u[mu](x)`",
+                    ))
+                }
+            }
+        }
+        Expr::Call(c) if matches!(&*c.func, Expr::Index(_)) => (c, false),
+        _ => return Ok(None),
+    };
+    let Expr::Index(ix) = &*call.func else {
+        return Err(syn::Error::new(
+            call.func.span(),
+            "`.dagger()` applies to a link `u[mu](x)`",
+        ));
+    };
+    let field = match &*ix.expr {
+        Expr::Path(p) => p.path.get_ident().cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| syn::Error::new(ix.expr.span(), "expected a gauge field's name"))?;
+    if let FieldShape::Spinor { .. } = scope.shape(&field)? {
+        return Err(syn::Error::new(field.span(), format!("`{field}` is a colour-spinor field, not a gauge field; only gauge fields take a direction `[mu]`")));
+    }
+    let mu = scope.direction(&ix.index)?;
+    if call.args.len() != 1 {
+        return Err(syn::Error::new(
+            call.span(),
+            "a link takes one site: `u[mu](x)`",
+        ));
+    }
+    let (dir, at) = scope.offset(&call.args[0])?;
+    if let Some(d) = dir {
+        if d != mu {
+            return Err(syn::Error::new(
+                call.args[0].span(),
+                "a link's site must be displaced along the link's own direction",
+            ));
+        }
+    }
+    Ok(Some((
+        LinkRef {
+            field: field.to_string(),
+            mu,
+            at,
+            dagger,
+        },
+        e.span(),
+    )))
+}
+
+/// Parses `[number *] [(1 ± gamma(mu)) *] [link * …] source(site)`.
+pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<Term> {
+    let fs = factors(e);
+    let (last, rest) = fs
+        .split_last()
+        .ok_or_else(|| syn::Error::new(e.span(), "empty term"))?;
+    let mut coeff = sign;
+    let mut spin: Option<(usize, i32, Span)> = None;
+    let mut links: Vec<(LinkRef, Span)> = Vec::new();
+    for f in rest {
+        if let Some(c) = number(f) {
+            if spin.is_some() || !links.is_empty() {
+                return Err(syn::Error::new(
+                    f.span(),
+                    "write the numeric coefficient first",
+                ));
+            }
+            coeff *= c;
+        } else if let Expr::Paren(_) = f {
+            if spin.is_some() || !links.is_empty() {
+                return Err(syn::Error::new(
+                    f.span(),
+                    "one spin projector per term, before the links",
+                ));
+            }
+            let (mu, s) = projector(f, scope)?;
+            spin = Some((mu, s, f.span()));
+        } else if let Some(l) = link(f, scope)? {
+            links.push(l);
+        } else {
+            return Err(syn::Error::new(
+                f.span(),
+                "expected a coefficient, a spin projector `(1 ± gamma(mu))` or a link `u[mu](x)`",
+            ));
+        }
+    }
+    // The source.
+    let Expr::Call(call) = last else {
+        return Err(syn::Error::new(
+            last.span(),
+            "a term ends with a source field read at a site, e.g. `psi(x + mu)`",
+        ));
+    };
+    let src = match &*call.func {
+        Expr::Path(p) => p.path.get_ident().cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        syn::Error::new(
+            call.func.span(),
+            "a term ends with a source field read at a site, e.g. `psi(x + mu)`",
+        )
+    })?;
+    if src == "gamma" {
+        return Err(syn::Error::new(
+            src.span(),
+            "`gamma(mu)` appears only in a spin projector `(1 ± gamma(mu))`",
+        ));
+    }
+    let shape = scope.shape(&src)?;
+    let out_shape = scope.shape(out)?;
+    if src == *out {
+        return Err(syn::Error::new(
+            src.span(),
+            format!("`{src}` is the output; the output cannot also be read"),
+        ));
+    }
+    if let FieldShape::Gauge { .. } = shape {
+        return Err(syn::Error::new(src.span(), format!("`{src}` is a gauge field; a source must be a colour-spinor field (links are written `{src}[mu](x)`)")));
+    }
+    if shape != out_shape {
+        return Err(syn::Error::new(
+            src.span(),
+            format!(
+                "`{src}` is a {} field but the output `{out}` is a {} field",
+                shape.spec_name(),
+                out_shape.spec_name()
+            ),
+        ));
+    }
+    if call.args.len() != 1 {
+        return Err(syn::Error::new(
+            call.span(),
+            "a source takes one site: `psi(x + mu)`",
+        ));
+    }
+    let site = &call.args[0];
+    let (dir, steps, step_span) = scope.offset_with_span(site)?;
+    if ![0, 1, -1, 3, -3].contains(&steps) {
+        return Err(syn::Error::new(
+            step_span,
+            format!("a hop of {} sites: the generator handles hops of 1 and 3 sites (and site-local terms)", steps.abs()),
+        ));
+    }
+    let mu = dir.or(links.first().map(|l| l.0.mu)).unwrap_or(0);
+    if let Some((pmu, _, span)) = spin {
+        if let FieldShape::Spinor { nspin, .. } = shape {
+            if nspin != 4 {
+                return Err(syn::Error::new(
+                    span,
+                    format!("the spin projector (1 ± γ_{pmu}) needs a 4-spin field, but `{src}` is a {}", shape.spec_name()),
+                ));
+            }
+        }
+    }
+    // The links must form a path from x to the source.
+    for (l, span) in &links {
+        if l.mu != mu {
+            return Err(syn::Error::new(
+                *span,
+                format!("link in direction {} on a hop in direction {mu}", l.mu),
+            ));
+        }
+    }
+    if steps.abs() == 3 && links.len() == 1 {
+        let (l, span) = &links[0];
+        let ok = if steps > 0 {
+            !l.dagger && l.at == 0
+        } else {
+            l.dagger && l.at == -3
+        };
+        if !ok {
+            return Err(syn::Error::new(*span, "the long link of a 3-site hop is `l[mu](x)` forward or `l[mu](x - 3 * mu).dagger()` backward"));
+        }
+    } else {
+        let mut p = 0;
+        for (l, span) in &links {
+            p = match (l.dagger, l.at) {
+                (false, at) if at == p => p + 1,
+                (true, at) if at == p - 1 => p - 1,
+                _ => {
+                    return Err(syn::Error::new(
+                        *span,
+                        "this link does not continue the path from x to the source: forward links are `u[mu](x + k*mu)`, backward ones `u[mu](x - (k+1)*mu).dagger()`",
+                    ))
+                }
+            };
+        }
+        if p != steps {
+            return Err(syn::Error::new(
+                step_span,
+                format!("the links lead from x to x{p:+}μ̂ but the source is read at x{steps:+}μ̂: the product is not gauge covariant"),
+            ));
+        }
+    }
+    Ok(Term {
+        output: out.to_string(),
+        coeff,
+        spin: match spin {
+            Some((mu, sign, _)) => SpinOp::Projector { mu, sign },
+            None => SpinOp::Identity,
+        },
+        links: links.into_iter().map(|(l, _)| l).collect(),
+        source: src.to_string(),
+        hop: Hop { mu, steps },
+    })
+}

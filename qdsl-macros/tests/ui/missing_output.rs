@@ -1,0 +1,8 @@
+use qdsl_macros::stencil;
+
+stencil! {
+    pub hop(out: Spinor, psi: Spinor, u: Gauge) {
+    }
+}
+
+fn main() {}

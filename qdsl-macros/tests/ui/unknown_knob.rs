@@ -1,0 +1,12 @@
+use qdsl_macros::stencil;
+
+stencil! {
+    #[knobs(colours = [3])]
+    pub hop(out: Spinor, psi: Spinor, u: Gauge) {
+        for mu in 0..4 {
+            out += (1 - gamma(mu)) * u[mu](x) * psi(x + mu);
+        }
+    }
+}
+
+fn main() {}

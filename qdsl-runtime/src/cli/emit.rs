@@ -1,0 +1,73 @@
+//! `qdsl emit KERNEL --ir|--cuda|--ptx`: print what the generator made for one variant.
+
+use super::catalog::find;
+use super::variant_args::VariantArgs;
+use super::CliError;
+use crate::backend::{Backend, CudaBackend};
+use crate::jit::{cache, ptxas, Arch, Jit};
+use clap::{ArgGroup, Args};
+
+/// Arguments of `qdsl emit`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "cuda", "ptx"])))]
+pub struct EmitArgs {
+    /// Kernel name (see `qdsl info`).
+    pub kernel: String,
+    /// Print the IR.
+    #[arg(long)]
+    pub ir: bool,
+    /// Print the CUDA C++ source.
+    #[arg(long)]
+    pub cuda: bool,
+    /// Print the PTX (compiled by NVRTC; no GPU needed) and ptxas's register and spill
+    /// report on stderr.
+    #[arg(long)]
+    pub ptx: bool,
+    /// Architecture for --ptx (default: the GPU's own, else sm_90).
+    #[arg(long)]
+    pub arch: Option<Arch>,
+    /// The variant.
+    #[command(flatten)]
+    pub variant: VariantArgs,
+}
+
+/// Prints the requested stage to stdout.
+pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    let entry = find(&args.kernel)?;
+    let variant = args.variant.variant();
+    if args.ir {
+        println!("{:#?}", (entry.ir)());
+        return Ok(());
+    }
+    let source = (entry.cuda)(&variant)?;
+    if args.cuda {
+        print!("{source}");
+        return Ok(());
+    }
+    let arch = match args.arch {
+        Some(a) => a,
+        None => CudaBackend::new(0)
+            .ok()
+            .and_then(|b| b.device().map(|d| d.arch))
+            .unwrap_or(Arch::SM_90),
+    };
+    let jit = Jit::new(
+        &cache::cache_root(),
+        std::env::var_os(crate::jit::DUMP_DIR_ENV).map(Into::into),
+    )?;
+    let name = (entry.kernel_name)(&variant);
+    let ptx = jit.compile(&name, &source, arch, &[])?;
+    print!("{}", ptx.ptx);
+    match ptxas::report(&ptx.ptx, arch) {
+        Ok(reports) => {
+            for r in reports {
+                eprintln!(
+                    "ptxas {arch}: {}: {} registers, {} bytes stack, spill stores {} bytes, spill loads {} bytes",
+                    r.function, r.registers, r.stack_frame, r.spill_stores, r.spill_loads
+                );
+            }
+        }
+        Err(e) => eprintln!("qdsl: no ptxas report: {e}"),
+    }
+    Ok(())
+}

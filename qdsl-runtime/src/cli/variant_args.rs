@@ -1,0 +1,102 @@
+//! Command-line flags selecting a kernel [`Variant`].
+
+use clap::{Args, ValueEnum};
+use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::Variant;
+use qdsl_core::lattice::Parity;
+
+/// Output sites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SitesArg {
+    /// Even sites.
+    Even,
+    /// Odd sites.
+    Odd,
+    /// All sites.
+    Full,
+}
+
+/// Precision (storage and compute).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    /// Double.
+    F64,
+    /// Single.
+    F32,
+}
+
+/// Time boundary condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BoundaryArg {
+    /// Periodic.
+    Periodic,
+    /// Antiperiodic.
+    Antiperiodic,
+}
+
+/// Gauge compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReconArg {
+    /// Two rows stored, the third reconstructed.
+    #[value(name = "12")]
+    R12,
+    /// All 18 reals.
+    #[value(name = "18")]
+    R18,
+}
+
+/// The knobs of a kernel variant.
+#[derive(Clone, Debug, Args)]
+pub struct VariantArgs {
+    /// Output sites.
+    #[arg(long, value_enum, default_value = "even")]
+    pub sites: SitesArg,
+    /// Apply Γ D Γ (D†).
+    #[arg(long)]
+    pub dagger: bool,
+    /// out = a·x + b·D ψ.
+    #[arg(long)]
+    pub xpay: bool,
+    /// Storage and compute precision of spinors and links.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+    /// Gauge compression: 12 or 18 reals per link.
+    #[arg(long, value_enum, default_value = "12")]
+    pub recon: ReconArg,
+    /// Time boundary condition.
+    #[arg(long, value_enum, default_value = "periodic")]
+    pub boundary: BoundaryArg,
+}
+
+impl VariantArgs {
+    /// The variant these flags select.
+    pub fn variant(&self) -> Variant {
+        let format = match self.precision {
+            PrecisionArg::F64 => StorageFormat::F64,
+            PrecisionArg::F32 => StorageFormat::F32,
+        };
+        // `..Variant::default()` keeps knobs added to `Variant` later at their defaults
+        // (today every field is set, which clippy's needless_update would flag).
+        #[allow(clippy::needless_update)]
+        Variant {
+            sites: match self.sites {
+                SitesArg::Even => OutputSites::Parity(Parity::Even),
+                SitesArg::Odd => OutputSites::Parity(Parity::Odd),
+                SitesArg::Full => OutputSites::Full,
+            },
+            dagger: self.dagger,
+            xpay: self.xpay,
+            spinor: format,
+            gauge: format,
+            recon: match self.recon {
+                ReconArg::R12 => Recon::R12,
+                ReconArg::R18 => Recon::R18,
+            },
+            boundary: match self.boundary {
+                BoundaryArg::Periodic => TimeBoundary::Periodic,
+                BoundaryArg::Antiperiodic => TimeBoundary::Antiperiodic,
+            },
+            ..Variant::default()
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The generated sources compile (NVRTC) and assemble (ptxas, which checks the inline
+//! PTX conversions) for sm_90, for every supported format; skipped where NVRTC is absent.
+
+use super::*;
+use crate::jit::{ptxas, Arch, Jit};
+use qdsl_core::format::{FermionFormat, LinkFormat, LinkStorage};
+
+/// Every supported (format, fermion reals) pair: Wilson and staggered fermions, links.
+fn layouts() -> Vec<DeviceLayout> {
+    let mut out = Vec::new();
+    for f in FermionFormat::ALL {
+        for reals in [24, 6] {
+            if let Ok(l) = DeviceLayout::new(DeviceFormat::Fermion(f), reals, 64) {
+                out.push(l);
+            }
+        }
+    }
+    for s in LinkStorage::ALL {
+        for c in [Compression::Full, Compression::Recon12] {
+            out.push(DeviceLayout::new(DeviceFormat::Link(LinkFormat::new(s, c)), 0, 64).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn names_are_distinct_and_readable() {
+    let l = DeviceLayout::new(
+        DeviceFormat::Link(LinkFormat::new(LinkStorage::F16, Compression::Recon12)),
+        0,
+        8,
+    )
+    .unwrap();
+    assert_eq!(
+        conversion_name(&l, HostReal::F32, Direction::Decode),
+        "qdsl_decode_f16_recon12_18_f32"
+    );
+    let mut names = std::collections::HashSet::new();
+    for l in layouts() {
+        for h in [HostReal::F64, HostReal::F32] {
+            for d in [Direction::Encode, Direction::Decode] {
+                assert!(names.insert(conversion_name(&l, h, d)));
+            }
+        }
+    }
+    assert_eq!(names.len(), (6 * 2 + 6 * 2) * 4);
+}
+
+#[test]
+fn constants_are_exact_bit_patterns() {
+    assert_eq!(
+        constant(1.0, HostReal::F64),
+        "__longlong_as_double(0x3ff0000000000000ULL)"
+    );
+    assert_eq!(constant(0.5, HostReal::F32), "__int_as_float(0x3f000000)");
+    // fl(1/32767) in f32 is 0x38000100 (2^-15 · (1 + 2^-15 + …) rounded): computed by hand
+    // as the f32 nearest 3.0518509e-5.
+    assert_eq!(
+        constant(
+            f64::from(FixedWidth::Bits16.inv_max::<f32>()),
+            HostReal::F32
+        ),
+        "__int_as_float(0x38000100)"
+    );
+}
+
+#[test]
+fn recon12_source_spells_the_cross_product() {
+    let l = DeviceLayout::new(
+        DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Recon12)),
+        0,
+        8,
+    )
+    .unwrap();
+    let src = conversion_source(&l, HostReal::F64, Direction::Decode).unwrap();
+    // c_0 = conj(a_1 b_2 − a_2 b_1): a_1 = r[2], r[3]; b_2 = r[10], r[11].
+    assert!(src.contains("pr = r[2] * r[10] - r[3] * r[11]"), "{src}");
+    assert!(src.contains("qr = r[4] * r[8] - r[5] * r[9]"));
+    assert!(src.contains("r[13] = -(pi - qi);"));
+}
+
+#[test]
+fn every_conversion_and_reduction_compiles_and_assembles_for_sm_90() {
+    let root = tempfile::tempdir().unwrap();
+    let jit = match Jit::new(root.path(), None) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let have_ptxas = ptxas::find_ptxas().is_some();
+    if !have_ptxas {
+        eprintln!("ptxas not found: compiling only");
+    }
+    let opts: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
+    let mut sources = Vec::new();
+    for l in layouts() {
+        for h in [HostReal::F64, HostReal::F32] {
+            for d in [Direction::Encode, Direction::Decode] {
+                sources.push((
+                    conversion_name(&l, h, d),
+                    conversion_source(&l, h, d).unwrap(),
+                ));
+            }
+        }
+        if let DeviceFormat::Fermion(_) = l.format {
+            sources.push((reduction_name(&l), reduction_source(&l).unwrap()));
+        }
+    }
+    // Compile all, then assemble all PTX in one ptxas call per program.
+    for (name, src) in &sources {
+        let ptx = jit
+            .compile(name, src, Arch::SM_90, &opts)
+            .unwrap_or_else(|e| panic!("{e}\n{src}"));
+        if have_ptxas {
+            let reports =
+                ptxas::report(&ptx.ptx, Arch::SM_90).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!reports.is_empty(), "{name}");
+            for r in &reports {
+                assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{name}: {r:?}");
+            }
+        }
+    }
+}

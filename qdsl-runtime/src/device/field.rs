@@ -1,0 +1,402 @@
+//! [`DeviceField`]: a field in GPU memory, in a storage format and the chunked
+//! structure-of-arrays layout, converted from and to host fields on the GPU.
+
+use super::codegen::{self, Direction, REDUCTION_BLOCK};
+use super::format::{DeviceFormat, HostReal};
+use super::gpu::{driver, DeviceError, Gpu};
+use super::layout::DeviceLayout;
+use super::reference::DeviceImage;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
+use qdsl_core::format::{FermionFormat, LinkFormat};
+use qdsl_core::lattice::Lattice;
+use qdsl_core::{Complex, Real};
+
+/// Threads per block of the conversion kernels.
+const CONVERSION_BLOCK: u32 = 256;
+
+/// A field on the GPU. It owns its memory: the value arrays (bytes, in the layout) and,
+/// for fixed-point fermions, one f32 norm per site.
+#[derive(Debug)]
+pub struct DeviceField {
+    layout: DeviceLayout,
+    values: CudaSlice<u8>,
+    norms: Option<CudaSlice<f32>>,
+}
+
+/// Host reals as the plain array that is uploaded: the host type itself.
+enum HostArray {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+fn grid(sites: usize, block: u32) -> u32 {
+    u32::try_from(sites.div_ceil(block as usize).max(1)).unwrap_or(u32::MAX >> 1)
+}
+
+fn config(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn int_arg(x: usize, what: &str) -> Result<i32, DeviceError> {
+    i32::try_from(x)
+        .map_err(|_| DeviceError::Shape(format!("{what} = {x} exceeds the kernels' 32-bit index")))
+}
+
+/// Describes the set status bits of a conversion kernel.
+fn problems(status: u32) -> String {
+    let names = [
+        (
+            codegen::STATUS_NON_FINITE,
+            "NaN or infinity in a fixed-point format",
+        ),
+        (
+            codegen::STATUS_OVERFLOW,
+            "a finite value beyond the format's range",
+        ),
+        (
+            codegen::STATUS_OUT_OF_RANGE,
+            "a fixed-point link real beyond ±(Q + ½)/Q",
+        ),
+        (
+            codegen::STATUS_CORRUPT,
+            "corrupt data (a negative norm or the integer −2^(b−1))",
+        ),
+    ];
+    names
+        .iter()
+        .filter(|(bit, _)| status & bit != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl DeviceField {
+    /// A zero field of `layout` (every real stored as 0; norms 0).
+    pub fn zeros(gpu: &Gpu, layout: DeviceLayout) -> Result<Self, DeviceError> {
+        let what = format!("a {} field of {} sites", layout.format, layout.sites);
+        let values = gpu.alloc::<u8>(&what, layout.value_bytes())?;
+        let norms = if layout.format.has_norm() {
+            Some(gpu.alloc::<f32>(&format!("the norms of {what}"), layout.sites)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            layout,
+            values,
+            norms,
+        })
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &DeviceLayout {
+        &self.layout
+    }
+
+    /// The value arrays (for kernel launches).
+    pub fn values(&self) -> &CudaSlice<u8> {
+        &self.values
+    }
+
+    /// The value arrays, mutable (for kernel launches).
+    pub fn values_mut(&mut self) -> &mut CudaSlice<u8> {
+        &mut self.values
+    }
+
+    /// The per-site norms of fixed-point fermions.
+    pub fn norms(&self) -> Option<&CudaSlice<f32>> {
+        self.norms.as_ref()
+    }
+
+    /// Uploads host-order reals (`layout.sites · subs · host_reals` of them) and encodes
+    /// them into `layout` on the GPU.
+    pub fn upload<T: Real>(
+        gpu: &Gpu,
+        layout: DeviceLayout,
+        host: &[T],
+    ) -> Result<Self, DeviceError> {
+        let expected = layout.sites * layout.subs * layout.host_reals;
+        if host.len() != expected {
+            return Err(DeviceError::Shape(format!(
+                "{} host reals given, {expected} expected for {} sites of {}",
+                host.len(),
+                layout.sites,
+                layout.format
+            )));
+        }
+        let precision = HostReal::of::<T>();
+        let array = match precision {
+            HostReal::F64 => HostArray::F64(host.iter().map(|x| Real::to_f64(*x)).collect()),
+            HostReal::F32 => HostArray::F32(host.iter().map(|x| Real::to_f64(*x) as f32).collect()),
+        };
+        let mut field = Self::zeros(gpu, layout)?;
+        let name = codegen::conversion_name(&layout, precision, Direction::Encode);
+        let source = codegen::conversion_source(&layout, precision, Direction::Encode)?;
+        let f = gpu.function(&name, &source, &codegen_options())?;
+        let stream = gpu.backend().stream().clone();
+        let mut status = gpu.alloc::<i32>("a status word", 1)?;
+        let (sites, stride) = (
+            int_arg(layout.sites, "sites")?,
+            int_arg(layout.stride, "stride")?,
+        );
+        let null = 0u64;
+        let cfg = config(grid(layout.sites, CONVERSION_BLOCK), CONVERSION_BLOCK);
+        let copy = |e| driver("copying host data to the GPU")(e);
+        macro_rules! launch {
+            ($input:expr) => {{
+                let input = stream.clone_htod($input).map_err(copy)?;
+                let mut b = stream.launch_builder(&f);
+                b.arg(&input).arg(&mut field.values);
+                match field.norms.as_mut() {
+                    Some(n) => b.arg(n),
+                    None => b.arg(&null),
+                };
+                b.arg(&sites).arg(&stride).arg(&mut status);
+                // SAFETY: the arguments match the generated signature
+                // (const host_t*, unsigned char*, float*, int, int, int*), and the
+                // buffers hold sites·subs·reals inputs and layout.value_bytes() bytes.
+                unsafe { b.launch(cfg) }.map_err(driver(format!("launching {name}")))?;
+            }};
+        }
+        match &array {
+            HostArray::F64(v) => launch!(v),
+            HostArray::F32(v) => launch!(v),
+        }
+        check_status(gpu, &status, &name)?;
+        Ok(field)
+    }
+
+    /// Decodes the field on the GPU into host-order reals of `T`.
+    pub fn download<T: Real>(&self, gpu: &Gpu) -> Result<Vec<T>, DeviceError> {
+        let layout = self.layout;
+        let precision = HostReal::of::<T>();
+        let name = codegen::conversion_name(&layout, precision, Direction::Decode);
+        let source = codegen::conversion_source(&layout, precision, Direction::Decode)?;
+        let f = gpu.function(&name, &source, &codegen_options())?;
+        let stream = gpu.backend().stream().clone();
+        let n = layout.sites * layout.subs * layout.host_reals;
+        let mut status = gpu.alloc::<i32>("a status word", 1)?;
+        let (sites, stride) = (
+            int_arg(layout.sites, "sites")?,
+            int_arg(layout.stride, "stride")?,
+        );
+        let null = 0u64;
+        let cfg = config(grid(layout.sites, CONVERSION_BLOCK), CONVERSION_BLOCK);
+        let back = |e| driver("copying the decoded field to the host")(e);
+        macro_rules! launch {
+            ($t:ty) => {{
+                let mut out = gpu.alloc::<$t>("the decoded field", n)?;
+                let mut b = stream.launch_builder(&f);
+                b.arg(&self.values);
+                match self.norms.as_ref() {
+                    Some(nm) => b.arg(nm),
+                    None => b.arg(&null),
+                };
+                b.arg(&mut out).arg(&sites).arg(&stride).arg(&mut status);
+                // SAFETY: arguments match (const unsigned char*, const float*, host_t*,
+                // int, int, int*); `out` holds sites·subs·reals values.
+                unsafe { b.launch(cfg) }.map_err(driver(format!("launching {name}")))?;
+                let host = stream.clone_dtoh(&out).map_err(back)?;
+                host.into_iter()
+                    .map(|x| T::from_f64(x as f64))
+                    .collect::<Vec<T>>()
+            }};
+        }
+        let out = match precision {
+            HostReal::F64 => launch!(f64),
+            HostReal::F32 => launch!(f32),
+        };
+        check_status(gpu, &status, &name)?;
+        Ok(out)
+    }
+
+    /// The raw device contents (to compare with [`super::reference::encode_image`]).
+    pub fn image(&self, gpu: &Gpu) -> Result<DeviceImage, DeviceError> {
+        let stream = gpu.backend().stream();
+        let values = stream
+            .clone_dtoh(&self.values)
+            .map_err(driver("copying a device field to the host"))?;
+        let norms = match &self.norms {
+            Some(n) => stream
+                .clone_dtoh(n)
+                .map_err(driver("copying norms to the host"))?,
+            None => Vec::new(),
+        };
+        let mut values = values;
+        values.truncate(self.layout.value_bytes());
+        Ok(DeviceImage { values, norms })
+    }
+
+    /// Uploads a colour-spinor field, stored as `format` (any spin and colour count).
+    pub fn from_spinor<T: Real>(
+        gpu: &Gpu,
+        field: &ColourSpinorField<T>,
+        format: FermionFormat,
+    ) -> Result<Self, DeviceError> {
+        let l = field.layout();
+        let layout = DeviceLayout::new(
+            DeviceFormat::Fermion(format),
+            2 * l.site_len(),
+            l.ls() * l.sites_per_slice(),
+        )?;
+        let reals: Vec<T> = field.data().iter().flat_map(|z| [z.re, z.im]).collect();
+        Self::upload(gpu, layout, &reals)
+    }
+
+    /// Downloads a colour-spinor field of host layout `layout`.
+    pub fn to_spinor<T: Real>(
+        &self,
+        gpu: &Gpu,
+        layout: SpinorLayout,
+    ) -> Result<ColourSpinorField<T>, DeviceError> {
+        let reals = self.download::<T>(gpu)?;
+        let data = reals
+            .chunks_exact(2)
+            .map(|c| Complex::new(c[0], c[1]))
+            .collect();
+        ColourSpinorField::from_data(layout, data).map_err(|e| DeviceError::Shape(e.to_string()))
+    }
+
+    /// Uploads a gauge field, stored as `format` (links with sign +1: fold staggered
+    /// phases in beforehand or use recon 18).
+    pub fn from_gauge<T: Real>(
+        gpu: &Gpu,
+        field: &GaugeField<T>,
+        format: LinkFormat,
+    ) -> Result<Self, DeviceError> {
+        let layout = DeviceLayout::new(DeviceFormat::Link(format), 0, field.lattice().volume())?;
+        let reals: Vec<T> = field.links().iter().flat_map(|u| u.to_reals()).collect();
+        Self::upload(gpu, layout, &reals)
+    }
+
+    /// Downloads a gauge field on `lattice`.
+    pub fn to_gauge<T: Real>(
+        &self,
+        gpu: &Gpu,
+        lattice: Lattice,
+    ) -> Result<GaugeField<T>, DeviceError> {
+        if lattice.volume() != self.layout.sites || self.layout.subs != 4 {
+            return Err(DeviceError::Shape(format!(
+                "a gauge field of volume {} cannot be read from a {} field of {} sites",
+                lattice.volume(),
+                self.layout.format,
+                self.layout.sites
+            )));
+        }
+        let reals = self.download::<T>(gpu)?;
+        let mut g = GaugeField::unit(lattice);
+        for (link, r) in g.links_mut().iter_mut().zip(reals.chunks_exact(18)) {
+            let mut a = [T::zero(); 18];
+            a.copy_from_slice(r);
+            *link = qdsl_core::math::ColourMatrix::from_reals(&a);
+        }
+        Ok(g)
+    }
+
+    /// ‖x‖² = Σ_k x_k², decoded and accumulated in f64 on the GPU.
+    pub fn norm2(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        Ok(self.reduce(gpu, None)?.re)
+    }
+
+    /// x†y = Σ conj(x_k) y_k over complex components, in f64 on the GPU; `other` must
+    /// have the same layout.
+    pub fn dot(&self, other: &DeviceField, gpu: &Gpu) -> Result<Complex<f64>, DeviceError> {
+        if other.layout != self.layout {
+            return Err(DeviceError::Shape(format!(
+                "dot of fields with different layouts: {:?} and {:?}",
+                self.layout, other.layout
+            )));
+        }
+        self.reduce(gpu, Some(other))
+    }
+
+    fn reduce(&self, gpu: &Gpu, other: Option<&DeviceField>) -> Result<Complex<f64>, DeviceError> {
+        let layout = self.layout;
+        let name = codegen::reduction_name(&layout);
+        let source = codegen::reduction_source(&layout)?;
+        let opts = codegen_options();
+        let partial = gpu.function(&format!("{name}_partial"), &source, &opts)?;
+        let fin = gpu.function(&format!("{name}_final"), &source, &opts)?;
+        let blocks = grid(layout.sites, REDUCTION_BLOCK).min(1024);
+        let mut partials = gpu.alloc::<f64>("reduction partials", 2 * blocks as usize)?;
+        let mut result = gpu.alloc::<f64>("reduction result", 2)?;
+        let mut status = gpu.alloc::<i32>("a status word", 1)?;
+        let (sites, stride) = (
+            int_arg(layout.sites, "sites")?,
+            int_arg(layout.stride, "stride")?,
+        );
+        let (dot, blocks_i) = (i32::from(other.is_some()), blocks as i32);
+        let y = other.unwrap_or(self);
+        let null = 0u64;
+        let stream = gpu.backend().stream();
+        let mut b = stream.launch_builder(&partial);
+        b.arg(&self.values);
+        match self.norms.as_ref() {
+            Some(n) => b.arg(n),
+            None => b.arg(&null),
+        };
+        b.arg(&y.values);
+        match y.norms.as_ref() {
+            Some(n) => b.arg(n),
+            None => b.arg(&null),
+        };
+        b.arg(&sites)
+            .arg(&stride)
+            .arg(&dot)
+            .arg(&mut partials)
+            .arg(&mut status);
+        // SAFETY: arguments match the generated `_partial` signature; `partials` holds
+        // 2·blocks doubles and the kernel runs with REDUCTION_BLOCK threads.
+        unsafe { b.launch(config(blocks, REDUCTION_BLOCK)) }
+            .map_err(driver(format!("launching {name}_partial")))?;
+        let mut b = stream.launch_builder(&fin);
+        b.arg(&partials).arg(&blocks_i).arg(&mut result);
+        // SAFETY: arguments match `_final` (const double*, int, double*); one block.
+        unsafe { b.launch(config(1, REDUCTION_BLOCK)) }
+            .map_err(driver(format!("launching {name}_final")))?;
+        check_status(gpu, &status, &name)?;
+        let r = stream
+            .clone_dtoh(&result)
+            .map_err(driver("reading a reduction"))?;
+        Ok(Complex::new(r[0], r[1]))
+    }
+}
+
+fn codegen_options() -> Vec<String> {
+    codegen::OPTIONS.iter().map(|s| s.to_string()).collect()
+}
+
+fn check_status(gpu: &Gpu, status: &CudaSlice<i32>, kernel: &str) -> Result<(), DeviceError> {
+    let s = gpu
+        .backend()
+        .stream()
+        .clone_dtoh(status)
+        .map_err(driver(format!("reading the status of {kernel}")))?;
+    match s.first().copied().unwrap_or(0) as u32 {
+        0 => Ok(()),
+        bits => Err(DeviceError::Conversion {
+            kernel: kernel.to_string(),
+            problems: problems(bits),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_bits_are_described() {
+        assert_eq!(problems(0), "");
+        assert_eq!(
+            problems(codegen::STATUS_OVERFLOW | codegen::STATUS_CORRUPT),
+            "a finite value beyond the format's range; corrupt data (a negative norm or the integer −2^(b−1))"
+        );
+        assert_eq!(grid(0, 256), 1);
+        assert_eq!(grid(257, 256), 2);
+    }
+}

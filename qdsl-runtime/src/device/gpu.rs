@@ -1,0 +1,241 @@
+//! [`Gpu`]: one CUDA device with the JIT and the loaded functions — what device fields
+//! and kernels need to run.
+
+use super::format::UnsupportedFormat;
+use crate::backend::{Backend, CudaBackend};
+use crate::jit::{Jit, JitError};
+use crate::tune::{Fingerprint, LaunchLimits};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Errors of device fields and GPU work.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// No usable GPU.
+    #[error("no GPU: {0}")]
+    NoGpu(String),
+    /// The format has no device implementation.
+    #[error(transparent)]
+    Unsupported(#[from] UnsupportedFormat),
+    /// A kernel could not be compiled.
+    #[error(transparent)]
+    Jit(#[from] JitError),
+    /// The device has too little free memory.
+    #[error("out of GPU memory allocating {what}: {requested} bytes requested, {free} bytes free of {total}")]
+    OutOfMemory {
+        /// What was being allocated.
+        what: String,
+        /// Bytes requested.
+        requested: usize,
+        /// Bytes free on the device at the time.
+        free: usize,
+        /// Device memory in bytes.
+        total: usize,
+    },
+    /// A driver call failed.
+    #[error("{what}: {message}")]
+    Driver {
+        /// What was being done.
+        what: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// A conversion kernel reported bad data.
+    #[error("{kernel} reported {problems}")]
+    Conversion {
+        /// The kernel.
+        kernel: String,
+        /// What it found.
+        problems: String,
+    },
+    /// Host and device shapes differ.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+}
+
+/// Turns a driver error into a [`DeviceError::Driver`] saying what was being done.
+pub(crate) fn driver(
+    what: impl Into<String>,
+) -> impl FnOnce(cudarc::driver::DriverError) -> DeviceError {
+    let what = what.into();
+    move |e| DeviceError::Driver {
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// A GPU ready to run generated code.
+#[derive(Debug)]
+pub struct Gpu {
+    backend: CudaBackend,
+    jit: Jit,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl Gpu {
+    /// The GPU of `backend`, compiling with `jit`.
+    pub fn new(backend: CudaBackend, jit: Jit) -> Self {
+        Self {
+            backend,
+            jit,
+            functions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// GPU `ordinal` with the JIT of the documented cache locations ([`Jit::from_env`]).
+    pub fn open(ordinal: usize) -> Result<Self, DeviceError> {
+        let backend = CudaBackend::new(ordinal).map_err(DeviceError::NoGpu)?;
+        Ok(Self::new(backend, Jit::from_env()?))
+    }
+
+    /// The backend (context, stream, device properties).
+    pub fn backend(&self) -> &CudaBackend {
+        &self.backend
+    }
+
+    /// The JIT.
+    pub fn jit(&self) -> &Jit {
+        &self.jit
+    }
+
+    /// The function `name` of the program `source`, compiled for this device's
+    /// architecture with `extra` options (cached on disk and in memory).
+    pub fn function(
+        &self,
+        name: &str,
+        source: &str,
+        extra: &[String],
+    ) -> Result<CudaFunction, DeviceError> {
+        let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = map.get(name) {
+            return Ok(f.clone());
+        }
+        let arch = self
+            .backend
+            .device()
+            .map(|d| d.arch)
+            .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
+        let ptx = self.jit.compile(name, source, arch, extra)?;
+        let module = self
+            .backend
+            .context()
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
+            .map_err(driver(format!("loading the module of {name}")))?;
+        let f = module
+            .load_function(name)
+            .map_err(driver(format!("finding {name} in its module")))?;
+        map.insert(name.to_string(), f.clone());
+        Ok(f)
+    }
+
+    /// `n` zeroed elements of device memory for `what`; an out-of-memory error names the
+    /// bytes requested and free (cuMemGetInfo).
+    pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        what: &str,
+        n: usize,
+    ) -> Result<CudaSlice<T>, DeviceError> {
+        let requested = n.saturating_mul(std::mem::size_of::<T>());
+        let (free, total) = self
+            .backend
+            .memory()
+            .map_err(|message| DeviceError::Driver {
+                what: "cuMemGetInfo".into(),
+                message,
+            })?;
+        let oom = |free| DeviceError::OutOfMemory {
+            what: what.to_string(),
+            requested,
+            free,
+            total,
+        };
+        if requested > free {
+            return Err(oom(free));
+        }
+        self.backend
+            .stream()
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(|e| match self.backend.memory() {
+                Ok((free, _)) if requested > free => oom(free),
+                _ => driver(format!("allocating {requested} bytes for {what}"))(e),
+            })
+    }
+
+    /// The launch limits of this device (threads per block, opt-in shared memory per
+    /// block, shared memory per multiprocessor), for [`crate::tune::launch_candidates`].
+    pub fn launch_limits(&self) -> Result<LaunchLimits, DeviceError> {
+        let ctx = self.backend.context();
+        let get = |a: CUdevice_attribute| {
+            ctx.attribute(a)
+                .map(|v| v.max(0) as u32)
+                .map_err(driver(format!("reading {a:?}")))
+        };
+        Ok(LaunchLimits {
+            max_block: get(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_shared_per_block: get(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            shared_per_sm: get(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )?,
+        })
+    }
+
+    /// The tune-cache fingerprint of this device and software, with the given hash of
+    /// the code generator.
+    pub fn fingerprint(&self, codegen_hash: &str) -> Fingerprint {
+        let (major, minor) = self.jit.nvrtc_version();
+        match self.backend.device() {
+            Some(d) => Fingerprint::new(
+                codegen_hash,
+                &d.name,
+                &d.arch.to_string(),
+                &d.driver_version_string(),
+                &format!("{major}.{minor}"),
+            ),
+            None => Fingerprint::new(codegen_hash, "", "", "", &format!("{major}.{minor}")),
+        }
+    }
+
+    /// The device string of tune keys: name and architecture.
+    pub fn device_key(&self) -> String {
+        self.backend
+            .device()
+            .map_or_else(String::new, |d| format!("{} {}", d.name, d.arch))
+    }
+
+    /// The median time in µs of `reps` runs of `enqueue` (each timed between two device
+    /// events on this GPU's stream) after `warmup` untimed runs. `enqueue` must only queue
+    /// work on [`CudaBackend::stream`].
+    pub fn time_us(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut enqueue: impl FnMut() -> Result<(), DeviceError>,
+    ) -> Result<f64, DeviceError> {
+        let stream = self.backend.stream();
+        for _ in 0..warmup {
+            enqueue()?;
+        }
+        let mut times = Vec::with_capacity(reps.max(1));
+        for _ in 0..reps.max(1) {
+            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let start = stream
+                .record_event(flags)
+                .map_err(driver("recording an event"))?;
+            enqueue()?;
+            let stop = stream
+                .record_event(flags)
+                .map_err(driver("recording an event"))?;
+            stop.synchronize().map_err(driver("waiting for an event"))?;
+            let ms = start
+                .elapsed_ms(&stop)
+                .map_err(driver("reading an event time"))?;
+            times.push(f64::from(ms) * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+}

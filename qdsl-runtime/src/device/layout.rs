@@ -1,0 +1,193 @@
+//! The device layout: DESIGN.md's structure of arrays in chunks, generalised from
+//! [`qdsl_core::dsl::layout::SoaLayout`] to every storage width.
+//!
+//! A record (a site of a fermion field; one link of a gauge field) has R stored reals of
+//! b bytes. They are cut into chunks of W bytes, W the largest of 16, 8, 4, 2, 1 that
+//! divides R·b (for f32 and f64 this is SoaLayout's rule, 16 else 8). Stored real k of
+//! record (site i, sub-record μ) lies at byte
+//!
+//! offset(i, μ, k) = ((μ·C + ⌊k/P⌋)·stride + i)·W + (k mod P)·b,
+//!
+//! with P = W/b reals per chunk, C = R/P chunks per record, μ = 0 for fermions and the
+//! direction for links (the gauge rule of SoaLayout), and stride = the sites rounded up to
+//! a multiple of 32, so that every chunk array starts 512-byte aligned. The f32 norms of
+//! fixed-point fermions are a separate array, one per site.
+
+use super::format::{DeviceFormat, UnsupportedFormat};
+
+/// The shape of one device field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLayout {
+    /// Storage format.
+    pub format: DeviceFormat,
+    /// Sites.
+    pub sites: usize,
+    /// Sites per chunk array (≥ sites, a multiple of 32).
+    pub stride: usize,
+    /// Records per site (4 for gauge fields).
+    pub subs: usize,
+    /// Host reals per record (18 for links).
+    pub host_reals: usize,
+    /// Stored reals per record.
+    pub stored_reals: usize,
+    /// Bytes per stored real.
+    pub real_bytes: usize,
+    /// Chunk width W in bytes.
+    pub chunk_bytes: usize,
+}
+
+impl DeviceLayout {
+    /// The layout of `sites` sites in `format`, with `fermion_reals` reals per fermion
+    /// site (ignored for gauge fields).
+    pub fn new(
+        format: DeviceFormat,
+        fermion_reals: usize,
+        sites: usize,
+    ) -> Result<Self, UnsupportedFormat> {
+        let real_bytes = format.stored_real()?.bytes();
+        let stored_reals = format.stored_reals(fermion_reals);
+        let record = stored_reals * real_bytes;
+        let chunk_bytes = [16, 8, 4, 2, 1]
+            .into_iter()
+            .find(|w| record.is_multiple_of(*w))
+            .unwrap_or(1);
+        Ok(Self {
+            format,
+            sites,
+            stride: sites.div_ceil(32) * 32,
+            subs: format.records_per_site(),
+            host_reals: format.host_reals(fermion_reals),
+            stored_reals,
+            real_bytes,
+            chunk_bytes,
+        })
+    }
+
+    /// Reals per chunk, P = W/b.
+    pub fn reals_per_chunk(&self) -> usize {
+        self.chunk_bytes / self.real_bytes
+    }
+
+    /// Chunks per record, C = R/P.
+    pub fn chunks(&self) -> usize {
+        self.stored_reals.div_ceil(self.reals_per_chunk())
+    }
+
+    /// Bytes of the value arrays: subs · C · stride · W.
+    pub fn value_bytes(&self) -> usize {
+        self.subs * self.chunks() * self.stride * self.chunk_bytes
+    }
+
+    /// Bytes of the norm array (4 per site for fixed-point fermions, else 0).
+    pub fn norm_bytes(&self) -> usize {
+        if self.format.has_norm() {
+            4 * self.sites
+        } else {
+            0
+        }
+    }
+
+    /// Byte offset of stored real `k` of record (`site`, `sub`) (see the module doc).
+    pub fn byte_offset(&self, site: usize, sub: usize, k: usize) -> usize {
+        let p = self.reals_per_chunk();
+        ((sub * self.chunks() + k / p) * self.stride + site) * self.chunk_bytes
+            + (k % p) * self.real_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qdsl_core::dsl::layout::SoaLayout;
+    use qdsl_core::dsl::variant::StorageFormat;
+    use qdsl_core::format::{Compression, FermionFormat, LinkFormat, LinkStorage};
+
+    #[test]
+    fn agrees_with_the_dsl_layout_for_f32_and_f64() {
+        let cases = [
+            (
+                DeviceFormat::Fermion(FermionFormat::F32),
+                24,
+                StorageFormat::F32,
+            ),
+            (
+                DeviceFormat::Fermion(FermionFormat::F64),
+                24,
+                StorageFormat::F64,
+            ),
+            (
+                DeviceFormat::Fermion(FermionFormat::F32),
+                6,
+                StorageFormat::F32,
+            ),
+            (
+                DeviceFormat::Fermion(FermionFormat::F64),
+                6,
+                StorageFormat::F64,
+            ),
+            (
+                DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Recon12)),
+                0,
+                StorageFormat::F32,
+            ),
+            (
+                DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Full)),
+                0,
+                StorageFormat::F32,
+            ),
+            (
+                DeviceFormat::Link(LinkFormat::new(LinkStorage::F64, Compression::Full)),
+                0,
+                StorageFormat::F64,
+            ),
+        ];
+        for (format, reals, soa_format) in cases {
+            let l = DeviceLayout::new(format, reals, 100).unwrap();
+            let soa = SoaLayout::new(l.stored_reals, soa_format);
+            assert_eq!(
+                (l.chunk_bytes, l.chunks()),
+                (soa.chunk_bytes(), soa.chunks()),
+                "{format}"
+            );
+            // The element index of SoaLayout times W, plus the position in the chunk.
+            let (site, k) = (37, l.stored_reals - 1);
+            let c = k / l.reals_per_chunk();
+            let mu = l.subs - 1;
+            assert_eq!(
+                l.byte_offset(site, mu, k),
+                SoaLayout::chunk_index(mu * l.chunks() + c, site, l.stride) * l.chunk_bytes
+                    + (k % l.reals_per_chunk()) * l.real_bytes
+            );
+        }
+    }
+
+    /// Hand-computed: fixed8 staggered site = 6 bytes → W = 2, 3 chunks; fixed16 Wilson
+    /// site = 48 bytes → W = 16, 3 chunks of 8 integers; f16 recon 12 = 24 bytes → W = 8.
+    #[test]
+    fn narrow_formats_by_hand() {
+        let f8 = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::FIXED8), 6, 40).unwrap();
+        assert_eq!((f8.chunk_bytes, f8.chunks(), f8.stride), (2, 3, 64));
+        assert_eq!(f8.byte_offset(5, 0, 3), (64 + 5) * 2 + 1);
+        assert_eq!((f8.value_bytes(), f8.norm_bytes()), (3 * 64 * 2, 160));
+        let f16 = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::FIXED16), 24, 32).unwrap();
+        assert_eq!((f16.chunk_bytes, f16.chunks()), (16, 3));
+        assert_eq!(f16.byte_offset(1, 0, 9), (32 + 1) * 16 + 2);
+        let h = DeviceLayout::new(
+            DeviceFormat::Link(LinkFormat::new(LinkStorage::F16, Compression::Recon12)),
+            0,
+            32,
+        )
+        .unwrap();
+        assert_eq!((h.chunk_bytes, h.chunks(), h.subs), (8, 3, 4));
+        assert_eq!(h.byte_offset(2, 3, 11), ((3 * 3 + 2) * 32 + 2) * 8 + 3 * 2);
+        assert_eq!(h.value_bytes(), 4 * 3 * 32 * 8);
+    }
+
+    #[test]
+    fn packed_and_recon8_are_refused() {
+        assert!(DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8).is_err());
+        let r8 = LinkFormat::new(LinkStorage::F32, Compression::Recon8);
+        let e = DeviceLayout::new(DeviceFormat::Link(r8), 0, 8).unwrap_err();
+        assert!(e.to_string().contains("f32/recon8"), "{e}");
+    }
+}

@@ -1,0 +1,27 @@
+//! Device fields: GPU memory holding a field in a storage format of qdsl-core, in the
+//! structure-of-arrays layout of DESIGN.md, converted from and to host fields on the GPU.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`format`](mod@format) | [`DeviceFormat`]: a fermion or link format of `qdsl_core::format` |
+//! | [`layout`] | [`DeviceLayout`]: the chunked structure of arrays and its offsets |
+//! | [`codegen`] | the generator of the conversion and reduction kernels' CUDA source |
+//! | [`reference`](mod@reference) | CPU references: the exact device image, and the kernels' arithmetic emulated |
+//! | [`gpu`] | [`Gpu`]: a device with the JIT, loaded functions, allocation with clear OOM errors |
+//! | [`field`] | [`DeviceField`]: upload/download with conversion on the GPU, norms and dots in f64 |
+//!
+//! Everything that needs a GPU fails with [`DeviceError::NoGpu`] where there is none.
+
+pub mod codegen;
+pub mod field;
+pub mod format;
+pub mod gpu;
+#[cfg(test)]
+mod gpu_tests;
+pub mod layout;
+pub mod reference;
+
+pub use field::DeviceField;
+pub use format::{DeviceFormat, HostReal, UnsupportedFormat};
+pub use gpu::{DeviceError, Gpu};
+pub use layout::DeviceLayout;

@@ -1,0 +1,272 @@
+//! JIT compilation: CUDA C++ source → PTX with NVRTC, cached on disk.
+//!
+//! * **Options**: `--std=c++17 -default-device --gpu-architecture=sm_XY`, then the
+//!   kernel's own ([`Jit::options`]). `sm_XY` is the device's own architecture, or any
+//!   [`Arch`] for offline checks (NVRTC needs no GPU).
+//! * **Cache**: PTX is stored under `<cache root>/ptx/<key>.ptx` (root: see [`cache`]),
+//!   key = FNV-1a-128 of (source, every option, arch, NVRTC version) ([`Jit::cache_key`]),
+//!   so a change of any of them recompiles.
+//! * **Failures**: a rejected program returns [`JitError::Compile`] with NVRTC's log, and
+//!   its source is written to `failed/<name>-<key>.cu` (under `$QDSL_DUMP_DIR` if set,
+//!   else under the cache root), whose path the error names.
+//! * **Dumps**: with `$QDSL_DUMP_DIR=dir`, every compiled (or cache-loaded) program is
+//!   written to `dir/<name>.cu` and `dir/<name>.ptx`.
+
+mod arch;
+pub mod cache;
+mod nvrtc;
+pub mod ptxas;
+
+pub use arch::{Arch, InvalidArch};
+pub use cache::PtxCache;
+
+use crate::hash::StableHasher;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Environment variable naming the directory every generated `.cu` and `.ptx` is dumped to.
+pub const DUMP_DIR_ENV: &str = "QDSL_DUMP_DIR";
+
+/// Errors of JIT compilation.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// NVRTC cannot be loaded or run.
+    #[error("NVRTC is not available: {0}")]
+    Unavailable(String),
+    /// The source contains a NUL byte, which no C++ source may contain.
+    #[error("the source of {name} contains a NUL byte at offset {offset}")]
+    InvalidSource {
+        /// The program's name.
+        name: String,
+        /// Byte offset of the first NUL.
+        offset: usize,
+    },
+    /// NVRTC rejected the program.
+    #[error("NVRTC failed to compile {name} for {arch} (source written to {}):\n{log}", source_file.display())]
+    Compile {
+        /// The program's name.
+        name: String,
+        /// The architecture compiled for.
+        arch: Arch,
+        /// Where the failing source was written.
+        source_file: PathBuf,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// A file of the cache or dump directory could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Compiled PTX and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledPtx {
+    /// The program's name.
+    pub name: String,
+    /// The PTX text.
+    pub ptx: String,
+    /// Its cache key (32 hex digits).
+    pub key: String,
+    /// `true` if it was read from the cache rather than compiled.
+    pub from_cache: bool,
+}
+
+/// Counts of cache hits and NVRTC compilations of one [`Jit`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitStats {
+    /// Programs served from the PTX cache.
+    pub hits: usize,
+    /// Programs compiled by NVRTC.
+    pub compiles: usize,
+}
+
+/// The NVRTC compiler with its PTX cache.
+#[derive(Debug)]
+pub struct Jit {
+    root: PathBuf,
+    cache: PtxCache,
+    dump_dir: Option<PathBuf>,
+    nvrtc_version: (i32, i32),
+    hits: AtomicUsize,
+    compiles: AtomicUsize,
+}
+
+impl Jit {
+    /// A JIT caching under `cache_root` and dumping to `dump_dir` (if any); fails when
+    /// NVRTC cannot be loaded.
+    pub fn new(cache_root: &Path, dump_dir: Option<PathBuf>) -> Result<Self, JitError> {
+        let nvrtc_version = nvrtc::version().map_err(JitError::Unavailable)?;
+        Ok(Self {
+            root: cache_root.to_path_buf(),
+            cache: PtxCache::new(cache_root),
+            dump_dir,
+            nvrtc_version,
+            hits: AtomicUsize::new(0),
+            compiles: AtomicUsize::new(0),
+        })
+    }
+
+    /// A JIT with the documented locations: [`cache::cache_root`] and `$QDSL_DUMP_DIR`.
+    pub fn from_env() -> Result<Self, JitError> {
+        let dump = std::env::var_os(DUMP_DIR_ENV)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+        Self::new(&cache::cache_root(), dump)
+    }
+
+    /// NVRTC's version (major, minor).
+    pub fn nvrtc_version(&self) -> (i32, i32) {
+        self.nvrtc_version
+    }
+
+    /// The cache root.
+    pub fn cache_root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Cache hits and compilations so far.
+    pub fn stats(&self) -> JitStats {
+        JitStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            compiles: self.compiles.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The full NVRTC option list: `--std=c++17`, `-default-device`,
+    /// `--gpu-architecture=<arch>`, then `extra` in order.
+    pub fn options(arch: Arch, extra: &[String]) -> Vec<String> {
+        let mut o = vec![
+            "--std=c++17".to_string(),
+            "-default-device".to_string(),
+            format!("--gpu-architecture={arch}"),
+        ];
+        o.extend(extra.iter().cloned());
+        o
+    }
+
+    /// The cache key of compiling `source` with `options` for `arch` with NVRTC
+    /// `nvrtc_version`: FNV-1a-128 over the length-prefixed fields, as 32 hex digits.
+    pub fn cache_key(
+        source: &str,
+        options: &[String],
+        arch: Arch,
+        nvrtc_version: (i32, i32),
+    ) -> String {
+        let mut h = StableHasher::new();
+        h.write_field(b"qdsl-ptx-v1");
+        h.write_field(source.as_bytes());
+        h.write_field(&(options.len() as u64).to_le_bytes());
+        for o in options {
+            h.write_field(o.as_bytes());
+        }
+        h.write_field(arch.to_string().as_bytes());
+        h.write_field(format!("{}.{}", nvrtc_version.0, nvrtc_version.1).as_bytes());
+        h.hex()
+    }
+
+    /// Compiles `source` (program `name`, usually the kernel's name) for `arch` with the
+    /// kernel's `extra` options, or loads it from the cache.
+    pub fn compile(
+        &self,
+        name: &str,
+        source: &str,
+        arch: Arch,
+        extra: &[String],
+    ) -> Result<CompiledPtx, JitError> {
+        if let Some(offset) = source.bytes().position(|b| b == 0) {
+            return Err(JitError::InvalidSource {
+                name: name.into(),
+                offset,
+            });
+        }
+        let options = Self::options(arch, extra);
+        let key = Self::cache_key(source, &options, arch, self.nvrtc_version);
+        let (ptx, from_cache) = match self.cache.load(&key) {
+            Some(ptx) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                (ptx, true)
+            }
+            None => {
+                let ptx = self.compile_uncached(name, source, arch, &options, &key)?;
+                self.compiles.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = self.cache.store(&key, &ptx) {
+                    eprintln!(
+                        "qdsl: warning: cannot write the PTX cache {}: {e}",
+                        self.cache.path(&key).display()
+                    );
+                }
+                (ptx, false)
+            }
+        };
+        if let Some(dir) = &self.dump_dir {
+            write_file(&dir.join(format!("{name}.cu")), source)?;
+            write_file(&dir.join(format!("{name}.ptx")), &ptx)?;
+        }
+        Ok(CompiledPtx {
+            name: name.into(),
+            ptx,
+            key,
+            from_cache,
+        })
+    }
+
+    fn compile_uncached(
+        &self,
+        name: &str,
+        source: &str,
+        arch: Arch,
+        options: &[String],
+        key: &str,
+    ) -> Result<String, JitError> {
+        match nvrtc::compile(source, name, options) {
+            Ok(ptx) => Ok(ptx),
+            Err(nvrtc::Failure::Unavailable(why)) => Err(JitError::Unavailable(why)),
+            Err(nvrtc::Failure::Rejected(log)) => {
+                let dir = self
+                    .dump_dir
+                    .as_deref()
+                    .unwrap_or(&self.root)
+                    .join("failed");
+                let stem = format!("{}-{}", sanitize(name), &key[..16]);
+                let source_file = dir.join(format!("{stem}.cu"));
+                write_file(&source_file, source)?;
+                let log_text = format!("// options: {}\n{log}", options.join(" "));
+                write_file(&dir.join(format!("{stem}.log")), &log_text)?;
+                Err(JitError::Compile {
+                    name: name.into(),
+                    arch,
+                    source_file,
+                    log,
+                })
+            }
+        }
+    }
+}
+
+/// A file name made of `name`'s letters, digits, `_`, `-` and `.` (others become `_`).
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), JitError> {
+    cache::write_atomic(path, contents.as_bytes()).map_err(|source| JitError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+//! JIT tests that really run NVRTC and ptxas; they skip, saying so, where NVRTC cannot
+//! be loaded.
+
+use super::*;
+
+const AXPY: &str = r#"extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+"#;
+
+fn jit(root: &Path, dump: Option<PathBuf>) -> Option<Jit> {
+    match Jit::new(root, dump) {
+        Ok(j) => Some(j),
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn key_changes_with_every_input() {
+    let o = Jit::options(Arch::SM_90, &[]);
+    let k = Jit::cache_key(AXPY, &o, Arch::SM_90, (13, 0));
+    assert_eq!(k.len(), 32);
+    assert_eq!(k, Jit::cache_key(AXPY, &o, Arch::SM_90, (13, 0)));
+    let o2 = Jit::options(Arch::SM_90, &["--use_fast_math".into()]);
+    let others = [
+        Jit::cache_key(&format!("{AXPY} "), &o, Arch::SM_90, (13, 0)),
+        Jit::cache_key(AXPY, &o2, Arch::SM_90, (13, 0)),
+        Jit::cache_key(AXPY, &o, Arch::new(8, 0), (13, 0)),
+        Jit::cache_key(AXPY, &o, Arch::SM_90, (13, 1)),
+    ];
+    for other in others {
+        assert_ne!(k, other);
+    }
+    assert_eq!(
+        o,
+        ["--std=c++17", "-default-device", "--gpu-architecture=sm_90"]
+    );
+}
+
+#[test]
+fn compiles_then_hits_the_cache_and_dumps() {
+    let root = tempfile::tempdir().unwrap();
+    let dump = tempfile::tempdir().unwrap();
+    let Some(j) = jit(root.path(), Some(dump.path().to_path_buf())) else {
+        return;
+    };
+    assert!(j.nvrtc_version().0 >= 12, "{:?}", j.nvrtc_version());
+    let first = j.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap();
+    assert!(!first.from_cache);
+    assert!(first.ptx.contains(".entry axpy"), "{}", first.ptx);
+    assert!(first.ptx.contains(".target sm_90"));
+    assert!(root
+        .path()
+        .join("ptx")
+        .join(format!("{}.ptx", first.key))
+        .is_file());
+    assert_eq!(
+        j.stats(),
+        JitStats {
+            hits: 0,
+            compiles: 1
+        }
+    );
+
+    // A second JIT over the same root (a new process, in effect) reads the file.
+    let j2 = jit(root.path(), None).unwrap();
+    let second = j2.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap();
+    assert!(second.from_cache);
+    assert_eq!(second.ptx, first.ptx);
+    assert_eq!(
+        j2.stats(),
+        JitStats {
+            hits: 1,
+            compiles: 0
+        }
+    );
+
+    // Another architecture is another key and another compile.
+    let other = j2.compile("axpy", AXPY, Arch::new(8, 0), &[]).unwrap();
+    assert!(!other.from_cache && other.ptx.contains(".target sm_80"));
+
+    assert_eq!(
+        std::fs::read_to_string(dump.path().join("axpy.cu")).unwrap(),
+        AXPY
+    );
+    assert_eq!(
+        std::fs::read_to_string(dump.path().join("axpy.ptx")).unwrap(),
+        first.ptx
+    );
+}
+
+#[test]
+fn a_failed_compile_names_the_source_file_and_carries_the_log() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(j) = jit(root.path(), None) else {
+        return;
+    };
+    let bad = "extern \"C\" __global__ void broken(float* y) {\n    y[0] = undeclared_thing;\n}\n";
+    let err = j.compile("broken", bad, Arch::SM_90, &[]).unwrap_err();
+    let JitError::Compile {
+        source_file, log, ..
+    } = &err
+    else {
+        panic!("expected a compile error, got {err}");
+    };
+    assert!(log.contains("undeclared_thing"), "{log}");
+    assert!(
+        log.contains("broken.cu(2)"),
+        "the log cites file and line: {log}"
+    );
+    assert_eq!(std::fs::read_to_string(source_file).unwrap(), bad);
+    assert!(source_file.starts_with(root.path().join("failed")));
+    let message = err.to_string();
+    assert!(
+        message.contains(&source_file.display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("undeclared_thing"));
+    assert_eq!(j.stats(), JitStats::default());
+    // Nothing was cached for the failed program.
+    assert!(!root.path().join("ptx").exists());
+}
+
+#[test]
+fn a_nul_byte_is_rejected_before_nvrtc() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(j) = jit(root.path(), None) else {
+        return;
+    };
+    let err = j.compile("nul", "int x;\0", Arch::SM_90, &[]).unwrap_err();
+    assert!(
+        matches!(err, JitError::InvalidSource { offset: 6, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn ptxas_reports_registers_of_a_compiled_kernel() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(j) = jit(root.path(), None) else {
+        return;
+    };
+    if ptxas::find_ptxas().is_none() {
+        eprintln!("skipping: ptxas not found");
+        return;
+    }
+    let ptx = j.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap().ptx;
+    let reports = ptxas::report(&ptx, Arch::SM_90).unwrap();
+    assert_eq!(reports.len(), 1);
+    let r = &reports[0];
+    assert_eq!(r.function, "axpy");
+    // A handful of registers (at least the index, a, x[i], y[i]); no spills.
+    assert!((4..=32).contains(&r.registers), "{r:?}");
+    assert_eq!((r.spill_stores, r.spill_loads), (0, 0));
+    let bad = ptxas::report("garbage", Arch::SM_90).unwrap_err();
+    assert!(matches!(bad, ptxas::PtxasError::Failed { .. }), "{bad}");
+}

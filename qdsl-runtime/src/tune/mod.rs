@@ -1,0 +1,29 @@
+//! The autotuner and its cache.
+//!
+//! * [`launch`]: launch knobs (block, grid, throttling shared memory: no recompile) and
+//!   the candidate list; compile knobs travel in [`Candidate::compile`] as a label.
+//! * [`key`]: the [`TuneKey`] (kernel, variant hash, volume, formats, device) and the
+//!   cache's [`Fingerprint`] (crate version, codegen hash, GPU, sm, driver, NVRTC).
+//! * [`cache`]: the human-readable TSV file keeping every candidate's time.
+//! * [`lock`]: the inter-process lock writers take.
+//! * `tuner`: [`Tuner::tune`], which takes a closure "run this candidate, return its
+//!   time in µs", so it can be tested with a fake timer.
+//!
+//! The cache file is `<cache root>/tunecache.tsv` ([`default_path`]); `QDSL_TUNE=0`
+//! turns tuning off (the default launch, the first candidate, is then used).
+
+pub mod cache;
+pub mod key;
+pub mod launch;
+pub mod lock;
+mod tuner;
+
+pub use cache::{Measurement, TuneCache};
+pub use key::{Fingerprint, TuneKey};
+pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
+pub use tuner::{tuning_enabled, TuneError, TuneSource, Tuned, Tuner, TUNE_ENV};
+
+/// The tune cache file: `<cache root>/tunecache.tsv` (see [`crate::jit::cache`]).
+pub fn default_path() -> std::path::PathBuf {
+    crate::jit::cache::cache_root().join("tunecache.tsv")
+}

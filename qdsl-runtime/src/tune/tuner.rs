@@ -1,0 +1,306 @@
+//! The autotuner: times every candidate of a key once, keeps every time in the tune
+//! cache, and afterwards answers from the cache.
+
+use super::cache::{best, CacheProblem, Measurement, TuneCache};
+use super::key::{Fingerprint, TuneKey};
+use super::launch::Candidate;
+use super::lock::FileLock;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Environment variable switching tuning off: `QDSL_TUNE=0`.
+pub const TUNE_ENV: &str = "QDSL_TUNE";
+
+/// How long a writer waits for the cache lock before giving up (the result is still
+/// used, only not saved).
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// Age after which a lock file is taken to be left by a crashed process.
+pub const STALE_LOCK: Duration = Duration::from_secs(120);
+
+/// Where a tuning answer came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TuneSource {
+    /// Tuning is off: the first candidate (the default launch) was taken untimed.
+    Disabled,
+    /// Read from the tune cache.
+    Cache,
+    /// Measured now.
+    Measured,
+}
+
+/// The tuner's answer for one key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuned {
+    /// The candidate to use.
+    pub best: Candidate,
+    /// Its time in µs (`None` when tuning is off).
+    pub time_us: Option<f64>,
+    /// Where the answer came from.
+    pub source: TuneSource,
+}
+
+/// Errors of tuning.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// The caller gave no candidates.
+    #[error("no candidates to tune {kernel}")]
+    NoCandidates {
+        /// Kernel name.
+        kernel: String,
+    },
+    /// Every candidate failed to run.
+    #[error("every one of the {count} candidates of {kernel} failed; first error: {first}")]
+    AllFailed {
+        /// Kernel name.
+        kernel: String,
+        /// Number of candidates.
+        count: usize,
+        /// The first candidate's error.
+        first: String,
+    },
+}
+
+/// A sink for the tuner's warnings (stderr by default).
+pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The autotuner over one tune cache file.
+pub struct Tuner {
+    path: PathBuf,
+    fingerprint: Fingerprint,
+    enabled: bool,
+    progress: bool,
+    warn: WarningSink,
+    cache: Mutex<Option<TuneCache>>,
+}
+
+impl std::fmt::Debug for Tuner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tuner")
+            .field("path", &self.path)
+            .field("fingerprint", &self.fingerprint)
+            .field("enabled", &self.enabled)
+            .finish()
+    }
+}
+
+/// Whether tuning is on, given the value of `QDSL_TUNE`: off only for `0` (also
+/// `off`, `false`, `no`).
+pub fn tuning_enabled(value: Option<&str>) -> bool {
+    !matches!(
+        value.map(|v| v.trim().to_ascii_lowercase()).as_deref(),
+        Some("0" | "off" | "false" | "no")
+    )
+}
+
+impl Tuner {
+    /// A tuner over the cache file `path` for programs with `fingerprint`; tuning on or
+    /// off by `$QDSL_TUNE`; progress bar on stderr (drawn only on a terminal); warnings
+    /// to stderr.
+    pub fn new(path: &Path, fingerprint: Fingerprint) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            fingerprint,
+            enabled: tuning_enabled(std::env::var(TUNE_ENV).ok().as_deref()),
+            progress: true,
+            warn: Arc::new(|w| eprintln!("qdsl: warning: {w}")),
+            cache: Mutex::new(None),
+        }
+    }
+
+    /// Turns tuning on or off (overriding `$QDSL_TUNE`).
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Shows or hides the progress bar.
+    pub fn with_progress(mut self, progress: bool) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Sends warnings to `sink` instead of stderr.
+    pub fn with_warnings(mut self, sink: WarningSink) -> Self {
+        self.warn = sink;
+        self
+    }
+
+    /// The cache file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether tuning is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Reads the cache file: an empty cache if it does not exist, and (with a warning)
+    /// if it is corrupt or was made with another fingerprint.
+    fn read(&self) -> TuneCache {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return TuneCache::new(self.fingerprint.clone())
+            }
+            Err(e) => {
+                (self.warn)(&format!(
+                    "cannot read the tune cache {}: {e}; re-tuning",
+                    self.path.display()
+                ));
+                return TuneCache::new(self.fingerprint.clone());
+            }
+        };
+        match TuneCache::parse(&text, &self.fingerprint) {
+            Ok(c) => c,
+            Err(p) => {
+                let what = match p {
+                    CacheProblem::Corrupt { .. } => "is corrupt",
+                    CacheProblem::Mismatch { .. } => "is stale",
+                };
+                (self.warn)(&format!(
+                    "the tune cache {} {what} ({p}); re-tuning and rewriting it",
+                    self.path.display()
+                ));
+                TuneCache::new(self.fingerprint.clone())
+            }
+        }
+    }
+
+    /// The candidate to use for `key`.
+    ///
+    /// * tuning off: `candidates[0]` (callers put the default launch first), untimed;
+    /// * a cached entry whose best candidate is among `candidates`: that one;
+    /// * otherwise every candidate is run once through `run`, which returns its time in
+    ///   µs (or an error: the candidate is recorded as failed); all times are saved to
+    ///   the cache (under the lock) and the fastest is returned.
+    pub fn tune<E: Display>(
+        &self,
+        key: &TuneKey,
+        candidates: &[Candidate],
+        mut run: impl FnMut(&Candidate) -> Result<f64, E>,
+    ) -> Result<Tuned, TuneError> {
+        let Some(first) = candidates.first() else {
+            return Err(TuneError::NoCandidates {
+                kernel: key.kernel.clone(),
+            });
+        };
+        if !self.enabled {
+            return Ok(Tuned {
+                best: first.clone(),
+                time_us: None,
+                source: TuneSource::Disabled,
+            });
+        }
+        if let Some(hit) = self.lookup(key, candidates) {
+            return Ok(hit);
+        }
+        let bar = self.progress_bar(key, candidates.len());
+        let mut measurements = Vec::with_capacity(candidates.len());
+        let mut first_error = None;
+        for c in candidates {
+            bar.set_message(format!("{} {c}", key.kernel));
+            let time_us = match run(c) {
+                Ok(t) if t.is_finite() && t >= 0.0 => Some(t),
+                Ok(t) => {
+                    first_error.get_or_insert_with(|| format!("{c}: invalid time {t}"));
+                    None
+                }
+                Err(e) => {
+                    first_error.get_or_insert_with(|| format!("{c}: {e}"));
+                    None
+                }
+            };
+            measurements.push(Measurement {
+                candidate: c.clone(),
+                time_us,
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let Some(winner) = best(&measurements).cloned() else {
+            return Err(TuneError::AllFailed {
+                kernel: key.kernel.clone(),
+                count: candidates.len(),
+                first: first_error.unwrap_or_default(),
+            });
+        };
+        self.save(key, measurements);
+        Ok(Tuned {
+            best: winner.candidate,
+            time_us: winner.time_us,
+            source: TuneSource::Measured,
+        })
+    }
+
+    fn lookup(&self, key: &TuneKey, candidates: &[Candidate]) -> Option<Tuned> {
+        let mut guard = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = guard.get_or_insert_with(|| self.read());
+        let m = best(cache.entries.get(key)?)?;
+        if !candidates.contains(&m.candidate) {
+            (self.warn)(&format!(
+                "the cached best launch of {} ({}) is no longer a candidate; re-tuning",
+                key.kernel, m.candidate
+            ));
+            return None;
+        }
+        Some(Tuned {
+            best: m.candidate.clone(),
+            time_us: m.time_us,
+            source: TuneSource::Cache,
+        })
+    }
+
+    /// Merges `key`'s measurements into the file under the lock: re-read the file (other
+    /// processes may have added keys), replace the key, write atomically.
+    fn save(&self, key: &TuneKey, measurements: Vec<Measurement>) {
+        let mut guard = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let lock_path = {
+            let mut name = self.path.as_os_str().to_owned();
+            name.push(".lock");
+            PathBuf::from(name)
+        };
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let lock = match FileLock::acquire(&lock_path, LOCK_TIMEOUT, STALE_LOCK) {
+            Ok(l) => l,
+            Err(e) => {
+                (self.warn)(&format!("{e}; the tuning result is used but not saved"));
+                guard
+                    .get_or_insert_with(|| TuneCache::new(self.fingerprint.clone()))
+                    .entries
+                    .insert(key.clone(), measurements);
+                return;
+            }
+        };
+        let mut fresh = self.read();
+        fresh.entries.insert(key.clone(), measurements);
+        if let Err(e) = crate::jit::cache::write_atomic(&self.path, fresh.render().as_bytes()) {
+            (self.warn)(&format!(
+                "cannot write the tune cache {}: {e}",
+                self.path.display()
+            ));
+        }
+        drop(lock);
+        *guard = Some(fresh);
+    }
+
+    fn progress_bar(&self, key: &TuneKey, n: usize) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("tuning {pos}/{len} {bar:30} {msg}") {
+            bar.set_style(style);
+        }
+        bar.set_message(key.kernel.clone());
+        bar
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,284 @@
+//! Tuner tests with a fake timer: the "time" of a candidate is a function of its knobs.
+
+use super::*;
+use crate::tune::launch::LaunchConfig;
+
+fn fp(codegen: &str) -> Fingerprint {
+    Fingerprint::new(codegen, "Fake GPU", "sm_90", "13.0", "13.0")
+}
+
+fn key(kernel: &str) -> TuneKey {
+    TuneKey::new(
+        kernel,
+        0x1234,
+        4096,
+        "spinor=f32 gauge=f32 recon=12",
+        "Fake GPU sm_90",
+    )
+}
+
+fn candidates() -> Vec<Candidate> {
+    [128u32, 16, 64, 256]
+        .iter()
+        .flat_map(|&b| [0u32, 8192].map(|s| Candidate::launch(LaunchConfig::covering(4096, b, s))))
+        .collect()
+}
+
+/// Fake time: blocks of 16 with 8 KiB shared are fastest (QUDA-like), 64 fails.
+fn fake(c: &Candidate) -> Result<f64, String> {
+    match (c.launch.block, c.launch.shared_bytes) {
+        (64, _) => Err("too many resources requested".into()),
+        (16, 8192) => Ok(5.0),
+        (b, s) => Ok(10.0 + b as f64 / 100.0 + s as f64 / 10000.0),
+    }
+}
+
+fn tuner(path: &Path, codegen: &str, warnings: &Arc<Mutex<Vec<String>>>) -> Tuner {
+    let w = warnings.clone();
+    Tuner::new(path, fp(codegen))
+        .with_enabled(true)
+        .with_progress(false)
+        .with_warnings(Arc::new(move |s| w.lock().unwrap().push(s.to_string())))
+}
+
+#[test]
+fn picks_the_fastest_and_records_every_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let t = tuner(&path, "cg", &warnings);
+    let mut runs = 0;
+    let r = t
+        .tune(&key("wilson_hop"), &candidates(), |c| {
+            runs += 1;
+            fake(c)
+        })
+        .unwrap();
+    assert_eq!(runs, 8);
+    assert_eq!(r.source, TuneSource::Measured);
+    assert_eq!(r.best.launch, LaunchConfig::covering(4096, 16, 8192));
+    assert_eq!(r.time_us, Some(5.0));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        8 + 8,
+        "8 header lines + 8 rows:\n{text}"
+    );
+    assert_eq!(text.matches("\tfailed\t").count(), 2);
+    assert_eq!(text.matches("\t*\n").count(), 1);
+    assert!(warnings.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_second_tuner_answers_from_the_file_without_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    tuner(&path, "cg", &w)
+        .tune(&key("k"), &candidates(), fake)
+        .unwrap();
+    let r = tuner(&path, "cg", &w)
+        .tune(&key("k"), &candidates(), |_| -> Result<f64, String> {
+            panic!("a cached key must not be re-run")
+        })
+        .unwrap();
+    assert_eq!(r.source, TuneSource::Cache);
+    assert_eq!(r.best.launch.block, 16);
+    // The same kernel at another volume is another key: it is tuned.
+    let mut runs = 0;
+    let other = TuneKey {
+        volume: 8192,
+        ..key("k")
+    };
+    tuner(&path, "cg", &w)
+        .tune(&other, &candidates(), |c| {
+            runs += 1;
+            fake(c)
+        })
+        .unwrap();
+    assert_eq!(runs, 8);
+}
+
+#[test]
+fn disabled_tuning_takes_the_first_candidate_untimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let t = tuner(&path, "cg", &w).with_enabled(false);
+    let r = t
+        .tune(&key("k"), &candidates(), |_| -> Result<f64, String> {
+            panic!("tuning is off")
+        })
+        .unwrap();
+    assert_eq!(r.best, candidates()[0]);
+    assert_eq!(r.source, TuneSource::Disabled);
+    assert!(!path.exists());
+    for (v, on) in [
+        (None, true),
+        (Some("0"), false),
+        (Some("off"), false),
+        (Some("1"), true),
+    ] {
+        assert_eq!(tuning_enabled(v), on, "{v:?}");
+    }
+}
+
+#[test]
+fn a_corrupt_cache_is_retuned_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    std::fs::write(&path, "# qdsl tune cache v1\n\u{0}\u{1} binary junk\n").unwrap();
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let r = tuner(&path, "cg", &w)
+        .tune(&key("k"), &candidates(), fake)
+        .unwrap();
+    assert_eq!(r.source, TuneSource::Measured);
+    let warnings = w.lock().unwrap().clone();
+    assert!(!warnings.is_empty());
+    assert!(
+        warnings[0].contains("is corrupt (corrupt at line 2"),
+        "{warnings:?}"
+    );
+    // The file was rewritten and is valid again.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(TuneCache::parse(&text, &fp("cg")).is_ok());
+}
+
+#[test]
+fn a_fingerprint_mismatch_is_retuned_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    tuner(&path, "old-codegen", &w)
+        .tune(&key("k"), &candidates(), fake)
+        .unwrap();
+    let mut runs = 0;
+    let r = tuner(&path, "new-codegen", &w)
+        .tune(&key("k"), &candidates(), |c| {
+            runs += 1;
+            fake(c)
+        })
+        .unwrap();
+    assert_eq!((r.source, runs), (TuneSource::Measured, 8));
+    let warnings = w.lock().unwrap().clone();
+    assert_eq!(
+        warnings.len(),
+        2,
+        "one on lookup, one on the locked re-read: {warnings:?}"
+    );
+    assert!(warnings[0].contains("is stale (made with codegen_hash = \"old-codegen\""));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("# codegen_hash\tnew-codegen\n"));
+}
+
+#[test]
+fn errors_are_returned_not_panicked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let t = tuner(&path, "cg", &w);
+    let e = t.tune(&key("k"), &[], fake).unwrap_err();
+    assert!(matches!(e, TuneError::NoCandidates { .. }));
+    let e = t
+        .tune(&key("k"), &candidates(), |_| -> Result<f64, String> {
+            Err("launch failed".into())
+        })
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("every one of the 8 candidates of k failed"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("launch failed"));
+    // A NaN time is a failed candidate, not a winner.
+    let r = t
+        .tune(&key("nan"), &candidates()[..2], |c| {
+            Ok::<f64, String>(if c.launch.shared_bytes == 0 {
+                f64::NAN
+            } else {
+                3.0
+            })
+        })
+        .unwrap();
+    assert_eq!(r.best, candidates()[1]);
+}
+
+#[test]
+fn concurrent_writers_do_not_lose_or_corrupt_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let kernels: Vec<String> = (0..8).map(|i| format!("kernel{i}")).collect();
+    std::thread::scope(|s| {
+        for k in &kernels {
+            let path = path.clone();
+            s.spawn(move || {
+                // One tuner per thread: like separate processes, no shared memory state.
+                let w = Arc::new(Mutex::new(Vec::new()));
+                tuner(&path, "cg", &w)
+                    .tune(&key(k), &candidates(), |c| {
+                        std::thread::sleep(Duration::from_micros(200));
+                        fake(c)
+                    })
+                    .unwrap();
+                assert!(w.lock().unwrap().is_empty(), "{:?}", w.lock().unwrap());
+            });
+        }
+    });
+    let cache = TuneCache::parse(&std::fs::read_to_string(&path).unwrap(), &fp("cg")).unwrap();
+    assert_eq!(cache.entries.len(), 8);
+    for k in &kernels {
+        assert_eq!(cache.entries[&key(k)].len(), 8);
+    }
+    assert!(!dir.path().join("tunecache.tsv.lock").exists());
+}
+
+/// Child half of the multi-process test: tunes the key named by `QDSL_TEST_TUNE_KEY` into
+/// the cache `QDSL_TEST_TUNE_PATH`. Ignored, so it runs only when the parent asks.
+#[test]
+#[ignore = "run by concurrent_processes_do_not_corrupt_the_cache"]
+fn child_process_tunes_one_key() {
+    let (Ok(path), Ok(k)) = (
+        std::env::var("QDSL_TEST_TUNE_PATH"),
+        std::env::var("QDSL_TEST_TUNE_KEY"),
+    ) else {
+        return;
+    };
+    let w = Arc::new(Mutex::new(Vec::new()));
+    tuner(Path::new(&path), "cg", &w)
+        .tune(&key(&k), &candidates(), |c| {
+            std::thread::sleep(Duration::from_micros(500));
+            fake(c)
+        })
+        .unwrap();
+}
+
+#[test]
+fn concurrent_processes_do_not_corrupt_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "tune::tuner::tests::child_process_tunes_one_key",
+                    "--ignored",
+                    "--quiet",
+                ])
+                .env("QDSL_TEST_TUNE_PATH", &path)
+                .env("QDSL_TEST_TUNE_KEY", format!("process{i}"))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let cache = TuneCache::parse(&std::fs::read_to_string(&path).unwrap(), &fp("cg")).unwrap();
+    assert_eq!(cache.entries.len(), 4);
+    for i in 0..4 {
+        assert_eq!(cache.entries[&key(&format!("process{i}"))].len(), 8);
+    }
+}
