@@ -20,10 +20,10 @@ stencil! {
     ///        + (1 + γ_μ)[(9/8) U_μ†(x−μ̂) ψ(x−μ̂) − (1/24) U_μ†(x−μ̂)U_μ†(x−2μ̂)U_μ†(x−3μ̂) ψ(x−3μ̂)]
     pub naik_wilson_hop(out: Spinor, psi: Spinor, u: Gauge) {
         for mu in 0..4 {
-            out += 1.125 * (1 - gamma(mu)) * u[mu](x) * psi(x + mu);
-            out += 1.125 * (1 + gamma(mu)) * u[mu](x - mu).dagger() * psi(x - mu);
-            out -= 0.041666666666666664 * (1 - gamma(mu)) * u[mu](x) * u[mu](x + mu) * u[mu](x + 2 * mu) * psi(x + 3 * mu);
-            out -= 0.041666666666666664 * (1 + gamma(mu)) * u[mu](x - mu).dagger() * u[mu](x - 2 * mu).dagger() * u[mu](x - 3 * mu).dagger() * psi(x - 3 * mu);
+            out += 9.0 / 8.0 * (1 - gamma(mu)) * u[mu](x) * psi(x + mu);
+            out += 9.0 / 8.0 * (1 + gamma(mu)) * u[mu](x - mu).dagger() * psi(x - mu);
+            out += -1.0 / 24.0 * (1 - gamma(mu)) * u[mu](x) * u[mu](x + mu) * u[mu](x + 2 * mu) * psi(x + 3 * mu);
+            out += -1.0 / 24.0 * (1 + gamma(mu)) * u[mu](x - mu).dagger() * u[mu](x - 2 * mu).dagger() * u[mu](x - 3 * mu).dagger() * psi(x - 3 * mu);
         }
     }
 }

@@ -9,9 +9,18 @@
 //! | [`WilsonHop`] | the Wilson hopping term H (DESIGN.md conventions) |
 //! | [`NaiveStaggeredHop`] | the naive staggered hop with phases folded into the links |
 //! | [`ImprovedStaggeredHop`] | fat one-hop + long three-hop links (asqtad, HISQ) |
+//! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
+//! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 
+mod links;
 mod staggered;
+mod twisted_mass;
 mod wilson;
 
+pub use links::{
+    asqtad_links, fold_staggered_phases, hisq_links, staggered_phase, AsqtadFat, AsqtadLong, Fat7,
+    HisqFat, SmearError,
+};
 pub use staggered::{ImprovedStaggeredHop, NaiveStaggeredHop};
+pub use twisted_mass::TwistedMassTwist;
 pub use wilson::WilsonHop;

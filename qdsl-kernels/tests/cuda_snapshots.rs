@@ -1,12 +1,12 @@
 //! Snapshots of the generated CUDA C++ (reviewed, not blindly accepted): the full source
 //! of representative variants of each catalog kernel, and a manifest naming every
-//! variant's kernel with a hash of its source, so that a change in any of the 288
+//! variant's kernel with a hash of its source, so that a change in any of the 384
 //! sources shows up in review. Also: the generator is deterministic.
 
 use qdsl_core::dsl::variant::{fnv1a, OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::lattice::Parity;
-use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonHop};
 
 type Source = fn(&Variant) -> Result<String, qdsl_core::dsl::DslError>;
 type Name = fn(&Variant) -> String;
@@ -60,12 +60,20 @@ fn staggered_hop_sources() {
     );
 }
 
+#[test]
+fn twisted_mass_twist_sources() {
+    insta::assert_snapshot!(
+        "twisted_mass_twist_odd_dagger_xpay_f64",
+        TwistedMassTwist::cuda_source(&odd_dagger_xpay_f64()).unwrap()
+    );
+}
+
 /// One line per variant of every catalog kernel: kernel name, variant, source length and
 /// FNV-1a hash of the source.
 #[test]
 fn manifest_of_every_variant() {
     let mut manifest = String::new();
-    let kernels: [(Source, Name); 3] = [
+    let kernels: [(Source, Name); 4] = [
         (WilsonHop::cuda_source, WilsonHop::kernel_name),
         (
             NaiveStaggeredHop::cuda_source,
@@ -75,6 +83,7 @@ fn manifest_of_every_variant() {
             ImprovedStaggeredHop::cuda_source,
             ImprovedStaggeredHop::kernel_name,
         ),
+        (TwistedMassTwist::cuda_source, TwistedMassTwist::kernel_name),
     ];
     for (source, name) in kernels {
         for v in Variant::all() {

@@ -9,6 +9,7 @@ use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::format::{FermionFormat, LinkFormat, LinkSign};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Complex;
@@ -135,7 +136,8 @@ fn generated_hop_equals_textbook_hop_for_every_variant() {
                 rel_diff(&run::<f64>(&v, &u, &psi, &x, (a, b)), &want),
                 1e-13,
             ),
-            StorageFormat::F32 => (rel_diff(&run::<f32>(&v, &u, &psi, &x, (a, b)), &want), 3e-6),
+            // f32 and the narrow formats (which compute in f32).
+            _ => (rel_diff(&run::<f32>(&v, &u, &psi, &x, (a, b)), &want), 3e-6),
         };
         assert!(err < tol, "{v}: relative error {err:e}");
         checked += 1;
@@ -418,6 +420,185 @@ fn wilson_info_counts() {
     assert_eq!(info.bytes.quda, 3072);
     assert_eq!(info.flops_per_site, 1320 + 72);
     assert!(info.knobs.contains(&("dagger", vec!["false", "true"])));
-    assert!(info.knobs.contains(&("recon", vec!["18", "12"])));
-    assert_eq!(info.bytes_by_format.len(), 8);
+    assert!(info.knobs.contains(&("recon", vec!["18", "12", "8"])));
+    assert_eq!(info.bytes_by_format.len(), 6 * 6 * 3);
+    // Narrow formats, QUDA model = out + 8 · (site + link): fixed16 site = 4-byte norm +
+    // 24 · 2 = 52, fixed16 recon-8 link = 16: 52 + 8 · 68 = 596; f16 site 48, f16
+    // recon-12 link 24: 48 + 8 · 72 = 624.
+    for (spinor, gauge, recon, quda) in [
+        (
+            StorageFormat::Fixed16,
+            StorageFormat::Fixed16,
+            Recon::R8,
+            596,
+        ),
+        (StorageFormat::F16, StorageFormat::F16, Recon::R12, 624),
+    ] {
+        let v = Variant {
+            spinor,
+            gauge,
+            recon,
+            ..Variant::default()
+        };
+        assert_eq!(WilsonHop::info(&v).unwrap().bytes.quda, quda, "{v}");
+    }
+}
+
+/// One site rounded through a fermion format's byte encoding (qdsl_core::format).
+fn stored_site(format: FermionFormat, site: &[[C; 3]]) -> Vec<[C; 3]> {
+    let reals: Vec<f64> = site.iter().flatten().flat_map(|z| [z.re, z.im]).collect();
+    let mut bytes = vec![0u8; format.bytes_per_site(reals.len())];
+    format.encode(&reals, &mut bytes).unwrap();
+    let mut back = vec![0.0f64; reals.len()];
+    format.decode(&bytes, &mut back).unwrap();
+    back.chunks_exact(6)
+        .map(|s| std::array::from_fn(|a| C::new(s[2 * a], s[2 * a + 1])))
+        .collect()
+}
+
+/// Narrow storage formats (f16, bf16, fixed16, fixed8 fermions; the same or f32 links with
+/// recon 18, 12 and 8): the generated hop equals the textbook hop applied to the inputs as
+/// the format stores them (sites and links round-tripped through the qdsl_core::format
+/// byte encodings), with the output rounded through the format too. Independently, it
+/// differs from the exact hop by a nonzero amount below the format's resolution, and a
+/// fixed8 output site lies on its grid v = k · norm/127 with norm = max |v|.
+#[test]
+fn narrow_formats_equal_the_textbook_hop_on_stored_fields() {
+    let lat = lattice();
+    let u = random_gauge(lat, 41);
+    let full = SpinorLayout::wilson(lat, SiteSubset::Full);
+    let psi = to_plain(&ColourSpinorField::<f64>::gaussian(full, 42));
+    let exact = textbook_hop(&u, &psi, false, false);
+    // (format, upper bound on the relative error against the exact hop)
+    for (spinor, resolution) in [
+        (StorageFormat::F16, 4e-3),
+        (StorageFormat::BF16, 3e-2),
+        (StorageFormat::Fixed16, 1e-3),
+        (StorageFormat::Fixed8, 1e-1),
+    ] {
+        for (gauge, recon) in [
+            (spinor, Recon::R18),
+            (spinor, Recon::R12),
+            (StorageFormat::F32, Recon::R8),
+        ] {
+            let v = Variant {
+                sites: OutputSites::Full,
+                spinor,
+                gauge,
+                recon,
+                ..Variant::default()
+            };
+            let ff = spinor.fermion_format();
+            let lf = LinkFormat::new(gauge.link_storage(), recon.compression());
+            let u_stored = GaugeField::from_fn(lat, |c, mu| {
+                let mut bytes = vec![0u8; lf.bytes_per_link()];
+                lf.encode(u.link_at(c, mu), LinkSign::Plus, &mut bytes)
+                    .unwrap();
+                lf.decode::<f64>(&bytes, LinkSign::Plus).unwrap()
+            });
+            let psi_stored: Plain = psi.iter().map(|s| stored_site(ff, s)).collect();
+            let want: Plain = textbook_hop(&u_stored, &psi_stored, false, false)
+                .iter()
+                .map(|s| stored_site(ff, s))
+                .collect();
+            let mut out = ColourSpinorField::<f64>::zeros(full);
+            WilsonHop
+                .apply_cpu(&v, &mut out, &from_plain(&psi, full), &u, None)
+                .unwrap();
+            let err = rel_diff(&out, &want);
+            assert!(
+                err < 1e-12,
+                "{v}: relative difference {err:e} from the stored textbook hop"
+            );
+            let vs_exact = rel_diff(&out, &exact);
+            assert!(
+                vs_exact > 0.0 && vs_exact < resolution,
+                "{v}: {vs_exact:e} from the exact hop"
+            );
+            if spinor == StorageFormat::Fixed8 {
+                for site in to_plain(&out) {
+                    let reals: Vec<f64> =
+                        site.iter().flatten().flat_map(|z| [z.re, z.im]).collect();
+                    let norm = reals.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+                    for r in reals {
+                        let k = r * 127.0 / norm;
+                        assert!(
+                            (k - k.round()).abs() < 1e-4,
+                            "{v}: {r} is not on the grid of {norm}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The CUDA emitter refuses the narrow formats and recon 8 by name (the CPU path runs them).
+#[test]
+fn cuda_emitter_names_the_formats_it_does_not_generate() {
+    for (v, knob) in [
+        (
+            Variant {
+                spinor: StorageFormat::F16,
+                ..Variant::default()
+            },
+            "spinor",
+        ),
+        (
+            Variant {
+                gauge: StorageFormat::Fixed8,
+                ..Variant::default()
+            },
+            "gauge",
+        ),
+        (
+            Variant {
+                recon: Recon::R8,
+                ..Variant::default()
+            },
+            "recon",
+        ),
+    ] {
+        let e = WilsonHop::cuda_source(&v).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("does not support {knob}")) && e.contains("CPU path"),
+            "{e}"
+        );
+    }
+}
+
+/// Values a storage format cannot hold are errors naming the field: f16 overflows at
+/// 65520, and recon 8 rebuilds only SU(3) links.
+#[test]
+fn unstorable_fields_are_reported() {
+    let lat = lattice();
+    let full = SpinorLayout::wilson(lat, SiteSubset::Full);
+    let v = Variant {
+        sites: OutputSites::Full,
+        spinor: StorageFormat::F16,
+        ..Variant::default()
+    };
+    let mut big = ColourSpinorField::<f64>::gaussian(full, 3);
+    big.data_mut()[5] = Complex::new(1e5, 0.0);
+    let mut out = ColourSpinorField::<f64>::zeros(full);
+    let e = WilsonHop
+        .apply_cpu(&v, &mut out, &big, &random_gauge(lat, 1), None)
+        .unwrap_err();
+    assert!(
+        matches!(&e, qdsl_core::dsl::DslError::Storage { field, format, .. } if field == "psi" && format == "f16"),
+        "{e}"
+    );
+    let v8 = Variant {
+        sites: OutputSites::Full,
+        recon: Recon::R8,
+        ..Variant::default()
+    };
+    let psi = ColourSpinorField::<f64>::gaussian(full, 4);
+    let e = WilsonHop
+        .apply_cpu(&v8, &mut out, &psi, &random_matrices(lat, 2), None)
+        .unwrap_err();
+    assert!(
+        matches!(&e, qdsl_core::dsl::DslError::Storage { field, .. } if field == "u"),
+        "{e}"
+    );
 }

@@ -164,19 +164,66 @@ fn factors(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// A numeric literal (possibly negated).
-fn number(e: &Expr) -> Option<f64> {
-    match e {
+/// A constant coefficient expression, evaluated in f64 as Rust would: numeric literals
+/// combined with unary `-`, parentheses and the binary operators `+ - * /` (e.g.
+/// `1.0 / 24.0`, `-(9.0 / 8.0)`). `Ok(None)` when `e` is not such an expression (then it
+/// is a projector, a link or a source); an error at the offending token for a division
+/// by zero or a non-finite result.
+fn number(e: &Expr) -> syn::Result<Option<f64>> {
+    let value = match e {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
-        }) => i.base10_parse::<f64>().ok(),
+        }) => i.base10_parse::<f64>()?,
         Expr::Lit(syn::ExprLit {
             lit: Lit::Float(f), ..
-        }) => f.base10_parse::<f64>().ok(),
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => number(&u.expr).map(|x| -x),
-        Expr::Paren(p) => number(&p.expr),
-        _ => None,
+        }) => f.base10_parse::<f64>()?,
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match number(&u.expr)? {
+            Some(x) => -x,
+            None => return Ok(None),
+        },
+        Expr::Paren(p) => return number(&p.expr),
+        Expr::Binary(b) => {
+            let (Some(l), Some(r)) = (number(&b.left)?, number(&b.right)?) else {
+                return Ok(None);
+            };
+            match b.op {
+                BinOp::Add(_) => l + r,
+                BinOp::Sub(_) => l - r,
+                BinOp::Mul(_) => l * r,
+                BinOp::Div(_) if r == 0.0 => {
+                    return Err(syn::Error::new(
+                        b.right.span(),
+                        "division by zero in a coefficient",
+                    ))
+                }
+                BinOp::Div(_) => l / r,
+                _ => return Ok(None),
+            }
+        }
+        _ => return Ok(None),
+    };
+    if value.is_finite() {
+        Ok(Some(value))
+    } else {
+        Err(syn::Error::new(
+            e.span(),
+            format!("the coefficient evaluates to {value}; it must be finite"),
+        ))
     }
+}
+
+/// Whether `e` is the twist `(i * gamma(5))`, i.e. i γ5.
+fn is_twist(e: &Expr) -> bool {
+    let Expr::Paren(p) = e else { return false };
+    let Expr::Binary(b) = &*p.expr else {
+        return false;
+    };
+    let is_i = matches!(&*b.left, Expr::Path(q) if q.path.is_ident("i"));
+    let is_gamma5 = matches!(&*b.right, Expr::Call(c)
+        if matches!(&*c.func, Expr::Path(f) if f.path.is_ident("gamma"))
+            && c.args.len() == 1
+            && matches!(&c.args[0], Expr::Lit(syn::ExprLit { lit: Lit::Int(n), .. }) if n.base10_digits() == "5"));
+    matches!(b.op, BinOp::Mul(_)) && is_i && is_gamma5
 }
 
 /// `(1 ± gamma(mu))` → (μ, sign).
@@ -196,7 +243,7 @@ fn projector(e: &Expr, scope: &Scope) -> syn::Result<(usize, i32)> {
         BinOp::Sub(_) => -1,
         _ => return Err(bad()),
     };
-    if number(&b.left) != Some(1.0) {
+    if number(&b.left)? != Some(1.0) {
         return Err(syn::Error::new(
             b.left.span(),
             "a spin projector is `1 ± gamma(mu)`: the identity part must be `1`",
@@ -286,10 +333,10 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
         .split_last()
         .ok_or_else(|| syn::Error::new(e.span(), "empty term"))?;
     let mut coeff = sign;
-    let mut spin: Option<(usize, i32, Span)> = None;
+    let mut spin: Option<(SpinOp, Span)> = None;
     let mut links: Vec<(LinkRef, Span)> = Vec::new();
     for f in rest {
-        if let Some(c) = number(f) {
+        if let Some(c) = number(f)? {
             if spin.is_some() || !links.is_empty() {
                 return Err(syn::Error::new(
                     f.span(),
@@ -304,8 +351,13 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
                     "one spin projector per term, before the links",
                 ));
             }
-            let (mu, s) = projector(f, scope)?;
-            spin = Some((mu, s, f.span()));
+            let op = if is_twist(f) {
+                SpinOp::TwistGamma5
+            } else {
+                let (mu, sign) = projector(f, scope)?;
+                SpinOp::Projector { mu, sign }
+            };
+            spin = Some((op, f.span()));
         } else if let Some(l) = link(f, scope)? {
             links.push(l);
         } else {
@@ -374,12 +426,19 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
         ));
     }
     let mu = dir.or(links.first().map(|l| l.0.mu)).unwrap_or(0);
-    if let Some((pmu, _, span)) = spin {
+    if let Some((op, span)) = spin {
         if let FieldShape::Spinor { nspin, .. } = shape {
             if nspin != 4 {
+                let pmu = match op {
+                    SpinOp::Projector { mu, .. } => format!("spin projector (1 ± γ_{mu})"),
+                    _ => "twist i γ5".to_string(),
+                };
                 return Err(syn::Error::new(
                     span,
-                    format!("the spin projector (1 ± γ_{pmu}) needs a 4-spin field, but `{src}` is a {}", shape.spec_name()),
+                    format!(
+                        "the {pmu} needs a 4-spin field, but `{src}` is a {}",
+                        shape.spec_name()
+                    ),
                 ));
             }
         }
@@ -427,12 +486,31 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
     Ok(Term {
         output: out.to_string(),
         coeff,
-        spin: match spin {
-            Some((mu, sign, _)) => SpinOp::Projector { mu, sign },
-            None => SpinOp::Identity,
-        },
+        spin: spin.map_or(SpinOp::Identity, |(op, _)| op),
         links: links.into_iter().map(|(l, _)| l).collect(),
         source: src.to_string(),
         hop: Hop { mu, steps },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(src: &str) -> syn::Result<Option<f64>> {
+        number(&syn::parse_str::<Expr>(src)?)
+    }
+
+    /// Coefficients are evaluated as Rust evaluates the same f64 expression.
+    #[test]
+    fn coefficient_expressions_evaluate_exactly() {
+        assert_eq!(eval("1.0 / 24.0").unwrap(), Some(1.0 / 24.0));
+        assert_eq!(eval("-1.0 / 24.0").unwrap(), Some(-1.0 / 24.0));
+        assert_eq!(eval("-(9.0 / 8.0)").unwrap(), Some(-1.125));
+        assert_eq!(eval("2 * 3 - 1").unwrap(), Some(5.0));
+        assert_eq!(eval("(1 + 2) / 4").unwrap(), Some(0.75));
+        assert_eq!(eval("1 - gamma(mu)").unwrap(), None);
+        assert_eq!(eval("psi(x)").unwrap(), None);
+        assert!(eval("1.0 / (2.0 - 2.0)").is_err());
+    }
 }

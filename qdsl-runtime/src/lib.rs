@@ -9,6 +9,9 @@
 //! | [`jit`] | NVRTC compilation, the PTX cache, ptxas reports |
 //! | [`tune`] | the autotuner and its TSV cache |
 //! | [`device`] | device fields: formats, layout, GPU conversion kernels, f64 reductions |
+//! | [`operator`] | even-odd Wilson and staggered operators on host and device fields; generated-kernel launches |
+//! | [`check`] | `qdsl check`: GPU kernels and operators against the CPU reference |
+//! | [`bench`](mod@bench) | `qdsl bench`: copy roofline, kernel and operator timings, QUDA comparison |
 //! | [`libs`] | finding the CUDA libraries without panicking |
 //! | [`hash`] | the stable FNV-1a-128 content hash of cache keys |
 //!
@@ -16,10 +19,13 @@
 //! `QDSL_TUNE=0`, `QDSL_NVRTC_LIB`, `QDSL_PTXAS`, `QDSL_CUDA_WHEEL_DIR`.
 
 pub mod backend;
+pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod device;
 pub mod hash;
 pub mod jit;
 pub mod libs;
+pub mod operator;
 pub mod solver;
 pub mod tune;

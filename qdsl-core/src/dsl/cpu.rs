@@ -6,14 +6,17 @@
 use super::knobs::KnobSet;
 use super::lower::ReadSites;
 use super::spin::{Phase, ProjectorPlan};
+use super::storage::{round_gauge_field, round_spinor_field};
 use super::variant::{OutputSites, Recon, TimeBoundary, Variant};
 use super::DslError;
 use crate::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use crate::format::{FormatError, LinkFormat};
 use crate::lattice::{BoundaryConditions, Coords, Lattice};
 use crate::math::{ColourMatrix, ColourVector};
 use crate::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// The xpay operands: out = a · x + b · (D ψ).
 #[derive(Clone, Copy, Debug)]
@@ -182,7 +185,8 @@ impl Context {
     }
 
     /// The link U_μ(y) as the variant stores it: with recon 12 row 2 is rebuilt as
-    /// conj(row 0 × row 1), as the device does; `dagger` gives U_μ(y)†.
+    /// conj(row 0 × row 1), as the device does (for narrow gauge formats and recon 8 the
+    /// field comes from [`Self::stored_gauge`], already rebuilt); `dagger` gives U_μ(y)†.
     #[inline]
     pub fn link<T: Real>(
         &self,
@@ -192,7 +196,8 @@ impl Context {
         dagger: bool,
     ) -> ColourMatrix<T> {
         let mut m = *u.link_at(y, mu);
-        if self.variant.recon == Recon::R12 {
+        // Narrow formats and recon 8 were rebuilt by [`Self::stored_gauge`] already.
+        if self.variant.recon == Recon::R12 && self.variant.gauge.is_native() {
             let r2 = ColourVector(m.0[0]).cross(&ColourVector(m.0[1])).conj();
             m.0[2] = r2.0;
         }
@@ -201,6 +206,80 @@ impl Context {
         } else {
             m
         }
+    }
+
+    /// A colour-spinor input as the variant stores it: the field itself for f64/f32,
+    /// else a copy with every site rounded through the spinor format
+    /// ([`super::storage::round_spinor_field`]).
+    pub fn stored_spinor<'a, T: Real>(
+        &self,
+        name: &str,
+        field: &'a ColourSpinorField<T>,
+    ) -> Result<Cow<'a, ColourSpinorField<T>>, DslError> {
+        let format = self.variant.spinor;
+        if format.is_native() {
+            return Ok(Cow::Borrowed(field));
+        }
+        let mut copy = field.clone();
+        round_spinor_field(format.fermion_format(), &mut copy)
+            .map_err(|e| self.storage_error(name, format.name().to_string(), e))?;
+        Ok(Cow::Owned(copy))
+    }
+
+    /// A gauge input as the variant stores it: the field itself for f64/f32 with recon
+    /// 18/12 (recon 12 is rebuilt in [`Self::link`]), else a copy with every link rounded
+    /// through storage × compression ([`super::storage::round_gauge_field`]).
+    pub fn stored_gauge<'a, T: Real>(
+        &self,
+        name: &str,
+        u: &'a GaugeField<T>,
+    ) -> Result<Cow<'a, GaugeField<T>>, DslError> {
+        let v = &self.variant;
+        if v.gauge.is_native() && v.recon != Recon::R8 {
+            return Ok(Cow::Borrowed(u));
+        }
+        let format = LinkFormat::new(v.gauge.link_storage(), v.recon.compression());
+        let mut copy = u.clone();
+        round_gauge_field(format, &mut copy)
+            .map_err(|e| self.storage_error(name, format.name(), e))?;
+        Ok(Cow::Owned(copy))
+    }
+
+    fn storage_error(&self, field: &str, format: String, e: FormatError) -> DslError {
+        DslError::Storage {
+            kernel: self.kernel.into(),
+            field: field.into(),
+            format,
+            detail: e.to_string(),
+        }
+    }
+
+    /// [`Self::for_each_site`] with storage emulation: the xpay x is read as stored
+    /// ([`Self::stored_spinor`]) and the output is written in the spinor format (each
+    /// site rounded through it; fixed point computes the site's norm), so the result
+    /// equals what the device stores, to the compute type's rounding.
+    pub fn run<T: Real, const NS: usize>(
+        &self,
+        out_name: &str,
+        out: &mut ColourSpinorField<T>,
+        xpay: Option<Xpay<'_, T>>,
+        body: impl Fn(Coords, &mut [ColourVector<T>; NS]) + Sync,
+    ) -> Result<(), DslError> {
+        let x = match &xpay {
+            Some(xp) => Some(self.stored_spinor("xpay x", xp.x)?),
+            None => None,
+        };
+        let xpay = match (xpay, &x) {
+            (Some(xp), Some(x)) => Some(Xpay { x, ..xp }),
+            _ => None,
+        };
+        self.for_each_site(out, xpay, body);
+        let format = self.variant.spinor;
+        if !format.is_native() {
+            round_spinor_field(format.fermion_format(), out)
+                .map_err(|e| self.storage_error(out_name, format.name().to_string(), e))?;
+        }
+        Ok(())
     }
 
     /// Runs `body(x, acc)` for every output site x in parallel (rayon), with `acc`
@@ -282,6 +361,13 @@ pub fn reconstruct_add<T: Real>(
     for (k, &(r, p)) in plan.reconstruct.iter().enumerate() {
         acc[2 + k] += phase_mul(p, &w[r]) * c;
     }
+}
+
+/// v ← i γ5 v in the DeGrand–Rossi basis: v_0, v_1 times i, v_2, v_3 times −i (exact).
+#[inline]
+pub fn twist_gamma5<T: Real>(v: [ColourVector<T>; 4]) -> [ColourVector<T>; 4] {
+    let (i, minus_i) = (Phase { re: 0, im: 1 }, Phase { re: 0, im: -1 });
+    std::array::from_fn(|s| phase_mul(if s < 2 { i } else { minus_i }, &v[s]))
 }
 
 /// acc_σ += c · w_σ for every row.

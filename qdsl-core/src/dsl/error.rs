@@ -24,4 +24,13 @@ pub enum DslError {
         expected: String,
         found: String,
     },
+    /// A field cannot be held in the variant's storage format (generated CPU code rounds
+    /// every field through the format, as the device stores it).
+    #[error("kernel `{kernel}`, field `{field}`: cannot store it as {format}: {detail}")]
+    Storage {
+        kernel: String,
+        field: String,
+        format: String,
+        detail: String,
+    },
 }

@@ -4,6 +4,7 @@
 use super::knobs::KnobSet;
 use super::lower::{Lowered, ReadSites, SpinLowering};
 use super::variant::{OutputSites, Recon, StorageFormat, Variant};
+use crate::format::LinkFormat;
 use std::collections::BTreeSet;
 
 /// Bytes moved per output site under the two byte models of DESIGN.md.
@@ -55,9 +56,9 @@ impl KernelInfo {
     /// The info of `variant` of a lowered spec.
     pub fn new(lowered: &Lowered, variant: &Variant) -> Self {
         let mut bytes_by_format = Vec::new();
-        for spinor in StorageFormat::ALL {
-            for gauge in StorageFormat::ALL {
-                for recon in Recon::ALL {
+        for spinor in StorageFormat::EVERY {
+            for gauge in StorageFormat::EVERY {
+                for recon in Recon::EVERY {
                     let v = Variant {
                         spinor,
                         gauge,
@@ -116,6 +117,8 @@ pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
         let (project, rows) = match t.spin {
             SpinLowering::Projected { .. } => (2 * nc * 2, 2),
             SpinLowering::Rows { nspin } => (0, nspin),
+            // ±i is exact (no flops).
+            SpinLowering::Twisted => (0, 4),
         };
         let scale = if t.coeff.abs() == 1.0 {
             0
@@ -133,13 +136,15 @@ pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
 
 /// Bytes per output site under both models (see [`ByteModels`]).
 pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
-    let sb = v.spinor.bytes();
     let out_reals = 2 * lowered.nspin * lowered.ncolour;
-    let link_bytes = v.recon.reals() * v.gauge.bytes();
-    let extra = if v.xpay { 2 } else { 1 } * out_reals * sb;
+    // One site record of the spinor format (a fixed-point site includes its f32 norm).
+    let site_bytes = v.spinor.fermion_format().bytes_per_site(out_reals);
+    let link_bytes =
+        LinkFormat::new(v.gauge.link_storage(), v.recon.compression()).bytes_per_link();
+    let extra = if v.xpay { 2 } else { 1 } * site_bytes;
     let mut quda = extra;
     for t in &lowered.terms {
-        quda += out_reals * sb + t.term.links.len() * link_bytes;
+        quda += site_bytes + t.term.links.len() * link_bytes;
     }
     let full = v.sites == OutputSites::Full;
     let mut minimal = extra;
@@ -152,7 +157,7 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
         } else {
             1
         };
-        minimal += sites * out_reals * sb;
+        minimal += sites * site_bytes;
     }
     // Distinct links per output site: (field, μ, parity of the link's site relative to x).
     let links: BTreeSet<(&str, usize, i32)> = lowered

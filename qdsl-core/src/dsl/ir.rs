@@ -112,6 +112,9 @@ pub enum SpinOp {
     Identity,
     /// The projector-like (1 + sign · γ_μ), sign = ±1 (rank 2 for 4-spin fields).
     Projector { mu: usize, sign: i32 },
+    /// The twist i γ5 = diag(i, i, −i, −i) (DeGrand–Rossi γ5 = diag(1, 1, −1, −1)), for
+    /// twisted-mass terms c · i γ5 ψ(x); 4-spin fields only. Written `(i * gamma(5))`.
+    TwistGamma5,
 }
 
 /// One term: c · S · L₁ L₂ … · src(x + steps μ̂), added into `output`.
@@ -171,6 +174,7 @@ impl Ir {
                 SpinOp::Projector { mu, sign } => {
                     quote!(::qdsl_core::dsl::ir::SpinOp::Projector { mu: #mu, sign: #sign })
                 }
+                SpinOp::TwistGamma5 => quote!(::qdsl_core::dsl::ir::SpinOp::TwistGamma5),
             };
             let links = t.links.iter().map(|l| {
                 let (field, mu, at, dagger) = (&l.field, l.mu, l.at, l.dagger);

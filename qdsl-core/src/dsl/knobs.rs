@@ -18,12 +18,12 @@ pub struct KnobSet {
     pub dagger: [bool; 2],
     /// false, true.
     pub xpay: [bool; 2],
-    /// f64, f32.
-    pub spinor: [bool; 2],
-    /// f64, f32.
-    pub gauge: [bool; 2],
-    /// 18, 12.
-    pub recon: [bool; 2],
+    /// f64, f32, f16, bf16, fixed16, fixed8.
+    pub spinor: [bool; 6],
+    /// f64, f32, f16, bf16, fixed16, fixed8.
+    pub gauge: [bool; 6],
+    /// 18, 12, 8.
+    pub recon: [bool; 3],
     /// periodic, antiperiodic.
     pub boundary: [bool; 2],
 }
@@ -35,9 +35,9 @@ impl Default for KnobSet {
             sites: [true; 3],
             dagger: [true; 2],
             xpay: [true; 2],
-            spinor: [true; 2],
-            gauge: [true; 2],
-            recon: [true; 2],
+            spinor: [true; 6],
+            gauge: [true; 6],
+            recon: [true; 3],
             boundary: [true; 2],
         }
     }
@@ -49,9 +49,12 @@ impl KnobSet {
         ("sites", &["even", "odd", "full"]),
         ("dagger", &["false", "true"]),
         ("xpay", &["false", "true"]),
-        ("spinor", &["f64", "f32"]),
-        ("gauge", &["f64", "f32"]),
-        ("recon", &["18", "12"]),
+        (
+            "spinor",
+            &["f64", "f32", "f16", "bf16", "fixed16", "fixed8"],
+        ),
+        ("gauge", &["f64", "f32", "f16", "bf16", "fixed16", "fixed8"]),
+        ("recon", &["18", "12", "8"]),
         ("boundary", &["periodic", "antiperiodic"]),
     ];
 
@@ -74,6 +77,10 @@ impl KnobSet {
         let fmt = |f: StorageFormat| match f {
             StorageFormat::F64 => 0,
             StorageFormat::F32 => 1,
+            StorageFormat::F16 => 2,
+            StorageFormat::BF16 => 3,
+            StorageFormat::Fixed16 => 4,
+            StorageFormat::Fixed8 => 5,
         };
         [
             match v.sites {
@@ -88,6 +95,7 @@ impl KnobSet {
             match v.recon {
                 Recon::R18 => 0,
                 Recon::R12 => 1,
+                Recon::R8 => 2,
             },
             match v.boundary {
                 TimeBoundary::Periodic => 0,
@@ -170,7 +178,7 @@ mod tests {
         let err = k.check("t", &v12).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "kernel `t` does not support recon: recon = 12 is excluded by the spec; allowed: 18"
+            "kernel `t` does not support recon: recon = 12 is excluded by the spec; allowed: 18, 8"
         );
         assert!(k.check("t", &Variant::default()).is_ok());
         assert_eq!(

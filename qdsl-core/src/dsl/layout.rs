@@ -49,19 +49,23 @@ impl SoaLayout {
         self.chunk_bytes() / self.format.bytes()
     }
 
-    /// Chunks per site, reals / reals per chunk (the site's bytes are always a multiple
-    /// of 8 because `reals` is even).
+    /// Chunks per site, ⌈reals / reals per chunk⌉ (exact for f32/f64, whose site bytes
+    /// are a multiple of 8 because `reals` is even; the last chunk of a narrow-format site
+    /// may be padded).
     pub fn chunks(&self) -> usize {
         self.reals.div_ceil(self.reals_per_chunk())
     }
 
-    /// The CUDA vector type of one chunk.
+    /// The CUDA vector type of one chunk (`uint4`/`uint2` raw words for the narrow formats).
     pub fn cuda_type(&self) -> &'static str {
         match (self.format, self.chunk_bytes()) {
             (StorageFormat::F32, 16) => "float4",
             (StorageFormat::F32, _) => "float2",
             (StorageFormat::F64, 16) => "double2",
             (StorageFormat::F64, _) => "double",
+            // Narrow formats move raw bits; their decoding is the format's.
+            (_, 16) => "uint4",
+            (_, _) => "uint2",
         }
     }
 

@@ -17,6 +17,9 @@ use super::DslError;
 pub enum SpinLowering {
     /// S = 1: all `nspin` rows go through the link product.
     Rows { nspin: usize },
+    /// S = i γ5: all four rows through the link product, rows 0, 1 times i and rows 2, 3
+    /// times −i (exact: swaps and signs).
+    Twisted,
     /// S = 1 ± γ_μ: project to two rows, link product, reconstruct. `plan` is the
     /// operator of D, `dagger_plan` the one of Γ D Γ.
     Projected {
@@ -162,6 +165,14 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
         let long_link = check_path(ir, t).map_err(err)?;
         let spin = match t.spin {
             SpinOp::Identity => SpinLowering::Rows { nspin },
+            // Γ (i γ5) Γ = i γ5 for Γ = γ5: the dagger coefficient stays c.
+            SpinOp::TwistGamma5 if nspin == 4 => SpinLowering::Twisted,
+            SpinOp::TwistGamma5 => {
+                return Err(err(format!(
+                    "the twist i γ5 needs a 4-spin source; `{}` has {nspin}",
+                    t.source
+                )))
+            }
             SpinOp::Projector { mu, sign } => {
                 if nspin != 4 || mu >= 4 || sign.abs() != 1 {
                     return Err(err(format!(

@@ -18,6 +18,7 @@
 //! | [`emit`] | the CUDA C++ and CPU Rust emitters |
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
+//! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
 
 pub mod cpu;
 pub mod emit;
@@ -27,8 +28,10 @@ pub mod ir;
 pub mod knobs;
 pub mod layout;
 pub mod lower;
+pub mod paths;
 pub mod spin;
 mod stencil;
+pub mod storage;
 pub mod variant;
 
 pub use error::DslError;

@@ -2,6 +2,7 @@
 //! formats, gauge compression and boundary condition at run time. Variants of a kernel
 //! are values, never copies of its spec.
 
+use crate::format::{Compression, FermionFormat, FixedWidth, FloatWidth, LinkStorage};
 use crate::lattice::Parity;
 use std::fmt;
 
@@ -14,34 +15,90 @@ pub enum OutputSites {
     Full,
 }
 
-/// How a field is stored in memory (host fields hold the compute type itself).
+/// How a field is stored in memory (host fields hold the compute type itself). The bit
+/// layouts are those of [`crate::format`]: [`Self::fermion_format`] for colour-spinor
+/// fields, [`Self::link_storage`] for gauge links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StorageFormat {
     /// IEEE binary64.
     F64,
     /// IEEE binary32.
     F32,
+    /// IEEE binary16 (computation in f32).
+    F16,
+    /// bfloat16 (computation in f32).
+    BF16,
+    /// 16-bit fixed point: for fermions q_i = round(v_i / norm · 32767) with one f32
+    /// norm = max_i |v_i| per site; for links q = round(v · 32767), no norm.
+    Fixed16,
+    /// 8-bit fixed point, as [`Self::Fixed16`] with Q = 127.
+    Fixed8,
 }
 
 impl StorageFormat {
-    /// Bytes per real number.
+    /// Bytes per real number (the per-site f32 norm of fixed-point fermions not counted:
+    /// see [`Self::fermion_format`]`.bytes_per_site`).
     pub fn bytes(self) -> usize {
         match self {
             StorageFormat::F64 => 8,
             StorageFormat::F32 => 4,
+            StorageFormat::F16 | StorageFormat::BF16 | StorageFormat::Fixed16 => 2,
+            StorageFormat::Fixed8 => 1,
         }
     }
 
-    /// Short name (`f64`, `f32`).
+    /// Short name (`f64`, `f32`, `f16`, `bf16`, `fixed16`, `fixed8`), as
+    /// [`crate::format`] names the same layouts.
     pub fn name(self) -> &'static str {
+        self.fermion_format().name()
+    }
+
+    /// Whether the format is a compute type itself (f64, f32): fields are then read and
+    /// written without conversion.
+    pub fn is_native(self) -> bool {
+        matches!(self, StorageFormat::F64 | StorageFormat::F32)
+    }
+
+    /// The colour-spinor site layout of this format in [`crate::format`].
+    pub fn fermion_format(self) -> FermionFormat {
         match self {
-            StorageFormat::F64 => "f64",
-            StorageFormat::F32 => "f32",
+            StorageFormat::F64 => FermionFormat::F64,
+            StorageFormat::F32 => FermionFormat::F32,
+            StorageFormat::F16 => FermionFormat::F16,
+            StorageFormat::BF16 => FermionFormat::BF16,
+            StorageFormat::Fixed16 => FermionFormat::FIXED16,
+            StorageFormat::Fixed8 => FermionFormat::FIXED8,
         }
     }
 
-    /// Every format the generators support.
+    /// The per-real gauge-link storage of this format in [`crate::format`] (fixed point
+    /// with step 1/Q and no norm).
+    pub fn link_storage(self) -> LinkStorage {
+        match self {
+            StorageFormat::F64 => LinkStorage::Float(FloatWidth::F64),
+            StorageFormat::F32 => LinkStorage::Float(FloatWidth::F32),
+            StorageFormat::F16 => LinkStorage::Float(FloatWidth::F16),
+            StorageFormat::BF16 => LinkStorage::Float(FloatWidth::BF16),
+            StorageFormat::Fixed16 => LinkStorage::Fixed(FixedWidth::Bits16),
+            StorageFormat::Fixed8 => LinkStorage::Fixed(FixedWidth::Bits8),
+        }
+    }
+
+    /// The formats both generators (CUDA and CPU) support; [`Variant::all`] ranges over
+    /// these.
     pub const ALL: [StorageFormat; 2] = [StorageFormat::F64, StorageFormat::F32];
+
+    /// Every format, in the order of the `spinor`/`gauge` knob values. The narrow ones
+    /// (f16, bf16, fixed16, fixed8) are emulated by the CPU path (fields round-tripped
+    /// through [`crate::format`]); the CUDA emitter reports them as unsupported.
+    pub const EVERY: [StorageFormat; 6] = [
+        StorageFormat::F64,
+        StorageFormat::F32,
+        StorageFormat::F16,
+        StorageFormat::BF16,
+        StorageFormat::Fixed16,
+        StorageFormat::Fixed8,
+    ];
 }
 
 /// Gauge-link compression: how many reals of each SU(3) link are stored.
@@ -51,6 +108,9 @@ pub enum Recon {
     R18,
     /// Rows 0 and 1 (12 reals); row 2 = conj(row 0 × row 1), valid for SU(3) links.
     R12,
+    /// QUDA's 8 reals: arg v00/π, arg v20/π, v01, v02, v10; the rest rebuilt from
+    /// unitarity and det = 1 ([`crate::format::Compression::Recon8`]), SU(3) links only.
+    R8,
 }
 
 impl Recon {
@@ -59,11 +119,25 @@ impl Recon {
         match self {
             Recon::R18 => 18,
             Recon::R12 => 12,
+            Recon::R8 => 8,
         }
     }
 
-    /// Every compression the generators support.
+    /// The same compression in [`crate::format`].
+    pub fn compression(self) -> Compression {
+        match self {
+            Recon::R18 => Compression::Full,
+            Recon::R12 => Compression::Recon12,
+            Recon::R8 => Compression::Recon8,
+        }
+    }
+
+    /// The compressions both generators support; [`Variant::all`] ranges over these.
     pub const ALL: [Recon; 2] = [Recon::R18, Recon::R12];
+
+    /// Every compression, in the order of the `recon` knob values (recon 8 runs on the
+    /// CPU path only).
+    pub const EVERY: [Recon; 3] = [Recon::R18, Recon::R12, Recon::R8];
 }
 
 /// The fermion boundary condition in time (space is periodic).

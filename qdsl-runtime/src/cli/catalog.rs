@@ -5,7 +5,7 @@
 //! is added here with one line.
 
 use qdsl_core::dsl::{DslError, Ir, KernelInfo, Stencil, Variant};
-use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonHop};
 
 /// One kernel of the catalog, with its generators.
 #[derive(Clone, Debug)]
@@ -38,6 +38,7 @@ pub fn catalog() -> Vec<CatalogEntry> {
         entry::<WilsonHop>(),
         entry::<NaiveStaggeredHop>(),
         entry::<ImprovedStaggeredHop>(),
+        entry::<TwistedMassTwist>(),
     ]
 }
 
@@ -70,7 +71,9 @@ mod tests {
             vec![
                 ("wilson_hop".to_string(), 1320),
                 ("naive_staggered_hop".to_string(), 570),
-                ("improved_staggered_hop".to_string(), 1146)
+                ("improved_staggered_hop".to_string(), 1146),
+                // i γ5 ψ only relabels and negates components: no arithmetic.
+                ("twisted_mass_twist".to_string(), 0),
             ]
         );
         assert!(find("wilson_hop").is_ok());

@@ -1,6 +1,8 @@
 //! The `qdsl` command line: one module per subcommand.
 
+mod bench;
 mod catalog;
+mod check;
 mod emit;
 mod info;
 mod inspect;
@@ -35,6 +37,12 @@ enum Command {
     Info(info::InfoArgs),
     /// Print a kernel variant's IR, CUDA source or PTX.
     Emit(emit::EmitArgs),
+    /// Run every kernel variant and the even-odd operators on the GPU against the CPU
+    /// reference (random fields and real configurations); non-zero exit on any failure.
+    Check(check::CheckArgs),
+    /// Measure copy bandwidth, then each kernel and operator (24⁴ and 32⁴, one parity);
+    /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
+    Bench(bench::BenchArgs),
 }
 
 impl Cli {
@@ -44,6 +52,8 @@ impl Cli {
             Command::Inspect(args) => inspect::run(&args),
             Command::Info(args) => info::run(&args, self.backend),
             Command::Emit(args) => emit::run(&args),
+            Command::Check(args) => check::run(&args, self.backend),
+            Command::Bench(args) => bench::run(&args, self.backend),
         }
     }
 }

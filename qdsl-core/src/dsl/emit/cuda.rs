@@ -166,6 +166,23 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
                     .into(),
         });
     }
+    for (knob, generated) in [
+        ("spinor", variant.spinor.is_native()),
+        ("gauge", variant.gauge.is_native()),
+        ("recon", variant.recon != Recon::R8),
+    ] {
+        if !generated {
+            return Err(DslError::UnsupportedVariant {
+                kernel: ir.name.clone(),
+                knob,
+                reason: format!(
+                    "the CUDA emitter generates f64/f32 storage with recon 18/12 only; \
+                     `{}` runs on the CPU path (apply_cpu)",
+                    variant.canonical()
+                ),
+            });
+        }
+    }
     let name = kernel_name(&ir.name, variant);
     let (ns, nc) = (lowered.nspin, lowered.ncolour);
     let spinor_reals = 2 * ns * nc;
@@ -188,7 +205,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     let out_layout = SoaLayout::new(spinor_reals, variant.spinor);
     let real = match variant.spinor {
         StorageFormat::F64 => "double",
-        StorageFormat::F32 => "float",
+        _ => "float",
     };
     let mut s = Src(String::new());
     s.line(0, &format!("// {name}"));
@@ -388,6 +405,15 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
                 }
                 "h"
             }
+            SpinLowering::Twisted => {
+                s.line(2, "// i gamma5 = diag(i, i, -i, -i)");
+                s.line(2, "#pragma unroll");
+                s.line(2, "for (int a = 0; a < 3; a++) {");
+                s.line(3, "v[0][a] = cplx{-v[0][a].im, v[0][a].re}; v[1][a] = cplx{-v[1][a].im, v[1][a].re};");
+                s.line(3, "v[2][a] = cplx{v[2][a].im, -v[2][a].re}; v[3][a] = cplx{v[3][a].im, -v[3][a].re};");
+                s.line(2, "}");
+                "v"
+            }
             SpinLowering::Rows { .. } => "v",
         };
         let krows = if rows == "h" { 2 } else { ns };
@@ -454,7 +480,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
                     );
                 }
             }
-            SpinLowering::Rows { .. } => {
+            SpinLowering::Rows { .. } | SpinLowering::Twisted => {
                 for q in 0..ns {
                     s.line(
                         3,
@@ -583,6 +609,7 @@ fn describe(t: &crate::dsl::lower::LoweredTerm, dagger: bool) -> String {
                 p.mu
             )
         }
+        SpinLowering::Twisted => "(i * gamma(5)) * ".to_string(),
         SpinLowering::Rows { .. } => String::new(),
     };
     let links: String = term

@@ -10,6 +10,8 @@
 //! body checks every field against the variant, then runs rayon over output sites with
 //! one straight-line block per term (hop and boundary sign, link product, projection or
 //! rows, reconstruction), calling [`crate::dsl::cpu`]. The knobs are run-time values here.
+//! Narrow storage formats are emulated: inputs are read, and the output written, rounded
+//! through [`crate::format`] ([`crate::dsl::storage`]).
 
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::lower::{Lowered, ReadSites, SpinLowering};
@@ -53,6 +55,22 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
         };
         quote!(ctx.check_spinor(#name, #n.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)
     });
+    // Inputs as the variant stores them (narrow formats: rounded copies).
+    let stored = lowered.inputs.iter().map(|i| {
+        let (n, name) = (ident(&i.decl.name), &i.decl.name);
+        let kept = ident(&format!("{}_stored", i.decl.name));
+        match i.reads {
+            ReadSites::Gauge => quote! {
+                let #kept = ctx.stored_gauge(#name, #n)?;
+                let #n: &::qdsl_core::field::GaugeField<T> = &#kept;
+            },
+            _ => quote! {
+                let #kept = ctx.stored_spinor(#name, #n)?;
+                let #n: &::qdsl_core::field::ColourSpinorField<T> = &#kept;
+            },
+        }
+    });
+    let out_name = &lowered.output.name;
     let terms = lowered.terms.iter().map(|t| {
         let src = ident(&t.term.source);
         let (mu, steps) = (t.term.hop.mu, t.term.hop.steps as isize);
@@ -91,6 +109,12 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
                     ::qdsl_core::dsl::cpu::reconstruct_add(acc, &h, plan, coeff);
                 }
             }
+            SpinLowering::Twisted => quote! {
+                let h = ::qdsl_core::dsl::cpu::twist_gamma5(
+                    ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, y)));
+                #transport
+                ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
+            },
             SpinLowering::Rows { nspin } => quote! {
                 let h = ::qdsl_core::dsl::cpu::rows::<T, #nspin>(ctx.site(#src, y));
                 #transport
@@ -125,10 +149,10 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             #(#checks)*
             #[allow(unused_variables)]
             let dagger = variant.dagger;
-            ctx.for_each_site::<T, #nspin>(#out, xpay, |x, acc| {
+            #(#stored)*
+            ctx.run::<T, #nspin>(#out_name, #out, xpay, |x, acc| {
                 #(#terms)*
-            });
-            ::core::result::Result::Ok(())
+            })
         }
     }
 }

@@ -1,0 +1,69 @@
+//! The `link_paths!` DSL: smeared links as sums of gauge paths.
+//!
+//! A spec is a list of terms `name: c * [s₁, …, s_L]`, each step a signed direction: the
+//! link direction `mu`, or a free direction (`nu`, `rho`, `sigma`, any other name) that
+//! ranges over the directions ≠ μ, distinct names taking distinct directions. A signed free
+//! direction ranges over both orientations: `[+nu, +mu, -nu]` is the sum of the six
+//! 3-staples, `-nu` being the opposite of whichever orientation `+nu` took. Every term gets
+//! the tadpole factor u0^(−(L − 1)). For direction μ the output is
+//!
+//! F_μ(x) = Σ_t c_t u0^(−(L_t − 1)) Σ_{ν, ρ, … distinct ≠ μ; ± each} P_t(x),
+//!
+//! P_t(x) the ordered product of links along the path from x (a forward step in d
+//! multiplies by U_d(y), a backward one by U_d(y − d̂)†).
+//!
+//! ```text
+//! link_paths! tokens ──qdsl-macros──▶ spec::PathSpec ──plan──▶ plan::PathPlan ──cpu──▶ smeared links
+//!                                                                            ──cuda─▶ CUDA C++
+//!                                                                            ──info─▶ LinkPathsInfo
+//! ```
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`spec`] | the spec as data, validation, concrete path enumeration |
+//! | [`plan`] | lowering to shared sub-paths (MILC's nested staples), product counts |
+//! | [`cpu`] | running a plan on host gauge fields |
+//! | [`cuda`] | the CUDA C++ emitter and the launch schedule |
+//! | [`info`] | [`LinkPathsInfo`]: flops, products with and without reuse, bytes |
+
+pub mod cpu;
+pub mod cuda;
+pub mod info;
+pub mod plan;
+pub mod spec;
+
+pub use info::LinkPathsInfo;
+pub use plan::PathPlan;
+pub use spec::{Dir, PathSpec, PathTerm, Step};
+
+use crate::dsl::DslError;
+use crate::field::GaugeField;
+use crate::real::Real;
+
+/// A smeared-link kernel defined by a `link_paths!` spec. The macro generates a unit
+/// struct implementing it; everything else derives from the spec.
+pub trait LinkPaths {
+    /// The spec as data.
+    fn spec() -> PathSpec;
+
+    /// The lowered plan (an error only for a spec the macro would have rejected).
+    fn plan() -> Result<PathPlan, DslError> {
+        PathPlan::new(&Self::spec())
+    }
+
+    /// The smeared links of thin links `u` (phases already folded in) with tadpole
+    /// factor `u0`, on the CPU.
+    fn smear_cpu<T: Real>(u: &GaugeField<T>, u0: f64) -> Result<GaugeField<T>, DslError> {
+        cpu::smear(&Self::plan()?, u, u0)
+    }
+
+    /// The CUDA C++ source for real type `T` (f32 or f64); deterministic.
+    fn cuda_source<T: Real>() -> Result<String, DslError> {
+        cuda::emit::<T>(&Self::plan()?)
+    }
+
+    /// Flops, matrix products and bytes per site.
+    fn info() -> Result<LinkPathsInfo, DslError> {
+        Ok(LinkPathsInfo::new(&Self::plan()?))
+    }
+}

@@ -1,0 +1,21 @@
+//! `qdsl bench`: in one process run, the device copy bandwidth (the roofline), then each
+//! kernel and operator at each lattice size, one parity: median time over many launches
+//! after warm-up (device events around batches of back-to-back launches,
+//! [`run::BATCH`]), GFLOP/s with the standard flop counts, GB/s in QUDA's and the
+//! minimal byte model ([`qdsl_core::dsl::info::ByteModels`]), the minimal-model GB/s as
+//! a fraction of the copy bandwidth, and optionally the ratio to QUDA.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`metrics`] | the arithmetic: rates from times, copy bandwidth |
+//! | [`quda`] | QUDA's H100 numbers (from DESIGN.md) |
+//! | [`report`] | cases, results, the table, the JSON document |
+//! | [`run`] | the GPU runs |
+
+pub mod metrics;
+pub mod quda;
+pub mod report;
+pub mod run;
+
+pub use report::{default_cases, render, to_json, BenchCase, BenchKernel, BenchReport};
+pub use run::{run_bench, BenchOptions};

@@ -1,0 +1,378 @@
+//! The bench report: cases, results, the stdout table and the JSON document.
+
+use super::metrics::Rates;
+use super::quda::{quda_reference, speedup_over_quda};
+use qdsl_core::dsl::info::ByteModels;
+use qdsl_core::dsl::variant::{Recon, StorageFormat};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// The kernels and operators the bench measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchKernel {
+    /// The Wilson hop H, one parity.
+    WilsonHop,
+    /// The naive staggered hop D, one parity.
+    NaiveStaggeredHop,
+    /// The improved staggered (asqtad) hop D, one parity.
+    ImprovedStaggeredHop,
+    /// The even-odd Wilson operator M̂ = 1 − κ² H_eo H_oe (two hops).
+    WilsonEo,
+}
+
+impl BenchKernel {
+    /// The name used in labels (the catalog name for hops).
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchKernel::WilsonHop => "wilson_hop",
+            BenchKernel::NaiveStaggeredHop => "naive_staggered_hop",
+            BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
+            BenchKernel::WilsonEo => "wilson_eo",
+        }
+    }
+}
+
+/// One bench case: kernel, storage format (spinor and gauge) and gauge compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchCase {
+    /// What runs.
+    pub kernel: BenchKernel,
+    /// Storage format of spinors and links.
+    pub format: StorageFormat,
+    /// Gauge compression.
+    pub recon: Recon,
+}
+
+impl BenchCase {
+    /// `<kernel> <format> recon<N>`, the key of the QUDA table.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} recon{}",
+            self.kernel.name(),
+            self.format.name(),
+            self.recon.reals()
+        )
+    }
+}
+
+/// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
+/// recon 12; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
+/// recon 12 and 18, f64 recon 18. Cases whose format the emitter lacks are reported as
+/// skipped.
+pub fn default_cases() -> Vec<BenchCase> {
+    use BenchKernel::*;
+    use StorageFormat::{Fixed16, F32, F64};
+    let c = |kernel, format, recon| BenchCase {
+        kernel,
+        format,
+        recon,
+    };
+    vec![
+        c(WilsonHop, F32, Recon::R12),
+        c(WilsonHop, F32, Recon::R18),
+        c(WilsonHop, F64, Recon::R18),
+        c(WilsonHop, F64, Recon::R12),
+        c(WilsonHop, Fixed16, Recon::R12),
+        c(NaiveStaggeredHop, F32, Recon::R18),
+        c(ImprovedStaggeredHop, F32, Recon::R18),
+        c(ImprovedStaggeredHop, F64, Recon::R18),
+        c(ImprovedStaggeredHop, Fixed16, Recon::R18),
+        c(WilsonEo, F32, Recon::R12),
+        c(WilsonEo, F32, Recon::R18),
+        c(WilsonEo, F64, Recon::R18),
+    ]
+}
+
+/// The copy roofline measurement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CopyBandwidth {
+    /// Bytes copied per run.
+    pub bytes: usize,
+    /// cuMemcpyDtoD, read + write GB/s.
+    pub memcpy_gbs: f64,
+    /// A float4 grid-stride copy kernel, read + write GB/s.
+    pub kernel_gbs: f64,
+}
+
+impl CopyBandwidth {
+    /// The roofline: the better of the two.
+    pub fn best_gbs(&self) -> f64 {
+        self.memcpy_gbs.max(self.kernel_gbs)
+    }
+}
+
+/// One measured case at one lattice size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    /// The case's label.
+    pub label: String,
+    /// L of the L⁴ lattice.
+    pub extent: usize,
+    /// Output sites (V/2).
+    pub sites: usize,
+    /// Median time per application in µs.
+    pub time_us: f64,
+    /// Flops per output site.
+    pub flops_per_site: usize,
+    /// Bytes per output site, both models.
+    pub bytes: ByteModels,
+    /// The rates.
+    pub rates: Rates,
+    /// The tuned launch(es), as text.
+    pub launch: String,
+    /// Wall time of the first compile-and-load (JIT, or the PTX cache) in ms.
+    pub jit_ms: f64,
+    /// Wall time of tuning (or the tune-cache lookup) in ms.
+    pub tune_ms: f64,
+}
+
+/// A case not run, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skipped {
+    /// The case's label.
+    pub label: String,
+    /// L of the L⁴ lattice.
+    pub extent: usize,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything one `qdsl bench` run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchReport {
+    /// The device description.
+    pub device: String,
+    /// Seconds since the Unix epoch at the start.
+    pub unix_time: u64,
+    /// The copy roofline.
+    pub copy: CopyBandwidth,
+    /// The measured cases.
+    pub results: Vec<BenchResult>,
+    /// The skipped cases.
+    pub skipped: Vec<Skipped>,
+}
+
+fn ratio(r: &BenchResult) -> Option<(f64, f64)> {
+    quda_reference(&r.label, r.extent).map(|q| (q.time_us, speedup_over_quda(q.time_us, r.time_us)))
+}
+
+/// The stdout table; with `compare_quda`, QUDA's time and the ratio QUDA/qdsl (> 1:
+/// qdsl faster) for the cases in the QUDA table.
+pub fn render(report: &BenchReport, compare_quda: bool) -> String {
+    let mut s = String::new();
+    let c = &report.copy;
+    let _ = writeln!(s, "device: {}", report.device);
+    let _ = writeln!(
+        s,
+        "copy bandwidth (read + write, {} MiB): cuMemcpyDtoD {:.0} GB/s, float4 kernel {:.0} GB/s, roofline {:.0} GB/s",
+        c.bytes >> 20,
+        c.memcpy_gbs,
+        c.kernel_gbs,
+        c.best_gbs()
+    );
+    let w = report
+        .results
+        .iter()
+        .map(|r| r.label.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let _ = write!(
+        s,
+        "{:w$}  {:>4}  {:>10}  {:>8}  {:>9}  {:>9}  {:>6}  {:>8}  {:>8}",
+        "case", "L", "time µs", "GFLOP/s", "GB/s QUDA", "GB/s min", "%copy", "jit ms", "tune ms"
+    );
+    if compare_quda {
+        let _ = write!(s, "  {:>8}  {:>9}", "QUDA µs", "QUDA/qdsl");
+    }
+    let _ = writeln!(s, "  launch");
+    for r in &report.results {
+        let _ = write!(
+            s,
+            "{:w$}  {:>4}  {:>10.2}  {:>8.0}  {:>9.0}  {:>9.0}  {:>6.1}  {:>8.1}  {:>8.1}",
+            r.label,
+            r.extent,
+            r.time_us,
+            r.rates.gflops,
+            r.rates.gbs_quda,
+            r.rates.gbs_minimal,
+            100.0 * r.rates.fraction_of_copy.unwrap_or(f64::NAN),
+            r.jit_ms,
+            r.tune_ms
+        );
+        if compare_quda {
+            match ratio(r) {
+                Some((q, x)) => {
+                    let _ = write!(s, "  {q:>8.1}  {x:>9.3}");
+                }
+                None => {
+                    let _ = write!(s, "  {:>8}  {:>9}", "-", "-");
+                }
+            }
+        }
+        let _ = writeln!(s, "  {}", r.launch);
+    }
+    let jit: f64 = report.results.iter().map(|r| r.jit_ms).sum();
+    let tuning: f64 = report.results.iter().map(|r| r.tune_ms).sum();
+    let _ = writeln!(
+        s,
+        "total: first-call JIT {jit:.0} ms, tuning {tuning:.0} ms"
+    );
+    for k in &report.skipped {
+        let _ = writeln!(s, "skipped {} at {}⁴: {}", k.label, k.extent, k.reason);
+    }
+    s
+}
+
+/// The JSON document: device, time, copy bandwidth, one object per result (with the
+/// QUDA comparison where there is one) and per skipped case.
+pub fn to_json(report: &BenchReport) -> Value {
+    let results: Vec<Value> = report
+        .results
+        .iter()
+        .map(|r| {
+            let q = ratio(r);
+            json!({
+                "case": r.label,
+                "extent": r.extent,
+                "sites": r.sites,
+                "time_us": r.time_us,
+                "flops_per_site": r.flops_per_site,
+                "bytes_per_site": { "quda": r.bytes.quda, "minimal": r.bytes.minimal },
+                "gflops": r.rates.gflops,
+                "gbs_quda_model": r.rates.gbs_quda,
+                "gbs_minimal_model": r.rates.gbs_minimal,
+                "fraction_of_copy": r.rates.fraction_of_copy,
+                "launch": r.launch,
+                "jit_ms": r.jit_ms,
+                "tune_ms": r.tune_ms,
+                "quda_time_us": q.map(|(t, _)| t),
+                "quda_over_qdsl": q.map(|(_, x)| x),
+            })
+        })
+        .collect();
+    let skipped: Vec<Value> = report
+        .skipped
+        .iter()
+        .map(|k| json!({ "case": k.label, "extent": k.extent, "reason": k.reason }))
+        .collect();
+    json!({
+        "device": report.device,
+        "unix_time": report.unix_time,
+        "copy": {
+            "bytes": report.copy.bytes,
+            "memcpy_gbs": report.copy.memcpy_gbs,
+            "kernel_gbs": report.copy.kernel_gbs,
+            "roofline_gbs": report.copy.best_gbs(),
+        },
+        "results": results,
+        "skipped": skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::metrics::rates;
+    use super::*;
+
+    fn report() -> BenchReport {
+        let bytes = ByteModels {
+            quda: 1440,
+            minimal: 576,
+        };
+        let copy = CopyBandwidth {
+            bytes: 1 << 29,
+            memcpy_gbs: 3000.0,
+            kernel_gbs: 2840.0,
+        };
+        let result = |label: &str, extent: usize, time_us: f64| BenchResult {
+            label: label.into(),
+            extent,
+            sites: extent.pow(4) / 2,
+            time_us,
+            flops_per_site: 1320,
+            bytes,
+            rates: rates(
+                extent.pow(4) / 2,
+                1320,
+                bytes,
+                time_us,
+                Some(copy.best_gbs()),
+            ),
+            launch: "block=128 grid=4096 shared=0".into(),
+            jit_ms: 250.0,
+            tune_ms: 40.0,
+        };
+        BenchReport {
+            device: "test GPU".into(),
+            unix_time: 1,
+            copy,
+            results: vec![
+                result("wilson_hop f32 recon12", 32, 109.0),
+                result("wilson_hop f64 recon18", 32, 300.0),
+            ],
+            skipped: vec![Skipped {
+                label: "wilson_hop fixed16 recon12".into(),
+                extent: 32,
+                reason: "not generated".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn json_has_the_documented_shape() {
+        let j = to_json(&report());
+        assert_eq!(j["copy"]["roofline_gbs"], 3000.0);
+        let r = &j["results"][0];
+        for key in [
+            "case",
+            "extent",
+            "sites",
+            "time_us",
+            "gflops",
+            "gbs_quda_model",
+            "gbs_minimal_model",
+            "fraction_of_copy",
+            "jit_ms",
+            "tune_ms",
+            "launch",
+        ] {
+            assert!(!r[key].is_null(), "{key} missing");
+        }
+        assert_eq!(r["sites"], 524288);
+        assert!((r["quda_over_qdsl"].as_f64().unwrap() - 119.7 / 109.0).abs() < 1e-12);
+        assert_eq!(r["quda_time_us"], 119.7);
+        // No QUDA number for f64: null, not a made-up value.
+        assert!(j["results"][1]["quda_time_us"].is_null());
+        assert_eq!(j["skipped"][0]["reason"], "not generated");
+        // The text parses back (floats to within their printed digits).
+        let text = serde_json::to_string_pretty(&j).unwrap();
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["results"][0]["case"], "wilson_hop f32 recon12");
+        let g = back["results"][0]["gflops"].as_f64().unwrap();
+        assert!((g - 6349.175779816514).abs() < 1e-9, "{g}");
+    }
+
+    #[test]
+    fn table_shows_ratios_only_when_asked() {
+        let plain = render(&report(), false);
+        assert!(!plain.contains("QUDA/qdsl"));
+        let cmp = render(&report(), true);
+        let line = cmp
+            .lines()
+            .find(|l| l.starts_with("wilson_hop f32 recon12"))
+            .unwrap();
+        assert!(line.contains("119.7") && line.contains("1.098"), "{line}");
+        assert!(cmp.contains("roofline 3000 GB/s"), "{cmp}");
+        assert!(
+            cmp.contains("total: first-call JIT 500 ms, tuning 80 ms"),
+            "{cmp}"
+        );
+        assert!(cmp.contains("skipped wilson_hop fixed16 recon12 at 32⁴: not generated"));
+        assert_eq!(
+            default_cases()[0].label(),
+            "wilson_hop f32 recon12",
+            "labels are the QUDA table's keys"
+        );
+    }
+}

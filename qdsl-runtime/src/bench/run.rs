@@ -1,0 +1,300 @@
+//! The GPU side of `qdsl bench`: the copy roofline, then every case at every size.
+
+use super::metrics::{add_bytes, copy_gbs, rates};
+use super::report::{BenchCase, BenchKernel, BenchReport, BenchResult, CopyBandwidth, Skipped};
+use crate::backend::Backend;
+use crate::device::gpu::driver;
+use crate::device::{DeviceError, DeviceField, Gpu};
+use crate::operator::device::{device_spinor, DeviceStencil, OperatorError};
+use crate::operator::DeviceEvenOddWilson;
+use crate::tune::{LaunchConfig, Tuner};
+use cudarc::driver::PushKernelArg;
+use qdsl_core::dsl::variant::OutputSites;
+use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::format::LinkFormat;
+use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+use std::time::Instant;
+
+/// What `qdsl bench` runs.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Lattice extents L (L⁴ lattices).
+    pub extents: Vec<usize>,
+    /// The cases.
+    pub cases: Vec<BenchCase>,
+    /// Untimed launches before timing.
+    pub warmup: usize,
+    /// Timed launches (the median is reported).
+    pub reps: usize,
+    /// Bytes of the copy-bandwidth buffers.
+    pub copy_bytes: usize,
+    /// Seed of the random fields.
+    pub seed: u64,
+}
+
+/// Launches per timed batch. Each timed sample is a batch of back-to-back launches
+/// between two device events, divided by the batch size, so the host's per-launch work
+/// (argument checks, binding) overlaps the previous launch instead of showing up as
+/// idle GPU time inside the sample; the median is over `reps` batches.
+pub const BATCH: usize = 10;
+
+/// The float4 grid-stride copy kernel of the roofline.
+const COPY_SOURCE: &str = "extern \"C\" __global__ void qdsl_bench_copy(const float4* __restrict__ x, float4* __restrict__ y, long n) {\n    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) y[i] = x[i];\n}\n";
+
+fn as_driver(what: &str) -> impl Fn(OperatorError) -> DeviceError + '_ {
+    move |e| DeviceError::Driver {
+        what: what.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Read + write bandwidth of cuMemcpyDtoD and of the float4 copy kernel.
+pub fn copy_bandwidth(
+    gpu: &Gpu,
+    bytes: usize,
+    warmup: usize,
+    reps: usize,
+) -> Result<CopyBandwidth, DeviceError> {
+    let n4 = (bytes / 16).max(1);
+    let x = gpu.alloc::<f32>("the copy source", 4 * n4)?;
+    let mut y = gpu.alloc::<f32>("the copy destination", 4 * n4)?;
+    let stream = gpu.backend().stream().clone();
+    let t_memcpy = gpu.time_us(warmup, reps, || {
+        stream
+            .memcpy_dtod(&x, &mut y)
+            .map_err(driver("cuMemcpyDtoD"))
+    })?;
+    let f = gpu.function("qdsl_bench_copy", COPY_SOURCE, &[])?;
+    let n = n4 as i64;
+    let cfg = LaunchConfig::covering(n4, 256, 0);
+    let launch = cudarc::driver::LaunchConfig {
+        grid_dim: (cfg.grid, 1, 1),
+        block_dim: (cfg.block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let t_kernel = gpu.time_us(warmup, reps, || {
+        let mut b = stream.launch_builder(&f);
+        b.arg(&x).arg(&mut y).arg(&n);
+        // SAFETY: (const float4*, float4*, long n) with n float4 elements in each buffer.
+        unsafe { b.launch(launch) }
+            .map(|_| ())
+            .map_err(driver("launching the copy kernel"))
+    })?;
+    Ok(CopyBandwidth {
+        bytes: 16 * n4,
+        memcpy_gbs: copy_gbs(16 * n4, t_memcpy),
+        kernel_gbs: copy_gbs(16 * n4, t_kernel),
+    })
+}
+
+/// The random gauge fields of one lattice (SU(3) links, also standing in for fat and
+/// long links: the timing does not depend on the values).
+struct Links {
+    lattice: Lattice,
+    u: GaugeField<f64>,
+    long: GaugeField<f64>,
+}
+
+fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
+    // Periodic time boundary (the default): timing does not depend on it.
+    Variant {
+        sites: OutputSites::Parity(parity),
+        xpay,
+        spinor: case.format,
+        gauge: case.format,
+        recon: case.recon,
+        ..Variant::default()
+    }
+}
+
+/// The CUDA source and info of a hop case, or why it cannot run.
+fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), String> {
+    let r = match case.kernel {
+        BenchKernel::WilsonHop | BenchKernel::WilsonEo => {
+            WilsonHop::cuda_source(v).and_then(|s| Ok((s, WilsonHop::info(v)?)))
+        }
+        BenchKernel::NaiveStaggeredHop => {
+            NaiveStaggeredHop::cuda_source(v).and_then(|s| Ok((s, NaiveStaggeredHop::info(v)?)))
+        }
+        BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::cuda_source(v)
+            .and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?))),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
+    match kernel {
+        BenchKernel::WilsonHop | BenchKernel::WilsonEo => WilsonHop::ir(),
+        BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
+        BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::ir(),
+    }
+}
+
+/// Measures one case on one lattice.
+fn bench_case(
+    gpu: &Gpu,
+    tuner: &Tuner,
+    links: &Links,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    opts: &BenchOptions,
+) -> Result<BenchResult, String> {
+    let lat = links.lattice;
+    let half = lat.half_volume();
+    let v_odd = variant_of(case, Parity::Odd, false);
+    let (source, info) = hop_source(case, &v_odd)?;
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let lf = LinkFormat::new(case.format.link_storage(), case.recon.compression());
+    let d_u = DeviceField::from_gauge(gpu, &links.u, lf).map_err(|e| err(&e))?;
+    let staggered = matches!(
+        case.kernel,
+        BenchKernel::NaiveStaggeredHop | BenchKernel::ImprovedStaggeredHop
+    );
+    let reals = if staggered { 6 } else { 24 };
+    let layout = if staggered {
+        SpinorLayout::staggered(lat, SiteSubset::Single(Parity::Even))
+    } else {
+        SpinorLayout::wilson(lat, SiteSubset::Single(Parity::Even))
+    };
+    let psi = ColourSpinorField::<f64>::gaussian(layout, opts.seed);
+    let d_psi =
+        DeviceField::from_spinor(gpu, &psi, case.format.fermion_format()).map_err(|e| err(&e))?;
+    let mut d_out = device_spinor(gpu, case.format, reals, half).map_err(|e| err(&e))?;
+    if case.kernel == BenchKernel::WilsonEo {
+        let v_even = variant_of(case, Parity::Even, true);
+        let (_, info_even) = hop_source(case, &v_even)?;
+        let t0 = Instant::now();
+        let mut op = DeviceEvenOddWilson::new(gpu, d_u, lat, 0.12, Parity::Even, &v_even)
+            .map_err(|e| err(&e))?;
+        let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t0 = Instant::now();
+        op.apply(gpu, tuner, &mut d_out, &d_psi, false)
+            .map_err(|e| err(&e))?;
+        gpu.backend().synchronize().map_err(|e| err(&e))?;
+        let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let time_us = gpu
+            .time_us(opts.warmup, opts.reps, || {
+                for _ in 0..BATCH {
+                    op.apply(gpu, tuner, &mut d_out, &d_psi, false)
+                        .map_err(as_driver("applying M̂"))?;
+                }
+                Ok(())
+            })
+            .map_err(|e| err(&e))?
+            / BATCH as f64;
+        let flops_per_site = info.flops_per_site + info_even.flops_per_site;
+        let bytes = add_bytes(info.bytes, info_even.bytes);
+        return Ok(BenchResult {
+            label: case.label(),
+            extent: lat.dims()[0],
+            sites: half,
+            time_us,
+            flops_per_site,
+            bytes,
+            rates: rates(half, flops_per_site, bytes, time_us, Some(copy.best_gbs())),
+            launch: "tuned per hop".into(),
+            jit_ms,
+            tune_ms,
+        });
+    }
+    let t0 = Instant::now();
+    let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, &source, info.clone())
+        .map_err(|e| err(&e))?;
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let d_long = if case.kernel == BenchKernel::ImprovedStaggeredHop {
+        Some(DeviceField::from_gauge(gpu, &links.long, lf).map_err(|e| err(&e))?)
+    } else {
+        None
+    };
+    let mut inputs: Vec<&DeviceField> = vec![&d_psi, &d_u];
+    inputs.extend(d_long.as_ref());
+    let t0 = Instant::now();
+    let cfg = stencil
+        .tuned_config(gpu, tuner, &lat, &mut d_out, &inputs, None)
+        .map_err(|e| err(&e))?;
+    let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu
+        .time_us(opts.warmup, opts.reps, || {
+            for _ in 0..BATCH {
+                stencil
+                    .launch(gpu, &lat, cfg, &mut d_out, &inputs, None)
+                    .map_err(as_driver("launching a hop"))?;
+            }
+            Ok(())
+        })
+        .map_err(|e| err(&e))?
+        / BATCH as f64;
+    Ok(BenchResult {
+        label: case.label(),
+        extent: lat.dims()[0],
+        sites: half,
+        time_us,
+        flops_per_site: info.flops_per_site,
+        bytes: info.bytes,
+        rates: rates(
+            half,
+            info.flops_per_site,
+            info.bytes,
+            time_us,
+            Some(copy.best_gbs()),
+        ),
+        launch: cfg.to_string(),
+        jit_ms,
+        tune_ms,
+    })
+}
+
+/// The whole bench in one process: copy bandwidth first, then each case at each size
+/// (one parity, median of `reps` device-event timings of [`BATCH`] launches each, after
+/// `warmup` untimed batches); `progress`
+/// receives a line per finished step.
+pub fn run_bench(
+    gpu: &Gpu,
+    tuner: &Tuner,
+    opts: &BenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BenchReport, DeviceError> {
+    let unix_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let copy = copy_bandwidth(gpu, opts.copy_bytes, opts.warmup, opts.reps)?;
+    progress(&format!(
+        "copy: memcpy {:.0} GB/s, kernel {:.0} GB/s",
+        copy.memcpy_gbs, copy.kernel_gbs
+    ));
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    for &extent in &opts.extents {
+        let lattice = Lattice::new([extent; 4]).map_err(|e| DeviceError::Shape(e.to_string()))?;
+        let links = Links {
+            lattice,
+            u: GaugeField::random(lattice, opts.seed + 1),
+            long: GaugeField::random(lattice, opts.seed + 2),
+        };
+        for case in &opts.cases {
+            match bench_case(gpu, tuner, &links, case, &copy, opts) {
+                Ok(r) => {
+                    progress(&format!("{} {extent}⁴: {:.2} µs", r.label, r.time_us));
+                    results.push(r);
+                }
+                Err(reason) => {
+                    progress(&format!("{} {extent}⁴: skipped: {reason}", case.label()));
+                    skipped.push(Skipped {
+                        label: case.label(),
+                        extent,
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+    Ok(BenchReport {
+        device: gpu.backend().describe(),
+        unix_time,
+        copy,
+        results,
+        skipped,
+    })
+}

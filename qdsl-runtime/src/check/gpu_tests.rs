@@ -1,0 +1,131 @@
+//! GPU tests of the check and bench paths (each returns early, printing why, where there
+//! is no GPU): generated kernels and operators against the CPU reference, and a bench
+//! smoke run.
+
+use super::*;
+use crate::backend::CudaBackend;
+use crate::bench::report::{BenchCase, BenchKernel};
+use crate::bench::run::copy_bandwidth;
+use crate::bench::{run_bench, BenchOptions};
+use crate::jit::Jit;
+
+fn gpu() -> Option<(Gpu, tempfile::TempDir)> {
+    let backend = match CudaBackend::new(0) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("skipping (no GPU): {e}");
+            return None;
+        }
+    };
+    let dir = tempfile::tempdir().ok()?;
+    let jit = Jit::new(dir.path(), None).ok()?;
+    Some((Gpu::new(backend, jit), dir))
+}
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data")
+}
+
+/// A spread of variants of every catalog kernel (parities, full lattice, dagger, xpay,
+/// f64/f32, recon 12/18, both boundaries) on random fields and the real configurations:
+/// every one within its bound.
+#[test]
+fn device_kernels_match_the_cpu_reference() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    for entry in crate::cli::catalog() {
+        let ir = (entry.ir)();
+        let gauges = ir
+            .fields
+            .iter()
+            .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+            .count();
+        let random = DataSet {
+            name: "random".into(),
+            links: (0..gauges as u64)
+                .map(|k| GaugeField::random(lat, 40 + k))
+                .collect(),
+        };
+        let real = real_links(&data_dir(), &entry.name, gauges).unwrap();
+        let variants: Vec<Variant> = Variant::all()
+            .into_iter()
+            .enumerate()
+            .filter(|(k, v)| k % 7 == 0 && ir.knobs.check(&ir.name, v).is_ok())
+            .map(|(_, v)| v)
+            .collect();
+        assert!(variants.len() >= 6, "{}", entry.name);
+        for data in [&random, &real] {
+            for v in &variants {
+                let o = compare_kernel_any(&gpu, &entry, v, data, 5);
+                assert!(
+                    matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                    "{} {v} {}: {o:?}",
+                    entry.name,
+                    data.name
+                );
+            }
+        }
+    }
+}
+
+/// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
+/// the host operators.
+#[test]
+fn device_operators_match_the_host_operators() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let rows = check_operators(&gpu, &data_dir());
+    assert_eq!(rows.len(), 8);
+    for r in &rows {
+        assert!(
+            matches!(r.outcome, Outcome::Compared { .. }) && !r.outcome.is_failure(),
+            "{r:?}"
+        );
+    }
+}
+
+/// The bench runs end to end on a small lattice: a plausible copy bandwidth, one hop
+/// and M̂ measured with positive times, a fixed-point case skipped with the emitter's
+/// reason.
+#[test]
+fn bench_smoke_run() {
+    let Some((gpu, dir)) = gpu() else { return };
+    let c = copy_bandwidth(&gpu, 64 << 20, 2, 5).unwrap();
+    assert!(c.memcpy_gbs > 10.0 && c.kernel_gbs > 10.0, "{c:?}");
+    let tuner = crate::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+        .with_progress(false);
+    let case = |kernel, format, recon| BenchCase {
+        kernel,
+        format,
+        recon,
+    };
+    let opts = BenchOptions {
+        extents: vec![8],
+        cases: vec![
+            case(BenchKernel::WilsonHop, StorageFormat::F32, Recon::R12),
+            case(
+                BenchKernel::ImprovedStaggeredHop,
+                StorageFormat::F32,
+                Recon::R18,
+            ),
+            case(BenchKernel::WilsonEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::WilsonHop, StorageFormat::Fixed16, Recon::R12),
+        ],
+        warmup: 2,
+        reps: 5,
+        copy_bytes: 16 << 20,
+        seed: 1,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
+    assert_eq!(report.results.len(), 3, "{:?}", report.skipped);
+    for r in &report.results {
+        assert!(r.time_us > 0.0 && r.rates.gflops > 0.0, "{r:?}");
+        assert_eq!(r.sites, 8usize.pow(4) / 2);
+    }
+    assert_eq!(report.results[2].flops_per_site, 1320 + 1320 + 72);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(
+        report.skipped[0].reason.contains("f64/f32"),
+        "{:?}",
+        report.skipped
+    );
+}

@@ -1,0 +1,17 @@
+//! `qdsl check`: every kernel variant of the catalog that the device path supports, run
+//! on the GPU and compared with the CPU reference (the generated `apply_cpu`) on random
+//! fields (seeded) and on real configurations from tests/data; then the even-odd
+//! operators. A table of relative errors ‖gpu − cpu‖/‖cpu‖ against each format's bound.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`report`] | rows, bounds, relative errors, the table |
+//! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
+//! | [`run`] | the GPU runs |
+
+pub mod reference;
+pub mod report;
+pub mod run;
+
+pub use report::{bound, relative_error, render, CheckRow, Outcome};
+pub use run::{run_check, CheckOptions};

@@ -1,0 +1,462 @@
+//! The GPU side of `qdsl check`: each catalog kernel variant and each even-odd operator
+//! run on the device and on the CPU, on the same inputs (rounded to the variant's
+//! format first), compared component by component.
+
+use super::reference::apply_cpu;
+use super::report::{bound, relative_error, CheckRow, Outcome};
+use crate::cli::CatalogEntry;
+use crate::device::{DeviceField, Gpu};
+use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
+use crate::operator::device::{device_spinor, output_sites, DeviceStencil};
+use crate::operator::{DeviceEvenOddStaggered, DeviceEvenOddWilson};
+use crate::solver::LinearOperator;
+use crate::tune::{LaunchConfig, Tuner};
+use qdsl_core::dsl::cpu::Xpay;
+use qdsl_core::dsl::ir::{FieldShape, Role};
+use qdsl_core::dsl::lower::{lower, ReadSites};
+use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::Variant;
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::format::LinkFormat;
+use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_core::{Complex, Real};
+use std::path::{Path, PathBuf};
+
+/// What `qdsl check` runs.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Lattice of the random-field runs.
+    pub dims: [usize; 4],
+    /// Seed of the random fields.
+    pub seed: u64,
+    /// Only kernels whose name contains this (all when `None`).
+    pub filter: Option<String>,
+    /// The directory holding `milc/lat.sample.l8`, `milc/fat.l8`, `milc/long.l8`.
+    pub data_dir: PathBuf,
+}
+
+/// One data set: its name and the gauge fields (in the kernel's declaration order).
+struct DataSet {
+    name: String,
+    links: Vec<GaugeField<f64>>,
+}
+
+fn read(dir: &Path, file: &str, opts: &ReadOptions) -> Result<GaugeField<f64>, String> {
+    read_gauge(dir.join(file), opts)
+        .map(|g| g.field)
+        .map_err(|e| format!("reading {file}: {e}"))
+}
+
+/// The real configuration of a kernel with `gauges` gauge fields: Wilson (one SU(3)
+/// field) lat.sample.l8; staggered kernels MILC's fat (and long) links of it.
+fn real_links(dir: &Path, kernel: &str, gauges: usize) -> Result<DataSet, String> {
+    let smeared = ReadOptions::smeared_links();
+    let (name, links) = match (kernel.contains("staggered"), gauges) {
+        (false, 1) => (
+            "milc/lat.sample.l8",
+            vec![read(dir, "milc/lat.sample.l8", &ReadOptions::default())?],
+        ),
+        (true, 1) => ("milc/fat.l8", vec![read(dir, "milc/fat.l8", &smeared)?]),
+        (true, 2) => (
+            "milc/fat.l8+long.l8",
+            vec![
+                read(dir, "milc/fat.l8", &smeared)?,
+                read(dir, "milc/long.l8", &smeared)?,
+            ],
+        ),
+        _ => {
+            return Err(format!(
+                "no real configuration for {kernel} ({gauges} gauge fields)"
+            ))
+        }
+    };
+    Ok(DataSet {
+        name: name.into(),
+        links,
+    })
+}
+
+fn as_c64<T: Real>(f: &ColourSpinorField<T>) -> Vec<Complex<f64>> {
+    f.data()
+        .iter()
+        .map(|z| Complex::new(z.re.to_f64(), z.im.to_f64()))
+        .collect()
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn link_format(v: &Variant) -> LinkFormat {
+    LinkFormat::new(v.gauge.link_storage(), v.recon.compression())
+}
+
+/// GPU versus CPU for one kernel variant on one data set, in compute type T.
+fn compare_kernel<T: Real>(
+    gpu: &Gpu,
+    entry: &CatalogEntry,
+    v: &Variant,
+    data: &DataSet,
+    seed: u64,
+) -> Result<f64, String> {
+    let ir = (entry.ir)();
+    let lowered = lower(&ir).map_err(err)?;
+    let lat = *data.links[0].lattice();
+    let out_subset = match v.sites {
+        OutputSites::Parity(p) => SiteSubset::Single(p),
+        OutputSites::Full => SiteSubset::Full,
+    };
+    let out_layout =
+        SpinorLayout::new(lat, 1, out_subset, lowered.nspin, lowered.ncolour).map_err(err)?;
+    // The spinor input, on the sites its reads need (as the CPU context checks).
+    let spinor = lowered
+        .inputs
+        .iter()
+        .find(|i| i.reads != ReadSites::Gauge)
+        .ok_or("the kernel has no colour-spinor input")?;
+    let src_subset = match (out_subset, spinor.reads) {
+        (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
+        (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
+        _ => SiteSubset::Full,
+    };
+    let src =
+        ColourSpinorField::<f64>::gaussian(out_layout.with_subset(src_subset), seed).cast::<T>();
+    let x = ColourSpinorField::<f64>::gaussian(out_layout, seed + 1).cast::<T>();
+    let links: Vec<GaugeField<T>> = data.links.iter().map(|g| g.cast::<T>()).collect();
+    let link_refs: Vec<&GaugeField<T>> = links.iter().collect();
+    let (a, b) = (0.75, -0.375);
+    // CPU reference.
+    let mut cpu = ColourSpinorField::<T>::zeros(out_layout);
+    let xpay = v.xpay.then_some(Xpay {
+        a: T::from_f64(a),
+        x: &x,
+        b: T::from_f64(b),
+    });
+    apply_cpu(&ir.name, v, &mut cpu, &src, &link_refs, xpay).map_err(err)?;
+    // GPU.
+    let source = (entry.cuda)(v).map_err(err)?;
+    let info = (entry.info)(v).map_err(err)?;
+    let stencil = DeviceStencil::new(gpu, ir.clone(), v, &source, info).map_err(err)?;
+    let d_src = DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(err)?;
+    let d_links = links
+        .iter()
+        .map(|g| DeviceField::from_gauge(gpu, g, link_format(v)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let d_x = DeviceField::from_spinor(gpu, &x, v.spinor.fermion_format()).map_err(err)?;
+    let n_out = output_sites(v, &lat);
+    let mut d_out =
+        device_spinor(gpu, v.spinor, 2 * lowered.nspin * lowered.ncolour, n_out).map_err(err)?;
+    let mut inputs: Vec<&DeviceField> = Vec::new();
+    let mut next_link = d_links.iter();
+    for f in ir.fields.iter().filter(|f| f.role != Role::Out) {
+        match f.shape {
+            FieldShape::Spinor { .. } => inputs.push(&d_src),
+            FieldShape::Gauge { .. } => {
+                inputs.push(next_link.next().ok_or("more gauge fields than data")?)
+            }
+        }
+    }
+    let xp = crate::operator::DeviceXpay { a, x: &d_x, b };
+    stencil
+        .launch(
+            gpu,
+            &lat,
+            LaunchConfig::default_for(n_out),
+            &mut d_out,
+            &inputs,
+            v.xpay.then_some(&xp),
+        )
+        .map_err(err)?;
+    let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;
+    Ok(relative_error(&as_c64(&gpu_out), &as_c64(&cpu)))
+}
+
+fn outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
+    match r {
+        Ok(error) => Outcome::Compared {
+            error,
+            bound: bound(format),
+        },
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+fn compare_kernel_any(
+    gpu: &Gpu,
+    entry: &CatalogEntry,
+    v: &Variant,
+    data: &DataSet,
+    seed: u64,
+) -> Outcome {
+    match v.spinor {
+        StorageFormat::F64 => outcome(v.spinor, compare_kernel::<f64>(gpu, entry, v, data, seed)),
+        StorageFormat::F32 => outcome(v.spinor, compare_kernel::<f32>(gpu, entry, v, data, seed)),
+        other => Outcome::Skipped(format!("{} has no host compute type", other.name())),
+    }
+}
+
+/// Rows for every variant of one catalog kernel on one data set, plus a skip row per
+/// storage format or compression the CUDA emitter does not generate.
+fn check_kernel(gpu: &Gpu, entry: &CatalogEntry, data: &DataSet, seed: u64) -> Vec<CheckRow> {
+    let ir = (entry.ir)();
+    let row = |v: &Variant, outcome| CheckRow {
+        kernel: entry.name.clone(),
+        variant: v.canonical(),
+        data: data.name.clone(),
+        outcome,
+    };
+    let mut rows = Vec::new();
+    for v in Variant::all() {
+        if ir.knobs.check(&ir.name, &v).is_err() {
+            continue;
+        }
+        let outcome = match (entry.cuda)(&v) {
+            Err(e) => Outcome::Skipped(e.to_string()),
+            Ok(_) => compare_kernel_any(gpu, entry, &v, data, seed),
+        };
+        rows.push(row(&v, outcome));
+    }
+    // Formats and compressions beyond the generated ones: one note each.
+    let base = Variant::default();
+    let mut extra: Vec<Variant> = StorageFormat::EVERY
+        .iter()
+        .filter(|f| !StorageFormat::ALL.contains(f))
+        .map(|&f| {
+            let mut v = base;
+            (v.spinor, v.gauge) = (f, f);
+            v
+        })
+        .collect();
+    extra.extend(
+        Recon::EVERY
+            .iter()
+            .filter(|r| !Recon::ALL.contains(r))
+            .map(|&r| {
+                let mut v = base;
+                v.recon = r;
+                v
+            }),
+    );
+    for v in extra {
+        if ir.knobs.check(&ir.name, &v).is_ok() {
+            if let Err(e) = (entry.cuda)(&v) {
+                rows.push(row(&v, Outcome::Skipped(e.to_string())));
+            }
+        }
+    }
+    rows
+}
+
+/// GPU M̂ (Wilson) or A (staggered) against the host operator, in compute type T.
+fn compare_operator<T: Real>(
+    gpu: &Gpu,
+    tuner: &Tuner,
+    links: &[GaugeField<f64>],
+    format: StorageFormat,
+    recon: Recon,
+    dagger: bool,
+) -> Result<f64, String> {
+    let lat = *links[0].lattice();
+    let host: Vec<GaugeField<T>> = links.iter().map(|g| g.cast::<T>()).collect();
+    let lf = LinkFormat::new(format.link_storage(), recon.compression());
+    let d_links = host
+        .iter()
+        .map(|g| DeviceField::from_gauge(gpu, g, lf))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let parity = Parity::Even;
+    let wilson = links.len() == 1;
+    let (cpu_out, layout, gpu_out) = if wilson {
+        let kappa = 0.12;
+        let boundary = TimeBoundary::Antiperiodic;
+        let op = EvenOddWilson::new(host[0].clone(), kappa, parity, boundary);
+        let layout = op.layout();
+        let psi = ColourSpinorField::<f64>::gaussian(layout, 31).cast::<T>();
+        let mut cpu = ColourSpinorField::<T>::zeros(layout);
+        if dagger {
+            op.apply_dagger(&mut cpu, &psi).map_err(err)?;
+        } else {
+            op.apply(&mut cpu, &psi).map_err(err)?;
+        }
+        let gauge = d_links.into_iter().next().ok_or("no links")?;
+        let v = Variant {
+            spinor: format,
+            gauge: format,
+            recon,
+            boundary,
+            ..Variant::default()
+        };
+        let mut dop = DeviceEvenOddWilson::new(gpu, gauge, lat, kappa, parity, &v).map_err(err)?;
+        let d_psi = DeviceField::from_spinor(gpu, &psi, format.fermion_format()).map_err(err)?;
+        let mut d_out = device_spinor(gpu, format, 24, lat.half_volume()).map_err(err)?;
+        dop.apply(gpu, tuner, &mut d_out, &d_psi, dagger)
+            .map_err(err)?;
+        (cpu, layout, d_out)
+    } else {
+        let mass = 0.05;
+        let sl = StaggeredLinks::Improved {
+            fat: host[0].clone(),
+            long: host[1].clone(),
+        };
+        let op = EvenOddStaggered::new(sl, mass, parity);
+        let layout = op.layout();
+        let psi = ColourSpinorField::<f64>::gaussian(layout, 32).cast::<T>();
+        let mut cpu = ColourSpinorField::<T>::zeros(layout);
+        op.apply(&mut cpu, &psi).map_err(err)?;
+        let mut dop =
+            DeviceEvenOddStaggered::new(gpu, d_links, lat, mass, parity, format).map_err(err)?;
+        let d_psi = DeviceField::from_spinor(gpu, &psi, format.fermion_format()).map_err(err)?;
+        let mut d_out = device_spinor(gpu, format, 6, lat.half_volume()).map_err(err)?;
+        dop.apply(gpu, tuner, &mut d_out, &d_psi).map_err(err)?;
+        (cpu, layout, d_out)
+    };
+    let g = gpu_out.to_spinor::<T>(gpu, layout).map_err(err)?;
+    Ok(relative_error(&as_c64(&g), &as_c64(&cpu_out)))
+}
+
+/// The operator rows: Wilson M̂ and M̂† on lat.sample.l8 (f64 recon 18, f32 recon 18
+/// and 12), MILC's asqtad A on fat.l8/long.l8 (f64, f32).
+fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
+    let tuner = Tuner::new(
+        &crate::tune::default_path(),
+        gpu.fingerprint(&crate::operator::device::codegen_hash()),
+    )
+    .with_enabled(false)
+    .with_progress(false);
+    let mut rows = Vec::new();
+    let mut push = |kernel: &str, variant: String, data: &str, outcome| {
+        rows.push(CheckRow {
+            kernel: kernel.into(),
+            variant,
+            data: data.into(),
+            outcome,
+        })
+    };
+    let run = |links: &[GaugeField<f64>], f: StorageFormat, r: Recon, dagger: bool| match f {
+        StorageFormat::F64 => outcome(f, compare_operator::<f64>(gpu, &tuner, links, f, r, dagger)),
+        _ => outcome(f, compare_operator::<f32>(gpu, &tuner, links, f, r, dagger)),
+    };
+    match read(dir, "milc/lat.sample.l8", &ReadOptions::default()) {
+        Ok(u) => {
+            let links = [u];
+            for (f, r) in [
+                (StorageFormat::F64, Recon::R18),
+                (StorageFormat::F32, Recon::R18),
+                (StorageFormat::F32, Recon::R12),
+            ] {
+                for dagger in [false, true] {
+                    let name = if dagger {
+                        "wilson_eo M̂†"
+                    } else {
+                        "wilson_eo M̂"
+                    };
+                    let settings =
+                        format!("even κ=0.12 antiperiodic {} recon={}", f.name(), r.reals());
+                    push(
+                        name,
+                        settings,
+                        "milc/lat.sample.l8",
+                        run(&links, f, r, dagger),
+                    );
+                }
+            }
+        }
+        Err(e) => push(
+            "wilson_eo M̂",
+            "-".into(),
+            "milc/lat.sample.l8",
+            Outcome::Failed(e),
+        ),
+    }
+    let smeared = ReadOptions::smeared_links();
+    match (
+        read(dir, "milc/fat.l8", &smeared),
+        read(dir, "milc/long.l8", &smeared),
+    ) {
+        (Ok(fat), Ok(long)) => {
+            let links = [fat, long];
+            for f in [StorageFormat::F64, StorageFormat::F32] {
+                let settings = format!("even m=0.05 {} recon=18", f.name());
+                push(
+                    "asqtad_eo 4m²−D_eo D_oe",
+                    settings,
+                    "milc/fat.l8+long.l8",
+                    run(&links, f, Recon::R18, false),
+                );
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => push(
+            "asqtad_eo 4m²−D_eo D_oe",
+            "-".into(),
+            "milc/fat.l8+long.l8",
+            Outcome::Failed(e),
+        ),
+    }
+    rows
+}
+
+/// Every supported variant of every catalog kernel (random fields on `opts.dims`, then
+/// the real configuration), then the operators; `progress` receives each finished row.
+pub fn run_check(
+    gpu: &Gpu,
+    opts: &CheckOptions,
+    progress: &mut dyn FnMut(&CheckRow),
+) -> Vec<CheckRow> {
+    let mut rows = Vec::new();
+    let mut emit = |new: Vec<CheckRow>, rows: &mut Vec<CheckRow>| {
+        for r in new {
+            progress(&r);
+            rows.push(r);
+        }
+    };
+    let wanted = |name: &str| opts.filter.as_deref().is_none_or(|f| name.contains(f));
+    for entry in crate::cli::catalog().iter().filter(|e| wanted(&e.name)) {
+        let gauges = (entry.ir)()
+            .fields
+            .iter()
+            .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+            .count();
+        match Lattice::new(opts.dims) {
+            Ok(lat) => {
+                let random = DataSet {
+                    name: "random".into(),
+                    links: (0..gauges as u64)
+                        .map(|k| GaugeField::random(lat, opts.seed + 100 + k))
+                        .collect(),
+                };
+                emit(check_kernel(gpu, entry, &random, opts.seed), &mut rows);
+            }
+            Err(e) => emit(
+                vec![CheckRow {
+                    kernel: entry.name.clone(),
+                    variant: "-".into(),
+                    data: "random".into(),
+                    outcome: Outcome::Failed(e.to_string()),
+                }],
+                &mut rows,
+            ),
+        }
+        match real_links(&opts.data_dir, &entry.name, gauges) {
+            Ok(data) => emit(check_kernel(gpu, entry, &data, opts.seed), &mut rows),
+            Err(e) => emit(
+                vec![CheckRow {
+                    kernel: entry.name.clone(),
+                    variant: "-".into(),
+                    data: "real configuration".into(),
+                    outcome: Outcome::Failed(e),
+                }],
+                &mut rows,
+            ),
+        }
+    }
+    if wanted("wilson_eo") || wanted("asqtad_eo") || opts.filter.is_none() {
+        emit(check_operators(gpu, &opts.data_dir), &mut rows);
+    }
+    rows
+}
+
+#[cfg(test)]
+#[path = "gpu_tests.rs"]
+mod gpu_tests;

@@ -1,0 +1,67 @@
+//! `qdsl bench`: the copy roofline, then each kernel and operator at each size; a table
+//! on stdout and a JSON file; `--compare-quda` adds the ratios to QUDA's H100 numbers.
+
+use super::CliError;
+use crate::backend::BackendChoice;
+use crate::bench::{default_cases, render, run_bench, to_json, BenchOptions};
+use crate::device::Gpu;
+use crate::operator::device::codegen_hash;
+use crate::tune::{default_path, Tuner};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `qdsl bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Lattice extents L of the L⁴ lattices, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "24,32")]
+    pub sizes: Vec<usize>,
+    /// Only cases whose label (e.g. "wilson_hop f32 recon12") contains this.
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: usize,
+    /// Timed launches; the median is reported.
+    #[arg(long, default_value_t = 200)]
+    pub reps: usize,
+    /// MiB copied by the bandwidth measurement.
+    #[arg(long, default_value_t = 1024)]
+    pub copy_mib: usize,
+    /// The JSON output file.
+    #[arg(long, default_value = "bench.json")]
+    pub json: PathBuf,
+    /// Print QUDA's H100 time and the ratio QUDA/qdsl (> 1: qdsl faster).
+    #[arg(long)]
+    pub compare_quda: bool,
+}
+
+/// Runs the bench; an error (non-zero exit) without a GPU.
+pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
+        return Err("qdsl bench times GPU kernels: it needs the CUDA backend, and --backend/QDSL_BACKEND says cpu".into());
+    }
+    let gpu = Gpu::open(0).map_err(|e| format!("qdsl bench needs a GPU ({e})"))?;
+    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()));
+    let cases = default_cases()
+        .into_iter()
+        .filter(|c| args.case.as_deref().is_none_or(|f| c.label().contains(f)))
+        .collect();
+    let opts = BenchOptions {
+        extents: args.sizes.clone(),
+        cases,
+        warmup: args.warmup,
+        reps: args.reps,
+        copy_bytes: args.copy_mib << 20,
+        seed: 7,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |line| {
+        eprintln!("qdsl bench: {line}")
+    })?;
+    print!("{}", render(&report, args.compare_quda));
+    let text = serde_json::to_string_pretty(&to_json(&report))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! The parameter list of a generated CUDA kernel, as data: which argument goes where.
+//!
+//! The CUDA emitter ([`qdsl_core::dsl::emit::cuda`]) declares, in order:
+//!
+//! ```text
+//! f_<field> for every field in declaration order (the output non-const),
+//! [xpay_x, xpay_a, xpay_b]            (xpay only; a, b in the compute type),
+//! L0, L1, L2, L3, n_out,
+//! stride_<field> for every field in declaration order,
+//! [stride_xpay_x]                     (xpay only)
+//! ```
+//!
+//! [`kernel_params`] returns that list for a spec and a variant; the device launcher
+//! binds arguments by walking it, so the binding order is written down once.
+
+use qdsl_core::dsl::ir::Role;
+use qdsl_core::dsl::{Ir, Variant};
+
+/// One parameter of a generated kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelParam {
+    /// The output field's chunk pointer `f_<name>`.
+    Output(String),
+    /// The chunk pointer `f_<name>` of input `index` (inputs counted in declaration order).
+    Input {
+        /// Field name.
+        name: String,
+        /// Position among the inputs.
+        index: usize,
+    },
+    /// `xpay_x`, the chunk pointer of x in out = a·x + b·D ψ.
+    XpayX,
+    /// `xpay_a` (compute type).
+    XpayA,
+    /// `xpay_b` (compute type).
+    XpayB,
+    /// `L<mu>`, the lattice extent in direction μ.
+    Extent(usize),
+    /// `n_out`, the number of output sites.
+    NOut,
+    /// `stride_<name>` of the output field, in chunk units.
+    OutputStride(String),
+    /// `stride_<name>` of input `index`, in chunk units.
+    InputStride {
+        /// Field name.
+        name: String,
+        /// Position among the inputs.
+        index: usize,
+    },
+    /// `stride_xpay_x`.
+    XpayStride,
+}
+
+impl KernelParam {
+    /// The parameter's name in the generated source.
+    pub fn cuda_name(&self) -> String {
+        match self {
+            KernelParam::Output(n) | KernelParam::Input { name: n, .. } => format!("f_{n}"),
+            KernelParam::XpayX => "xpay_x".into(),
+            KernelParam::XpayA => "xpay_a".into(),
+            KernelParam::XpayB => "xpay_b".into(),
+            KernelParam::Extent(mu) => format!("L{mu}"),
+            KernelParam::NOut => "n_out".into(),
+            KernelParam::OutputStride(n) | KernelParam::InputStride { name: n, .. } => {
+                format!("stride_{n}")
+            }
+            KernelParam::XpayStride => "stride_xpay_x".into(),
+        }
+    }
+}
+
+/// The parameters of `variant` of the spec `ir`, in the order of the kernel's signature
+/// (see the module docs).
+pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
+    let mut pointers = Vec::new();
+    let mut strides = Vec::new();
+    let mut index = 0;
+    for f in &ir.fields {
+        if f.role == Role::Out {
+            pointers.push(KernelParam::Output(f.name.clone()));
+            strides.push(KernelParam::OutputStride(f.name.clone()));
+        } else {
+            pointers.push(KernelParam::Input {
+                name: f.name.clone(),
+                index,
+            });
+            strides.push(KernelParam::InputStride {
+                name: f.name.clone(),
+                index,
+            });
+            index += 1;
+        }
+    }
+    let mut params = pointers;
+    if variant.xpay {
+        params.extend([KernelParam::XpayX, KernelParam::XpayA, KernelParam::XpayB]);
+    }
+    params.extend((0..4).map(KernelParam::Extent));
+    params.push(KernelParam::NOut);
+    params.extend(strides);
+    if variant.xpay {
+        params.push(KernelParam::XpayStride);
+    }
+    params
+}
+
+/// The number of input fields (non-output fields) of a spec.
+pub fn input_count(ir: &Ir) -> usize {
+    ir.fields.iter().filter(|f| f.role != Role::Out).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qdsl_core::dsl::Stencil;
+    use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+
+    /// The parameter names declared in the `extern "C"` signature of generated source,
+    /// read from the text (independent of [`kernel_params`]).
+    fn signature_names(source: &str) -> Vec<String> {
+        let start = source.find("extern \"C\" __global__").expect("a kernel");
+        let open = start + source[start..].find('(').expect("(");
+        let close = open + source[open..].find(')').expect(")");
+        source[open + 1..close]
+            .split(',')
+            .map(|p| p.trim().rsplit(' ').next().unwrap_or("").to_string())
+            .collect()
+    }
+
+    fn check<S: Stencil>() {
+        for v in Variant::all().into_iter().filter(|v| S::supports(v)) {
+            let source = S::cuda_source(&v).expect("source");
+            let names: Vec<String> = kernel_params(&S::ir(), &v)
+                .iter()
+                .map(KernelParam::cuda_name)
+                .collect();
+            assert_eq!(names, signature_names(&source), "{} {v}", S::ir().name);
+        }
+    }
+
+    /// The parameter plan matches the signature the emitter actually writes, for every
+    /// supported variant of every catalog kernel (with and without xpay).
+    #[test]
+    fn plan_matches_the_generated_signatures() {
+        check::<WilsonHop>();
+        check::<NaiveStaggeredHop>();
+        check::<ImprovedStaggeredHop>();
+    }
+
+    /// Hand-written plan of the improved staggered hop with xpay.
+    #[test]
+    fn improved_staggered_xpay_plan_by_hand() {
+        let v = Variant {
+            xpay: true,
+            ..Variant::default()
+        };
+        let names: Vec<String> = kernel_params(&ImprovedStaggeredHop::ir(), &v)
+            .iter()
+            .map(KernelParam::cuda_name)
+            .collect();
+        let want = [
+            "f_out",
+            "f_chi",
+            "f_fat",
+            "f_long",
+            "xpay_x",
+            "xpay_a",
+            "xpay_b",
+            "L0",
+            "L1",
+            "L2",
+            "L3",
+            "n_out",
+            "stride_out",
+            "stride_chi",
+            "stride_fat",
+            "stride_long",
+            "stride_xpay_x",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(input_count(&ImprovedStaggeredHop::ir()), 3);
+    }
+}
