@@ -4,6 +4,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = qdsl_runtime::cli::Cli::parse();
     match cli.run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -16,5 +17,16 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`qdsl inspect … | head`) would
+/// panic; restore the default, under which the program ends quietly like other tools.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a
+    // valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -11,11 +11,13 @@
 //! | [`quda`] | QUDA's H100 numbers (from DESIGN.md) |
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
+//! | [`smear`](mod@smear) | the asqtad link-smearing case |
 
 pub mod metrics;
 pub mod quda;
 pub mod report;
 pub mod run;
+pub mod smear;
 
 pub use report::{default_cases, render, to_json, BenchCase, BenchKernel, BenchReport};
 pub use run::{run_bench, BenchOptions};

@@ -18,6 +18,8 @@ pub enum BenchKernel {
     ImprovedStaggeredHop,
     /// The even-odd Wilson operator M̂ = 1 − κ² H_eo H_oe (two hops).
     WilsonEo,
+    /// Asqtad fat7 + Naik link construction (fat and long links), the whole lattice.
+    AsqtadLinks,
 }
 
 impl BenchKernel {
@@ -28,6 +30,7 @@ impl BenchKernel {
             BenchKernel::NaiveStaggeredHop => "naive_staggered_hop",
             BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
             BenchKernel::WilsonEo => "wilson_eo",
+            BenchKernel::AsqtadLinks => "asqtad_links",
         }
     }
 }
@@ -57,7 +60,7 @@ impl BenchCase {
 
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
 /// recon 12; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
-/// recon 12 and 18, f64 recon 18. Cases whose format the emitter lacks are reported as
+/// recon 12 and 18, f64 recon 18; asqtad link smearing f32 and f64. Cases whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
     use BenchKernel::*;
@@ -80,6 +83,8 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonEo, F32, Recon::R12),
         c(WilsonEo, F32, Recon::R18),
         c(WilsonEo, F64, Recon::R18),
+        c(AsqtadLinks, F32, Recon::R18),
+        c(AsqtadLinks, F64, Recon::R18),
     ]
 }
 

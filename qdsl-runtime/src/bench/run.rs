@@ -120,6 +120,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), Str
         }
         BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::cuda_source(v)
             .and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?))),
+        BenchKernel::AsqtadLinks => return Err("asqtad_links is not a hop kernel".into()),
     };
     r.map_err(|e| e.to_string())
 }
@@ -128,7 +129,8 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     match kernel {
         BenchKernel::WilsonHop | BenchKernel::WilsonEo => WilsonHop::ir(),
         BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
-        BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::ir(),
+        // AsqtadLinks is dispatched to `bench::smear` before any hop source is built.
+        BenchKernel::ImprovedStaggeredHop | BenchKernel::AsqtadLinks => ImprovedStaggeredHop::ir(),
     }
 }
 
@@ -141,6 +143,9 @@ fn bench_case(
     copy: &CopyBandwidth,
     opts: &BenchOptions,
 ) -> Result<BenchResult, String> {
+    if case.kernel == BenchKernel::AsqtadLinks {
+        return super::smear::bench_asqtad_links(gpu, &links.u, case, copy, opts.warmup, opts.reps);
+    }
     let lat = links.lattice;
     let half = lat.half_volume();
     let v_odd = variant_of(case, Parity::Odd, false);

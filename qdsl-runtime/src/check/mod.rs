@@ -8,10 +8,12 @@
 //! | [`report`] | rows, bounds, relative errors, the table |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
+//! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
 pub mod reference;
 pub mod report;
 pub mod run;
+pub mod smear;
 
 pub use report::{bound, relative_error, render, CheckRow, Outcome};
 pub use run::{run_check, CheckOptions};

@@ -454,6 +454,10 @@ pub fn run_check(
     if wanted("wilson_eo") || wanted("asqtad_eo") || opts.filter.is_none() {
         emit(check_operators(gpu, &opts.data_dir), &mut rows);
     }
+    emit(
+        super::smear::check_smearing(gpu, &opts.data_dir, &wanted),
+        &mut rows,
+    );
     rows
 }
 

@@ -6,6 +6,8 @@ mod check;
 mod emit;
 mod info;
 mod inspect;
+mod smear;
+mod solve;
 mod variant_args;
 
 pub use catalog::{catalog, CatalogEntry};
@@ -43,6 +45,12 @@ enum Command {
     /// Measure copy bandwidth, then each kernel and operator (24⁴ and 32⁴, one parity);
     /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
     Bench(bench::BenchArgs),
+    /// Solve the even-odd Wilson, staggered or asqtad system on a gauge configuration
+    /// (CPU backend): progress, a summary, the history as JSON and an SVG plot.
+    Solve(solve::SolveArgs),
+    /// Build asqtad fat and long links (or fat7 links) of a thin-link configuration, on
+    /// the GPU if there is one, and write them (SciDAC LIME f32 by default).
+    Smear(smear::SmearArgs),
 }
 
 impl Cli {
@@ -54,6 +62,8 @@ impl Cli {
             Command::Emit(args) => emit::run(&args),
             Command::Check(args) => check::run(&args, self.backend),
             Command::Bench(args) => bench::run(&args, self.backend),
+            Command::Smear(args) => smear::run(&args, self.backend),
+            Command::Solve(args) => solve::run(&args),
         }
     }
 }

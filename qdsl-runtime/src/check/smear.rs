@@ -1,0 +1,91 @@
+//! The link-smearing rows of `qdsl check`: [`AsqtadFat`], [`AsqtadLong`] and [`Fat7`] run
+//! on the GPU ([`GpuSmearer`]) and on the CPU (the plan's host runner) in f64 and f32, on
+//! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the relative error
+//! ‖F_gpu − F_cpu‖/‖F_cpu‖ over all link components against the precision's bound.
+
+use super::report::{bound, relative_error, CheckRow, Outcome};
+use crate::device::Gpu;
+use crate::smear::{GpuReal, GpuSmearer};
+use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::field::GaugeField;
+use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::Complex;
+use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7};
+use std::path::Path;
+
+/// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
+pub const SMEAR_U0: f64 = 0.502;
+
+/// The configuration the rows run on, relative to the data directory.
+const CONFIG: &str = "milc/lat.sample.l8";
+
+fn components<T: GpuReal>(f: &GaugeField<T>) -> Vec<Complex<f64>> {
+    f.links()
+        .iter()
+        .flat_map(|m| m.0.iter().flatten().copied())
+        .map(|z| Complex::new(z.re.to_f64(), z.im.to_f64()))
+        .collect()
+}
+
+/// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u`.
+fn compare<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f64, String> {
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GpuSmearer::<T>::new::<S>(gpu)
+        .map_err(|e| e.to_string())?
+        .smear(gpu, &v, SMEAR_U0)
+        .map_err(|e| e.to_string())?;
+    let c = S::smear_cpu(&v, SMEAR_U0).map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// The rows of every smearing spec whose name `wanted` accepts, in f64 and f32.
+pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<CheckRow> {
+    type Compare = fn(&Gpu, &GaugeField<f64>) -> Result<f64, String>;
+    let specs: [(String, Compare, Compare); 3] = [
+        (
+            AsqtadFat::spec().name,
+            compare::<AsqtadFat, f64>,
+            compare::<AsqtadFat, f32>,
+        ),
+        (
+            AsqtadLong::spec().name,
+            compare::<AsqtadLong, f64>,
+            compare::<AsqtadLong, f32>,
+        ),
+        (
+            Fat7::spec().name,
+            compare::<Fat7, f64>,
+            compare::<Fat7, f32>,
+        ),
+    ];
+    let specs: Vec<_> = specs.into_iter().filter(|s| wanted(&s.0)).collect();
+    if specs.is_empty() {
+        return Vec::new();
+    }
+    let thin = read_gauge(dir.join(CONFIG), &ReadOptions::default())
+        .map(|g| g.field)
+        .map_err(|e| format!("reading {CONFIG}: {e}"));
+    let mut rows = Vec::new();
+    for (name, f64_run, f32_run) in specs {
+        for (format, run) in [(StorageFormat::F64, f64_run), (StorageFormat::F32, f32_run)] {
+            let outcome = match &thin {
+                Ok(u) => match run(gpu, u) {
+                    Ok(error) => Outcome::Compared {
+                        error,
+                        bound: bound(format),
+                    },
+                    Err(e) => Outcome::Failed(e),
+                },
+                Err(e) => Outcome::Failed(e.clone()),
+            };
+            rows.push(CheckRow {
+                kernel: name.clone(),
+                variant: format!("{} u0={SMEAR_U0}", format.name()),
+                data: CONFIG.into(),
+                outcome,
+            });
+        }
+    }
+    rows
+}

@@ -1,0 +1,192 @@
+//! `qdsl smear` on the CPU: MILC's fat.l8 and long.l8 reproduced from lat.sample.l8, the
+//! written files' SciDAC checksums, fat7 of unit links, and the flag errors.
+
+use super::*;
+use crate::cli::Cli;
+use clap::Parser;
+use qdsl_core::io::{Check, GaugeFileFormat};
+
+fn data(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/milc")
+        .join(file)
+}
+
+/// Parses and runs `qdsl --backend cpu smear …`.
+fn smear_cli(args: &[&str]) -> Result<(), CliError> {
+    let mut all = vec!["qdsl", "--backend", "cpu", "smear"];
+    all.extend_from_slice(args);
+    Cli::try_parse_from(all)?.run()
+}
+
+/// max |a − b| over all link components, over max |b|.
+fn rel(a: &GaugeField<f64>, b: &GaugeField<f64>) -> f64 {
+    let (mut d, mut m) = (0.0f64, 0.0f64);
+    for (x, y) in a.links().iter().zip(b.links()) {
+        d = d.max((*x - *y).max_abs_component());
+        m = m.max(y.max_abs_component());
+    }
+    d / m
+}
+
+/// Writing lat.sample.l8's asqtad links (u0 = 0.502, SciDAC f32, the defaults) and
+/// reading them back gives MILC's own fat.l8 and long.l8 to f32 rounding, and the reader
+/// verifies each file's SciDAC checksum.
+#[test]
+fn cpu_smear_reproduces_milc_fat_and_long_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fat, long) = (dir.path().join("fat"), dir.path().join("long"));
+    let config = data("lat.sample.l8");
+    smear_cli(&[
+        config.to_str().unwrap(),
+        "--links",
+        "asqtad",
+        "--u0",
+        "0.502",
+        "--out-fat",
+        fat.to_str().unwrap(),
+        "--out-long",
+        long.to_str().unwrap(),
+    ])
+    .unwrap();
+    for (ours, milc) in [(fat, "fat.l8"), (long, "long.l8")] {
+        let file = read_gauge(&ours, &ReadOptions::smeared_links()).unwrap();
+        assert_eq!(file.format, GaugeFileFormat::Lime(LimeFlavour::Scidac));
+        assert_eq!(file.precision, Precision::Single);
+        assert!(
+            file.checks
+                .iter()
+                .any(|c| matches!(c, Check::ScidacChecksum { .. })),
+            "{:?}",
+            file.checks
+        );
+        let reference = read_gauge(data(milc), &ReadOptions::smeared_links()).unwrap();
+        let r = rel(&file.field, &reference.field);
+        // Both are f32 roundings of the same links: a few units of 2⁻²⁴ relative.
+        assert!(r < 2e-6, "{milc}: relative difference {r:e}");
+    }
+}
+
+/// Fat7 of unit links at u0 = 1 is 1/8 + 6/16 + 24/64 + 48/384 = 1 times the staggered
+/// phase: the written NERSC f64 file holds ±identity links.
+#[test]
+fn fat7_of_unit_links_is_the_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = dir.path().join("unit.lime");
+    let lat = qdsl_core::lattice::Lattice::new([4, 4, 4, 4]).unwrap();
+    write_lime_gauge(
+        &unit,
+        &GaugeField::<f64>::unit(lat),
+        &LimeWriteOptions::default(),
+    )
+    .unwrap();
+    let out = dir.path().join("fat7.nersc");
+    smear_cli(&[
+        unit.to_str().unwrap(),
+        "--links",
+        "fat7",
+        "--u0",
+        "1",
+        "--out-fat",
+        out.to_str().unwrap(),
+        "--format",
+        "nersc",
+        "--precision",
+        "f64",
+    ])
+    .unwrap();
+    let fat = read_gauge(&out, &ReadOptions::smeared_links())
+        .unwrap()
+        .field;
+    for cb in 0..lat.volume() {
+        let c = lat.coords_of_cb(cb);
+        for mu in 0..4 {
+            let boundary = if mu == 3 && c[3] == 3 { -1.0 } else { 1.0 };
+            let phase = qdsl_kernels::staggered_phase(c, mu) * boundary;
+            let d = (*fat.link(cb, mu) - qdsl_core::math::ColourMatrix::identity().scale(phase))
+                .max_abs_component();
+            assert!(d < 1e-14, "site {c:?} μ = {mu}: |Δ| = {d:e}");
+        }
+    }
+}
+
+fn error_of(args: &[&str]) -> String {
+    match smear_cli(args) {
+        Err(e) => e.to_string(),
+        Ok(()) => panic!("expected an error for {args:?}"),
+    }
+}
+
+/// Bad flags are refused with messages naming what was expected and found.
+#[test]
+fn bad_flags_give_clear_errors() {
+    let config = data("lat.sample.l8");
+    let c = config.to_str().unwrap();
+    let e = error_of(&[c, "--links", "hisq", "--u0", "1", "--out-fat", "f"]);
+    assert!(e.contains("hisq") && e.contains("asqtad"), "{e}");
+    let e = error_of(&[
+        c,
+        "--links",
+        "asqtad",
+        "--u0",
+        "0",
+        "--out-fat",
+        "f",
+        "--out-long",
+        "l",
+    ]);
+    assert!(
+        e.contains("--u0 must be a finite number > 0, found 0"),
+        "{e}"
+    );
+    let e = error_of(&[c, "--links", "asqtad", "--u0", "0.5", "--out-fat", "f"]);
+    assert!(e.contains("--out-long is required"), "{e}");
+    let e = error_of(&[
+        c,
+        "--links",
+        "fat7",
+        "--u0",
+        "1",
+        "--out-fat",
+        "f",
+        "--out-long",
+        "l",
+    ]);
+    assert!(e.contains("fat7 has no long links"), "{e}");
+    let e = error_of(&[
+        c,
+        "--links",
+        "fat7",
+        "--u0",
+        "1",
+        "--out-fat",
+        "f",
+        "--format",
+        "milc",
+        "--precision",
+        "f64",
+    ]);
+    assert!(e.contains("single precision only"), "{e}");
+    let e = error_of(&[
+        c,
+        "--links",
+        "asqtad",
+        "--u0",
+        "1",
+        "--out-fat",
+        "f",
+        "--out-long",
+        "f",
+    ]);
+    assert!(e.contains("same file"), "{e}");
+    let e = error_of(&[
+        "/nonexistent/cfg",
+        "--links",
+        "fat7",
+        "--u0",
+        "1",
+        "--out-fat",
+        "f",
+    ]);
+    assert!(e.contains("/nonexistent/cfg"), "{e}");
+}

@@ -1,0 +1,220 @@
+//! `qdsl solve` as a user runs it: the built binary on the real configurations of the
+//! test data, its JSON history and SVG plot, and its refusals of bad input.
+
+use qdsl_core::gauge::plaquette;
+use qdsl_core::io::{read_gauge, ReadOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(name)
+}
+
+fn qdsl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qdsl"))
+        .arg("solve")
+        .args(args)
+        .output()
+        .expect("the qdsl binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs a solve writing JSON and SVG into a temporary directory; returns the exit
+/// status, the parsed JSON and the SVG text.
+fn solve_with_history(args: &[&str]) -> (Output, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("hist.json");
+    let svg = dir.path().join("hist.svg");
+    let mut all = args.to_vec();
+    all.extend([
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let out = qdsl(&all);
+    let text = std::fs::read_to_string(&json).expect("the history was written");
+    let value: Value = serde_json::from_str(&text).expect("the history is valid JSON");
+    let plot = std::fs::read_to_string(&svg).unwrap_or_default();
+    (out, value, plot)
+}
+
+/// A converged history: x₀ = 0 makes the first true residual exactly ‖b‖/‖b‖ = 1 at
+/// iteration 0; iterations never decrease; the last entry is a true residual ≤ tol, and
+/// it equals the recomputed one and the reported true residual.
+fn assert_converged_history(v: &Value, tol: f64) {
+    assert_eq!(v["converged"], Value::Bool(true), "{v}");
+    assert_eq!(v["reason"], "converged");
+    assert_eq!(v["backend"], "CPU");
+    let history = v["history"].as_array().expect("history is an array");
+    assert_eq!(history[0]["kind"], "true");
+    assert_eq!(history[0]["iteration"], 0);
+    assert_eq!(history[0]["residual"].as_f64(), Some(1.0));
+    let iterations: Vec<u64> = history
+        .iter()
+        .map(|h| h["iteration"].as_u64().expect("integer iteration"))
+        .collect();
+    assert!(iterations.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(
+        *iterations.last().unwrap(),
+        v["iterations"].as_u64().unwrap()
+    );
+    for h in history {
+        assert!(h["residual"].as_f64().unwrap().is_finite());
+        assert!(h["kind"] == "true" || h["kind"] == "iterated");
+    }
+    let last = history.last().unwrap();
+    assert_eq!(last["kind"], "true");
+    let true_residual = v["true_residual"].as_f64().unwrap();
+    let recomputed = v["recomputed_residual"].as_f64().unwrap();
+    assert!(true_residual <= tol && recomputed <= tol, "{v}");
+    assert_eq!(last["residual"].as_f64().unwrap(), true_residual);
+    assert!((recomputed - true_residual).abs() <= 1e-3 * true_residual);
+}
+
+/// The README job: Wilson κ = 0.12 on MILC's 8⁴ sample, BiCGStab f64–f32 to 1e-10, with
+/// reliable updates (f32 alone cannot reach 1e-10).
+#[test]
+fn wilson_mixed_precision_on_the_milc_sample_converges() {
+    let (out, v, svg) = solve_with_history(&[
+        data("milc/lat.sample.l8").to_str().unwrap(),
+        "--action",
+        "wilson",
+        "--kappa",
+        "0.12",
+        "--solver",
+        "bicgstab",
+        "--precision",
+        "f32",
+        "--tol",
+        "1e-10",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_converged_history(&v, 1e-10);
+    assert!(v["reliable_updates"].as_u64().unwrap() >= 1);
+    assert_eq!(v["lattice"], serde_json::json!([8, 8, 8, 8]));
+    assert!(svg.starts_with("<svg") && svg.contains("iteration"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("CPU backend") && stdout.contains("converged"));
+}
+
+/// Naive staggered (CG on A = 4m² − D_eo D_oe) and Wilson CGNR on tmLQCD's 4³×8
+/// configuration from a point source.
+#[test]
+fn staggered_and_wilson_on_the_tmlqcd_configuration_converge() {
+    let conf = data("tmlqcd/conf.48");
+    let (out, v, _) = solve_with_history(&[
+        conf.to_str().unwrap(),
+        "--action",
+        "staggered",
+        "--mass",
+        "0.05",
+        "--solver",
+        "cg",
+        "--point-source",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_converged_history(&v, 1e-10);
+    assert_eq!(v["lattice"], serde_json::json!([4, 4, 4, 8]));
+    let (out, v, _) = solve_with_history(&[
+        conf.to_str().unwrap(),
+        "--kappa",
+        "0.15",
+        "--solver",
+        "cgnr",
+        "--tol",
+        "1e-9",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_converged_history(&v, 1e-9);
+}
+
+/// Asqtad with the default u0 = P^{1/4} (MILC's convention): the u0 reported, printed
+/// with 6 decimals, satisfies u0⁴ = P for the plaquette of the file.
+#[test]
+fn asqtad_uses_the_fourth_root_of_the_plaquette() {
+    let l8 = data("milc/lat.sample.l8");
+    let (out, v, _) = solve_with_history(&[
+        l8.to_str().unwrap(),
+        "--action",
+        "asqtad",
+        "--mass",
+        "0.05",
+        "--solver",
+        "cg",
+        "--precision",
+        "f32",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_converged_history(&v, 1e-10);
+    let parameters = v["parameters"].as_str().unwrap();
+    let u0: f64 = parameters
+        .split("u0 = ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no u0 in {parameters:?}"));
+    let file = read_gauge(&l8, &ReadOptions::default()).unwrap();
+    let p = plaquette(&file.field).average;
+    assert!((u0.powi(4) - p).abs() < 4e-6, "u0 = {u0}, P = {p}");
+}
+
+/// Non-convergence exits non-zero, after writing the history.
+#[test]
+fn iteration_limit_is_an_error_with_the_history_saved() {
+    let (out, v, _) = solve_with_history(&[
+        data("milc/lat.sample.l8").to_str().unwrap(),
+        "--kappa",
+        "0.12",
+        "--max-iter",
+        "3",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("did not converge"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(v["converged"], Value::Bool(false));
+    assert_eq!(v["reason"], "iteration limit reached");
+    assert_eq!(v["iterations"], 3);
+}
+
+/// Bad input: each refusal names what was wrong.
+#[test]
+fn bad_input_fails_with_a_clear_message() {
+    let l8 = data("milc/lat.sample.l8");
+    let l8 = l8.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (&[l8, "--kappa", "0"], "--kappa must be a positive"),
+        (&[l8, "--kappa", "-0.1"], "--kappa must be a positive"),
+        (
+            &[l8, "--action", "staggered", "--mass", "-0.1"],
+            "--mass must be",
+        ),
+        (&[l8, "--action", "asqtad"], "needs --mass"),
+        (
+            &[l8, "--kappa", "0.12", "--solver", "cg"],
+            "is not: use cgnr",
+        ),
+        (
+            &[l8, "--action", "clover", "--kappa", "0.1"],
+            "unknown action",
+        ),
+        (
+            &["/nonexistent/lat", "--kappa", "0.1"],
+            "cannot read the gauge",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = qdsl(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}
