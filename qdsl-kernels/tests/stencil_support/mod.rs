@@ -5,6 +5,7 @@
 use qdsl_core::field::{
     haar_su3, ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout, StreamDomain,
 };
+use qdsl_core::gauge::GaugeTransform;
 use qdsl_core::lattice::{Coords, Lattice, Parity};
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Complex;
@@ -35,17 +36,36 @@ pub fn random_matrices(lat: Lattice, seed: u64) -> GaugeField<f64> {
     })
 }
 
-/// A random gauge transformation g(x) ∈ SU(3).
-pub fn random_transform(lat: Lattice, seed: u64) -> Vec<ColourMatrix<f64>> {
-    (0..lat.volume())
-        .map(|lex| {
-            haar_su3(&mut RandomStream::new(
-                seed,
-                StreamDomain::GaugeTransform,
-                lex as u64,
-            ))
-        })
-        .collect()
+/// A random gauge transformation g(x) ∈ SU(3) (qdsl-core's, itself tested for unitarity,
+/// Haar moments and gauge invariance of loops).
+pub fn random_transform(lat: Lattice, seed: u64) -> GaugeTransform<f64> {
+    GaugeTransform::random(lat, seed)
+}
+
+/// U^g_μ(x) = g(x) U_μ(x) g(x+μ̂)†.
+pub fn transform_links(g: &GaugeTransform<f64>, u: &GaugeField<f64>) -> GaugeField<f64> {
+    let mut ug = u.clone();
+    g.apply_to_links(&mut ug).unwrap();
+    ug
+}
+
+/// (gψ)(x) = g(x) ψ(x), every spin (full or single-parity field).
+pub fn transform_field(
+    g: &GaugeTransform<f64>,
+    f: &ColourSpinorField<f64>,
+) -> ColourSpinorField<f64> {
+    let mut out = f.clone();
+    g.apply_to_fermion(&mut out).unwrap();
+    out
+}
+
+/// max_i |a_i − b_i| over the components of two fields of one layout.
+pub fn max_abs_diff(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>) -> f64 {
+    a.data()
+        .iter()
+        .zip(b.data())
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max)
 }
 
 /// A field on the full lattice as plain nested arrays: psi[lex][spin][colour].
