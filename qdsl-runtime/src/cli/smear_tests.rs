@@ -122,63 +122,37 @@ fn error_of(args: &[&str]) -> String {
 fn bad_flags_give_clear_errors() {
     let config = data("lat.sample.l8");
     let c = config.to_str().unwrap();
-    let e = error_of(&[c, "--links", "hisq", "--u0", "1", "--out-fat", "f"]);
-    assert!(e.contains("hisq") && e.contains("asqtad"), "{e}");
-    let e = error_of(&[
-        c,
-        "--links",
-        "asqtad",
-        "--u0",
-        "0",
-        "--out-fat",
-        "f",
-        "--out-long",
-        "l",
-    ]);
-    assert!(
-        e.contains("--u0 must be a finite number > 0, found 0"),
-        "{e}"
-    );
-    let e = error_of(&[c, "--links", "asqtad", "--u0", "0.5", "--out-fat", "f"]);
-    assert!(e.contains("--out-long is required"), "{e}");
-    let e = error_of(&[
-        c,
-        "--links",
-        "fat7",
-        "--u0",
-        "1",
-        "--out-fat",
-        "f",
-        "--out-long",
-        "l",
-    ]);
-    assert!(e.contains("fat7 has no long links"), "{e}");
-    let e = error_of(&[
-        c,
-        "--links",
-        "fat7",
-        "--u0",
-        "1",
-        "--out-fat",
-        "f",
-        "--format",
-        "milc",
-        "--precision",
-        "f64",
-    ]);
-    assert!(e.contains("single precision only"), "{e}");
-    let e = error_of(&[
-        c,
-        "--links",
-        "asqtad",
-        "--u0",
-        "1",
-        "--out-fat",
-        "f",
-        "--out-long",
-        "f",
-    ]);
-    assert!(e.contains("same file"), "{e}");
+    // (the flags after the configuration, what the message must contain)
+    let cases: [(&str, &[&str]); 6] = [
+        ("--links hisq --u0 1 --out-fat f", &["hisq", "asqtad"]),
+        (
+            "--links asqtad --u0 0 --out-fat f --out-long l",
+            &["--u0 must be a finite number > 0, found 0"],
+        ),
+        (
+            "--links asqtad --u0 0.5 --out-fat f",
+            &["--out-long is required"],
+        ),
+        (
+            "--links fat7 --u0 1 --out-fat f --out-long l",
+            &["fat7 has no long links"],
+        ),
+        (
+            "--links fat7 --u0 1 --out-fat f --format milc --precision f64",
+            &["single precision only"],
+        ),
+        (
+            "--links asqtad --u0 1 --out-fat f --out-long f",
+            &["same file"],
+        ),
+    ];
+    for (flags, expected) in cases {
+        let args: Vec<&str> = std::iter::once(c).chain(flags.split_whitespace()).collect();
+        let e = error_of(&args);
+        for part in expected {
+            assert!(e.contains(part), "{flags}: {e}");
+        }
+    }
     let e = error_of(&[
         "/nonexistent/cfg",
         "--links",
