@@ -5,9 +5,11 @@
 //! |---|---|
 //! | [`GaugeField`] | four links U_μ(x) per site |
 //! | [`ColourSpinorField`] | ψ_{s,x,σ,a}: Wilson, staggered ([`ColourVectorField`]), 5D, coarse |
+//! | [`CloverField`] | a packed hermitian clover block pair A(x) per site (72 reals) |
 //! | [`SpinorLayout`] | the shape of a colour-spinor field: Ls, subset, spins, colours |
 //! | [`RandomStream`] | the counter-based (Philox-4x32-10) generator, one stream per link or site |
 
+mod clover_field;
 mod colour_spinor;
 mod error;
 mod gauge_field;
@@ -17,6 +19,10 @@ pub mod rng;
 mod spinor_blas;
 mod spinor_layout;
 
+pub use clover_field::{
+    clover_apply_site, clover_block_entry, clover_offdiag_offset, pack_clover_block,
+    unpack_clover_block, CloverField, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS, CLOVER_SITE_REALS,
+};
 pub use colour_spinor::{ColourSpinorField, ColourVectorField};
 pub use error::FieldError;
 pub use gauge_field::GaugeField;

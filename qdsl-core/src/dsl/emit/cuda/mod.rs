@@ -1,0 +1,317 @@
+//! The CUDA C++ emitter: a lowered spec and a [`Variant`] → the source of one
+//! `extern "C" __global__` kernel, for NVRTC.
+//!
+//! The generated kernel runs one thread per output site with 32-bit indices. The thread
+//! computes its coordinates from its checkerboard index (no neighbour tables), then for
+//! each term (all unrolled): the neighbour's index, the source load in 16-byte chunks
+//! (the [`crate::dsl::layout`] structure of arrays, coalesced across a warp), the spin
+//! projection to a half spinor where the term has 1 ± γ_μ, the link product on the 12
+//! reals (links reconstructed inline for recon 12: row 2 = conj(row 0 × row 1)), and the
+//! reconstruction into the accumulator, times the boundary sign for hops that wrap an
+//! antiperiodic time boundary. Every knob is resolved while generating: the source holds
+//! them as compile-time constants only. Same lowered spec and variant → byte-identical
+//! source.
+//!
+//! Kernel parameters, in order: the fields in declaration order (chunk pointers named
+//! `f_<field>`, so that no field name collides with a C++ keyword), then for xpay `x, a, b`, then `L0, L1, L2, L3` (the lattice
+//! extents), `n_out` (number of output sites), and one stride per field (output, inputs,
+//! x) in chunk units ([`crate::dsl::layout`]).
+//!
+//! | module | emits |
+//! |---|---|
+//! | this one | the kernel: signature, site coordinates, accumulator, xpay and store |
+//! | `storage` | how fields are read and written: chunk loads/stores, link reconstruction |
+//! | `term` | one term: neighbour, source load, spin projection, link product, accumulation |
+
+mod storage;
+mod term;
+
+use crate::dsl::info::flops_per_site;
+use crate::dsl::ir::{FieldShape, Role};
+use crate::dsl::layout::SoaLayout;
+use crate::dsl::lower::Lowered;
+use crate::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary, Variant};
+use crate::dsl::DslError;
+use crate::lattice::Parity;
+use term::{emit_term, TermContext};
+
+/// The kernel's `extern "C"` name: `<name>_<16 hex digits of the variant's stable hash>`.
+pub fn kernel_name(name: &str, variant: &Variant) -> String {
+    format!("{name}_{:016x}", variant.stable_hash())
+}
+
+/// Source text being built, one indented line at a time.
+struct Src(String);
+
+impl Src {
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.0.push_str("    ");
+        }
+        self.0.push_str(text);
+        self.0.push('\n');
+    }
+}
+
+/// The complex arithmetic every kernel source starts with, for compute type `real`.
+fn arithmetic_helpers(src: &mut Src) {
+    src.0.push_str(
+        r#"struct cplx { real re, im; };
+__device__ __forceinline__ cplx c_add(cplx a, cplx b) { return {a.re + b.re, a.im + b.im}; }
+__device__ __forceinline__ cplx c_sub(cplx a, cplx b) { return {a.re - b.re, a.im - b.im}; }
+__device__ __forceinline__ cplx c_scale(real s, cplx a) { return {s * a.re, s * a.im}; }
+// a b
+__device__ __forceinline__ cplx c_mul(cplx a, cplx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+// conj(a) b
+__device__ __forceinline__ cplx c_conj_mul(cplx a, cplx b) { return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re}; }
+// acc + a b
+__device__ __forceinline__ cplx c_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re - a.im * b.im, acc.im + a.re * b.im + a.im * b.re}; }
+// acc + conj(a) b
+__device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re + a.im * b.im, acc.im + a.re * b.im - a.im * b.re}; }
+
+"#,
+    );
+}
+
+/// The colour transport v ← U v (or U† v) of K colour vectors, after the storage
+/// helpers.
+fn transport_helper(src: &mut Src) {
+    src.0.push_str(
+        r#"// v <- U v (DAGGER: v <- U^dagger v) for each of K rows.
+template <int K, bool DAGGER> __device__ __forceinline__ void transport(cplx (&v)[K][3], const cplx (&m)[3][3]) {
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        cplx w[3];
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            w[a] = DAGGER ? c_conj_mul(m[0][a], v[k][0]) : c_mul(m[a][0], v[k][0]);
+#pragma unroll
+            for (int b = 1; b < 3; b++) { w[a] = DAGGER ? c_conj_fma(w[a], m[b][a], v[k][b]) : c_fma(w[a], m[a][b], v[k][b]); }
+        }
+#pragma unroll
+        for (int a = 0; a < 3; a++) { v[k][a] = w[a]; }
+    }
+}
+"#,
+    );
+}
+
+/// A field of the kernel: its name, device layout and shape.
+struct FieldInfo {
+    name: String,
+    layout: SoaLayout,
+    shape: FieldShape,
+}
+
+/// The CUDA source of one variant (see the module docs). Errors for knobs the spec does
+/// not support (dagger on a spec without Γ D Γ).
+pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
+    let ir = &lowered.ir;
+    ir.knobs.check(&ir.name, variant)?;
+    if variant.dagger && !lowered.dagger_supported {
+        return Err(DslError::UnsupportedVariant {
+            kernel: ir.name.clone(),
+            knob: "dagger",
+            reason:
+                "Γ D Γ is defined for 4-spin fields and for 1-spin fields without spin operators"
+                    .into(),
+        });
+    }
+    for (knob, generated) in [
+        ("spinor", variant.spinor.is_native()),
+        ("gauge", variant.gauge.is_native()),
+        ("recon", variant.recon != Recon::R8),
+    ] {
+        if !generated {
+            return Err(DslError::UnsupportedVariant {
+                kernel: ir.name.clone(),
+                knob,
+                reason: format!(
+                    "the CUDA emitter generates f64/f32 storage with recon 18/12 only; \
+                     `{}` runs on the CPU path (apply_cpu)",
+                    variant.canonical()
+                ),
+            });
+        }
+    }
+    let name = kernel_name(&ir.name, variant);
+    let (ns, nc) = (lowered.nspin, lowered.ncolour);
+    let spinor_reals = 2 * ns * nc;
+    let fields: Vec<FieldInfo> = ir
+        .fields
+        .iter()
+        .map(|f| {
+            let layout = match f.shape {
+                FieldShape::Spinor { .. } => SoaLayout::new(spinor_reals, variant.spinor),
+                FieldShape::Gauge { .. } => SoaLayout::new(variant.recon.reals(), variant.gauge),
+            };
+            FieldInfo {
+                name: f.name.clone(),
+                layout,
+                shape: f.shape,
+            }
+        })
+        .collect();
+    let out_layout = SoaLayout::new(spinor_reals, variant.spinor);
+    let real = match variant.spinor {
+        StorageFormat::F64 => "double",
+        _ => "float",
+    };
+    let mut s = Src(String::new());
+    s.line(0, &format!("// {name}"));
+    s.line(
+        0,
+        &format!(
+            "// Generated by qdsl from the stencil spec `{}`. Do not edit.",
+            ir.name
+        ),
+    );
+    for l in ir.doc.lines() {
+        s.line(0, &format!("//{}", l.trim_end()));
+    }
+    s.line(0, &format!("// variant: {}", variant.canonical()));
+    s.line(
+        0,
+        &format!(
+            "// flops per site: {}",
+            flops_per_site(lowered, variant.xpay)
+        ),
+    );
+    s.line(0, &format!("typedef {real} real;"));
+    arithmetic_helpers(&mut s);
+    storage::storage_helpers(&mut s);
+    transport_helper(&mut s);
+    s.line(0, "");
+    // Knobs as compile-time constants.
+    s.line(
+        0,
+        "// The variant's knobs (already resolved in the code below).",
+    );
+    let out_parity = match variant.sites {
+        OutputSites::Parity(Parity::Even) => 0,
+        OutputSites::Parity(Parity::Odd) => 1,
+        OutputSites::Full => -1,
+    };
+    s.line(
+        0,
+        &format!("constexpr int OUT_PARITY = {out_parity}; // -1: full lattice"),
+    );
+    s.line(0, &format!("constexpr bool DAGGER = {};", variant.dagger));
+    s.line(0, &format!("constexpr bool XPAY = {};", variant.xpay));
+    s.line(
+        0,
+        &format!("constexpr bool RECON12 = {};", variant.recon == Recon::R12),
+    );
+    s.line(
+        0,
+        &format!(
+            "constexpr bool ANTIPERIODIC_T = {};",
+            variant.boundary == TimeBoundary::Antiperiodic
+        ),
+    );
+    s.line(0, "");
+    // Signature.
+    let mut params = Vec::new();
+    for f in &fields {
+        let output = ir.field(&f.name).map(|d| d.role) == Some(Role::Out);
+        params.extend(storage::pointer_params(
+            &format!("f_{}", f.name),
+            &f.layout,
+            output,
+        ));
+    }
+    if variant.xpay {
+        params.extend(storage::pointer_params("xpay_x", &out_layout, false));
+        params.push("const real xpay_a".into());
+        params.push("const real xpay_b".into());
+    }
+    params.push("const int L0, const int L1, const int L2, const int L3".into());
+    params.push("const int n_out".into());
+    for f in &fields {
+        params.push(format!("const int stride_{}", f.name));
+    }
+    if variant.xpay {
+        params.push("const int stride_xpay_x".into());
+    }
+    s.line(0, &format!("extern \"C\" __global__ void {name}("));
+    for (k, p) in params.iter().enumerate() {
+        let end = if k + 1 == params.len() { ")" } else { "," };
+        s.line(1, &format!("{p}{end}"));
+    }
+    s.line(0, "{");
+    s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
+    s.line(1, "if (i >= n_out) return;");
+    s.line(1, "const int L[4] = {L0, L1, L2, L3};");
+    s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");
+    if out_parity < 0 {
+        s.line(1, "const int parity = i >= half ? 1 : 0;");
+        s.line(1, "const int idx = i - parity * half;");
+    } else {
+        s.line(1, "const int parity = OUT_PARITY;");
+        s.line(1, "const int idx = i;");
+    }
+    s.line(
+        1,
+        "// Coordinates: lex = 2 idx or 2 idx + 1, whichever has this parity (L0 is even).",
+    );
+    s.line(1, "int x[4];");
+    s.line(1, "{");
+    s.line(2, "int r = 2 * idx;");
+    s.line(
+        2,
+        "x[0] = r % L0; r /= L0; x[1] = r % L1; r /= L1; x[2] = r % L2; x[3] = r / L2;",
+    );
+    s.line(2, "x[0] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;");
+    s.line(1, "}");
+    if lowered
+        .terms
+        .iter()
+        .any(|t| t.term.links.iter().any(|l| l.at == 0))
+    {
+        s.line(
+            1,
+            "const int cb = parity * half + idx; // this site's checkerboard index",
+        );
+    }
+    s.line(1, &format!("cplx acc[{ns}][3];"));
+    s.line(1, "#pragma unroll");
+    s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
+    let cx = TermContext {
+        lowered,
+        variant,
+        fields: &fields,
+        out_parity,
+        ns,
+    };
+    for (k, t) in lowered.terms.iter().enumerate() {
+        emit_term(&mut s, &cx, k, t)?;
+    }
+    // Store.
+    let out = &lowered.output.name;
+    s.line(1, &format!("real o[{spinor_reals}];"));
+    if variant.xpay {
+        storage::load_site(&mut s, 1, "xpay_x", &out_layout, "i", "xr");
+    }
+    s.line(1, "#pragma unroll");
+    s.line(1, &format!("for (int q = 0; q < {ns}; q++) {{"));
+    s.line(2, "#pragma unroll");
+    s.line(2, "for (int a = 0; a < 3; a++) {");
+    if variant.xpay {
+        s.line(
+            3,
+            "o[6 * q + 2 * a] = xpay_a * xr[6 * q + 2 * a] + xpay_b * acc[q][a].re;",
+        );
+        s.line(
+            3,
+            "o[6 * q + 2 * a + 1] = xpay_a * xr[6 * q + 2 * a + 1] + xpay_b * acc[q][a].im;",
+        );
+    } else {
+        s.line(3, "o[6 * q + 2 * a] = acc[q][a].re;");
+        s.line(3, "o[6 * q + 2 * a + 1] = acc[q][a].im;");
+    }
+    s.line(2, "}");
+    s.line(1, "}");
+    storage::store_site(&mut s, 1, &format!("f_{out}"), &out_layout, "i", "o");
+    s.line(0, "}");
+    Ok(s.0)
+}

@@ -1,0 +1,300 @@
+//! One term of a stencil as CUDA: the neighbour's index (with the wraps of an
+//! antiperiodic time boundary), the source load, the spin projection to a half spinor
+//! (or the twist), the link product rightmost first, the coefficient, and the
+//! accumulation (reconstructing the projected rows).
+
+use super::storage;
+use super::{FieldInfo, Src};
+use crate::dsl::ir::{FieldShape, LinkRef};
+use crate::dsl::lower::{Lowered, LoweredTerm, ReadSites, SpinLowering};
+use crate::dsl::spin::Phase;
+use crate::dsl::variant::{TimeBoundary, Variant};
+use crate::dsl::DslError;
+
+/// What every term of one kernel shares.
+pub(super) struct TermContext<'a> {
+    pub lowered: &'a Lowered,
+    pub variant: &'a Variant,
+    pub fields: &'a [FieldInfo],
+    /// The output parity (0, 1), or −1 for the full lattice.
+    pub out_parity: i32,
+    /// Spins of the spinor fields.
+    pub ns: usize,
+}
+
+/// Emits the block of term `k`: acc += c · S · L · src(x + n μ̂).
+pub(super) fn emit_term(
+    s: &mut Src,
+    cx: &TermContext<'_>,
+    k: usize,
+    t: &LoweredTerm,
+) -> Result<(), DslError> {
+    let (lowered, variant, fields) = (cx.lowered, cx.variant, cx.fields);
+    let (out_parity, ns) = (cx.out_parity, cx.ns);
+    let ir = &lowered.ir;
+    let field = |n: &str| fields.iter().find(|f| f.name == n);
+    let term = &t.term;
+    let src = field(&term.source).ok_or_else(|| DslError::InvalidSpec {
+        kernel: ir.name.clone(),
+        reason: format!("unknown source `{}`", term.source),
+    })?;
+    let reads = lowered
+        .input(&term.source)
+        .map(|i| i.reads)
+        .unwrap_or(ReadSites::Both);
+    let (mu, steps) = (term.hop.mu, term.hop.steps);
+    s.line(
+        1,
+        &format!("{{ // term {k}: {}", describe(t, variant.dagger)),
+    );
+    // Neighbour coordinates and wraps.
+    let signed = variant.boundary == TimeBoundary::Antiperiodic && mu == 3 && steps != 0;
+    s.line(2, "int y[4] = {x[0], x[1], x[2], x[3]};");
+    if signed {
+        s.line(
+            2,
+            "bool wraps = false; // an odd number of wraps of the antiperiodic t boundary",
+        );
+    }
+    let flip = if signed { " wraps = !wraps;" } else { "" };
+    if steps > 0 {
+        s.line(2, &format!("y[{mu}] += {steps};"));
+        s.line(
+            2,
+            &format!("while (y[{mu}] >= L[{mu}]) {{ y[{mu}] -= L[{mu}];{flip} }}"),
+        );
+    } else if steps < 0 {
+        s.line(2, &format!("y[{mu}] -= {};", -steps));
+        s.line(
+            2,
+            &format!("while (y[{mu}] < 0) {{ y[{mu}] += L[{mu}];{flip} }}"),
+        );
+    }
+    let src_index = match (reads, out_parity) {
+        (ReadSites::OtherParity | ReadSites::SameParity, p) if p >= 0 => {
+            "(y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1".to_string()
+        }
+        _ => "((y[0] + y[1] + y[2] + y[3]) & 1) * half + ((y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1)".to_string(),
+    };
+    s.line(2, &format!("const int n = {src_index};"));
+    storage::load_site(s, 2, &format!("f_{}", src.name), &src.layout, "n", "r");
+    s.line(2, &format!("cplx v[{ns}][3];"));
+    s.line(2, "#pragma unroll");
+    s.line(
+        2,
+        &format!("for (int q = 0; q < {ns}; q++) {{ for (int a = 0; a < 3; a++) {{ v[q][a] = {{r[6 * q + 2 * a], r[6 * q + 2 * a + 1]}}; }} }}"),
+    );
+    let rows = match t.spin {
+        SpinLowering::Projected { plan, dagger_plan } => {
+            let p = if variant.dagger { dagger_plan } else { plan };
+            s.line(2, "cplx h[2][3];");
+            for (r, &(c, ph)) in p.project.iter().enumerate() {
+                s.line(2, "#pragma unroll");
+                s.line(
+                    2,
+                    &format!(
+                        "for (int a = 0; a < 3; a++) {{ h[{r}][a] = {}; }}",
+                        phase_add(&format!("v[{r}][a]"), ph, &format!("v[{c}][a]"))
+                    ),
+                );
+            }
+            "h"
+        }
+        SpinLowering::Twisted => {
+            s.line(2, "// i gamma5 = diag(i, i, -i, -i)");
+            s.line(2, "#pragma unroll");
+            s.line(2, "for (int a = 0; a < 3; a++) {");
+            s.line(
+                3,
+                "v[0][a] = cplx{-v[0][a].im, v[0][a].re}; v[1][a] = cplx{-v[1][a].im, v[1][a].re};",
+            );
+            s.line(
+                3,
+                "v[2][a] = cplx{v[2][a].im, -v[2][a].re}; v[3][a] = cplx{v[3][a].im, -v[3][a].re};",
+            );
+            s.line(2, "}");
+            "v"
+        }
+        SpinLowering::Rows { .. } => "v",
+    };
+    let krows = if rows == "h" { 2 } else { ns };
+    // Link product, rightmost link first.
+    for l in term.links.iter().rev() {
+        emit_link(s, l, fields)?;
+        s.line(3, &format!("transport<{krows}, {}>({rows}, m);", l.dagger));
+        s.line(2, "}");
+    }
+    // Coefficient and boundary sign.
+    let coeff = if variant.dagger {
+        t.dagger_coeff
+    } else {
+        t.coeff
+    };
+    // acc += c · (sign) · P w: a coefficient ±1 becomes the sign of the accumulation,
+    // others (and the boundary sign) scale w first.
+    let (acc_sign, scale) = if coeff.abs() == 1.0 {
+        (coeff as i32, 1.0)
+    } else {
+        (1, coeff)
+    };
+    let factor = if signed {
+        Some(format!(
+            "(wraps ? {} : {})",
+            literal(-scale),
+            literal(scale)
+        ))
+    } else {
+        (scale != 1.0).then(|| literal(scale))
+    };
+    if let Some(f) = &factor {
+        s.line(2, &format!("const real coeff = {f};"));
+        s.line(2, "#pragma unroll");
+        s.line(
+            2,
+            &format!("for (int q = 0; q < {krows}; q++) {{ for (int a = 0; a < 3; a++) {{ {rows}[q][a] = c_scale(coeff, {rows}[q][a]); }} }}"),
+        );
+    }
+    let one = Phase::ONE.times(acc_sign);
+    s.line(2, "#pragma unroll");
+    s.line(2, "for (int a = 0; a < 3; a++) {");
+    match t.spin {
+        SpinLowering::Projected { plan, dagger_plan } => {
+            let p = if variant.dagger { dagger_plan } else { plan };
+            for r in 0..2 {
+                s.line(
+                    3,
+                    &format!(
+                        "acc[{r}][a] = {};",
+                        phase_add(&format!("acc[{r}][a]"), one, &format!("h[{r}][a]"))
+                    ),
+                );
+            }
+            for (k2, &(r, ph)) in p.reconstruct.iter().enumerate() {
+                let sp = 2 + k2;
+                let ph = ph.times(acc_sign);
+                s.line(
+                    3,
+                    &format!(
+                        "acc[{sp}][a] = {};",
+                        phase_add(&format!("acc[{sp}][a]"), ph, &format!("h[{r}][a]"))
+                    ),
+                );
+            }
+        }
+        SpinLowering::Rows { .. } | SpinLowering::Twisted => {
+            for q in 0..ns {
+                s.line(
+                    3,
+                    &format!(
+                        "acc[{q}][a] = {};",
+                        phase_add(&format!("acc[{q}][a]"), one, &format!("v[{q}][a]"))
+                    ),
+                );
+            }
+        }
+    }
+    s.line(2, "}");
+    s.line(1, "}");
+    Ok(())
+}
+
+/// Opens a block that loads the link `l` into `m` (the caller closes it).
+fn emit_link(s: &mut Src, l: &LinkRef, fields: &[FieldInfo]) -> Result<(), DslError> {
+    let f = fields
+        .iter()
+        .find(|f| f.name == l.field && matches!(f.shape, FieldShape::Gauge { .. }))
+        .ok_or_else(|| DslError::InvalidSpec {
+            kernel: String::new(),
+            reason: format!("`{}` is not a gauge field", l.field),
+        })?;
+    let mu = l.mu;
+    s.line(
+        2,
+        &format!(
+            "{{ // {}[{mu}]({}){}",
+            l.field,
+            displaced(l.at, mu),
+            if l.dagger { ".dagger()" } else { "" }
+        ),
+    );
+    if l.at == 0 {
+        s.line(3, "const int ln = cb;");
+    } else {
+        s.line(3, "int z[4] = {x[0], x[1], x[2], x[3]};");
+        if l.at > 0 {
+            s.line(3, &format!("z[{mu}] += {};", l.at));
+            s.line(
+                3,
+                &format!("while (z[{mu}] >= L[{mu}]) z[{mu}] -= L[{mu}];"),
+            );
+        } else {
+            s.line(3, &format!("z[{mu}] -= {};", -l.at));
+            s.line(3, &format!("while (z[{mu}] < 0) z[{mu}] += L[{mu}];"));
+        }
+        s.line(
+            3,
+            "const int ln = ((z[0] + z[1] + z[2] + z[3]) & 1) * half + ((z[0] + L0 * (z[1] + L1 * (z[2] + L2 * z[3]))) >> 1);",
+        );
+    }
+    storage::load_link(s, 3, &format!("f_{}", f.name), &f.layout, mu, "ln");
+    Ok(())
+}
+
+/// `a + p b` for a phase p ∈ {±1, ±i}, as exact complex code.
+fn phase_add(a: &str, p: Phase, b: &str) -> String {
+    match (p.re, p.im) {
+        (1, 0) => format!("c_add({a}, {b})"),
+        (-1, 0) => format!("c_sub({a}, {b})"),
+        (0, 1) => format!("cplx{{{a}.re - {b}.im, {a}.im + {b}.re}}"),
+        _ => format!("cplx{{{a}.re + {b}.im, {a}.im - {b}.re}}"),
+    }
+}
+
+/// A real literal for the compute type.
+fn literal(x: f64) -> String {
+    format!("real({x:?})")
+}
+
+/// A one-line description of a term as generated, for the source's comments.
+fn describe(t: &crate::dsl::lower::LoweredTerm, dagger: bool) -> String {
+    let term = &t.term;
+    let coeff = if dagger { t.dagger_coeff } else { t.coeff };
+    let spin = match t.spin {
+        SpinLowering::Projected { plan, dagger_plan } => {
+            let p = if dagger { dagger_plan } else { plan };
+            format!(
+                "(1 {} gamma({})) * ",
+                if p.sign > 0 { '+' } else { '-' },
+                p.mu
+            )
+        }
+        SpinLowering::Twisted => "(i * gamma(5)) * ".to_string(),
+        SpinLowering::Rows { .. } => String::new(),
+    };
+    let links: String = term
+        .links
+        .iter()
+        .map(|l| {
+            let site = displaced(l.at, l.mu);
+            format!(
+                "{}[{}]({site}){} * ",
+                l.field,
+                l.mu,
+                if l.dagger { ".dagger()" } else { "" }
+            )
+        })
+        .collect();
+    let site = displaced(term.hop.steps, term.hop.mu);
+    format!("{coeff:+} * {spin}{links}{}({site})", term.source)
+}
+
+/// The site x + n μ̂ as the spec writes it, with the direction as a literal: `x`,
+/// `x + mu0`, `x - 3 * mu2`.
+fn displaced(n: i32, mu: usize) -> String {
+    match n {
+        0 => "x".to_string(),
+        1 => format!("x + mu{mu}"),
+        -1 => format!("x - mu{mu}"),
+        n => format!("x {} {} * mu{mu}", if n > 0 { '+' } else { '-' }, n.abs()),
+    }
+}
