@@ -9,14 +9,21 @@
 //! | [`WilsonHop`] | the Wilson hopping term H (DESIGN.md conventions) |
 //! | [`NaiveStaggeredHop`] | the naive staggered hop with phases folded into the links |
 //! | [`ImprovedStaggeredHop`] | fat one-hop + long three-hop links (asqtad, HISQ) |
+//! | [`WilsonClover`] | the Wilson-clover operator A ψ − ½ H ψ, with a clover field A |
+//! | [`CloverApply`] | the clover matrix A(x) ψ(x) (or A⁻¹ with the inverse field) |
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
+//! | [`WilsonGauge`], [`SymanzikGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 
+mod actions;
+mod clover;
 mod links;
 mod staggered;
 mod twisted_mass;
 mod wilson;
 
+pub use actions::{SymanzikGauge, WilsonGauge};
+pub use clover::{CloverApply, WilsonClover};
 pub use links::{
     asqtad_links, fold_staggered_phases, hisq_links, staggered_phase, AsqtadFat, AsqtadLong, Fat7,
     HisqFat, SmearError,

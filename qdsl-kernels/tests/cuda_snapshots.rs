@@ -68,6 +68,45 @@ fn twisted_mass_twist_sources() {
     );
 }
 
+/// The narrow storage formats: the fixed16 Wilson hop with recon 12 (norm arrays, raw
+/// uint4/uint2 loads, the fixed-point encode on store), the f16 Wilson hop with recon 8
+/// and xpay (the recon-8 reconstruction, f16 decode and encode), and the fixed16
+/// improved staggered hop with xpay (odd-size records in 4-byte chunks, x's norms).
+#[test]
+fn narrow_storage_sources() {
+    let fixed16 = Variant {
+        spinor: StorageFormat::Fixed16,
+        gauge: StorageFormat::Fixed16,
+        recon: Recon::R12,
+        ..Variant::default()
+    };
+    insta::assert_snapshot!(
+        "wilson_hop_even_fixed16_recon12",
+        WilsonHop::cuda_source(&fixed16).unwrap()
+    );
+    let f16_recon8 = Variant {
+        spinor: StorageFormat::F16,
+        gauge: StorageFormat::F16,
+        recon: Recon::R8,
+        xpay: true,
+        ..Variant::default()
+    };
+    insta::assert_snapshot!(
+        "wilson_hop_even_xpay_f16_recon8",
+        WilsonHop::cuda_source(&f16_recon8).unwrap()
+    );
+    let staggered = Variant {
+        sites: OutputSites::Parity(Parity::Odd),
+        xpay: true,
+        recon: Recon::R18,
+        ..fixed16
+    };
+    insta::assert_snapshot!(
+        "improved_staggered_hop_odd_xpay_fixed16_recon18",
+        ImprovedStaggeredHop::cuda_source(&staggered).unwrap()
+    );
+}
+
 /// One line per variant of every catalog kernel: kernel name, variant, source length and
 /// FNV-1a hash of the source.
 #[test]

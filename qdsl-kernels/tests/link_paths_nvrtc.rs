@@ -1,9 +1,11 @@
 //! The CUDA sources of the `link_paths!` catalog compile with NVRTC for sm_80 and sm_90 in
 //! both precisions, with every kernel of the schedule present in the PTX and no spills
-//! (`ptxas -v`). Skips with a message where libnvrtc or ptxas is absent.
+//! (`ptxas -v`); likewise the HISQ U(3) projection kernel. Skips with a message where
+//! libnvrtc or ptxas is absent.
 
 mod nvrtc;
 
+use qdsl_core::dsl::paths::project::{project_source, PROJECT_KERNEL};
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::DslError;
 use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7};
@@ -60,6 +62,38 @@ fn link_path_kernels_compile_and_do_not_spill() {
                     );
                     eprintln!("{tag} {entry}: {} registers", r.registers);
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn u3_projection_kernel_compiles_and_does_not_spill() {
+    let nv = match nvrtc::Nvrtc::load() {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let ptxas = nvrtc::ptxas()
+        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
+        .ok();
+    for (precision, src) in [
+        ("f64", project_source::<f64>().unwrap()),
+        ("f32", project_source::<f32>().unwrap()),
+    ] {
+        for arch in ["sm_80", "sm_90"] {
+            let tag = format!("{PROJECT_KERNEL}_{precision}_{arch}");
+            let ptx = nv
+                .compile(&src, &tag, arch)
+                .unwrap_or_else(|log| panic!("{tag}:\n{log}"));
+            assert!(ptx.contains(&format!(".entry {PROJECT_KERNEL}(")), "{tag}");
+            let Some(p) = ptxas.as_ref() else { continue };
+            let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
+            for (entry, r) in &reports {
+                assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{entry}: {r:?}");
+                eprintln!("{tag} {entry}: {} registers", r.registers);
             }
         }
     }

@@ -19,16 +19,19 @@
 //! ```
 //!
 //! * `#[knobs(recon = [18], sites = [even, odd])]` (optional) restricts knob values
-//!   (knobs: sites, dagger, xpay, spinor, gauge, recon, boundary); other variants are
-//!   rejected with `DslError::UnsupportedVariant`;
-//! * fields: `name: Spinor` (4 × 3), `ColourVector` (1 × 3), `Spinor<NS, NC>`, `Gauge`;
-//!   the field written by `+=` / `-=` is the output, all others are inputs;
+//!   (knobs: sites, dagger, xpay, spinor, gauge, recon, boundary, dirichlet); other
+//!   variants are rejected with `DslError::UnsupportedVariant`;
+//! * fields: `name: Spinor` (4 × 3), `ColourVector` (1 × 3), `Spinor<NS, NC>`, `Gauge`,
+//!   `Clover` (a hermitian 12 × 12 clover matrix per site, two packed chiral 6 × 6
+//!   blocks); the field written by `+=` / `-=` is the output, all others are inputs;
+//!   colour-spinor fields may be 5D (every slice runs the 4D stencil);
 //! * a statement is `out += term;` or `out -= term;`, with
 //!   term = [coefficient *] [spin *] [link * …] source(offset);
 //! * a coefficient is a constant expression of numeric literals with `+ - * /`, unary `-`
 //!   and parentheses, evaluated in f64 as Rust would (`9.0 / 8.0`, `-1.0 / 24.0`);
-//! * a spin operator is a projector `(1 ± gamma(μ))` or the twist `(i * gamma(5))` = i γ5
-//!   (4-spin fields only);
+//! * a spin operator is a projector `(1 ± gamma(μ))`, the twist `(i * gamma(5))` = i γ5,
+//!   or a clover matrix `a(x)` of a `Clover` field (site-local: no links, source at `x`,
+//!   e.g. `out += a(x) * psi(x);`) (4-spin fields only);
 //! * a link is `u[μ](offset)` or `u[μ](offset).dagger()`; an offset is `x`, `x ± μ` or
 //!   `x ± 3 * μ`; μ is a loop variable of `for mu in a..b` (0 ≤ a < b ≤ 4) or a literal.
 //!

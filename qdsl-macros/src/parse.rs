@@ -70,7 +70,7 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
         syn::Error::new(
             ty.span(),
             "unknown field shape; expected `Spinor` (4 spins × 3 colours), `ColourVector` \
-             (1 × 3), `Spinor<NS, NC>` or `Gauge`",
+             (1 × 3), `Spinor<NS, NC>`, `Gauge` or `Clover`",
         )
     };
     let Type::Path(p) = ty else {
@@ -113,6 +113,7 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
             ncolour: 3,
         }),
         ("Gauge", []) => Ok(FieldShape::Gauge { ncolour: 3 }),
+        ("Clover", []) => Ok(FieldShape::Clover),
         ("Spinor", [ns, nc]) if *ns > 0 && *nc > 0 => Ok(FieldShape::Spinor {
             nspin: *ns,
             ncolour: *nc,

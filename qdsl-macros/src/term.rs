@@ -57,11 +57,16 @@ impl Scope {
 
     /// Records `name` as the output of a statement.
     pub fn write(&mut self, name: &Ident) -> syn::Result<()> {
-        if let FieldShape::Gauge { .. } = self.shape(name)? {
+        let kind = match self.shape(name)? {
+            FieldShape::Gauge { .. } => Some("gauge"),
+            FieldShape::Clover => Some("clover"),
+            FieldShape::Spinor { .. } => None,
+        };
+        if let Some(kind) = kind {
             return Err(syn::Error::new(
                 name.span(),
                 format!(
-                    "cannot write gauge field `{name}`: the output must be a colour-spinor field"
+                    "cannot write {kind} field `{name}`: the output must be a colour-spinor field"
                 ),
             ));
         }
@@ -296,8 +301,10 @@ fn link(e: &Expr, scope: &Scope) -> syn::Result<Option<(LinkRef, Span)>> {
         _ => None,
     }
     .ok_or_else(|| syn::Error::new(ix.expr.span(), "expected a gauge field's name"))?;
-    if let FieldShape::Spinor { .. } = scope.shape(&field)? {
-        return Err(syn::Error::new(field.span(), format!("`{field}` is a colour-spinor field, not a gauge field; only gauge fields take a direction `[mu]`")));
+    match scope.shape(&field)? {
+        FieldShape::Gauge { .. } => {}
+        FieldShape::Spinor { .. } => return Err(syn::Error::new(field.span(), format!("`{field}` is a colour-spinor field, not a gauge field; only gauge fields take a direction `[mu]`"))),
+        FieldShape::Clover => return Err(syn::Error::new(field.span(), format!("`{field}` is a clover field, not a gauge field: it is site-local, written `{field}(x) * psi(x)`"))),
     }
     let mu = scope.direction(&ix.index)?;
     if call.args.len() != 1 {
@@ -326,7 +333,34 @@ fn link(e: &Expr, scope: &Scope) -> syn::Result<Option<(LinkRef, Span)>> {
     )))
 }
 
-/// Parses `[number *] [(1 ± gamma(mu)) *] [link * …] source(site)`.
+/// A clover factor `a(x)` (a call of a [`FieldShape::Clover`] field) → (its name, span);
+/// `Ok(None)` for anything else, an error for a clover field read away from `x`.
+fn clover(e: &Expr, scope: &Scope) -> syn::Result<Option<(String, Span)>> {
+    let Expr::Call(c) = e else { return Ok(None) };
+    let Expr::Path(p) = &*c.func else {
+        return Ok(None);
+    };
+    let Some(name) = p.path.get_ident() else {
+        return Ok(None);
+    };
+    if !scope
+        .fields
+        .iter()
+        .any(|(n, s)| n == name && *s == FieldShape::Clover)
+    {
+        return Ok(None);
+    }
+    let at_x = c.args.len() == 1 && matches!(&c.args[0], Expr::Path(q) if q.path.is_ident("x"));
+    if !at_x {
+        return Err(syn::Error::new(
+            c.span(),
+            format!("the clover matrix is site-local: write `{name}(x)`"),
+        ));
+    }
+    Ok(Some((name.to_string(), e.span())))
+}
+
+/// Parses `[number *] [(1 ± gamma(mu)) | clover(x) *] [link * …] source(site)`.
 pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<Term> {
     let fs = factors(e);
     let (last, rest) = fs
@@ -344,6 +378,14 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
                 ));
             }
             coeff *= c;
+        } else if let Some((name, span)) = clover(f, scope)? {
+            if spin.is_some() || !links.is_empty() {
+                return Err(syn::Error::new(
+                    span,
+                    "one spin operator per term (a projector, the twist or a clover matrix), before the links",
+                ));
+            }
+            spin = Some((SpinOp::Clover { field: name }, span));
         } else if let Expr::Paren(_) = f {
             if spin.is_some() || !links.is_empty() {
                 return Err(syn::Error::new(
@@ -401,6 +443,9 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
     if let FieldShape::Gauge { .. } = shape {
         return Err(syn::Error::new(src.span(), format!("`{src}` is a gauge field; a source must be a colour-spinor field (links are written `{src}[mu](x)`)")));
     }
+    if shape == FieldShape::Clover {
+        return Err(syn::Error::new(src.span(), format!("`{src}` is a clover field; a source must be a colour-spinor field (the clover matrix multiplies one: `{src}(x) * psi(x)`)")));
+    }
     if shape != out_shape {
         return Err(syn::Error::new(
             src.span(),
@@ -426,11 +471,13 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
         ));
     }
     let mu = dir.or(links.first().map(|l| l.0.mu)).unwrap_or(0);
-    if let Some((op, span)) = spin {
+    if let Some((op, span)) = &spin {
+        let span = *span;
         if let FieldShape::Spinor { nspin, .. } = shape {
             if nspin != 4 {
                 let pmu = match op {
                     SpinOp::Projector { mu, .. } => format!("spin projector (1 ± γ_{mu})"),
+                    SpinOp::Clover { field } => format!("clover matrix `{field}`"),
                     _ => "twist i γ5".to_string(),
                 };
                 return Err(syn::Error::new(
@@ -441,6 +488,14 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
                     ),
                 ));
             }
+        }
+    }
+    if let Some((SpinOp::Clover { field }, span)) = &spin {
+        if steps != 0 || !links.is_empty() {
+            return Err(syn::Error::new(
+                *span,
+                format!("the clover matrix `{field}` is site-local: it takes no links and its source is read at `x`"),
+            ));
         }
     }
     // The links must form a path from x to the source.

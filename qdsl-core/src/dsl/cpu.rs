@@ -2,17 +2,23 @@
 //! checks, site iteration (rayon over output sites), hops with boundary signs, links with
 //! gauge compression, spin projection and reconstruction. The generated code is straight
 //! line per term; these helpers hold the per-operation arithmetic once.
+//!
+//! Colour-spinor fields may be 5D (Ls slices, [`SpinorLayout::ls`]): the output and every
+//! colour-spinor input share one Ls, each slice s is computed with the 4D stencil reading
+//! the sources' slice s (gauge and clover fields are 4D, shared by the slices).
 
 use super::knobs::KnobSet;
 use super::lower::ReadSites;
 use super::spin::{Phase, ProjectorPlan};
 use super::storage::{round_gauge_field, round_spinor_field};
-use super::variant::{OutputSites, Recon, TimeBoundary, Variant};
+use super::variant::{DirichletBlocks, OutputSites, Recon, TimeBoundary, Variant};
 use super::DslError;
-use crate::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use crate::field::{
+    clover_apply_site, CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout,
+};
 use crate::format::{FormatError, LinkFormat};
-use crate::lattice::{BoundaryConditions, Coords, Lattice};
-use crate::math::{ColourMatrix, ColourVector};
+use crate::lattice::{BlockDecomposition, BoundaryConditions, Coords, Lattice};
+use crate::math::{ColourMatrix, ColourVector, SpinColourVector};
 use crate::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -42,7 +48,7 @@ pub struct Context {
 
 impl Context {
     /// Checks the variant against the knob values the spec allows, and the output field
-    /// and the xpay operands against the variant (output sites, Ls = 1, the spec's spins
+    /// and the xpay operands against the variant (output sites, any Ls, the spec's spins
     /// and colours, xpay present exactly when the knob is on, dagger only where defined).
     pub fn new<T: Real>(
         kernel: &'static str,
@@ -64,7 +70,7 @@ impl Context {
             OutputSites::Parity(p) => SiteSubset::Single(p),
             OutputSites::Full => SiteSubset::Full,
         };
-        let expected = SpinorLayout::new(*out.lattice(), 1, subset, nspin, ncolour)
+        let expected = SpinorLayout::new(*out.lattice(), out.ls(), subset, nspin, ncolour)
             .map_err(|e| mismatch("out", "a valid layout".into(), e.to_string()))?;
         if *out != expected {
             return Err(mismatch("out", expected.to_string(), out.to_string()));
@@ -104,6 +110,15 @@ impl Context {
             TimeBoundary::Periodic => BoundaryConditions::periodic(),
             TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
         };
+        if let Some(DirichletBlocks { block }) = variant.dirichlet {
+            BlockDecomposition::new(*out.lattice(), block).map_err(|e| {
+                DslError::UnsupportedVariant {
+                    kernel: kernel.into(),
+                    knob: "dirichlet",
+                    reason: format!("Dirichlet blocks {block:?}: {e}"),
+                }
+            })?;
+        }
         Ok(Context {
             kernel,
             variant: *variant,
@@ -113,7 +128,7 @@ impl Context {
         })
     }
 
-    /// Checks a colour-spinor input: the output's lattice and shape, Ls = 1, and the
+    /// Checks a colour-spinor input: the output's lattice, shape and Ls, and the
     /// subset its reads need (the other parity for odd hops, the same for local terms,
     /// the full lattice when both are read or the output is the full lattice).
     pub fn check_spinor(
@@ -122,12 +137,7 @@ impl Context {
         layout: &SpinorLayout,
         reads: ReadSites,
     ) -> Result<(), DslError> {
-        let subset = match (self.out.subset(), reads) {
-            (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
-            (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
-            _ => SiteSubset::Full,
-        };
-        let expected = self.out.with_subset(subset);
+        let expected = self.out.with_subset(self.read_subset(reads));
         if *layout != expected {
             return Err(DslError::FieldMismatch {
                 kernel: self.kernel.into(),
@@ -137,6 +147,47 @@ impl Context {
             });
         }
         Ok(())
+    }
+
+    /// The sites an input read at `reads` must hold: the other parity for odd hops, the
+    /// same for local terms, the full lattice when both are read or the output is full.
+    fn read_subset(&self, reads: ReadSites) -> SiteSubset {
+        match (self.out.subset(), reads) {
+            (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
+            (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
+            _ => SiteSubset::Full,
+        }
+    }
+
+    /// Checks a clover input: the output's lattice and the subset its (site-local) reads
+    /// need, the output's parity or the full lattice.
+    pub fn check_clover<T: Real>(
+        &self,
+        name: &str,
+        a: &CloverField<T>,
+        reads: ReadSites,
+    ) -> Result<(), DslError> {
+        let subset = self.read_subset(reads);
+        if *a.lattice() != self.lattice || a.subset() != subset {
+            return Err(DslError::FieldMismatch {
+                kernel: self.kernel.into(),
+                field: name.into(),
+                expected: format!("a clover field on {} ({subset:?})", self.lattice),
+                found: format!("a clover field on {} ({:?})", a.lattice(), a.subset()),
+            });
+        }
+        Ok(())
+    }
+
+    /// The 72 packed reals of the clover field at site `y` (whose subset was checked).
+    #[inline]
+    pub fn clover_site<'a, T: Real>(&self, a: &'a CloverField<T>, y: Coords) -> &'a [T] {
+        let cb = self.lattice.cb_index(y);
+        let i = match a.subset() {
+            SiteSubset::Full => cb,
+            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
+        };
+        a.site(i)
     }
 
     /// Checks that a gauge field lives on the output's lattice.
@@ -152,15 +203,22 @@ impl Context {
         Ok(())
     }
 
-    /// The site x + steps · μ̂ (periodically wrapped) and the boundary sign of the hop
-    /// (−1 when it wraps an antiperiodic direction an odd number of times).
+    /// The site x + steps · μ̂ (periodically wrapped) and the boundary factor of the hop:
+    /// −1 when it wraps an antiperiodic direction an odd number of times, 0 when it
+    /// leaves x's Dirichlet block (the term is dropped), else 1.
     #[inline]
     pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
         let (y, _) = self.lattice.shift(x, mu, steps);
-        (
-            y,
-            T::from_f64(self.bc.hop_sign(&self.lattice, x, mu, steps)),
-        )
+        let walled = self
+            .variant
+            .dirichlet
+            .is_some_and(|d| !d.keeps(x[mu], y[mu], mu));
+        let sign = if !walled {
+            self.bc.hop_sign(&self.lattice, x, mu, steps)
+        } else {
+            0.0
+        };
+        (y, T::from_f64(sign))
     }
 
     /// The site x + steps · μ̂, periodically wrapped (where a link lives).
@@ -169,11 +227,13 @@ impl Context {
         self.lattice.shift(x, mu, steps).0
     }
 
-    /// The components of the site at `y` of an input field (whose subset was checked).
+    /// The components of the site at `y` of slice `s` of an input field (whose subset and
+    /// Ls were checked).
     #[inline]
     pub fn site<'a, T: Real>(
         &self,
         field: &'a ColourSpinorField<T>,
+        s: usize,
         y: Coords,
     ) -> &'a [Complex<T>] {
         let cb = self.lattice.cb_index(y);
@@ -181,7 +241,7 @@ impl Context {
             SiteSubset::Full => cb,
             SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
         };
-        field.site(0, i)
+        field.site(s, i)
     }
 
     /// The link U_μ(y) as the variant stores it: with recon 12 row 2 is rebuilt as
@@ -263,7 +323,7 @@ impl Context {
         out_name: &str,
         out: &mut ColourSpinorField<T>,
         xpay: Option<Xpay<'_, T>>,
-        body: impl Fn(Coords, &mut [ColourVector<T>; NS]) + Sync,
+        body: impl Fn(usize, Coords, &mut [ColourVector<T>; NS]) + Sync,
     ) -> Result<(), DslError> {
         let x = match &xpay {
             Some(xp) => Some(self.stored_spinor("xpay x", xp.x)?),
@@ -282,25 +342,28 @@ impl Context {
         Ok(())
     }
 
-    /// Runs `body(x, acc)` for every output site x in parallel (rayon), with `acc`
-    /// starting at zero, then stores out(x) = acc, or a·x(x) + b·acc with xpay.
+    /// Runs `body(s, x, acc)` for every slice s and output site x in parallel (rayon),
+    /// with `acc` starting at zero, then stores out_s(x) = acc, or a·x_s(x) + b·acc with
+    /// xpay.
     pub fn for_each_site<T: Real, const NS: usize>(
         &self,
         out: &mut ColourSpinorField<T>,
         xpay: Option<Xpay<'_, T>>,
-        body: impl Fn(Coords, &mut [ColourVector<T>; NS]) + Sync,
+        body: impl Fn(usize, Coords, &mut [ColourVector<T>; NS]) + Sync,
     ) {
         let layout = self.out;
+        let n = layout.sites_per_slice();
         out.data_mut()
             .par_chunks_mut(NS * 3)
             .enumerate()
-            .for_each(|(i, site)| {
+            .for_each(|(k, site)| {
+                let (s, i) = (k / n, k % n);
                 let mut acc = [ColourVector::zero(); NS];
-                body(layout.coords_of_site(i), &mut acc);
+                body(s, layout.coords_of_site(i), &mut acc);
                 for (k, z) in site.iter_mut().enumerate() {
                     let d = acc[k / 3].0[k % 3];
                     *z = match &xpay {
-                        Some(xp) => xp.x.site(0, i)[k] * xp.a + d * xp.b,
+                        Some(xp) => xp.x.site(s, i)[k] * xp.a + d * xp.b,
                         None => d,
                     };
                 }
@@ -368,6 +431,13 @@ pub fn reconstruct_add<T: Real>(
 pub fn twist_gamma5<T: Real>(v: [ColourVector<T>; 4]) -> [ColourVector<T>; 4] {
     let (i, minus_i) = (Phase { re: 0, im: 1 }, Phase { re: 0, im: -1 });
     std::array::from_fn(|s| phase_mul(if s < 2 { i } else { minus_i }, &v[s]))
+}
+
+/// The clover product (A v)_{σ a} = Σ_{σ' b} A_{(σ a),(σ' b)} v_{σ' b} for the packed site
+/// `a` ([`clover_apply_site`]: both chiral 6 × 6 blocks).
+#[inline]
+pub fn clover<T: Real>(a: &[T], v: [ColourVector<T>; 4]) -> [ColourVector<T>; 4] {
+    clover_apply_site(a, &SpinColourVector(v)).0
 }
 
 /// acc_σ += c · w_σ for every row.

@@ -1,6 +1,7 @@
 //! [`KernelInfo`]: what a kernel variant costs — flops and bytes per output site — and
 //! which knobs it has.
 
+use super::ir::FieldShape;
 use super::knobs::KnobSet;
 use super::lower::{Lowered, ReadSites, SpinLowering};
 use super::variant::{OutputSites, Recon, StorageFormat, Variant};
@@ -41,7 +42,8 @@ pub struct KernelInfo {
     /// (Wilson hop 1320, naive staggered 570, improved staggered 1146): per term, the
     /// projection (12 for 1 ± γ_μ), 66 per 3 × 3 matrix times colour vector per row and
     /// link, 2 per real scaled by a coefficient ≠ ±1, 2 per real accumulated (the first
-    /// term's accumulation is free); xpay adds 3 per output real (a·x + b·y).
+    /// term's accumulation is free); xpay adds 3 per output real (a·x + b·y). A clover
+    /// term A(x) ψ(x) costs [`CLOVER_FLOPS`] = 504 for the matrix.
     pub flops_per_site: usize,
     /// Bytes per output site of this variant.
     pub bytes: ByteModels,
@@ -107,6 +109,18 @@ impl KernelInfo {
     }
 }
 
+/// Flops of one clover matrix times a 4 × 3 spinor, by QUDA's count: 2 chiral blocks ×
+/// 6 rows × (2 for the real diagonal times a complex + 5 off-diagonal complex products × 6
+/// + 5 complex additions × 2) = 2 · 6 · 42 = 504.
+pub const CLOVER_FLOPS: usize = 2 * 6 * (2 + 5 * 6 + 5 * 2);
+
+/// Bytes of one clover site on the device: 72 reals in the compute precision (f64 for
+/// f64 spinors, f32 otherwise).
+pub fn clover_site_bytes(v: &Variant) -> usize {
+    let real = if v.spinor == StorageFormat::F64 { 8 } else { 4 };
+    crate::field::CLOVER_SITE_REALS * real
+}
+
 /// Flops per output site (see [`KernelInfo::flops_per_site`]).
 pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
     let out_reals = 2 * lowered.nspin * lowered.ncolour;
@@ -119,6 +133,7 @@ pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
             SpinLowering::Rows { nspin } => (0, nspin),
             // ±i is exact (no flops).
             SpinLowering::Twisted => (0, 4),
+            SpinLowering::Clover { .. } => (CLOVER_FLOPS, 4),
         };
         let scale = if t.coeff.abs() == 1.0 {
             0
@@ -145,11 +160,18 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
     let mut quda = extra;
     for t in &lowered.terms {
         quda += site_bytes + t.term.links.len() * link_bytes;
+        if matches!(t.spin, SpinLowering::Clover { .. }) {
+            quda += clover_site_bytes(v);
+        }
     }
     let full = v.sites == OutputSites::Full;
     let mut minimal = extra;
     for input in &lowered.inputs {
         if input.reads == ReadSites::Gauge {
+            continue;
+        }
+        if input.decl.shape == FieldShape::Clover {
+            minimal += clover_site_bytes(v);
             continue;
         }
         let sites = if input.reads == ReadSites::Both && !full {

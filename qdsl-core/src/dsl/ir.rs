@@ -4,8 +4,8 @@
 //!
 //! out(x) = Σ_k c_k · S_k · L_k(x) · src_k(x + n_k μ̂_k),
 //!
-//! a sum of [`Term`]s, each a real coefficient c, a spin operator S ([`SpinOp`]: 1 or a
-//! projector 1 ± γ_μ), a product of gauge links L along the hop ([`LinkRef`]), and a source
+//! a sum of [`Term`]s, each a real coefficient c, a spin operator S ([`SpinOp`]: 1, a
+//! projector 1 ± γ_μ, the twist i γ5, or a site-local clover matrix A(x)), a product of gauge links L along the hop ([`LinkRef`]), and a source
 //! field read at a displacement of n ∈ {0, ±1, ±3} sites in direction μ ([`Hop`]).
 //! Loops such as `for mu in 0..4` are already expanded: every term has concrete
 //! directions.
@@ -47,6 +47,10 @@ pub enum FieldShape {
     Spinor { nspin: usize, ncolour: usize },
     /// Four links U_μ(x) ∈ SU(N_c) (or U(N_c) for smeared links), μ = 0..4.
     Gauge { ncolour: usize },
+    /// A clover (or inverse-clover) matrix A(x) per site: a hermitian 12 × 12 matrix,
+    /// block diagonal in the chiral spin pairs {0, 1}, {2, 3}, stored as two packed 6 × 6
+    /// blocks ([`crate::field::CloverField`], 72 reals per site). It acts on 4 × 3 spinors.
+    Clover,
 }
 
 impl FieldShape {
@@ -65,6 +69,7 @@ impl FieldShape {
             FieldShape::Spinor { nspin, ncolour } => format!("Spinor<{nspin}, {ncolour}>"),
             FieldShape::Gauge { ncolour: 3 } => "Gauge".into(),
             FieldShape::Gauge { ncolour } => format!("Gauge<{ncolour}>"),
+            FieldShape::Clover => "Clover".into(),
         }
     }
 }
@@ -106,7 +111,7 @@ pub struct LinkRef {
 }
 
 /// A spin operator acting on the source's spin index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SpinOp {
     /// The identity.
     Identity,
@@ -115,6 +120,10 @@ pub enum SpinOp {
     /// The twist i γ5 = diag(i, i, −i, −i) (DeGrand–Rossi γ5 = diag(1, 1, −1, −1)), for
     /// twisted-mass terms c · i γ5 ψ(x); 4-spin fields only. Written `(i * gamma(5))`.
     TwistGamma5,
+    /// The clover matrix of the [`FieldShape::Clover`] field `field` at the output site:
+    /// (A ψ)_{σ a}(x) = Σ_{σ' b} A_{(σ a),(σ' b)}(x) ψ_{σ' b}(x), a site-local term on
+    /// 4 × 3 sources (no links, no hop). Written `a(x) * psi(x)`.
+    Clover { field: String },
 }
 
 /// One term: c · S · L₁ L₂ … · src(x + steps μ̂), added into `output`.
@@ -160,6 +169,7 @@ impl Ir {
                 FieldShape::Gauge { ncolour } => {
                     quote!(::qdsl_core::dsl::ir::FieldShape::Gauge { ncolour: #ncolour })
                 }
+                FieldShape::Clover => quote!(::qdsl_core::dsl::ir::FieldShape::Clover),
             };
             let role = match f.role {
                 Role::In => quote!(::qdsl_core::dsl::ir::Role::In),
@@ -169,12 +179,15 @@ impl Ir {
         });
         let terms = self.terms.iter().map(|t| {
             let (output, coeff, source) = (&t.output, t.coeff, &t.source);
-            let spin = match t.spin {
+            let spin = match &t.spin {
                 SpinOp::Identity => quote!(::qdsl_core::dsl::ir::SpinOp::Identity),
                 SpinOp::Projector { mu, sign } => {
                     quote!(::qdsl_core::dsl::ir::SpinOp::Projector { mu: #mu, sign: #sign })
                 }
                 SpinOp::TwistGamma5 => quote!(::qdsl_core::dsl::ir::SpinOp::TwistGamma5),
+                SpinOp::Clover { field } => {
+                    quote!(::qdsl_core::dsl::ir::SpinOp::Clover { field: #field.to_string() })
+                }
             };
             let links = t.links.iter().map(|l| {
                 let (field, mu, at, dagger) = (&l.field, l.mu, l.at, l.dagger);
@@ -253,5 +266,6 @@ mod tests {
             "Spinor<2, 24>"
         );
         assert_eq!(FieldShape::Gauge { ncolour: 3 }.spec_name(), "Gauge");
+        assert_eq!(FieldShape::Clover.spec_name(), "Clover");
     }
 }

@@ -26,6 +26,8 @@ pub struct KnobSet {
     pub recon: [bool; 3],
     /// periodic, antiperiodic.
     pub boundary: [bool; 2],
+    /// off, blocks (Dirichlet walls of any block size).
+    pub dirichlet: [bool; 2],
 }
 
 impl Default for KnobSet {
@@ -39,13 +41,14 @@ impl Default for KnobSet {
             gauge: [true; 6],
             recon: [true; 3],
             boundary: [true; 2],
+            dirichlet: [true; 2],
         }
     }
 }
 
 impl KnobSet {
     /// The knobs and the spellings of their values, as `#[knobs(...)]` writes them.
-    pub const VALUES: [(&'static str, &'static [&'static str]); 7] = [
+    pub const VALUES: [(&'static str, &'static [&'static str]); 8] = [
         ("sites", &["even", "odd", "full"]),
         ("dagger", &["false", "true"]),
         ("xpay", &["false", "true"]),
@@ -56,6 +59,7 @@ impl KnobSet {
         ("gauge", &["f64", "f32", "f16", "bf16", "fixed16", "fixed8"]),
         ("recon", &["18", "12", "8"]),
         ("boundary", &["periodic", "antiperiodic"]),
+        ("dirichlet", &["off", "blocks"]),
     ];
 
     /// The allowed-value flags of knob `name` (None for an unknown knob).
@@ -68,12 +72,13 @@ impl KnobSet {
             "gauge" => &mut self.gauge[..],
             "recon" => &mut self.recon[..],
             "boundary" => &mut self.boundary[..],
+            "dirichlet" => &mut self.dirichlet[..],
             _ => return None,
         })
     }
 
     /// The index of each knob's value in a variant, in the order of [`Self::VALUES`].
-    fn indices(v: &Variant) -> [usize; 7] {
+    fn indices(v: &Variant) -> [usize; 8] {
         let fmt = |f: StorageFormat| match f {
             StorageFormat::F64 => 0,
             StorageFormat::F32 => 1,
@@ -101,12 +106,13 @@ impl KnobSet {
                 TimeBoundary::Periodic => 0,
                 TimeBoundary::Antiperiodic => 1,
             },
+            v.dirichlet.is_some() as usize,
         ]
     }
 
     /// Ok when every knob of `v` has an allowed value; else which knob and value not.
     pub fn check(&self, kernel: &str, v: &Variant) -> Result<(), DslError> {
-        let flags: [&[bool]; 7] = [
+        let flags: [&[bool]; 8] = [
             &self.sites,
             &self.dagger,
             &self.xpay,
@@ -114,6 +120,7 @@ impl KnobSet {
             &self.gauge,
             &self.recon,
             &self.boundary,
+            &self.dirichlet,
         ];
         for ((k, &(name, values)), f) in Self::indices(v).iter().zip(&Self::VALUES).zip(flags) {
             if !f[*k] {
@@ -147,6 +154,7 @@ impl KnobSet {
             gauge,
             recon,
             boundary,
+            dirichlet,
         } = self;
         quote!(::qdsl_core::dsl::knobs::KnobSet {
             sites: [#(#sites),*],
@@ -156,6 +164,7 @@ impl KnobSet {
             gauge: [#(#gauge),*],
             recon: [#(#recon),*],
             boundary: [#(#boundary),*],
+            dirichlet: [#(#dirichlet),*],
         })
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! * checks the IR (one output; sources are inputs of the output's shape; links are gauge
 //!   fields whose path joins x to the source site; hops of 0, 1 or 3 sites);
+//! * checks clover terms (a [`FieldShape::Clover`] input applied at the output site to a
+//!   4 × 3 source, without links);
 //! * recognises the projectors (1 ± γ_μ) on 4-spin sources and lowers them to
 //!   half-spinor arithmetic ([`ProjectorPlan`]: project 4 × 3 → 2 × 3, link product on the
 //!   12 reals, reconstruct and accumulate);
@@ -13,7 +15,7 @@ use super::spin::ProjectorPlan;
 use super::DslError;
 
 /// How a term's spin structure is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpinLowering {
     /// S = 1: all `nspin` rows go through the link product.
     Rows { nspin: usize },
@@ -25,6 +27,13 @@ pub enum SpinLowering {
     Projected {
         plan: ProjectorPlan,
         dagger_plan: ProjectorPlan,
+    },
+    /// S = A(x), the clover matrix of the term's [`SpinOp::Clover`] field: both chiral
+    /// 6 × 6 blocks times the source's spin pairs {0, 1} and {2, 3}. Γ A Γ = A for
+    /// Γ = γ5 (A is block diagonal in chirality), so dagger leaves it unchanged.
+    Clover {
+        /// The clover field's name.
+        field: String,
     },
 }
 
@@ -163,7 +172,7 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             parities[k].1 = true;
         }
         let long_link = check_path(ir, t).map_err(err)?;
-        let spin = match t.spin {
+        let spin = match &t.spin {
             SpinOp::Identity => SpinLowering::Rows { nspin },
             // Γ (i γ5) Γ = i γ5 for Γ = γ5: the dagger coefficient stays c.
             SpinOp::TwistGamma5 if nspin == 4 => SpinLowering::Twisted,
@@ -173,7 +182,14 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
                     t.source
                 )))
             }
-            SpinOp::Projector { mu, sign } => {
+            SpinOp::Clover { field } => {
+                let c = check_clover(ir, t, field, nspin).map_err(err)?;
+                parities[c].0 = true;
+                SpinLowering::Clover {
+                    field: field.clone(),
+                }
+            }
+            &SpinOp::Projector { mu, sign } => {
                 if nspin != 4 || mu >= 4 || sign.abs() != 1 {
                     return Err(err(format!(
                         "the projector (1 ± γ_{mu}) needs a 4-spin source; `{}` has {nspin}",
@@ -230,6 +246,29 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
         terms,
         dagger_supported,
     })
+}
+
+/// Checks a clover term c · A(x) · src(x): `field` is a clover input, the source a 4-spin
+/// field read at x, no links. Returns the clover field's index.
+fn check_clover(ir: &Ir, t: &Term, field: &str, nspin: usize) -> Result<usize, String> {
+    let k = ir
+        .fields
+        .iter()
+        .position(|f| f.name == field && f.shape == FieldShape::Clover && f.role == Role::In)
+        .ok_or_else(|| format!("`{field}` is not a clover input"))?;
+    if nspin != 4 {
+        return Err(format!(
+            "the clover matrix `{field}` acts on 4-spin sources; `{}` has {nspin}",
+            t.source
+        ));
+    }
+    if t.hop.steps != 0 || !t.links.is_empty() {
+        return Err(format!(
+            "the clover matrix `{field}` is site-local: write `{field}(x) * {}(x)` without links or hops",
+            t.source
+        ));
+    }
+    Ok(k)
 }
 
 /// Checks that a term's links are gauge inputs in the hop's direction forming a path
@@ -386,6 +425,46 @@ mod tests {
         ir.fields
             .push(field("psi", FieldShape::Gauge { ncolour: 3 }, Role::In));
         assert!(reason(&ir).contains("declared twice"));
+    }
+
+    /// A clover term: read at the output's parity, unchanged by dagger, 504 flops (QUDA's
+    /// count); on a hop, or with links, it is rejected as not site-local.
+    #[test]
+    fn clover_terms_are_site_local() {
+        let spinor = FieldShape::Spinor {
+            nspin: 4,
+            ncolour: 3,
+        };
+        let term = Term {
+            output: "out".into(),
+            coeff: 1.0,
+            spin: SpinOp::Clover { field: "a".into() },
+            links: vec![],
+            source: "psi".into(),
+            hop: Hop { mu: 0, steps: 0 },
+        };
+        let mut ir = Ir {
+            name: "clover".into(),
+            doc: String::new(),
+            fields: vec![
+                field("out", spinor, Role::Out),
+                field("psi", spinor, Role::In),
+                field("a", FieldShape::Clover, Role::In),
+                field("u", FieldShape::Gauge { ncolour: 3 }, Role::In),
+            ],
+            terms: vec![term],
+            knobs: Default::default(),
+        };
+        let l = lower(&ir).unwrap();
+        assert_eq!(l.input("a").map(|i| i.reads), Some(ReadSites::SameParity));
+        assert_eq!(l.terms[0].dagger_coeff, 1.0);
+        assert_eq!(flops_per_site(&l, false), 504);
+        ir.terms[0].hop.steps = 1;
+        ir.terms[0].links = vec![link(0, 0, false)];
+        match lower(&ir) {
+            Err(DslError::InvalidSpec { reason, .. }) => assert!(reason.contains("site-local")),
+            other => panic!("expected an error, got {other:?}"),
+        }
     }
 
     /// Staggered (one spin, no spin operator): Γ = ε(x) flips odd hops, keeps local terms.

@@ -84,13 +84,12 @@ impl StorageFormat {
         }
     }
 
-    /// The formats both generators (CUDA and CPU) support; [`Variant::all`] ranges over
-    /// these.
+    /// The compute types, stored as themselves; [`Variant::all`] ranges over these.
     pub const ALL: [StorageFormat; 2] = [StorageFormat::F64, StorageFormat::F32];
 
     /// Every format, in the order of the `spinor`/`gauge` knob values. The narrow ones
-    /// (f16, bf16, fixed16, fixed8) are emulated by the CPU path (fields round-tripped
-    /// through [`crate::format`]); the CUDA emitter reports them as unsupported.
+    /// (f16, bf16, fixed16, fixed8) compute in f32: the CUDA emitter decodes them on load
+    /// and encodes on store, the CPU path round-trips fields through [`crate::format`].
     pub const EVERY: [StorageFormat; 6] = [
         StorageFormat::F64,
         StorageFormat::F32,
@@ -149,6 +148,26 @@ pub enum TimeBoundary {
     Antiperiodic,
 }
 
+/// Dirichlet walls between sub-domains: the blocks of extents `block` b_μ that tile the
+/// lattice from the origin (a [`crate::lattice::BlockDecomposition`]; each b_μ divides
+/// L_μ). A term whose source x + n μ̂ lies in another block than x,
+/// ⌊x_μ / b_μ⌋ ≠ ⌊(x + n μ̂)_μ / b_μ⌋ (after the periodic wrap), is dropped: the
+/// Schwarz-block operator, block diagonal over the blocks. A direction whose block
+/// extent is the lattice extent keeps its (periodic or antiperiodic) wrap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DirichletBlocks {
+    /// Block extents b_μ, μ = x, y, z, t.
+    pub block: [usize; 4],
+}
+
+impl DirichletBlocks {
+    /// Whether the hop x → y = x + n μ̂ in direction μ (y already wrapped; coordinates
+    /// x_μ, y_μ) stays in x's block.
+    pub fn keeps(&self, x_mu: usize, y_mu: usize, mu: usize) -> bool {
+        x_mu.checked_div(self.block[mu]) == y_mu.checked_div(self.block[mu])
+    }
+}
+
 /// One variant of a kernel: every knob.
 ///
 /// * `sites`: output parity (the inputs read at odd distance live on the other parity)
@@ -160,7 +179,8 @@ pub enum TimeBoundary {
 /// * `xpay`: out = a·x + b·(D ψ) instead of out = D ψ;
 /// * `spinor`, `gauge`: storage formats of the colour-spinor and gauge fields (computation
 ///   runs in the spinor format's precision);
-/// * `recon`: gauge compression; `boundary`: time boundary condition.
+/// * `recon`: gauge compression; `boundary`: time boundary condition;
+/// * `dirichlet`: Dirichlet walls between blocks (the Schwarz-block operator), or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Output sites.
@@ -177,6 +197,8 @@ pub struct Variant {
     pub recon: Recon,
     /// Time boundary condition of the fermion fields.
     pub boundary: TimeBoundary,
+    /// Dirichlet walls between blocks (none: the whole lattice is one domain).
+    pub dirichlet: Option<DirichletBlocks>,
 }
 
 impl Default for Variant {
@@ -190,6 +212,7 @@ impl Default for Variant {
             gauge: StorageFormat::F64,
             recon: Recon::R18,
             boundary: TimeBoundary::Periodic,
+            dirichlet: None,
         }
     }
 }
@@ -209,8 +232,15 @@ impl Variant {
             TimeBoundary::Periodic => "periodic",
             TimeBoundary::Antiperiodic => "antiperiodic",
         };
+        // Appended only with walls: the names (and hashes) of other variants are unchanged.
+        let walls = match self.dirichlet {
+            Some(DirichletBlocks {
+                block: [a, b, c, d],
+            }) => format!(" dirichlet={a}x{b}x{c}x{d}"),
+            None => String::new(),
+        };
         format!(
-            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}",
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}",
             self.dagger as u8,
             self.xpay as u8,
             self.spinor.name(),
@@ -247,6 +277,7 @@ impl Variant {
                                     gauge: format,
                                     recon,
                                     boundary,
+                                    dirichlet: None,
                                 });
                             }
                         }
@@ -281,6 +312,29 @@ mod tests {
         assert_eq!(fnv1a(b""), 0xcbf29ce484222325);
         assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a(b"foobar"), 0x85944171f73967e8);
+    }
+
+    /// Dirichlet blocks of extent 2 in x: 1 → 2 leaves block 0 for block 1, 2 → 3 and the
+    /// wrap 3 → 0 of a block spanning the lattice stay; the name carries the extents.
+    #[test]
+    fn dirichlet_blocks_keep_hops_within_a_block() {
+        let d = DirichletBlocks {
+            block: [2, 4, 4, 8],
+        };
+        assert!(!d.keeps(1, 2, 0));
+        assert!(d.keeps(2, 3, 0));
+        assert!(
+            !d.keeps(3, 0, 0),
+            "a wrap crosses the face of a smaller block"
+        );
+        assert!(d.keeps(3, 0, 1), "the block spans y: the wrap stays inside");
+        let v = Variant {
+            dirichlet: Some(d),
+            ..Variant::default()
+        };
+        assert!(v
+            .canonical()
+            .ends_with("boundary=periodic dirichlet=2x4x4x8"));
     }
 
     #[test]

@@ -280,8 +280,8 @@ mod tests {
     #[test]
     fn wrong_storage_length_is_an_error() {
         let lattice = Lattice::new([2, 2, 2, 2]).unwrap();
-        let err = CloverField::<f64>::from_data(lattice, SiteSubset::Full, vec![0.0; 71])
-            .unwrap_err();
+        let err =
+            CloverField::<f64>::from_data(lattice, SiteSubset::Full, vec![0.0; 71]).unwrap_err();
         assert_eq!(
             err,
             FieldError::WrongLength {
@@ -289,5 +289,35 @@ mod tests {
                 found: 71
             }
         );
+    }
+
+    /// restrict(p) holds the full field's sites p·V/2 + i (checkerboard order), and
+    /// restricting a parity field again is an error.
+    #[test]
+    fn restriction_takes_the_parity_run_of_sites() {
+        let lattice = Lattice::new([2, 2, 2, 4]).unwrap();
+        let data: Vec<f64> = (0..32 * 72).map(|k| k as f64).collect();
+        let full = CloverField::from_data(lattice, SiteSubset::Full, data).unwrap();
+        for (p, offset) in [(Parity::Even, 0), (Parity::Odd, 16)] {
+            let part = full.restrict(p).unwrap();
+            assert_eq!(part.subset(), SiteSubset::Single(p));
+            assert_eq!(part.sites(), 16);
+            for i in 0..16 {
+                assert_eq!(part.site(i)[0], ((offset + i) * 72) as f64);
+            }
+            assert!(part.restrict(p).is_err());
+        }
+    }
+
+    /// apply refuses a spinor on another subset or lattice instead of panicking.
+    #[test]
+    fn apply_checks_the_spinor_layout() {
+        let lattice = Lattice::new([2, 2, 2, 2]).unwrap();
+        let a = CloverField::<f64>::zeros(lattice, SiteSubset::Single(Parity::Even));
+        let odd = SpinorLayout::wilson(lattice, SiteSubset::Single(Parity::Odd));
+        let even = SpinorLayout::wilson(lattice, SiteSubset::Single(Parity::Even));
+        let mut out = ColourSpinorField::zeros(even);
+        assert!(a.apply(&mut out, &ColourSpinorField::zeros(odd)).is_err());
+        assert!(a.apply(&mut out, &ColourSpinorField::zeros(even)).is_ok());
     }
 }

@@ -4,8 +4,10 @@
 //! |---|---|
 //! | [`plaquette`], [`rectangle`], [`polyakov_loop`], [`link_trace`] | gauge-invariant loops (1 for unit links) |
 //! | [`unitarity_report`], [`reunitarize`] | distance from SU(3), and projection back |
+//! | [`clover_field`], [`invert_clover`], [`invert_twisted_clover`], [`field_strength`] | the clover term A = (m + 4) + (i c_sw/2) Σ_{μ<ν} σ_μν F̂_μν, A⁻¹ and (A + iμγ5)⁻¹ |
 //! | [`GaugeTransform`] | g(x) ∈ SU(3): U_μ(x) → g(x) U_μ(x) g†(x+μ̂), ψ(x) → g(x) ψ(x) |
 
+mod clover;
 mod error;
 #[cfg(test)]
 mod invariance_tests;
@@ -14,6 +16,10 @@ mod polyakov;
 mod transform;
 mod unitarity;
 
+pub use clover::{
+    clover_field, clover_leaves, field_strength, invert_clover, invert_twisted_clover, CloverError,
+    TwistedCloverInverse,
+};
 pub use error::GaugeError;
 pub use loops::{link_trace, plaquette, rectangle, PlaquetteSummary};
 pub use polyakov::polyakov_loop;

@@ -4,7 +4,15 @@
 //! | module | holds |
 //! |---|---|
 //! | [`solve`] | `qdsl solve`: build an even-odd operator from a gauge configuration and solve |
+//! | [`propagator`] | point-source propagators on the full lattice from even-odd solves |
+//! | [`correlator`] | `qdsl correlator`: the pion two-point function and effective mass |
+//! | [`precision_study`] | CGNR with the iteration in f64 … packed30: the Gruber et al. table and plot |
+//! | [`low_precision`] | the iteration precision chosen at run time (f64 … packed30), dispatching a solve |
 //! | [`history`] | a solve's convergence history as JSON and as an SVG plot |
 
+pub mod correlator;
 pub mod history;
+pub mod low_precision;
+pub mod precision_study;
+pub mod propagator;
 pub mod solve;

@@ -20,6 +20,8 @@ pub enum BenchKernel {
     WilsonEo,
     /// Asqtad fat7 + Naik link construction (fat and long links), the whole lattice.
     AsqtadLinks,
+    /// The tree-level Symanzik gauge force, the whole lattice.
+    SymanzikForce,
 }
 
 impl BenchKernel {
@@ -31,6 +33,7 @@ impl BenchKernel {
             BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
             BenchKernel::WilsonEo => "wilson_eo",
             BenchKernel::AsqtadLinks => "asqtad_links",
+            BenchKernel::SymanzikForce => "symanzik_force",
         }
     }
 }
@@ -59,8 +62,9 @@ impl BenchCase {
 }
 
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
-/// recon 12; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
-/// recon 12 and 18, f64 recon 18; asqtad link smearing f32 and f64. Cases whose format the emitter lacks are reported as
+/// recon 12 and 18; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
+/// recon 12 and 18, f64 recon 18; asqtad link smearing and the Symanzik gauge force f32
+/// and f64. Cases whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
     use BenchKernel::*;
@@ -76,6 +80,7 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonHop, F64, Recon::R18),
         c(WilsonHop, F64, Recon::R12),
         c(WilsonHop, Fixed16, Recon::R12),
+        c(WilsonHop, Fixed16, Recon::R18),
         c(NaiveStaggeredHop, F32, Recon::R18),
         c(ImprovedStaggeredHop, F32, Recon::R18),
         c(ImprovedStaggeredHop, F64, Recon::R18),
@@ -85,6 +90,8 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonEo, F64, Recon::R18),
         c(AsqtadLinks, F32, Recon::R18),
         c(AsqtadLinks, F64, Recon::R18),
+        c(SymanzikForce, F32, Recon::R18),
+        c(SymanzikForce, F64, Recon::R18),
     ]
 }
 

@@ -120,7 +120,9 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), Str
         }
         BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::cuda_source(v)
             .and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?))),
-        BenchKernel::AsqtadLinks => return Err("asqtad_links is not a hop kernel".into()),
+        BenchKernel::AsqtadLinks | BenchKernel::SymanzikForce => {
+            return Err(format!("{} is not a hop kernel", case.kernel.name()))
+        }
     };
     r.map_err(|e| e.to_string())
 }
@@ -129,8 +131,11 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     match kernel {
         BenchKernel::WilsonHop | BenchKernel::WilsonEo => WilsonHop::ir(),
         BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
-        // AsqtadLinks is dispatched to `bench::smear` before any hop source is built.
-        BenchKernel::ImprovedStaggeredHop | BenchKernel::AsqtadLinks => ImprovedStaggeredHop::ir(),
+        // AsqtadLinks and SymanzikForce are dispatched to `bench::smear` before any hop
+        // source is built.
+        BenchKernel::ImprovedStaggeredHop
+        | BenchKernel::AsqtadLinks
+        | BenchKernel::SymanzikForce => ImprovedStaggeredHop::ir(),
     }
 }
 
@@ -145,6 +150,16 @@ fn bench_case(
 ) -> Result<BenchResult, String> {
     if case.kernel == BenchKernel::AsqtadLinks {
         return super::smear::bench_asqtad_links(gpu, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if case.kernel == BenchKernel::SymanzikForce {
+        return super::smear::bench_symanzik_force(
+            gpu,
+            &links.u,
+            case,
+            copy,
+            opts.warmup,
+            opts.reps,
+        );
     }
     let lat = links.lattice;
     let half = lat.half_volume();

@@ -42,7 +42,8 @@ fn device_kernels_match_the_cpu_reference() {
             .count();
         let random = DataSet {
             name: "random".into(),
-            links: (0..gauges as u64)
+            // A gauge-free kernel still takes its lattice from one field.
+            links: (0..gauges.max(1) as u64)
                 .map(|k| GaugeField::random(lat, 40 + k))
                 .collect(),
         };
@@ -116,16 +117,81 @@ fn bench_smoke_run() {
         seed: 1,
     };
     let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
-    assert_eq!(report.results.len(), 3, "{:?}", report.skipped);
+    assert_eq!(report.results.len(), 4, "{:?}", report.skipped);
     for r in &report.results {
         assert!(r.time_us > 0.0 && r.rates.gflops > 0.0, "{r:?}");
         assert_eq!(r.sites, 8usize.pow(4) / 2);
     }
     assert_eq!(report.results[2].flops_per_site, 1320 + 1320 + 72);
-    assert_eq!(report.skipped.len(), 1);
-    assert!(
-        report.skipped[0].reason.contains("f64/f32"),
-        "{:?}",
-        report.skipped
-    );
+    // fixed16 recon 12, QUDA's byte model: the output site (48 B + a 4 B norm) and 8 ×
+    // (neighbour site 52 B + link 24 B) = 660 B per site.
+    assert_eq!(report.results[3].label, "wilson_hop fixed16 recon12");
+    assert_eq!(report.results[3].bytes.quda, 52 + 8 * (52 + 24));
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+}
+
+/// The narrow storage formats on the GPU (decoding on load, fixed-point norms, encoding
+/// on store) against the CPU path, which rounds through qdsl_core::format's exact
+/// encodings: f16, bf16, fixed16, fixed8 for spinor and links, recon 18 and 12, with and
+/// without xpay, even and odd (dagger) outputs, on random SU(3) links (every kernel) and
+/// the real Wilson configuration; each within the format's bound.
+#[test]
+fn narrow_formats_match_the_cpu_path() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let narrow = [
+        StorageFormat::F16,
+        StorageFormat::BF16,
+        StorageFormat::Fixed16,
+        StorageFormat::Fixed8,
+    ];
+    for entry in crate::cli::catalog() {
+        let ir = (entry.ir)();
+        let gauges = ir
+            .fields
+            .iter()
+            .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+            .count();
+        let mut sets = vec![DataSet {
+            name: "random".into(),
+            // A gauge-free kernel still takes its lattice from one field.
+            links: (0..gauges.max(1) as u64)
+                .map(|k| GaugeField::random(lat, 60 + k))
+                .collect(),
+        }];
+        if entry.name == "wilson_hop" {
+            sets.push(real_links(&data_dir(), &entry.name, gauges).unwrap());
+        }
+        for data in &sets {
+            for format in narrow {
+                for recon in Recon::ALL {
+                    for (xpay, odd) in [(false, false), (true, true)] {
+                        let v = Variant {
+                            sites: OutputSites::Parity(if odd {
+                                Parity::Odd
+                            } else {
+                                Parity::Even
+                            }),
+                            dagger: odd,
+                            xpay,
+                            spinor: format,
+                            gauge: format,
+                            recon,
+                            ..Variant::default()
+                        };
+                        if ir.knobs.check(&ir.name, &v).is_err() || (entry.cuda)(&v).is_err() {
+                            continue;
+                        }
+                        let o = compare_kernel_any(&gpu, &entry, &v, data, 9);
+                        assert!(
+                            matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                            "{} {v} {}: {o:?}",
+                            entry.name,
+                            data.name
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -3,9 +3,11 @@
 
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::{DslError, Variant};
-use qdsl_core::field::{ColourSpinorField, GaugeField};
+use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};
 use qdsl_core::Real;
-use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+use qdsl_kernels::{
+    CloverApply, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonClover, WilsonHop,
+};
 
 /// Errors of the CPU reference.
 #[derive(Debug, thiserror::Error)]
@@ -23,24 +25,30 @@ pub enum ReferenceError {
         /// Given.
         found: usize,
     },
+    /// A clover kernel called without its clover field.
+    #[error("{0} takes a clover field, none given")]
+    NoClover(String),
     /// The kernel rejected the call.
     #[error(transparent)]
     Dsl(#[from] DslError),
 }
 
 /// The kernels with a CPU reference binding.
-pub const KNOWN: &str = "wilson_hop, naive_staggered_hop, improved_staggered_hop";
+pub const KNOWN: &str = "wilson_hop, naive_staggered_hop, improved_staggered_hop, \
+                         twisted_mass_twist, wilson_clover, clover_apply";
 
 /// out = D src (or a·x + b·D src) for the catalog kernel `kernel`, with `links` its
-/// gauge fields in declaration order.
+/// gauge fields in declaration order and `clover` its clover field (kernels with one).
 pub fn apply_cpu<T: Real>(
     kernel: &str,
     variant: &Variant,
     out: &mut ColourSpinorField<T>,
     src: &ColourSpinorField<T>,
     links: &[&GaugeField<T>],
+    clover: Option<&CloverField<T>>,
     xpay: Option<Xpay<'_, T>>,
 ) -> Result<(), ReferenceError> {
+    let clover = || clover.ok_or_else(|| ReferenceError::NoClover(kernel.into()));
     let want = |n: usize| {
         if links.len() == n {
             Ok(())
@@ -64,6 +72,18 @@ pub fn apply_cpu<T: Real>(
         "improved_staggered_hop" => {
             want(2)?;
             ImprovedStaggeredHop.apply_cpu(variant, out, src, links[0], links[1], xpay)?
+        }
+        "twisted_mass_twist" => {
+            want(0)?;
+            TwistedMassTwist.apply_cpu(variant, out, src, xpay)?
+        }
+        "wilson_clover" => {
+            want(1)?;
+            WilsonClover.apply_cpu(variant, out, src, links[0], clover()?, xpay)?
+        }
+        "clover_apply" => {
+            want(0)?;
+            CloverApply.apply_cpu(variant, out, src, clover()?, xpay)?
         }
         other => return Err(ReferenceError::Unknown(other.into())),
     }
@@ -89,7 +109,7 @@ mod tests {
             qdsl_core::Complex::new((s * 3 + a) as f64, 1.0)
         });
         let mut out = ColourSpinorField::zeros(w(Parity::Even));
-        apply_cpu("wilson_hop", &v, &mut out, &psi, &[&u], None).unwrap();
+        apply_cpu("wilson_hop", &v, &mut out, &psi, &[&u], None, None).unwrap();
         for (o, p) in out.data().iter().zip(psi.data()) {
             assert!((o - p * 8.0).norm() < 1e-12);
         }
@@ -105,10 +125,19 @@ mod tests {
             &chi,
             &[&u, &u],
             None,
+            None,
         )
         .unwrap();
         assert!(out.norm_sqr() < 1e-24);
-        let e = apply_cpu("improved_staggered_hop", &v, &mut out, &chi, &[&u], None);
+        let e = apply_cpu(
+            "improved_staggered_hop",
+            &v,
+            &mut out,
+            &chi,
+            &[&u],
+            None,
+            None,
+        );
         assert!(matches!(
             e,
             Err(ReferenceError::Links {
@@ -117,7 +146,9 @@ mod tests {
                 ..
             })
         ));
-        let e = apply_cpu("clover", &v, &mut out, &chi, &[&u], None).unwrap_err();
+        let e = apply_cpu("clover", &v, &mut out, &chi, &[&u], None, None).unwrap_err();
         assert!(e.to_string().contains("no CPU reference binding"), "{e}");
+        let e = apply_cpu("clover_apply", &v, &mut out, &psi, &[], None, None).unwrap_err();
+        assert!(matches!(e, ReferenceError::NoClover(_)), "{e}");
     }
 }

@@ -1,21 +1,28 @@
 //! The link-smearing rows of `qdsl check`: [`AsqtadFat`], [`AsqtadLong`] and [`Fat7`] run
 //! on the GPU ([`GpuSmearer`]) and on the CPU (the plan's host runner) in f64 and f32, on
-//! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the relative error
-//! ‖F_gpu − F_cpu‖/‖F_cpu‖ over all link components against the precision's bound.
+//! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the gauge forces of
+//! [`WilsonGauge`] and [`SymanzikGauge`] ([`GpuGaugeForce`] against the CPU force) on the
+//! thin links at β = [`FORCE_BETA`]; the relative error ‖F_gpu − F_cpu‖/‖F_cpu‖ over all
+//! link components against the precision's bound.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use crate::device::Gpu;
-use crate::smear::{GpuReal, GpuSmearer};
-use qdsl_core::dsl::paths::LinkPaths;
+use crate::smear::{GpuGaugeForce, GpuReal, GpuSmearer};
+use qdsl_core::dsl::paths::{GaugeAction, LinkPaths};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::Complex;
-use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7};
+use qdsl_kernels::{
+    fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
+};
 use std::path::Path;
 
 /// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
 pub const SMEAR_U0: f64 = 0.502;
+
+/// The coupling of the force rows (the force is linear in β).
+pub const FORCE_BETA: f64 = 5.7;
 
 /// The configuration the rows run on, relative to the data directory.
 const CONFIG: &str = "milc/lat.sample.l8";
@@ -39,24 +46,57 @@ fn compare<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f
     Ok(relative_error(&components(&g), &components(&c)))
 }
 
-/// The rows of every smearing spec whose name `wanted` accepts, in f64 and f32.
+/// GPU versus CPU relative error of the gauge force of action `A` in precision `T` on
+/// links `u` at β = [`FORCE_BETA`].
+fn compare_force<A: GaugeAction, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+) -> Result<f64, String> {
+    let v = u.cast::<T>();
+    let g = GpuGaugeForce::<T>::new::<A>(gpu)
+        .map_err(|e| e.to_string())?
+        .force(gpu, &v, FORCE_BETA)
+        .map_err(|e| e.to_string())?;
+    let c = A::force_cpu(&v, FORCE_BETA).map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// The rows of every smearing spec and gauge force whose name `wanted` accepts, in f64
+/// and f32.
 pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<CheckRow> {
     type Compare = fn(&Gpu, &GaugeField<f64>) -> Result<f64, String>;
-    let specs: [(String, Compare, Compare); 3] = [
+    let smear = format!("u0={SMEAR_U0}");
+    let force = format!("beta={FORCE_BETA}");
+    let specs: [(String, &str, Compare, Compare); 5] = [
         (
             AsqtadFat::spec().name,
+            &smear,
             compare::<AsqtadFat, f64>,
             compare::<AsqtadFat, f32>,
         ),
         (
             AsqtadLong::spec().name,
+            &smear,
             compare::<AsqtadLong, f64>,
             compare::<AsqtadLong, f32>,
         ),
         (
             Fat7::spec().name,
+            &smear,
             compare::<Fat7, f64>,
             compare::<Fat7, f32>,
+        ),
+        (
+            format!("{}_force", WilsonGauge::spec().name),
+            &force,
+            compare_force::<WilsonGauge, f64>,
+            compare_force::<WilsonGauge, f32>,
+        ),
+        (
+            format!("{}_force", SymanzikGauge::spec().name),
+            &force,
+            compare_force::<SymanzikGauge, f64>,
+            compare_force::<SymanzikGauge, f32>,
         ),
     ];
     let specs: Vec<_> = specs.into_iter().filter(|s| wanted(&s.0)).collect();
@@ -67,7 +107,7 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
         .map(|g| g.field)
         .map_err(|e| format!("reading {CONFIG}: {e}"));
     let mut rows = Vec::new();
-    for (name, f64_run, f32_run) in specs {
+    for (name, knob, f64_run, f32_run) in specs {
         for (format, run) in [(StorageFormat::F64, f64_run), (StorageFormat::F32, f32_run)] {
             let outcome = match &thin {
                 Ok(u) => match run(gpu, u) {
@@ -81,7 +121,7 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             };
             rows.push(CheckRow {
                 kernel: name.clone(),
-                variant: format!("{} u0={SMEAR_U0}", format.name()),
+                variant: format!("{} {knob}", format.name()),
                 data: CONFIG.into(),
                 outcome,
             });

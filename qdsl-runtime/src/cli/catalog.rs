@@ -5,7 +5,9 @@
 //! is added here with one line.
 
 use qdsl_core::dsl::{DslError, Ir, KernelInfo, Stencil, Variant};
-use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonHop};
+use qdsl_kernels::{
+    CloverApply, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonClover, WilsonHop,
+};
 
 /// One kernel of the catalog, with its generators.
 #[derive(Clone, Debug)]
@@ -39,6 +41,8 @@ pub fn catalog() -> Vec<CatalogEntry> {
         entry::<NaiveStaggeredHop>(),
         entry::<ImprovedStaggeredHop>(),
         entry::<TwistedMassTwist>(),
+        entry::<WilsonClover>(),
+        entry::<CloverApply>(),
     ]
 }
 
@@ -74,9 +78,14 @@ mod tests {
                 ("improved_staggered_hop".to_string(), 1146),
                 // i γ5 ψ only relabels and negates components: no arithmetic.
                 ("twisted_mass_twist".to_string(), 0),
+                // The clover matrix: QUDA's 504 (2 blocks × 6 rows × 42); Wilson-clover
+                // adds 8 projected hops scaled by −½, 180 each.
+                ("wilson_clover".to_string(), 504 + 8 * 180),
+                ("clover_apply".to_string(), 504),
             ]
         );
         assert!(find("wilson_hop").is_ok());
+        assert!(find("wilson_clover").is_ok());
         let e = find("clover").unwrap_err();
         assert!(e.contains("wilson_hop, naive_staggered_hop"), "{e}");
     }

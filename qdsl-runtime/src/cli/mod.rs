@@ -3,6 +3,7 @@
 mod bench;
 mod catalog;
 mod check;
+mod correlator;
 mod emit;
 mod info;
 mod inspect;
@@ -46,8 +47,11 @@ enum Command {
     /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
     Bench(bench::BenchArgs),
     /// Solve the even-odd Wilson, staggered or asqtad system on a gauge configuration
-    /// (CPU backend): progress, a summary, the history as JSON and an SVG plot.
+    /// (on the GPU if there is one): progress, a summary, the history as JSON and an SVG plot.
     Solve(solve::SolveArgs),
+    /// Point-source propagator and pion correlator C(t) with effective mass (Wilson,
+    /// staggered or asqtad; CPU backend): a table and JSON.
+    Correlator(correlator::CorrelatorArgs),
     /// Build asqtad fat and long links (or fat7 links) of a thin-link configuration, on
     /// the GPU if there is one, and write them (SciDAC LIME f32 by default).
     Smear(smear::SmearArgs),
@@ -63,7 +67,8 @@ impl Cli {
             Command::Check(args) => check::run(&args, self.backend),
             Command::Bench(args) => bench::run(&args, self.backend),
             Command::Smear(args) => smear::run(&args, self.backend),
-            Command::Solve(args) => solve::run(&args),
+            Command::Solve(args) => solve::run(&args, self.backend),
+            Command::Correlator(args) => correlator::run(&args),
         }
     }
 }

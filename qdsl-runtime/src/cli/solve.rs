@@ -1,9 +1,14 @@
 //! `qdsl solve`: read a gauge configuration, build an even-odd operator and solve
-//! M̂ x = b with a progress bar; print a summary and write the history (JSON, SVG).
+//! M̂ x = b with a progress bar, on the GPU if there is one (the global `--backend`
+//! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
+//! (JSON, SVG).
 
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
-use crate::app::solve::{solve, Action, Precision, SolveConfig, SolveReport, Source};
+use crate::app::solve::{
+    solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
+};
+use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -30,7 +35,8 @@ pub struct SolveArgs {
     /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: staggered).
     #[arg(long, default_value = "cgnr")]
     solver: SolverKind,
-    /// Iteration precision: f64 (pure) or f32 (mixed f64–f32 with reliable updates).
+    /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point) or f16,
+    /// each mixed with f64 through reliable updates.
     #[arg(long, default_value = "f64")]
     precision: Precision,
     /// Target relative residual ‖b − M̂x‖/‖b‖.
@@ -45,6 +51,11 @@ pub struct SolveArgs {
     /// A point source at the origin (spin 0, colour 0) instead of a random one.
     #[arg(long)]
     point_source: bool,
+    /// Replicate the configuration periodically this many times in every direction
+    /// before solving (a large lattice derived from a real one, e.g. 8⁴ × 4 → 32⁴; local
+    /// observables such as the plaquette are unchanged).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    tile: u32,
     /// Write the convergence history as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -77,7 +88,10 @@ fn print_summary(report: &SolveReport) {
         "  lattice     {}, even-odd preconditioned, even sites",
         report.lattice
     );
-    println!("  backend     {} backend", report.backend);
+    println!("  backend     {}", report.backend);
+    if let Some(warning) = precision_note(report) {
+        println!("  note        {warning}");
+    }
     println!(
         "  solver      {}, precision {}",
         report.solver,
@@ -102,9 +116,21 @@ fn print_summary(report: &SolveReport) {
     );
 }
 
-/// Runs the solve; a solve that does not converge is an error after the summary and the
+/// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
+fn precision_note(report: &SolveReport) -> Option<&'static str> {
+    let narrow = matches!(report.precision, Precision::Fixed16 | Precision::F16);
+    (narrow && report.backend == "CPU").then_some(
+        "the low precision is emulated on the CPU (f64 fields rounded through the format)",
+    )
+}
+
+/// Runs the solve on the backend of `choice` (flag, else `$QDSL_BACKEND`, else auto);
+/// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
-pub fn run(args: &SolveArgs) -> Result<(), CliError> {
+pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    let backend = SolveBackend::select(BackendChoice::from_env(choice)?, &mut |line| {
+        eprintln!("{line}")
+    })?;
     let file = read_gauge(&args.config, &ReadOptions::default())
         .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
     let config = SolveConfig {
@@ -122,9 +148,17 @@ pub fn run(args: &SolveArgs) -> Result<(), CliError> {
             Source::Gaussian { seed: args.seed }
         },
     };
+    let reps = args.tile as usize;
+    let gauge = file
+        .field
+        .tiled([reps; 4])
+        .map_err(|e| format!("cannot tile the configuration {reps} times: {e}"))?;
     println!("{}", file.path.display());
+    if reps > 1 {
+        println!("tiled {reps}× in every direction: {:?}", gauge.lattice().dims());
+    }
     let (bar, callback) = progress_bar(args.max_iter);
-    let outcome = solve(&file.field, &config, Some(callback));
+    let outcome = solve_on(&backend, &gauge, &config, Some(callback));
     bar.finish_and_clear();
     let report = outcome?;
     print_summary(&report);

@@ -16,13 +16,36 @@ pub enum SitesArg {
     Full,
 }
 
-/// Precision (storage and compute).
+/// Storage precision of spinors and links (f64 and f32 compute in themselves, the narrow
+/// formats in f32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PrecisionArg {
     /// Double.
     F64,
     /// Single.
     F32,
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// 16-bit fixed point (fermions with a per-site norm).
+    Fixed16,
+    /// 8-bit fixed point (fermions with a per-site norm).
+    Fixed8,
+}
+
+impl PrecisionArg {
+    /// The storage format.
+    pub fn format(self) -> StorageFormat {
+        match self {
+            PrecisionArg::F64 => StorageFormat::F64,
+            PrecisionArg::F32 => StorageFormat::F32,
+            PrecisionArg::F16 => StorageFormat::F16,
+            PrecisionArg::Bf16 => StorageFormat::BF16,
+            PrecisionArg::Fixed16 => StorageFormat::Fixed16,
+            PrecisionArg::Fixed8 => StorageFormat::Fixed8,
+        }
+    }
 }
 
 /// Time boundary condition.
@@ -57,7 +80,7 @@ pub struct VariantArgs {
     /// out = a·x + b·D ψ.
     #[arg(long)]
     pub xpay: bool,
-    /// Storage and compute precision of spinors and links.
+    /// Storage precision of spinors and links.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: PrecisionArg,
     /// Gauge compression: 12 or 18 reals per link.
@@ -71,10 +94,7 @@ pub struct VariantArgs {
 impl VariantArgs {
     /// The variant these flags select.
     pub fn variant(&self) -> Variant {
-        let format = match self.precision {
-            PrecisionArg::F64 => StorageFormat::F64,
-            PrecisionArg::F32 => StorageFormat::F32,
-        };
+        let format = self.precision.format();
         // `..Variant::default()` keeps knobs added to `Variant` later at their defaults
         // (today every field is set, which clippy's needless_update would flag).
         #[allow(clippy::needless_update)]

@@ -385,6 +385,20 @@ fn check_status(gpu: &Gpu, status: &CudaSlice<i32>, kernel: &str) -> Result<(), 
     }
 }
 
+/// Describes the set bits of a kernel status word ([`codegen::STATUS_NON_FINITE`], …)
+/// in words, "; "-separated (empty for 0).
+pub fn describe_status(status: u32) -> String {
+    problems(status)
+}
+
+impl DeviceField {
+    /// The value arrays and the per-site norms (fixed-point fermions), both mutable:
+    /// for kernels that re-encode a field in place.
+    pub fn buffers_mut(&mut self) -> (&mut CudaSlice<u8>, Option<&mut CudaSlice<f32>>) {
+        (&mut self.values, self.norms.as_mut())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

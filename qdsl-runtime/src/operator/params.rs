@@ -3,8 +3,9 @@
 //! The CUDA emitter ([`qdsl_core::dsl::emit::cuda`]) declares, in order:
 //!
 //! ```text
-//! f_<field> for every field in declaration order (the output non-const),
-//! [xpay_x, xpay_a, xpay_b]            (xpay only; a, b in the compute type),
+//! f_<field> for every field in declaration order (the output non-const), each
+//!   colour-spinor field followed by norm_<field> when stored in fixed point,
+//! [xpay_x, [norm_xpay_x], xpay_a, xpay_b] (xpay only; a, b in the compute type),
 //! L0, L1, L2, L3, n_out,
 //! stride_<field> for every field in declaration order,
 //! [stride_xpay_x]                     (xpay only)
@@ -13,7 +14,8 @@
 //! [`kernel_params`] returns that list for a spec and a variant; the device launcher
 //! binds arguments by walking it, so the binding order is written down once.
 
-use qdsl_core::dsl::ir::Role;
+use qdsl_core::dsl::ir::{FieldShape, Role};
+use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::{Ir, Variant};
 
 /// One parameter of a generated kernel.
@@ -28,8 +30,19 @@ pub enum KernelParam {
         /// Position among the inputs.
         index: usize,
     },
+    /// `norm_<name>`, the per-site f32 norms of the fixed-point output field.
+    OutputNorm(String),
+    /// `norm_<name>`, the per-site f32 norms of fixed-point input `index`.
+    InputNorm {
+        /// Field name.
+        name: String,
+        /// Position among the inputs.
+        index: usize,
+    },
     /// `xpay_x`, the chunk pointer of x in out = a·x + b·D ψ.
     XpayX,
+    /// `norm_xpay_x`, the per-site norms of a fixed-point x.
+    XpayNorm,
     /// `xpay_a` (compute type).
     XpayA,
     /// `xpay_b` (compute type).
@@ -56,7 +69,11 @@ impl KernelParam {
     pub fn cuda_name(&self) -> String {
         match self {
             KernelParam::Output(n) | KernelParam::Input { name: n, .. } => format!("f_{n}"),
+            KernelParam::OutputNorm(n) | KernelParam::InputNorm { name: n, .. } => {
+                format!("norm_{n}")
+            }
             KernelParam::XpayX => "xpay_x".into(),
+            KernelParam::XpayNorm => "norm_xpay_x".into(),
             KernelParam::XpayA => "xpay_a".into(),
             KernelParam::XpayB => "xpay_b".into(),
             KernelParam::Extent(mu) => format!("L{mu}"),
@@ -75,15 +92,30 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
     let mut pointers = Vec::new();
     let mut strides = Vec::new();
     let mut index = 0;
+    // Colour-spinor fields in fixed point carry per-site norms.
+    let fixed = matches!(
+        variant.spinor,
+        StorageFormat::Fixed16 | StorageFormat::Fixed8
+    );
     for f in &ir.fields {
+        let norm = fixed && matches!(f.shape, FieldShape::Spinor { .. });
         if f.role == Role::Out {
             pointers.push(KernelParam::Output(f.name.clone()));
+            if norm {
+                pointers.push(KernelParam::OutputNorm(f.name.clone()));
+            }
             strides.push(KernelParam::OutputStride(f.name.clone()));
         } else {
             pointers.push(KernelParam::Input {
                 name: f.name.clone(),
                 index,
             });
+            if norm {
+                pointers.push(KernelParam::InputNorm {
+                    name: f.name.clone(),
+                    index,
+                });
+            }
             strides.push(KernelParam::InputStride {
                 name: f.name.clone(),
                 index,
@@ -93,7 +125,11 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
     }
     let mut params = pointers;
     if variant.xpay {
-        params.extend([KernelParam::XpayX, KernelParam::XpayA, KernelParam::XpayB]);
+        params.push(KernelParam::XpayX);
+        if fixed {
+            params.push(KernelParam::XpayNorm);
+        }
+        params.extend([KernelParam::XpayA, KernelParam::XpayB]);
     }
     params.extend((0..4).map(KernelParam::Extent));
     params.push(KernelParam::NOut);
@@ -128,7 +164,23 @@ mod tests {
     }
 
     fn check<S: Stencil>() {
-        for v in Variant::all().into_iter().filter(|v| S::supports(v)) {
+        // The catalog variants, and each narrow format with and without xpay.
+        let narrow = StorageFormat::EVERY
+            .into_iter()
+            .filter(|f| !f.is_native())
+            .flat_map(|f| {
+                [false, true].map(|xpay| Variant {
+                    spinor: f,
+                    gauge: f,
+                    xpay,
+                    ..Variant::default()
+                })
+            });
+        for v in Variant::all()
+            .into_iter()
+            .chain(narrow)
+            .filter(|v| S::supports(v))
+        {
             let source = S::cuda_source(&v).expect("source");
             let names: Vec<String> = kernel_params(&S::ir(), &v)
                 .iter()
@@ -179,5 +231,42 @@ mod tests {
         ];
         assert_eq!(names, want);
         assert_eq!(input_count(&ImprovedStaggeredHop::ir()), 3);
+    }
+
+    /// Hand-written plan of the Wilson hop in fixed16 with xpay: every colour-spinor
+    /// pointer (out, ψ, x) is followed by its norms, the gauge field has none.
+    #[test]
+    fn wilson_fixed16_xpay_plan_by_hand() {
+        let v = Variant {
+            spinor: StorageFormat::Fixed16,
+            gauge: StorageFormat::Fixed16,
+            xpay: true,
+            ..Variant::default()
+        };
+        let names: Vec<String> = kernel_params(&WilsonHop::ir(), &v)
+            .iter()
+            .map(KernelParam::cuda_name)
+            .collect();
+        let want = [
+            "f_out",
+            "norm_out",
+            "f_psi",
+            "norm_psi",
+            "f_u",
+            "xpay_x",
+            "norm_xpay_x",
+            "xpay_a",
+            "xpay_b",
+            "L0",
+            "L1",
+            "L2",
+            "L3",
+            "n_out",
+            "stride_out",
+            "stride_psi",
+            "stride_u",
+            "stride_xpay_x",
+        ];
+        assert_eq!(names, want);
     }
 }

@@ -4,10 +4,12 @@
 use super::*;
 use crate::backend::CudaBackend;
 use crate::jit::Jit;
-use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::paths::{GaugeAction, LinkPaths};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
-use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7};
+use qdsl_kernels::{
+    fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
+};
 use std::path::PathBuf;
 
 fn gpu() -> Option<(Gpu, tempfile::TempDir)> {
@@ -103,14 +105,14 @@ fn gpu_asqtad_links_reproduce_milc() {
     );
 }
 
-/// `qdsl check`'s smearing rows: three specs in f64 and f32, each compared and passing
-/// its bound; a filter keeps only the matching spec.
+/// `qdsl check`'s smearing rows: three specs and two gauge forces in f64 and f32, each
+/// compared and passing its bound; a filter keeps only the matching spec.
 #[test]
 fn check_rows_of_the_smearing_specs_pass() {
     let Some((gpu, _dir)) = gpu() else { return };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 10);
     for r in &rows {
         assert!(
             matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
@@ -119,4 +121,83 @@ fn check_rows_of_the_smearing_specs_pass() {
     }
     let fat7 = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.contains("fat7"));
     assert_eq!(fat7.len(), 2);
+    let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
+    assert_eq!(forces.len(), 4);
+}
+
+fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {
+    let v = u.cast::<T>();
+    let g = GpuGaugeForce::<T>::new::<A>(gpu)
+        .unwrap()
+        .force(gpu, &v, 5.7)
+        .unwrap();
+    let c = A::force_cpu(&v, 5.7).unwrap();
+    let r = rel(&g, &c);
+    assert!(
+        r < bound,
+        "{} force {}: relative error {r:e}",
+        A::spec().name,
+        T::NAME
+    );
+}
+
+/// The Wilson and Symanzik gauge forces on lat.sample.l8 agree with the CPU force (itself
+/// the derivative of the action, tests/gauge_force.rs) to rounding of the precision.
+#[test]
+fn gauge_forces_match_the_cpu() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let u = read_gauge(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
+        &ReadOptions::default(),
+    )
+    .unwrap()
+    .field;
+    force_gpu_vs_cpu::<WilsonGauge, f64>(&gpu, &u, 1e-13);
+    force_gpu_vs_cpu::<SymanzikGauge, f64>(&gpu, &u, 1e-13);
+    force_gpu_vs_cpu::<WilsonGauge, f32>(&gpu, &u, 1e-5);
+    force_gpu_vs_cpu::<SymanzikGauge, f32>(&gpu, &u, 1e-5);
+}
+
+/// HISQ links with the U(3) projection on the GPU agree with `qdsl_kernels::hisq_links`
+/// on lat.sample.l8 (ε = −0.1) to rounding of the precision, and unit links give the
+/// tree-level values X = 9/8 + ε/8 (times the phase) and L = −(1 + ε)/24.
+#[test]
+fn gpu_hisq_links_match_the_cpu() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let u = read_gauge(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
+        &ReadOptions::default(),
+    )
+    .unwrap()
+    .field;
+    let eps = -0.1;
+    let (x, l) = hisq_links_gpu(&gpu, &u, eps).unwrap();
+    let (cx, cl) = qdsl_kernels::hisq_links(&u, eps).unwrap();
+    assert!(rel(&x, &cx) < 1e-12, "fat {:e}", rel(&x, &cx));
+    assert!(rel(&l, &cl) < 1e-12, "long {:e}", rel(&l, &cl));
+    let u32 = u.cast::<f32>();
+    let (x, l) = hisq_links_gpu(&gpu, &u32, eps).unwrap();
+    let (cx, cl) = qdsl_kernels::hisq_links(&u32, eps).unwrap();
+    assert!(rel(&x, &cx) < 1e-4, "fat f32 {:e}", rel(&x, &cx));
+    assert!(rel(&l, &cl) < 1e-4, "long f32 {:e}", rel(&l, &cl));
+    let unit = GaugeField::<f64>::unit(*u.lattice());
+    let (x, l) = hisq_links_gpu(&gpu, &unit, eps).unwrap();
+    let phase = fold_staggered_phases(&unit);
+    let lat = *unit.lattice();
+    for cb in 0..lat.volume() {
+        let c = lat.coords_of_cb(cb);
+        for mu in 0..4 {
+            // The long link spans x → x + 3μ̂: its phase is the product of the three
+            // folded phases (the antiperiodic time sign included where it wraps).
+            let step = |k: usize| {
+                let mut y = c;
+                y[mu] = (c[mu] + k) % lat.dims()[mu];
+                *phase.link_at(y, mu)
+            };
+            let fat = phase.link(cb, mu).scale(9.0 / 8.0 + eps / 8.0);
+            let long = (step(0) * step(1) * step(2)).scale(-(1.0 + eps) / 24.0);
+            assert!((*x.link(cb, mu) - fat).max_abs_component() < 1e-13);
+            assert!((*l.link(cb, mu) - long).max_abs_component() < 1e-13);
+        }
+    }
 }

@@ -10,7 +10,9 @@ use crate::backend::Backend;
 use crate::device::gpu::driver;
 use crate::device::{DeviceError, Gpu};
 use cudarc::driver::ValidAsZeroBits;
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use qdsl_core::dsl::paths::cuda::{buffer_count, emit, schedule, Launch};
 use qdsl_core::dsl::paths::{LinkPaths, PathPlan};
 use qdsl_core::dsl::DslError;
@@ -19,12 +21,13 @@ use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
+use std::sync::Arc;
 
 /// Threads per block of the smearing kernels (one thread per site).
 const BLOCK: u32 = 128;
 
 /// Reals per link or per node-buffer site (3 × 3 complex).
-const REALS: usize = 18;
+pub(super) const REALS: usize = 18;
 
 /// A real type the GPU kernels take: f32 or f64.
 pub trait GpuReal: Real + DeviceRepr + ValidAsZeroBits {}
@@ -40,6 +43,15 @@ pub enum SmearGpuError {
     /// Compiling, allocating, copying or launching failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// The U(3) projection W = V(V†V)^(−1/2) rejected the link at checkerboard index
+    /// `cb`, direction `mu` (not finite, or g₂/g₀ at or below the singularity threshold).
+    #[error("U(3) projection of the fat7 link at checkerboard site {cb}, direction {mu}: singular or not finite")]
+    Projection {
+        /// Checkerboard index of the link.
+        cb: usize,
+        /// Direction of the link.
+        mu: usize,
+    },
 }
 
 /// The four kernels of a plan, compiled for real type `T`.
@@ -54,12 +66,12 @@ pub struct GpuSmearer<T> {
     _real: std::marker::PhantomData<T>,
 }
 
-fn int(x: usize, what: &str) -> Result<i32, DeviceError> {
+pub(super) fn int(x: usize, what: &str) -> Result<i32, DeviceError> {
     i32::try_from(x)
         .map_err(|_| DeviceError::Shape(format!("{what} = {x} exceeds the kernels' 32-bit index")))
 }
 
-fn config(n: usize) -> Result<LaunchConfig, DeviceError> {
+pub(super) fn config(n: usize) -> Result<LaunchConfig, DeviceError> {
     let blocks = u32::try_from(n.div_ceil(BLOCK as usize).max(1))
         .map_err(|_| DeviceError::Shape(format!("{n} threads exceed the grid limit")))?;
     Ok(LaunchConfig {
@@ -69,6 +81,24 @@ fn config(n: usize) -> Result<LaunchConfig, DeviceError> {
     })
 }
 
+/// Compiles `source` as `program` for the GPU's architecture (PTX cached by the JIT) and
+/// loads the module.
+pub fn load_module(gpu: &Gpu, program: &str, source: &str) -> Result<Arc<CudaModule>, DeviceError> {
+    let arch = gpu
+        .backend()
+        .device()
+        .map(|d| d.arch)
+        .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
+    let ptx = gpu
+        .jit()
+        .compile(program, source, arch, &[])
+        .map_err(DeviceError::from)?;
+    gpu.backend()
+        .context()
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
+        .map_err(driver(format!("loading the module of {program}")))
+}
+
 impl<T: GpuReal> GpuSmearer<T> {
     /// Compiles the kernels of spec `S` for `T` (the PTX is cached by the JIT). The module
     /// is loaded here rather than through [`Gpu::function`] because the f32 and f64
@@ -76,22 +106,19 @@ impl<T: GpuReal> GpuSmearer<T> {
     pub fn new<S: LinkPaths>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         let plan = S::plan()?;
         let source = emit::<T>(&plan)?;
+        let program = format!("{}_{}", plan.spec.name, T::NAME);
+        let module = load_module(gpu, &program, &source)?;
+        Ok(Self::from_module(plan, &module, &program)?)
+    }
+
+    /// The smearer of `plan` whose four kernels live in `module` (compiled from a source
+    /// that contains [`emit`]'s kernels for `plan`, possibly with more after them).
+    pub fn from_module(
+        plan: PathPlan,
+        module: &Arc<CudaModule>,
+        program: &str,
+    ) -> Result<Self, DeviceError> {
         let name = plan.spec.name.clone();
-        let arch = gpu
-            .backend()
-            .device()
-            .map(|d| d.arch)
-            .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
-        let program = format!("{name}_{}", T::NAME);
-        let ptx = gpu
-            .jit()
-            .compile(&program, &source, arch, &[])
-            .map_err(DeviceError::from)?;
-        let module = gpu
-            .backend()
-            .context()
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
-            .map_err(driver(format!("loading the module of {program}")))?;
         let load = |kernel: &str| {
             let full = format!("{name}_{kernel}");
             module
@@ -265,18 +292,7 @@ impl<T: GpuReal> GpuSmearer<T> {
         gpu: &Gpu,
         bufs: &SmearBuffers<T>,
     ) -> Result<GaugeField<T>, DeviceError> {
-        let host = gpu
-            .backend()
-            .stream()
-            .clone_dtoh(&bufs.output)
-            .map_err(driver("copying the smeared links to the host"))?;
-        let mut field = GaugeField::<T>::unit(bufs.lattice);
-        for (link, reals) in field.links_mut().iter_mut().zip(host.chunks_exact(REALS)) {
-            let mut r = [T::zero(); REALS];
-            r.copy_from_slice(reals);
-            *link = ColourMatrix::from_reals(&r);
-        }
-        Ok(field)
+        download_links(gpu, &bufs.output, bufs.lattice, "the smeared links")
     }
 
     /// The smeared links of `u` (phases already folded in) with tadpole factor `u0`:
@@ -294,12 +310,34 @@ impl<T: GpuReal> GpuSmearer<T> {
     }
 }
 
+/// Copies a device buffer of links (host layout, 18 reals per link) into a host field;
+/// `what` names it in errors.
+pub fn download_links<T: GpuReal>(
+    gpu: &Gpu,
+    links: &CudaSlice<T>,
+    lattice: Lattice,
+    what: &str,
+) -> Result<GaugeField<T>, DeviceError> {
+    let host = gpu
+        .backend()
+        .stream()
+        .clone_dtoh(links)
+        .map_err(driver(format!("copying {what} to the host")))?;
+    let mut field = GaugeField::<T>::unit(lattice);
+    for (link, reals) in field.links_mut().iter_mut().zip(host.chunks_exact(REALS)) {
+        let mut r = [T::zero(); REALS];
+        r.copy_from_slice(reals);
+        *link = ColourMatrix::from_reals(&r);
+    }
+    Ok(field)
+}
+
 /// Device memory of one smearing run: input and output links, node buffers.
 #[derive(Debug)]
 pub struct SmearBuffers<T> {
-    lattice: Lattice,
-    input: CudaSlice<T>,
-    output: CudaSlice<T>,
+    pub(super) lattice: Lattice,
+    pub(super) input: CudaSlice<T>,
+    pub(super) output: CudaSlice<T>,
     nodes: Vec<CudaSlice<T>>,
     /// The step codes of each `Path` launch, in schedule order.
     steps: Vec<CudaSlice<i32>>,

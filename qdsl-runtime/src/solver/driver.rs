@@ -10,9 +10,13 @@
 //! watchdog); and one always checks an iterated residual that has reached the
 //! tolerance, so that convergence is declared on the true residual only. A check that
 //! fails to lower the best true residual so far by a factor max(½, √δ) (a healthy
-//! update has lowered it by about δ) is *stalled*; more than
-//! [`SolverOptions::max_stalled_checks`] stalled checks in a row end the solve with
-//! [`Convergence::Stagnation`].
+//! update has lowered it by about δ) is *stalled*. The solve ends with
+//! [`Convergence::Stagnation`] after more than
+//! [`SolverOptions::max_stalled_checks`] stalled checks in a row, once as many
+//! iterations (twice as many for BiCGStab) have passed since the last progress as the
+//! solve took to make it: an exhausted precision never resumes, while an erratic
+//! iteration (BiCGStab near criticality) has long flat stretches and then goes on
+//! converging.
 //!
 //! The low-precision iteration works on the *normalized* residual r_L = r/s, s = ‖r‖ at
 //! the last update (so that formats of limited range, f16 above all, never meet
@@ -78,6 +82,10 @@ pub(crate) struct Driver<'a, H, L, O: ?Sized> {
     r_max: f64,
     best_true: f64,
     stalled: usize,
+    /// The iteration of the last check that made progress, and the patience factor
+    /// (see [`Driver::set_patience`]).
+    progress_at: usize,
+    patience: usize,
     /// True-residual checks after the initial one, and the iteration of the last.
     checks: usize,
     last_check: usize,
@@ -126,6 +134,8 @@ where
             r_max: 0.0,
             best_true: f64::INFINITY,
             stalled: 0,
+            progress_at: 0,
+            patience: 1,
             checks: 0,
             last_check: 0,
             iterations: 0,
@@ -162,6 +172,15 @@ where
             residual,
             r2,
         })
+    }
+
+    /// Stagnation is declared only after `patience · k` iterations without progress, k the
+    /// iteration of the last progress (default 1). Methods without a minimisation
+    /// property (BiCGStab) have long flat stretches of the residual on nearly singular,
+    /// indefinite operators and then resume, which an exhausted precision never does:
+    /// they ask for more patience.
+    pub(crate) fn set_patience(&mut self, patience: usize) {
+        self.patience = patience;
     }
 
     /// Whether the iteration limit is reached.
@@ -279,13 +298,18 @@ where
         if !converged {
             self.reliable_updates += 1;
         }
-        // Progress: ‖r‖ at most f = max(½, √δ) times the best so far.
+        // Progress: ‖r‖ at most f = max(½, √δ) times the best so far. Stagnation needs
+        // more than `max_stalled_checks` checks in a row without progress *and*
+        // `patience` times as many iterations since the last progress as the progress
+        // before it took.
         let factor = self.opts.reliable_delta.sqrt().max(0.5);
         if true_r2 <= factor * factor * self.best_true {
             self.stalled = 0;
+            self.progress_at = self.iterations;
         } else {
             self.stalled += 1;
-            if self.stalled > self.opts.max_stalled_checks {
+            let patient = self.iterations - self.progress_at >= self.patience * self.progress_at;
+            if self.stalled > self.opts.max_stalled_checks && patient {
                 return Ok(Step::Stop(Convergence::Stagnation));
             }
         }

@@ -10,9 +10,10 @@
 //! | [`multishift_cg`] | (A + σ_i) x_i = b for many shifts in one Krylov space, refined per shift |
 //! | [`bicgstab`] | BiCGStab on a general M, mixed precision with reliable updates |
 //! | [`SolverKind`] | a single-shift solver chosen by name ("cg", "cgnr", "cgne", "bicgstab") |
-//! | [`QuantizedField`], [`QuantizedOperator`] | fields rounded through a storage format (f16, bf16, fixed16/8, packed20/30): the low precision of a CPU mixed-precision study |
+//! | [`QuantizedField`], [`QuantizedOperator`] | fields rounded through a storage format (f16, bf16, tf32, fixed16/8, packed20/30): the low precision of a CPU mixed-precision study |
 //! | [`SolverOptions`] | tolerance, iteration limit, reliable-update δ, Polak–Ribière, progress |
 //! | [`SolveResult`] | how the solve ended, iterations, true residual, time, history |
+//! | [`device`] | device Krylov vectors and operators: the same solvers on the GPU |
 //!
 //! Mixed precision: the solution and the true residual live in a high precision H
 //! (f64), the iteration runs in a low one L (f32, …); every solver takes one operator
@@ -63,6 +64,7 @@
 
 mod bicgstab;
 mod cg;
+pub mod device;
 mod driver;
 mod error;
 mod field;
@@ -88,6 +90,6 @@ pub use options::{
 };
 pub use quantized::{
     BFloat16, Fixed16, Fixed8, Half, Packed20, Packed30, QuantizedField, QuantizedOperator,
-    SpinorStorage,
+    SpinorStorage, Tf32,
 };
 pub use result::{Breakdown, Convergence, ResidualKind, ResidualRecord, SolveResult};

@@ -1,6 +1,7 @@
 //! Emulated low-precision storage for solver fields: [`QuantizedField`] keeps its
 //! components representable in a storage format of qdsl-core ([`FermionFormat`]: f16,
-//! bf16, 16- and 8-bit fixed point, 20- and 30-bit packed), so that a mixed-precision
+//! bf16, 16- and 8-bit fixed point, 20- and 30-bit packed) or in TF32 ([`Tf32`], the
+//! tensor-core input format: f32's exponent, 10 explicit mantissa bits), so that a mixed-precision
 //! solve on the CPU iterates with exactly the rounding a field stored in that format
 //! would have — the precision study of the solvers, before device fields exist.
 //!
@@ -22,6 +23,15 @@ pub trait SpinorStorage: Send + Sync + 'static {
     /// The relative round-off u of one stored component, relative to the largest
     /// component of its site (fixed point) or group of 6 (packed), or to itself (float).
     const UNIT_ROUNDOFF: f64;
+    /// The format's name in reports ("fixed16", "tf32", …).
+    const NAME: &'static str = Self::FORMAT.name();
+
+    /// Rounds the reals of one site through the format: reals ← decode(encode(reals)),
+    /// `bytes` being scratch of [`FermionFormat::bytes_per_site`] bytes. False (reals
+    /// untouched) when the format cannot hold the site (NaN, ±∞, out of range).
+    fn round_site(reals: &mut [f64], bytes: &mut [u8]) -> bool {
+        Self::FORMAT.encode(reals, bytes).is_ok() && Self::FORMAT.decode(bytes, reals).is_ok()
+    }
 }
 
 /// Defines a marker type for one storage format.
@@ -63,6 +73,54 @@ storage!(
     Packed30, FermionFormat::PACKED30, 1.0 / 536_870_911.0
 );
 
+/// TF32 (NVIDIA's tensor-float 32): the 8-bit exponent of f32 with 10 explicit mantissa
+/// bits, held in an f32 container ([`FermionFormat::F32`]), u = 2⁻¹¹. Emulated by rounding
+/// each real to nearest (ties to even) at 11 significant bits:
+///
+/// round(v) = q · rint(v/q),  q = 2^(max(e, −126) − 10),  e = ⌊log₂|v|⌋,
+///
+/// (subnormals keep the spacing 2⁻¹³⁶), and ±∞ beyond the largest value (2 − 2⁻¹⁰)·2¹²⁷.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tf32;
+
+impl Tf32 {
+    /// The largest finite TF32 value, (2 − 2⁻¹⁰) · 2¹²⁷.
+    pub const MAX: f64 = (2.0 - 1.0 / 1024.0) * 1.701_411_834_604_692_3e38;
+
+    /// v rounded to the nearest TF32 value (ties to even); NaN and ±∞ pass through.
+    pub fn round(v: f64) -> f64 {
+        if v == 0.0 || !v.is_finite() {
+            return v;
+        }
+        // ⌊log₂|v|⌋ from the f64 exponent field (v is normal in f64 for any v TF32 can
+        // hold; f64 subnormals round to zero below).
+        let biased = ((v.to_bits() >> 52) & 0x7ff) as i32;
+        let exponent = (biased - 1023).max(-126);
+        let quantum = 2f64.powi(exponent - 10);
+        let rounded = (v / quantum).round_ties_even() * quantum;
+        if rounded.abs() > Self::MAX {
+            f64::INFINITY.copysign(v)
+        } else {
+            rounded
+        }
+    }
+}
+
+impl SpinorStorage for Tf32 {
+    const FORMAT: FermionFormat = FermionFormat::F32;
+    const UNIT_ROUNDOFF: f64 = 1.0 / 2048.0;
+    const NAME: &'static str = "tf32";
+
+    /// Each real rounded to TF32; false (untouched) if any is not finite or overflows.
+    fn round_site(reals: &mut [f64], _bytes: &mut [u8]) -> bool {
+        if reals.iter().any(|v| !Self::round(*v).is_finite()) {
+            return false;
+        }
+        reals.iter_mut().for_each(|v| *v = Self::round(*v));
+        true
+    }
+}
+
 /// A colour-spinor field whose components are always representable in the storage
 /// format `S`: an f64 field rounded through `S` after every write.
 ///
@@ -103,9 +161,7 @@ impl<S: SpinorStorage> QuantizedField<S> {
                     for (pair, z) in reals.chunks_exact_mut(2).zip(site.iter()) {
                         (pair[0], pair[1]) = (z.re, z.im);
                     }
-                    let rounded = S::FORMAT.encode(reals, bytes).is_ok()
-                        && S::FORMAT.decode(bytes, reals).is_ok();
-                    if rounded {
+                    if S::round_site(reals, bytes) {
                         for (z, pair) in site.iter_mut().zip(reals.chunks_exact(2)) {
                             *z = Complex::new(pair[0], pair[1]);
                         }
@@ -257,6 +313,36 @@ mod tests {
         let normal = [0.75, 1.0, 1.5, 1e3];
         check::<Half>(&normal, 1e-3);
         check::<BFloat16>(&normal, 1e-3);
+    }
+
+    /// TF32 rounding against hand-computed values: 1 + 2⁻¹⁰ is representable; the ties
+    /// 1 + 2⁻¹¹ and 1 + 3·2⁻¹¹ go to the even neighbours 1 and 1 + 2⁻⁹; just above a tie
+    /// rounds up; the subnormal spacing is 2⁻¹³⁶; overflow gives ∞. Every rounded value
+    /// is an f32 (round trip through f32 is exact), rounding twice changes nothing, and the
+    /// relative error is at most u = 2⁻¹¹ on a Gaussian field.
+    #[test]
+    fn tf32_rounds_the_mantissa_to_ten_bits() {
+        let p = |e: i32| 2f64.powi(e);
+        assert_eq!(Tf32::round(1.0 + p(-10)), 1.0 + p(-10));
+        assert_eq!(Tf32::round(1.0 + p(-11)), 1.0);
+        assert_eq!(Tf32::round(1.0 + 3.0 * p(-11)), 1.0 + p(-9));
+        assert_eq!(Tf32::round(-(1.0 + p(-11) + p(-30))), -(1.0 + p(-10)));
+        assert_eq!(Tf32::round(3.0 * p(-137)), p(-135));
+        assert_eq!(Tf32::round(p(-140)), 0.0);
+        assert_eq!(Tf32::round(Tf32::MAX), Tf32::MAX);
+        assert_eq!(Tf32::round(2.0 * Tf32::MAX), f64::INFINITY);
+        let q = QuantizedField::<Tf32>::new(gaussian());
+        let exact = gaussian();
+        assert_eq!(QuantizedField::<Tf32>::new(q.field().clone()), q);
+        for (a, b) in exact.data().iter().zip(q.field().data()) {
+            for (x, y) in [(a.re, b.re), (a.im, b.im)] {
+                assert_eq!(y as f32 as f64, y);
+                assert!((x - y).abs() <= Tf32::UNIT_ROUNDOFF * x.abs());
+            }
+        }
+        assert_ne!(q.field(), &exact);
+        assert_eq!(Tf32::NAME, "tf32");
+        assert_eq!(Fixed16::NAME, "fixed16");
     }
 
     /// Every write leaves representable values (rounding again changes nothing), within

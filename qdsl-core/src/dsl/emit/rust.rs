@@ -6,7 +6,9 @@
 //!     -> Result<(), DslError>
 //! ```
 //!
-//! Colour-spinor inputs are `&ColourSpinorField<T>`, gauge inputs `&GaugeField<T>`. The
+//! Colour-spinor inputs are `&ColourSpinorField<T>` (4D, or 5D with the output's Ls: each
+//! slice runs the 4D stencil), gauge inputs `&GaugeField<T>`, clover
+//! inputs `&CloverField<T>` (read at the output site: the output's parity). The
 //! body checks every field against the variant, then runs rayon over output sites with
 //! one straight-line block per term (hop and boundary sign, link product, projection or
 //! rows, reconstruction), calling [`crate::dsl::cpu`]. The knobs are run-time values here.
@@ -43,6 +45,7 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
                 quote!(#n: &::qdsl_core::field::ColourSpinorField<T>)
             }
             (Role::In, FieldShape::Gauge { .. }) => quote!(#n: &::qdsl_core::field::GaugeField<T>),
+            (Role::In, FieldShape::Clover) => quote!(#n: &::qdsl_core::field::CloverField<T>),
         }
     });
     let checks = lowered.inputs.iter().map(|i| {
@@ -53,23 +56,31 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             ReadSites::Both => quote!(Both),
             ReadSites::Gauge => return quote!(ctx.check_gauge(#name, #n)?;),
         };
+        if i.decl.shape == FieldShape::Clover {
+            return quote!(ctx.check_clover(#name, #n, ::qdsl_core::dsl::lower::ReadSites::#reads)?;);
+        }
         quote!(ctx.check_spinor(#name, #n.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)
     });
-    // Inputs as the variant stores them (narrow formats: rounded copies).
-    let stored = lowered.inputs.iter().map(|i| {
-        let (n, name) = (ident(&i.decl.name), &i.decl.name);
-        let kept = ident(&format!("{}_stored", i.decl.name));
-        match i.reads {
-            ReadSites::Gauge => quote! {
-                let #kept = ctx.stored_gauge(#name, #n)?;
-                let #n: &::qdsl_core::field::GaugeField<T> = &#kept;
-            },
-            _ => quote! {
-                let #kept = ctx.stored_spinor(#name, #n)?;
-                let #n: &::qdsl_core::field::ColourSpinorField<T> = &#kept;
-            },
-        }
-    });
+    // Inputs as the variant stores them (narrow formats: rounded copies). Clover fields
+    // are stored in the compute precision: read as they are.
+    let stored = lowered
+        .inputs
+        .iter()
+        .filter(|i| i.decl.shape != FieldShape::Clover)
+        .map(|i| {
+            let (n, name) = (ident(&i.decl.name), &i.decl.name);
+            let kept = ident(&format!("{}_stored", i.decl.name));
+            match i.reads {
+                ReadSites::Gauge => quote! {
+                    let #kept = ctx.stored_gauge(#name, #n)?;
+                    let #n: &::qdsl_core::field::GaugeField<T> = &#kept;
+                },
+                _ => quote! {
+                    let #kept = ctx.stored_spinor(#name, #n)?;
+                    let #n: &::qdsl_core::field::ColourSpinorField<T> = &#kept;
+                },
+            }
+        });
     let out_name = &lowered.output.name;
     let terms = lowered.terms.iter().map(|t| {
         let src = ident(&t.term.source);
@@ -96,27 +107,36 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
                 let h = ::qdsl_core::dsl::cpu::transport(&m, h);
             },
         };
-        let body = match t.spin {
+        let body = match &t.spin {
+            SpinLowering::Clover { field } => {
+                let a = ident(field);
+                quote! {
+                    let h = ::qdsl_core::dsl::cpu::clover(
+                        ctx.clover_site(#a, y),
+                        ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)));
+                    ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
+                }
+            }
             SpinLowering::Projected { plan, dagger_plan } => {
-                let (p, pd) = (plan_tokens(&plan), plan_tokens(&dagger_plan));
+                let (p, pd) = (plan_tokens(plan), plan_tokens(dagger_plan));
                 quote! {
                     const P: ::qdsl_core::dsl::spin::ProjectorPlan = #p;
                     const PD: ::qdsl_core::dsl::spin::ProjectorPlan = #pd;
                     let plan = if dagger { &PD } else { &P };
                     let h = ::qdsl_core::dsl::cpu::project(
-                        &::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, y)), plan);
+                        &::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)), plan);
                     #transport
                     ::qdsl_core::dsl::cpu::reconstruct_add(acc, &h, plan, coeff);
                 }
             }
             SpinLowering::Twisted => quote! {
                 let h = ::qdsl_core::dsl::cpu::twist_gamma5(
-                    ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, y)));
+                    ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)));
                 #transport
                 ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
             },
-            SpinLowering::Rows { nspin } => quote! {
-                let h = ::qdsl_core::dsl::cpu::rows::<T, #nspin>(ctx.site(#src, y));
+            &SpinLowering::Rows { nspin } => quote! {
+                let h = ::qdsl_core::dsl::cpu::rows::<T, #nspin>(ctx.site(#src, s, y));
                 #transport
                 ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
             },
@@ -150,7 +170,7 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             #[allow(unused_variables)]
             let dagger = variant.dagger;
             #(#stored)*
-            ctx.run::<T, #nspin>(#out_name, #out, xpay, |x, acc| {
+            ctx.run::<T, #nspin>(#out_name, #out, xpay, |s, x, acc| {
                 #(#terms)*
             })
         }

@@ -11,7 +11,11 @@ use crate::real::Real;
 use rayon::prelude::*;
 
 /// The link W_s(y) from y to y + ŝ for s = (d, o): U_d(y) if o = +1, U_d(y − d̂)† if o = −1.
-fn hop<T: Real>(u: &GaugeField<T>, y: Coords, (d, o): ConcreteStep) -> (ColourMatrix<T>, Coords) {
+pub(crate) fn hop<T: Real>(
+    u: &GaugeField<T>,
+    y: Coords,
+    (d, o): ConcreteStep,
+) -> (ColourMatrix<T>, Coords) {
     let lat = u.lattice();
     let next = lat.shift(y, d, o).0;
     if o > 0 {
@@ -19,6 +23,22 @@ fn hop<T: Real>(u: &GaugeField<T>, y: Coords, (d, o): ConcreteStep) -> (ColourMa
     } else {
         (u.link_at(next, d).adjoint(), next)
     }
+}
+
+/// The ordered product of links along a concrete path from y,
+/// P = W_{s₁}(y) W_{s₂}(y + ŝ₁) ⋯ (the identity for an empty path).
+pub(crate) fn path_product<T: Real>(
+    u: &GaugeField<T>,
+    mut y: Coords,
+    steps: &[ConcreteStep],
+) -> ColourMatrix<T> {
+    let mut p: Option<ColourMatrix<T>> = None;
+    for &s in steps {
+        let (w, next) = hop(u, y, s);
+        p = Some(p.map_or(w, |p| p * w));
+        y = next;
+    }
+    p.unwrap_or_else(ColourMatrix::identity)
 }
 
 /// The smeared links of a plan: F_μ(x) = Σ_t c_t u0^(−(len_t − 1)) Σ_nodes N(x), for
@@ -106,16 +126,7 @@ fn direction<T: Real>(
         let field: Vec<ColourMatrix<T>> = match node {
             Node::Path(steps) => (0..lat.volume())
                 .into_par_iter()
-                .map(|cb| {
-                    let mut y = lat.coords_of_cb(cb);
-                    let mut p: Option<ColourMatrix<T>> = None;
-                    for &s in steps {
-                        let (w, next) = hop(u, y, s);
-                        p = Some(p.map_or(w, |p| p * w));
-                        y = next;
-                    }
-                    p.unwrap_or_else(ColourMatrix::identity)
-                })
+                .map(|cb| path_product(u, lat.coords_of_cb(cb), steps))
                 .collect(),
             Node::Staple { step, inner } => {
                 let q = fields[*inner].as_ref().ok_or_else(|| missing(*inner))?;

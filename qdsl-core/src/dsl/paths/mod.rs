@@ -25,13 +25,29 @@
 //! | [`cpu`] | running a plan on host gauge fields |
 //! | [`cuda`] | the CUDA C++ emitter and the launch schedule |
 //! | [`info`] | [`LinkPathsInfo`]: flops, products with and without reuse, bytes |
+//! | [`action`] | closed loops and gauge actions ([`ActionSpec`]): loop classes, the action value |
+//! | [`project`] | the CUDA C++ of the HISQ U(3) projection W = V(V†V)^(−1/2) |
+//! | [`force`] | the gauge force derived from the loops: staple spec, CPU, CUDA, [`ForceInfo`] |
+//!
+//! An `action` spec (every name free, every path closed) lowers to its staple sum, an
+//! ordinary smearing spec, so the force reuses the planner and both back ends:
+//!
+//! ```text
+//! action tokens ──▶ action::ActionSpec ──force::staple_spec──▶ PathSpec ──plan──▶ staples Σ_μ
+//!                                                                        F_μ = −(β/3) TA[U_μ Σ_μ†]
+//! ```
 
+pub mod action;
 pub mod cpu;
 pub mod cuda;
+pub mod force;
 pub mod info;
 pub mod plan;
+pub mod project;
 pub mod spec;
 
+pub use action::ActionSpec;
+pub use force::{ForceInfo, ForcePlan, GaugeAction};
 pub use info::LinkPathsInfo;
 pub use plan::PathPlan;
 pub use spec::{Dir, PathSpec, PathTerm, Step};

@@ -181,12 +181,21 @@ impl PathSpec {
 /// Every assignment (free index, direction, orientation) of distinct directions ≠ μ and
 /// both orientations to the free directions `free`.
 pub fn assignments(mu: usize, free: &[usize]) -> Vec<Vec<(usize, usize, isize)>> {
+    let allowed: Vec<usize> = (0..4).filter(|d| *d != mu).collect();
+    assignments_among(&allowed, free)
+}
+
+/// Every assignment (free index, direction, orientation) of distinct directions taken
+/// from `allowed`, and both orientations, to the free directions `free` (for closed
+/// loops, where every name is free, `allowed` is all four directions).
+pub fn assignments_among(allowed: &[usize], free: &[usize]) -> Vec<Vec<(usize, usize, isize)>> {
     let mut out = vec![Vec::new()];
     for &k in free {
         let mut next = Vec::new();
         for partial in &out {
-            for d in (0..4)
-                .filter(|d| *d != mu && !partial.iter().any(|p: &(usize, usize, isize)| p.1 == *d))
+            for &d in allowed
+                .iter()
+                .filter(|d| !partial.iter().any(|p: &(usize, usize, isize)| p.1 == **d))
             {
                 for o in [1, -1] {
                     let mut p = partial.clone();

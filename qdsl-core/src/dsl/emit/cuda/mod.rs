@@ -1,26 +1,32 @@
 //! The CUDA C++ emitter: a lowered spec and a [`Variant`] → the source of one
 //! `extern "C" __global__` kernel, for NVRTC.
 //!
-//! The generated kernel runs one thread per output site with 32-bit indices. The thread
-//! computes its coordinates from its checkerboard index (no neighbour tables), then for
+//! The generated kernel runs one thread per output site with 32-bit indices, and one
+//! grid row (blockIdx.y) per fifth-dimension slice of 5D colour-spinor fields: slice s
+//! of a field of N sites per slice is its sites s·N .. s·N + N (the
+//! [`crate::field::SpinorLayout`] order), `n_out` counts one slice, gauge and clover
+//! fields are 4D and shared by the slices. The thread computes its coordinates from its checkerboard index (no neighbour tables), then for
 //! each term (all unrolled): the neighbour's index, the source load in 16-byte chunks
 //! (the [`crate::dsl::layout`] structure of arrays, coalesced across a warp), the spin
 //! projection to a half spinor where the term has 1 ± γ_μ, the link product on the 12
 //! reals (links reconstructed inline for recon 12: row 2 = conj(row 0 × row 1)), and the
 //! reconstruction into the accumulator, times the boundary sign for hops that wrap an
-//! antiperiodic time boundary. Every knob is resolved while generating: the source holds
-//! them as compile-time constants only. Same lowered spec and variant → byte-identical
+//! antiperiodic time boundary (a term whose hop leaves its Dirichlet block is skipped). A
+//! clover term loads the 72 packed reals of the output site's clover matrix (in the
+//! compute precision) and multiplies both chiral 6 × 6 blocks, unpacking the hermitian
+//! storage inline. Every knob is resolved while generating: the source holds them as compile-time constants only. Same lowered spec and variant → byte-identical
 //! source.
 //!
 //! Kernel parameters, in order: the fields in declaration order (chunk pointers named
-//! `f_<field>`, so that no field name collides with a C++ keyword), then for xpay `x, a, b`, then `L0, L1, L2, L3` (the lattice
+//! `f_<field>`, so that no field name collides with a C++ keyword; a colour-spinor field
+//! in fixed16/fixed8 is followed by its f32 norms `norm_<field>`, one per site), then for xpay `x` (and `norm_xpay_x`), `a, b`, then `L0, L1, L2, L3` (the lattice
 //! extents), `n_out` (number of output sites), and one stride per field (output, inputs,
 //! x) in chunk units ([`crate::dsl::layout`]).
 //!
 //! | module | emits |
 //! |---|---|
 //! | this one | the kernel: signature, site coordinates, accumulator, xpay and store |
-//! | `storage` | how fields are read and written: chunk loads/stores, link reconstruction |
+//! | `storage` | how fields are read and written: chunk loads/stores, narrow-format decode/encode, link reconstruction (recon 12/8) |
 //! | `term` | one term: neighbour, source load, spin projection, link product, accumulation |
 
 mod storage;
@@ -29,9 +35,12 @@ mod term;
 use crate::dsl::info::flops_per_site;
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::lower::Lowered;
-use crate::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary, Variant};
+use crate::dsl::lower::{Lowered, SpinLowering};
+use crate::dsl::variant::{
+    DirichletBlocks, OutputSites, Recon, StorageFormat, TimeBoundary, Variant,
+};
 use crate::dsl::DslError;
+use crate::field::CLOVER_SITE_REALS;
 use crate::lattice::Parity;
 use term::{emit_term, TermContext};
 
@@ -40,12 +49,13 @@ pub fn kernel_name(name: &str, variant: &Variant) -> String {
     format!("{name}_{:016x}", variant.stable_hash())
 }
 
-/// Source text being built, one indented line at a time.
-struct Src(String);
+/// Source text being built, one indented line at a time; the second field is a number
+/// of indentation levels added to every line (the body of a conditional term).
+struct Src(String, usize);
 
 impl Src {
     fn line(&mut self, indent: usize, text: &str) {
-        for _ in 0..indent {
+        for _ in 0..indent + self.1 {
             self.0.push_str("    ");
         }
         self.0.push_str(text);
@@ -96,6 +106,37 @@ template <int K, bool DAGGER> __device__ __forceinline__ void transport(cplx (&v
     );
 }
 
+/// The clover product v ← A v on a packed site ([`crate::field::CloverField`]), after the
+/// arithmetic helpers; emitted only for specs with a clover term.
+fn clover_helper(src: &mut Src) {
+    src.0.push_str(
+        r#"// v <- A v for a packed clover site a: chiral block b (spins 2b, 2b + 1, row r = 3 s' + colour)
+// holds reals 36 b + r (the real diagonal), then the strictly-lower entries (r, c), r > c, row
+// by row as (re, im) at 36 b + 6 + r (r - 1) + 2 c; the upper entries are their conjugates.
+__device__ __forceinline__ void clover_mul(cplx (&v)[4][3], const real* a) {
+    cplx w[4][3];
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+        const real* blk = a + 36 * b;
+#pragma unroll
+        for (int r = 0; r < 6; r++) {
+            cplx acc = c_scale(blk[r], v[2 * b + r / 3][r % 3]);
+#pragma unroll
+            for (int c = 0; c < 6; c++) {
+                const cplx vc = v[2 * b + c / 3][c % 3];
+                if (c < r) { const int o = 6 + r * (r - 1) + 2 * c; acc = c_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
+                if (c > r) { const int o = 6 + c * (c - 1) + 2 * r; acc = c_conj_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
+            }
+            w[2 * b + r / 3][r % 3] = acc;
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) { for (int c = 0; c < 3; c++) { v[q][c] = w[q][c]; } }
+}
+"#,
+    );
+}
+
 /// A field of the kernel: its name, device layout and shape.
 struct FieldInfo {
     name: String,
@@ -117,26 +158,23 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
                     .into(),
         });
     }
-    for (knob, generated) in [
-        ("spinor", variant.spinor.is_native()),
-        ("gauge", variant.gauge.is_native()),
-        ("recon", variant.recon != Recon::R8),
-    ] {
-        if !generated {
+    if let Some(DirichletBlocks { block }) = variant.dirichlet {
+        if block.contains(&0) {
             return Err(DslError::UnsupportedVariant {
                 kernel: ir.name.clone(),
-                knob,
-                reason: format!(
-                    "the CUDA emitter generates f64/f32 storage with recon 18/12 only; \
-                     `{}` runs on the CPU path (apply_cpu)",
-                    variant.canonical()
-                ),
+                knob: "dirichlet",
+                reason: format!("Dirichlet blocks {block:?}: a block extent is 0"),
             });
         }
     }
     let name = kernel_name(&ir.name, variant);
     let (ns, nc) = (lowered.nspin, lowered.ncolour);
     let spinor_reals = 2 * ns * nc;
+    // The compute precision: clover fields are stored in it.
+    let compute = match variant.spinor {
+        StorageFormat::F64 => StorageFormat::F64,
+        _ => StorageFormat::F32,
+    };
     let fields: Vec<FieldInfo> = ir
         .fields
         .iter()
@@ -144,6 +182,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
             let layout = match f.shape {
                 FieldShape::Spinor { .. } => SoaLayout::new(spinor_reals, variant.spinor),
                 FieldShape::Gauge { .. } => SoaLayout::new(variant.recon.reals(), variant.gauge),
+                FieldShape::Clover => SoaLayout::new(CLOVER_SITE_REALS, compute),
             };
             FieldInfo {
                 name: f.name.clone(),
@@ -157,7 +196,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
         StorageFormat::F64 => "double",
         _ => "float",
     };
-    let mut s = Src(String::new());
+    let mut s = Src(String::new(), 0);
     s.line(0, &format!("// {name}"));
     s.line(
         0,
@@ -180,7 +219,15 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     s.line(0, &format!("typedef {real} real;"));
     arithmetic_helpers(&mut s);
     storage::storage_helpers(&mut s);
+    storage::narrow_helpers(&mut s, variant);
     transport_helper(&mut s);
+    if lowered
+        .terms
+        .iter()
+        .any(|t| matches!(t.spin, SpinLowering::Clover { .. }))
+    {
+        clover_helper(&mut s);
+    }
     s.line(0, "");
     // Knobs as compile-time constants.
     s.line(
@@ -218,10 +265,11 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
             &format!("f_{}", f.name),
             &f.layout,
             output,
+            !matches!(f.shape, FieldShape::Gauge { .. }),
         ));
     }
     if variant.xpay {
-        params.extend(storage::pointer_params("xpay_x", &out_layout, false));
+        params.extend(storage::pointer_params("xpay_x", &out_layout, false, true));
         params.push("const real xpay_a".into());
         params.push("const real xpay_b".into());
     }
@@ -241,6 +289,14 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     s.line(0, "{");
     s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
     s.line(1, "if (i >= n_out) return;");
+    s.line(
+        1,
+        "const int s5 = blockIdx.y; // fifth-dimension slice: grid.y = Ls (1 for 4D fields)",
+    );
+    s.line(
+        1,
+        "const int io = s5 * n_out + i; // the output's index: slice s5 of n_out sites",
+    );
     s.line(1, "const int L[4] = {L0, L1, L2, L3};");
     s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");
     if out_parity < 0 {
@@ -290,7 +346,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     let out = &lowered.output.name;
     s.line(1, &format!("real o[{spinor_reals}];"));
     if variant.xpay {
-        storage::load_site(&mut s, 1, "xpay_x", &out_layout, "i", "xr");
+        storage::load_site(&mut s, 1, "xpay_x", &out_layout, "io", "xr");
     }
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int q = 0; q < {ns}; q++) {{"));
@@ -311,7 +367,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     }
     s.line(2, "}");
     s.line(1, "}");
-    storage::store_site(&mut s, 1, &format!("f_{out}"), &out_layout, "i", "o");
+    storage::store_site(&mut s, 1, &format!("f_{out}"), &out_layout, "io", "o");
     s.line(0, "}");
     Ok(s.0)
 }

@@ -1,8 +1,32 @@
 //! How fields are read and written: the chunked structure-of-arrays loads and stores
-//! ([`crate::dsl::layout`]) and the inline gauge reconstruction.
+//! ([`crate::dsl::layout`]), the decoding and encoding of the narrow storage formats and
+//! the inline gauge reconstruction.
+//!
+//! f64/f32 fields are read in [`SoaLayout`] chunks of the compute type. A narrow field
+//! (f16, bf16, fixed16, fixed8) is read as raw bits in the device layout of the runtime's
+//! fields (qdsl-runtime `device::layout`): a record of R reals of b bytes is cut into
+//! chunks of W bytes, W the largest of 16, 8, 4, 2, 1 dividing R·b (`uint4`, `uint2`,
+//! `unsigned`, `unsigned short`, `unsigned char`), chunk c of site i at c·stride + i.
+//! Each real is then decoded exactly as [`crate::format`] defines it, computing in the
+//! kernel's `real` (f32 for every narrow spinor format):
+//!
+//! * f16, bf16: v = the stored value (exact conversion);
+//! * fixed-point fermions: v_k = q_k · s, s = fl(norm · fl(1/Q)), one f32 norm per site
+//!   from the separate array `norm_<field>`;
+//! * fixed-point links: v = q · fl(1/Q) (no norm);
+//! * recon 12: row 2 = conj(row 0 × row 1); recon 8: QUDA's parametrisation
+//!   ([`crate::format::Compression::Recon8`]).
+//!
+//! The output is encoded on store: fixed point with norm = max_k |v_k| (an f32, so the
+//! smallest f32 ≥ the max is the max itself), c = Q/norm, q_k = round_half_even(v_k·c);
+//! f16/bf16 rounded to nearest even. The arithmetic is the compute type's, so a stored
+//! integer may differ by one step from the host encoding where v_k·c lies within an f32
+//! rounding of a half-integer; f16 overflow stores ±∞ (the device cannot return an error).
 
 use super::Src;
 use crate::dsl::layout::SoaLayout;
+use crate::dsl::variant::{Recon, StorageFormat, Variant};
+use crate::format::FixedWidth;
 
 /// The load/store/unpack helpers every kernel source includes after the arithmetic.
 pub(super) fn storage_helpers(src: &mut Src) {
@@ -62,22 +86,111 @@ template <bool RECON12> __device__ __forceinline__ void unpack_link(cplx (&m)[3]
     );
 }
 
-/// The kernel parameters that carry a field's data: its chunk pointer `<base>` (the
-/// stride parameter `stride_<base without "f_">` comes with the other integers).
-pub(super) fn pointer_params(base: &str, layout: &SoaLayout, output: bool) -> Vec<String> {
-    let ty = layout.cuda_type();
+/// Chunk width W in bytes of a field in the device layout: [`SoaLayout::chunk_bytes`]
+/// for f64/f32, else the largest of 16, 8, 4, 2, 1 that divides the record's bytes.
+pub(super) fn chunk_bytes(layout: &SoaLayout) -> usize {
+    if layout.format.is_native() {
+        return layout.chunk_bytes();
+    }
+    let record = layout.reals * layout.format.bytes();
+    [16, 8, 4, 2]
+        .into_iter()
+        .find(|w| record.is_multiple_of(*w))
+        .unwrap_or(1)
+}
+
+/// Chunks per record in the device layout, ⌈R·b / W⌉.
+pub(super) fn chunks(layout: &SoaLayout) -> usize {
+    if layout.format.is_native() {
+        return layout.chunks();
+    }
+    (layout.reals * layout.format.bytes()).div_ceil(chunk_bytes(layout))
+}
+
+/// The CUDA type of one chunk: [`SoaLayout::cuda_type`] for f64/f32, the raw word of
+/// width W for the narrow formats.
+pub(super) fn chunk_type(layout: &SoaLayout) -> &'static str {
+    if layout.format.is_native() {
+        return layout.cuda_type();
+    }
+    match chunk_bytes(layout) {
+        16 => "uint4",
+        8 => "uint2",
+        4 => "unsigned",
+        2 => "unsigned short",
+        _ => "unsigned char",
+    }
+}
+
+/// Raw 32-bit words holding one narrow record, ⌈C·W / 4⌉.
+fn words(layout: &SoaLayout) -> usize {
+    (chunks(layout) * chunk_bytes(layout)).div_ceil(4)
+}
+
+/// Whether a site field (colour spinor, xpay x) in `layout` carries per-site norms.
+fn has_norm(layout: &SoaLayout) -> bool {
+    fixed_q(layout.format).is_some()
+}
+
+/// The kernel parameters that carry a field's data: its chunk pointer `<base>`, then
+/// for a fixed-point site field (`site_field`: a colour spinor, not a gauge field) its
+/// f32 norms `norm_<base without "f_">` (the stride parameter `stride_<…>` comes with
+/// the other integers).
+pub(super) fn pointer_params(
+    base: &str,
+    layout: &SoaLayout,
+    output: bool,
+    site_field: bool,
+) -> Vec<String> {
+    let ty = chunk_type(layout);
     let constness = if output { "" } else { "const " };
-    vec![format!("{constness}{ty}* __restrict__ {base}")]
+    let mut params = vec![format!("{constness}{ty}* __restrict__ {base}")];
+    if site_field && has_norm(layout) {
+        params.push(format!("{constness}float* __restrict__ {}", norm_of(base)));
+    }
+    params
+}
+
+/// The name without the `f_` prefix of field pointers (`f_psi` → `psi`, `xpay_x` →
+/// `xpay_x`).
+fn bare(base: &str) -> &str {
+    base.strip_prefix("f_").unwrap_or(base)
 }
 
 /// The stride parameter of the field whose pointer is `base` (`f_psi` → `stride_psi`,
 /// `xpay_x` → `stride_xpay_x`).
 fn stride_of(base: &str) -> String {
-    format!("stride_{}", base.strip_prefix("f_").unwrap_or(base))
+    format!("stride_{}", bare(base))
 }
 
-/// Declares `real <dest>[reals]` and loads site `site` of the field at `base` into it,
-/// in the compute type.
+/// The norm parameter of the field whose pointer is `base` (`f_psi` → `norm_psi`).
+fn norm_of(base: &str) -> String {
+    format!("norm_{}", bare(base))
+}
+
+/// Declares `unsigned w<dest>[…]` and loads the raw record of site `site` (chunk
+/// pointer expression `ptr`) into it.
+fn load_raw(
+    s: &mut Src,
+    indent: usize,
+    ptr: &str,
+    stride: &str,
+    layout: &SoaLayout,
+    site: &str,
+    w: &str,
+) {
+    s.line(indent, &format!("unsigned {w}[{}];", words(layout)));
+    s.line(
+        indent,
+        &format!(
+            "load_words<{}>({w}, {ptr}, {site}, {stride});",
+            chunks(layout)
+        ),
+    );
+}
+
+/// Declares `real <dest>[reals]` and loads site `site` of the site field at `base` into
+/// it, in the compute type (narrow formats decoded, fixed point with the site's norm).
 pub(super) fn load_site(
     s: &mut Src,
     indent: usize,
@@ -87,18 +200,54 @@ pub(super) fn load_site(
     dest: &str,
 ) {
     s.line(indent, &format!("real {dest}[{}];", layout.reals));
+    if layout.format.is_native() {
+        s.line(
+            indent,
+            &format!(
+                "load<{}>({dest}, {base}, {site}, {});",
+                layout.chunks(),
+                stride_of(base)
+            ),
+        );
+        return;
+    }
+    s.line(indent, "{");
+    let w = format!("{dest}_w");
+    load_raw(s, indent + 1, base, &stride_of(base), layout, site, &w);
+    let name = layout.format.name();
+    let scale = if has_norm(layout) {
+        s.line(
+            indent + 1,
+            &format!(
+                "const real scale = (real){}[{site}] * inv_q_{name}();",
+                norm_of(base)
+            ),
+        );
+        " * scale"
+    } else {
+        ""
+    };
+    decode_loop(s, indent + 1, layout, &w, dest, scale);
+    s.line(indent, "}");
+}
+
+/// `dest[k] = decode(real k of w)·scale` for every real of the record.
+fn decode_loop(s: &mut Src, indent: usize, layout: &SoaLayout, w: &str, dest: &str, scale: &str) {
+    s.line(indent, "#pragma unroll");
     s.line(
         indent,
         &format!(
-            "load<{}>({dest}, {base}, {site}, {});",
-            layout.chunks(),
-            stride_of(base)
+            "for (int k = 0; k < {}; k++) {{ {dest}[k] = decode_{}(raw_real<{}>({w}, k)){scale}; }}",
+            layout.reals,
+            layout.format.name(),
+            layout.format.bytes()
         ),
     );
 }
 
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site` of
-/// the gauge field at `base`, reconstructing compressed links.
+/// the gauge field at `base`, decoding narrow formats and reconstructing compressed
+/// links (recon 12 or 8, by the layout's reals).
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
@@ -108,22 +257,36 @@ pub(super) fn load_link(
     site: &str,
 ) {
     let stride = stride_of(base);
-    s.line(
-        indent,
-        &format!("real g[{}];", layout.chunks() * layout.reals_per_chunk()),
-    );
-    s.line(
-        indent,
-        &format!(
-            "load<{c}>(g, {base} + {mu} * {c} * {stride}, {site}, {stride});",
-            c = layout.chunks()
-        ),
-    );
+    let c = chunks(layout);
+    let ptr = format!("{base} + {mu} * {c} * {stride}");
+    if layout.format.is_native() {
+        s.line(
+            indent,
+            &format!("real g[{}];", layout.chunks() * layout.reals_per_chunk()),
+        );
+        s.line(indent, &format!("load<{c}>(g, {ptr}, {site}, {stride});"));
+    } else {
+        s.line(indent, &format!("real g[{}];", layout.reals));
+        s.line(indent, "{");
+        load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw");
+        let scale = if fixed_q(layout.format).is_some() {
+            format!(" * inv_q_{}()", layout.format.name())
+        } else {
+            String::new()
+        };
+        decode_loop(s, indent + 1, layout, "gw", "g", &scale);
+        s.line(indent, "}");
+    }
     s.line(indent, "cplx m[3][3];");
-    s.line(indent, "unpack_link<RECON12>(m, g);");
+    if layout.reals == Recon::R8.reals() {
+        s.line(indent, "unpack_link8(m, g);");
+    } else {
+        s.line(indent, "unpack_link<RECON12>(m, g);");
+    }
 }
 
-/// Stores the reals `src` (compute type) to site `site` of the field at `base`.
+/// Stores the reals `src` (compute type) to site `site` of the site field at `base`,
+/// encoding narrow formats (fixed point: the site's norm to `norm_<field>`).
 pub(super) fn store_site(
     s: &mut Src,
     indent: usize,
@@ -132,12 +295,337 @@ pub(super) fn store_site(
     site: &str,
     src: &str,
 ) {
+    let stride = stride_of(base);
+    if layout.format.is_native() {
+        s.line(
+            indent,
+            &format!(
+                "store<{}>({base}, {src}, {site}, {stride});",
+                layout.chunks()
+            ),
+        );
+        return;
+    }
+    let name = layout.format.name();
+    let n = layout.reals;
+    s.line(indent, "{");
+    match fixed_q(layout.format) {
+        Some(q) => {
+            s.line(indent + 1, "float norm = 0.0f;");
+            s.line(indent + 1, "#pragma unroll");
+            s.line(
+                indent + 1,
+                &format!("for (int k = 0; k < {n}; k++) {{ norm = fmaxf(norm, fabsf((float){src}[k])); }}"),
+            );
+            s.line(indent + 1, &format!("{}[{site}] = norm;", norm_of(base)));
+            s.line(
+                indent + 1,
+                &format!("const float c = norm > 0.0f ? {q}.0f / norm : 0.0f;"),
+            );
+        }
+        None => s.line(indent + 1, "const float c = 0.0f;"),
+    }
+    s.line(indent + 1, &format!("unsigned ow[{}];", words(layout)));
+    s.line(indent + 1, "#pragma unroll");
     s.line(
-        indent,
+        indent + 1,
         &format!(
-            "store<{}>({base}, {src}, {site}, {});",
-            layout.chunks(),
-            stride_of(base)
+            "for (int k = 0; k < {}; k++) {{ ow[k] = 0u; }}",
+            words(layout)
         ),
     );
+    s.line(indent + 1, "#pragma unroll");
+    s.line(
+        indent + 1,
+        &format!(
+            "for (int k = 0; k < {n}; k++) {{ put_raw_real<{}>(ow, k, encode_{name}({src}[k], c)); }}",
+            layout.format.bytes()
+        ),
+    );
+    s.line(
+        indent + 1,
+        &format!(
+            "store_words<{}>({base}, ow, {site}, {stride});",
+            chunks(layout)
+        ),
+    );
+    s.line(indent, "}");
+}
+
+/// The narrow-format helpers a variant needs, appended after [`storage_helpers`]:
+/// raw-word loads and stores for the chunk types of the device layout, the decoder (and,
+/// for the spinor format, the encoder) of each narrow format in use, and the recon-8
+/// reconstruction. Nothing is appended for f64/f32 with recon 18/12.
+pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
+    let (spinor, gauge, recon) = (variant.spinor, variant.gauge, variant.recon);
+    let narrow: Vec<StorageFormat> =
+        [spinor, gauge]
+            .into_iter()
+            .filter(|f| !f.is_native())
+            .fold(Vec::new(), |mut v, f| {
+                if !v.contains(&f) {
+                    v.push(f);
+                }
+                v
+            });
+    if !narrow.is_empty() {
+        src.0.push_str(RAW_WORDS);
+    }
+    for f in &narrow {
+        src.0
+            .push_str(&codec(*f, *f == spinor, spinor == StorageFormat::F64));
+    }
+    if recon == Recon::R8 {
+        src.0.push_str(RECON8);
+    }
+}
+
+/// Loads and stores of raw 32-bit words: chunk c of a record of `W`-byte chunks covers
+/// bytes [c·W, (c + 1)·W) of the record, little-endian, so word k holds bytes 4k … 4k + 3.
+const RAW_WORDS: &str = r#"// Narrow formats: a record is moved as raw little-endian 32-bit words w[] (byte 4k + j of
+// the record is bits 8j..8j+7 of w[k]); chunk c of site i is element c * stride + i.
+template <int N> __device__ __forceinline__ void load_words(unsigned* w, const uint4* __restrict__ p, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { const uint4 v = p[c * stride + i]; w[4 * c] = v.x; w[4 * c + 1] = v.y; w[4 * c + 2] = v.z; w[4 * c + 3] = v.w; }
+}
+template <int N> __device__ __forceinline__ void load_words(unsigned* w, const uint2* __restrict__ p, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { const uint2 v = p[c * stride + i]; w[2 * c] = v.x; w[2 * c + 1] = v.y; }
+}
+template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned* __restrict__ p, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { w[c] = p[c * stride + i]; }
+}
+template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned short* __restrict__ p, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { const unsigned v = p[c * stride + i]; w[c / 2] = (c % 2 == 0) ? v : (w[c / 2] | (v << 16)); }
+}
+template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned char* __restrict__ p, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { const unsigned v = p[c * stride + i]; w[c / 4] = (c % 4 == 0) ? v : (w[c / 4] | (v << (8 * (c % 4)))); }
+}
+template <int N> __device__ __forceinline__ void store_words(uint4* __restrict__ p, const unsigned* w, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { p[c * stride + i] = make_uint4(w[4 * c], w[4 * c + 1], w[4 * c + 2], w[4 * c + 3]); }
+}
+template <int N> __device__ __forceinline__ void store_words(uint2* __restrict__ p, const unsigned* w, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { p[c * stride + i] = make_uint2(w[2 * c], w[2 * c + 1]); }
+}
+template <int N> __device__ __forceinline__ void store_words(unsigned* __restrict__ p, const unsigned* w, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { p[c * stride + i] = w[c]; }
+}
+template <int N> __device__ __forceinline__ void store_words(unsigned short* __restrict__ p, const unsigned* w, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { p[c * stride + i] = (unsigned short)(w[c / 2] >> (16 * (c % 2))); }
+}
+template <int N> __device__ __forceinline__ void store_words(unsigned char* __restrict__ p, const unsigned* w, int i, int stride) {
+#pragma unroll
+    for (int c = 0; c < N; c++) { p[c * stride + i] = (unsigned char)(w[c / 4] >> (8 * (c % 4))); }
+}
+// The B-byte real k of a record held in words w (B = 1, 2), as its raw bits.
+template <int B> __device__ __forceinline__ unsigned raw_real(const unsigned* w, int k) {
+    return (w[k * B / 4] >> (8 * ((k * B) % 4))) & (B == 2 ? 0xffffu : 0xffu);
+}
+// Adds the raw bits of B-byte real k to words w (which start at zero).
+template <int B> __device__ __forceinline__ void put_raw_real(unsigned* w, int k, unsigned bits) {
+    w[k * B / 4] |= (bits & (B == 2 ? 0xffffu : 0xffu)) << (8 * ((k * B) % 4));
+}
+"#;
+
+/// The decoder `decode_<fmt>(raw bits) → real` of a narrow format and, when `encoder`
+/// (the spinor format, written by the output store), `encode_<fmt>(value, c) → bits`.
+///
+/// * f16: v = the binary16 value (`cvt.f32.f16`, exact); encode `cvt.rn.f16.f32`;
+/// * bf16: v = the bits << 16 as an f32 (exact); encode `cvt.rn.bf16.f32`;
+/// * fixed16/fixed8: decode gives the integer q (exact in f32) without the quarter-rate
+///   integer conversion: q + 2^(b−1) (the bits with the sign bit flipped) as the low
+///   mantissa bits of 2^23, minus 2^23 + 2^(b−1), both steps exact; the caller multiplies by
+///   the scale (s = fl(norm·fl(1/Q)) for fermions, fl(1/Q) for links, with
+///   `inv_q_<fmt>()` = fl(1/Q) in the compute type, `f64_compute`); encode
+///   q = round_half_even(v·c) clamped to ±Q, c = Q/norm.
+fn codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> String {
+    let name = format.name();
+    let (decode, encode) = match format {
+        StorageFormat::F16 => (
+            "float v; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"((unsigned short)bits)); return (real)v;",
+            "unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"((float)v)); return h;",
+        ),
+        StorageFormat::BF16 => (
+            "return (real)__uint_as_float(bits << 16);",
+            "unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"((float)v)); return h;",
+        ),
+        StorageFormat::Fixed16 => (
+            "return (real)(__uint_as_float(0x4b000000u | (bits ^ 0x8000u)) - 8421376.0f);",
+            "return (unsigned)max(-32767, min(32767, __float2int_rn((float)v * c)));",
+        ),
+        StorageFormat::Fixed8 => (
+            "return (real)(__uint_as_float(0x4b000000u | (bits ^ 0x80u)) - 8388736.0f);",
+            "return (unsigned)max(-127, min(127, __float2int_rn((float)v * c)));",
+        ),
+        StorageFormat::F64 | StorageFormat::F32 => return String::new(),
+    };
+    let mut s = format!(
+        "// {name}: raw bits -> value{}\n__device__ __forceinline__ real decode_{name}(unsigned bits) {{ {decode} }}\n",
+        if fixed_q(format).is_some() { " (the integer q; times the scale)" } else { "" }
+    );
+    if let Some(q) = fixed_q(format) {
+        let inv = if f64_compute {
+            format!("{:e}", 1.0 / f64::from(q))
+        } else {
+            format!("{:e}f", 1.0 / q as f32)
+        };
+        s.push_str(&format!(
+            "__device__ __forceinline__ real inv_q_{name}() {{ return {inv}; }} // fl(1/{q})\n"
+        ));
+    }
+    if encoder {
+        s.push_str(&format!(
+            "// {name}: value -> raw bits{}\n__device__ __forceinline__ unsigned encode_{name}(real v, float c) {{ {encode} }}\n",
+            if fixed_q(format).is_some() { " (q = round_half_even(v c), c = Q / norm)" } else { " (c unused)" }
+        ));
+    }
+    s
+}
+
+/// QUDA's recon-8 reconstruction, as `qdsl_core::format` defines it (order of operations
+/// included; sin/cos through `sincospi`).
+const RECON8: &str = r#"__device__ __forceinline__ void sincos_pi(float t, float* s, float* c) { sincospif(t, s, c); }
+__device__ __forceinline__ void sincos_pi(double t, double* s, double* c) { sincospi(t, s, c); }
+__device__ __forceinline__ cplx c_conj(cplx a) { return {a.re, -a.im}; }
+// Recon 8: p = (arg v00/pi, arg v20/pi, v01, v02, v10). |v00| = sqrt(1 - r2), |v20| =
+// sqrt(r2 - |v10|^2) with r2 = |v01|^2 + |v02|^2; the rest from unitarity and det = 1:
+// v11 = -(conj(v20 v02) + a v01)/r2, v12 = (conj(v20 v01) - a v02)/r2,
+// v21 = (conj(v10 v02) - b v01)/r2, v22 = -(conj(v10 v01) + b v02)/r2,
+// a = conj(v00) v10, b = conj(v00) v20 (r2 = 0: v11 = conj(v00), v12 = v21 = 0, v22 = 1).
+__device__ __forceinline__ void unpack_link8(cplx (&m)[3][3], const real* p) {
+    const cplx v01 = {p[2], p[3]}, v02 = {p[4], p[5]}, v10 = {p[6], p[7]};
+    const real r2 = p[2] * p[2] + p[3] * p[3] + p[4] * p[4] + p[5] * p[5];
+    real s, c;
+    sincos_pi(p[0], &s, &c);
+    const cplx v00 = c_scale(sqrt(fmax(real(1) - r2, real(0))), cplx{c, s});
+    sincos_pi(p[1], &s, &c);
+    const cplx v20 = c_scale(sqrt(fmax(r2 - (p[6] * p[6] + p[7] * p[7]), real(0))), cplx{c, s});
+    m[0][0] = v00; m[0][1] = v01; m[0][2] = v02; m[1][0] = v10; m[2][0] = v20;
+    if (r2 == real(0)) {
+        m[1][1] = c_conj(v00); m[1][2] = cplx{0, 0}; m[2][1] = cplx{0, 0}; m[2][2] = cplx{1, 0};
+    } else {
+        const real inv = real(1) / r2;
+        const cplx a = c_conj_mul(v00, v10), b = c_conj_mul(v00, v20);
+        m[1][1] = c_scale(-inv, c_add(c_conj(c_mul(v20, v02)), c_mul(a, v01)));
+        m[1][2] = c_scale(inv, c_sub(c_conj(c_mul(v20, v01)), c_mul(a, v02)));
+        m[2][1] = c_scale(inv, c_sub(c_conj(c_mul(v10, v02)), c_mul(b, v01)));
+        m[2][2] = c_scale(-inv, c_add(c_conj(c_mul(v10, v01)), c_mul(b, v02)));
+    }
+}
+"#;
+
+/// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
+fn fixed_q(format: StorageFormat) -> Option<i32> {
+    match format {
+        StorageFormat::Fixed16 => Some(FixedWidth::Bits16.max_int()),
+        StorageFormat::Fixed8 => Some(FixedWidth::Bits8.max_int()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-computed device chunks (the runtime's rule: W the largest of 16, 8, 4, 2, 1
+    /// dividing the record's bytes): Wilson fixed16 48 B = 3 × uint4; staggered fixed16
+    /// 12 B = 3 × 4 B; staggered fixed8 6 B = 3 × 2 B; fixed16 recon 18 36 B = 9 × 4 B;
+    /// fixed16 recon 12 24 B = 3 × uint2; f16 recon 8 16 B = 1 × uint4; fixed8 recon 8
+    /// 8 B = 1 × uint2; fixed8 recon 18 18 B = 9 × 2 B; f32 keeps SoaLayout (6 float4).
+    #[test]
+    fn device_chunks_by_hand() {
+        let cases = [
+            (24, StorageFormat::Fixed16, 16, 3, "uint4"),
+            (6, StorageFormat::Fixed16, 4, 3, "unsigned"),
+            (6, StorageFormat::Fixed8, 2, 3, "unsigned short"),
+            (18, StorageFormat::Fixed16, 4, 9, "unsigned"),
+            (12, StorageFormat::Fixed16, 8, 3, "uint2"),
+            (8, StorageFormat::F16, 16, 1, "uint4"),
+            (8, StorageFormat::Fixed8, 8, 1, "uint2"),
+            (18, StorageFormat::Fixed8, 2, 9, "unsigned short"),
+            (24, StorageFormat::BF16, 16, 3, "uint4"),
+            (24, StorageFormat::F32, 16, 6, "float4"),
+        ];
+        for (reals, format, w, c, ty) in cases {
+            let l = SoaLayout::new(reals, format);
+            assert_eq!(
+                (chunk_bytes(&l), chunks(&l), chunk_type(&l)),
+                (w, c, ty),
+                "{reals} {format:?}"
+            );
+        }
+        // Raw words: 3 × 16 B = 12 words; 3 × 2 B = 6 B → 2 words.
+        assert_eq!(words(&SoaLayout::new(24, StorageFormat::Fixed16)), 12);
+        assert_eq!(words(&SoaLayout::new(6, StorageFormat::Fixed8)), 2);
+    }
+
+    /// The fl(1/Q) literal in the source parses (as C does, to the nearest value) back to
+    /// the constant qdsl_core::format multiplies by, in f32 and in f64.
+    #[test]
+    fn inv_q_literals_are_the_format_constants() {
+        for (format, w) in [
+            (StorageFormat::Fixed16, FixedWidth::Bits16),
+            (StorageFormat::Fixed8, FixedWidth::Bits8),
+        ] {
+            for f64_compute in [false, true] {
+                let src = codec(format, false, f64_compute);
+                let lit = src
+                    .split("return ")
+                    .nth(2)
+                    .and_then(|t| t.split(';').next())
+                    .expect("inv_q body");
+                if f64_compute {
+                    assert_eq!(lit.parse::<f64>().unwrap(), w.inv_max::<f64>(), "{lit}");
+                } else {
+                    let lit = lit.strip_suffix('f').expect("an f32 literal");
+                    assert_eq!(lit.parse::<f32>().unwrap(), w.inv_max::<f32>(), "{lit}");
+                }
+            }
+        }
+    }
+
+    /// The exact integer decode of the source (`as_float(0x4b000000 | (bits ^ 2^(b−1)))
+    /// − (2^23 + 2^(b−1))`), emulated in f32 for every 16-bit and 8-bit pattern, equals
+    /// the two's-complement integer; and the emitted source holds exactly that expression.
+    #[test]
+    fn fixed_decode_identity_holds_for_every_pattern() {
+        for bits in 0u32..=0xffff {
+            let v = f32::from_bits(0x4b00_0000 | (bits ^ 0x8000)) - 8_421_376.0;
+            assert_eq!(v, f32::from(bits as u16 as i16), "{bits:#x}");
+        }
+        for bits in 0u32..=0xff {
+            let v = f32::from_bits(0x4b00_0000 | (bits ^ 0x80)) - 8_388_736.0;
+            assert_eq!(v, f32::from(bits as u8 as i8), "{bits:#x}");
+        }
+        assert!(codec(StorageFormat::Fixed16, false, false)
+            .contains("__uint_as_float(0x4b000000u | (bits ^ 0x8000u)) - 8421376.0f"));
+        assert!(codec(StorageFormat::Fixed8, false, false)
+            .contains("__uint_as_float(0x4b000000u | (bits ^ 0x80u)) - 8388736.0f"));
+    }
+
+    /// Norm parameters: a fixed-point site field gets `norm_<name>` (const for inputs),
+    /// a fixed-point gauge field and float formats none.
+    #[test]
+    fn norm_parameters() {
+        let fixed = SoaLayout::new(24, StorageFormat::Fixed8);
+        assert_eq!(
+            pointer_params("f_out", &fixed, true, true),
+            ["uint2* __restrict__ f_out", "float* __restrict__ norm_out"]
+        );
+        assert_eq!(
+            pointer_params("xpay_x", &fixed, false, true)[1],
+            "const float* __restrict__ norm_xpay_x"
+        );
+        let link = SoaLayout::new(12, StorageFormat::Fixed16);
+        assert_eq!(pointer_params("f_u", &link, false, false).len(), 1);
+        let f16 = SoaLayout::new(24, StorageFormat::F16);
+        assert_eq!(pointer_params("f_psi", &f16, false, true).len(), 1);
+    }
 }

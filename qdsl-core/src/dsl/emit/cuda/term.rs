@@ -70,11 +70,26 @@ pub(super) fn emit_term(
             &format!("while (y[{mu}] < 0) {{ y[{mu}] += L[{mu}];{flip} }}"),
         );
     }
+    // Dirichlet walls: the term is dropped where the hop leaves x's block.
+    let walled = match variant.dirichlet {
+        Some(d) if steps != 0 => Some(d.block[mu]),
+        _ => None,
+    };
+    if let Some(b) = walled {
+        s.line(
+            2,
+            &format!(
+                "if (x[{mu}] / {b} == y[{mu}] / {b}) {{ // Dirichlet: the hop stays in x's block"
+            ),
+        );
+        s.1 += 1;
+    }
+    // The source's slice s5 holds `half` sites (one parity) or 2 · half (full lattice).
     let src_index = match (reads, out_parity) {
         (ReadSites::OtherParity | ReadSites::SameParity, p) if p >= 0 => {
-            "(y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1".to_string()
+            "s5 * half + ((y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1)".to_string()
         }
-        _ => "((y[0] + y[1] + y[2] + y[3]) & 1) * half + ((y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1)".to_string(),
+        _ => "s5 * 2 * half + ((y[0] + y[1] + y[2] + y[3]) & 1) * half + ((y[0] + L0 * (y[1] + L1 * (y[2] + L2 * y[3]))) >> 1)".to_string(),
     };
     s.line(2, &format!("const int n = {src_index};"));
     storage::load_site(s, 2, &format!("f_{}", src.name), &src.layout, "n", "r");
@@ -84,8 +99,21 @@ pub(super) fn emit_term(
         2,
         &format!("for (int q = 0; q < {ns}; q++) {{ for (int a = 0; a < 3; a++) {{ v[q][a] = {{r[6 * q + 2 * a], r[6 * q + 2 * a + 1]}}; }} }}"),
     );
-    let rows = match t.spin {
-        SpinLowering::Projected { plan, dagger_plan } => {
+    let rows = match &t.spin {
+        SpinLowering::Clover { field: name } => {
+            let a = field(name).ok_or_else(|| DslError::InvalidSpec {
+                kernel: ir.name.clone(),
+                reason: format!("unknown clover field `{name}`"),
+            })?;
+            s.line(
+                2,
+                "// the clover matrix at this (output) site: index i in the output's sites",
+            );
+            storage::load_site(s, 2, &format!("f_{}", a.name), &a.layout, "i", "ca");
+            s.line(2, "clover_mul(v, ca);");
+            "v"
+        }
+        &SpinLowering::Projected { plan, dagger_plan } => {
             let p = if variant.dagger { dagger_plan } else { plan };
             s.line(2, "cplx h[2][3];");
             for (r, &(c, ph)) in p.project.iter().enumerate() {
@@ -157,8 +185,8 @@ pub(super) fn emit_term(
     let one = Phase::ONE.times(acc_sign);
     s.line(2, "#pragma unroll");
     s.line(2, "for (int a = 0; a < 3; a++) {");
-    match t.spin {
-        SpinLowering::Projected { plan, dagger_plan } => {
+    match &t.spin {
+        &SpinLowering::Projected { plan, dagger_plan } => {
             let p = if variant.dagger { dagger_plan } else { plan };
             for r in 0..2 {
                 s.line(
@@ -181,7 +209,7 @@ pub(super) fn emit_term(
                 );
             }
         }
-        SpinLowering::Rows { .. } | SpinLowering::Twisted => {
+        SpinLowering::Rows { .. } | SpinLowering::Twisted | SpinLowering::Clover { .. } => {
             for q in 0..ns {
                 s.line(
                     3,
@@ -194,6 +222,10 @@ pub(super) fn emit_term(
         }
     }
     s.line(2, "}");
+    if walled.is_some() {
+        s.1 -= 1;
+        s.line(2, "}");
+    }
     s.line(1, "}");
     Ok(())
 }
@@ -259,8 +291,8 @@ fn literal(x: f64) -> String {
 fn describe(t: &crate::dsl::lower::LoweredTerm, dagger: bool) -> String {
     let term = &t.term;
     let coeff = if dagger { t.dagger_coeff } else { t.coeff };
-    let spin = match t.spin {
-        SpinLowering::Projected { plan, dagger_plan } => {
+    let spin = match &t.spin {
+        &SpinLowering::Projected { plan, dagger_plan } => {
             let p = if dagger { dagger_plan } else { plan };
             format!(
                 "(1 {} gamma({})) * ",
@@ -269,6 +301,7 @@ fn describe(t: &crate::dsl::lower::LoweredTerm, dagger: bool) -> String {
             )
         }
         SpinLowering::Twisted => "(i * gamma(5)) * ".to_string(),
+        SpinLowering::Clover { field } => format!("{field}(x) * "),
         SpinLowering::Rows { .. } => String::new(),
     };
     let links: String = term

@@ -1,0 +1,143 @@
+//! The gauge-action catalog (`link_paths!` `action` specs) on the code-generation side:
+//! the force's matrix products per site with and without sub-path reuse (hand-counted),
+//! its flops beside MILC/QUDA's count, snapshots of the derived staple spec and of the
+//! force's CUDA source, and that source compiling with NVRTC for sm_80 and sm_90 in both
+//! precisions with every kernel present and ptxas's register and spill report. The NVRTC
+//! part skips with a message where libnvrtc or ptxas is absent.
+
+mod nvrtc;
+
+use qdsl_core::dsl::paths::force::{
+    FORCE_LINK_FLOPS, MILC_SYMANZIK_FORCE_FLOPS_PER_SITE, SCALED_TA_FLOPS,
+};
+use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
+use qdsl_core::dsl::paths::{Dir, GaugeAction};
+use qdsl_core::dsl::DslError;
+use qdsl_kernels::{SymanzikGauge, WilsonGauge};
+
+#[test]
+fn force_products_and_flops_per_site() {
+    let wilson = WilsonGauge::force_info().unwrap();
+    // Per μ and ν: the 3-staple of both orientations, 2 products each.
+    assert_eq!(wilson.staples.paths_per_site, 4 * 6);
+    assert_eq!(wilson.staples.products_without_reuse, 4 * 6 * 2);
+    assert_eq!(wilson.staples.products_with_reuse, 4 * 6 * 2);
+    let symanzik = SymanzikGauge::force_info().unwrap();
+    // Per μ: 6 three-staples and 3 · 6 rectangle staples of 5 links.
+    assert_eq!(symanzik.staples.paths_per_site, 4 * 24);
+    assert_eq!(
+        symanzik.staples.products_without_reuse,
+        4 * (6 * 2 + 18 * 4)
+    );
+    // Reuse: the 1×2 staple [+nu, +nu, +mu, -nu, -nu] wraps the 3-staple of the same
+    // orientation in ±ν (2 products instead of 4, per ν and orientation).
+    assert_eq!(
+        symanzik.staples.products_with_reuse,
+        4 * (6 * 2 + 12 * 4 + 6 * 2)
+    );
+    assert_eq!(FORCE_LINK_FLOPS, MATMUL_FLOPS + SCALED_TA_FLOPS);
+    assert_eq!(
+        symanzik.flops_per_site,
+        symanzik.staples.flops_per_site + 4 * FORCE_LINK_FLOPS
+    );
+    eprintln!(
+        "symanzik force: qdsl {} flops/site ({} products with reuse, {} without), MILC/QUDA count {}",
+        symanzik.flops_per_site,
+        symanzik.staples.products_with_reuse,
+        symanzik.staples.products_without_reuse,
+        MILC_SYMANZIK_FORCE_FLOPS_PER_SITE
+    );
+}
+
+/// The derived staples of the Symanzik action (one line per term) and the Wilson force's
+/// CUDA source, deterministic and reviewed.
+#[test]
+fn staple_spec_and_force_source_are_reviewed() {
+    let plan = SymanzikGauge::force_plan().unwrap();
+    let staples: String = plan
+        .staples
+        .spec
+        .terms
+        .iter()
+        .map(|t| {
+            let path: Vec<String> = t
+                .steps
+                .iter()
+                .map(|st| {
+                    let sign = if st.forward { '+' } else { '-' };
+                    match st.dir {
+                        Dir::Mu => format!("{sign}mu"),
+                        Dir::Free(k) => format!("{sign}{}", plan.staples.spec.free_names[k]),
+                    }
+                })
+                .collect();
+            format!("{}: {} * [{}]\n", t.name, t.coeff, path.join(", "))
+        })
+        .collect();
+    insta::assert_snapshot!("link_paths_symanzik_staples", staples);
+    let src = WilsonGauge::force_cuda_source::<f32>().unwrap();
+    assert_eq!(src, WilsonGauge::force_cuda_source::<f32>().unwrap());
+    insta::assert_snapshot!("link_paths_wilson_gauge_force_f32", src);
+}
+
+type Source = fn() -> Result<String, DslError>;
+
+#[test]
+fn force_kernels_compile_with_nvrtc() {
+    let nv = match nvrtc::Nvrtc::load() {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let ptxas = nvrtc::ptxas()
+        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
+        .ok();
+    let catalog: [(&str, Source, Source); 2] = [
+        (
+            "wilson_gauge",
+            WilsonGauge::force_cuda_source::<f64>,
+            WilsonGauge::force_cuda_source::<f32>,
+        ),
+        (
+            "symanzik_gauge",
+            SymanzikGauge::force_cuda_source::<f64>,
+            SymanzikGauge::force_cuda_source::<f32>,
+        ),
+    ];
+    for (name, f64_source, f32_source) in catalog {
+        for (precision, source) in [("f64", f64_source), ("f32", f32_source)] {
+            let src = source().unwrap();
+            for arch in ["sm_80", "sm_90"] {
+                let tag = format!("{name}_{precision}_{arch}");
+                let ptx = nv
+                    .compile(&src, &tag, arch)
+                    .unwrap_or_else(|log| panic!("{tag}:\n{log}"));
+                for k in [
+                    "staples_path",
+                    "staples_staple",
+                    "staples_sum",
+                    "staples_accumulate",
+                    "force",
+                ] {
+                    assert!(
+                        ptx.contains(&format!(".entry {name}_{k}(")),
+                        "{tag}: no {k}"
+                    );
+                }
+                let Some(p) = ptxas.as_ref() else { continue };
+                let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
+                assert_eq!(reports.len(), 5, "{tag}");
+                for (entry, r) in &reports {
+                    assert_eq!(
+                        (r.spill_stores, r.spill_loads),
+                        (0, 0),
+                        "{entry} spills: {r:?}"
+                    );
+                    eprintln!("{tag} {entry}: {} registers", r.registers);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The logic of `qdsl correlator`: the pion two-point function from a point-source
+//! propagator, and its effective mass.
+//!
+//! * Wilson: with γ5-hermiticity S(x₀, x) = γ5 S(x, x₀)† γ5, the pion
+//!   C(t) = Σ_x tr[γ5 S(x, x₀) γ5 S(x₀, x)] = Σ_x tr[S(x, x₀)† S(x, x₀)]
+//!   = Σ_x Σ_{αa,σb} |S_{αa,σb}(x, x₀)|², positive by construction.
+//! * Staggered: with ε-hermiticity G(x₀, x) = ε(x₀) ε(x) G(x, x₀)†, ε(x) = (−1)^{x+y+z+t},
+//!   the Goldstone pion (spin-taste γ5 ⊗ ξ5, whose interpolator carries ε(x)) is
+//!   C(t) = Σ_x ε(x) ε(x₀) tr[G(x, x₀) G(x₀, x)] = Σ_x Σ_{a,b} |G_ab(x, x₀)|²: the (−1)^x
+//!   signs of the operator cancel those of the hermiticity relation.
+//!
+//! In both cases t = (x_t − x₀,t) mod L_t, and C(t) is the squared norm of the
+//! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
+//! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
+//!
+//! Staggered C(t) also carries a component alternating as (−1)^t: on a free field
+//! A⁻¹(x, x₀) = (4m² − D²)⁻¹ vanishes unless every coordinate of x − x₀ is even, so the
+//! 4m²|A⁻¹|² part of |G|² = |(2m − D) A⁻¹|² lives on even t only, and the D A⁻¹ part
+//! hops once in space (even t) or in time (odd t). Its m_eff(t) therefore alternates;
+//! a staggered mass needs a fit with an oscillating term (or even t only).
+
+use super::propagator::{
+    point_propagator, FullSolver, Propagator, PropagatorError, SolveSettings, StaggeredEvenOdd,
+    WilsonEvenOdd,
+};
+use super::solve::{tadpole_factor, Action};
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::field::GaugeField;
+use qdsl_core::lattice::{Coords, Lattice};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a correlator could not be measured or written.
+#[derive(Debug, Error)]
+pub enum CorrelatorError {
+    /// A parameter is missing, unused by the action or out of range.
+    #[error("{0}")]
+    Parameter(String),
+    /// The propagator failed.
+    #[error(transparent)]
+    Propagator(#[from] PropagatorError),
+    /// The JSON file could not be written.
+    #[error("cannot write the correlator to {path}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// "periodic" or "antiperiodic": the time boundary of the fermions.
+pub fn parse_boundary(s: &str) -> Result<TimeBoundary, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "periodic" => Ok(TimeBoundary::Periodic),
+        "antiperiodic" => Ok(TimeBoundary::Antiperiodic),
+        _ => Err(format!(
+            "unknown time boundary {s:?}: expected periodic or antiperiodic"
+        )),
+    }
+}
+
+fn boundary_name(b: TimeBoundary) -> &'static str {
+    match b {
+        TimeBoundary::Periodic => "periodic",
+        TimeBoundary::Antiperiodic => "antiperiodic",
+    }
+}
+
+/// C(t) = Σ_{x: x_t − x₀,t ≡ t} Σ_columns Σ_components |S(x, x₀)|² (see the module docs).
+pub fn pion_correlator(propagator: &Propagator, lattice: &Lattice) -> Vec<f64> {
+    let extent = lattice.extent(3);
+    let t0 = propagator.origin[3];
+    let mut c = vec![0.0; extent];
+    for column in &propagator.columns {
+        let layout = column.layout();
+        for i in 0..layout.sites_per_slice() {
+            let t = (layout.coords_of_site(i)[3] + extent - t0) % extent;
+            c[t] += column.site(0, i).iter().map(|z| z.norm_sqr()).sum::<f64>();
+        }
+    }
+    c
+}
+
+/// m_eff(t) = ln[C(t)/C(t + 1)] for t = 0 … L_t − 2; `None` where a ratio is not positive.
+pub fn effective_mass(c: &[f64]) -> Vec<Option<f64>> {
+    c.windows(2)
+        .map(|w| {
+            let ratio = w[0] / w[1];
+            (ratio.is_finite() && ratio > 0.0).then(|| ratio.ln())
+        })
+        .collect()
+}
+
+/// What a correlator measurement needs besides the gauge links.
+#[derive(Clone)]
+pub struct CorrelatorConfig {
+    /// The action (Wilson, naive staggered or asqtad).
+    pub action: Action,
+    /// κ (Wilson only, > 0).
+    pub kappa: Option<f64>,
+    /// Quark mass m (staggered and asqtad only, > 0: the staggered point-source solve
+    /// needs M invertible).
+    pub mass: Option<f64>,
+    /// Tadpole factor u0; `None`: 1 for Wilson and naive staggered (no tadpole
+    /// improvement), P^{1/4} for asqtad (MILC).
+    pub u0: Option<f64>,
+    /// The fermions' time boundary.
+    pub boundary: TimeBoundary,
+    /// The source position x₀.
+    pub origin: Coords,
+    /// How the even-odd systems are solved.
+    pub settings: SolveSettings,
+}
+
+/// The result of [`measure`].
+#[derive(Clone, Debug)]
+pub struct CorrelatorReport {
+    /// The action.
+    pub action: Action,
+    /// The lattice.
+    pub lattice: Lattice,
+    /// The operator's parameters, e.g. "κ = 0.12, u0 = 1, antiperiodic time".
+    pub parameters: String,
+    /// The source position.
+    pub origin: Coords,
+    /// C(t), t = 0 … L_t − 1 from the source.
+    pub correlator: Vec<f64>,
+    /// m_eff(t) = ln[C(t)/C(t + 1)].
+    pub effective_mass: Vec<Option<f64>>,
+    /// Even-odd solves run, and their iterations in total.
+    pub solves: usize,
+    /// Total iterations of the solves.
+    pub iterations: usize,
+    /// The largest final true residual of the solves.
+    pub worst_residual: f64,
+    /// Wall-clock time of the propagator.
+    pub elapsed: Duration,
+}
+
+fn positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// Builds the full-lattice solver of `config.action`, checking that it gets exactly its
+/// parameters; returns it with a description of the parameters.
+pub fn full_solver(
+    gauge: &GaugeField<f64>,
+    config: &CorrelatorConfig,
+) -> Result<(Box<dyn FullSolver>, String), CorrelatorError> {
+    let bad = |m: String| CorrelatorError::Parameter(m);
+    let action = config.action;
+    if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
+        return Err(bad(format!(
+            "--u0 must be a positive finite number, found {u0}"
+        )));
+    }
+    let boundary = config.boundary;
+    let settings = config.settings.clone();
+    match action {
+        Action::Wilson => {
+            if config.mass.is_some() {
+                return Err(bad(
+                    "--mass does not apply to the wilson action (it takes --kappa)".into(),
+                ));
+            }
+            let kappa = config
+                .kappa
+                .ok_or_else(|| bad("the wilson action needs --kappa K".into()))?;
+            if !positive(kappa) {
+                return Err(bad(format!(
+                    "--kappa must be a positive finite number, found {kappa}"
+                )));
+            }
+            let u0 = config.u0.unwrap_or(1.0);
+            let text = format!("κ = {kappa}, u0 = {u0}, {} time", boundary_name(boundary));
+            Ok((
+                Box::new(WilsonEvenOdd::new(gauge, kappa, u0, boundary, settings)),
+                text,
+            ))
+        }
+        Action::Staggered | Action::Asqtad => {
+            if config.kappa.is_some() {
+                return Err(bad(format!(
+                    "--kappa does not apply to the {action} action (it takes --mass)"
+                )));
+            }
+            let mass = config
+                .mass
+                .ok_or_else(|| bad(format!("the {action} action needs --mass M")))?;
+            if !positive(mass) {
+                return Err(bad(format!(
+                    "--mass must be a positive finite number, found {mass}"
+                )));
+            }
+            let u0 = match action {
+                Action::Asqtad => tadpole_factor(gauge, config.u0),
+                _ => config.u0.unwrap_or(1.0),
+            };
+            let text = format!("m = {mass}, u0 = {u0:.6}, {} time", boundary_name(boundary));
+            let solver = StaggeredEvenOdd::new(gauge, action, mass, u0, boundary, settings)?;
+            Ok((Box::new(solver), text))
+        }
+    }
+}
+
+/// Computes the point-source propagator at `config.origin` and the pion correlator.
+pub fn measure(
+    gauge: &GaugeField<f64>,
+    config: &CorrelatorConfig,
+) -> Result<CorrelatorReport, CorrelatorError> {
+    let (solver, parameters) = full_solver(gauge, config)?;
+    let start = Instant::now();
+    let propagator = point_propagator(solver.as_ref(), config.origin)?;
+    let elapsed = start.elapsed();
+    let lattice = *gauge.lattice();
+    let correlator = pion_correlator(&propagator, &lattice);
+    let results = || propagator.results.iter().flatten();
+    Ok(CorrelatorReport {
+        action: config.action,
+        lattice,
+        parameters,
+        origin: config.origin,
+        effective_mass: effective_mass(&correlator),
+        correlator,
+        solves: results().count(),
+        iterations: results().map(|r| r.iterations).sum(),
+        worst_residual: results().map(|r| r.true_residual).fold(0.0, f64::max),
+        elapsed,
+    })
+}
+
+impl CorrelatorReport {
+    /// The table "t  C(t)  m_eff(t)", one line per time slice.
+    pub fn table(&self) -> String {
+        let mut out = format!("{:>4}  {:>22}  {:>12}\n", "t", "C(t)", "m_eff(t)");
+        for (t, c) in self.correlator.iter().enumerate() {
+            let m = match self.effective_mass.get(t) {
+                Some(Some(m)) => format!("{m:12.6}"),
+                _ => format!("{:>12}", "-"),
+            };
+            // Writing to a String cannot fail.
+            let _ = writeln!(out, "{t:>4}  {c:22.15e}  {m}");
+        }
+        out
+    }
+
+    /// The report as JSON: set-up, solver totals, and arrays `correlator` and
+    /// `effective_mass` (null where undefined).
+    pub fn json(&self) -> Value {
+        json!({
+            "action": self.action.name(),
+            "lattice": self.lattice.dims(),
+            "parameters": self.parameters,
+            "origin": self.origin,
+            "solves": self.solves,
+            "iterations": self.iterations,
+            "worst_true_residual": self.worst_residual,
+            "seconds": self.elapsed.as_secs_f64(),
+            "correlator": self.correlator,
+            "effective_mass": self.effective_mass,
+        })
+    }
+
+    /// Writes [`Self::json`] (pretty-printed) to `path`.
+    pub fn write_json(&self, path: &Path) -> Result<(), CorrelatorError> {
+        let text = serde_json::to_string_pretty(&self.json()).unwrap_or_default();
+        std::fs::write(path, text + "\n").map_err(|source| CorrelatorError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::low_precision::LowPrecision;
+    use crate::solver::{SolverKind, SolverOptions};
+
+    /// C(t) = A e^{−m t} has m_eff(t) = m exactly; a non-positive ratio is `None`.
+    #[test]
+    fn effective_mass_of_an_exponential_is_its_mass() {
+        let c: Vec<f64> = (0..6).map(|t| 3.0 * (-0.37 * t as f64).exp()).collect();
+        for m in effective_mass(&c) {
+            assert!((m.unwrap() - 0.37).abs() < 1e-14);
+        }
+        assert_eq!(effective_mass(&[1.0, -1.0, 0.0]), vec![None, None]);
+    }
+
+    #[test]
+    fn boundaries_parse() {
+        assert_eq!(parse_boundary("Periodic"), Ok(TimeBoundary::Periodic));
+        assert_eq!(
+            parse_boundary("antiperiodic"),
+            Ok(TimeBoundary::Antiperiodic)
+        );
+        assert!(parse_boundary("open")
+            .unwrap_err()
+            .contains("periodic or antiperiodic"));
+    }
+
+    fn config(action: Action) -> CorrelatorConfig {
+        CorrelatorConfig {
+            action,
+            kappa: None,
+            mass: None,
+            u0: None,
+            boundary: TimeBoundary::Antiperiodic,
+            origin: [0; 4],
+            settings: SolveSettings {
+                solver: SolverKind::Cgnr,
+                precision: LowPrecision::F64,
+                options: SolverOptions::with_tolerance(1e-10),
+            },
+        }
+    }
+
+    fn message(gauge: &GaugeField<f64>, c: &CorrelatorConfig) -> String {
+        match full_solver(gauge, c) {
+            Err(e) => e.to_string(),
+            Ok(_) => "accepted".into(),
+        }
+    }
+
+    /// Each action gets exactly its parameters, in range, with messages naming the flag.
+    #[test]
+    fn parameters_are_checked() {
+        let gauge = GaugeField::<f64>::unit(Lattice::new([2; 4]).unwrap());
+        let mut c = config(Action::Wilson);
+        assert!(message(&gauge, &c).contains("needs --kappa"));
+        c.kappa = Some(-0.1);
+        assert!(message(&gauge, &c).contains("--kappa must be a positive"));
+        c.kappa = Some(0.1);
+        assert_eq!(message(&gauge, &c), "accepted");
+        c.mass = Some(0.1);
+        assert!(message(&gauge, &c).contains("--mass does not apply"));
+        let mut c = config(Action::Staggered);
+        c.mass = Some(0.0);
+        assert!(message(&gauge, &c).contains("--mass must be a positive"));
+        c.mass = Some(0.1);
+        c.u0 = Some(0.0);
+        assert!(message(&gauge, &c).contains("--u0 must be a positive"));
+        c.u0 = None;
+        c.kappa = Some(0.1);
+        assert!(message(&gauge, &c).contains("--kappa does not apply"));
+    }
+
+    /// Free field on 4³×8, staggered m = 0.2: the report's table has one line per time
+    /// slice plus a header, C(t) is symmetric about L_t/2 (the free field is
+    /// time-reflection invariant), and the JSON carries the same numbers.
+    #[test]
+    fn free_staggered_report_is_symmetric_and_consistent() {
+        let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
+        let mut c = config(Action::Staggered);
+        c.mass = Some(0.2);
+        c.settings.solver = SolverKind::Cg;
+        let report = measure(&gauge, &c).unwrap();
+        let corr = &report.correlator;
+        for t in 1..8 {
+            assert!((corr[t] - corr[8 - t]).abs() <= 1e-9 * corr[t], "{corr:?}");
+        }
+        assert!(corr.iter().all(|&x| x > 0.0));
+        assert_eq!(report.table().lines().count(), 9);
+        assert_eq!(report.solves, 6);
+        let json = report.json();
+        assert_eq!(json["correlator"][3].as_f64(), Some(corr[3]));
+        assert_eq!(json["effective_mass"].as_array().map(Vec::len), Some(7));
+    }
+}

@@ -1,0 +1,120 @@
+//! [`DeviceContext`]: what every device vector and operator of one solve shares — the
+//! GPU, the tuner, the BLAS status word and the sticky error.
+//!
+//! # Errors of infallible vector methods
+//!
+//! [`SolverField`](crate::solver::SolverField)'s `norm_sqr`, `zeros_like`, `scale` and
+//! `set_zero` cannot return errors, and a driver failure must not panic. The scheme:
+//!
+//! * the FIRST failure of any vector or operator of the context is recorded here
+//!   ([`DeviceContext::error`]), with its message; later ones are dropped;
+//! * while an error is recorded, `norm_sqr` and `dot` return NaN (a reduction of a
+//!   vector that may hold garbage), so the solver stops with a NaN breakdown at its
+//!   next reduction instead of reporting success;
+//! * a vector whose allocation failed (`zeros_like`) holds no memory: every fallible
+//!   operation on it returns the recorded error, the infallible ones do nothing;
+//! * the caller reads the cause with [`DeviceContext::error`] after the solve (`qdsl
+//!   solve` turns it into its error message).
+//!
+//! Format errors of BLAS kernels (f16 overflow, NaN given to fixed point) accumulate in
+//! a device status word that every reduction reads (reductions synchronise anyway), and
+//! are recorded the same way.
+
+use crate::device::gpu::driver;
+use crate::device::{DeviceError, Gpu};
+use crate::tune::Tuner;
+use cudarc::driver::CudaSlice;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The GPU, tuner, BLAS status word and sticky error shared by a solve's device
+/// vectors and operators (see the module doc).
+pub struct DeviceContext {
+    gpu: Gpu,
+    tuner: Tuner,
+    status: Mutex<CudaSlice<i32>>,
+    error: Mutex<Option<String>>,
+}
+
+impl fmt::Debug for DeviceContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceContext")
+            .field("gpu", &self.gpu.device_key())
+            .field("error", &self.error())
+            .finish()
+    }
+}
+
+/// Locks a mutex whose holder may have panicked (the data hold no invariant).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl DeviceContext {
+    /// A context on `gpu`, launching operators with `tuner`.
+    pub fn new(gpu: Gpu, tuner: Tuner) -> Result<Arc<Self>, DeviceError> {
+        let status = gpu.alloc::<i32>("the BLAS status word", 1)?;
+        Ok(Arc::new(Self {
+            gpu,
+            tuner,
+            status: Mutex::new(status),
+            error: Mutex::new(None),
+        }))
+    }
+
+    /// The GPU.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The tuner of operator launches.
+    pub fn tuner(&self) -> &Tuner {
+        &self.tuner
+    }
+
+    /// The first failure recorded since the context was made (or last cleared).
+    pub fn error(&self) -> Option<String> {
+        lock(&self.error).clone()
+    }
+
+    /// Takes the recorded failure out, clearing it.
+    pub fn take_error(&self) -> Option<String> {
+        lock(&self.error).take()
+    }
+
+    /// Records `e` unless a failure is already recorded.
+    pub fn record(&self, e: &dyn fmt::Display) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            *slot = Some(e.to_string());
+        }
+    }
+
+    /// The BLAS status word (kernels OR their status bits into it).
+    pub(crate) fn status(&self) -> MutexGuard<'_, CudaSlice<i32>> {
+        lock(&self.status)
+    }
+
+    /// Reads and clears the BLAS status word, recording a non-zero one as a failure;
+    /// then whether the context is healthy (no failure recorded).
+    pub(crate) fn check(&self) -> bool {
+        let stream = self.gpu.backend().stream();
+        let mut status = self.status();
+        match stream.clone_dtoh(&*status) {
+            Ok(bits) => {
+                let bits = bits.first().copied().unwrap_or(0);
+                if bits != 0 {
+                    self.record(&format!(
+                        "a device BLAS kernel reported status bits {bits:#x} ({})",
+                        crate::device::field::describe_status(bits as u32)
+                    ));
+                    if let Err(e) = stream.memset_zeros(&mut *status) {
+                        self.record(&driver("clearing the BLAS status word")(e));
+                    }
+                }
+            }
+            Err(e) => self.record(&driver("reading the BLAS status word")(e)),
+        }
+        self.error().is_none()
+    }
+}

@@ -1,0 +1,364 @@
+//! Device solver tests that need a GPU: they skip (with a message) where there is none.
+//! Run them on the GPU machine:
+//! `cargo test --release -p qdsl-runtime --lib solver::device::gpu_tests`.
+//!
+//! References are independent of the device code: BLAS against plain f64 arithmetic on
+//! the downloaded operands, conversions against qdsl-core's formats (host casts and
+//! [`QuantizedField`]), solves against the CPU solve and a residual recomputed with
+//! the CPU operator.
+
+use super::*;
+use crate::app::solve::{
+    solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
+};
+use crate::backend::CudaBackend;
+use crate::device::Gpu;
+use crate::jit::Jit;
+use crate::solver::{ConvertFrom, Fixed16, Half, QuantizedField, SolverField, SolverKind};
+use crate::tune::Tuner;
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_core::Complex;
+use std::path::Path;
+use std::sync::Arc;
+
+fn context() -> Option<(Arc<DeviceContext>, tempfile::TempDir)> {
+    let backend = match CudaBackend::new(0) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("skipping (no GPU): {e}");
+            return None;
+        }
+    };
+    let dir = tempfile::tempdir().ok()?;
+    let jit = Jit::new(dir.path(), None).ok()?;
+    let gpu = Gpu::new(backend, jit);
+    let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+        .with_enabled(false)
+        .with_progress(false);
+    let ctx = DeviceContext::new(gpu, tuner).expect("a context on a present GPU");
+    Some((ctx, dir))
+}
+
+fn even_wilson() -> SpinorLayout {
+    SpinorLayout::wilson(
+        Lattice::new([4, 4, 4, 6]).unwrap(),
+        SiteSubset::Single(Parity::Even),
+    )
+}
+
+fn c(re: f64, im: f64) -> Complex<f64> {
+    Complex::new(re, im)
+}
+
+/// ‖u − v‖ and ‖v‖ of host fields.
+fn distance(u: &ColourSpinorField<f64>, v: &ColourSpinorField<f64>) -> f64 {
+    u.data()
+        .iter()
+        .zip(v.data())
+        .map(|(a, b)| (*a - *b).norm_sqr())
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn norm(u: &ColourSpinorField<f64>) -> f64 {
+    u.data().iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
+}
+
+/// a·x + b·y on the host in f64.
+fn host_axpby(
+    a: Complex<f64>,
+    x: &ColourSpinorField<f64>,
+    b: Complex<f64>,
+    y: &ColourSpinorField<f64>,
+) -> ColourSpinorField<f64> {
+    let data = x
+        .data()
+        .iter()
+        .zip(y.data())
+        .map(|(x, y)| a * *x + b * *y)
+        .collect();
+    ColourSpinorField::from_data(*x.layout(), data).unwrap()
+}
+
+/// One BLAS check: name, the operation on y, the expected y, the error bound.
+type BlasCase<'a, P> = (
+    &'static str,
+    Box<dyn Fn(&mut DeviceVector<P>) + 'a>,
+    ColourSpinorField<f64>,
+    f64,
+);
+
+/// Every BLAS operation of precision P on random fields equals the f64 host
+/// computation on the downloaded (already rounded) operands to 8 u (|a|‖x‖ + |b|‖y‖):
+/// one rounding per stored component (fixed point: relative to the site's largest,
+/// ≤ √24 of them per site), plus the compute precision's.
+fn check_blas<P: DevicePrecision>(ctx: &Arc<DeviceContext>) {
+    let layout = even_wilson();
+    let name = P::FORMAT.name();
+    let x = DeviceVector::<P>::upload(ctx, &ColourSpinorField::<f64>::gaussian(layout, 1)).unwrap();
+    let y0 =
+        DeviceVector::<P>::upload(ctx, &ColourSpinorField::<f64>::gaussian(layout, 2)).unwrap();
+    let (xh, yh) = (x.download(layout).unwrap(), y0.download(layout).unwrap());
+    let bound = |a: f64, b: f64| 8.0 * P::UNIT_ROUNDOFF * (a * norm(&xh) + b * norm(&yh));
+    let a = c(0.75, -1.25);
+    let fresh = || {
+        let mut y = y0.zeros_like();
+        y.copy_from(&y0).unwrap();
+        y
+    };
+    let cases: [BlasCase<P>; 3] = [
+        (
+            "axpy",
+            Box::new(|y| y.axpy(a, &x).unwrap()),
+            host_axpby(a, &xh, c(1.0, 0.0), &yh),
+            bound(a.norm(), 1.0),
+        ),
+        (
+            "xpay",
+            Box::new(|y| y.xpay(&x, a).unwrap()),
+            host_axpby(c(1.0, 0.0), &xh, a, &yh),
+            bound(1.0, a.norm()),
+        ),
+        (
+            "scale",
+            Box::new(|y| y.scale(a)),
+            host_axpby(c(0.0, 0.0), &xh, a, &yh),
+            bound(0.0, a.norm()),
+        ),
+    ];
+    for (op, run, want, tol) in cases {
+        let mut y = fresh();
+        run(&mut y);
+        let got = y.download(layout).unwrap();
+        let err = distance(&got, &want);
+        assert!(err <= tol, "{name} {op}: error {err:e} > bound {tol:e}");
+    }
+    let mut y = fresh();
+    assert_eq!(y.download(layout).unwrap(), yh, "{name} copy is exact");
+    y.set_zero();
+    assert_eq!(y.norm_sqr(), 0.0, "{name} set_zero");
+    // Reductions of the stored values in f64: as accurate as f64 sums.
+    let n2: f64 = xh.data().iter().map(|z| z.norm_sqr()).sum();
+    assert!((x.norm_sqr() - n2).abs() <= 1e-12 * n2, "{name} norm");
+    let d: Complex<f64> = xh
+        .data()
+        .iter()
+        .zip(yh.data())
+        .map(|(x, y)| x.conj() * *y)
+        .sum();
+    let got = x.dot(&y0).unwrap();
+    assert!(
+        (got - d).norm() <= 1e-12 * norm(&xh) * norm(&yh),
+        "{name} dot {got:?} {d:?}"
+    );
+    assert!(ctx.error().is_none(), "{:?}", ctx.error());
+}
+
+#[test]
+fn blas_matches_host_arithmetic_to_the_formats_bound() {
+    let Some((ctx, _dir)) = context() else { return };
+    check_blas::<Double>(&ctx);
+    check_blas::<Single>(&ctx);
+    check_blas::<Fixed16>(&ctx);
+    check_blas::<Half>(&ctx);
+}
+
+/// Conversions round like qdsl-core: f64 → f32 is the host cast, f32 → f64 exact,
+/// f64 → fixed16 and f64 → f16 equal the host emulation [`QuantizedField`] bit for bit.
+#[test]
+fn conversions_round_like_the_host_formats() {
+    let Some((ctx, _dir)) = context() else { return };
+    let layout = even_wilson();
+    let host = ColourSpinorField::<f64>::gaussian(layout, 3);
+    let d = DeviceVector::<Double>::upload(&ctx, &host).unwrap();
+    let s = DeviceVector::<Single>::converted(&d);
+    assert_eq!(
+        s.download(layout).unwrap(),
+        host.cast::<f32>().cast::<f64>()
+    );
+    let mut back = d.zeros_like();
+    back.convert_from(&s).unwrap();
+    assert_eq!(
+        back.download(layout).unwrap(),
+        host.cast::<f32>().cast::<f64>()
+    );
+    let q = DeviceVector::<Fixed16>::converted(&d);
+    assert_eq!(
+        &q.download(layout).unwrap(),
+        QuantizedField::<Fixed16>::new(host.clone()).field()
+    );
+    let h = DeviceVector::<Half>::converted(&d);
+    assert_eq!(
+        &h.download(layout).unwrap(),
+        QuantizedField::<Half>::new(host.clone()).field()
+    );
+    assert!(ctx.error().is_none(), "{:?}", ctx.error());
+}
+
+/// The sticky error: an f16 overflow in `scale` (which cannot return it) makes the next
+/// norm NaN and is readable, with its cause, from the context.
+#[test]
+fn a_failure_in_an_infallible_method_is_sticky_and_makes_norms_nan() {
+    let Some((ctx, _dir)) = context() else { return };
+    let layout = even_wilson();
+    let mut h =
+        DeviceVector::<Half>::upload(&ctx, &ColourSpinorField::<f64>::gaussian(layout, 4)).unwrap();
+    h.scale(c(1e6, 0.0));
+    assert!(h.norm_sqr().is_nan());
+    let e = ctx.take_error().expect("the overflow was recorded");
+    assert!(e.contains("beyond the format's range"), "{e}");
+}
+
+fn config(action: Action, solver: SolverKind, precision: Precision) -> SolveConfig {
+    SolveConfig {
+        action,
+        kappa: (action == Action::Wilson).then_some(0.12),
+        // m = 0.1: cond(A) ≈ 16/(4m²) = 400, so two solves to 1e-10 agree to 1e-7.
+        mass: (action != Action::Wilson).then_some(0.1),
+        u0: None,
+        solver,
+        precision,
+        tolerance: 1e-10,
+        max_iterations: 5000,
+        source: Source::Gaussian { seed: 7 },
+    }
+}
+
+/// The GPU solve converges, its residual recomputed by the CPU operator meets the
+/// tolerance, mixed precision does reliable updates, and the solution equals the CPU
+/// solve's to the tolerance times a condition-number margin.
+fn check_solve(
+    ctx: &Arc<DeviceContext>,
+    gauge: &GaugeField<f64>,
+    config: &SolveConfig,
+) -> SolveReport {
+    let what = format!("{} {} {:?}", config.action, config.solver, config.precision);
+    let gpu = solve_on(&SolveBackend::Cuda(Arc::clone(ctx)), gauge, config, None)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(gpu.backend.starts_with("cuda ("), "{}", gpu.backend);
+    assert!(
+        gpu.result.is_converged(),
+        "{what}: {:?}",
+        gpu.result.convergence
+    );
+    assert!(
+        gpu.recomputed_residual <= config.tolerance,
+        "{what}: {}",
+        gpu.recomputed_residual
+    );
+    if config.precision.is_mixed() {
+        assert!(
+            gpu.result.reliable_updates > 0,
+            "{what}: no reliable update"
+        );
+    }
+    let cpu = solve_on(
+        &SolveBackend::Cpu,
+        gauge,
+        &SolveConfig {
+            precision: Precision::F64,
+            ..config.clone()
+        },
+        None,
+    )
+    .unwrap();
+    let rel = distance(&gpu.solution, &cpu.solution) / norm(&cpu.solution);
+    assert!(
+        rel <= 1e3 * config.tolerance,
+        "{what}: GPU and CPU solutions differ by {rel:e}"
+    );
+    gpu
+}
+
+#[test]
+fn wilson_solves_on_a_random_8_4_agree_with_the_cpu() {
+    let Some((ctx, _dir)) = context() else { return };
+    let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 11);
+    for solver in [SolverKind::BiCgStab, SolverKind::Cgnr] {
+        for precision in [Precision::F64, Precision::F32, Precision::Fixed16] {
+            check_solve(&ctx, &gauge, &config(Action::Wilson, solver, precision));
+        }
+    }
+}
+
+#[test]
+fn solves_on_the_milc_sample_agree_with_the_cpu() {
+    let Some((ctx, _dir)) = context() else { return };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8");
+    let gauge = read_gauge(&path, &ReadOptions::default()).unwrap().field;
+    for precision in [Precision::F64, Precision::F32, Precision::Fixed16] {
+        check_solve(
+            &ctx,
+            &gauge,
+            &config(Action::Wilson, SolverKind::BiCgStab, precision),
+        );
+        check_solve(
+            &ctx,
+            &gauge,
+            &config(Action::Staggered, SolverKind::Cg, precision),
+        );
+    }
+    check_solve(
+        &ctx,
+        &gauge,
+        &config(Action::Wilson, SolverKind::Cgnr, Precision::F16),
+    );
+}
+
+/// The operator on device vectors equals the CPU operator (independent generated Rust
+/// code, f64) applied to the downloaded input: M̂ and M̂† of Wilson in every vector
+/// precision, to 16 u ‖M̂ x‖ plus f32 arithmetic (narrow formats compute in f32).
+#[test]
+fn operators_match_the_cpu_operator_in_every_precision() {
+    let Some((ctx, _dir)) = context() else { return };
+    let gauge = GaugeField::<f64>::random(Lattice::new([4, 4, 4, 8]).unwrap(), 5);
+    let boundary = qdsl_core::dsl::variant::TimeBoundary::Antiperiodic;
+    let cpu = crate::operator::EvenOddWilson::new(gauge.clone(), 0.12, Parity::Even, boundary);
+    fn check<P: DevicePrecision>(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        cpu: &crate::operator::EvenOddWilson<f64>,
+    ) {
+        use crate::solver::LinearOperator;
+        let boundary = qdsl_core::dsl::variant::TimeBoundary::Antiperiodic;
+        let op = DeviceOperator::<P>::wilson(ctx, gauge, 0.12, Parity::Even, boundary).unwrap();
+        let layout = cpu.layout();
+        let x =
+            DeviceVector::<P>::upload(ctx, &ColourSpinorField::<f64>::gaussian(layout, 9)).unwrap();
+        let xh = x.download(layout).unwrap();
+        let mut y = x.zeros_like();
+        for dagger in [false, true] {
+            let mut want = xh.zeros_like();
+            if dagger {
+                op.apply_dagger(&mut y, &x).unwrap();
+                cpu.apply_dagger(&mut want, &xh).unwrap();
+            } else {
+                op.apply(&mut y, &x).unwrap();
+                cpu.apply(&mut want, &xh).unwrap();
+            }
+            let err = distance(&y.download(layout).unwrap(), &want) / norm(&want);
+            let bound = 16.0 * P::UNIT_ROUNDOFF.max(Single::UNIT_ROUNDOFF * 64.0);
+            let bound = if P::FORMAT == Double::FORMAT {
+                1e-13
+            } else {
+                bound
+            };
+            assert!(
+                err <= bound,
+                "{} dagger={dagger}: {err:e} > {bound:e}",
+                P::FORMAT.name()
+            );
+        }
+        assert_eq!(
+            op.flops_per_apply(),
+            (layout.lattice().half_volume() * (1320 + 1392)) as u64
+        );
+    }
+    check::<Double>(&ctx, &gauge, &cpu);
+    check::<Single>(&ctx, &gauge, &cpu);
+    check::<Fixed16>(&ctx, &gauge, &cpu);
+    check::<Half>(&ctx, &gauge, &cpu);
+    assert!(ctx.error().is_none(), "{:?}", ctx.error());
+}

@@ -1,0 +1,29 @@
+//! Solves on the GPU: device Krylov vectors ([`DeviceVector`], the solvers'
+//! [`SolverField`](crate::solver::SolverField) with BLAS as generated CUDA kernels and
+//! f64 reductions) and the device even-odd operators as the solvers'
+//! [`LinearOperator`](crate::solver::LinearOperator) ([`DeviceOperator`]).
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`precision`] | [`DevicePrecision`]: f64 ([`Double`]), f32 ([`Single`]), fixed16, f16 as types |
+//! | [`context`] | [`DeviceContext`]: GPU, tuner, BLAS status word, the sticky error |
+//! | [`blas_source`] | the CUDA source of y ← a x + b y for any pair of vector formats |
+//! | [`blas`] | its launch on device fields |
+//! | [`vector`] | [`DeviceVector`]: `SolverField` and `ConvertFrom` between every pair of precisions |
+//! | [`operator`](mod@operator) | [`DeviceOperator`]: even-odd Wilson and staggered on device vectors |
+//!
+//! The GPU tests (`solver::device::gpu_tests`) skip with a message where there is no GPU.
+
+pub mod blas;
+pub mod blas_source;
+pub mod context;
+#[cfg(test)]
+mod gpu_tests;
+pub mod operator;
+pub mod precision;
+pub mod vector;
+
+pub use context::DeviceContext;
+pub use operator::DeviceOperator;
+pub use precision::{DevicePrecision, Double, Single};
+pub use vector::DeviceVector;
