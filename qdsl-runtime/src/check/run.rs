@@ -411,8 +411,8 @@ fn compare_operator<T: Real>(
             gauge: format,
             ..Variant::default()
         };
-        let mut dop = DeviceEvenOddStaggered::new(gpu, d_links, lat, mass, parity, &formats)
-            .map_err(err)?;
+        let mut dop =
+            DeviceEvenOddStaggered::new(gpu, d_links, lat, mass, parity, &formats).map_err(err)?;
         let d_psi = DeviceField::from_spinor(gpu, &psi, format.fermion_format()).map_err(err)?;
         let mut d_out = device_spinor(gpu, format, 6, lat.half_volume()).map_err(err)?;
         dop.apply(gpu, tuner, &mut d_out, &d_psi).map_err(err)?;

@@ -155,7 +155,10 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         .map_err(|e| format!("cannot tile the configuration {reps} times: {e}"))?;
     println!("{}", file.path.display());
     if reps > 1 {
-        println!("tiled {reps}× in every direction: {:?}", gauge.lattice().dims());
+        println!(
+            "tiled {reps}× in every direction: {:?}",
+            gauge.lattice().dims()
+        );
     }
     let (bar, callback) = progress_bar(args.max_iter);
     let outcome = solve_on(&backend, &gauge, &config, Some(callback));

@@ -37,7 +37,6 @@ enum Kernels {
     Staggered(DeviceEvenOddStaggered),
 }
 
-
 /// An even-odd operator on device vectors of precision `P` (see the module doc).
 #[derive(Debug)]
 pub struct DeviceOperator<P> {
