@@ -389,6 +389,7 @@ fn staggered_propagator_solves_the_textbook_equation() {
             Action::Staggered,
             0.1,
             1.0,
+            0.0,
             boundary,
             settings.clone(),
         )
@@ -446,6 +447,7 @@ fn free_staggered_propagator_has_the_doubler_support() {
         Action::Staggered,
         0.1,
         1.0,
+        0.0,
         TimeBoundary::Antiperiodic,
         settings,
     )

@@ -9,6 +9,9 @@
 //!   C(t) = Σ_x ε(x) ε(x₀) tr[G(x, x₀) G(x₀, x)] = Σ_x Σ_{a,b} |G_ab(x, x₀)|²: the (−1)^x
 //!   signs of the operator cancel those of the hermiticity relation.
 //!
+//! Staggered here is any of the staggered actions (naive, asqtad, HISQ); the clover and
+//! twisted-mass actions of `qdsl solve` are refused ([`full_solver`]).
+//!
 //! In both cases t = (x_t − x₀,t) mod L_t, and C(t) is the squared norm of the
 //! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
 //! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
@@ -98,16 +101,18 @@ pub fn effective_mass(c: &[f64]) -> Vec<Option<f64>> {
 /// What a correlator measurement needs besides the gauge links.
 #[derive(Clone)]
 pub struct CorrelatorConfig {
-    /// The action (Wilson, naive staggered or asqtad).
+    /// The action: Wilson, naive staggered, asqtad or HISQ ([`CORRELATOR_ACTIONS`]).
     pub action: Action,
     /// κ (Wilson only, > 0).
     pub kappa: Option<f64>,
-    /// Quark mass m (staggered and asqtad only, > 0: the staggered point-source solve
-    /// needs M invertible).
+    /// Quark mass m (staggered, asqtad and HISQ only, > 0: the staggered point-source
+    /// solve needs M invertible).
     pub mass: Option<f64>,
     /// Tadpole factor u0; `None`: 1 for Wilson and naive staggered (no tadpole
-    /// improvement), P^{1/4} for asqtad (MILC).
+    /// improvement), P^{1/4} for asqtad (MILC). Not a HISQ parameter (u0 = 1).
     pub u0: Option<f64>,
+    /// Naik correction ε of the HISQ links (HISQ only, default 0).
+    pub epsilon_naik: Option<f64>,
     /// The fermions' time boundary.
     pub boundary: TimeBoundary,
     /// The source position x₀.
@@ -141,6 +146,14 @@ pub struct CorrelatorReport {
     pub elapsed: Duration,
 }
 
+/// The actions the correlator supports (clover and twisted mass are `qdsl solve` only).
+pub const CORRELATOR_ACTIONS: [Action; 4] = [
+    Action::Wilson,
+    Action::Staggered,
+    Action::Asqtad,
+    Action::Hisq,
+];
+
 fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
@@ -153,6 +166,23 @@ pub fn full_solver(
 ) -> Result<(Box<dyn FullSolver>, String), CorrelatorError> {
     let bad = |m: String| CorrelatorError::Parameter(m);
     let action = config.action;
+    if !CORRELATOR_ACTIONS.contains(&action) {
+        return Err(bad(format!(
+            "the correlator supports wilson, staggered, asqtad, hisq, not the {action} action"
+        )));
+    }
+    if let Some(eps) = config.epsilon_naik {
+        if action != Action::Hisq {
+            return Err(bad(format!(
+                "--epsilon-naik does not apply to the {action} action (hisq only)"
+            )));
+        }
+        if !eps.is_finite() {
+            return Err(bad(format!(
+                "--epsilon-naik must be a finite number, found {eps}"
+            )));
+        }
+    }
     if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
         return Err(bad(format!(
             "--u0 must be a positive finite number, found {u0}"
@@ -182,11 +212,17 @@ pub fn full_solver(
                 text,
             ))
         }
-        Action::Staggered | Action::Asqtad => {
+        _ => {
             if config.kappa.is_some() {
                 return Err(bad(format!(
                     "--kappa does not apply to the {action} action (it takes --mass)"
                 )));
+            }
+            if action == Action::Hisq && config.u0.is_some() {
+                return Err(bad(
+                    "--u0 does not apply to the hisq action (its links are reunitarised, u0 = 1)"
+                        .into(),
+                ));
             }
             let mass = config
                 .mass
@@ -200,8 +236,14 @@ pub fn full_solver(
                 Action::Asqtad => tadpole_factor(gauge, config.u0),
                 _ => config.u0.unwrap_or(1.0),
             };
-            let text = format!("m = {mass}, u0 = {u0:.6}, {} time", boundary_name(boundary));
-            let solver = StaggeredEvenOdd::new(gauge, action, mass, u0, boundary, settings)?;
+            let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
+            let time = boundary_name(boundary);
+            let text = match action {
+                Action::Hisq => format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time} time"),
+                _ => format!("m = {mass}, u0 = {u0:.6}, {time} time"),
+            };
+            let solver =
+                StaggeredEvenOdd::new(gauge, action, mass, u0, epsilon_naik, boundary, settings)?;
             Ok((Box::new(solver), text))
         }
     }
@@ -309,6 +351,7 @@ mod tests {
             kappa: None,
             mass: None,
             u0: None,
+            epsilon_naik: None,
             boundary: TimeBoundary::Antiperiodic,
             origin: [0; 4],
             settings: SolveSettings {
@@ -347,6 +390,59 @@ mod tests {
         c.u0 = None;
         c.kappa = Some(0.1);
         assert!(message(&gauge, &c).contains("--kappa does not apply"));
+    }
+
+    /// Clover and twisted mass are refused naming the supported actions; ε and u0 are
+    /// checked against HISQ.
+    #[test]
+    fn clover_is_refused_and_hisq_parameters_are_checked() {
+        let gauge = GaugeField::<f64>::unit(Lattice::new([2; 4]).unwrap());
+        for action in [Action::Clover, Action::TwistedMass] {
+            let mut c = config(action);
+            c.kappa = Some(0.12);
+            assert_eq!(
+                message(&gauge, &c),
+                format!(
+                    "the correlator supports wilson, staggered, asqtad, hisq, not the {action} \
+                     action"
+                )
+            );
+        }
+        let mut c = config(Action::Asqtad);
+        (c.mass, c.epsilon_naik) = (Some(0.1), Some(0.0));
+        assert!(message(&gauge, &c).contains("--epsilon-naik does not apply to the asqtad"));
+        c.action = Action::Hisq;
+        assert_eq!(message(&gauge, &c), "accepted");
+        c.epsilon_naik = Some(f64::NAN);
+        assert!(message(&gauge, &c).contains("--epsilon-naik must be a finite"));
+        (c.epsilon_naik, c.u0) = (None, Some(0.9));
+        assert!(message(&gauge, &c).contains("--u0 does not apply to the hisq"));
+    }
+
+    /// On unit links HISQ at ε = 0 has fat 9/8 and long −1/24 (times the phases), the
+    /// asqtad links at u0 = 1: the free 4³×8 correlators agree (periodic time, so the
+    /// boundary flip is applied to both); at ε = −0.1 the Naik term changes and so does
+    /// C(t).
+    #[test]
+    fn free_hisq_correlator_is_asqtad_at_zero_naik_correction() {
+        let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
+        let mut c = config(Action::Asqtad);
+        (c.mass, c.u0, c.boundary) = (Some(0.2), Some(1.0), TimeBoundary::Periodic);
+        c.settings.solver = SolverKind::Cg;
+        let asqtad = measure(&gauge, &c).unwrap().correlator;
+        (c.action, c.u0) = (Action::Hisq, None);
+        let hisq = measure(&gauge, &c).unwrap();
+        assert!(
+            hisq.parameters.starts_with("m = 0.2, ε_Naik = 0, u0 = 1"),
+            "{}",
+            hisq.parameters
+        );
+        for (h, a) in hisq.correlator.iter().zip(&asqtad) {
+            assert!((h - a).abs() <= 1e-9 * a, "{h} vs {a}");
+        }
+        c.epsilon_naik = Some(-0.1);
+        let naik = measure(&gauge, &c).unwrap().correlator;
+        assert!((naik[2] - asqtad[2]).abs() > 1e-4 * asqtad[2], "{naik:?}");
     }
 
     /// Free field on 4³×8, staggered m = 0.2: the report's table has one line per time

@@ -18,7 +18,8 @@
 //!   ψ = M† (M M†)⁻¹ η:  y_p = A_p⁻¹ η_p,  ψ_p = 2m y_p − D_pq y_q.
 //!
 //! The tadpole factor u0 divides the thin links (U → U/u0) for Wilson and naive
-//! staggered fermions; asqtad takes it in its path coefficients (MILC).
+//! staggered fermions; asqtad takes it in its path coefficients (MILC); HISQ has none
+//! (its links are reunitarised, u0 = 1).
 
 use super::low_precision::LowPrecision;
 use super::solve::Action;
@@ -30,7 +31,7 @@ use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Coords, Parity};
-use qdsl_kernels::{asqtad_links, fold_staggered_phases, WilsonHop};
+use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links, WilsonHop};
 use thiserror::Error;
 
 /// A full-lattice field in f64.
@@ -62,9 +63,20 @@ pub enum PropagatorError {
         /// Its final true residual ‖b − M̂ x‖/‖b‖.
         residual: f64,
     },
-    /// Smearing the asqtad links failed.
-    #[error("asqtad link smearing failed: {0}")]
-    Smearing(String),
+    /// Smearing the asqtad or HISQ links failed.
+    #[error("{action} link smearing failed: {message}")]
+    Smearing {
+        /// The action (asqtad or HISQ).
+        action: Action,
+        /// Why.
+        message: String,
+    },
+    /// A staggered propagator was asked for an action that is not staggered.
+    #[error("the {action} action is not a staggered action (staggered, asqtad, hisq)")]
+    NotStaggered {
+        /// The action.
+        action: Action,
+    },
 }
 
 /// ψ = M⁻¹ η on the full lattice, one source at a time.
@@ -131,7 +143,8 @@ pub fn join_parities(even: &F64, odd: &F64) -> Result<F64, FieldError> {
     F64::from_data(layout, data)
 }
 
-/// The thin links prepared for an action: divided by u0 (Wilson, naive staggered), and for
+/// The thin links prepared for an action: divided by u0 (Wilson, naive staggered; asqtad
+/// and HISQ take no division), and for
 /// staggered fermions with a periodic time boundary the t-links of the last time slice
 /// negated, so that the antiperiodic sign [`fold_staggered_phases`] folds in cancels.
 fn prepared_links(
@@ -142,7 +155,7 @@ fn prepared_links(
 ) -> GaugeField<f64> {
     let lattice = *gauge.lattice();
     let last = lattice.extent(3) - 1;
-    let scale = if action == Action::Asqtad {
+    let scale = if matches!(action, Action::Asqtad | Action::Hisq) {
         1.0
     } else {
         1.0 / u0
@@ -242,23 +255,33 @@ pub struct StaggeredEvenOdd {
 }
 
 impl StaggeredEvenOdd {
-    /// M = 2m + D for naive (`Action::Staggered`) or asqtad links built from the thin links
-    /// `gauge` (phases and the time `boundary` folded in, tadpole factor u0).
+    /// M = 2m + D for naive (`Action::Staggered`), asqtad (tadpole factor u0) or HISQ
+    /// (Naik correction `epsilon_naik`, u0 unused) links built from the thin links `gauge`
+    /// (phases and the time `boundary` folded in). Any other action is
+    /// [`PropagatorError::NotStaggered`].
     pub fn new(
         gauge: &GaugeField<f64>,
         action: Action,
         mass: f64,
         u0: f64,
+        epsilon_naik: f64,
         boundary: TimeBoundary,
         settings: SolveSettings,
     ) -> Result<Self, PropagatorError> {
         let thin = prepared_links(gauge, action, boundary, u0);
-        let links = if action == Action::Asqtad {
-            let (fat, long) =
-                asqtad_links(&thin, u0).map_err(|e| PropagatorError::Smearing(e.to_string()))?;
-            StaggeredLinks::Improved { fat, long }
-        } else {
-            StaggeredLinks::Naive(fold_staggered_phases(&thin))
+        let smearing = |message: String| PropagatorError::Smearing { action, message };
+        let links = match action {
+            Action::Staggered => StaggeredLinks::Naive(fold_staggered_phases(&thin)),
+            Action::Asqtad => {
+                let (fat, long) = asqtad_links(&thin, u0).map_err(|e| smearing(e.to_string()))?;
+                StaggeredLinks::Improved { fat, long }
+            }
+            Action::Hisq => {
+                let (fat, long) =
+                    hisq_links(&thin, epsilon_naik).map_err(|e| smearing(e.to_string()))?;
+                StaggeredLinks::Improved { fat, long }
+            }
+            other => return Err(PropagatorError::NotStaggered { action: other }),
         };
         let low_links = match &links {
             StaggeredLinks::Naive(u) => StaggeredLinks::Naive(u.cast()),

@@ -2,10 +2,19 @@
 //! from thin gauge links, make a source on one parity and solve M̂ x = b.
 //!
 //! * Wilson: M̂ = 1 − κ² H_eo H_oe on the even sites, antiperiodic in time.
-//! * Naive staggered and asqtad: MILC's A = 4m² − D_eo D_oe on the even sites, the
-//!   staggered phases and the antiperiodic time boundary folded into the links; asqtad
-//!   smears the thin links with tadpole factor u0 (default u0 = P^{1/4}, P the average
-//!   plaquette, MILC's convention).
+//! * Naive staggered, asqtad and HISQ: MILC's A = 4m² − D_eo D_oe on the even sites,
+//!   the staggered phases and the antiperiodic time boundary folded into the links;
+//!   asqtad smears the thin links with tadpole factor u0 (default u0 = P^{1/4}, P the
+//!   average plaquette, MILC's convention); HISQ builds its links with
+//!   [`hisq_links`] (no tadpole factor, u0 = 1) and the Naik correction ε.
+//! * Clover and twisted mass (CPU only): M̂ = D_ee − ¼ H_eo D_oo⁻¹ H_oe with
+//!   D = (m + 4) + (c_sw/2)σ·F + iμγ5, m = 1/(2κ) − 4, antiperiodic in time
+//!   ([`EvenOddClover`]). Its normalisation is the mass one: at c_sw = μ = 0 it is
+//!   (m + 4) times the Wilson M̂ above, so its solution is the Wilson one divided by
+//!   (m + 4).
+//!
+//! [`SolveConfig`] names the [`Action`] and carries its parameters (κ or m, u0, c_sw, μ,
+//! ε); [`solve_on`] checks that the action gets exactly the ones it uses.
 //!
 //! Backends ([`SolveBackend`]): the CPU (host fields, the generated Rust operators) or
 //! the GPU (device vectors and operators of [`crate::solver::device`]); the same
@@ -21,6 +30,7 @@ use crate::backend::{Backend, BackendChoice};
 use crate::device::Gpu;
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::operator::device::codegen_hash;
+use crate::operator::EvenOddClover;
 use crate::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
@@ -34,14 +44,15 @@ use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SpinorLayout};
 use qdsl_core::gauge::plaquette;
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Real;
-use qdsl_kernels::{asqtad_links, fold_staggered_phases};
+use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
-/// The fermion action whose even-odd operator is solved.
+/// The fermion action whose even-odd operator is solved (the correlator supports
+/// the first four, see [`crate::app::correlator`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Wilson fermions, hopping parameter κ.
@@ -50,11 +61,34 @@ pub enum Action {
     Staggered,
     /// Asqtad improved staggered fermions, quark mass m, tadpole factor u0.
     Asqtad,
+    /// HISQ improved staggered fermions, quark mass m, Naik correction ε (u0 = 1).
+    Hisq,
+    /// Wilson-clover fermions, hopping parameter κ, clover coefficient c_sw.
+    Clover,
+    /// Twisted-mass (clover) fermions, hopping parameter κ, twist μ, c_sw (default 0).
+    TwistedMass,
 }
 
 impl Action {
+    /// Every action, in the order of [`Self::NAMES`].
+    pub const ALL: [Action; 6] = [
+        Action::Wilson,
+        Action::Staggered,
+        Action::Asqtad,
+        Action::Hisq,
+        Action::Clover,
+        Action::TwistedMass,
+    ];
+
     /// The names [`FromStr`] accepts.
-    pub const NAMES: [&'static str; 3] = ["wilson", "staggered", "asqtad"];
+    pub const NAMES: [&'static str; 6] = [
+        "wilson",
+        "staggered",
+        "asqtad",
+        "hisq",
+        "clover",
+        "twisted-mass",
+    ];
 
     /// The action's name.
     pub fn name(self) -> &'static str {
@@ -62,7 +96,22 @@ impl Action {
             Action::Wilson => Self::NAMES[0],
             Action::Staggered => Self::NAMES[1],
             Action::Asqtad => Self::NAMES[2],
+            Action::Hisq => Self::NAMES[3],
+            Action::Clover => Self::NAMES[4],
+            Action::TwistedMass => Self::NAMES[5],
         }
+    }
+
+    /// Whether the GPU backend has this action's operator (clover and twisted mass
+    /// run on the CPU only).
+    pub fn has_device_operator(self) -> bool {
+        !matches!(self, Action::Clover | Action::TwistedMass)
+    }
+
+    /// Whether the action is one of the Wilson family (κ, four spins): Wilson, clover,
+    /// twisted mass.
+    pub fn is_wilson_like(self) -> bool {
+        matches!(self, Action::Wilson | Action::Clover | Action::TwistedMass)
     }
 }
 
@@ -75,12 +124,17 @@ impl fmt::Display for Action {
 impl FromStr for Action {
     type Err = String;
 
-    /// "wilson", "staggered" or "asqtad" (ASCII case ignored).
+    /// One of [`Self::NAMES`] (ASCII case ignored).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Action::Wilson, Action::Staggered, Action::Asqtad]
+        Self::ALL
             .into_iter()
             .find(|a| a.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown action {s:?}: expected wilson, staggered or asqtad"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown action {s:?}: expected one of {}",
+                    Self::NAMES.join(", ")
+                )
+            })
     }
 }
 
@@ -178,6 +232,29 @@ impl SolveBackend {
         }
     }
 
+    /// [`Self::select`] for `action`: where the GPU has no operator for it
+    /// ([`Action::has_device_operator`]), `auto` falls back to the CPU after ONE
+    /// line to `notice` saying so, and `cuda` is [`SolveError::NoDeviceOperator`].
+    pub fn select_for(
+        choice: BackendChoice,
+        action: Action,
+        notice: &mut dyn FnMut(&str),
+    ) -> Result<Self, SolveError> {
+        let backend = Self::select(choice, notice)?;
+        match backend {
+            SolveBackend::Cuda(_) if !action.has_device_operator() => {
+                if choice == BackendChoice::Cuda {
+                    return Err(SolveError::NoDeviceOperator { action });
+                }
+                notice(&format!(
+                    "qdsl: the GPU backend has no {action} operator yet; using the CPU backend"
+                ));
+                Ok(SolveBackend::Cpu)
+            }
+            backend => Ok(backend),
+        }
+    }
+
     /// "CPU", or "cuda (<GPU name>)".
     pub fn describe(&self) -> String {
         match self {
@@ -211,12 +288,18 @@ pub enum Source {
 pub struct SolveConfig {
     /// The action.
     pub action: Action,
-    /// κ (Wilson only): must be > 0.
+    /// κ (Wilson, clover and twisted mass only): must be > 0.
     pub kappa: Option<f64>,
-    /// Quark mass m (staggered and asqtad only): must be ≥ 0.
+    /// Quark mass m (staggered, asqtad and HISQ only): must be ≥ 0.
     pub mass: Option<f64>,
     /// Tadpole factor u0 (asqtad only); `None`: P^{1/4}.
     pub u0: Option<f64>,
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted mass: default 0).
+    pub csw: Option<f64>,
+    /// Twisted mass μ (twisted mass only, required).
+    pub mu: Option<f64>,
+    /// Naik correction ε of the HISQ links (HISQ only, default 0).
+    pub epsilon_naik: Option<f64>,
     /// The solver.
     pub solver: SolverKind,
     /// The iteration precision.
@@ -250,6 +333,20 @@ pub enum SolveError {
         /// The u0 given.
         found: f64,
     },
+    /// c_sw is negative or not finite.
+    #[error("--csw must be a finite number ≥ 0, found {found}")]
+    InvalidCsw {
+        /// The c_sw given.
+        found: f64,
+    },
+    /// The twisted mass μ or the Naik correction ε is not finite.
+    #[error("{flag} must be a finite number, found {found}")]
+    NotFinite {
+        /// The flag.
+        flag: &'static str,
+        /// The value given.
+        found: f64,
+    },
     /// The action needs a parameter that was not given.
     #[error("the {action} action needs {flag}")]
     MissingParameter {
@@ -268,9 +365,19 @@ pub enum SolveError {
         /// What the action takes instead.
         expected: &'static str,
     },
-    /// CG was asked for on the Wilson M̂, which is not Hermitian.
-    #[error("cg needs a Hermitian positive-definite operator, and the even-odd Wilson M̂ is not: use cgnr, cgne or bicgstab")]
-    NotHermitian,
+    /// CG was asked for on a Wilson-like M̂ (Wilson, clover, twisted mass), which is
+    /// not Hermitian.
+    #[error("cg needs a Hermitian positive-definite operator, and the even-odd {action} M̂ is not: use cgnr, cgne or bicgstab")]
+    NotHermitian {
+        /// The action.
+        action: Action,
+    },
+    /// The GPU backend was asked for an action it has no operator for.
+    #[error("the GPU backend has no {action} operator yet: use --backend cpu")]
+    NoDeviceOperator {
+        /// The action.
+        action: Action,
+    },
     /// The CUDA backend was asked for and cannot be used.
     #[error("the CUDA backend is not available: {0}")]
     Backend(String),
@@ -278,8 +385,13 @@ pub enum SolveError {
     #[error("GPU solve failed: {0}")]
     Device(String),
     /// Smearing the links failed.
-    #[error("asqtad link smearing failed: {0}")]
-    Smearing(String),
+    #[error("{action} link smearing failed: {message}")]
+    Smearing {
+        /// The action (asqtad or HISQ).
+        action: Action,
+        /// Why.
+        message: String,
+    },
     /// Making the source failed.
     #[error("making the source failed: {0}")]
     Source(#[from] FieldError),
@@ -295,7 +407,8 @@ pub struct SolveReport {
     pub action: Action,
     /// The lattice.
     pub lattice: Lattice,
-    /// What the operator's parameters were, e.g. "κ = 0.12" or "m = 0.05, u0 = 0.8677".
+    /// What the operator's parameters were, e.g. "κ = 0.12" or "m = 0.05, u0 = 0.8677"
+    /// (clover and twisted mass: also their normalisation).
     pub parameters: String,
     /// The backend that ran it ("CPU" or "cuda (<GPU name>)").
     pub backend: String,
@@ -320,8 +433,14 @@ pub struct SolveReport {
 
 /// The checked operator parameters of an action.
 enum Parameters {
-    Wilson { kappa: f64 },
-    Staggered { mass: f64, u0: Option<f64> },
+    /// Wilson; clover and twisted mass with c_sw and μ (0 for Wilson).
+    Wilson { kappa: f64, csw: f64, mu: f64 },
+    /// Staggered, asqtad (u0) and HISQ (ε).
+    Staggered {
+        mass: f64,
+        u0: Option<f64>,
+        epsilon_naik: f64,
+    },
 }
 
 fn positive(x: f64) -> bool {
@@ -331,56 +450,77 @@ fn positive(x: f64) -> bool {
 /// Checks that the action gets exactly the parameters it uses, and their ranges.
 fn check_parameters(config: &SolveConfig) -> Result<Parameters, SolveError> {
     let action = config.action;
-    let unused = |flag, expected| SolveError::UnusedParameter {
-        action,
-        flag,
-        expected,
-    };
-    match action {
-        Action::Wilson => {
-            if config.mass.is_some() {
-                return Err(unused("--mass", "--kappa"));
-            }
-            if config.u0.is_some() {
-                return Err(unused("--u0", "--kappa"));
-            }
-            let kappa = config.kappa.ok_or(SolveError::MissingParameter {
-                action,
-                flag: "--kappa K",
-            })?;
-            if !positive(kappa) {
-                return Err(SolveError::InvalidKappa { found: kappa });
-            }
-            if config.solver == SolverKind::Cg {
-                return Err(SolveError::NotHermitian);
-            }
-            Ok(Parameters::Wilson { kappa })
+    let wilson_like = action.is_wilson_like();
+    let expected = if wilson_like { "--kappa" } else { "--mass" };
+    let given: [(&'static str, bool, bool); 6] = [
+        ("--kappa", config.kappa.is_some(), wilson_like),
+        ("--mass", config.mass.is_some(), !wilson_like),
+        ("--u0", config.u0.is_some(), action == Action::Asqtad),
+        (
+            "--csw",
+            config.csw.is_some(),
+            matches!(action, Action::Clover | Action::TwistedMass),
+        ),
+        ("--mu", config.mu.is_some(), action == Action::TwistedMass),
+        (
+            "--epsilon-naik",
+            config.epsilon_naik.is_some(),
+            action == Action::Hisq,
+        ),
+    ];
+    if let Some(&(flag, ..)) = given.iter().find(|(_, given, used)| *given && !used) {
+        return Err(SolveError::UnusedParameter {
+            action,
+            flag,
+            expected,
+        });
+    }
+    let missing = |flag| SolveError::MissingParameter { action, flag };
+    if wilson_like {
+        let kappa = config.kappa.ok_or(missing("--kappa K"))?;
+        if !positive(kappa) {
+            return Err(SolveError::InvalidKappa { found: kappa });
         }
-        Action::Staggered | Action::Asqtad => {
-            if config.kappa.is_some() {
-                return Err(unused("--kappa", "--mass"));
-            }
-            if action == Action::Staggered && config.u0.is_some() {
-                return Err(unused(
-                    "--u0",
-                    "--mass (naive staggered links are not smeared)",
-                ));
-            }
-            let mass = config.mass.ok_or(SolveError::MissingParameter {
-                action,
-                flag: "--mass M",
-            })?;
-            if !(mass.is_finite() && mass >= 0.0) {
-                return Err(SolveError::InvalidMass { found: mass });
-            }
-            if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
-                return Err(SolveError::InvalidU0 { found: u0 });
-            }
-            Ok(Parameters::Staggered {
-                mass,
-                u0: config.u0,
-            })
+        let csw = match action {
+            Action::Clover => config.csw.ok_or(missing("--csw C"))?,
+            _ => config.csw.unwrap_or(0.0),
+        };
+        if !(csw.is_finite() && csw >= 0.0) {
+            return Err(SolveError::InvalidCsw { found: csw });
         }
+        let mu = match action {
+            Action::TwistedMass => config.mu.ok_or(missing("--mu MU"))?,
+            _ => 0.0,
+        };
+        finite("--mu", mu)?;
+        if config.solver == SolverKind::Cg {
+            return Err(SolveError::NotHermitian { action });
+        }
+        Ok(Parameters::Wilson { kappa, csw, mu })
+    } else {
+        let mass = config.mass.ok_or(missing("--mass M"))?;
+        if !(mass.is_finite() && mass >= 0.0) {
+            return Err(SolveError::InvalidMass { found: mass });
+        }
+        if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
+            return Err(SolveError::InvalidU0 { found: u0 });
+        }
+        let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
+        finite("--epsilon-naik", epsilon_naik)?;
+        Ok(Parameters::Staggered {
+            mass,
+            u0: config.u0,
+            epsilon_naik,
+        })
+    }
+}
+
+/// `Ok` if `value` of `flag` is finite.
+fn finite(flag: &'static str, value: f64) -> Result<(), SolveError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(SolveError::NotFinite { flag, found: value })
     }
 }
 
@@ -388,18 +528,20 @@ fn check_parameters(config: &SolveConfig) -> Result<Parameters, SolveError> {
 type CpuOperator<T> = Box<dyn LinearOperator<ColourSpinorField<T>> + Send + Sync>;
 
 /// The links of the staggered operator, in f64 (phases and boundary folded in).
+/// Asqtad with tadpole factor `u0`, HISQ with Naik correction `epsilon_naik`.
 fn staggered_links(
     gauge: &GaugeField<f64>,
     action: Action,
     u0: f64,
+    epsilon_naik: f64,
 ) -> Result<StaggeredLinks<f64>, SolveError> {
-    if action == Action::Asqtad {
-        let (fat, long) =
-            asqtad_links(gauge, u0).map_err(|e| SolveError::Smearing(e.to_string()))?;
-        Ok(StaggeredLinks::Improved { fat, long })
-    } else {
-        Ok(StaggeredLinks::Naive(fold_staggered_phases(gauge)))
-    }
+    let smearing = |message: String| SolveError::Smearing { action, message };
+    let (fat, long) = match action {
+        Action::Asqtad => asqtad_links(gauge, u0).map_err(|e| smearing(e.to_string()))?,
+        Action::Hisq => hisq_links(gauge, epsilon_naik).map_err(|e| smearing(e.to_string()))?,
+        _ => return Ok(StaggeredLinks::Naive(fold_staggered_phases(gauge))),
+    };
+    Ok(StaggeredLinks::Improved { fat, long })
 }
 
 /// The links cast to precision T.
@@ -424,6 +566,11 @@ enum HostSystem {
         links: StaggeredLinks<f64>,
         mass: f64,
     },
+    /// Clover and twisted mass (no GPU operator).
+    Clover {
+        op: EvenOddClover<f64>,
+        action: Action,
+    },
 }
 
 /// The parity the system is solved on.
@@ -439,12 +586,25 @@ impl HostSystem {
         u0: f64,
     ) -> Result<Self, SolveError> {
         Ok(match *parameters {
-            Parameters::Wilson { kappa } => HostSystem::Wilson {
+            Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
                 gauge: gauge.clone(),
                 kappa,
             },
-            Parameters::Staggered { mass, .. } => HostSystem::Staggered {
-                links: staggered_links(gauge, action, u0)?,
+            Parameters::Wilson { kappa, csw, mu } => HostSystem::Clover {
+                op: EvenOddClover::twisted(
+                    gauge.clone(),
+                    wilson_mass(kappa),
+                    csw,
+                    mu,
+                    PARITY,
+                    BOUNDARY,
+                )?,
+                action,
+            },
+            Parameters::Staggered {
+                mass, epsilon_naik, ..
+            } => HostSystem::Staggered {
+                links: staggered_links(gauge, action, u0, epsilon_naik)?,
                 mass,
             },
         })
@@ -463,6 +623,11 @@ impl HostSystem {
                 let layout = op.layout();
                 (Box::new(op), layout)
             }
+            HostSystem::Clover { op, .. } => {
+                let op = op.cast::<T>();
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
         }
     }
 
@@ -477,6 +642,9 @@ impl HostSystem {
             }
             HostSystem::Staggered { links, mass } => {
                 DeviceOperator::staggered(ctx, links, *mass, PARITY)
+            }
+            HostSystem::Clover { action, .. } => {
+                return Err(SolveError::NoDeviceOperator { action: *action })
             }
         }
         .map_err(|e| SolveError::Device(e.to_string()))
@@ -501,6 +669,11 @@ where
     x.set_zero();
     let result = solver.solve(high, low, b, x, opts)?;
     Ok((result, relative_residual(high, b, x)?))
+}
+
+/// The bare mass m = 1/(2κ) − 4 of hopping parameter κ.
+pub fn wilson_mass(kappa: f64) -> f64 {
+    0.5 / kappa - 4.0
 }
 
 /// The tadpole factor the asqtad smearing uses: `u0`, else P^{1/4}.
@@ -623,13 +796,18 @@ pub fn solve(
 /// [`solve`] on `backend`. On the GPU the links and the source are uploaded, the solve
 /// runs on device vectors, and the solution is downloaded; the report's recomputed
 /// residual then comes from the CPU f64 operator (an independent check). Errors also
-/// include GPU failures ([`SolveError::Device`]).
+/// include GPU failures ([`SolveError::Device`]). Clover and twisted mass have no GPU
+/// operator: on [`SolveBackend::Cuda`] they are [`SolveError::NoDeviceOperator`].
 pub fn solve_on(
     backend: &SolveBackend,
     gauge: &GaugeField<f64>,
     config: &SolveConfig,
     progress: Option<ProgressCallback>,
 ) -> Result<SolveReport, SolveError> {
+    let action = config.action;
+    if matches!(backend, SolveBackend::Cuda(_)) && !action.has_device_operator() {
+        return Err(SolveError::NoDeviceOperator { action });
+    }
     let parameters = check_parameters(config)?;
     let opts = SolverOptions {
         max_iterations: config.max_iterations,
@@ -638,10 +816,10 @@ pub fn solve_on(
         ..SolverOptions::with_tolerance(config.tolerance)
     };
     let u0 = match parameters {
-        Parameters::Staggered { u0, .. } => tadpole_factor(gauge, u0),
-        Parameters::Wilson { .. } => 1.0,
+        Parameters::Staggered { u0, .. } if action == Action::Asqtad => tadpole_factor(gauge, u0),
+        _ => 1.0,
     };
-    let system = HostSystem::new(gauge, &parameters, config.action, u0)?;
+    let system = HostSystem::new(gauge, &parameters, action, u0)?;
     let (high, layout) = system.cpu_operator::<f64>();
     let b = match config.source {
         Source::Gaussian { seed } => ColourSpinorField::gaussian(layout, seed),
@@ -670,17 +848,10 @@ pub fn solve_on(
         }
     };
     let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
-    let parameters = match parameters {
-        Parameters::Wilson { kappa } => format!("κ = {kappa}, antiperiodic time"),
-        Parameters::Staggered { mass, .. } if config.action == Action::Asqtad => {
-            format!("m = {mass}, u0 = {u0:.6}, antiperiodic time")
-        }
-        Parameters::Staggered { mass, .. } => format!("m = {mass}, antiperiodic time"),
-    };
     Ok(SolveReport {
-        action: config.action,
+        action,
+        parameters: describe(action, &parameters, u0),
         lattice: *gauge.lattice(),
-        parameters,
         backend: backend.describe(),
         solver: config.solver,
         precision: config.precision,
@@ -693,6 +864,34 @@ pub fn solve_on(
     })
 }
 
+/// The report's parameter line; clover and twisted mass also state their mass
+/// normalisation.
+fn describe(action: Action, parameters: &Parameters, u0: f64) -> String {
+    match *parameters {
+        Parameters::Wilson { kappa, .. } if action == Action::Wilson => {
+            format!("κ = {kappa}, antiperiodic time")
+        }
+        Parameters::Wilson { kappa, csw, mu } => {
+            let m = wilson_mass(kappa);
+            format!(
+                "κ = {kappa} (m = {m:.6}), c_sw = {csw}, μ = {mu}, antiperiodic time; \
+                 normalised as M = (m + 4) + clover + iμγ5 − H/2, i.e. {:.6} × the Wilson \
+                 M̂ at c_sw = μ = 0",
+                m + 4.0
+            )
+        }
+        Parameters::Staggered { mass, .. } if action == Action::Asqtad => {
+            format!("m = {mass}, u0 = {u0:.6}, antiperiodic time")
+        }
+        Parameters::Staggered {
+            mass, epsilon_naik, ..
+        } if action == Action::Hisq => {
+            format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, antiperiodic time")
+        }
+        Parameters::Staggered { mass, .. } => format!("m = {mass}, antiperiodic time"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,6 +902,9 @@ mod tests {
             kappa: None,
             mass: None,
             u0: None,
+            csw: None,
+            mu: None,
+            epsilon_naik: None,
             solver: SolverKind::Cg,
             precision: Precision::F64,
             tolerance: 1e-10,
@@ -711,11 +913,15 @@ mod tests {
         }
     }
 
+    fn check(c: &SolveConfig) -> Result<Parameters, SolveError> {
+        check_parameters(c)
+    }
+
     #[test]
     fn parameters_are_checked_against_the_action() {
         let mut c = config(Action::Wilson);
         assert!(matches!(
-            check_parameters(&c),
+            check(&c),
             Err(SolveError::MissingParameter {
                 flag: "--kappa K",
                 ..
@@ -723,38 +929,29 @@ mod tests {
         ));
         c.kappa = Some(0.0);
         assert!(matches!(
-            check_parameters(&c),
+            check(&c),
             Err(SolveError::InvalidKappa { found }) if found == 0.0
         ));
         c.kappa = Some(0.12);
-        assert!(matches!(
-            check_parameters(&c),
-            Err(SolveError::NotHermitian)
-        ));
+        assert!(matches!(check(&c), Err(SolveError::NotHermitian { .. })));
         c.solver = SolverKind::BiCgStab;
-        assert!(check_parameters(&c).is_ok());
+        assert!(check(&c).is_ok());
         c.mass = Some(0.1);
         assert!(matches!(
-            check_parameters(&c),
+            check(&c),
             Err(SolveError::UnusedParameter { flag: "--mass", .. })
         ));
         let mut c = config(Action::Asqtad);
         c.mass = Some(-0.01);
-        assert!(matches!(
-            check_parameters(&c),
-            Err(SolveError::InvalidMass { .. })
-        ));
+        assert!(matches!(check(&c), Err(SolveError::InvalidMass { .. })));
         c.mass = Some(0.01);
         c.u0 = Some(f64::NAN);
-        assert!(matches!(
-            check_parameters(&c),
-            Err(SolveError::InvalidU0 { .. })
-        ));
+        assert!(matches!(check(&c), Err(SolveError::InvalidU0 { .. })));
         let mut c = config(Action::Staggered);
         c.mass = Some(0.01);
         c.u0 = Some(0.9);
         assert!(matches!(
-            check_parameters(&c),
+            check(&c),
             Err(SolveError::UnusedParameter { flag: "--u0", .. })
         ));
     }
@@ -839,9 +1036,179 @@ mod tests {
     #[test]
     fn names_parse() {
         assert_eq!("Asqtad".parse::<Action>(), Ok(Action::Asqtad));
-        assert!("clover".parse::<Action>().unwrap_err().contains("wilson"));
+        assert_eq!("Twisted-Mass".parse::<Action>(), Ok(Action::TwistedMass));
+        for (a, name) in Action::ALL.into_iter().zip(Action::NAMES) {
+            assert_eq!(name.parse::<Action>(), Ok(a));
+        }
+        assert!("tm".parse::<Action>().unwrap_err().contains("hisq"));
         assert_eq!("f32".parse::<Precision>(), Ok(Precision::F32));
         assert_eq!("FIXED16".parse::<Precision>(), Ok(Precision::Fixed16));
         assert!("bf16".parse::<Precision>().unwrap_err().contains("fixed16"));
+    }
+
+    /// `action` with the Wilson-like defaults κ = 0.12, BiCGStab.
+    fn wilson_like(action: Action) -> SolveConfig {
+        let mut c = config(action);
+        (c.kappa, c.solver) = (Some(0.12), SolverKind::BiCgStab);
+        c
+    }
+
+    /// The new actions' flags: c_sw ≥ 0 required for clover, μ required for twisted
+    /// mass, ε only for HISQ, and neither on Wilson; u0 is not a HISQ parameter; CG is
+    /// refused on the non-Hermitian clover M̂.
+    #[test]
+    fn clover_twisted_mass_and_hisq_parameters_are_checked() {
+        let err = |c: &SolveConfig| check_parameters(c).err().map(|e| e.to_string());
+        let mut clover = wilson_like(Action::Clover);
+        assert_eq!(
+            err(&clover).as_deref(),
+            Some("the clover action needs --csw C")
+        );
+        clover.csw = Some(-1.0);
+        assert!(err(&clover)
+            .unwrap()
+            .starts_with("--csw must be a finite number ≥ 0"));
+        clover.csw = Some(1.0);
+        assert!(err(&clover).is_none());
+        clover.mu = Some(0.1);
+        assert!(err(&clover)
+            .unwrap()
+            .starts_with("--mu does not apply to the clover"));
+        let mut tm = wilson_like(Action::TwistedMass);
+        assert_eq!(
+            err(&tm).as_deref(),
+            Some("the twisted-mass action needs --mu MU")
+        );
+        tm.mu = Some(f64::INFINITY);
+        assert!(err(&tm)
+            .unwrap()
+            .starts_with("--mu must be a finite number"));
+        tm.mu = Some(0.05);
+        assert!(err(&tm).is_none());
+        tm.solver = SolverKind::Cg;
+        assert!(err(&tm).unwrap().contains("even-odd twisted-mass M̂ is not"));
+        let mut wilson = wilson_like(Action::Wilson);
+        wilson.mu = Some(0.05);
+        assert!(err(&wilson)
+            .unwrap()
+            .starts_with("--mu does not apply to the wilson"));
+        let mut hisq = config(Action::Hisq);
+        hisq.mass = Some(0.05);
+        hisq.epsilon_naik = Some(f64::NAN);
+        assert!(err(&hisq)
+            .unwrap()
+            .starts_with("--epsilon-naik must be a finite"));
+        hisq.epsilon_naik = Some(-0.1);
+        assert!(err(&hisq).is_none());
+        hisq.u0 = Some(0.9);
+        assert!(err(&hisq)
+            .unwrap()
+            .starts_with("--u0 does not apply to the hisq"));
+        let asqtad = SolveConfig {
+            action: Action::Asqtad,
+            u0: None,
+            epsilon_naik: Some(0.0),
+            ..hisq
+        };
+        assert!(err(&asqtad)
+            .unwrap()
+            .starts_with("--epsilon-naik does not apply"));
+    }
+
+    /// ‖s·a − b‖/‖b‖ of two host fields.
+    fn scaled_distance(a: &ColourSpinorField<f64>, s: f64, b: &ColourSpinorField<f64>) -> f64 {
+        let mut d = b.clone();
+        d.axpy(qdsl_core::Complex::new(-s, 0.0), a).unwrap();
+        (d.norm_sqr() / b.norm_sqr()).sqrt()
+    }
+
+    /// ‖a − b‖/‖b‖.
+    fn distance(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>) -> f64 {
+        scaled_distance(a, 1.0, b)
+    }
+
+    /// At c_sw = μ = 0 the clover term is (m + 4)·1, so the clover M̂ is (m + 4) times
+    /// the Wilson M̂ (m = 1/(2κ) − 4): on a random 4⁴ gauge field the same source gives
+    /// the Wilson solution divided by (m + 4), in the same number of BiCGStab and CGNR
+    /// iterations (Krylov methods are invariant under scaling the operator).
+    #[test]
+    fn clover_without_clover_term_is_scaled_wilson() {
+        let gauge = GaugeField::<f64>::random(Lattice::new([4; 4]).unwrap(), 5);
+        for solver in [SolverKind::BiCgStab, SolverKind::Cgnr] {
+            let mut c = wilson_like(Action::Wilson);
+            (c.solver, c.source) = (solver, Source::Gaussian { seed: 4 });
+            let clover = SolveConfig {
+                action: Action::Clover,
+                csw: Some(0.0),
+                ..c.clone()
+            };
+            let w = solve(&gauge, &c, None).unwrap();
+            let cl = solve_on(&SolveBackend::Cpu, &gauge, &clover, None).unwrap();
+            assert!(w.result.is_converged() && cl.result.is_converged());
+            assert!(cl.recomputed_residual <= 1e-10);
+            assert_eq!(cl.result.iterations, w.result.iterations, "{solver}");
+            let scale = 0.5 / 0.12; // m + 4 = 1/(2κ)
+            assert!(
+                scaled_distance(&cl.solution, scale, &w.solution) < 1e-8,
+                "{solver}"
+            );
+            assert!(
+                cl.parameters.contains("4.166667 × the Wilson"),
+                "{}",
+                cl.parameters
+            );
+        }
+    }
+
+    /// The twisted-mass M̂ with μ > 0 (with and without a clover term) converges with
+    /// BiCGStab and CGNR, and the twist changes the solution.
+    #[test]
+    fn twisted_mass_converges_with_bicgstab_and_cgnr() {
+        let gauge = GaugeField::<f64>::random(Lattice::new([4; 4]).unwrap(), 6);
+        let mut c = wilson_like(Action::TwistedMass);
+        c.source = Source::Gaussian { seed: 8 };
+        let mut solutions = Vec::new();
+        for (csw, mu, solver) in [
+            (None, 0.0, SolverKind::BiCgStab),
+            (None, 0.1, SolverKind::BiCgStab),
+            (None, 0.1, SolverKind::Cgnr),
+            (Some(1.0), 0.1, SolverKind::BiCgStab),
+        ] {
+            (c.csw, c.mu, c.solver) = (csw, Some(mu), solver);
+            let r = solve_on(&SolveBackend::Cpu, &gauge, &c, None).unwrap();
+            assert!(r.result.is_converged(), "{csw:?} {mu} {solver}");
+            assert!(r.recomputed_residual <= 1e-10, "{csw:?} {mu} {solver}");
+            solutions.push(r.solution);
+        }
+        assert!(distance(&solutions[1], &solutions[0]) > 1e-3);
+        assert!(distance(&solutions[2], &solutions[1]) < 1e-8);
+        assert!(distance(&solutions[3], &solutions[1]) > 1e-3);
+    }
+
+    /// HISQ at ε = 0 on unit links has fat 9/8 and long −1/24 (times the phases), the
+    /// asqtad links at u0 = 1: the same solution. On a random gauge field the
+    /// reunitarised smearing differs from asqtad's and so do the solutions.
+    #[test]
+    fn hisq_matches_asqtad_on_the_free_field_only() {
+        let lattice = Lattice::new([4; 4]).unwrap();
+        let mut c = config(Action::Asqtad);
+        (c.mass, c.u0, c.source) = (Some(0.1), Some(1.0), Source::Gaussian { seed: 3 });
+        c.max_iterations = 2000;
+        let hisq = SolveConfig {
+            action: Action::Hisq,
+            u0: None,
+            ..c.clone()
+        };
+        let mut distances = Vec::new();
+        for gauge in [GaugeField::unit(lattice), GaugeField::random(lattice, 9)] {
+            let a = solve(&gauge, &c, None).unwrap();
+            let h = solve_on(&SolveBackend::Cpu, &gauge, &hisq, None).unwrap();
+            assert!(a.result.is_converged() && h.result.is_converged());
+            assert!(h.recomputed_residual <= 1e-10);
+            assert_eq!(h.action, Action::Hisq);
+            distances.push(distance(&h.solution, &a.solution));
+        }
+        assert!(distances[0] < 1e-9, "{distances:?}");
+        assert!(distances[1] > 1e-2, "{distances:?}");
     }
 }

@@ -20,6 +20,11 @@ pub enum BenchKernel {
     WilsonEo,
     /// Asqtad fat7 + Naik link construction (fat and long links), the whole lattice.
     AsqtadLinks,
+    /// Fat7 link construction (1/8, −1/16, 1/64, −1/384), the whole lattice.
+    Fat7Links,
+    /// HISQ link construction (fat7, U(3) projection, HISQ fat and Naik links), the
+    /// whole lattice.
+    HisqLinks,
     /// The tree-level Symanzik gauge force, the whole lattice.
     SymanzikForce,
 }
@@ -33,6 +38,8 @@ impl BenchKernel {
             BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
             BenchKernel::WilsonEo => "wilson_eo",
             BenchKernel::AsqtadLinks => "asqtad_links",
+            BenchKernel::Fat7Links => "fat7_links",
+            BenchKernel::HisqLinks => "hisq_links",
             BenchKernel::SymanzikForce => "symanzik_force",
         }
     }
@@ -63,8 +70,8 @@ impl BenchCase {
 
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
 /// recon 12 and 18; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
-/// recon 12 and 18, f64 recon 18; asqtad link smearing and the Symanzik gauge force f32
-/// and f64. Cases whose format the emitter lacks are reported as
+/// recon 12 and 18, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
+/// gauge force f32 and f64. Cases whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
     use BenchKernel::*;
@@ -90,6 +97,10 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonEo, F64, Recon::R18),
         c(AsqtadLinks, F32, Recon::R18),
         c(AsqtadLinks, F64, Recon::R18),
+        c(Fat7Links, F32, Recon::R18),
+        c(Fat7Links, F64, Recon::R18),
+        c(HisqLinks, F32, Recon::R18),
+        c(HisqLinks, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
         c(SymanzikForce, F64, Recon::R18),
     ]

@@ -120,7 +120,10 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), Str
         }
         BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::cuda_source(v)
             .and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?))),
-        BenchKernel::AsqtadLinks | BenchKernel::SymanzikForce => {
+        BenchKernel::AsqtadLinks
+        | BenchKernel::Fat7Links
+        | BenchKernel::HisqLinks
+        | BenchKernel::SymanzikForce => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
@@ -131,10 +134,12 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     match kernel {
         BenchKernel::WilsonHop | BenchKernel::WilsonEo => WilsonHop::ir(),
         BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
-        // AsqtadLinks and SymanzikForce are dispatched to `bench::smear` before any hop
-        // source is built.
+        // AsqtadLinks, Fat7Links, HisqLinks and SymanzikForce are dispatched to `bench::smear` before
+        // any hop source is built.
         BenchKernel::ImprovedStaggeredHop
         | BenchKernel::AsqtadLinks
+        | BenchKernel::Fat7Links
+        | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce => ImprovedStaggeredHop::ir(),
     }
 }
@@ -148,8 +153,11 @@ fn bench_case(
     copy: &CopyBandwidth,
     opts: &BenchOptions,
 ) -> Result<BenchResult, String> {
-    if case.kernel == BenchKernel::AsqtadLinks {
-        return super::smear::bench_asqtad_links(gpu, &links.u, case, copy, opts.warmup, opts.reps);
+    if matches!(
+        case.kernel,
+        BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
+    ) {
+        return super::smear::bench_links(gpu, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::SymanzikForce {
         return super::smear::bench_symanzik_force(

@@ -3,18 +3,20 @@
 //! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the gauge forces of
 //! [`WilsonGauge`] and [`SymanzikGauge`] ([`GpuGaugeForce`] against the CPU force) on the
 //! thin links at β = [`FORCE_BETA`]; the relative error ‖F_gpu − F_cpu‖/‖F_cpu‖ over all
-//! link components against the precision's bound.
+//! link components against the precision's bound. HISQ: [`hisq_links_gpu`] against
+//! `qdsl_kernels::hisq_links` on the thin links at ε = [`HISQ_EPSILON_NAIK`], one row for
+//! the fat links X (`hisq_links_fat`) and one for the long links L (`hisq_links_long`).
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use crate::device::Gpu;
-use crate::smear::{GpuGaugeForce, GpuReal, GpuSmearer};
+use crate::smear::{hisq_links_gpu, GpuGaugeForce, GpuReal, GpuSmearer};
 use qdsl_core::dsl::paths::{GaugeAction, LinkPaths};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::Complex;
 use qdsl_kernels::{
-    fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
+    fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use std::path::Path;
 
@@ -23,6 +25,10 @@ pub const SMEAR_U0: f64 = 0.502;
 
 /// The coupling of the force rows (the force is linear in β).
 pub const FORCE_BETA: f64 = 5.7;
+
+/// The Naik-term correction ε of the HISQ rows (non-zero, so that the ε terms applied
+/// after the GPU schedules are compared too).
+pub const HISQ_EPSILON_NAIK: f64 = -0.05;
 
 /// The configuration the rows run on, relative to the data directory.
 const CONFIG: &str = "milc/lat.sample.l8";
@@ -61,13 +67,24 @@ fn compare_force<A: GaugeAction, T: GpuReal>(
     Ok(relative_error(&components(&g), &components(&c)))
 }
 
+/// GPU versus CPU relative error of the HISQ fat links X (`long` false) or long links L
+/// (`long` true) in precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`].
+fn compare_hisq<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, long: bool) -> Result<f64, String> {
+    let v = u.cast::<T>();
+    let (gx, gl) = hisq_links_gpu(gpu, &v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (cx, cl) = hisq_links(&v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (g, c) = if long { (gl, cl) } else { (gx, cx) };
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
 /// The rows of every smearing spec and gauge force whose name `wanted` accepts, in f64
 /// and f32.
 pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<CheckRow> {
     type Compare = fn(&Gpu, &GaugeField<f64>) -> Result<f64, String>;
     let smear = format!("u0={SMEAR_U0}");
     let force = format!("beta={FORCE_BETA}");
-    let specs: [(String, &str, Compare, Compare); 5] = [
+    let hisq = format!("eps={HISQ_EPSILON_NAIK}");
+    let specs: [(String, &str, Compare, Compare); 7] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -85,6 +102,18 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             &smear,
             compare::<Fat7, f64>,
             compare::<Fat7, f32>,
+        ),
+        (
+            "hisq_links_fat".into(),
+            &hisq,
+            |g, u| compare_hisq::<f64>(g, u, false),
+            |g, u| compare_hisq::<f32>(g, u, false),
+        ),
+        (
+            "hisq_links_long".into(),
+            &hisq,
+            |g, u| compare_hisq::<f64>(g, u, true),
+            |g, u| compare_hisq::<f32>(g, u, true),
         ),
         (
             format!("{}_force", WilsonGauge::spec().name),

@@ -17,18 +17,24 @@ use std::path::PathBuf;
 pub struct CorrelatorArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
-    /// The action: wilson, staggered (naive) or asqtad.
+    /// The action: wilson (--kappa), staggered (naive, --mass), asqtad (--mass, --u0) or
+    /// hisq (--mass, --epsilon-naik). Clover and twisted-mass are `qdsl solve` only: the
+    /// correlator supports wilson, staggered, asqtad, hisq.
     #[arg(long, default_value = "wilson")]
     action: Action,
     /// Hopping parameter κ > 0 (Wilson).
     #[arg(long, allow_negative_numbers = true)]
     kappa: Option<f64>,
-    /// Quark mass m > 0 (staggered, asqtad).
+    /// Quark mass m > 0 (staggered, asqtad, hisq).
     #[arg(long, allow_negative_numbers = true)]
     mass: Option<f64>,
-    /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad).
+    /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad;
+    /// not a hisq parameter).
     #[arg(long, allow_negative_numbers = true)]
     u0: Option<f64>,
+    /// Naik-term correction ε of the HISQ links (hisq, default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon_naik: Option<f64>,
     /// Time boundary of the fermions: periodic or antiperiodic.
     #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
     boundary: TimeBoundary,
@@ -80,6 +86,7 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
         kappa: args.kappa,
         mass: args.mass,
         u0: args.u0,
+        epsilon_naik: args.epsilon_naik,
         boundary: args.boundary,
         origin,
         settings: SolveSettings {
@@ -158,6 +165,16 @@ mod tests {
         assert_eq!(a.boundary, TimeBoundary::Periodic);
         assert_eq!(a.origin(), Ok([1, 2, 3, 4]));
         assert_eq!(a.precision, LowPrecision::Tf32);
+        let a = parse(&[
+            "--action",
+            "hisq",
+            "--mass",
+            "0.05",
+            "--epsilon-naik",
+            "-0.1",
+        ])
+        .unwrap();
+        assert_eq!((a.action, a.epsilon_naik), (Action::Hisq, Some(-0.1)));
     }
 
     #[test]

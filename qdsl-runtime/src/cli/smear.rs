@@ -1,4 +1,4 @@
-//! `qdsl smear`: the asqtad fat and long links, or the fat7 links, of a thin-link
+//! `qdsl smear`: the asqtad or HISQ fat and long links, or the fat7 links, of a thin-link
 //! configuration, computed on the GPU when there is one (else on the CPU) and written to
 //! files (SciDAC LIME f32 by default, as MILC writes fat.l8 and long.l8).
 //!
@@ -6,12 +6,15 @@
 //! − 1/(384u0⁶) Σ 7-staples − 1/(16u0⁴) Σ Lepage and L_μ(x) = −1/(24u0²) U_μ(x)
 //! U_μ(x+μ̂) U_μ(x+2μ̂), on links with MILC's staggered phases and antiperiodic time
 //! boundary folded in. Fat7: 1/8, −1/16, 1/64, −1/384 for the one-link and the 3-, 5- and
-//! 7-staples (no long links).
+//! 7-staples (no long links). HISQ (no tadpole factor): V = fat7(U), W = V(V†V)^(−1/2),
+//! X_μ(x) = `HisqFat`(W) + (ε/8) W_μ(x) and L_μ(x) = −(1 + ε)/24 W_μ(x) W_μ(x+μ̂) W_μ(x+2μ̂)
+//! with ε = `--epsilon-naik` (`qdsl_kernels::hisq_links` on the CPU,
+//! [`crate::smear::hisq_links_gpu`] on the GPU).
 
 use super::CliError;
 use crate::backend::BackendChoice;
 use crate::device::Gpu;
-use crate::smear::GpuSmearer;
+use crate::smear::{hisq_links_gpu, GpuSmearer};
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::field::GaugeField;
@@ -19,7 +22,7 @@ use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::milc::{write_milc, MilcWriteOptions};
 use qdsl_core::io::nersc::{write_nersc, NerscWriteOptions};
 use qdsl_core::io::{read_gauge, LimeFlavour, Precision, ReadOptions};
-use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7};
+use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7};
 use std::path::{Path, PathBuf};
 
 /// Which smeared links to build.
@@ -29,6 +32,9 @@ pub enum LinkKind {
     Asqtad,
     /// Fat7 links (--out-fat only).
     Fat7,
+    /// HISQ fat (X) and long links (--out-fat and --out-long; no --u0, optional
+    /// --epsilon-naik).
+    Hisq,
 }
 
 /// The file format of the written links.
@@ -58,16 +64,20 @@ pub enum OutPrecision {
 pub struct SmearArgs {
     /// The thin-link configuration (any format `qdsl inspect` reads), without phases.
     pub config: PathBuf,
-    /// Which links: asqtad (fat and long) or fat7 (fat only).
+    /// Which links: asqtad or hisq (fat and long) or fat7 (fat only).
     #[arg(long, value_enum)]
     pub links: LinkKind,
-    /// The tadpole factor u0 (> 0): each path of length L is divided by u0^(L−1).
+    /// The tadpole factor u0 (> 0) of asqtad and fat7 (required there; HISQ has none):
+    /// each path of length L is divided by u0^(L−1).
     #[arg(long)]
-    pub u0: f64,
+    pub u0: Option<f64>,
+    /// The Naik-term mass correction ε of HISQ (default 0): X += (ε/8) W, L ← (1 + ε) L.
+    #[arg(long, allow_negative_numbers = true)]
+    pub epsilon_naik: Option<f64>,
     /// Output file of the fat links.
     #[arg(long)]
     pub out_fat: PathBuf,
-    /// Output file of the long links (asqtad only; required there).
+    /// Output file of the long links (asqtad and hisq; required there).
     #[arg(long)]
     pub out_long: Option<PathBuf>,
     /// File format of the outputs.
@@ -78,18 +88,45 @@ pub struct SmearArgs {
     pub precision: OutPrecision,
 }
 
-const NEED_OUT_LONG: &str = "--links asqtad writes fat and long links: --out-long is required";
+const NEED_OUT_LONG: &str =
+    "--links asqtad and --links hisq write fat and long links: --out-long is required";
+
+/// The tadpole factor of asqtad and fat7 (0 for HISQ, which has none).
+fn tadpole(args: &SmearArgs) -> f64 {
+    args.u0.unwrap_or(0.0)
+}
+
+/// Checks `--u0` and `--epsilon-naik` against `--links`.
+fn validate_coefficients(args: &SmearArgs) -> Result<(), String> {
+    match (args.links, args.u0) {
+        (LinkKind::Hisq, Some(u0)) => {
+            return Err(format!(
+                "--links hisq has no tadpole factor, but --u0 {u0} was given"
+            ))
+        }
+        (LinkKind::Hisq, None) => {}
+        (_, None) => return Err("--links asqtad and --links fat7 need --u0".into()),
+        (_, Some(u0)) if !(u0.is_finite() && u0 > 0.0) => {
+            return Err(format!("--u0 must be a finite number > 0, found {u0}"))
+        }
+        _ => {}
+    }
+    match (args.links, args.epsilon_naik) {
+        (LinkKind::Hisq, Some(e)) if !e.is_finite() => {
+            Err(format!("--epsilon-naik must be finite, found {e}"))
+        }
+        (LinkKind::Asqtad | LinkKind::Fat7, Some(e)) => Err(format!(
+            "--epsilon-naik is a HISQ coefficient (--links hisq), but {e} was given"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Checks the flags against each other before any work.
 fn validate(args: &SmearArgs) -> Result<(), String> {
-    if !(args.u0.is_finite() && args.u0 > 0.0) {
-        return Err(format!(
-            "--u0 must be a finite number > 0, found {}",
-            args.u0
-        ));
-    }
+    validate_coefficients(args)?;
     match (args.links, &args.out_long) {
-        (LinkKind::Asqtad, None) => return Err(NEED_OUT_LONG.into()),
+        (LinkKind::Asqtad | LinkKind::Hisq, None) => return Err(NEED_OUT_LONG.into()),
         (LinkKind::Fat7, Some(p)) => {
             return Err(format!(
                 "--links fat7 has no long links, but --out-long {} was given",
@@ -143,8 +180,11 @@ fn write(
             r#"<?xml version="1.0" encoding="UTF-8"?><title>qdsl {what} links</title>"#
         ),
         record_xml: format!(
-            r#"<?xml version="1.0" encoding="UTF-8"?><info><links>{what}</links><u0>{}</u0></info>"#,
-            args.u0
+            r#"<?xml version="1.0" encoding="UTF-8"?><info><links>{what}</links>{}</info>"#,
+            match (args.u0, args.epsilon_naik) {
+                (Some(u0), _) => format!("<u0>{u0}</u0>"),
+                (None, e) => format!("<epsilon_naik>{}</epsilon_naik>", e.unwrap_or(0.0)),
+            }
         ),
         ..LimeWriteOptions::default()
     };
@@ -184,19 +224,31 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         .field;
     let v = fold_staggered_phases(&u);
     let device = if gpu.is_some() { "GPU" } else { "CPU" };
+    let u0 = tadpole(args);
     match args.links {
         LinkKind::Asqtad => {
             let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
-            let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, args.u0)?;
-            let long = smear::<AsqtadLong>(gpu.as_ref(), &v, args.u0)?;
-            eprintln!("qdsl smear: asqtad links on the {device}, u0 = {}", args.u0);
+            let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, u0)?;
+            let long = smear::<AsqtadLong>(gpu.as_ref(), &v, u0)?;
+            eprintln!("qdsl smear: asqtad links on the {device}, u0 = {u0}");
             write(&args.out_fat, &fat, args, "asqtad fat")?;
             write(out_long, &long, args, "asqtad long")?;
         }
         LinkKind::Fat7 => {
-            let fat = smear::<Fat7>(gpu.as_ref(), &v, args.u0)?;
-            eprintln!("qdsl smear: fat7 links on the {device}, u0 = {}", args.u0);
+            let fat = smear::<Fat7>(gpu.as_ref(), &v, u0)?;
+            eprintln!("qdsl smear: fat7 links on the {device}, u0 = {u0}");
             write(&args.out_fat, &fat, args, "fat7")?;
+        }
+        LinkKind::Hisq => {
+            let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
+            let epsilon = args.epsilon_naik.unwrap_or(0.0);
+            let (fat, long) = match &gpu {
+                Some(gpu) => hisq_links_gpu(gpu, &u, epsilon)?,
+                None => hisq_links(&u, epsilon)?,
+            };
+            eprintln!("qdsl smear: HISQ links on the {device}, epsilon_naik = {epsilon}");
+            write(&args.out_fat, &fat, args, "hisq fat")?;
+            write(out_long, &long, args, "hisq long")?;
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! `qdsl smear` on the CPU: MILC's fat.l8 and long.l8 reproduced from lat.sample.l8, the
-//! written files' SciDAC checksums, fat7 of unit links, and the flag errors.
+//! written files' SciDAC checksums, fat7 and HISQ of unit links, HISQ files against
+//! `qdsl_kernels::hisq_links`, and the flag errors.
 
 use super::*;
 use crate::cli::Cli;
@@ -110,6 +111,82 @@ fn fat7_of_unit_links_is_the_phase() {
     }
 }
 
+/// Runs `qdsl smear config --links hisq --out-fat … --out-long …` plus `flags` (SciDAC
+/// f64) and reads the two files back.
+fn hisq_files(config: &Path, flags: &[&str]) -> (GaugeField<f64>, GaugeField<f64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (fat, long) = (dir.path().join("fat"), dir.path().join("long"));
+    let mut args = vec![
+        config.to_str().unwrap(),
+        "--links",
+        "hisq",
+        "--out-fat",
+        fat.to_str().unwrap(),
+        "--out-long",
+        long.to_str().unwrap(),
+        "--precision",
+        "f64",
+    ];
+    args.extend_from_slice(flags);
+    smear_cli(&args).unwrap();
+    let read = |p: &Path| read_gauge(p, &ReadOptions::smeared_links()).unwrap().field;
+    (read(&fat), read(&long))
+}
+
+/// The HISQ fat and long links written from lat.sample.l8 (f64 SciDAC, ε = −0.05) read
+/// back exactly as `qdsl_kernels::hisq_links` computes them, and the default ε is 0
+/// (differs from ε = −0.05 by (ε/8) W in X, a visible amount).
+#[test]
+fn cpu_hisq_files_read_back_as_hisq_links() {
+    let config = data("lat.sample.l8");
+    let u = read_gauge(&config, &ReadOptions::default()).unwrap().field;
+    let (fat, long) = hisq_files(&config, &["--epsilon-naik", "-0.05"]);
+    let (x, l) = hisq_links(&u, -0.05).unwrap();
+    assert_eq!(rel(&fat, &x), 0.0);
+    assert_eq!(rel(&long, &l), 0.0);
+    let (fat0, long0) = hisq_files(&config, &[]);
+    let (x0, l0) = hisq_links(&u, 0.0).unwrap();
+    assert_eq!(rel(&fat0, &x0), 0.0);
+    assert_eq!(rel(&long0, &l0), 0.0);
+    assert!(rel(&fat0, &x) > 1e-3, "{:e}", rel(&fat0, &x));
+}
+
+/// HISQ of unit links: fat7 of unit links is 1 (unitary, so W = 1), the second level is
+/// the asqtad sum at u0 = 1, so X = 9/8 + ε/8 and L = −(1 + ε)/24, times the staggered
+/// phase with the antiperiodic time boundary (issue 6's recorded values).
+#[test]
+fn hisq_of_unit_links_is_nine_eighths_plus_eps() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = dir.path().join("unit.lime");
+    let lat = qdsl_core::lattice::Lattice::new([4, 4, 4, 4]).unwrap();
+    write_lime_gauge(
+        &unit,
+        &GaugeField::<f64>::unit(lat),
+        &LimeWriteOptions::default(),
+    )
+    .unwrap();
+    let eps = 0.25;
+    let (fat, long) = hisq_files(&unit, &["--epsilon-naik", "0.25"]);
+    for cb in 0..lat.volume() {
+        let c = lat.coords_of_cb(cb);
+        for mu in 0..4 {
+            let boundary = if mu == 3 && c[3] == 3 { -1.0 } else { 1.0 };
+            let phase = qdsl_kernels::staggered_phase(c, mu) * boundary;
+            // The long link crosses the boundary from t = 1, 2, 3: one boundary sign.
+            let long_boundary = if mu == 3 && c[3] >= 1 { -1.0 } else { 1.0 };
+            let long_phase = qdsl_kernels::staggered_phase(c, mu) * long_boundary;
+            let one = qdsl_core::math::ColourMatrix::identity();
+            let dx = (*fat.link(cb, mu) - one.scale(phase * (9.0 + eps) / 8.0)).max_abs_component();
+            let dl = (*long.link(cb, mu) - one.scale(-long_phase * (1.0 + eps) / 24.0))
+                .max_abs_component();
+            assert!(
+                dx < 1e-14 && dl < 1e-14,
+                "site {c:?} μ = {mu}: {dx:e} {dl:e}"
+            );
+        }
+    }
+}
+
 fn error_of(args: &[&str]) -> String {
     match smear_cli(args) {
         Err(e) => e.to_string(),
@@ -123,8 +200,18 @@ fn bad_flags_give_clear_errors() {
     let config = data("lat.sample.l8");
     let c = config.to_str().unwrap();
     // (the flags after the configuration, what the message must contain)
-    let cases: [(&str, &[&str]); 6] = [
-        ("--links hisq --u0 1 --out-fat f", &["hisq", "asqtad"]),
+    let cases: [(&str, &[&str]); 10] = [
+        ("--links hisk --out-fat f", &["hisk", "hisq", "asqtad"]),
+        (
+            "--links hisq --u0 1 --out-fat f --out-long l",
+            &["hisq has no tadpole factor", "--u0 1"],
+        ),
+        ("--links hisq --out-fat f", &["--out-long is required"]),
+        ("--links fat7 --out-fat f", &["need --u0"]),
+        (
+            "--links asqtad --u0 1 --epsilon-naik 0.1 --out-fat f --out-long l",
+            &["--epsilon-naik is a HISQ coefficient", "0.1"],
+        ),
         (
             "--links asqtad --u0 0 --out-fat f --out-long l",
             &["--u0 must be a finite number > 0, found 0"],

@@ -1,7 +1,8 @@
 //! `qdsl solve`: read a gauge configuration, build an even-odd operator and solve
 //! M̂ x = b with a progress bar, on the GPU if there is one (the global `--backend`
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
-//! (JSON, SVG).
+//! (JSON, SVG). Clover and twisted mass run on the CPU only: `cuda` refuses them, and
+//! `auto` on a GPU machine uses the CPU after one notice line.
 
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
@@ -20,19 +21,33 @@ use std::sync::Arc;
 pub struct SolveArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
-    /// The action: wilson, staggered (naive) or asqtad.
+    /// The action: wilson (--kappa), clover (--kappa, --csw), twisted-mass (--kappa,
+    /// --mu, optional --csw), staggered (naive), asqtad (--mass, --u0) or hisq (--mass,
+    /// --epsilon-naik). Clover and twisted-mass run on the CPU only. Clover and twisted mass are normalised as
+    /// M = (m + 4) + clover + iμγ5 − H/2 with m = 1/(2κ) − 4: (m + 4) × Wilson's M̂ at
+    /// c_sw = μ = 0.
     #[arg(long, default_value = "wilson")]
     action: Action,
-    /// Hopping parameter κ > 0 (Wilson).
+    /// Hopping parameter κ > 0 (wilson, clover, twisted-mass).
     #[arg(long, allow_negative_numbers = true)]
     kappa: Option<f64>,
-    /// Quark mass m ≥ 0 (staggered, asqtad).
+    /// Quark mass m ≥ 0 (staggered, asqtad, hisq).
     #[arg(long, allow_negative_numbers = true)]
     mass: Option<f64>,
     /// Tadpole factor u0 of the asqtad smearing (default: P^(1/4), P the plaquette).
     #[arg(long, allow_negative_numbers = true)]
     u0: Option<f64>,
-    /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: staggered).
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted-mass: default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    csw: Option<f64>,
+    /// Twisted mass μ (twisted-mass, required).
+    #[arg(long, allow_negative_numbers = true)]
+    mu: Option<f64>,
+    /// Naik-term correction ε of the HISQ links (hisq, default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon_naik: Option<f64>,
+    /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
+    /// staggered actions).
     #[arg(long, default_value = "cgnr")]
     solver: SolverKind,
     /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point) or f16,
@@ -124,13 +139,15 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
     )
 }
 
-/// Runs the solve on the backend of `choice` (flag, else `$QDSL_BACKEND`, else auto);
+/// Runs the solve on the backend of `choice` (flag, else `$QDSL_BACKEND`, else auto;
+/// the CPU for an action the GPU has no operator for, see [`SolveBackend::select_for`]);
 /// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
-    let backend = SolveBackend::select(BackendChoice::from_env(choice)?, &mut |line| {
-        eprintln!("{line}")
-    })?;
+    let backend =
+        SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
+            eprintln!("{line}")
+        })?;
     let file = read_gauge(&args.config, &ReadOptions::default())
         .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
     let config = SolveConfig {
@@ -138,6 +155,9 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         kappa: args.kappa,
         mass: args.mass,
         u0: args.u0,
+        csw: args.csw,
+        mu: args.mu,
+        epsilon_naik: args.epsilon_naik,
         solver: args.solver,
         precision: args.precision,
         tolerance: args.tol,

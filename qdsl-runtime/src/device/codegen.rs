@@ -20,6 +20,8 @@
 //! * recon 12: rows 0 and 1 stored; decode row 2 = conj(a_i b_j − a_j b_i), (i, j) =
 //!   (1, 2), (2, 0), (0, 1), complex products expanded as (re·re − im·im, re·im + im·re).
 //!   Links are taken with sign +1 (Wilson links; staggered signs must be folded in).
+//! * recon 8: QUDA's parametrisation as qdsl-core's, with the encoder's SU(3) check
+//!   (the `recon8` submodule); sign +1 as for recon 12.
 //!
 //! Errors are reported through a status word (bits [`STATUS_NON_FINITE`], …) that the
 //! host checks after the kernel: the device cannot return a `Result`.
@@ -37,6 +39,10 @@ pub const STATUS_OVERFLOW: u32 = 2;
 pub const STATUS_OUT_OF_RANGE: u32 = 4;
 /// Status bit: stored data no encoder writes (a negative norm, the integer −2^(b−1)).
 pub const STATUS_CORRUPT: u32 = 8;
+/// Status bit: a link given to recon 8 that is not SU(3) to
+/// [`SuCheck::DEFAULT_TOLERANCE`](qdsl_core::format::SuCheck::DEFAULT_TOLERANCE)
+/// (‖V†V − 1‖_F or |det V − 1| beyond it, or not finite).
+pub const STATUS_NOT_SU3: u32 = 16;
 
 /// The NVRTC options of every conversion kernel: no fused multiply-add.
 pub const OPTIONS: [&str; 1] = ["--fmad=false"];
@@ -113,6 +119,7 @@ fn prelude(layout: &DeviceLayout, host: HostReal, what: &str) -> String {
         ("OVERFLOW", STATUS_OVERFLOW),
         ("OUT_OF_RANGE", STATUS_OUT_OF_RANGE),
         ("CORRUPT", STATUS_CORRUPT),
+        ("NOT_SU3", STATUS_NOT_SU3),
     ] {
         let _ = writeln!(s, "#define QDSL_{name} {v}");
     }
@@ -172,10 +179,17 @@ fn encode_record(layout: &DeviceLayout) -> Result<String, super::format::Unsuppo
     let n = layout.host_reals;
     let stored = layout.stored_reals;
     s += "__device__ __forceinline__ void qdsl_encode_record(const double* r, unsigned char* out, float* norms, int site, int sub, int stride, int* bad) {\n";
+    // v: the reals to store (the host reals, or the recon-8 parameters).
+    if is_recon8(&layout.format) {
+        s.insert_str(0, &recon8::params_source());
+        s += "    double v[8];\n    qdsl_recon8_params(r, v, bad);\n";
+    } else {
+        s += "    const double* v = r;\n";
+    }
     match (layout.format.stored_real()?, layout.format.has_norm()) {
         (StoredReal::Float(w), _) => {
             s.insert_str(0, float_codec(w));
-            let _ = writeln!(s, "    for (int k = 0; k < {stored}; k++) qdsl_put(out + qdsl_offset(site, sub, k, stride), r[k], bad);");
+            let _ = writeln!(s, "    for (int k = 0; k < {stored}; k++) qdsl_put(out + qdsl_offset(site, sub, k, stride), v[k], bad);");
         }
         (StoredReal::Fixed(w), true) => {
             let q = w.max_int();
@@ -189,8 +203,8 @@ fn encode_record(layout: &DeviceLayout) -> Result<String, super::format::Unsuppo
                  const double c = norm > 0.0f ? {q}.0 / (double)norm : 0.0;\n    \
                  norms[site] = norm;\n    \
                  for (int k = 0; k < {stored}; k++) {{\n        \
-                 const int v = max(-{q}, min({q}, __double2int_rn(r[k] * c)));\n        \
-                 *({t}*)(out + qdsl_offset(site, sub, k, stride)) = ({t})v;\n    }}"
+                 const int i = max(-{q}, min({q}, __double2int_rn(v[k] * c)));\n        \
+                 *({t}*)(out + qdsl_offset(site, sub, k, stride)) = ({t})i;\n    }}"
             );
         }
         (StoredReal::Fixed(w), false) => {
@@ -200,7 +214,7 @@ fn encode_record(layout: &DeviceLayout) -> Result<String, super::format::Unsuppo
                 s,
                 "    for (int k = 0; k < {n}; k++) if (!isfinite(r[k])) *bad |= QDSL_NON_FINITE;\n    \
                  for (int k = 0; k < {stored}; k++) {{\n        \
-                 const double x = r[k] * {q}.0;\n        \
+                 const double x = v[k] * {q}.0;\n        \
                  if (!(fabs(x) < {q}.5)) {{ *bad |= QDSL_OUT_OF_RANGE; continue; }}\n        \
                  *({t}*)(out + qdsl_offset(site, sub, k, stride)) = ({t})__double2int_rn(x);\n    }}"
             );
@@ -275,8 +289,17 @@ fn decode_record(
             }
         }
     }
+    if is_recon8(&layout.format) {
+        s.insert_str(0, &recon8::rebuild_source(host));
+        s += "    qdsl_recon8_rebuild(r);\n";
+    }
     s += "}\n";
     Ok(s)
+}
+
+/// Whether `format` is a recon-8 link format.
+fn is_recon8(format: &DeviceFormat) -> bool {
+    matches!(format, DeviceFormat::Link(l) if l.compression == Compression::Recon8)
 }
 
 /// The CUDA source of one conversion kernel (see the module doc), named
@@ -373,5 +396,6 @@ pub fn reduction_source(layout: &DeviceLayout) -> Result<String, super::format::
     Ok(s)
 }
 
+mod recon8;
 #[cfg(test)]
 mod tests;

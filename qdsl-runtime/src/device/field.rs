@@ -8,8 +8,9 @@ use super::layout::DeviceLayout;
 use super::reference::DeviceImage;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
-use qdsl_core::format::{FermionFormat, LinkFormat};
+use qdsl_core::format::{FermionFormat, LinkFormat, SuCheck};
 use qdsl_core::lattice::Lattice;
+use qdsl_core::math::ColourMatrix;
 use qdsl_core::{Complex, Real};
 
 /// Threads per block of the conversion kernels.
@@ -65,6 +66,10 @@ fn problems(status: u32) -> String {
         (
             codegen::STATUS_CORRUPT,
             "corrupt data (a negative norm or the integer −2^(b−1))",
+        ),
+        (
+            codegen::STATUS_NOT_SU3,
+            "a link that is not SU(3) (recon 8 stores SU(3) links only)",
         ),
     ];
     names
@@ -166,7 +171,11 @@ impl DeviceField {
             HostArray::F64(v) => launch!(v),
             HostArray::F32(v) => launch!(v),
         }
-        check_status(gpu, &status, &name)?;
+        check_status_naming(gpu, &status, &name, |bits| {
+            (bits & codegen::STATUS_NOT_SU3 != 0)
+                .then(|| first_non_su3(host, layout.subs))
+                .flatten()
+        })?;
         Ok(field)
     }
 
@@ -371,6 +380,16 @@ fn codegen_options() -> Vec<String> {
 }
 
 fn check_status(gpu: &Gpu, status: &CudaSlice<i32>, kernel: &str) -> Result<(), DeviceError> {
+    check_status_naming(gpu, status, kernel, |_| None)
+}
+
+/// [`check_status`], appending `detail(bits)` (e.g. the offending record) to the problems.
+fn check_status_naming(
+    gpu: &Gpu,
+    status: &CudaSlice<i32>,
+    kernel: &str,
+    detail: impl Fn(u32) -> Option<String>,
+) -> Result<(), DeviceError> {
     let s = gpu
         .backend()
         .stream()
@@ -380,9 +399,36 @@ fn check_status(gpu: &Gpu, status: &CudaSlice<i32>, kernel: &str) -> Result<(), 
         0 => Ok(()),
         bits => Err(DeviceError::Conversion {
             kernel: kernel.to_string(),
-            problems: problems(bits),
+            problems: match detail(bits) {
+                Some(d) => format!("{}: {d}", problems(bits)),
+                None => problems(bits),
+            },
         }),
     }
+}
+
+/// The first link among host-order links (18 reals each, `subs` per site) that fails
+/// the recon-8 encoder's check ‖V†V − 1‖_F ≤ tol and |det V − 1| ≤ tol
+/// (tol = [`SuCheck::DEFAULT_TOLERANCE`]), described with its site and direction.
+fn first_non_su3<T: Real>(host: &[T], subs: usize) -> Option<String> {
+    let tol = SuCheck::DEFAULT_TOLERANCE;
+    host.chunks_exact(18).enumerate().find_map(|(record, r)| {
+        let mut a = [0.0f64; 18];
+        for (x, y) in a.iter_mut().zip(r) {
+            *x = Real::to_f64(*y);
+        }
+        let v = ColourMatrix::from_reals(&a);
+        let unitarity = v.unitarity_deviation();
+        let det_error = (v.determinant() - Complex::new(1.0, 0.0)).norm();
+        (!(unitarity <= tol && det_error <= tol)).then(|| {
+            format!(
+                "link {record} (site {}, μ = {}) has ‖V†V − 1‖_F = {unitarity:.3e}, \
+                 |det V − 1| = {det_error:.3e} (tolerance {tol:e})",
+                record / subs.max(1),
+                record % subs.max(1)
+            )
+        })
+    })
 }
 
 /// Describes the set bits of a kernel status word ([`codegen::STATUS_NON_FINITE`], …)
@@ -412,5 +458,23 @@ mod tests {
         );
         assert_eq!(grid(0, 256), 1);
         assert_eq!(grid(257, 256), 2);
+    }
+
+    /// Two sites of 4 identity links, link 5 (site 1, μ = 1) replaced by i·1: unitary,
+    /// but det = i³ = −i, so |det − 1| = √2; ‖V†V − 1‖_F = 0.
+    #[test]
+    fn the_first_non_su3_link_is_named() {
+        let identity = ColourMatrix::<f64>::identity().to_reals();
+        let mut host: Vec<f64> = (0..8).flat_map(|_| identity).collect();
+        assert_eq!(first_non_su3(&host, 4), None);
+        for k in 0..3 {
+            let diag = 5 * 18 + 2 * (3 * k + k);
+            host[diag] = 0.0;
+            host[diag + 1] = 1.0;
+        }
+        let found = first_non_su3(&host, 4).unwrap();
+        assert!(found.starts_with("link 5 (site 1, μ = 1)"), "{found}");
+        assert!(found.contains("‖V†V − 1‖_F = 0.000e0"), "{found}");
+        assert!(found.contains("|det V − 1| = 1.414e0"), "{found}");
     }
 }

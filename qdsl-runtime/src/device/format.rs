@@ -1,8 +1,6 @@
 //! What a device field stores: a fermion format or a gauge-link format of qdsl-core.
 
-use qdsl_core::format::{
-    Compression, FermionFormat, FixedWidth, FloatWidth, LinkFormat, LinkStorage,
-};
+use qdsl_core::format::{FermionFormat, FixedWidth, FloatWidth, LinkFormat, LinkStorage};
 use std::fmt;
 
 /// How one stored real is held on the device.
@@ -35,7 +33,7 @@ pub enum DeviceFormat {
 
 /// A format the device fields do not implement yet.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("device fields do not support the format {format} yet (supported: f64, f32, f16, bf16, fixed16, fixed8; links with recon18 or recon12)")]
+#[error("device fields do not support the format {format} yet (supported: f64, f32, f16, bf16, fixed16, fixed8; links with recon18, recon12 or recon8)")]
 pub struct UnsupportedFormat {
     /// The format's name.
     pub format: String,
@@ -50,8 +48,8 @@ impl DeviceFormat {
         }
     }
 
-    /// How each stored real is held; an error for the bit-packed fermion formats and
-    /// recon 8, which device fields do not implement.
+    /// How each stored real is held; an error for the bit-packed fermion formats, which
+    /// device fields do not implement.
     pub fn stored_real(&self) -> Result<StoredReal, UnsupportedFormat> {
         let unsupported = || UnsupportedFormat {
             format: self.name(),
@@ -60,7 +58,6 @@ impl DeviceFormat {
             DeviceFormat::Fermion(FermionFormat::Float(w)) => Ok(StoredReal::Float(w)),
             DeviceFormat::Fermion(FermionFormat::Fixed(w)) => Ok(StoredReal::Fixed(w)),
             DeviceFormat::Fermion(FermionFormat::Packed(_)) => Err(unsupported()),
-            DeviceFormat::Link(l) if l.compression == Compression::Recon8 => Err(unsupported()),
             DeviceFormat::Link(l) => Ok(match l.storage {
                 LinkStorage::Float(w) => StoredReal::Float(w),
                 LinkStorage::Fixed(w) => StoredReal::Fixed(w),
@@ -84,7 +81,7 @@ impl DeviceFormat {
         }
     }
 
-    /// Stored reals per record: the host reals for fermions, 18 or 12 for links.
+    /// Stored reals per record: the host reals for fermions, 18, 12 or 8 for links.
     pub fn stored_reals(&self, fermion_reals: usize) -> usize {
         match self {
             DeviceFormat::Fermion(_) => fermion_reals,

@@ -9,7 +9,7 @@ use super::*;
 use crate::backend::CudaBackend;
 use crate::jit::Jit;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::format::{Compression, FermionFormat, LinkFormat, LinkStorage};
+use qdsl_core::format::{Compression, FermionFormat, LinkFormat, LinkSign, LinkStorage};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Real;
 
@@ -108,6 +108,63 @@ fn gauge_fields_encode_and_decode_bit_for_bit_like_the_core() {
             check_gauge::<f32>(&gpu, LinkFormat::new(s, c), 50 + i as u64);
         }
     }
+}
+
+/// Recon 8 on the GPU against qdsl-core's `LinkFormat` round trip of the same links
+/// (encode, then decode in T): equal to 64 unit roundoffs of T per real, the only
+/// differences being the roundings of atan2, sin and cos (no two math libraries agree
+/// bit for bit; a wrong reconstruction differs by O(1)).
+fn check_recon8<T: Real>(gpu: &Gpu, storage: LinkStorage, seed: u64) {
+    let format = LinkFormat::new(storage, Compression::Recon8);
+    let g = GaugeField::<T>::random(lattice(), seed);
+    let dev = DeviceField::from_gauge(gpu, &g, format).unwrap();
+    assert_eq!(dev.layout().stored_reals, 8);
+    let back = dev.to_gauge::<T>(gpu, lattice()).unwrap();
+    let tol = 64.0 * Real::to_f64(T::epsilon()) / 2.0;
+    let mut bytes = vec![0u8; format.bytes_per_link()];
+    for (i, (link, got)) in g.links().iter().zip(back.links()).enumerate() {
+        format.encode(link, LinkSign::Plus, &mut bytes).unwrap();
+        let cpu = format.decode::<T>(&bytes, LinkSign::Plus).unwrap();
+        let diff = Real::to_f64((*got - cpu).max_abs_component());
+        assert!(
+            diff <= tol,
+            "{} {}: link {i} differs from the CPU round trip by {diff:e} > {tol:e}",
+            format.name(),
+            T::NAME
+        );
+    }
+}
+
+#[test]
+fn recon8_gauge_fields_round_trip_like_the_core() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    for (i, s) in LinkStorage::ALL.into_iter().enumerate() {
+        check_recon8::<f64>(&gpu, s, 100 + i as u64);
+        check_recon8::<f32>(&gpu, s, 200 + i as u64);
+    }
+}
+
+/// Link 7 = site 1, μ = 3 multiplied by i: unitary, but det = i³·1 = −i, so the recon-8
+/// upload fails and names it.
+#[test]
+fn a_non_su3_link_is_refused_by_recon8_by_name() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let mut g = GaugeField::<f64>::random(lattice(), 7);
+    let link = &mut g.links_mut()[7];
+    *link = link.scale_complex(qdsl_core::Complex::new(0.0, 1.0));
+    let format = LinkFormat::new(LinkStorage::F32, Compression::Recon8);
+    let e = DeviceField::from_gauge(&gpu, &g, format).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("not SU(3)"), "{text}");
+    assert!(text.contains("link 7 (site 1, μ = 3)"), "{text}");
+    assert!(text.contains("|det V − 1| = 1.414e0"), "{text}");
+    // The same field with recon 18 is stored as it is.
+    assert!(DeviceField::from_gauge(
+        &gpu,
+        &g,
+        LinkFormat::new(LinkStorage::F32, Compression::Full)
+    )
+    .is_ok());
 }
 
 #[test]

@@ -131,6 +131,16 @@ mod tests {
                 StorageFormat::F32,
             ),
             (
+                DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Recon8)),
+                0,
+                StorageFormat::F32,
+            ),
+            (
+                DeviceFormat::Link(LinkFormat::new(LinkStorage::F64, Compression::Recon8)),
+                0,
+                StorageFormat::F64,
+            ),
+            (
                 DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Full)),
                 0,
                 StorageFormat::F32,
@@ -184,10 +194,17 @@ mod tests {
     }
 
     #[test]
-    fn packed_and_recon8_are_refused() {
-        assert!(DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8).is_err());
+    fn packed_is_refused_and_recon8_holds_8_reals() {
+        let e =
+            DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8).unwrap_err();
+        assert!(
+            e.to_string().contains(FermionFormat::PACKED20.name()),
+            "{e}"
+        );
         let r8 = LinkFormat::new(LinkStorage::F32, Compression::Recon8);
-        let e = DeviceLayout::new(DeviceFormat::Link(r8), 0, 8).unwrap_err();
-        assert!(e.to_string().contains("f32/recon8"), "{e}");
+        let l = DeviceLayout::new(DeviceFormat::Link(r8), 0, 8).unwrap();
+        // 8 f32 reals per link in 16-byte chunks of 4: 2 chunks of 4 links each.
+        assert_eq!((l.stored_reals, l.host_reals, l.subs), (8, 18, 4));
+        assert_eq!(l.value_bytes(), 4 * 2 * l.stride * 16);
     }
 }

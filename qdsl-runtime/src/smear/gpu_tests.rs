@@ -105,14 +105,15 @@ fn gpu_asqtad_links_reproduce_milc() {
     );
 }
 
-/// `qdsl check`'s smearing rows: three specs and two gauge forces in f64 and f32, each
-/// compared and passing its bound; a filter keeps only the matching spec.
+/// `qdsl check`'s smearing rows: three specs, HISQ fat and long links and two gauge
+/// forces in f64 and f32, each compared and passing its bound; a filter keeps only the
+/// matching spec.
 #[test]
 fn check_rows_of_the_smearing_specs_pass() {
     let Some((gpu, _dir)) = gpu() else { return };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 10);
+    assert_eq!(rows.len(), 14);
     for r in &rows {
         assert!(
             matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
@@ -123,6 +124,8 @@ fn check_rows_of_the_smearing_specs_pass() {
     assert_eq!(fat7.len(), 2);
     let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
     assert_eq!(forces.len(), 4);
+    let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));
+    assert_eq!(hisq.len(), 4);
 }
 
 fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {

@@ -16,7 +16,7 @@ fn layouts() -> Vec<DeviceLayout> {
         }
     }
     for s in LinkStorage::ALL {
-        for c in [Compression::Full, Compression::Recon12] {
+        for c in Compression::ALL {
             out.push(DeviceLayout::new(DeviceFormat::Link(LinkFormat::new(s, c)), 0, 64).unwrap());
         }
     }
@@ -43,7 +43,8 @@ fn names_are_distinct_and_readable() {
             }
         }
     }
-    assert_eq!(names.len(), (6 * 2 + 6 * 2) * 4);
+    // Fermions: 6 formats × 2 site sizes; links: 6 storages × 3 compressions.
+    assert_eq!(names.len(), (6 * 2 + 6 * 3) * 4);
 }
 
 #[test]
@@ -77,6 +78,38 @@ fn recon12_source_spells_the_cross_product() {
     assert!(src.contains("pr = r[2] * r[10] - r[3] * r[11]"), "{src}");
     assert!(src.contains("qr = r[4] * r[8] - r[5] * r[9]"));
     assert!(src.contains("r[13] = -(pi - qi);"));
+}
+
+/// Recon 8 stores [arg v00/π, arg v20/π, v01, v02, v10]: v00 = r[0], r[1]; v20 = r[12],
+/// r[13]; v01 = r[2..4] (row-major, (re, im) per element), and checks SU(3) on encode.
+#[test]
+fn recon8_sources_spell_the_parametrisation() {
+    for s in [LinkStorage::F32, LinkStorage::FIXED16] {
+        let l = DeviceLayout::new(
+            DeviceFormat::Link(LinkFormat::new(s, Compression::Recon8)),
+            0,
+            8,
+        )
+        .unwrap();
+        assert_eq!(l.stored_reals, 8);
+        let enc = conversion_source(&l, HostReal::F64, Direction::Encode).unwrap();
+        assert!(enc.contains("p[0] = atan2(r[1], r[0]) / pi;"), "{enc}");
+        assert!(enc.contains("p[1] = atan2(r[13], r[12]) / pi;"));
+        assert!(enc.contains("for (int k = 2; k < 8; k++) p[k] = r[k];"));
+        assert!(enc.contains("*bad |= QDSL_NOT_SU3"));
+        assert!(enc.contains(&format!("#define QDSL_NOT_SU3 {STATUS_NOT_SU3}")));
+        // π by its bits: 0x400921fb54442d18 in f64, 0x40490fdb in f32.
+        assert!(enc.contains("0x400921fb54442d18"));
+        let dec = conversion_source(&l, HostReal::F32, Direction::Decode).unwrap();
+        assert!(dec.contains("qdsl_recon8_rebuild(r);"), "{dec}");
+        assert!(dec.contains("0x40490fdb"));
+        assert!(dec.contains("sqrtf(fmaxf(one - r2, zero))"));
+        // v11 = −(conj(v20)·conj(v02) + A·v01)/r².
+        assert!(dec.contains(
+            "v11 = qdsl_scale(qdsl_neg(qdsl_add(qdsl_mul(qdsl_cj(v20), qdsl_cj(v02)), qdsl_mul(a, v01))), inv);"
+        ));
+        assert!(!dec.contains("atan2"));
+    }
 }
 
 #[test]

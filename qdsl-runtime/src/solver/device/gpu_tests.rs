@@ -214,10 +214,13 @@ fn a_failure_in_an_infallible_method_is_sticky_and_makes_norms_nan() {
 fn config(action: Action, solver: SolverKind, precision: Precision) -> SolveConfig {
     SolveConfig {
         action,
-        kappa: (action == Action::Wilson).then_some(0.12),
+        kappa: action.is_wilson_like().then_some(0.12),
         // m = 0.1: cond(A) ≈ 16/(4m²) = 400, so two solves to 1e-10 agree to 1e-7.
-        mass: (action != Action::Wilson).then_some(0.1),
+        mass: (!action.is_wilson_like()).then_some(0.1),
         u0: None,
+        csw: None,
+        mu: None,
+        epsilon_naik: None,
         solver,
         precision,
         tolerance: 1e-10,
@@ -304,6 +307,28 @@ fn solves_on_the_milc_sample_agree_with_the_cpu() {
         &ctx,
         &gauge,
         &config(Action::Wilson, SolverKind::Cgnr, Precision::F16),
+    );
+}
+
+/// HISQ (the fat and long links of `hisq_links`) solves on the GPU in mixed precision and
+/// agrees with the CPU solve; clover has no device operator and is refused by name.
+#[test]
+fn hisq_solves_on_the_gpu_and_clover_is_refused() {
+    let Some((ctx, _dir)) = context() else { return };
+    let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 13);
+    check_solve(
+        &ctx,
+        &gauge,
+        &config(Action::Hisq, SolverKind::Cg, Precision::F32),
+    );
+    let clover = SolveConfig {
+        csw: Some(1.0),
+        ..config(Action::Clover, SolverKind::BiCgStab, Precision::F64)
+    };
+    let e = solve_on(&SolveBackend::Cuda(Arc::clone(&ctx)), &gauge, &clover, None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the GPU backend has no clover operator yet: use --backend cpu"
     );
 }
 
