@@ -14,16 +14,9 @@ type Source = fn() -> Result<String, DslError>;
 
 #[test]
 fn link_path_kernels_compile_and_do_not_spill() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
     };
-    let ptxas = nvrtc::ptxas()
-        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-        .ok();
     let catalog: [(&str, Source, Source); 3] = [
         (
             "asqtad_fat",
@@ -42,25 +35,12 @@ fn link_path_kernels_compile_and_do_not_spill() {
             let src = source().unwrap();
             for arch in ["sm_80", "sm_90"] {
                 let tag = format!("{name}_{precision}_{arch}");
-                let ptx = nv
-                    .compile(&src, &tag, arch)
-                    .unwrap_or_else(|log| panic!("{tag}:\n{log}"));
-                for k in ["path", "staple", "sum", "accumulate"] {
-                    assert!(
-                        ptx.contains(&format!(".entry {name}_{k}(")),
-                        "{tag}: no {k}"
-                    );
-                }
-                let Some(p) = ptxas.as_ref() else { continue };
-                let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
-                assert_eq!(reports.len(), 4, "{tag}");
-                for (entry, r) in &reports {
-                    assert_eq!(
-                        (r.spill_stores, r.spill_loads),
-                        (0, 0),
-                        "{entry} spills: {r:?}"
-                    );
-                    eprintln!("{tag} {entry}: {} registers", r.registers);
+                let entries: Vec<String> = ["path", "staple", "sum", "accumulate"]
+                    .iter()
+                    .map(|k| format!("{name}_{k}"))
+                    .collect();
+                if let Some(reports) = tc.compile_checked(&src, &tag, arch, &entries, true) {
+                    assert_eq!(reports.len(), 4, "{tag}");
                 }
             }
         }
@@ -69,32 +49,16 @@ fn link_path_kernels_compile_and_do_not_spill() {
 
 #[test]
 fn u3_projection_kernel_compiles_and_does_not_spill() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
     };
-    let ptxas = nvrtc::ptxas()
-        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-        .ok();
     for (precision, src) in [
         ("f64", project_source::<f64>().unwrap()),
         ("f32", project_source::<f32>().unwrap()),
     ] {
         for arch in ["sm_80", "sm_90"] {
             let tag = format!("{PROJECT_KERNEL}_{precision}_{arch}");
-            let ptx = nv
-                .compile(&src, &tag, arch)
-                .unwrap_or_else(|log| panic!("{tag}:\n{log}"));
-            assert!(ptx.contains(&format!(".entry {PROJECT_KERNEL}(")), "{tag}");
-            let Some(p) = ptxas.as_ref() else { continue };
-            let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
-            for (entry, r) in &reports {
-                assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{entry}: {r:?}");
-                eprintln!("{tag} {entry}: {} registers", r.registers);
-            }
+            tc.compile_checked(&src, &tag, arch, &[PROJECT_KERNEL.to_string()], true);
         }
     }
 }

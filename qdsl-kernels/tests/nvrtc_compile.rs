@@ -39,8 +39,7 @@ fn catalog() -> [(&'static str, Source, Name); 4] {
 /// Compiles a batch of variants of one kernel for one architecture as one program;
 /// returns the register range.
 fn check(
-    nv: &nvrtc::Nvrtc,
-    ptxas: Option<&std::path::PathBuf>,
+    tc: &nvrtc::Toolchain,
     (name, source, kernel_name): (&str, Source, Name),
     arch: &str,
     variants: &[Variant],
@@ -54,25 +53,13 @@ fn check(
         ));
     }
     let tag = format!("{name}_{arch}_{:016x}", variants[0].stable_hash());
-    let ptx = nv
-        .compile(&program, &tag, arch)
-        .unwrap_or_else(|log| panic!("{name} {arch}:\n{log}"));
-    for v in variants {
-        assert!(
-            ptx.contains(&format!(".entry {}(", kernel_name(v))),
-            "{name} [{v}] missing from the PTX"
-        );
-    }
-    let Some(p) = ptxas else { return (0, 0) };
-    let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
+    let entries: Vec<String> = variants.iter().map(kernel_name).collect();
+    let Some(reports) = tc.compile_checked(&program, &tag, arch, &entries, true) else {
+        return (0, 0);
+    };
     assert_eq!(reports.len(), variants.len());
     let (mut lo, mut hi) = (u32::MAX, 0);
     for (entry, r) in &reports {
-        assert_eq!(
-            (r.spill_stores, r.spill_loads),
-            (0, 0),
-            "{entry} spills on {arch}: {r:?}"
-        );
         assert!(r.registers > 0 && r.registers <= 255, "{entry}: {r:?}");
         lo = lo.min(r.registers);
         hi = hi.max(r.registers);
@@ -82,16 +69,9 @@ fn check(
 
 #[test]
 fn every_variant_compiles_and_does_not_spill() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
     };
-    let ptxas = nvrtc::ptxas()
-        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-        .ok();
     // Batches of 16 variants per (kernel, architecture), compiled by a pool of threads
     // (NVRTC programs are independent); NVRTC needs about 0.5 s of CPU per variant.
     let variants = Variant::all();
@@ -121,7 +101,7 @@ fn every_variant_compiles_and_does_not_spill() {
             scope.spawn(|| loop {
                 let job = queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let Some((k, arch, batch)) = job else { break };
-                let range = check(&nv, ptxas.as_ref(), k, arch, &batch);
+                let range = check(&tc, k, arch, &batch);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push((
                     k.0,
                     arch,
@@ -192,16 +172,9 @@ fn narrow_variants() -> Vec<Variant> {
 /// for sm_80 and sm_90, and none spills (QDSL_NVRTC_ONLY=<kernel> filters as above).
 #[test]
 fn narrow_variants_compile_and_do_not_spill() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
     };
-    let ptxas = nvrtc::ptxas()
-        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-        .ok();
     let only = std::env::var("QDSL_NVRTC_ONLY").ok();
     let mut compiled = 0;
     for k in catalog()
@@ -213,7 +186,7 @@ fn narrow_variants_compile_and_do_not_spill() {
             .filter(|v| (k.1)(v).is_ok())
             .collect();
         for arch in ["sm_80", "sm_90"] {
-            let (lo, hi) = check(&nv, ptxas.as_ref(), k, arch, &variants);
+            let (lo, hi) = check(&tc, k, arch, &variants);
             println!(
                 "{} {arch}: {} narrow variants, {lo}..{hi} registers, no spills",
                 k.0,

@@ -445,16 +445,9 @@ fn nvrtc_variants() -> Vec<Variant> {
 /// skipped with a message where NVRTC or ptxas is absent).
 #[test]
 fn clover_kernels_compile_with_nvrtc() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
     };
-    let ptxas = nvrtc::ptxas()
-        .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-        .ok();
     let kernels: [(&str, Source, Name); 2] = [
         (
             "wilson_clover",
@@ -479,17 +472,10 @@ fn clover_kernels_compile_with_nvrtc() {
                 ));
             }
             let tag = format!("{name}_{arch}");
-            let ptx = nv
-                .compile(&program, &tag, arch)
-                .unwrap_or_else(|log| panic!("{name} {arch}:\n{log}"));
-            for v in &variants {
-                assert!(
-                    ptx.contains(&format!(".entry {}(", kernel_name(v))),
-                    "{name} [{v}]"
-                );
-            }
-            let Some(p) = &ptxas else { continue };
-            let reports = nvrtc::ptxas_report(p, &ptx, arch, &tag).unwrap();
+            let entries: Vec<String> = variants.iter().map(kernel_name).collect();
+            let Some(reports) = tc.compile_checked(&program, &tag, arch, &entries, false) else {
+                continue;
+            };
             assert_eq!(reports.len(), variants.len());
             let regs = reports.iter().map(|(_, r)| r.registers);
             let spills: u32 = reports

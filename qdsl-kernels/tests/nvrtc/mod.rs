@@ -236,3 +236,65 @@ pub fn ptxas_report(
     }
     Ok(reports)
 }
+
+/// libnvrtc with ptxas where found: what every NVRTC compile test starts from.
+pub struct Toolchain {
+    /// The loaded libnvrtc.
+    pub nv: Nvrtc,
+    /// The ptxas binary; `None` where absent (the register/spill part is skipped).
+    pub ptxas: Option<PathBuf>,
+}
+
+impl Toolchain {
+    /// Loads libnvrtc and finds ptxas; `None`, after printing why the test skips, where
+    /// libnvrtc is absent. A missing ptxas only skips the ptxas part (with a message).
+    pub fn load() -> Option<Self> {
+        let nv = match Nvrtc::load() {
+            Ok(n) => n,
+            Err(why) => {
+                eprintln!("SKIPPED: {why}");
+                return None;
+            }
+        };
+        let ptxas = ptxas()
+            .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
+            .ok();
+        Some(Toolchain { nv, ptxas })
+    }
+
+    /// Compiles `source` (program `tag`) for `arch`, panicking with NVRTC's log on error,
+    /// and asserts that every name of `entries` is an `.entry` of the PTX. Returns ptxas's
+    /// per-entry report (`None` where ptxas is absent), each entry's registers printed;
+    /// with `no_spills`, asserts that no entry spills (0 bytes stored and loaded).
+    pub fn compile_checked(
+        &self,
+        source: &str,
+        tag: &str,
+        arch: &str,
+        entries: &[String],
+        no_spills: bool,
+    ) -> Option<Vec<(String, PtxasReport)>> {
+        let ptx = self
+            .nv
+            .compile(source, tag, arch)
+            .unwrap_or_else(|log| panic!("{tag} {arch}:\n{log}"));
+        for e in entries {
+            assert!(
+                ptx.contains(&format!(".entry {e}(")),
+                "{tag}: entry {e} missing from the PTX"
+            );
+        }
+        let reports = ptxas_report(self.ptxas.as_ref()?, &ptx, arch, tag).unwrap();
+        for (entry, r) in &reports {
+            if no_spills {
+                assert_eq!(
+                    (r.spill_stores, r.spill_loads),
+                    (0, 0),
+                    "{entry} spills on {arch}: {r:?}"
+                );
+            }
+            eprintln!("{tag} {entry}: {} registers", r.registers);
+        }
+        Some(reports)
+    }
+}

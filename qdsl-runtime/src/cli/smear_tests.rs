@@ -68,12 +68,9 @@ fn cpu_smear_reproduces_milc_fat_and_long_links() {
     }
 }
 
-/// Fat7 of unit links at u0 = 1 is 1/8 + 6/16 + 24/64 + 48/384 = 1 times the staggered
-/// phase: the written NERSC f64 file holds ±identity links.
-#[test]
-fn fat7_of_unit_links_is_the_phase() {
-    let dir = tempfile::tempdir().unwrap();
-    let unit = dir.path().join("unit.lime");
+/// Writes unit links on a 4⁴ lattice to `dir`/unit.lime (LIME, f64): (path, lattice).
+fn write_unit_links(dir: &std::path::Path) -> (std::path::PathBuf, qdsl_core::lattice::Lattice) {
+    let unit = dir.join("unit.lime");
     let lat = qdsl_core::lattice::Lattice::new([4, 4, 4, 4]).unwrap();
     write_lime_gauge(
         &unit,
@@ -81,6 +78,15 @@ fn fat7_of_unit_links_is_the_phase() {
         &LimeWriteOptions::default(),
     )
     .unwrap();
+    (unit, lat)
+}
+
+/// Fat7 of unit links at u0 = 1 is 1/8 + 6/16 + 24/64 + 48/384 = 1 times the staggered
+/// phase: the written NERSC f64 file holds ±identity links.
+#[test]
+fn fat7_of_unit_links_is_the_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let (unit, lat) = write_unit_links(dir.path());
     let out = dir.path().join("fat7.nersc");
     smear_cli(&[
         unit.to_str().unwrap(),
@@ -157,14 +163,7 @@ fn cpu_hisq_files_read_back_as_hisq_links() {
 #[test]
 fn hisq_of_unit_links_is_nine_eighths_plus_eps() {
     let dir = tempfile::tempdir().unwrap();
-    let unit = dir.path().join("unit.lime");
-    let lat = qdsl_core::lattice::Lattice::new([4, 4, 4, 4]).unwrap();
-    write_lime_gauge(
-        &unit,
-        &GaugeField::<f64>::unit(lat),
-        &LimeWriteOptions::default(),
-    )
-    .unwrap();
+    let (unit, lat) = write_unit_links(dir.path());
     let eps = 0.25;
     let (fat, long) = hisq_files(&unit, &["--epsilon-naik", "0.25"]);
     for cb in 0..lat.volume() {

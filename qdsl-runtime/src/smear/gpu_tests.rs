@@ -46,6 +46,27 @@ fn rel<T: qdsl_core::Real>(a: &GaugeField<T>, b: &GaugeField<T>) -> f64 {
     d / m
 }
 
+/// The MILC sample gauge field tests/data/milc/lat.sample.l8.
+fn sample_l8() -> GaugeField<f64> {
+    read_gauge(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
+        &ReadOptions::default(),
+    )
+    .unwrap()
+    .field
+}
+
+/// Asserts `rel(gpu, cpu) < bound`, naming `what` on failure.
+fn assert_close<T: qdsl_core::Real>(
+    gpu: &GaugeField<T>,
+    cpu: &GaugeField<T>,
+    bound: f64,
+    what: &str,
+) {
+    let r = rel(gpu, cpu);
+    assert!(r < bound, "{what}: relative error {r:e}");
+}
+
 fn gpu_vs_cpu<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {
     let v = fold_staggered_phases(&u.cast::<T>());
     let g = GpuSmearer::<T>::new::<S>(gpu)
@@ -53,13 +74,7 @@ fn gpu_vs_cpu<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f
         .smear(gpu, &v, 0.502)
         .unwrap();
     let c = S::smear_cpu(&v, 0.502).unwrap();
-    let r = rel(&g, &c);
-    assert!(
-        r < bound,
-        "{} {}: relative error {r:e}",
-        S::spec().name,
-        T::NAME
-    );
+    assert_close(&g, &c, bound, &format!("{} {}", S::spec().name, T::NAME));
 }
 
 /// AsqtadFat, AsqtadLong and Fat7 on lat.sample.l8 agree with the CPU plan to rounding
@@ -67,12 +82,7 @@ fn gpu_vs_cpu<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f
 #[test]
 fn every_spec_matches_the_cpu_plan() {
     let Some((gpu, _dir)) = gpu() else { return };
-    let u = read_gauge(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
-        &ReadOptions::default(),
-    )
-    .unwrap()
-    .field;
+    let u = sample_l8();
     gpu_vs_cpu::<AsqtadFat, f64>(&gpu, &u, 1e-13);
     gpu_vs_cpu::<AsqtadLong, f64>(&gpu, &u, 1e-13);
     gpu_vs_cpu::<Fat7, f64>(&gpu, &u, 1e-13);
@@ -86,12 +96,7 @@ fn every_spec_matches_the_cpu_plan() {
 #[test]
 fn gpu_asqtad_links_reproduce_milc() {
     let Some((gpu, _dir)) = gpu() else { return };
-    let u = read_gauge(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
-        &ReadOptions::default(),
-    )
-    .unwrap()
-    .field;
+    let u = sample_l8();
     let (fat, long) = asqtad_links_gpu(&gpu, &u, 0.502).unwrap();
     assert!(
         rel(&fat, &milc("fat.l8")) < 2e-6,
@@ -135,12 +140,11 @@ fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, 
         .force(gpu, &v, 5.7)
         .unwrap();
     let c = A::force_cpu(&v, 5.7).unwrap();
-    let r = rel(&g, &c);
-    assert!(
-        r < bound,
-        "{} force {}: relative error {r:e}",
-        A::spec().name,
-        T::NAME
+    assert_close(
+        &g,
+        &c,
+        bound,
+        &format!("{} force {}", A::spec().name, T::NAME),
     );
 }
 
@@ -149,12 +153,7 @@ fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, 
 #[test]
 fn gauge_forces_match_the_cpu() {
     let Some((gpu, _dir)) = gpu() else { return };
-    let u = read_gauge(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
-        &ReadOptions::default(),
-    )
-    .unwrap()
-    .field;
+    let u = sample_l8();
     force_gpu_vs_cpu::<WilsonGauge, f64>(&gpu, &u, 1e-13);
     force_gpu_vs_cpu::<SymanzikGauge, f64>(&gpu, &u, 1e-13);
     force_gpu_vs_cpu::<WilsonGauge, f32>(&gpu, &u, 1e-5);
@@ -167,12 +166,7 @@ fn gauge_forces_match_the_cpu() {
 #[test]
 fn gpu_hisq_links_match_the_cpu() {
     let Some((gpu, _dir)) = gpu() else { return };
-    let u = read_gauge(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8"),
-        &ReadOptions::default(),
-    )
-    .unwrap()
-    .field;
+    let u = sample_l8();
     let eps = -0.1;
     let (x, l) = hisq_links_gpu(&gpu, &u, eps).unwrap();
     let (cx, cl) = qdsl_kernels::hisq_links(&u, eps).unwrap();
