@@ -7,12 +7,14 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | [`cpu`] | the CPU backend: the generated Rust of the hops, timed on the host |
 //! | [`metrics`] | the arithmetic: rates from times, copy bandwidth |
 //! | [`quda`] | QUDA's H100 numbers (from DESIGN.md) |
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
 
+pub mod cpu;
 pub mod metrics;
 pub mod quda;
 pub mod report;

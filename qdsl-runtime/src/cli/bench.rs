@@ -3,6 +3,7 @@
 
 use super::CliError;
 use crate::backend::BackendChoice;
+use crate::bench::cpu::{cpu_json, render_cpu, run_cpu_bench};
 use crate::bench::{default_cases, render, run_bench, to_json, BenchOptions};
 use crate::device::Gpu;
 use crate::operator::device::codegen_hash;
@@ -36,12 +37,16 @@ pub struct BenchArgs {
     pub compare_quda: bool,
 }
 
-/// Runs the bench; an error (non-zero exit) without a GPU.
+/// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
+/// ([`crate::bench::cpu`]: the generated Rust of the hops, at most 50 timed runs each).
+/// `auto` without a GPU is an error: the GPU table is the bench's purpose.
 pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
-        return Err("qdsl bench times GPU kernels: it needs the CUDA backend, and --backend/QDSL_BACKEND says cpu".into());
+        return run_cpu(args);
     }
-    let gpu = Gpu::open(0).map_err(|e| format!("qdsl bench needs a GPU ({e})"))?;
+    let gpu = Gpu::open(0).map_err(|e| {
+        format!("qdsl bench needs a GPU ({e}); `--backend cpu` times the CPU backend")
+    })?;
     let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()));
     let cases = default_cases()
         .into_iter()
@@ -60,6 +65,23 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     })?;
     print!("{}", render(&report, args.compare_quda));
     let text = serde_json::to_string_pretty(&to_json(&report))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}
+
+/// The CPU bench: table on stdout, rows as JSON.
+fn run_cpu(args: &BenchArgs) -> Result<(), CliError> {
+    let rows = run_cpu_bench(
+        &args.sizes,
+        args.case.as_deref(),
+        args.warmup.min(5),
+        args.reps.min(50),
+        &mut |line| eprintln!("qdsl bench: {line}"),
+    )?;
+    print!("{}", render_cpu(&rows));
+    let text = serde_json::to_string_pretty(&cpu_json(&rows))?;
     std::fs::write(&args.json, text + "\n")
         .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
     println!("wrote {}", args.json.display());
