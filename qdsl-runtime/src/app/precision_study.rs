@@ -7,6 +7,7 @@
 //! the solvers' default δ. [`run_study`] returns one [`StudyRow`] per precision;
 //! [`write_histories_svg`] plots their residual histories together.
 
+use super::history::{draw_residual_plot, ResidualPlot};
 use super::low_precision::LowPrecision;
 use crate::operator::cpu::EvenOddWilson;
 use crate::solver::{
@@ -104,10 +105,6 @@ pub fn write_histories_svg(
     tolerance: f64,
     path: &Path,
 ) -> Result<(), StudyError> {
-    let fail = |reason: String| StudyError::Plot {
-        path: path.display().to_string(),
-        reason,
-    };
     let series: Vec<_> = rows
         .iter()
         .map(|r| iterated_points(&r.result.history))
@@ -121,47 +118,28 @@ pub fn write_histories_svg(
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "CGNR, even-odd Wilson: iteration precision vs residual",
-            ("sans-serif", 20),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..last, (lo - 0.5).floor()..(hi + 0.5).ceil())
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("iteration")
-        .y_desc("log10 |r|/|b| (iterated)")
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    for (i, (row, points)) in rows.iter().zip(series).enumerate() {
-        let colour = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(points, colour))
-            .map_err(|e| fail(e.to_string()))?
-            .label(row.precision.name())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
-    }
-    chart
-        .draw_series(DashedLineSeries::new(
-            vec![(0.0, tol), (last, tol)],
-            6,
-            4,
-            BLACK.into(),
-        ))
-        .map_err(|e| fail(e.to_string()))?
-        .label("tolerance")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE)
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    root.present().map_err(|e| fail(e.to_string()))
+    let plot = ResidualPlot {
+        title: "CGNR, even-odd Wilson: iteration precision vs residual",
+        y_desc: "log10 |r|/|b| (iterated)",
+        size: (900, 560),
+        last,
+        tol,
+        lo,
+        hi,
+    };
+    draw_residual_plot(path, &plot, |chart| {
+        for (i, (row, points)) in rows.iter().zip(series).enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(points, colour))
+                .map_err(|e| e.to_string())?
+                .label(row.precision.name())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+        }
+        Ok(())
+    })
+    .map_err(|reason| StudyError::Plot {
+        path: path.display().to_string(),
+        reason,
+    })
 }
