@@ -19,11 +19,10 @@
 //! A_qq⁻¹ for μ = 0 and B − iμγ5 C ([`TwistedCloverInverse`]) otherwise. The parity p
 //! is a parameter, as in [`super::EvenOddWilson`].
 
-use super::cpu::hop_variant;
+use super::cpu::{hop_variant, wilson_hop_flops};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::dsl::{KernelInfo, Stencil};
 use qdsl_core::field::{
     CloverField, ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout,
 };
@@ -333,11 +332,7 @@ impl<T: Real> LinearOperator<ColourSpinorField<T>> for EvenOddClover<T> {
     /// (V/2)(f_hop + f_hop,xpay + 2 · 504) without twist; with it, one more clover
     /// product (B and C) and two twists (2 · 48) per site.
     fn flops_per_apply(&self) -> u64 {
-        let flops = |xpay: bool| -> usize {
-            WilsonHop::info(&hop_variant::<T>(self.parity, false, xpay, self.boundary))
-                .map(|i: KernelInfo| i.flops_per_site)
-                .unwrap_or(0)
-        };
+        let flops = |xpay| wilson_hop_flops::<T>(self.parity, xpay, self.boundary);
         let local = match self.inverse {
             DiagonalInverse::Clover(_) => 2 * CLOVER_APPLY_FLOPS,
             DiagonalInverse::Twisted(_) => 3 * CLOVER_APPLY_FLOPS + 2 * TWIST_FLOPS,

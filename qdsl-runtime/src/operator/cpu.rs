@@ -27,6 +27,14 @@ pub fn storage_format<T: Real>() -> StorageFormat {
     }
 }
 
+/// Flops per output site of the host Wilson hop of `T` on `sites` (with or without
+/// xpay), from the kernel's KernelInfo.
+pub fn wilson_hop_flops<T: Real>(sites: Parity, xpay: bool, boundary: TimeBoundary) -> usize {
+    WilsonHop::info(&hop_variant::<T>(sites, false, xpay, boundary))
+        .map(|i: KernelInfo| i.flops_per_site)
+        .unwrap_or(0)
+}
+
 /// The hop variant writing `sites` for host fields of `T` (recon 18, the default: host
 /// links are stored whole).
 pub fn hop_variant<T: Real>(
@@ -153,11 +161,7 @@ impl<T: Real> LinearOperator<ColourSpinorField<T>> for EvenOddWilson<T> {
 
     /// (V/2)(1320 + 1320 + 3·24) = (V/2)·2712 flops.
     fn flops_per_apply(&self) -> u64 {
-        let flops = |xpay| {
-            WilsonHop::info(&hop_variant::<T>(self.parity, false, xpay, self.boundary))
-                .map(|i: KernelInfo| i.flops_per_site)
-                .unwrap_or(0)
-        };
+        let flops = |xpay| wilson_hop_flops::<T>(self.parity, xpay, self.boundary);
         two_hop_flops(self.gauge.lattice().volume(), flops(false), flops(true))
     }
 }
