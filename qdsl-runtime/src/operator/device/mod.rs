@@ -1,0 +1,239 @@
+//! Generated stencil kernels on the GPU ([`DeviceStencil`]: compile for the device's
+//! architecture, bind the parameters of [`super::params`], launch with tuned launch
+//! parameters) and the even-odd operators on device fields.
+
+use crate::device::DeviceFormat;
+use crate::device::{DeviceError, DeviceField, DeviceLayout};
+use crate::tune::TuneError;
+use qdsl_core::dsl::ir::{FieldShape, Role};
+use qdsl_core::dsl::lower::{lower, ReadSites};
+use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
+use qdsl_core::dsl::{DslError, Ir, Variant};
+use qdsl_core::format::LinkFormat;
+use qdsl_core::lattice::Lattice;
+
+/// Errors of device kernels and operators.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    /// A device operation failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The spec or variant was rejected by the generator.
+    #[error(transparent)]
+    Dsl(#[from] DslError),
+    /// Tuning failed.
+    #[error(transparent)]
+    Tune(#[from] TuneError),
+    /// A field does not fit the kernel variant.
+    #[error("{kernel}: field {field}: expected {expected}, found {found}")]
+    Field {
+        /// The kernel.
+        kernel: String,
+        /// The field (parameter name).
+        field: String,
+        /// What the variant needs.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+}
+
+/// The xpay operands of a device launch: out = a·x + b·(D ψ).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceXpay<'a> {
+    /// The factor a of x (rounded to the compute type).
+    pub a: f64,
+    /// The field x (same layout as the output).
+    pub x: &'a DeviceField,
+    /// The factor b of D ψ (rounded to the compute type).
+    pub b: f64,
+}
+
+/// What a field argument must look like: sites, records per site, stored reals per
+/// record and bytes per real (the storage format itself is checked by
+/// [`expected_format`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldShapeCheck {
+    /// Sites.
+    pub sites: usize,
+    /// Records per site (4 for gauge fields).
+    pub subs: usize,
+    /// Stored reals per record.
+    pub reals: usize,
+    /// Bytes per stored real.
+    pub real_bytes: usize,
+}
+
+impl FieldShapeCheck {
+    /// Compares a device layout with this expectation; the error text names both.
+    pub fn check(&self, layout: &DeviceLayout) -> Result<(), (String, String)> {
+        let found = FieldShapeCheck {
+            sites: layout.sites,
+            subs: layout.subs,
+            reals: layout.stored_reals,
+            real_bytes: layout.real_bytes,
+        };
+        if found == *self {
+            Ok(())
+        } else {
+            Err((
+                self.describe(),
+                format!("{} ({})", found.describe(), layout.format),
+            ))
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} sites × {} × {} reals of {} bytes",
+            self.sites, self.subs, self.reals, self.real_bytes
+        )
+    }
+}
+
+/// How a kernel uses one of its fields (from the lowered spec, computed once).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldUse {
+    /// The field's name.
+    pub name: String,
+    /// Whether it is the output.
+    pub out: bool,
+    /// Whether it is a gauge field (else a colour-spinor or clover field).
+    pub gauge: bool,
+    /// Whether it is a clover field: 72 reals per site in the compute precision (f64 for
+    /// f64 spinors, else f32), on the output's sites.
+    pub clover: bool,
+    /// Whether it is read at both parities (then stored on the whole lattice).
+    pub both_parities: bool,
+}
+
+/// The uses of every field of a spec in declaration order, and the reals per spinor
+/// site (2 · spins · colours).
+pub fn field_uses(ir: &Ir) -> Result<(Vec<FieldUse>, usize), DslError> {
+    let lowered = lower(ir)?;
+    let uses = ir
+        .fields
+        .iter()
+        .map(|f| FieldUse {
+            name: f.name.clone(),
+            out: f.role == Role::Out,
+            gauge: matches!(f.shape, FieldShape::Gauge { .. }),
+            clover: f.shape == FieldShape::Clover,
+            both_parities: lowered
+                .inputs
+                .iter()
+                .any(|i| i.decl.name == f.name && i.reads == ReadSites::Both),
+        })
+        .collect();
+    Ok((uses, 2 * lowered.nspin * lowered.ncolour))
+}
+
+/// The shape each field must have for `variant` on `lattice`: gauge fields V sites × 4
+/// links of `recon` reals in the gauge format; spinors `spinor_reals` reals in the
+/// spinor format on V/2 sites for one output parity (V when read at both parities or
+/// for the full lattice), times `ls` for 5D fields (Ls slices of those sites); clover
+/// fields 72 reals in the compute precision on the output's (4D) sites.
+pub fn shapes(
+    uses: &[FieldUse],
+    spinor_reals: usize,
+    variant: &Variant,
+    lattice: &Lattice,
+    ls: usize,
+) -> Vec<FieldShapeCheck> {
+    let parity_out = matches!(variant.sites, OutputSites::Parity(_));
+    let (v, half) = (lattice.volume(), lattice.half_volume());
+    uses.iter()
+        .map(|u| {
+            if u.gauge {
+                FieldShapeCheck {
+                    sites: v,
+                    subs: 4,
+                    reals: variant.recon.reals(),
+                    real_bytes: variant.gauge.bytes(),
+                }
+            } else if u.clover {
+                FieldShapeCheck {
+                    sites: if parity_out { half } else { v },
+                    subs: 1,
+                    reals: qdsl_core::field::CLOVER_SITE_REALS,
+                    real_bytes: clover_format(variant).bytes(),
+                }
+            } else {
+                FieldShapeCheck {
+                    sites: ls
+                        * if parity_out && !u.both_parities {
+                            half
+                        } else {
+                            v
+                        },
+                    subs: 1,
+                    reals: spinor_reals,
+                    real_bytes: variant.spinor.bytes(),
+                }
+            }
+        })
+        .collect()
+}
+
+/// The storage of clover fields for `variant`: the compute precision (f64 for f64
+/// spinors, else f32), as the CUDA emitter reads them.
+pub fn clover_format(variant: &Variant) -> StorageFormat {
+    match variant.spinor {
+        StorageFormat::F64 => StorageFormat::F64,
+        _ => StorageFormat::F32,
+    }
+}
+
+/// The expected shape of every field of `variant` of a spec on `lattice`, in
+/// declaration order ([`field_uses`] then [`shapes`]).
+pub fn expected_shapes(
+    ir: &Ir,
+    variant: &Variant,
+    lattice: &Lattice,
+) -> Result<Vec<(String, FieldShapeCheck)>, DslError> {
+    let (uses, reals) = field_uses(ir)?;
+    let shapes = shapes(&uses, reals, variant, lattice, 1);
+    Ok(uses.into_iter().map(|u| u.name).zip(shapes).collect())
+}
+
+/// The storage format a field of `variant` must have: gauge fields the gauge storage ×
+/// compression, clover fields [`clover_format`], colour spinors the spinor format (with
+/// per-site norms for fixed point).
+pub fn expected_format(u: &FieldUse, variant: &Variant) -> DeviceFormat {
+    if u.gauge {
+        DeviceFormat::Link(LinkFormat::new(
+            variant.gauge.link_storage(),
+            variant.recon.compression(),
+        ))
+    } else if u.clover {
+        DeviceFormat::Fermion(clover_format(variant).fermion_format())
+    } else {
+        DeviceFormat::Fermion(variant.spinor.fermion_format())
+    }
+}
+
+/// Output sites of a variant: V/2 for one parity, V for the full lattice.
+pub fn output_sites(variant: &Variant, lattice: &Lattice) -> usize {
+    match variant.sites {
+        OutputSites::Parity(_) => lattice.half_volume(),
+        OutputSites::Full => lattice.volume(),
+    }
+}
+
+/// Storage formats as the tune key records them, e.g. `spinor=f32 gauge=f32 recon=12`.
+pub fn formats_key(variant: &Variant) -> String {
+    format!(
+        "spinor={} gauge={} recon={}",
+        variant.spinor.name(),
+        variant.gauge.name(),
+        variant.recon.reals()
+    )
+}
+
+mod even_odd;
+mod stencil;
+#[cfg(test)]
+mod tests;
+
+pub use even_odd::{device_spinor, DeviceEvenOddStaggered, DeviceEvenOddWilson};
+pub use stencil::{codegen_hash, DeviceStencil};

@@ -1,0 +1,248 @@
+use super::*;
+use crate::device::Gpu;
+use crate::tune;
+use qdsl_core::dsl::variant::Recon;
+use qdsl_core::dsl::Stencil;
+use qdsl_core::format::FermionFormat;
+use qdsl_core::lattice::Parity;
+use qdsl_kernels::{ImprovedStaggeredHop, WilsonHop};
+
+fn shape(sites: usize, subs: usize, reals: usize, real_bytes: usize) -> FieldShapeCheck {
+    FieldShapeCheck {
+        sites,
+        subs,
+        reals,
+        real_bytes,
+    }
+}
+
+/// Hand-written shapes on 4³×6 (V = 384): Wilson even output, f32 recon 12:
+/// out and ψ 192 sites × 24 f32, U 384 sites × 4 × 12 f32; the full-lattice output
+/// reads ψ on all 384 sites; improved staggered f64 has fat and long 384 × 4 × 18.
+#[test]
+fn expected_shapes_by_hand() {
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let v = Variant {
+        spinor: StorageFormat::F32,
+        gauge: StorageFormat::F32,
+        recon: Recon::R12,
+        ..Variant::default()
+    };
+    let got = expected_shapes(&WilsonHop::ir(), &v, &lat).unwrap();
+    let want = vec![
+        ("out".to_string(), shape(192, 1, 24, 4)),
+        ("psi".to_string(), shape(192, 1, 24, 4)),
+        ("u".to_string(), shape(384, 4, 12, 4)),
+    ];
+    assert_eq!(got, want);
+    let full = Variant {
+        sites: OutputSites::Full,
+        ..v
+    };
+    let got = expected_shapes(&WilsonHop::ir(), &full, &lat).unwrap();
+    assert_eq!((got[0].1.sites, got[1].1.sites), (384, 384));
+    let got = expected_shapes(&ImprovedStaggeredHop::ir(), &Variant::default(), &lat).unwrap();
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["out", "chi", "fat", "long"]);
+    assert_eq!(got[1].1, shape(192, 1, 6, 8));
+    assert_eq!(got[3].1, shape(384, 4, 18, 8));
+    assert_eq!(output_sites(&v, &lat), 192);
+    assert_eq!(output_sites(&full, &lat), 384);
+    assert_eq!(formats_key(&v), "spinor=f32 gauge=f32 recon=12");
+}
+
+/// Wilson-clover on 4³×6, odd output, f32 recon 12: ψ is read at both parities (384
+/// sites), the clover field on the 192 output sites × 72 f32 (the compute precision),
+/// and with f64 spinors 72 f64; a 72-real f32 device layout passes the check; 5D
+/// spinors hold Ls slices.
+#[test]
+fn clover_fields_have_the_compute_precision_on_output_sites() {
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let v = Variant {
+        sites: OutputSites::Parity(Parity::Odd),
+        spinor: StorageFormat::F32,
+        gauge: StorageFormat::F32,
+        recon: Recon::R12,
+        ..Variant::default()
+    };
+    let got = expected_shapes(&qdsl_kernels::WilsonClover::ir(), &v, &lat).unwrap();
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["out", "psi", "u", "a"]);
+    assert_eq!(got[1].1, shape(384, 1, 24, 4));
+    assert_eq!(got[3].1, shape(192, 1, 72, 4));
+    let f64_full = Variant {
+        sites: OutputSites::Full,
+        ..Variant::default()
+    };
+    let got = expected_shapes(&qdsl_kernels::CloverApply::ir(), &f64_full, &lat).unwrap();
+    assert_eq!(got[2].1, shape(384, 1, 72, 8));
+    let layout = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::F32), 72, 192).unwrap();
+    assert_eq!(shape(192, 1, 72, 4).check(&layout), Ok(()));
+    // 5D (Ls = 3): the spinors hold 3 slices, the 4D clover and gauge fields do not.
+    let (uses, reals) = field_uses(&qdsl_kernels::WilsonClover::ir()).unwrap();
+    let five = shapes(&uses, reals, &v, &lat, 3);
+    assert_eq!(five[0], shape(3 * 192, 1, 24, 4));
+    assert_eq!(five[1], shape(3 * 384, 1, 24, 4));
+    assert_eq!(five[2], shape(384, 4, 12, 4));
+    assert_eq!(five[3], shape(192, 1, 72, 4));
+}
+
+/// max |a − b| / max |b| over two host fields of one layout.
+fn rel_err<T: qdsl_core::Real>(
+    a: &qdsl_core::field::ColourSpinorField<T>,
+    b: &qdsl_core::field::ColourSpinorField<T>,
+) -> f64 {
+    let (mut d, mut m) = (0.0f64, 0.0f64);
+    for (x, y) in a.data().iter().zip(b.data()) {
+        let (dr, di) = ((x.re - y.re).to_f64(), (x.im - y.im).to_f64());
+        d = d.max(dr.hypot(di));
+        m = m.max(y.re.to_f64().hypot(y.im.to_f64()));
+    }
+    d / m
+}
+
+/// GPU (skips without one): the Wilson hop on a 5D field (Ls = 3, odd output, f32,
+/// recon 12: one grid row per slice) and the Wilson-clover operator with Dirichlet
+/// walls (blocks 2 × 4 × 2 × 3, full lattice, f64, dagger, xpay) equal the generated
+/// CPU code on the same fields.
+#[test]
+fn five_d_and_dirichlet_launches_match_the_cpu() {
+    use qdsl_core::dsl::cpu::Xpay;
+    use qdsl_core::dsl::variant::DirichletBlocks;
+    use qdsl_core::field::SpinorLayout;
+    use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset};
+    let backend = match crate::backend::CudaBackend::new(0) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("skipping (no GPU): {e}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = Gpu::new(backend, crate::jit::Jit::new(dir.path(), None).unwrap());
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let u = GaugeField::random(lat, 31);
+    // 5D Wilson hop.
+    let v = Variant {
+        sites: OutputSites::Parity(Parity::Odd),
+        spinor: StorageFormat::F32,
+        gauge: StorageFormat::F32,
+        recon: Recon::R12,
+        ..Variant::default()
+    };
+    let ls = 3;
+    let layout = |p: Parity| SpinorLayout::new(lat, ls, SiteSubset::Single(p), 4, 3).unwrap();
+    let psi = ColourSpinorField::<f64>::gaussian(layout(Parity::Even), 32).cast::<f32>();
+    let u32f = u.cast::<f32>();
+    let mut cpu = ColourSpinorField::<f32>::zeros(layout(Parity::Odd));
+    WilsonHop
+        .apply_cpu(&v, &mut cpu, &psi, &u32f, None)
+        .unwrap();
+    let d_psi = DeviceField::from_spinor(&gpu, &psi, FermionFormat::F32).unwrap();
+    let d_u = DeviceField::from_gauge(
+        &gpu,
+        &u32f,
+        LinkFormat::new(v.gauge.link_storage(), v.recon.compression()),
+    )
+    .unwrap();
+    let n4 = lat.half_volume();
+    let mut d_out = device_spinor(&gpu, v.spinor, 24, ls * n4).unwrap();
+    let hop = DeviceStencil::of::<WilsonHop>(&gpu, &v).unwrap();
+    hop.launch(
+        &gpu,
+        &lat,
+        tune::LaunchConfig::default_for(n4),
+        &mut d_out,
+        &[&d_psi, &d_u],
+        None,
+    )
+    .unwrap();
+    let got = d_out.to_spinor::<f32>(&gpu, layout(Parity::Odd)).unwrap();
+    let err = rel_err(&got, &cpu);
+    assert!(err < 1e-5, "5D Wilson hop: {err:e}");
+    // Dirichlet Wilson-clover.
+    let v = Variant {
+        sites: OutputSites::Full,
+        dagger: true,
+        xpay: true,
+        dirichlet: Some(DirichletBlocks {
+            block: [2, 4, 2, 3],
+        }),
+        ..Variant::default()
+    };
+    let full = SpinorLayout::wilson(lat, SiteSubset::Full);
+    let psi = ColourSpinorField::<f64>::gaussian(full, 33);
+    let x = ColourSpinorField::<f64>::gaussian(full, 34);
+    let mut a = CloverField::<f64>::zeros(lat, SiteSubset::Full);
+    for (k, r) in a.data_mut().iter_mut().enumerate() {
+        *r = if k % 36 < 6 {
+            4.0
+        } else {
+            ((k * 37 % 101) as f64) / 200.0 - 0.25
+        };
+    }
+    let mut cpu = ColourSpinorField::<f64>::zeros(full);
+    let xpay = Xpay {
+        a: 0.5,
+        x: &x,
+        b: -1.5,
+    };
+    qdsl_kernels::WilsonClover
+        .apply_cpu(&v, &mut cpu, &psi, &u, &a, Some(xpay))
+        .unwrap();
+    let d_psi = DeviceField::from_spinor(&gpu, &psi, FermionFormat::F64).unwrap();
+    let d_x = DeviceField::from_spinor(&gpu, &x, FermionFormat::F64).unwrap();
+    let d_u = DeviceField::from_gauge(
+        &gpu,
+        &u,
+        LinkFormat::new(v.gauge.link_storage(), v.recon.compression()),
+    )
+    .unwrap();
+    let clover =
+        DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::F64), 72, lat.volume()).unwrap();
+    let d_a = DeviceField::upload(&gpu, clover, a.data()).unwrap();
+    let mut d_out = device_spinor(&gpu, v.spinor, 24, lat.volume()).unwrap();
+    let op = DeviceStencil::of::<qdsl_kernels::WilsonClover>(&gpu, &v).unwrap();
+    let dx = DeviceXpay {
+        a: 0.5,
+        x: &d_x,
+        b: -1.5,
+    };
+    op.launch(
+        &gpu,
+        &lat,
+        tune::LaunchConfig::default_for(lat.volume()),
+        &mut d_out,
+        &[&d_psi, &d_u, &d_a],
+        Some(&dx),
+    )
+    .unwrap();
+    let got = d_out.to_spinor::<f64>(&gpu, full).unwrap();
+    let err = rel_err(&got, &cpu);
+    assert!(err < 1e-13, "Dirichlet Wilson-clover: {err:e}");
+}
+
+/// Device layouts (pure values, no GPU) pass or fail the check, and a mismatch
+/// names both shapes; narrow storage passes by its width (the kernels decode it).
+#[test]
+fn field_checks_name_expected_and_found() {
+    let f32_spinor = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::F32), 24, 192).unwrap();
+    assert_eq!(shape(192, 1, 24, 4).check(&f32_spinor), Ok(()));
+    let (expected, found) = shape(192, 1, 24, 8).check(&f32_spinor).unwrap_err();
+    assert_eq!(expected, "192 sites × 1 × 24 reals of 8 bytes");
+    assert_eq!(found, "192 sites × 1 × 24 reals of 4 bytes (f32)");
+    let fixed = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::FIXED16), 24, 192).unwrap();
+    assert_eq!(shape(192, 1, 24, 2).check(&fixed), Ok(()));
+    assert!(shape(192, 1, 24, 4).check(&fixed).is_err());
+    let links = DeviceLayout::new(
+        DeviceFormat::Link(LinkFormat::new(
+            StorageFormat::F32.link_storage(),
+            Recon::R12.compression(),
+        )),
+        0,
+        384,
+    )
+    .unwrap();
+    assert_eq!(shape(384, 4, 12, 4).check(&links), Ok(()));
+    assert!(shape(384, 4, 18, 4).check(&links).is_err());
+}
