@@ -11,12 +11,14 @@
 //! | [`ImprovedStaggeredHop`] | fat one-hop + long three-hop links (asqtad, HISQ) |
 //! | [`WilsonClover`] | the Wilson-clover operator A ψ − ½ H ψ, with a clover field A |
 //! | [`CloverApply`] | the clover matrix A(x) ψ(x) (or A⁻¹ with the inverse field) |
+//! | [`CoarseHop`] | the multigrid coarse hop on 2 × 24 fields with dense 48 × 48 links |
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 //! | [`WilsonGauge`], [`SymanzikGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 
 mod actions;
 mod clover;
+mod coarse;
 mod links;
 mod staggered;
 mod twisted_mass;
@@ -24,6 +26,7 @@ mod wilson;
 
 pub use actions::{SymanzikGauge, WilsonGauge};
 pub use clover::{CloverApply, WilsonClover};
+pub use coarse::CoarseHop;
 pub use links::{
     asqtad_links, fold_staggered_phases, hisq_links, staggered_phase, AsqtadFat, AsqtadLong, Fat7,
     HisqFat, SmearError,

@@ -107,6 +107,7 @@ fn force_kernels_compile_with_nvrtc() {
                 let entries: Vec<String> = [
                     "staples_path",
                     "staples_staple",
+                    "staples_staple_pair",
                     "staples_sum",
                     "staples_accumulate",
                     "force",
@@ -115,7 +116,7 @@ fn force_kernels_compile_with_nvrtc() {
                 .map(|k| format!("{name}_{k}"))
                 .collect();
                 if let Some(reports) = tc.compile_checked(&src, &tag, arch, &entries, true) {
-                    assert_eq!(reports.len(), 5, "{tag}");
+                    assert_eq!(reports.len(), 6, "{tag}");
                 }
             }
         }

@@ -1,46 +1,64 @@
 //! The CUDA sources of the `link_paths!` catalog compile with NVRTC for sm_80 and sm_90 in
-//! both precisions, with every kernel of the schedule present in the PTX and no spills
-//! (`ptxas -v`); likewise the HISQ U(3) projection kernel. Skips with a message where
-//! libnvrtc or ptxas is absent.
+//! both precisions and both input compressions (recon 18, recon 12 + phase), with every
+//! kernel of the schedule present in the PTX and no spills (`ptxas -v`); likewise the HISQ
+//! U(3) projection kernel. Skips with a message where libnvrtc or ptxas is absent.
 
 mod nvrtc;
 
 use qdsl_core::dsl::paths::project::{project_source, PROJECT_KERNEL};
-use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::paths::{LinkPaths, PathKnobs};
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
-use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7};
+use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat};
 
-type Source = fn() -> Result<String, DslError>;
+type Source = fn(&PathKnobs) -> Result<String, DslError>;
 
 #[test]
 fn link_path_kernels_compile_and_do_not_spill() {
     let Some(tc) = nvrtc::Toolchain::load() else {
         return;
     };
-    let catalog: [(&str, Source, Source); 3] = [
+    let catalog: [(&str, Source, Source); 4] = [
         (
             "asqtad_fat",
-            AsqtadFat::cuda_source::<f64>,
-            AsqtadFat::cuda_source::<f32>,
+            AsqtadFat::cuda_source_with::<f64>,
+            AsqtadFat::cuda_source_with::<f32>,
         ),
         (
             "asqtad_long",
-            AsqtadLong::cuda_source::<f64>,
-            AsqtadLong::cuda_source::<f32>,
+            AsqtadLong::cuda_source_with::<f64>,
+            AsqtadLong::cuda_source_with::<f32>,
         ),
-        ("fat7", Fat7::cuda_source::<f64>, Fat7::cuda_source::<f32>),
+        (
+            "fat7",
+            Fat7::cuda_source_with::<f64>,
+            Fat7::cuda_source_with::<f32>,
+        ),
+        (
+            "hisq_fat",
+            HisqFat::cuda_source_with::<f64>,
+            HisqFat::cuda_source_with::<f32>,
+        ),
     ];
     for (name, f64_source, f32_source) in catalog {
-        for (precision, source) in [("f64", f64_source), ("f32", f32_source)] {
-            let src = source().unwrap();
+        for ((precision, source), input) in [("f64", f64_source), ("f32", f32_source)]
+            .into_iter()
+            .flat_map(|p| [(p, Recon::R18), (p, Recon::R12)])
+        {
+            let src = source(&PathKnobs::with_input(input)).unwrap();
+            assert_eq!(
+                src.contains("load_link12(u, 4 * cb_of(lat, c) + d)"),
+                input == Recon::R12,
+                "{name}: hop reads recon 12 exactly when asked"
+            );
             for arch in ["sm_80", "sm_90"] {
-                let tag = format!("{name}_{precision}_{arch}");
-                let entries: Vec<String> = ["path", "staple", "sum", "accumulate"]
+                let tag = format!("{name}_{precision}_{input:?}_{arch}");
+                let entries: Vec<String> = ["path", "staple", "staple_pair", "sum", "accumulate"]
                     .iter()
                     .map(|k| format!("{name}_{k}"))
                     .collect();
                 if let Some(reports) = tc.compile_checked(&src, &tag, arch, &entries, true) {
-                    assert_eq!(reports.len(), 4, "{tag}");
+                    assert_eq!(reports.len(), 5, "{tag}");
                 }
             }
         }

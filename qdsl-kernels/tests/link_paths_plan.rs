@@ -1,7 +1,7 @@
 //! The lowered plans of `link_paths!` specs: matrix products per site with and without
 //! the MILC-style sub-path reuse (hand-counted), flops, the launch schedule, a spec whose
 //! paths are not all staples against plain path walks, spec validation, and snapshots of
-//! the CUDA source.
+//! the CUDA source (uncompressed, and fat7 reading recon 12 + phase input links).
 
 // The host emulation of the CUDA schedule loops over site indices on purpose (one
 // iteration per GPU thread).
@@ -10,7 +10,8 @@
 use qdsl_core::dsl::paths::cuda::{schedule, Launch};
 use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
 use qdsl_core::dsl::paths::spec::ConcreteStep;
-use qdsl_core::dsl::paths::{Dir, LinkPaths, PathPlan, PathSpec, PathTerm, Step};
+use qdsl_core::dsl::paths::{Dir, LinkPaths, PathKnobs, PathPlan, PathSpec, PathTerm, Step};
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::{Coords, Lattice};
@@ -56,23 +57,46 @@ fn asqtad_flops_per_site() {
     assert_eq!(fat.flops_per_site + long.flops_per_site, 61_632);
 }
 
+/// Launches of kind `pred` in a schedule.
+fn count(launches: &[Launch], pred: fn(&Launch) -> bool) -> usize {
+    launches.iter().filter(|l| pred(l)).count()
+}
+
+/// Asqtad, per μ: 55 nodes (1 link; 3-staples 3 × (2 staples + sum); 5-staples 6 × 3;
+/// 7-staples 6 × 3; Lepage 3 × 3, whose inner staples are the 3-staples' own). The
+/// orientation pairs of the 5-staples, 7-staples and Lepage terms (6 + 6 + 3 = 15) fuse
+/// into one launch each; the 3-staple pairs do not, their staples being also Lepage's
+/// inner nodes. The 1 + 3 + 6 + 6 + 3 = 19 output nodes go 8 + 8 + 3 per accumulate
+/// launch. Fat7 (no Lepage) fuses all 3 + 6 + 6 = 15 pairs of its 46 nodes.
 #[test]
-fn schedule_runs_every_node_then_accumulates_every_term() {
+fn schedule_fuses_staple_pairs_and_groups_the_accumulation() {
     let plan = AsqtadFat::plan().unwrap();
     let launches = schedule(&plan);
     let nodes: usize = plan.directions.iter().map(|d| d.nodes.len()).sum();
-    let accumulations = launches
+    assert_eq!(nodes, 4 * 55);
+    let pairs = count(&launches, |l| matches!(l, Launch::StaplePair { .. }));
+    assert_eq!(pairs, 4 * 15);
+    let accumulations: Vec<usize> = launches
         .iter()
-        .filter(|l| matches!(l, Launch::Accumulate { .. }))
-        .count();
-    // 1 + 3 + 6 + 6 + 3 output nodes per μ.
-    assert_eq!(accumulations, 4 * 19);
-    assert_eq!(launches.len(), nodes + accumulations);
-    let firsts = launches
-        .iter()
-        .filter(|l| matches!(l, Launch::Accumulate { first: true, .. }))
-        .count();
+        .filter_map(|l| match l {
+            Launch::Accumulate { terms, .. } => Some(terms.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(accumulations, [8, 8, 3].repeat(4));
+    assert_eq!(launches.len(), nodes - 2 * pairs + accumulations.len());
+    assert_eq!(launches.len(), 4 * (25 + 3));
+    assert_eq!(AsqtadFat::info().unwrap().launches, 112);
+    let firsts = count(&launches, |l| {
+        matches!(l, Launch::Accumulate { first: true, .. })
+    });
     assert_eq!(firsts, 4);
+    let fat7 = schedule(&Fat7::plan().unwrap());
+    assert_eq!(
+        count(&fat7, |l| matches!(l, Launch::StaplePair { .. })),
+        4 * 15
+    );
+    assert_eq!(fat7.len(), 4 * (46 - 30 + 2));
 }
 
 link_paths! {
@@ -160,10 +184,33 @@ fn cuda_sources_are_deterministic_and_reviewed() {
     assert_eq!(f64_src, AsqtadFat::cuda_source::<f64>().unwrap());
     let f32_src = AsqtadFat::cuda_source::<f32>().unwrap();
     assert!(f64_src.contains("typedef double real;") && f32_src.contains("typedef float real;"));
-    for k in ["path", "staple", "sum", "accumulate"] {
+    for k in ["path", "staple", "staple_pair", "sum", "accumulate"] {
         assert!(f64_src.contains(&format!("extern \"C\" __global__ void asqtad_fat_{k}(")));
     }
     insta::assert_snapshot!("link_paths_asqtad_fat_f64", f64_src);
+    // The uncompressed knobs are the plain source; recon 12 + phase input differs only by
+    // its header line, the decoder and the load in `hop`.
+    assert_eq!(
+        AsqtadFat::cuda_source_with::<f64>(&PathKnobs::default()).unwrap(),
+        f64_src
+    );
+    let r12 = Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12)).unwrap();
+    let plain = Fat7::cuda_source::<f32>().unwrap();
+    let (start, end) = (
+        r12.find("// link i of u in recon 12").unwrap(),
+        r12.find("// the link W_s(y)").unwrap(),
+    );
+    let without_decoder = format!("{}{}", &r12[..start], &r12[end..]);
+    assert_eq!(
+        without_decoder
+            .replace("// input links: recon 12 + phase, 14 reals per link\n", "")
+            .replace(
+                "load_link12(u, 4 * cb_of(lat, c) + d)",
+                "load(u + (4 * cb_of(lat, c) + d) * 18)"
+            ),
+        plain
+    );
+    insta::assert_snapshot!("link_paths_fat7_f32_in_recon12", r12);
     let schedule_text: String = schedule(&AsqtadLong::plan().unwrap())
         .iter()
         .map(|l| format!("{l:?}\n"))
@@ -210,23 +257,42 @@ fn run_schedule(plan: &PathPlan, u: &GaugeField<f64>, u0: f64) -> GaugeField<f64
                     buffers[o][cb] = (w_in * src[lat.cb_index(xs)]).mul_adjoint(&w_out);
                 }
             }
+            Launch::StaplePair {
+                out: o,
+                inners,
+                mu,
+                n,
+                step: (d, or),
+            } => {
+                let src = [buffers[inners[0]].clone(), buffers[inners[1]].clone()];
+                for cb in 0..lat.volume() {
+                    let x = lat.coords_of_cb(cb);
+                    let end = lat.shift(x, mu, n as isize).0;
+                    let mut sum = ColourMatrix::zero();
+                    for (k, step) in [(d, or), (d, -or)].into_iter().enumerate() {
+                        let (w_in, xs) = hop(x, step);
+                        let (w_out, _) = hop(end, step);
+                        sum += (w_in * src[k][lat.cb_index(xs)]).mul_adjoint(&w_out);
+                    }
+                    buffers[o][cb] = sum;
+                }
+            }
             Launch::Sum { out: o, a, b } => {
                 for cb in 0..lat.volume() {
                     buffers[o][cb] = buffers[a][cb] + buffers[b][cb];
                 }
             }
-            Launch::Accumulate {
-                node,
-                mu,
-                coeff,
-                length,
-                first,
-            } => {
-                let c = coeff / u0.powi(length as i32 - 1);
+            Launch::Accumulate { mu, terms, first } => {
                 for cb in 0..lat.volume() {
-                    let v = buffers[node][cb].scale(c);
-                    let l = out.link_mut(cb, mu);
-                    *l = if first { v } else { *l + v };
+                    let mut v = if first {
+                        ColourMatrix::zero()
+                    } else {
+                        *out.link(cb, mu)
+                    };
+                    for &(node, coeff, length) in &terms {
+                        v += buffers[node][cb].scale(coeff / u0.powi(length as i32 - 1));
+                    }
+                    *out.link_mut(cb, mu) = v;
                 }
             }
         }
@@ -238,7 +304,11 @@ fn run_schedule(plan: &PathPlan, u: &GaugeField<f64>, u0: f64) -> GaugeField<f64
 fn the_gpu_schedule_computes_what_the_cpu_plan_computes() {
     let lat = Lattice::new([4, 4, 4, 4]).unwrap();
     let u = GaugeField::<f64>::random(lat, 11);
-    for plan in [AsqtadFat::plan().unwrap(), BentPaths::plan().unwrap()] {
+    for plan in [
+        AsqtadFat::plan().unwrap(),
+        Fat7::plan().unwrap(),
+        BentPaths::plan().unwrap(),
+    ] {
         let expected = qdsl_core::dsl::paths::cpu::smear(&plan, &u, 0.85).unwrap();
         let got = run_schedule(&plan, &u, 0.85);
         let worst = got

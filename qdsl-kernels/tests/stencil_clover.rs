@@ -162,6 +162,7 @@ fn variants() -> Vec<Variant> {
                             recon,
                             boundary,
                             dirichlet: None,
+                            long_recon: Default::default(),
                         });
                     }
                 }

@@ -83,6 +83,7 @@ fn dirichlet_hop_equals_textbook_for_every_variant() {
                         recon,
                         boundary: TimeBoundary::Periodic,
                         dirichlet: dirichlet(),
+                        long_recon: Default::default(),
                     };
                     let h = textbook_wilson_hop(&u, &psi, dagger, false, Some(BLOCK));
                     let want: Plain = if xpay {
@@ -226,6 +227,7 @@ fn dirichlet_cuda_guards_hops_and_compiles() {
             recon: Recon::R12,
             boundary: TimeBoundary::Antiperiodic,
             dirichlet: dirichlet(),
+            long_recon: Default::default(),
         },
     ];
     let src = WilsonHop::cuda_source(&variants[0]).unwrap();

@@ -113,6 +113,9 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
             ncolour: 3,
         }),
         ("Gauge", []) => Ok(FieldShape::Gauge { ncolour: 3 }),
+        // `Gauge<N>`: links of N × N; with N = NS · NC ≠ NC they are dense in spin and
+        // colour (multigrid coarse links, `qdsl_core::field::DenseLinkField`).
+        ("Gauge", [n]) if *n > 0 => Ok(FieldShape::Gauge { ncolour: *n }),
         ("Clover", []) => Ok(FieldShape::Clover),
         ("Spinor", [ns, nc]) if *ns > 0 && *nc > 0 => Ok(FieldShape::Spinor {
             nspin: *ns,

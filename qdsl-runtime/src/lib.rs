@@ -32,4 +32,6 @@ pub mod libs;
 pub mod operator;
 pub mod smear;
 pub mod solver;
+#[cfg(test)]
+mod test_gpu;
 pub mod tune;

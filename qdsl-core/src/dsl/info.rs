@@ -5,6 +5,7 @@ use super::ir::FieldShape;
 use super::knobs::KnobSet;
 use super::lower::{Lowered, ReadSites, SpinLowering};
 use super::variant::{OutputSites, Recon, StorageFormat, Variant};
+use crate::format::link::ScaledLinkFormat;
 use crate::format::LinkFormat;
 use std::collections::BTreeSet;
 
@@ -43,7 +44,10 @@ pub struct KernelInfo {
     /// projection (12 for 1 ± γ_μ), 66 per 3 × 3 matrix times colour vector per row and
     /// link, 2 per real scaled by a coefficient ≠ ±1, 2 per real accumulated (the first
     /// term's accumulation is free); xpay adds 3 per output real (a·x + b·y). A clover
-    /// term A(x) ψ(x) costs [`CLOVER_FLOPS`] = 504 for the matrix.
+    /// term A(x) ψ(x) costs [`CLOVER_FLOPS`] = 504 for the matrix. A dense N × N link
+    /// ([`super::lower::Lowered::dense`]) times the whole N-vector costs N² complex
+    /// products and N(N − 1) complex sums, 8N² − 2N, with 2N per accumulation (coarse hop,
+    /// N = 48: 8 · 8N² − 2N = 147 360).
     pub flops_per_site: usize,
     /// Bytes per output site of this variant.
     pub bytes: ByteModels,
@@ -124,13 +128,14 @@ pub fn clover_site_bytes(v: &Variant) -> usize {
 /// Flops per output site (see [`KernelInfo::flops_per_site`]).
 pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
     let out_reals = 2 * lowered.nspin * lowered.ncolour;
-    let nc = lowered.ncolour;
+    // Dense links: one N × N product on the whole vector (8N² − 2N flops) per term.
+    let nc = lowered.dense.unwrap_or(lowered.ncolour);
     let matvec = nc * (6 * nc) + (nc - 1) * 2 * nc;
     let mut flops = 0;
     for t in &lowered.terms {
         let (project, rows) = match t.spin {
             SpinLowering::Projected { .. } => (2 * nc * 2, 2),
-            SpinLowering::Rows { nspin } => (0, nspin),
+            SpinLowering::Rows { nspin } => (0, if lowered.dense.is_some() { 1 } else { nspin }),
             // ±i is exact (no flops).
             SpinLowering::Twisted => (0, 4),
             SpinLowering::Clover { .. } => (CLOVER_FLOPS, 4),
@@ -154,12 +159,22 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
     let out_reals = 2 * lowered.nspin * lowered.ncolour;
     // One site record of the spinor format (a fixed-point site includes its f32 norm).
     let site_bytes = v.spinor.fermion_format().bytes_per_site(out_reals);
-    let link_bytes =
-        LinkFormat::new(v.gauge.link_storage(), v.recon.compression()).bytes_per_link();
+    let link_bytes = match lowered.dense {
+        Some(n) => 2 * n * n * v.gauge.bytes(),
+        None => LinkFormat::new(v.gauge.link_storage(), v.recon.compression()).bytes_per_link(),
+    };
+    // Long links in recon 13/9 (`long_recon`): W's reals and the phase.
+    let bytes_of = |field: &str| match v.long_recon.compression() {
+        Some(c) if super::long_links::is_long(&lowered.ir, field) => {
+            ScaledLinkFormat::new(v.gauge.link_storage(), c).bytes_per_link()
+        }
+        _ => link_bytes,
+    };
     let extra = if v.xpay { 2 } else { 1 } * site_bytes;
     let mut quda = extra;
     for t in &lowered.terms {
-        quda += site_bytes + t.term.links.len() * link_bytes;
+        let links: usize = t.term.links.iter().map(|l| bytes_of(&l.field)).sum();
+        quda += site_bytes + links;
         if matches!(t.spin, SpinLowering::Clover { .. }) {
             quda += clover_site_bytes(v);
         }
@@ -194,6 +209,6 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
             )
         })
         .collect();
-    minimal += links.len() * link_bytes;
+    minimal += links.iter().map(|(f, _, _)| bytes_of(f)).sum::<usize>();
     ByteModels { quda, minimal }
 }

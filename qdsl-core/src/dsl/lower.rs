@@ -2,6 +2,11 @@
 //!
 //! * checks the IR (one output; sources are inputs of the output's shape; links are gauge
 //!   fields whose path joins x to the source site; hops of 0, 1 or 3 sites);
+//! * decides between 3 × 3 colour links and dense links ([`Lowered::dense`]): a spec on
+//!   `Spinor<NS, NC>` fields with NC ≠ 3, or with a `Gauge<N>` field of N ≠ 3, has dense
+//!   links of N = NS · NC ([`crate::field::DenseLinkField`]) that multiply the whole
+//!   spin-colour vector of the source site; spin operators then are the identity only
+//!   (projectors, the twist and the clover matrix need 4 × 3 fields with 3 × 3 links);
 //! * checks clover terms (a [`FieldShape::Clover`] input applied at the output site to a
 //!   4 × 3 source, without links);
 //! * recognises the projectors (1 ± γ_μ) on 4-spin sources and lowers them to
@@ -17,7 +22,8 @@ use super::DslError;
 /// How a term's spin structure is computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpinLowering {
-    /// S = 1: all `nspin` rows go through the link product.
+    /// S = 1: all `nspin` rows go through the link product (with dense links,
+    /// [`Lowered::dense`], the whole spin-colour vector through one N × N product).
     Rows { nspin: usize },
     /// S = i γ5: all four rows through the link product, rows 0, 1 times i and rows 2, 3
     /// times −i (exact: swaps and signs).
@@ -89,8 +95,13 @@ pub struct Lowered {
     pub inputs: Vec<InputUse>,
     /// The terms.
     pub terms: Vec<LoweredTerm>,
-    /// Whether the dagger knob is defined (4-spin fields, or 1-spin fields with S = 1).
+    /// Whether the dagger knob is defined (4-spin fields with 3 × 3 links, or 1-spin
+    /// fields with S = 1).
     pub dagger_supported: bool,
+    /// `Some(N)` when the links are dense N × N matrices on the whole spin-colour vector,
+    /// N = nspin · ncolour (`Gauge<N>` fields, multigrid coarse links); `None` for 3 × 3
+    /// colour links applied to each spin row.
+    pub dense: Option<usize>,
 }
 
 impl Lowered {
@@ -128,12 +139,8 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             output.name
         )));
     };
-    if ncolour != 3 {
-        return Err(err(format!(
-            "output `{}` has {ncolour} colours; the generators handle 3 colours so far",
-            output.name
-        )));
-    }
+    let dense = dense_dimension(ir, nspin, ncolour).map_err(err)?;
+    let link_dim = dense.unwrap_or(3);
     if ir.terms.is_empty() {
         return Err(err("the spec has no terms".into()));
     }
@@ -171,7 +178,22 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
         } else {
             parities[k].1 = true;
         }
-        let long_link = check_path(ir, t).map_err(err)?;
+        let long_link = check_path(ir, t, link_dim).map_err(err)?;
+        if let (Some(n), false) = (dense, t.spin == SpinOp::Identity) {
+            return Err(err(format!(
+                "spin projectors, the twist and the clover matrix need 4 × 3 fields with 3 × 3 \
+                 links; `{}` is a {} with dense {n} × {n} links",
+                t.source,
+                output.shape.spec_name()
+            )));
+        }
+        if let (Some(n), 2..) = (dense, t.links.len()) {
+            return Err(err(format!(
+                "a term with dense {n} × {n} links takes one link (`y[mu](x)` or \
+                 `y[mu](x - mu).dagger()`), found {}",
+                t.links.len()
+            )));
+        }
         let spin = match &t.spin {
             SpinOp::Identity => SpinLowering::Rows { nspin },
             // Γ (i γ5) Γ = i γ5 for Γ = γ5: the dagger coefficient stays c.
@@ -232,7 +254,7 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             },
         })
         .collect();
-    let dagger_supported = nspin == 4
+    let dagger_supported = (nspin == 4 && dense.is_none())
         || (nspin == 1
             && terms
                 .iter()
@@ -245,7 +267,33 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
         inputs,
         terms,
         dagger_supported,
+        dense,
     })
+}
+
+/// The dense link dimension N = nspin · ncolour of a spec with `Spinor<NS, NC>` fields of
+/// NC ≠ 3 or a `Gauge<N>` field of N ≠ 3, after checking that every gauge field is
+/// `Gauge<N>`; `None` for the 3-colour path.
+fn dense_dimension(ir: &Ir, nspin: usize, ncolour: usize) -> Result<Option<usize>, String> {
+    let gauge_dims = ir.fields.iter().filter_map(|f| match f.shape {
+        FieldShape::Gauge { ncolour } => Some((f, ncolour)),
+        _ => None,
+    });
+    if ncolour == 3 && gauge_dims.clone().all(|(_, n)| n == 3) {
+        return Ok(None);
+    }
+    let n = nspin * ncolour;
+    for (f, dim) in gauge_dims {
+        if dim != n {
+            return Err(format!(
+                "`{}` is Gauge<{dim}>, but links on {} fields are dense {n} × {n} matrices \
+                 on the whole spin-colour vector: declare it `Gauge<{n}>`",
+                f.name,
+                FieldShape::Spinor { nspin, ncolour }.spec_name()
+            ));
+        }
+    }
+    Ok(Some(n))
 }
 
 /// Checks a clover term c · A(x) · src(x): `field` is a clover input, the source a 4-spin
@@ -271,14 +319,15 @@ fn check_clover(ir: &Ir, t: &Term, field: &str, nspin: usize) -> Result<usize, S
     Ok(k)
 }
 
-/// Checks that a term's links are gauge inputs in the hop's direction forming a path
-/// from x to x + steps μ̂; returns whether the path is one long link.
-fn check_path(ir: &Ir, t: &Term) -> Result<bool, String> {
+/// Checks that a term's links are gauge inputs of `dim` × `dim` links (3, or the dense
+/// N) in the hop's direction forming a path from x to x + steps μ̂; returns whether the
+/// path is one long link.
+fn check_path(ir: &Ir, t: &Term, dim: usize) -> Result<bool, String> {
     for l in &t.links {
         match ir.field(&l.field) {
-            Some(f)
-                if matches!(f.shape, FieldShape::Gauge { ncolour: 3 }) && f.role == Role::In => {}
-            _ => return Err(format!("`{}` is not a 3-colour gauge input", l.field)),
+            Some(f) if f.shape == FieldShape::Gauge { ncolour: dim } && f.role == Role::In => {}
+            _ if dim == 3 => return Err(format!("`{}` is not a 3-colour gauge input", l.field)),
+            _ => return Err(format!("`{}` is not a Gauge<{dim}> input", l.field)),
         }
         if l.mu != t.hop.mu {
             return Err(format!(
@@ -465,6 +514,72 @@ mod tests {
             Err(DslError::InvalidSpec { reason, .. }) => assert!(reason.contains("site-local")),
             other => panic!("expected an error, got {other:?}"),
         }
+    }
+
+    /// A coarse hop on `Spinor<ns, nc>` with links `Gauge<dim>`: a forward and a backward
+    /// hop in direction 1.
+    fn coarse(ns: usize, nc: usize, dim: usize) -> Ir {
+        let sp = FieldShape::Spinor {
+            nspin: ns,
+            ncolour: nc,
+        };
+        let term = |steps: i32, l: LinkRef| Term {
+            output: "out".into(),
+            coeff: 1.0,
+            spin: SpinOp::Identity,
+            links: vec![l],
+            source: "phi".into(),
+            hop: Hop { mu: 1, steps },
+        };
+        Ir {
+            name: "coarse".into(),
+            doc: String::new(),
+            fields: vec![
+                field("out", sp, Role::Out),
+                field("phi", sp, Role::In),
+                field("u", FieldShape::Gauge { ncolour: dim }, Role::In),
+            ],
+            terms: vec![term(1, link(1, 0, false)), term(-1, link(1, -1, true))],
+            knobs: Default::default(),
+        }
+    }
+
+    /// Dense links: N = NS · NC for `Spinor<2, 24>` with `Gauge<48>` (8N² − 2N flops per
+    /// product, 2N per accumulation after the first, no dagger); the 3-colour path keeps
+    /// `Gauge` links on any NS; wrong link dimensions, spin operators and link products
+    /// on dense fields are refused with reasons.
+    #[test]
+    fn dense_links_act_on_the_whole_spin_colour_vector() {
+        let l = lower(&coarse(2, 24, 48)).unwrap();
+        assert_eq!(l.dense, Some(48));
+        assert!(!l.dagger_supported);
+        assert_eq!(
+            flops_per_site(&l, false),
+            2 * (8 * 48 * 48 - 2 * 48) + 2 * 48
+        );
+        assert_eq!(lower(&coarse(1, 8, 8)).unwrap().dense, Some(8));
+        assert!(
+            lower(&coarse(1, 8, 8)).unwrap().dagger_supported,
+            "ε(x) for one spin"
+        );
+        assert_eq!(lower(&coarse(2, 3, 6)).unwrap().dense, Some(6));
+        assert_eq!(lower(&coarse(2, 3, 3)).unwrap().dense, None);
+        let reason = |ir: &Ir| match lower(ir) {
+            Err(DslError::InvalidSpec { reason, .. }) => reason,
+            other => panic!("expected an error, got {other:?}"),
+        };
+        assert!(reason(&coarse(2, 24, 24)).contains("declare it `Gauge<48>`"));
+        let mut ir = coarse(4, 6, 24);
+        ir.terms[0].spin = SpinOp::Projector { mu: 1, sign: -1 };
+        assert!(reason(&ir).contains("need 4 × 3 fields with 3 × 3 links"));
+        let mut ir = coarse(2, 4, 8);
+        ir.terms[0].links.push(link(1, 1, false));
+        ir.terms[0].hop.steps = 2;
+        assert!(reason(&ir).contains("hop of 2 sites"));
+        let mut ir = coarse(2, 4, 8);
+        ir.terms[0].links = vec![link(1, 0, false), link(1, 0, true)];
+        ir.terms[0].hop.steps = 0;
+        assert!(reason(&ir).contains("takes one link"));
     }
 
     /// Staggered (one spin, no spin operator): Γ = ε(x) flips odd hops, keeps local terms.

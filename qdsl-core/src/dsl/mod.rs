@@ -15,18 +15,22 @@
 //! | [`variant`] | the knobs of one spec (parity, dagger, xpay, formats, recon, boundary) |
 //! | [`knobs`] | the knob values a spec allows |
 //! | [`layout`] | the device structure-of-arrays layout in 16-byte chunks |
+//! | [`long_links`] | which gauge fields are long (Naik) links, stored with the `long_recon` knob |
 //! | [`emit`] | the CUDA C++ and CPU Rust emitters |
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
+//! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
 
 pub mod cpu;
+pub mod dense;
 pub mod emit;
 mod error;
 pub mod info;
 pub mod ir;
 pub mod knobs;
 pub mod layout;
+pub mod long_links;
 pub mod lower;
 pub mod paths;
 pub mod spin;

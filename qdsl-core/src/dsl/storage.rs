@@ -8,10 +8,17 @@
 //! * gauge link: U ↦ decode(encode(U)) with [`LinkFormat`] = storage × compression
 //!   (recon 12 / 8 rebuild the link from 12 / 8 stored reals, checked to be SU(3)).
 //!
+//! * long links of improved staggered kernels (`long_recon` 13/9): L ↦ decode(encode(L))
+//!   with [`ScaledLinkFormat`] and the field's uniform scale ([`round_long_field`]).
+//!
 //! Values a format cannot hold (f16 overflow, non-finite fixed point, non-SU(3) links
 //! under compression) are errors, never silent infinities.
 
+use super::Variant;
 use crate::field::{ColourSpinorField, GaugeField};
+use crate::format::link::{
+    round_scaled_field, uniform_scale, ScaledLinkError, ScaledLinkFormat, SCALED_TOLERANCE,
+};
 use crate::format::{FermionFormat, FormatError, LinkFormat, LinkSign};
 use crate::Real;
 use num_complex::Complex;
@@ -57,6 +64,26 @@ pub fn round_gauge_field<T: Real>(
         *link = format.decode(&bytes, LinkSign::Plus)?;
         Ok(())
     })
+}
+
+/// Rounds the long-link field `u` of a spec run with `variant` through its `long_recon`
+/// compression, as the device decodes it: c = [`uniform_scale`] (checked: every link
+/// c·U(3) to [`SCALED_TOLERANCE`], else the error names the link), then
+/// L ↦ decode(encode(L)) in [`ScaledLinkFormat`] (`variant.gauge`'s storage). Returns c,
+/// the value of the kernel's `scale_<field>` parameter; `None` (and `u` untouched) for
+/// long recon 18. The CPU path emulates compressed long links by running on the rounded
+/// field (exact for f32/f64 gauge storage; narrow gauge formats would round twice).
+pub fn round_long_field<T: Real>(
+    variant: &Variant,
+    u: &mut GaugeField<T>,
+) -> Result<Option<f64>, ScaledLinkError> {
+    let Some(compression) = variant.long_recon.compression() else {
+        return Ok(None);
+    };
+    let scale = uniform_scale(u, SCALED_TOLERANCE)?;
+    let format = ScaledLinkFormat::new(variant.gauge.link_storage(), compression);
+    round_scaled_field(format, u, scale)?;
+    Ok(Some(scale))
 }
 
 #[cfg(test)]

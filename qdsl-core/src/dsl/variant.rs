@@ -2,6 +2,7 @@
 //! formats, gauge compression and boundary condition at run time. Variants of a kernel
 //! are values, never copies of its spec.
 
+use crate::format::link::ScaledCompression;
 use crate::format::{Compression, FermionFormat, FixedWidth, FloatWidth, LinkStorage};
 use crate::lattice::Parity;
 use std::fmt;
@@ -139,6 +140,43 @@ impl Recon {
     pub const EVERY: [Recon; 3] = [Recon::R18, Recon::R12, Recon::R8];
 }
 
+/// Compression of the long (Naik) links of improved staggered kernels: the gauge fields
+/// read only on hops of three sites. Long links are a uniform real multiple of U(3)
+/// matrices, L = c·W ([`crate::format::link::ScaledLinkFormat`]); fat links and every
+/// other gauge field keep [`Variant::recon`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LongRecon {
+    /// All 18 reals (as [`Variant::recon`] = 18).
+    #[default]
+    R18,
+    /// Rows 0, 1 of W = L/c and arg(det W)/π ([`ScaledCompression::Recon13`]).
+    R13,
+    /// Recon 8 of W's SU(3) part and arg(det W)/π ([`ScaledCompression::Recon9`]).
+    R9,
+}
+
+impl LongRecon {
+    /// Reals stored per link: 18, 13, 9.
+    pub fn reals(self) -> usize {
+        match self.compression() {
+            Some(c) => c.reals(),
+            None => 18,
+        }
+    }
+
+    /// The scaled compression in [`crate::format`], `None` for recon 18.
+    pub fn compression(self) -> Option<ScaledCompression> {
+        match self {
+            LongRecon::R18 => None,
+            LongRecon::R13 => Some(ScaledCompression::Recon13),
+            LongRecon::R9 => Some(ScaledCompression::Recon9),
+        }
+    }
+
+    /// Every value, in the order 18, 13, 9.
+    pub const EVERY: [LongRecon; 3] = [LongRecon::R18, LongRecon::R13, LongRecon::R9];
+}
+
 /// The fermion boundary condition in time (space is periodic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeBoundary {
@@ -180,7 +218,9 @@ impl DirichletBlocks {
 /// * `spinor`, `gauge`: storage formats of the colour-spinor and gauge fields (computation
 ///   runs in the spinor format's precision);
 /// * `recon`: gauge compression; `boundary`: time boundary condition;
-/// * `dirichlet`: Dirichlet walls between blocks (the Schwarz-block operator), or none.
+/// * `dirichlet`: Dirichlet walls between blocks (the Schwarz-block operator), or none;
+/// * `long_recon`: compression of the long links of improved staggered kernels (the
+///   gauge fields read on 3-site hops); other gauge fields follow `recon`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Output sites.
@@ -199,10 +239,12 @@ pub struct Variant {
     pub boundary: TimeBoundary,
     /// Dirichlet walls between blocks (none: the whole lattice is one domain).
     pub dirichlet: Option<DirichletBlocks>,
+    /// Compression of the long links (gauge fields read on 3-site hops).
+    pub long_recon: LongRecon,
 }
 
 impl Default for Variant {
-    /// Even output parity, no dagger, no xpay, f64, recon 18, periodic.
+    /// Even output parity, no dagger, no xpay, f64, recon 18, periodic, long recon 18.
     fn default() -> Self {
         Variant {
             sites: OutputSites::Parity(Parity::Even),
@@ -213,6 +255,7 @@ impl Default for Variant {
             recon: Recon::R18,
             boundary: TimeBoundary::Periodic,
             dirichlet: None,
+            long_recon: LongRecon::R18,
         }
     }
 }
@@ -239,8 +282,13 @@ impl Variant {
             }) => format!(" dirichlet={a}x{b}x{c}x{d}"),
             None => String::new(),
         };
+        // Appended only for compressed long links, likewise.
+        let long = match self.long_recon {
+            LongRecon::R18 => String::new(),
+            l => format!(" long_recon={}", l.reals()),
+        };
         format!(
-            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}",
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}",
             self.dagger as u8,
             self.xpay as u8,
             self.spinor.name(),
@@ -278,6 +326,7 @@ impl Variant {
                                     recon,
                                     boundary,
                                     dirichlet: None,
+                                    long_recon: LongRecon::R18,
                                 });
                             }
                         }
@@ -335,6 +384,23 @@ mod tests {
         assert!(v
             .canonical()
             .ends_with("boundary=periodic dirichlet=2x4x4x8"));
+    }
+
+    /// Compressed long links name themselves (and so hash differently); recon 18 keeps
+    /// the name it had before the knob existed.
+    #[test]
+    fn long_recon_is_in_the_name_only_when_compressed() {
+        let base = Variant::default();
+        let names = LongRecon::EVERY.map(|long_recon| Variant { long_recon, ..base }.canonical());
+        assert_eq!(names[0], base.canonical());
+        assert_eq!(names[1], format!("{} long_recon=13", base.canonical()));
+        assert_eq!(names[2], format!("{} long_recon=9", base.canonical()));
+        assert_eq!(LongRecon::EVERY.map(LongRecon::reals), [18, 13, 9]);
+        let v9 = Variant {
+            long_recon: LongRecon::R9,
+            ..base
+        };
+        assert_ne!(v9.stable_hash(), base.stable_hash());
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! |---|---|
 //! | [`GaugeField`] | four links U_μ(x) per site |
 //! | [`ColourSpinorField`] | ψ_{s,x,σ,a}: Wilson, staggered ([`ColourVectorField`]), 5D, coarse |
+//! | [`DenseLinkField`] | a dense N × N link per site and direction (multigrid coarse links) |
 //! | [`CloverField`] | a packed hermitian clover block pair A(x) per site (72 reals) |
 //! | [`SpinorLayout`] | the shape of a colour-spinor field: Ls, subset, spins, colours |
 //! | [`RandomStream`] | the counter-based (Philox-4x32-10) generator, one stream per link or site |
 
 mod clover_field;
 mod colour_spinor;
+mod dense_links;
 mod error;
 mod gauge_field;
 mod portable_math;
@@ -24,6 +26,7 @@ pub use clover_field::{
     unpack_clover_block, CloverField, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS, CLOVER_SITE_REALS,
 };
 pub use colour_spinor::{ColourSpinorField, ColourVectorField};
+pub use dense_links::{dense_mul_add, DenseLinkField, DENSE_LINK_DOMAIN};
 pub use error::FieldError;
 pub use gauge_field::GaugeField;
 pub use random_su3::{gaussian_su3_algebra, haar_su3};

@@ -71,7 +71,8 @@ impl BenchCase {
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
 /// recon 12 and 18; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
 /// recon 12 and 18, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
-/// gauge force f32 and f64. Cases whose format the emitter lacks are reported as
+/// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links. Cases
+/// whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
     use BenchKernel::*;
@@ -99,6 +100,8 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(AsqtadLinks, F64, Recon::R18),
         c(Fat7Links, F32, Recon::R18),
         c(Fat7Links, F64, Recon::R18),
+        c(AsqtadLinks, F32, Recon::R12),
+        c(Fat7Links, F32, Recon::R12),
         c(HisqLinks, F32, Recon::R18),
         c(HisqLinks, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
@@ -141,6 +144,9 @@ pub struct BenchResult {
     pub bytes: ByteModels,
     /// The rates.
     pub rates: Rates,
+    /// The tuned compile knob (register cap: `none`, `maxnreg=R`; `-` where there is
+    /// none to tune), as text.
+    pub compile: String,
     /// The tuned launch(es), as text.
     pub launch: String,
     /// Wall time of the first compile-and-load (JIT, or the PTX cache) in ms.
@@ -208,7 +214,7 @@ pub fn render(report: &BenchReport, compare_quda: bool) -> String {
     if compare_quda {
         let _ = write!(s, "  {:>8}  {:>9}", "QUDA µs", "QUDA/qdsl");
     }
-    let _ = writeln!(s, "  launch");
+    let _ = writeln!(s, "  {:>11}  launch", "compile");
     for r in &report.results {
         let _ = write!(
             s,
@@ -233,7 +239,7 @@ pub fn render(report: &BenchReport, compare_quda: bool) -> String {
                 }
             }
         }
-        let _ = writeln!(s, "  {}", r.launch);
+        let _ = writeln!(s, "  {:>11}  {}", r.compile, r.launch);
     }
     let jit: f64 = report.results.iter().map(|r| r.jit_ms).sum();
     let tuning: f64 = report.results.iter().map(|r| r.tune_ms).sum();
@@ -266,6 +272,7 @@ pub fn to_json(report: &BenchReport) -> Value {
                 "gbs_quda_model": r.rates.gbs_quda,
                 "gbs_minimal_model": r.rates.gbs_minimal,
                 "fraction_of_copy": r.rates.fraction_of_copy,
+                "compile": r.compile,
                 "launch": r.launch,
                 "jit_ms": r.jit_ms,
                 "tune_ms": r.tune_ms,
@@ -322,6 +329,7 @@ mod tests {
                 time_us,
                 Some(copy.best_gbs()),
             ),
+            compile: "maxnreg=64".into(),
             launch: "block=128 grid=4096 shared=0".into(),
             jit_ms: 250.0,
             tune_ms: 40.0,
@@ -359,10 +367,12 @@ mod tests {
             "jit_ms",
             "tune_ms",
             "launch",
+            "compile",
         ] {
             assert!(!r[key].is_null(), "{key} missing");
         }
         assert_eq!(r["sites"], 524288);
+        assert_eq!(r["compile"], "maxnreg=64");
         assert!((r["quda_over_qdsl"].as_f64().unwrap() - 119.7 / 109.0).abs() < 1e-12);
         assert_eq!(r["quda_time_us"], 119.7);
         // No QUDA number for f64: null, not a made-up value.
@@ -386,6 +396,11 @@ mod tests {
             .find(|l| l.starts_with("wilson_hop f32 recon12"))
             .unwrap();
         assert!(line.contains("119.7") && line.contains("1.098"), "{line}");
+        assert!(
+            line.ends_with("   maxnreg=64  block=128 grid=4096 shared=0"),
+            "{line}"
+        );
+        assert!(cmp.contains("    compile  launch\n"), "{cmp}");
         assert!(cmp.contains("roofline 3000 GB/s"), "{cmp}");
         assert!(
             cmp.contains("total: first-call JIT 500 ms, tuning 80 ms"),

@@ -4,14 +4,16 @@ use super::metrics::{add_bytes, copy_gbs, rates};
 use super::report::{BenchCase, BenchKernel, BenchReport, BenchResult, CopyBandwidth, Skipped};
 use crate::backend::Backend;
 use crate::device::gpu::driver;
+use crate::device::long_links::{scaled_format, DeviceLongLinks};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::operator::device::{device_spinor, DeviceStencil, OperatorError};
 use crate::operator::DeviceEvenOddWilson;
 use crate::tune::{LaunchConfig, Tuner};
 use cudarc::driver::PushKernelArg;
-use qdsl_core::dsl::variant::OutputSites;
+use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
 use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::format::link::{uniform_scale, SCALED_TOLERANCE};
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
@@ -144,12 +146,31 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     }
 }
 
-/// Measures one case on one lattice.
+/// The long-link compressions benched for `case`: recon 18 always; 13 and 9 as well
+/// for the improved staggered hop in narrow (f32, fixed-point) formats.
+fn long_recons(case: &BenchCase) -> &'static [LongRecon] {
+    match (case.kernel, case.format) {
+        (BenchKernel::ImprovedStaggeredHop, f) if f != StorageFormat::F64 => &LongRecon::EVERY,
+        _ => &LongRecon::EVERY[..1],
+    }
+}
+
+/// The row label of `case` with `long_recon`: the case's label, then ` long<N>` for
+/// compressed long links.
+fn row_label(case: &BenchCase, long_recon: LongRecon) -> String {
+    match long_recon {
+        LongRecon::R18 => case.label(),
+        l => format!("{} long{}", case.label(), l.reals()),
+    }
+}
+
+/// Measures one case on one lattice (long links compressed as `long_recon`).
 fn bench_case(
     gpu: &Gpu,
     tuner: &Tuner,
     links: &Links,
     case: &BenchCase,
+    long_recon: LongRecon,
     copy: &CopyBandwidth,
     opts: &BenchOptions,
 ) -> Result<BenchResult, String> {
@@ -171,7 +192,10 @@ fn bench_case(
     }
     let lat = links.lattice;
     let half = lat.half_volume();
-    let v_odd = variant_of(case, Parity::Odd, false);
+    let v_odd = Variant {
+        long_recon,
+        ..variant_of(case, Parity::Odd, false)
+    };
     let (source, info) = hop_source(case, &v_odd)?;
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let lf = LinkFormat::new(case.format.link_storage(), case.recon.compression());
@@ -222,6 +246,7 @@ fn bench_case(
             flops_per_site,
             bytes,
             rates: rates(half, flops_per_site, bytes, time_us, Some(copy.best_gbs())),
+            compile: "per hop".into(),
             launch: "tuned per hop".into(),
             jit_ms,
             tune_ms,
@@ -231,23 +256,35 @@ fn bench_case(
     let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, &source, info.clone())
         .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let d_long = if case.kernel == BenchKernel::ImprovedStaggeredHop {
-        Some(DeviceField::from_gauge(gpu, &links.long, lf).map_err(|e| err(&e))?)
-    } else {
-        None
+    // Long links: plain (recon 18) or compressed (recon 13/9: record + phases, scale).
+    let improved = case.kernel == BenchKernel::ImprovedStaggeredHop;
+    let (d_long, d_long_scaled) = match (improved, scaled_format(&v_odd)) {
+        (false, _) => (None, None),
+        (true, None) => (
+            Some(DeviceField::from_gauge(gpu, &links.long, lf).map_err(|e| err(&e))?),
+            None,
+        ),
+        (true, Some(f)) => {
+            let c = uniform_scale(&links.long, SCALED_TOLERANCE).map_err(|e| err(&e))?;
+            let l = DeviceLongLinks::upload(gpu, &links.long, f, c).map_err(|e| err(&e))?;
+            (None, Some(l))
+        }
     };
     let mut inputs: Vec<&DeviceField> = vec![&d_psi, &d_u];
     inputs.extend(d_long.as_ref());
+    inputs.extend(d_long_scaled.as_ref().map(DeviceLongLinks::record));
+    let long_args: Vec<_> = d_long_scaled.iter().map(DeviceLongLinks::args).collect();
     let t0 = Instant::now();
     let cfg = stencil
-        .tuned_config(gpu, tuner, &lat, &mut d_out, &inputs, None)
+        .tuned_config_long(gpu, tuner, &lat, &mut d_out, &inputs, &long_args, None)
         .map_err(|e| err(&e))?;
+
     let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
     let time_us = gpu
         .time_us(opts.warmup, opts.reps, || {
             for _ in 0..BATCH {
                 stencil
-                    .launch(gpu, &lat, cfg, &mut d_out, &inputs, None)
+                    .launch_long(gpu, &lat, cfg, &mut d_out, &inputs, &long_args, None)
                     .map_err(as_driver("launching a hop"))?;
             }
             Ok(())
@@ -255,7 +292,7 @@ fn bench_case(
         .map_err(|e| err(&e))?
         / BATCH as f64;
     Ok(BenchResult {
-        label: case.label(),
+        label: row_label(case, long_recon),
         extent: lat.dims()[0],
         sites: half,
         time_us,
@@ -268,7 +305,8 @@ fn bench_case(
             time_us,
             Some(copy.best_gbs()),
         ),
-        launch: cfg.to_string(),
+        compile: cfg.compile.to_string(),
+        launch: cfg.launch.to_string(),
         jit_ms,
         tune_ms,
     })
@@ -301,16 +339,21 @@ pub fn run_bench(
             u: GaugeField::random(lattice, opts.seed + 1),
             long: GaugeField::random(lattice, opts.seed + 2),
         };
-        for case in &opts.cases {
-            match bench_case(gpu, tuner, &links, case, &copy, opts) {
+        for (case, &long_recon) in opts
+            .cases
+            .iter()
+            .flat_map(|c| long_recons(c).iter().map(move |l| (c, l)))
+        {
+            match bench_case(gpu, tuner, &links, case, long_recon, &copy, opts) {
                 Ok(r) => {
                     progress(&format!("{} {extent}⁴: {:.2} µs", r.label, r.time_us));
                     results.push(r);
                 }
                 Err(reason) => {
-                    progress(&format!("{} {extent}⁴: skipped: {reason}", case.label()));
+                    let label = row_label(case, long_recon);
+                    progress(&format!("{label} {extent}⁴: skipped: {reason}"));
                     skipped.push(Skipped {
-                        label: case.label(),
+                        label,
                         extent,
                         reason,
                     });

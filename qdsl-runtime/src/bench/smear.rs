@@ -3,22 +3,26 @@
 //! * asqtad fat7 + Naik links (the [`AsqtadFat`] and [`AsqtadLong`] schedules, one after
 //!   the other) on the whole lattice, [`MILC_ASQTAD_FLOPS_PER_SITE`] = 62,640 flops per
 //!   site; bytes per site: the four thin links read once and the four fat and four long
-//!   links written once, 12 · 18 reals;
+//!   links written once, 12 · 18 reals (4 · 14 + 8 · 18 with the thin links in recon 12 +
+//!   phase, the case's `recon12`, [`PathKnobs`]);
 //! * fat7 links (the [`Fat7`] schedule) on the whole lattice, rated with qdsl's own count
 //!   `Fat7::info().flops_per_site` ([`qdsl_core::dsl::paths::LinkPathsInfo`]: 198 flops
 //!   per 3 × 3 complex product of the plan with sub-path reuse, plus 36 per coefficient
 //!   multiply-add into the sum; MILC and QUDA publish no separate fat7 count); bytes per
-//!   site: four thin links read and four fat links written, 8 · 18 reals;
+//!   site: four thin links read and four fat links written, 8 · 18 reals (4 · 14 + 4 · 18
+//!   in recon 12);
 //! * HISQ links (the [`Fat7`] schedule, the U(3) projection, then the [`HisqFat`] and
 //!   [`AsqtadLong`] schedules, [`HisqGpu::enqueue`]: everything on the GPU, the ε terms
 //!   and host transfers not timed), rated with qdsl's own count [`hisq_flops_per_site`]:
 //!   the three schedules' `flops_per_site` plus four links × [`PROJECT_FLOPS_PER_LINK`];
 //!   bytes per site as asqtad: four thin links read, four fat and four long links
 //!   written, 12 · 18 reals (the projected W and the device copies are intermediate);
+//!   recon 18 only;
 //! * the tree-level Symanzik gauge force ([`SymanzikGauge`] through [`GpuGaugeForce`]:
 //!   staple schedule, then F = −(β/3) TA[U Σ†]),
 //!   [`MILC_SYMANZIK_FORCE_FLOPS_PER_SITE`] = 153,004 flops per site; bytes per site: the
-//!   four links read once and the four force matrices written once, 8 · 18 reals.
+//!   four links read once and the four force matrices written once, 8 · 18 reals; recon
+//!   18 only.
 //!
 //! Both byte models alike; the node buffers of the schedules are intermediate traffic and
 //! not counted. Sites are all V sites (both parities). Time: the median of up to
@@ -33,8 +37,8 @@ use crate::smear::{GpuGaugeForce, GpuReal, GpuSmearer};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::force::MILC_SYMANZIK_FORCE_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::info::MILC_ASQTAD_FLOPS_PER_SITE;
-use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo};
-use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs};
+use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
 use std::time::Instant;
@@ -52,29 +56,38 @@ pub const MAX_REPS: usize = 20;
 /// Coupling of the force bench (timing does not depend on it).
 const BETA: f64 = 5.7;
 
-/// Bytes per site of `links` links of 18 reals of `bytes` each, in both models.
-fn link_bytes(links: usize, bytes: usize) -> ByteModels {
-    let b = links * 18 * bytes;
+/// Bytes per site of 4 thin links of `input_reals` reals read and `out` links of 18
+/// reals written, `bytes` per real, in both models.
+fn link_bytes(input_reals: usize, out: usize, bytes: usize) -> ByteModels {
+    let b = (4 * input_reals + out * 18) * bytes;
     ByteModels {
         quda: b,
         minimal: b,
     }
 }
 
-/// Bytes per site of the asqtad case: 12 links of 18 reals of `bytes` each.
-pub fn asqtad_bytes_per_site(bytes: usize) -> ByteModels {
-    link_bytes(12, bytes)
+/// Reals per thin link read with input compression `recon`: 18, or 14 for recon 12 +
+/// phase ([`qdsl_core::dsl::paths::knobs::RECON12_PHASE_REALS`]).
+fn input_reals(recon: Recon) -> usize {
+    PathKnobs::with_input(recon).input_reals()
 }
 
-/// Bytes per site of the fat7 case: 8 links (4 thin in, 4 fat out) of 18 reals.
-pub fn fat7_bytes_per_site(bytes: usize) -> ByteModels {
-    link_bytes(8, bytes)
+/// Bytes per site of the asqtad case: 4 thin links of `input_reals` reals in, 8 links of
+/// 18 reals out, `bytes` per real.
+pub fn asqtad_bytes_per_site(bytes: usize, input_reals: usize) -> ByteModels {
+    link_bytes(input_reals, 8, bytes)
 }
 
-/// Bytes per site of the HISQ case: 12 links (4 thin in, 4 fat and 4 long out) of 18
-/// reals, as asqtad.
+/// Bytes per site of the fat7 case: 4 thin links of `input_reals` reals in, 4 fat links
+/// of 18 reals out.
+pub fn fat7_bytes_per_site(bytes: usize, input_reals: usize) -> ByteModels {
+    link_bytes(input_reals, 4, bytes)
+}
+
+/// Bytes per site of the HISQ case: 4 thin links in, 4 fat and 4 long out, 18 reals
+/// each, as asqtad.
 pub fn hisq_bytes_per_site(bytes: usize) -> ByteModels {
-    link_bytes(12, bytes)
+    link_bytes(18, 8, bytes)
 }
 
 /// Flops of one 3 × 3 complex product as the projection kernel writes it
@@ -149,7 +162,7 @@ pub fn hisq_flops_per_site(
 
 /// Bytes per site of the gauge-force case: 8 matrices (4 links in, 4 forces out).
 pub fn force_bytes_per_site(bytes: usize) -> ByteModels {
-    link_bytes(8, bytes)
+    link_bytes(18, 4, bytes)
 }
 
 /// The result of a case timed at `time_us` on the lattice of `u`.
@@ -171,6 +184,7 @@ fn result(
         flops_per_site,
         bytes,
         rates: rates(sites, flops_per_site, bytes, time_us, Some(copy.kernel_gbs)),
+        compile: "-".into(),
         launch: "one thread per site, 128 per block".into(),
         jit_ms,
         tune_ms: 0.0,
@@ -180,24 +194,30 @@ fn result(
 /// The smearers of a link case in `T` (compiled), its flops per site and bytes per site.
 type LinkCase<T> = (Vec<GpuSmearer<T>>, usize, ByteModels);
 
-/// The schedules, flop count and byte model of the link case `kernel`.
-fn link_case<T: GpuReal>(gpu: &Gpu, kernel: BenchKernel) -> Result<LinkCase<T>, DeviceError> {
+/// The schedules, flop count and byte model of the link case `kernel` with the thin
+/// links read as `recon` (18, or 12 + phase).
+fn link_case<T: GpuReal>(
+    gpu: &Gpu,
+    kernel: BenchKernel,
+    recon: Recon,
+) -> Result<LinkCase<T>, DeviceError> {
+    let knobs = PathKnobs::with_input(recon);
     let new = |smearer: Result<GpuSmearer<T>, crate::smear::SmearGpuError>| smearer.map_err(shape);
     match kernel {
         BenchKernel::AsqtadLinks => Ok((
             vec![
-                new(GpuSmearer::new::<AsqtadFat>(gpu))?,
-                new(GpuSmearer::new::<AsqtadLong>(gpu))?,
+                new(GpuSmearer::with_knobs::<AsqtadFat>(gpu, knobs))?,
+                new(GpuSmearer::with_knobs::<AsqtadLong>(gpu, knobs))?,
             ],
             MILC_ASQTAD_FLOPS_PER_SITE,
-            asqtad_bytes_per_site(T::BYTES),
+            asqtad_bytes_per_site(T::BYTES, input_reals(recon)),
         )),
         BenchKernel::Fat7Links => Ok((
-            vec![new(GpuSmearer::new::<Fat7>(gpu))?],
+            vec![new(GpuSmearer::with_knobs::<Fat7>(gpu, knobs))?],
             Fat7::info()
                 .map_err(|e| DeviceError::Shape(e.to_string()))?
                 .flops_per_site,
-            fat7_bytes_per_site(T::BYTES),
+            fat7_bytes_per_site(T::BYTES, input_reals(recon)),
         )),
         other => Err(DeviceError::Shape(format!(
             "{} is not a link-construction case",
@@ -216,7 +236,7 @@ fn run<T: GpuReal>(
 ) -> Result<BenchResult, DeviceError> {
     let v = fold_staggered_phases(&u.cast::<T>());
     let t0 = Instant::now();
-    let (smearers, flops_per_site, bytes) = link_case::<T>(gpu, case.kernel)?;
+    let (smearers, flops_per_site, bytes) = link_case::<T>(gpu, case.kernel, case.recon)?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut bufs = Vec::with_capacity(smearers.len());
     for s in &smearers {
@@ -224,8 +244,9 @@ fn run<T: GpuReal>(
         s.upload(gpu, &mut b, &v)?;
         bufs.push(b);
     }
-    // One construction per sample: each is hundreds of launches and milliseconds long,
-    // so there is no per-launch host gap to hide, and the sample counts are capped.
+    // One construction per sample: each is about a hundred launches (asqtad: 112 fat +
+    // 8 long) and milliseconds long, so there is no per-launch host gap to hide, and the
+    // sample counts are capped.
     let time_us = gpu.time_us(warmup.min(MAX_WARMUP), reps.min(MAX_REPS), || {
         for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
             s.enqueue(gpu, b, U0)?;
@@ -320,7 +341,8 @@ fn shape(e: crate::smear::SmearGpuError) -> DeviceError {
 
 /// Times the link construction of the case (asqtad fat + long, fat7, or HISQ fat + long)
 /// of `u` in the case's precision (f32 or f64; other formats are refused with the
-/// reason).
+/// reason) with the thin links in the case's recon (18 or 12 + phase for asqtad and fat7;
+/// HISQ and recon 8 are refused).
 pub fn bench_links(
     gpu: &Gpu,
     u: &GaugeField<f64>,
@@ -330,6 +352,18 @@ pub fn bench_links(
     reps: usize,
 ) -> Result<BenchResult, String> {
     let hisq = case.kernel == BenchKernel::HisqLinks;
+    if case.recon != Recon::R18 && (hisq || case.recon == Recon::R8) {
+        return Err(format!(
+            "{} reads its thin links in {}, not recon{}",
+            case.kernel.name(),
+            if hisq {
+                "recon18"
+            } else {
+                "recon18 or recon12"
+            },
+            case.recon.reals()
+        ));
+    }
     match case.format {
         StorageFormat::F64 if hisq => run_hisq::<f64>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F32 if hisq => run_hisq::<f32>(gpu, u, case, copy, warmup, reps),
@@ -350,6 +384,12 @@ pub fn bench_symanzik_force(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, String> {
+    if case.recon != Recon::R18 {
+        return Err(format!(
+            "the Symanzik gauge force reads its links in recon18, not recon{}",
+            case.recon.reals()
+        ));
+    }
     match case.format {
         StorageFormat::F64 => run_force::<f64>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F32 => run_force::<f32>(gpu, u, case, copy, warmup, reps),
@@ -366,30 +406,38 @@ fn refused(what: &str, format: StorageFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qdsl_core::dsl::paths::knobs::RECON12_PHASE_REALS;
 
-    /// 12 links × 18 reals: 864 bytes in f32, 1728 in f64; 24⁴ sites in 1 ms at 62,640
+    /// 12 links × 18 reals: 864 bytes in f32, 1728 in f64 (800 in f32 with the thin links
+    /// in recon 12 + phase); 24⁴ sites in 1 ms at 62,640
     /// flops per site: 331,776 · 62,640 / (10⁻³ s · 10⁹) = 20,782.44864 GFLOP/s.
     #[test]
     fn bytes_and_rate_of_the_asqtad_case() {
-        assert_eq!(asqtad_bytes_per_site(4).minimal, 864);
-        assert_eq!(asqtad_bytes_per_site(8).quda, 1728);
+        assert_eq!(asqtad_bytes_per_site(4, 18).minimal, 864);
+        assert_eq!(asqtad_bytes_per_site(8, 18).quda, 1728);
+        // Recon 12 + phase: (4 · 14 + 8 · 18) · 4 = 800 bytes in f32.
+        assert_eq!(asqtad_bytes_per_site(4, RECON12_PHASE_REALS).minimal, 800);
+        assert_eq!(input_reals(Recon::R12), 14);
         let r = rates(
             24usize.pow(4),
             MILC_ASQTAD_FLOPS_PER_SITE,
-            asqtad_bytes_per_site(4),
+            asqtad_bytes_per_site(4, 18),
             1000.0,
             None,
         );
         assert!((r.gflops - 20_782.448_64).abs() < 1e-6, "{}", r.gflops);
     }
 
-    /// Fat7: 8 links × 18 reals, 576 bytes in f32, 1152 in f64; its flop count is at
+    /// Fat7: 8 links × 18 reals, 576 bytes in f32, 1152 in f64 (512 in f32 from recon 12 +
+    /// phase); its flop count is at
     /// least 198 per 3 × 3 complex product of the plan and below MILC's asqtad count,
     /// whose paths are fat7's plus the Lepage and Naik terms.
     #[test]
     fn bytes_and_flops_of_the_fat7_case() {
-        assert_eq!(fat7_bytes_per_site(4).minimal, 576);
-        assert_eq!(fat7_bytes_per_site(8).quda, 1152);
+        assert_eq!(fat7_bytes_per_site(4, 18).minimal, 576);
+        assert_eq!(fat7_bytes_per_site(8, 18).quda, 1152);
+        // Recon 12 + phase: (4 · 14 + 4 · 18) · 4 = 512 bytes in f32.
+        assert_eq!(fat7_bytes_per_site(4, 14).minimal, 512);
         let info = Fat7::info().unwrap();
         assert_eq!(info.flops_per_site % 2, 0);
         assert!(info.flops_per_site >= 198 * info.products_with_reuse);
@@ -413,6 +461,7 @@ mod tests {
             products_without_reuse: 0,
             flops_per_site,
             buffers: 0,
+            launches: 0,
         };
         assert_eq!(
             hisq_flops_per_site(&info(1000), &info(2000), &info(3000)),

@@ -6,10 +6,12 @@
 //! | module | holds |
 //! |---|---|
 //! | [`report`] | rows, bounds, relative errors, the table |
+//! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
 //! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
+pub mod dense;
 pub mod reference;
 pub mod report;
 pub mod run;

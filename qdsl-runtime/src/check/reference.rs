@@ -3,10 +3,11 @@
 
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::{DslError, Variant};
-use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};
+use qdsl_core::field::{CloverField, ColourSpinorField, DenseLinkField, GaugeField};
 use qdsl_core::Real;
 use qdsl_kernels::{
-    CloverApply, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonClover, WilsonHop,
+    CloverApply, CoarseHop, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
+    WilsonClover, WilsonHop,
 };
 
 /// Errors of the CPU reference.
@@ -33,9 +34,44 @@ pub enum ReferenceError {
     Dsl(#[from] DslError),
 }
 
-/// The kernels with a CPU reference binding.
+/// The kernels with a CPU reference binding in [`apply_cpu`] (the dense-link kernel
+/// `coarse_hop` has its own, [`apply_cpu_dense`]).
 pub const KNOWN: &str = "wilson_hop, naive_staggered_hop, improved_staggered_hop, \
                          twisted_mass_twist, wilson_clover, clover_apply";
+
+/// Checks that `links` holds `expected` link fields.
+fn want_links(kernel: &str, expected: usize, found: usize) -> Result<(), ReferenceError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(ReferenceError::Links {
+            kernel: kernel.into(),
+            expected,
+            found,
+        })
+    }
+}
+
+/// out = D src (or a·x + b·D src) for the catalog kernel `kernel` with dense link fields
+/// `links` in declaration order: `coarse_hop`, out(x) = Σ_μ [Y⁺_μ(x) φ(x + μ̂) +
+/// Y⁻_μ(x − μ̂)† φ(x − μ̂)] with links = [Y⁺, Y⁻].
+pub fn apply_cpu_dense<T: Real>(
+    kernel: &str,
+    variant: &Variant,
+    out: &mut ColourSpinorField<T>,
+    src: &ColourSpinorField<T>,
+    links: &[&DenseLinkField<T>],
+    xpay: Option<Xpay<'_, T>>,
+) -> Result<(), ReferenceError> {
+    match kernel {
+        "coarse_hop" => {
+            want_links(kernel, 2, links.len())?;
+            CoarseHop.apply_cpu(variant, out, src, links[0], links[1], xpay)?
+        }
+        other => return Err(ReferenceError::Unknown(other.into())),
+    }
+    Ok(())
+}
 
 /// out = D src (or a·x + b·D src) for the catalog kernel `kernel`, with `links` its
 /// gauge fields in declaration order and `clover` its clover field (kernels with one).
@@ -49,17 +85,7 @@ pub fn apply_cpu<T: Real>(
     xpay: Option<Xpay<'_, T>>,
 ) -> Result<(), ReferenceError> {
     let clover = || clover.ok_or_else(|| ReferenceError::NoClover(kernel.into()));
-    let want = |n: usize| {
-        if links.len() == n {
-            Ok(())
-        } else {
-            Err(ReferenceError::Links {
-                kernel: kernel.into(),
-                expected: n,
-                found: links.len(),
-            })
-        }
-    };
+    let want = |n: usize| want_links(kernel, n, links.len());
     match kernel {
         "wilson_hop" => {
             want(1)?;
@@ -150,5 +176,61 @@ mod tests {
         assert!(e.to_string().contains("no CPU reference binding"), "{e}");
         let e = apply_cpu("clover_apply", &v, &mut out, &psi, &[], None, None).unwrap_err();
         assert!(matches!(e, ReferenceError::NoClover(_)), "{e}");
+    }
+
+    /// With unit links (Y⁺ = Y⁻ = 1) the coarse hop of a constant 2 × 24 field φ is
+    /// Σ_μ (φ + φ) = 8φ on a periodic lattice; with xpay, a·φ + b·8φ. One link field
+    /// only is refused.
+    #[test]
+    fn dense_binding_reaches_the_coarse_hop() {
+        let lat = Lattice::new([2, 2, 2, 4]).unwrap();
+        let mut one = DenseLinkField::<f64>::zeros(lat, 48).unwrap();
+        for cb in 0..lat.volume() {
+            for mu in 0..4 {
+                for r in 0..48 {
+                    one.link_mut(cb, mu)[r * 48 + r] = qdsl_core::Complex::new(1.0, 0.0);
+                }
+            }
+        }
+        let layout = |p| SpinorLayout::new(lat, 1, SiteSubset::Single(p), 2, 24).unwrap();
+        let phi = ColourSpinorField::from_fn(layout(Parity::Odd), |_, _, s, a| {
+            qdsl_core::Complex::new((s * 24 + a) as f64, -1.0)
+        });
+        let v = Variant::default();
+        let mut out = ColourSpinorField::zeros(layout(Parity::Even));
+        apply_cpu_dense("coarse_hop", &v, &mut out, &phi, &[&one, &one], None).unwrap();
+        for (o, p) in out.data().iter().zip(phi.data()) {
+            assert!((o - p * 8.0).norm() < 1e-12);
+        }
+        let x = ColourSpinorField::from_fn(layout(Parity::Even), |_, _, s, a| {
+            qdsl_core::Complex::new((s * 24 + a) as f64, -1.0)
+        });
+        let xv = Variant {
+            xpay: true,
+            ..Variant::default()
+        };
+        let xpay = Xpay {
+            a: 0.5,
+            x: &x,
+            b: 2.0,
+        };
+        apply_cpu_dense("coarse_hop", &xv, &mut out, &phi, &[&one, &one], Some(xpay)).unwrap();
+        for (o, p) in out.data().iter().zip(phi.data()) {
+            assert!((o - p * 16.5).norm() < 1e-12);
+        }
+        let e = apply_cpu_dense("coarse_hop", &v, &mut out, &phi, &[&one], None).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReferenceError::Links {
+                    expected: 2,
+                    found: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = apply_cpu_dense("wilson_hop", &v, &mut out, &phi, &[], None).unwrap_err();
+        assert!(matches!(e, ReferenceError::Unknown(_)), "{e}");
     }
 }

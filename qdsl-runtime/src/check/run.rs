@@ -13,7 +13,7 @@ use crate::solver::LinearOperator;
 use crate::tune::{LaunchConfig, Tuner};
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::ir::{FieldShape, Role};
-use qdsl_core::dsl::lower::{lower, ReadSites};
+use qdsl_core::dsl::lower::{lower, Lowered, ReadSites};
 use qdsl_core::dsl::storage::round_gauge_field;
 use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::Variant;
@@ -97,6 +97,37 @@ fn link_format(v: &Variant) -> LinkFormat {
     LinkFormat::new(v.gauge.link_storage(), v.recon.compression())
 }
 
+/// The output layout of `v` on `lat` and random colour-spinor operands on it: the source
+/// on the sites the kernel's colour-spinor input is read at (as the CPU context checks;
+/// Gaussian, seed `seed`) and the xpay x on the output's sites (seed `seed + 1`).
+pub(super) fn random_spinors<T: Real>(
+    lowered: &Lowered,
+    v: &Variant,
+    lat: Lattice,
+    seed: u64,
+) -> Result<(SpinorLayout, ColourSpinorField<T>, ColourSpinorField<T>), String> {
+    let out_subset = match v.sites {
+        OutputSites::Parity(p) => SiteSubset::Single(p),
+        OutputSites::Full => SiteSubset::Full,
+    };
+    let out_layout =
+        SpinorLayout::new(lat, 1, out_subset, lowered.nspin, lowered.ncolour).map_err(err)?;
+    let spinor = lowered
+        .inputs
+        .iter()
+        .find(|i| matches!(i.decl.shape, FieldShape::Spinor { .. }))
+        .ok_or("the kernel has no colour-spinor input")?;
+    let src_subset = match (out_subset, spinor.reads) {
+        (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
+        (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
+        _ => SiteSubset::Full,
+    };
+    let src =
+        ColourSpinorField::<f64>::gaussian(out_layout.with_subset(src_subset), seed).cast::<T>();
+    let x = ColourSpinorField::<f64>::gaussian(out_layout, seed + 1).cast::<T>();
+    Ok((out_layout, src, x))
+}
+
 /// GPU versus CPU for one kernel variant on one data set, in compute type T.
 fn compare_kernel<T: Real>(
     gpu: &Gpu,
@@ -112,26 +143,8 @@ fn compare_kernel<T: Real>(
         .first()
         .ok_or("the data set has no gauge field to take the lattice from")?
         .lattice();
-    let out_subset = match v.sites {
-        OutputSites::Parity(p) => SiteSubset::Single(p),
-        OutputSites::Full => SiteSubset::Full,
-    };
-    let out_layout =
-        SpinorLayout::new(lat, 1, out_subset, lowered.nspin, lowered.ncolour).map_err(err)?;
-    // The spinor input, on the sites its reads need (as the CPU context checks).
-    let spinor = lowered
-        .inputs
-        .iter()
-        .find(|i| matches!(i.decl.shape, FieldShape::Spinor { .. }))
-        .ok_or("the kernel has no colour-spinor input")?;
-    let src_subset = match (out_subset, spinor.reads) {
-        (SiteSubset::Single(p), ReadSites::OtherParity) => SiteSubset::Single(p.opposite()),
-        (SiteSubset::Single(p), ReadSites::SameParity) => SiteSubset::Single(p),
-        _ => SiteSubset::Full,
-    };
-    let src =
-        ColourSpinorField::<f64>::gaussian(out_layout.with_subset(src_subset), seed).cast::<T>();
-    let x = ColourSpinorField::<f64>::gaussian(out_layout, seed + 1).cast::<T>();
+    let (out_layout, src, x) = random_spinors::<T>(&lowered, v, lat, seed)?;
+    let out_subset = out_layout.subset();
     let gauges = ir
         .fields
         .iter()
@@ -513,6 +526,12 @@ pub fn run_check(
     };
     let wanted = |name: &str| opts.filter.as_deref().is_none_or(|f| name.contains(f));
     for entry in crate::cli::catalog().iter().filter(|e| wanted(&e.name)) {
+        // Dense-link kernels (the coarse hop): random fields only, no real configuration.
+        if lower(&(entry.ir)()).is_ok_and(|l| l.dense.is_some()) {
+            let dense = super::dense::check_dense_kernel(gpu, entry, opts.dims, opts.seed);
+            emit(dense, &mut rows);
+            continue;
+        }
         let gauges = (entry.ir)()
             .fields
             .iter()

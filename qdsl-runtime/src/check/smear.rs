@@ -6,12 +6,16 @@
 //! link components against the precision's bound. HISQ: [`hisq_links_gpu`] against
 //! `qdsl_kernels::hisq_links` on the thin links at ε = [`HISQ_EPSILON_NAIK`], one row for
 //! the fat links X (`hisq_links_fat`) and one for the long links L (`hisq_links_long`).
+//! The three smearing specs again with the thin links in recon 12 + phase (variant
+//! `input=recon12`): the GPU kernels rebuild the links inline, the CPU side smears the
+//! links rebuilt the same way ([`LinkPaths::smear_cpu_with`]), so both sides see the same
+//! rounded input.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use crate::device::Gpu;
 use crate::smear::{hisq_links_gpu, GpuGaugeForce, GpuReal, GpuSmearer};
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths};
-use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::Complex;
@@ -41,14 +45,20 @@ fn components<T: GpuReal>(f: &GaugeField<T>) -> Vec<Complex<f64>> {
         .collect()
 }
 
-/// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u`.
-fn compare<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f64, String> {
+/// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u`, the
+/// input links stored as recon `input` on both sides.
+fn compare<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    input: Recon,
+) -> Result<f64, String> {
+    let knobs = PathKnobs::with_input(input);
     let v = fold_staggered_phases(&u.cast::<T>());
-    let g = GpuSmearer::<T>::new::<S>(gpu)
+    let g = GpuSmearer::<T>::with_knobs::<S>(gpu, knobs)
         .map_err(|e| e.to_string())?
         .smear(gpu, &v, SMEAR_U0)
         .map_err(|e| e.to_string())?;
-    let c = S::smear_cpu(&v, SMEAR_U0).map_err(|e| e.to_string())?;
+    let c = S::smear_cpu_with(&v, SMEAR_U0, &knobs).map_err(|e| e.to_string())?;
     Ok(relative_error(&components(&g), &components(&c)))
 }
 
@@ -84,24 +94,43 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let smear = format!("u0={SMEAR_U0}");
     let force = format!("beta={FORCE_BETA}");
     let hisq = format!("eps={HISQ_EPSILON_NAIK}");
-    let specs: [(String, &str, Compare, Compare); 7] = [
+    let smear12 = format!("{smear} input=recon12");
+    let specs: [(String, &str, Compare, Compare); 10] = [
         (
             AsqtadFat::spec().name,
             &smear,
-            compare::<AsqtadFat, f64>,
-            compare::<AsqtadFat, f32>,
+            |g, u| compare::<AsqtadFat, f64>(g, u, Recon::R18),
+            |g, u| compare::<AsqtadFat, f32>(g, u, Recon::R18),
         ),
         (
             AsqtadLong::spec().name,
             &smear,
-            compare::<AsqtadLong, f64>,
-            compare::<AsqtadLong, f32>,
+            |g, u| compare::<AsqtadLong, f64>(g, u, Recon::R18),
+            |g, u| compare::<AsqtadLong, f32>(g, u, Recon::R18),
         ),
         (
             Fat7::spec().name,
             &smear,
-            compare::<Fat7, f64>,
-            compare::<Fat7, f32>,
+            |g, u| compare::<Fat7, f64>(g, u, Recon::R18),
+            |g, u| compare::<Fat7, f32>(g, u, Recon::R18),
+        ),
+        (
+            AsqtadFat::spec().name,
+            &smear12,
+            |g, u| compare::<AsqtadFat, f64>(g, u, Recon::R12),
+            |g, u| compare::<AsqtadFat, f32>(g, u, Recon::R12),
+        ),
+        (
+            AsqtadLong::spec().name,
+            &smear12,
+            |g, u| compare::<AsqtadLong, f64>(g, u, Recon::R12),
+            |g, u| compare::<AsqtadLong, f32>(g, u, Recon::R12),
+        ),
+        (
+            Fat7::spec().name,
+            &smear12,
+            |g, u| compare::<Fat7, f64>(g, u, Recon::R12),
+            |g, u| compare::<Fat7, f32>(g, u, Recon::R12),
         ),
         (
             "hisq_links_fat".into(),

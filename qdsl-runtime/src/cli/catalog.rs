@@ -6,7 +6,8 @@
 
 use qdsl_core::dsl::{DslError, Ir, KernelInfo, Stencil, Variant};
 use qdsl_kernels::{
-    CloverApply, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonClover, WilsonHop,
+    CloverApply, CoarseHop, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
+    WilsonClover, WilsonHop,
 };
 
 /// One kernel of the catalog, with its generators.
@@ -43,6 +44,7 @@ pub fn catalog() -> Vec<CatalogEntry> {
         entry::<TwistedMassTwist>(),
         entry::<WilsonClover>(),
         entry::<CloverApply>(),
+        entry::<CoarseHop>(),
     ]
 }
 
@@ -82,6 +84,11 @@ mod tests {
                 // adds 8 projected hops scaled by −½, 180 each.
                 ("wilson_clover".to_string(), 504 + 8 * 180),
                 ("clover_apply".to_string(), 504),
+                // 8 dense 48 × 48 products (8N² − 2N each) and 7 sums of 2N reals.
+                (
+                    "coarse_hop".to_string(),
+                    8 * (8 * 48 * 48 - 2 * 48) + 7 * 2 * 48
+                ),
             ]
         );
         assert!(find("wilson_hop").is_ok());

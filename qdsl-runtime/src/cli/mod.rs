@@ -108,7 +108,16 @@ mod tests {
             "one of --ir/--cuda/--ptx is required"
         );
         assert!(
-            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "8"]).is_err()
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "13"]).is_err()
+        );
+        let cli =
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "8"]).unwrap();
+        let Command::Emit(e) = cli.command else {
+            panic!("expected emit");
+        };
+        assert_eq!(
+            e.variant.variant().recon,
+            qdsl_core::dsl::variant::Recon::R8
         );
     }
 }

@@ -1,8 +1,7 @@
 //! `qdsl solve`: read a gauge configuration, build an even-odd operator and solve
 //! M̂ x = b with a progress bar, on the GPU if there is one (the global `--backend`
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
-//! (JSON, SVG). Clover and twisted mass run on the CPU only: `cuda` refuses them, and
-//! `auto` on a GPU machine uses the CPU after one notice line.
+//! (JSON, SVG). Every action runs on both backends.
 
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
@@ -23,7 +22,7 @@ pub struct SolveArgs {
     config: PathBuf,
     /// The action: wilson (--kappa), clover (--kappa, --csw), twisted-mass (--kappa,
     /// --mu, optional --csw), staggered (naive), asqtad (--mass, --u0) or hisq (--mass,
-    /// --epsilon-naik). Clover and twisted-mass run on the CPU only. Clover and twisted mass are normalised as
+    /// --epsilon-naik). Clover and twisted mass are normalised as
     /// M = (m + 4) + clover + iμγ5 − H/2 with m = 1/(2κ) − 4: (m + 4) × Wilson's M̂ at
     /// c_sw = μ = 0.
     #[arg(long, default_value = "wilson")]
@@ -50,8 +49,9 @@ pub struct SolveArgs {
     /// staggered actions).
     #[arg(long, default_value = "cgnr")]
     solver: SolverKind,
-    /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point) or f16,
-    /// each mixed with f64 through reliable updates.
+    /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point), f16,
+    /// packed20 or packed30 (bit-packed, shared exponent), each mixed with f64 through
+    /// reliable updates.
     #[arg(long, default_value = "f64")]
     precision: Precision,
     /// Target relative residual ‖b − M̂x‖/‖b‖.
@@ -133,7 +133,7 @@ fn print_summary(report: &SolveReport) {
 
 /// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
 fn precision_note(report: &SolveReport) -> Option<&'static str> {
-    let narrow = matches!(report.precision, Precision::Fixed16 | Precision::F16);
+    let narrow = !matches!(report.precision, Precision::F64 | Precision::F32);
     (narrow && report.backend == "CPU").then_some(
         "the low precision is emulated on the CPU (f64 fields rounded through the format)",
     )

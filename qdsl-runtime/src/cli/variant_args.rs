@@ -66,6 +66,9 @@ pub enum ReconArg {
     /// All 18 reals.
     #[value(name = "18")]
     R18,
+    /// Eight reals (the minimal SU(3) parametrisation), the matrix rebuilt in the kernel.
+    #[value(name = "8")]
+    R8,
 }
 
 /// The knobs of a kernel variant.
@@ -83,7 +86,7 @@ pub struct VariantArgs {
     /// Storage precision of spinors and links.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: PrecisionArg,
-    /// Gauge compression: 12 or 18 reals per link.
+    /// Gauge compression: 18, 12 or 8 reals per link.
     #[arg(long, value_enum, default_value = "12")]
     pub recon: ReconArg,
     /// Time boundary condition.
@@ -111,6 +114,7 @@ impl VariantArgs {
             recon: match self.recon {
                 ReconArg::R12 => Recon::R12,
                 ReconArg::R18 => Recon::R18,
+                ReconArg::R8 => Recon::R8,
             },
             boundary: match self.boundary {
                 BoundaryArg::Periodic => TimeBoundary::Periodic,

@@ -22,6 +22,9 @@
 //!   Links are taken with sign +1 (Wilson links; staggered signs must be folded in).
 //! * recon 8: QUDA's parametrisation as qdsl-core's, with the encoder's SU(3) check
 //!   (the `recon8` submodule); sign +1 as for recon 12.
+//! * packed20/packed30 fermions: groups of 6 reals with a shared power-of-two scale,
+//!   round half even, the exponent rule and word layout of qdsl-core (the `packed`
+//!   submodule); every product is by an exact power of two, so the result is bit-exact.
 //!
 //! Errors are reported through a status word (bits [`STATUS_NON_FINITE`], …) that the
 //! host checks after the kernel: the device cannot return a `Result`.
@@ -207,6 +210,10 @@ fn encode_record(layout: &DeviceLayout) -> Result<String, super::format::Unsuppo
                  *({t}*)(out + qdsl_offset(site, sub, k, stride)) = ({t})i;\n    }}"
             );
         }
+        (StoredReal::Packed(w), _) => {
+            s.insert_str(0, &packed::helpers(w));
+            s += &packed::encode_body(w, layout);
+        }
         (StoredReal::Fixed(w), false) => {
             let q = w.max_int();
             let t = fixed_type(w);
@@ -236,6 +243,10 @@ fn decode_record(
         StoredReal::Float(w) => {
             s.insert_str(0, float_codec(w));
             let _ = writeln!(s, "    for (int k = 0; k < {stored}; k++) r[k] = (host_t)qdsl_get(in + qdsl_offset(site, sub, k, stride));");
+        }
+        StoredReal::Packed(w) => {
+            s.insert_str(0, &packed::helpers(w));
+            s += &packed::decode_body(w, layout);
         }
         StoredReal::Fixed(w) => {
             let t = fixed_type(w);
@@ -396,6 +407,7 @@ pub fn reduction_source(layout: &DeviceLayout) -> Result<String, super::format::
     Ok(s)
 }
 
+mod packed;
 mod recon8;
 #[cfg(test)]
 mod tests;

@@ -240,6 +240,43 @@ impl DeviceField {
         Ok(DeviceImage { values, norms })
     }
 
+    /// A field holding `image` exactly (the inverse of [`Self::image`]): the bytes are
+    /// copied as they are, no conversion kernel runs. The image must have
+    /// `layout.value_bytes()` bytes and one norm per site for fixed-point fermions.
+    pub fn from_image(
+        gpu: &Gpu,
+        layout: DeviceLayout,
+        image: &DeviceImage,
+    ) -> Result<Self, DeviceError> {
+        let norms = if layout.format.has_norm() {
+            layout.sites
+        } else {
+            0
+        };
+        if image.values.len() != layout.value_bytes() || image.norms.len() != norms {
+            return Err(DeviceError::Shape(format!(
+                "an image of {} bytes and {} norms given, {} bytes and {norms} norms expected for {} sites of {}",
+                image.values.len(),
+                image.norms.len(),
+                layout.value_bytes(),
+                layout.sites,
+                layout.format
+            )));
+        }
+        let mut field = Self::zeros(gpu, layout)?;
+        let stream = gpu.backend().stream();
+        let copy = driver("copying a device image to the GPU");
+        stream
+            .memcpy_htod(&image.values, &mut field.values)
+            .map_err(copy)?;
+        if let Some(n) = field.norms.as_mut() {
+            stream
+                .memcpy_htod(&image.norms, n)
+                .map_err(driver("copying norms to the GPU"))?;
+        }
+        Ok(field)
+    }
+
     /// Uploads a colour-spinor field, stored as `format` (any spin and colour count).
     pub fn from_spinor<T: Real>(
         gpu: &Gpu,

@@ -1,6 +1,9 @@
 //! What a device field stores: a fermion format or a gauge-link format of qdsl-core.
 
-use qdsl_core::format::{FermionFormat, FixedWidth, FloatWidth, LinkFormat, LinkStorage};
+use qdsl_core::format::fermion::GROUP_REALS;
+use qdsl_core::format::{
+    FermionFormat, FixedWidth, FloatWidth, LinkFormat, LinkStorage, PackedWidth,
+};
 use std::fmt;
 
 /// How one stored real is held on the device.
@@ -10,14 +13,22 @@ pub enum StoredReal {
     Float(FloatWidth),
     /// A fixed-point integer of this width.
     Fixed(FixedWidth),
+    /// Bit-packed groups of 6 reals of this width: the stored units are the groups'
+    /// little-endian 32-bit words ([`PACKED_WORD_BYTES`] bytes each), 4 per packed20 group
+    /// and 6 per packed30 group, in the word order of [`qdsl_core::format`]'s byte record.
+    Packed(PackedWidth),
 }
 
+/// Bytes of one stored unit of a packed format: a 32-bit word of a group.
+pub const PACKED_WORD_BYTES: usize = 4;
+
 impl StoredReal {
-    /// Bytes of one stored real.
+    /// Bytes of one stored unit (a real; a 32-bit word for the packed formats).
     pub fn bytes(self) -> usize {
         match self {
             StoredReal::Float(w) => w.bytes(),
             StoredReal::Fixed(w) => w.bytes(),
+            StoredReal::Packed(_) => PACKED_WORD_BYTES,
         }
     }
 }
@@ -33,7 +44,7 @@ pub enum DeviceFormat {
 
 /// A format the device fields do not implement yet.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("device fields do not support the format {format} yet (supported: f64, f32, f16, bf16, fixed16, fixed8; links with recon18, recon12 or recon8)")]
+#[error("device fields do not support the format {format} (supported: f64, f32, f16, bf16, fixed16, fixed8, packed20, packed30; links with recon18, recon12 or recon8)")]
 pub struct UnsupportedFormat {
     /// The format's name.
     pub format: String,
@@ -48,16 +59,13 @@ impl DeviceFormat {
         }
     }
 
-    /// How each stored real is held; an error for the bit-packed fermion formats, which
-    /// device fields do not implement.
+    /// How each stored unit is held (every format of [`qdsl_core::format`] has a device
+    /// form; the `Result` is kept for formats added there later).
     pub fn stored_real(&self) -> Result<StoredReal, UnsupportedFormat> {
-        let unsupported = || UnsupportedFormat {
-            format: self.name(),
-        };
         match *self {
             DeviceFormat::Fermion(FermionFormat::Float(w)) => Ok(StoredReal::Float(w)),
             DeviceFormat::Fermion(FermionFormat::Fixed(w)) => Ok(StoredReal::Fixed(w)),
-            DeviceFormat::Fermion(FermionFormat::Packed(_)) => Err(unsupported()),
+            DeviceFormat::Fermion(FermionFormat::Packed(w)) => Ok(StoredReal::Packed(w)),
             DeviceFormat::Link(l) => Ok(match l.storage {
                 LinkStorage::Float(w) => StoredReal::Float(w),
                 LinkStorage::Fixed(w) => StoredReal::Fixed(w),
@@ -81,9 +89,14 @@ impl DeviceFormat {
         }
     }
 
-    /// Stored reals per record: the host reals for fermions, 18, 12 or 8 for links.
+    /// Stored units per record: the host reals for float and fixed-point fermions, the
+    /// 32-bit words of the ⌈N/6⌉ groups for packed fermions (N = `fermion_reals`), 18, 12
+    /// or 8 reals for links.
     pub fn stored_reals(&self, fermion_reals: usize) -> usize {
         match self {
+            DeviceFormat::Fermion(FermionFormat::Packed(w)) => {
+                fermion_reals.div_ceil(GROUP_REALS) * w.group_bytes() / PACKED_WORD_BYTES
+            }
             DeviceFormat::Fermion(_) => fermion_reals,
             DeviceFormat::Link(l) => l.compression.reals(),
         }

@@ -3,6 +3,7 @@
 
 use super::format::UnsupportedFormat;
 use crate::backend::{Backend, CudaBackend};
+use crate::jit::register_cap::{cap_registers, RegisterCapError};
 use crate::jit::{Jit, JitError};
 use crate::tune::{Fingerprint, LaunchLimits};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
@@ -22,6 +23,9 @@ pub enum DeviceError {
     /// A kernel could not be compiled.
     #[error(transparent)]
     Jit(#[from] JitError),
+    /// A register cap could not be added to a kernel's PTX.
+    #[error(transparent)]
+    RegisterCap(#[from] RegisterCapError),
     /// The device has too little free memory.
     #[error("out of GPU memory allocating {what}: {requested} bytes requested, {free} bytes free of {total}")]
     OutOfMemory {
@@ -101,15 +105,48 @@ impl Gpu {
     }
 
     /// The function `name` of the program `source`, compiled for this device's
-    /// architecture with `extra` options (cached on disk and in memory).
+    /// architecture with `extra` options (cached on disk and in memory, per name and
+    /// options).
     pub fn function(
         &self,
         name: &str,
         source: &str,
         extra: &[String],
     ) -> Result<CudaFunction, DeviceError> {
+        self.load(name, source, extra, None)
+    }
+
+    /// The function `name` of `source` as [`Self::function`] builds it without extra
+    /// options, limited to `max_registers` registers per thread: its PTX gets the
+    /// `.maxnreg` directive ([`crate::jit::register_cap`]) before the driver assembles
+    /// it. Loaded once per (name, cap).
+    pub fn function_capped(
+        &self,
+        name: &str,
+        source: &str,
+        max_registers: u32,
+    ) -> Result<CudaFunction, DeviceError> {
+        self.load(name, source, &[], Some(max_registers))
+    }
+
+    /// Compiles (or reads from the PTX cache), caps and loads; the in-memory map is
+    /// keyed by name, options and cap.
+    fn load(
+        &self,
+        name: &str,
+        source: &str,
+        extra: &[String],
+        cap: Option<u32>,
+    ) -> Result<CudaFunction, DeviceError> {
+        let mut key = name.to_string();
+        for o in extra {
+            key += &format!("\0{o}");
+        }
+        if let Some(r) = cap {
+            key += &format!("\0.maxnreg {r}");
+        }
         let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = map.get(name) {
+        if let Some(f) = map.get(&key) {
             return Ok(f.clone());
         }
         let arch = self
@@ -117,16 +154,19 @@ impl Gpu {
             .device()
             .map(|d| d.arch)
             .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
-        let ptx = self.jit.compile(name, source, arch, extra)?;
+        let mut ptx = self.jit.compile(name, source, arch, extra)?.ptx;
+        if let Some(r) = cap {
+            ptx = cap_registers(&ptx, name, r)?;
+        }
         let module = self
             .backend
             .context()
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
             .map_err(driver(format!("loading the module of {name}")))?;
         let f = module
             .load_function(name)
             .map_err(driver(format!("finding {name} in its module")))?;
-        map.insert(name.to_string(), f.clone());
+        map.insert(key, f.clone());
         Ok(f)
     }
 

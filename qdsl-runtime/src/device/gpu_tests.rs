@@ -6,25 +6,12 @@
 
 use super::reference::{decode_image, encode_image};
 use super::*;
-use crate::backend::CudaBackend;
-use crate::jit::Jit;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::{Compression, FermionFormat, LinkFormat, LinkSign, LinkStorage};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Real;
 
-fn gpu() -> Option<(Gpu, tempfile::TempDir)> {
-    let backend = match CudaBackend::new(0) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("skipping (no GPU): {e}");
-            return None;
-        }
-    };
-    let dir = tempfile::tempdir().ok()?;
-    let jit = Jit::new(dir.path(), None).ok()?;
-    Some((Gpu::new(backend, jit), dir))
-}
+use crate::test_gpu::gpu;
 
 fn lattice() -> Lattice {
     Lattice::new([4, 4, 4, 6]).unwrap()

@@ -11,7 +11,9 @@
 //! with P = W/b reals per chunk, C = R/P chunks per record, μ = 0 for fermions and the
 //! direction for links (the gauge rule of SoaLayout), and stride = the sites rounded up to
 //! a multiple of 32, so that every chunk array starts 512-byte aligned. The f32 norms of
-//! fixed-point fermions are a separate array, one per site.
+//! fixed-point fermions are a separate array, one per site. Packed fermions (packed20,
+//! packed30) store the 32-bit words of their ⌈N/6⌉ groups as the "reals" (b = 4, R =
+//! 4 or 6 words per group), in the byte order of `qdsl_core::format`'s record.
 
 use super::format::{DeviceFormat, UnsupportedFormat};
 
@@ -193,13 +195,32 @@ mod tests {
         assert_eq!(h.value_bytes(), 4 * 3 * 32 * 8);
     }
 
+    /// Hand-computed packed shapes: a packed20 Wilson site is 4 groups of 4 words (64 B,
+    /// W = 16, a group per chunk), packed30 6 words per group (96 B, W = 16; a staggered
+    /// site's 24 B give W = 8); word k of a packed20 site sits at chunk ⌊k/4⌋, byte 4(k mod 4).
     #[test]
-    fn packed_is_refused_and_recon8_holds_8_reals() {
-        let e =
-            DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8).unwrap_err();
-        assert!(
-            e.to_string().contains(FermionFormat::PACKED20.name()),
-            "{e}"
+    fn packed_sites_are_words_of_groups_and_recon8_holds_8_reals() {
+        let p20 = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8).unwrap();
+        assert_eq!(
+            (
+                p20.stored_reals,
+                p20.real_bytes,
+                p20.chunk_bytes,
+                p20.chunks()
+            ),
+            (16, 4, 16, 4)
+        );
+        assert_eq!(p20.byte_offset(3, 0, 9), (2 * 32 + 3) * 16 + 4);
+        assert_eq!((p20.value_bytes(), p20.norm_bytes()), (4 * 32 * 16, 0));
+        let p30 = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED30), 24, 8).unwrap();
+        assert_eq!(
+            (p30.stored_reals, p30.chunk_bytes, p30.chunks()),
+            (24, 16, 6)
+        );
+        let p30s = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED30), 6, 8).unwrap();
+        assert_eq!(
+            (p30s.stored_reals, p30s.chunk_bytes, p30s.chunks()),
+            (6, 8, 3)
         );
         let r8 = LinkFormat::new(LinkStorage::F32, Compression::Recon8);
         let l = DeviceLayout::new(DeviceFormat::Link(r8), 0, 8).unwrap();

@@ -9,16 +9,20 @@
 //! | [`reference`](mod@reference) | CPU references: the exact device image, and the kernels' arithmetic emulated |
 //! | [`gpu`] | [`Gpu`]: a device with the JIT, loaded functions, allocation with clear OOM errors |
 //! | [`field`] | [`DeviceField`]: upload/download with conversion on the GPU, norms and dots in f64 |
+//! | [`dense`] | dense N × N link fields (the coarse operator's links): layout, upload, download |
+//! | [`long_links`] | [`long_links::DeviceLongLinks`]: compressed long links (recon 13/9), host encode and upload |
 //!
 //! Everything that needs a GPU fails with [`DeviceError::NoGpu`] where there is none.
 
 pub mod codegen;
+pub mod dense;
 pub mod field;
 pub mod format;
 pub mod gpu;
 #[cfg(test)]
 mod gpu_tests;
 pub mod layout;
+pub mod long_links;
 pub mod reference;
 
 pub use field::DeviceField;

@@ -9,6 +9,8 @@
 //! * **Failures**: a rejected program returns [`JitError::Compile`] with NVRTC's log, and
 //!   its source is written to `failed/<name>-<key>.cu` (under `$QDSL_DUMP_DIR` if set,
 //!   else under the cache root), whose path the error names.
+//! * **Register caps**: a capped build is the cached PTX with a `.maxnreg` directive
+//!   ([`register_cap`]), assembled by the driver at load.
 //! * **Dumps**: with `$QDSL_DUMP_DIR=dir`, every compiled (or cache-loaded) program is
 //!   written to `dir/<name>.cu` and `dir/<name>.ptx`.
 
@@ -16,6 +18,7 @@ mod arch;
 pub mod cache;
 mod nvrtc;
 pub mod ptxas;
+pub mod register_cap;
 
 pub use arch::{Arch, InvalidArch};
 pub use cache::PtxCache;

@@ -21,5 +21,7 @@ mod tests;
 
 pub use clover::EvenOddClover;
 pub use cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
-pub use device::{DeviceEvenOddStaggered, DeviceEvenOddWilson, DeviceStencil, DeviceXpay};
+pub use device::{
+    DeviceEvenOddClover, DeviceEvenOddStaggered, DeviceEvenOddWilson, DeviceStencil, DeviceXpay,
+};
 pub use params::{kernel_params, KernelParam};

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! f_<field> for every field in declaration order (the output non-const), each
-//!   colour-spinor field followed by norm_<field> when stored in fixed point,
+//!   colour-spinor field followed by norm_<field> when stored in fixed point, each
+//!   compressed long field (long recon 13/9) by phase_<field>, scale_<field>,
 //! [xpay_x, [norm_xpay_x], xpay_a, xpay_b] (xpay only; a, b in the compute type),
 //! L0, L1, L2, L3, n_out,
 //! stride_<field> for every field in declaration order,
@@ -15,7 +16,8 @@
 //! binds arguments by walking it, so the binding order is written down once.
 
 use qdsl_core::dsl::ir::{FieldShape, Role};
-use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::dsl::long_links::is_long;
+use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
 use qdsl_core::dsl::{Ir, Variant};
 
 /// One parameter of a generated kernel.
@@ -38,6 +40,22 @@ pub enum KernelParam {
         name: String,
         /// Position among the inputs.
         index: usize,
+    },
+    /// `phase_<name>`, the phases t = arg(det W)/π of the compressed long field `long`
+    /// (position among the compressed long fields; L = c·W, see
+    /// [`crate::device::long_links`]).
+    LongPhase {
+        /// Field name.
+        name: String,
+        /// Position among the compressed long fields.
+        long: usize,
+    },
+    /// `scale_<name>`, the scale c of the compressed long field `long` (compute type).
+    LongScale {
+        /// Field name.
+        name: String,
+        /// Position among the compressed long fields.
+        long: usize,
     },
     /// `xpay_x`, the chunk pointer of x in out = a·x + b·D ψ.
     XpayX,
@@ -72,6 +90,8 @@ impl KernelParam {
             KernelParam::OutputNorm(n) | KernelParam::InputNorm { name: n, .. } => {
                 format!("norm_{n}")
             }
+            KernelParam::LongPhase { name, .. } => format!("phase_{name}"),
+            KernelParam::LongScale { name, .. } => format!("scale_{name}"),
             KernelParam::XpayX => "xpay_x".into(),
             KernelParam::XpayNorm => "norm_xpay_x".into(),
             KernelParam::XpayA => "xpay_a".into(),
@@ -92,6 +112,7 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
     let mut pointers = Vec::new();
     let mut strides = Vec::new();
     let mut index = 0;
+    let mut long = 0;
     // Colour-spinor fields in fixed point carry per-site norms.
     let fixed = matches!(
         variant.spinor,
@@ -116,6 +137,15 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
                     index,
                 });
             }
+            if variant.long_recon != LongRecon::R18 && is_long(ir, &f.name) {
+                let name = f.name.clone();
+                pointers.push(KernelParam::LongPhase {
+                    name: name.clone(),
+                    long,
+                });
+                pointers.push(KernelParam::LongScale { name, long });
+                long += 1;
+            }
             strides.push(KernelParam::InputStride {
                 name: f.name.clone(),
                 index,
@@ -138,6 +168,14 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
         params.push(KernelParam::XpayStride);
     }
     params
+}
+
+/// The number of compressed long fields of `variant` of `ir` (0 for long recon 18).
+pub fn long_count(ir: &Ir, variant: &Variant) -> usize {
+    if variant.long_recon == LongRecon::R18 {
+        return 0;
+    }
+    ir.fields.iter().filter(|f| is_long(ir, &f.name)).count()
 }
 
 /// The number of input fields (non-output fields) of a spec.
@@ -176,9 +214,20 @@ mod tests {
                     ..Variant::default()
                 })
             });
+        let long = [StorageFormat::F32, StorageFormat::Fixed16]
+            .into_iter()
+            .flat_map(|f| {
+                [LongRecon::R13, LongRecon::R9].map(|long_recon| Variant {
+                    spinor: f,
+                    gauge: f,
+                    long_recon,
+                    ..Variant::default()
+                })
+            });
         for v in Variant::all()
             .into_iter()
             .chain(narrow)
+            .chain(long)
             .filter(|v| S::supports(v))
         {
             let source = S::cuda_source(&v).expect("source");
@@ -231,6 +280,42 @@ mod tests {
         ];
         assert_eq!(names, want);
         assert_eq!(input_count(&ImprovedStaggeredHop::ir()), 3);
+    }
+
+    /// Hand-written plan of the improved staggered hop with long recon 9: the long
+    /// pointer is followed by its phases and scale; the fat field is untouched.
+    #[test]
+    fn improved_staggered_long_recon_plan_by_hand() {
+        let v = Variant {
+            long_recon: LongRecon::R9,
+            ..Variant::default()
+        };
+        let ir = ImprovedStaggeredHop::ir();
+        let names: Vec<String> = kernel_params(&ir, &v)
+            .iter()
+            .map(KernelParam::cuda_name)
+            .collect();
+        let want = [
+            "f_out",
+            "f_chi",
+            "f_fat",
+            "f_long",
+            "phase_long",
+            "scale_long",
+            "L0",
+            "L1",
+            "L2",
+            "L3",
+            "n_out",
+            "stride_out",
+            "stride_chi",
+            "stride_fat",
+            "stride_long",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(long_count(&ir, &v), 1);
+        assert_eq!(long_count(&ir, &Variant::default()), 0);
+        assert_eq!(long_count(&WilsonHop::ir(), &v), 0);
     }
 
     /// Hand-written plan of the Wilson hop in fixed16 with xpay: every colour-spinor

@@ -2,9 +2,8 @@
 //! every spec against the CPU plan, and MILC's own asqtad links of lat.sample.l8.
 
 use super::*;
-use crate::backend::CudaBackend;
-use crate::jit::Jit;
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths};
+use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_kernels::{
@@ -12,18 +11,7 @@ use qdsl_kernels::{
 };
 use std::path::PathBuf;
 
-fn gpu() -> Option<(Gpu, tempfile::TempDir)> {
-    let backend = match CudaBackend::new(0) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("skipping (no GPU): {e}");
-            return None;
-        }
-    };
-    let dir = tempfile::tempdir().ok()?;
-    let jit = Jit::new(dir.path(), None).ok()?;
-    Some((Gpu::new(backend, jit), dir))
-}
+use crate::test_gpu::gpu;
 
 fn milc(file: &str) -> GaugeField<f64> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -68,13 +56,25 @@ fn assert_close<T: qdsl_core::Real>(
 }
 
 fn gpu_vs_cpu<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {
+    gpu_vs_cpu_with::<S, T>(gpu, u, bound, PathKnobs::default());
+}
+
+/// The GPU smearing of spec `S` with knobs `knobs` against the CPU emulation of the same
+/// input rounding ([`LinkPaths::smear_cpu_with`]).
+fn gpu_vs_cpu_with<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    bound: f64,
+    knobs: PathKnobs,
+) {
     let v = fold_staggered_phases(&u.cast::<T>());
-    let g = GpuSmearer::<T>::new::<S>(gpu)
+    let g = GpuSmearer::<T>::with_knobs::<S>(gpu, knobs)
         .unwrap()
         .smear(gpu, &v, 0.502)
         .unwrap();
-    let c = S::smear_cpu(&v, 0.502).unwrap();
-    assert_close(&g, &c, bound, &format!("{} {}", S::spec().name, T::NAME));
+    let c = S::smear_cpu_with(&v, 0.502, &knobs).unwrap();
+    let what = format!("{} {} {:?}", S::spec().name, T::NAME, knobs.input);
+    assert_close(&g, &c, bound, &what);
 }
 
 /// AsqtadFat, AsqtadLong and Fat7 on lat.sample.l8 agree with the CPU plan to rounding
@@ -89,6 +89,57 @@ fn every_spec_matches_the_cpu_plan() {
     gpu_vs_cpu::<AsqtadFat, f32>(&gpu, &u, 1e-5);
     gpu_vs_cpu::<AsqtadLong, f32>(&gpu, &u, 1e-5);
     gpu_vs_cpu::<Fat7, f32>(&gpu, &u, 1e-5);
+}
+
+/// With the thin links in recon 12 + phase, AsqtadFat, AsqtadLong and Fat7 on the GPU
+/// agree with the CPU smearing of the same rebuilt links to rounding of the precision
+/// (the kernels may contract the rebuild into FMAs, so not bit for bit), and the recon-12
+/// asqtad links are still MILC's fat.l8 and long.l8 to f32 rounding.
+#[test]
+fn recon12_input_matches_the_cpu_emulation_and_milc() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let u = sample_l8();
+    let r12 = PathKnobs::with_input(Recon::R12);
+    gpu_vs_cpu_with::<AsqtadFat, f64>(&gpu, &u, 1e-13, r12);
+    gpu_vs_cpu_with::<AsqtadLong, f64>(&gpu, &u, 1e-13, r12);
+    gpu_vs_cpu_with::<Fat7, f64>(&gpu, &u, 1e-13, r12);
+    gpu_vs_cpu_with::<AsqtadFat, f32>(&gpu, &u, 1e-5, r12);
+    gpu_vs_cpu_with::<AsqtadLong, f32>(&gpu, &u, 1e-5, r12);
+    gpu_vs_cpu_with::<Fat7, f32>(&gpu, &u, 1e-5, r12);
+    let v = fold_staggered_phases(&u);
+    for (spec, file) in [("fat", "fat.l8"), ("long", "long.l8")] {
+        let links = if spec == "fat" {
+            GpuSmearer::<f64>::with_knobs::<AsqtadFat>(&gpu, r12)
+        } else {
+            GpuSmearer::<f64>::with_knobs::<AsqtadLong>(&gpu, r12)
+        }
+        .unwrap()
+        .smear(&gpu, &v, 0.502)
+        .unwrap();
+        let r = rel(&links, &milc(file));
+        assert!(r < 4e-6, "{spec}: {r:e}");
+    }
+}
+
+/// A non-unitary input link is refused at upload with its position, and a compressed
+/// output is refused when compiling.
+#[test]
+fn knob_values_that_do_not_apply_are_refused() {
+    let Some((gpu, _dir)) = gpu() else { return };
+    let mut v = fold_staggered_phases(&sample_l8());
+    *v.link_mut(5, 1) = v.link(5, 1).scale(1.5);
+    let r12 =
+        GpuSmearer::<f64>::with_knobs::<Fat7>(&gpu, PathKnobs::with_input(Recon::R12)).unwrap();
+    let e = r12.smear(&gpu, &v, 1.0).unwrap_err().to_string();
+    assert!(e.contains("site 5, direction 1"), "{e}");
+    let out = PathKnobs {
+        output: Recon::R12,
+        ..PathKnobs::default()
+    };
+    let e = GpuSmearer::<f64>::with_knobs::<Fat7>(&gpu, out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not unitary"), "{e}");
 }
 
 /// The GPU's asqtad links of lat.sample.l8 at u0 = 0.502 are MILC's fat.l8 and long.l8
@@ -110,15 +161,21 @@ fn gpu_asqtad_links_reproduce_milc() {
     );
 }
 
-/// `qdsl check`'s smearing rows: three specs, HISQ fat and long links and two gauge
-/// forces in f64 and f32, each compared and passing its bound; a filter keeps only the
+/// `qdsl check`'s smearing rows: three specs (with uncompressed and recon-12 input links),
+/// HISQ fat and long links and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
 /// matching spec.
 #[test]
 fn check_rows_of_the_smearing_specs_pass() {
     let Some((gpu, _dir)) = gpu() else { return };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 14);
+    assert_eq!(rows.len(), 20);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.variant.ends_with("input=recon12"))
+            .count(),
+        6
+    );
     for r in &rows {
         assert!(
             matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
@@ -126,7 +183,7 @@ fn check_rows_of_the_smearing_specs_pass() {
         );
     }
     let fat7 = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.contains("fat7"));
-    assert_eq!(fat7.len(), 2);
+    assert_eq!(fat7.len(), 4);
     let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
     assert_eq!(forces.len(), 4);
     let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));

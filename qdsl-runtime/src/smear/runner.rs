@@ -4,7 +4,9 @@
 //! with path products P(x), staples W_s(x) N(x + ŝ) W_s(x + nμ̂)† and sums N_a + N_b,
 //! then accumulates F_μ(x) = Σ_t c_t u0^(−(L_t − 1)) N_t(x) into the output links.
 //! Gauge fields travel in the host [`GaugeField`] layout (18 reals per link, link
-//! `4·cb + μ`), which is what the emitted kernels read and write.
+//! `4·cb + μ`), which is what the emitted kernels read and write; with the input knob
+//! recon 12 ([`PathKnobs`]) the thin links are uploaded as 14-real records (rows 0 and 1,
+//! λ = det L) and rebuilt inline by the kernels.
 
 use crate::backend::Backend;
 use crate::device::gpu::driver;
@@ -13,8 +15,9 @@ use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use qdsl_core::dsl::paths::cuda::{buffer_count, emit, schedule, Launch};
-use qdsl_core::dsl::paths::{LinkPaths, PathPlan};
+use qdsl_core::dsl::paths::cuda::{buffer_count, emit_with, schedule, Launch, ACCUMULATE_WIDTH};
+use qdsl_core::dsl::paths::knobs::encode_links;
+use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathPlan};
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -58,9 +61,11 @@ pub enum SmearGpuError {
 #[derive(Debug)]
 pub struct GpuSmearer<T> {
     plan: PathPlan,
+    knobs: PathKnobs,
     launches: Vec<Launch>,
     path: CudaFunction,
     staple: CudaFunction,
+    staple_pair: CudaFunction,
     sum: CudaFunction,
     accumulate: CudaFunction,
     _real: std::marker::PhantomData<T>,
@@ -104,15 +109,27 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// is loaded here rather than through [`Gpu::function`] because the f32 and f64
     /// programs share kernel names.
     pub fn new<S: LinkPaths>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
+        Self::with_knobs::<S>(gpu, PathKnobs::default())
+    }
+
+    /// Compiles the kernels of spec `S` for `T` reading the input links as `knobs` says
+    /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
+    pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
         let plan = S::plan()?;
-        let source = emit::<T>(&plan)?;
-        let program = format!("{}_{}", plan.spec.name, T::NAME);
+        let source = emit_with::<T>(&plan, &knobs)?;
+        let program = match knobs.tag() {
+            "" => format!("{}_{}", plan.spec.name, T::NAME),
+            tag => format!("{}_{}_{tag}", plan.spec.name, T::NAME),
+        };
         let module = load_module(gpu, &program, &source)?;
-        Ok(Self::from_module(plan, &module, &program)?)
+        let mut smearer = Self::from_module(plan, &module, &program)?;
+        smearer.knobs = knobs;
+        Ok(smearer)
     }
 
     /// The smearer of `plan` whose four kernels live in `module` (compiled from a source
-    /// that contains [`emit`]'s kernels for `plan`, possibly with more after them).
+    /// that contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for `plan`, links
+    /// uncompressed, possibly with more after them).
     pub fn from_module(
         plan: PathPlan,
         module: &Arc<CudaModule>,
@@ -128,10 +145,12 @@ impl<T: GpuReal> GpuSmearer<T> {
         Ok(Self {
             path: load("path")?,
             staple: load("staple")?,
+            staple_pair: load("staple_pair")?,
             sum: load("sum")?,
             accumulate: load("accumulate")?,
             launches: schedule(&plan),
             plan,
+            knobs: PathKnobs::default(),
             _real: std::marker::PhantomData,
         })
     }
@@ -141,10 +160,16 @@ impl<T: GpuReal> GpuSmearer<T> {
         &self.plan
     }
 
+    /// How the kernels read the input links.
+    pub fn knobs(&self) -> &PathKnobs {
+        &self.knobs
+    }
+
     /// Device memory for the input links, the output links and the node buffers of a
     /// lattice, zeroed.
     pub fn buffers(&self, gpu: &Gpu, lat: &Lattice) -> Result<SmearBuffers<T>, DeviceError> {
         let links = 4 * lat.volume() * REALS;
+        let input = 4 * lat.volume() * self.knobs.input_reals();
         let nodes = buffer_count(&self.plan);
         let stream = gpu.backend().stream();
         let steps = self
@@ -163,7 +188,7 @@ impl<T: GpuReal> GpuSmearer<T> {
         Ok(SmearBuffers {
             lattice: *lat,
             steps,
-            input: gpu.alloc::<T>("the thin links", links)?,
+            input: gpu.alloc::<T>("the thin links", input)?,
             output: gpu.alloc::<T>("the smeared links", links)?,
             nodes: (0..nodes)
                 .map(|_| gpu.alloc::<T>("a node buffer", lat.volume() * REALS))
@@ -171,7 +196,9 @@ impl<T: GpuReal> GpuSmearer<T> {
         })
     }
 
-    /// Copies `u` (phases already folded in) into `bufs.input`.
+    /// Copies `u` (phases already folded in) into `bufs.input`, encoded as the knobs say
+    /// (a link that recon 12 + phase cannot hold, one not unitary, is a
+    /// [`DeviceError::Conversion`] naming it).
     pub fn upload(
         &self,
         gpu: &Gpu,
@@ -185,7 +212,12 @@ impl<T: GpuReal> GpuSmearer<T> {
                 bufs.lattice
             )));
         }
-        let host: Vec<T> = u.links().iter().flat_map(|m| m.to_reals()).collect();
+        let name = &self.plan.spec.name;
+        let host: Vec<T> =
+            encode_links(u, &self.knobs, name).map_err(|e| DeviceError::Conversion {
+                kernel: format!("the input encoding of {name}"),
+                problems: e.to_string(),
+            })?;
         gpu.backend()
             .stream()
             .memcpy_htod(&host, &mut bufs.input)
@@ -255,6 +287,30 @@ impl<T: GpuReal> GpuSmearer<T> {
                     // int d, int o, int L0..L3); node buffers hold V·18 reals.
                     unsafe { b.launch(sites) }.map_err(launch_err("staple"))?;
                 }
+                Launch::StaplePair {
+                    out,
+                    inners: [i0, i1],
+                    mu,
+                    n,
+                    step: (d, o),
+                } => {
+                    let (mu, n, d, o) = (
+                        int(*mu, "mu")?,
+                        int(*n, "displacement")?,
+                        int(*d, "step direction")?,
+                        *o as i32,
+                    );
+                    let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*i0, *i1])?;
+                    let mut b = stream.launch_builder(&self.staple_pair);
+                    b.arg(dst).arg(&earlier[*i0]).arg(&earlier[*i1]);
+                    b.arg(&bufs.input);
+                    b.arg(&mu).arg(&n).arg(&d).arg(&o);
+                    b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
+                    // SAFETY: (real* out, const real* inner0, const real* inner1,
+                    // const real* u, int mu, int n, int d, int o, int L0..L3); node
+                    // buffers hold V·18 reals.
+                    unsafe { b.launch(sites) }.map_err(launch_err("staple_pair"))?;
+                }
                 Launch::Sum { out, a, b: second } => {
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*a, *second])?;
                     let mut b = stream.launch_builder(&self.sum);
@@ -264,21 +320,26 @@ impl<T: GpuReal> GpuSmearer<T> {
                     // three hold nreals = V·18 reals.
                     unsafe { b.launch(reals) }.map_err(launch_err("sum"))?;
                 }
-                Launch::Accumulate {
-                    node,
-                    mu,
-                    coeff,
-                    length,
-                    first,
-                } => {
-                    let c = T::from_f64(coeff / u0.powi(int(*length, "path length")? - 1));
+                Launch::Accumulate { mu, terms, first } => {
+                    let (nodes, coeffs) = accumulate_args::<T>(terms, u0)?;
+                    let count = int(terms.len(), "accumulated terms")?;
                     let (mu, first) = (int(*mu, "mu")?, i32::from(*first));
                     let mut b = stream.launch_builder(&self.accumulate);
-                    b.arg(&mut bufs.output).arg(&bufs.nodes[*node]).arg(&c);
-                    b.arg(&mu).arg(&first);
+                    b.arg(&mut bufs.output);
+                    for &node in &nodes {
+                        let buffer = bufs.nodes.get(node).ok_or_else(|| {
+                            DeviceError::Shape(format!("accumulate reads missing node {node}"))
+                        })?;
+                        b.arg(buffer);
+                    }
+                    for c in &coeffs {
+                        b.arg(c);
+                    }
+                    b.arg(&count).arg(&mu).arg(&first);
                     b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-                    // SAFETY: (real* links, const real* node, real c, int mu, int first,
-                    // int L0..L3); links hold 4·V·18 reals, node V·18.
+                    // SAFETY: (real* links, const real* n0..n7, real c0..c7, int count,
+                    // int mu, int first, int L0..L3); links hold 4·V·18 reals, each node
+                    // V·18; the kernel reads only the first `count` nodes.
                     unsafe { b.launch(sites) }.map_err(launch_err("accumulate"))?;
                 }
             }
@@ -341,6 +402,28 @@ pub struct SmearBuffers<T> {
     nodes: Vec<CudaSlice<T>>,
     /// The step codes of each `Path` launch, in schedule order.
     steps: Vec<CudaSlice<i32>>,
+}
+
+/// The node buffers and coefficients c_k u0^(−(L_k − 1)) of one accumulate launch,
+/// padded to [`ACCUMULATE_WIDTH`] with the first node and coefficient 0 (never read: the
+/// kernel stops at `count`). Errors for an empty or over-long group.
+fn accumulate_args<T: Real>(
+    terms: &[(usize, f64, usize)],
+    u0: f64,
+) -> Result<([usize; ACCUMULATE_WIDTH], [T; ACCUMULATE_WIDTH]), DeviceError> {
+    if terms.is_empty() || terms.len() > ACCUMULATE_WIDTH {
+        return Err(DeviceError::Shape(format!(
+            "expected 1 to {ACCUMULATE_WIDTH} terms per accumulate launch, found {}",
+            terms.len()
+        )));
+    }
+    let mut nodes = [terms[0].0; ACCUMULATE_WIDTH];
+    let mut coeffs = [T::zero(); ACCUMULATE_WIDTH];
+    for (k, &(node, coeff, length)) in terms.iter().enumerate() {
+        nodes[k] = node;
+        coeffs[k] = T::from_f64(coeff / u0.powi(int(length, "path length")? - 1));
+    }
+    Ok((nodes, coeffs))
 }
 
 /// The kernel's step codes `2·d + (o < 0)` of concrete steps (d, o).

@@ -2,6 +2,8 @@
 //!
 //! * [`launch`]: launch knobs (block, grid, throttling shared memory: no recompile) and
 //!   the candidate list; compile knobs travel in [`Candidate::compile`] as a label.
+//! * [`compile`]: the compile knobs of the stencil kernels (register caps).
+//! * [`search`]: the two-stage compile × launch search ([`Tuner::tune_two_stage`]).
 //! * [`key`]: the [`TuneKey`] (kernel, variant hash, volume, formats, device) and the
 //!   cache's [`Fingerprint`] (crate version, codegen hash, GPU, sm, driver, NVRTC).
 //! * [`cache`]: the human-readable TSV file keeping every candidate's time.
@@ -13,14 +15,18 @@
 //! turns tuning off (the default launch, the first candidate, is then used).
 
 pub mod cache;
+pub mod compile;
 pub mod key;
 pub mod launch;
 pub mod lock;
+pub mod search;
 mod tuner;
 
 pub use cache::{Measurement, TuneCache};
+pub use compile::{compile_knobs, CompileKnob, REGISTER_CAPS};
 pub use key::{Fingerprint, TuneKey};
 pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
+pub use search::TwoStageSearch;
 pub use tuner::{tuning_enabled, TuneError, TuneSource, Tuned, Tuner, TUNE_ENV};
 
 /// The tune cache file: `<cache root>/tunecache.tsv` (see [`crate::jit::cache`]).

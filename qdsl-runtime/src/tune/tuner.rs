@@ -5,6 +5,7 @@ use super::cache::{best, CacheProblem, Measurement, TuneCache};
 use super::key::{Fingerprint, TuneKey};
 use super::launch::Candidate;
 use super::lock::FileLock;
+use super::search::TwoStageSearch;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
@@ -195,40 +196,64 @@ impl Tuner {
                 source: TuneSource::Disabled,
             });
         }
-        if let Some(hit) = self.lookup(key, candidates) {
+        if let Some(hit) = self.lookup(key, |c| candidates.contains(c), |_| true) {
             return Ok(hit);
         }
         let bar = self.progress_bar(key, candidates.len());
-        let mut measurements = Vec::with_capacity(candidates.len());
-        let mut first_error = None;
-        for c in candidates {
-            bar.set_message(format!("{} {c}", key.kernel));
-            let time_us = match run(c) {
-                Ok(t) if t.is_finite() && t >= 0.0 => Some(t),
-                Ok(t) => {
-                    first_error.get_or_insert_with(|| format!("{c}: invalid time {t}"));
-                    None
-                }
-                Err(e) => {
-                    first_error.get_or_insert_with(|| format!("{c}: {e}"));
-                    None
-                }
-            };
-            measurements.push(Measurement {
-                candidate: c.clone(),
-                time_us,
-            });
-            bar.inc(1);
-        }
+        let mut runs = Runs::default();
+        runs.measure(key, candidates, &mut run, &bar);
         bar.finish_and_clear();
-        let Some(winner) = best(&measurements).cloned() else {
-            return Err(TuneError::AllFailed {
+        self.finish(key, runs)
+    }
+
+    /// The candidate to use for `key` from the two-stage `search` over compile × launch
+    /// knobs ([`TwoStageSearch`]): as [`Self::tune`], with the default build and launch
+    /// when tuning is off, a cached winner if it lies in the search space, else stage
+    /// one's and then stage two's candidates timed through `run` (one progress bar for
+    /// both) and all times saved. A cached entry measured over other compile labels (a
+    /// launch-only entry of an older version, or another set of caps) is re-tuned.
+    pub fn tune_two_stage<E: Display>(
+        &self,
+        key: &TuneKey,
+        search: &TwoStageSearch,
+        mut run: impl FnMut(&Candidate) -> Result<f64, E>,
+    ) -> Result<Tuned, TuneError> {
+        let Some(first) = search.default_candidate() else {
+            return Err(TuneError::NoCandidates {
                 kernel: key.kernel.clone(),
-                count: candidates.len(),
-                first: first_error.unwrap_or_default(),
             });
         };
-        self.save(key, measurements);
+        if !self.enabled {
+            return Ok(Tuned {
+                best: first,
+                time_us: None,
+                source: TuneSource::Disabled,
+            });
+        }
+        if let Some(hit) = self.lookup(key, |c| search.contains(c), |rows| search.covered_by(rows))
+        {
+            return Ok(hit);
+        }
+        let bar = self.progress_bar(key, search.runs());
+        let mut runs = Runs::default();
+        runs.measure(key, &search.stage_one(), &mut run, &bar);
+        let two = search.stage_two(&runs.measurements);
+        bar.set_length((runs.measurements.len() + two.len()) as u64);
+        runs.measure(key, &two, &mut run, &bar);
+        bar.finish_and_clear();
+        self.finish(key, runs)
+    }
+
+    /// The fastest of `runs` (saved to the cache), or every candidate's failure.
+    fn finish(&self, key: &TuneKey, runs: Runs) -> Result<Tuned, TuneError> {
+        let Some(winner) = best(&runs.measurements).cloned() else {
+            return Err(TuneError::AllFailed {
+                kernel: key.kernel.clone(),
+                count: runs.measurements.len(),
+                first: runs.first_error.unwrap_or_default(),
+            });
+        };
+        self.save(key, runs.measurements);
         Ok(Tuned {
             best: winner.candidate,
             time_us: winner.time_us,
@@ -236,11 +261,26 @@ impl Tuner {
         })
     }
 
-    fn lookup(&self, key: &TuneKey, candidates: &[Candidate]) -> Option<Tuned> {
+    /// The cached winner of `key` if it is `allowed` and the cached rows are
+    /// `complete` (measured over the compile knobs asked for now).
+    fn lookup(
+        &self,
+        key: &TuneKey,
+        allowed: impl Fn(&Candidate) -> bool,
+        complete: impl Fn(&[Measurement]) -> bool,
+    ) -> Option<Tuned> {
         let mut guard = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let cache = guard.get_or_insert_with(|| self.read());
-        let m = best(cache.entries.get(key)?)?;
-        if !candidates.contains(&m.candidate) {
+        let rows = cache.entries.get(key)?;
+        let m = best(rows)?;
+        if !complete(rows) {
+            (self.warn)(&format!(
+                "the cached entry of {} was tuned over other compile knobs; re-tuning",
+                key.kernel
+            ));
+            return None;
+        }
+        if !allowed(&m.candidate) {
             (self.warn)(&format!(
                 "the cached best launch of {} ({}) is no longer a candidate; re-tuning",
                 key.kernel, m.candidate
@@ -299,6 +339,46 @@ impl Tuner {
         }
         bar.set_message(key.kernel.clone());
         bar
+    }
+}
+
+/// The measurements of one tuning so far and the first failure.
+#[derive(Default)]
+struct Runs {
+    measurements: Vec<Measurement>,
+    first_error: Option<String>,
+}
+
+impl Runs {
+    /// Times each of `candidates` through `run` (a failure or a negative or non-finite
+    /// time is recorded as failed), advancing `bar`.
+    fn measure<E: Display>(
+        &mut self,
+        key: &TuneKey,
+        candidates: &[Candidate],
+        run: &mut impl FnMut(&Candidate) -> Result<f64, E>,
+        bar: &ProgressBar,
+    ) {
+        for c in candidates {
+            bar.set_message(format!("{} {c}", key.kernel));
+            let time_us = match run(c) {
+                Ok(t) if t.is_finite() && t >= 0.0 => Some(t),
+                Ok(t) => {
+                    self.first_error
+                        .get_or_insert_with(|| format!("{c}: invalid time {t}"));
+                    None
+                }
+                Err(e) => {
+                    self.first_error.get_or_insert_with(|| format!("{c}: {e}"));
+                    None
+                }
+            };
+            self.measurements.push(Measurement {
+                candidate: c.clone(),
+                time_us,
+            });
+            bar.inc(1);
+        }
     }
 }
 

@@ -32,6 +32,9 @@ fn plan_tokens(p: &ProjectorPlan) -> TokenStream {
 
 /// The `apply_cpu` method of a lowered spec (see the module docs).
 pub fn emit(lowered: &Lowered) -> TokenStream {
+    if lowered.dense.is_some() {
+        return super::dense_rust::emit(lowered);
+    }
     let kernel = &lowered.ir.name;
     let (nspin, ncolour) = (lowered.nspin, lowered.ncolour);
     let out = ident(&lowered.output.name);

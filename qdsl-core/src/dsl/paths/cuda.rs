@@ -1,124 +1,32 @@
-//! The CUDA C++ emitter for a [`PathPlan`]: four `extern "C"` kernels named after the
+//! The CUDA C++ emitter for a [`PathPlan`]: five `extern "C"` kernels named after the
 //! spec, run in the order of [`schedule`], one thread per site, 32-bit indices:
 //!
 //! * `<name>_path(out, u, steps, nsteps, L0..L3)`: out(x) = the ordered product of links
 //!   along a step list (each step `2·d + (o < 0)`);
 //! * `<name>_staple(out, inner, u, mu, n, d, o, L0..L3)`:
 //!   out(x) = W_s(x) · inner(x + ŝ) · W_s(x + nμ̂)†, s = (d, o);
+//! * `<name>_staple_pair(out, inner0, inner1, u, mu, n, d, o, L0..L3)`: the staple of
+//!   inner0 for s = (d, o) plus the staple of inner1 for s' = (d, −o), summed in registers;
 //! * `<name>_sum(out, a, b, nreals)`: out = a + b;
-//! * `<name>_accumulate(links, node, c, mu, first, L0..L3)`: F_μ(x) = [F_μ(x) +] c · node(x).
+//! * `<name>_accumulate(links, n0..n7, c0..c7, count, mu, first, L0..L3)`:
+//!   F_μ(x) = [F_μ(x) +] Σ_{k < count} c_k · n_k(x), added in order k = 0, 1, ….
 //!
 //! Gauge fields use the host layout of [`crate::field::GaugeField`]: site-major in
-//! checkerboard order, `(4·cb + μ)·18` reals per link, 3 × 3 row-major (re, im). Node
+//! checkerboard order, `(4·cb + μ)·18` reals per link, 3 × 3 row-major (re, im); with the
+//! input knob recon 12 ([`emit_with`], [`super::knobs`]) the input links are 14-real records
+//! at `(4·cb + μ)·14`, rebuilt inline where `hop` reads them. Node
 //! buffers hold 18 reals per site. The spec lives in the schedule (which nodes, steps and
 //! coefficients), so one source serves every μ. Same plan and precision → byte-identical
 //! source.
 
-use super::plan::{Node, PathPlan};
-use super::spec::ConcreteStep;
+use super::knobs::PathKnobs;
+use super::plan::PathPlan;
+pub use super::schedule::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
+use crate::dsl::variant::Recon;
 use crate::dsl::DslError;
 use crate::real::Real;
 
-/// One kernel launch of the schedule (buffers are node buffer slots).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Launch {
-    /// `<name>_path` into buffer `out` along `steps`.
-    Path {
-        /// Output buffer.
-        out: usize,
-        /// The concrete steps.
-        steps: Vec<ConcreteStep>,
-    },
-    /// `<name>_staple` into `out` from `inner`.
-    Staple {
-        /// Output buffer.
-        out: usize,
-        /// Inner buffer.
-        inner: usize,
-        /// Link direction.
-        mu: usize,
-        /// Displacement along μ.
-        n: usize,
-        /// Wrapping step.
-        step: ConcreteStep,
-    },
-    /// `<name>_sum`: out = a + b.
-    Sum {
-        /// Output buffer.
-        out: usize,
-        /// First operand buffer.
-        a: usize,
-        /// Second operand buffer.
-        b: usize,
-    },
-    /// `<name>_accumulate` of buffer `node` into direction μ of the output links with
-    /// coefficient c_t · u0^(−(length − 1)).
-    Accumulate {
-        /// Node buffer.
-        node: usize,
-        /// Link direction.
-        mu: usize,
-        /// Coefficient before the tadpole factor.
-        coeff: f64,
-        /// Path length (tadpole power + 1).
-        length: usize,
-        /// Whether this launch overwrites instead of adding.
-        first: bool,
-    },
-}
-
-/// The launch schedule: per μ, the nodes in dependency order (node i of direction μ in
-/// buffer i; buffers are reused across directions), then the accumulation of the terms.
-pub fn schedule(plan: &PathPlan) -> Vec<Launch> {
-    let mut out = Vec::new();
-    for d in &plan.directions {
-        for (i, node) in d.nodes.iter().enumerate() {
-            out.push(match node {
-                Node::Path(steps) => Launch::Path {
-                    out: i,
-                    steps: steps.clone(),
-                },
-                Node::Staple { step, inner } => Launch::Staple {
-                    out: i,
-                    inner: *inner,
-                    mu: d.mu,
-                    n: plan.displacement,
-                    step: *step,
-                },
-                Node::Sum(a, b) => Launch::Sum {
-                    out: i,
-                    a: *a,
-                    b: *b,
-                },
-            });
-        }
-        let mut first = true;
-        for t in &d.terms {
-            for &node in &t.nodes {
-                out.push(Launch::Accumulate {
-                    node,
-                    mu: d.mu,
-                    coeff: t.coeff,
-                    length: t.length,
-                    first,
-                });
-                first = false;
-            }
-        }
-    }
-    out
-}
-
-/// Node buffers the schedule needs (the largest node count of one direction).
-pub fn buffer_count(plan: &PathPlan) -> usize {
-    plan.directions
-        .iter()
-        .map(|d| d.nodes.len())
-        .max()
-        .unwrap_or(0)
-}
-
-/// The helpers shared by the four kernels: complex 3 × 3 products, site indexing.
+/// The helpers shared by the kernels: complex 3 × 3 products, site indexing.
 const HELPERS: &str = r#"struct mat { real re[9], im[9]; };
 __device__ __forceinline__ mat load(const real* p) {
     mat m;
@@ -167,16 +75,67 @@ __device__ __forceinline__ int cb_of(const lattice& lat, const int c[4]) {
 __device__ __forceinline__ void shift(const lattice& lat, int c[4], int d, int s) {
     c[d] = ((c[d] + s) % lat.L[d] + lat.L[d]) % lat.L[d];
 }
-// the link W_s(y) from y to y + s for s = (d, o), moving y to y + s
+"#;
+
+/// `hop`, the link W_s(y) from y to y + ŝ, reading link i of `u` with `LOAD_LINK(u, i)`;
+/// then `add` (a + b) and `staple_at`, W_s(x) N(x + ŝ) W_s(x + nμ̂)†, built on it.
+const HOP: &str = r#"// the link W_s(y) from y to y + s for s = (d, o), moving y to y + s
 __device__ __forceinline__ mat hop(const lattice& lat, const real* u, int c[4], int d, int o) {
-    if (o > 0) { mat w = load(u + (4 * cb_of(lat, c) + d) * 18); shift(lat, c, d, 1); return w; }
+    if (o > 0) { mat w = LOAD_LINK(u, 4 * cb_of(lat, c) + d); shift(lat, c, d, 1); return w; }
     shift(lat, c, d, -1);
-    return adjoint(load(u + (4 * cb_of(lat, c) + d) * 18));
+    return adjoint(LOAD_LINK(u, 4 * cb_of(lat, c) + d));
+}
+__device__ __forceinline__ mat add(const mat& a, const mat& b) {
+    mat m;
+    for (int k = 0; k < 9; k++) { m.re[k] = a.re[k] + b.re[k]; m.im[k] = a.im[k] + b.im[k]; }
+    return m;
+}
+// the staple W_s(x) inner(x + s) W_s(x + n mu)^dagger for s = (d, o)
+__device__ __forceinline__ mat staple_at(const lattice& lat, const real* inner, const real* u, const int x[4], int mu, int n, int d, int o) {
+    int y[4], e[4];
+    for (int k = 0; k < 4; k++) { y[k] = x[k]; e[k] = x[k]; }
+    shift(lat, e, mu, n);
+    mat w_in = hop(lat, u, y, d, o);
+    mat w_out = hop(lat, u, e, d, o);
+    return mul(mul(w_in, load(inner + 18 * cb_of(lat, y))), adjoint(w_out));
 }
 "#;
 
-/// The CUDA C++ source of a plan for real type `T` (`float` or `double`).
+/// The recon-12 + phase link decoder ([`super::knobs`]): rows 0 and 1, λ = det L, then
+/// c_k = λ · conj(a_i b_j − a_j b_i) in the order of [`super::knobs::decode_link`].
+const LOAD_LINK12: &str = r#"// link i of u in recon 12 + phase (14 reals: rows 0 and 1, then lambda = det L);
+// row 2 = lambda * conj(row 0 x row 1)
+__device__ __forceinline__ mat load_link12(const real* u, int i) {
+    const real* g = u + 14 * i;
+    mat m;
+    for (int k = 0; k < 6; k++) { m.re[k] = g[2 * k]; m.im[k] = g[2 * k + 1]; }
+    const real lre = g[12], lim = g[13];
+    for (int k = 0; k < 3; k++) {
+        const int i1 = (k + 1) % 3, j1 = (k + 2) % 3;
+        const real pre = m.re[i1] * m.re[3 + j1] - m.im[i1] * m.im[3 + j1];
+        const real pim = m.re[i1] * m.im[3 + j1] + m.im[i1] * m.re[3 + j1];
+        const real qre = m.re[j1] * m.re[3 + i1] - m.im[j1] * m.im[3 + i1];
+        const real qim = m.re[j1] * m.im[3 + i1] + m.im[j1] * m.re[3 + i1];
+        const real cre = pre - qre, cim = -(pim - qim);
+        m.re[6 + k] = lre * cre - lim * cim;
+        m.im[6 + k] = lre * cim + lim * cre;
+    }
+    return m;
+}
+"#;
+
+/// The CUDA C++ source of a plan for real type `T` (`float` or `double`), links
+/// uncompressed.
 pub fn emit<T: Real>(plan: &PathPlan) -> Result<String, DslError> {
+    emit_with::<T>(plan, &PathKnobs::default())
+}
+
+/// The CUDA C++ source of a plan for real type `T` with the input links stored as
+/// `knobs.input` says: recon 18 reads 18 reals per link, recon 12 the 14-real records of
+/// [`super::knobs`] rebuilt inline in `hop` (the node buffers and the output stay 18 reals).
+/// Errors for knob values that do not apply ([`PathKnobs::validate`]).
+pub fn emit_with<T: Real>(plan: &PathPlan, knobs: &PathKnobs) -> Result<String, DslError> {
+    knobs.validate(&plan.spec.name)?;
     let real = match T::BYTES {
         4 => "float",
         8 => "double",
@@ -196,21 +155,46 @@ pub fn emit<T: Real>(plan: &PathPlan) -> Result<String, DslError> {
         plan.displacement,
         buffer_count(plan)
     ));
+    if knobs.input == Recon::R12 {
+        s.push_str("// input links: recon 12 + phase, 14 reals per link\n");
+    }
     s.push_str(&format!("typedef {real} real;\n"));
     s.push_str(HELPERS);
+    if knobs.input == Recon::R12 {
+        s.push_str(LOAD_LINK12);
+        s.push_str(&HOP.replace("LOAD_LINK(u, ", "load_link12(u, "));
+    } else {
+        s.push_str(&HOP.replace(
+            "LOAD_LINK(u, 4 * cb_of(lat, c) + d)",
+            "load(u + (4 * cb_of(lat, c) + d) * 18)",
+        ));
+    }
     let dims = "int L0, int L1, int L2, int L3";
     let setup = "    lattice lat = {{L0, L1, L2, L3}};\n    int cb = blockIdx.x * blockDim.x + threadIdx.x;\n    if (cb >= L0 * L1 * L2 * L3) return;\n";
     s.push_str(&format!(
         "extern \"C\" __global__ void {name}_path(real* out, const real* u, const int* steps, int nsteps, {dims}) {{\n{setup}    int c[4];\n    coords_of_cb(lat, cb, c);\n    mat p = hop(lat, u, c, steps[0] >> 1, (steps[0] & 1) ? -1 : 1);\n    for (int k = 1; k < nsteps; k++) p = mul(p, hop(lat, u, c, steps[k] >> 1, (steps[k] & 1) ? -1 : 1));\n    store(out + 18 * cb, p);\n}}\n"
     ));
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_staple(real* out, const real* inner, const real* u, int mu, int n, int d, int o, {dims}) {{\n{setup}    int x[4], e[4];\n    coords_of_cb(lat, cb, x);\n    for (int k = 0; k < 4; k++) e[k] = x[k];\n    shift(lat, e, mu, n);\n    mat w_in = hop(lat, u, x, d, o);\n    mat w_out = hop(lat, u, e, d, o);\n    store(out + 18 * cb, mul(mul(w_in, load(inner + 18 * cb_of(lat, x))), adjoint(w_out)));\n}}\n"
+        "extern \"C\" __global__ void {name}_staple(real* out, const real* inner, const real* u, int mu, int n, int d, int o, {dims}) {{\n{setup}    int x[4];\n    coords_of_cb(lat, cb, x);\n    store(out + 18 * cb, staple_at(lat, inner, u, x, mu, n, d, o));\n}}\n"
     ));
     s.push_str(&format!(
         "extern \"C\" __global__ void {name}_sum(real* out, const real* a, const real* b, int nreals) {{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < nreals) out[i] = a[i] + b[i];\n}}\n"
     ));
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_accumulate(real* links, const real* node, real c, int mu, int first, {dims}) {{\n{setup}    for (int k = 0; k < 18; k++) {{\n        real v = c * node[18 * cb + k];\n        links[(4 * cb + mu) * 18 + k] = first ? v : links[(4 * cb + mu) * 18 + k] + v;\n    }}\n}}\n"
+        "extern \"C\" __global__ void {name}_staple_pair(real* out, const real* inner0, const real* inner1, const real* u, int mu, int n, int d, int o, {dims}) {{\n{setup}    int x[4];\n    coords_of_cb(lat, cb, x);\n    store(out + 18 * cb, add(staple_at(lat, inner0, u, x, mu, n, d, o), staple_at(lat, inner1, u, x, mu, n, d, -o)));\n}}\n"
+    ));
+    let nodes = (0..ACCUMULATE_WIDTH)
+        .map(|k| format!("n{k}"))
+        .collect::<Vec<_>>();
+    let coeffs = (0..ACCUMULATE_WIDTH)
+        .map(|k| format!("c{k}"))
+        .collect::<Vec<_>>();
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_accumulate(real* links, {}, {}, int count, int mu, int first, {dims}) {{\n{setup}    const real* node[{ACCUMULATE_WIDTH}] = {{{}}};\n    const real c[{ACCUMULATE_WIDTH}] = {{{}}};\n    for (int k = 0; k < 18; k++) {{\n        real v = first ? (real)0 : links[(4 * cb + mu) * 18 + k];\n        for (int t = 0; t < count; t++) v += c[t] * node[t][18 * cb + k];\n        links[(4 * cb + mu) * 18 + k] = v;\n    }}\n}}\n",
+        nodes.iter().map(|n| format!("const real* {n}")).collect::<Vec<_>>().join(", "),
+        coeffs.iter().map(|c| format!("real {c}")).collect::<Vec<_>>().join(", "),
+        nodes.join(", "),
+        coeffs.join(", "),
     ));
     Ok(s)
 }

@@ -1,7 +1,7 @@
 //! [`LinkPathsInfo`]: what building a set of smeared links costs per site.
 
-use super::cuda::buffer_count;
 use super::plan::PathPlan;
+use super::schedule::{buffer_count, schedule};
 
 /// The cost of a smeared-link spec, per site (all four directions).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +18,9 @@ pub struct LinkPathsInfo {
     pub flops_per_site: usize,
     /// Node buffers (fields of one 3 × 3 matrix per site) the schedule needs.
     pub buffers: usize,
+    /// Kernel launches of the GPU schedule ([`super::schedule`], staple pairs fused,
+    /// accumulation grouped), all four directions.
+    pub launches: usize,
 }
 
 impl LinkPathsInfo {
@@ -32,6 +35,7 @@ impl LinkPathsInfo {
             products_without_reuse: plan.products_without_reuse(),
             flops_per_site: plan.flops_per_site(),
             buffers: buffer_count(plan),
+            launches: schedule(plan).len(),
         }
     }
 }

@@ -23,8 +23,10 @@
 //! | [`spec`] | the spec as data, validation, concrete path enumeration |
 //! | [`plan`] | lowering to shared sub-paths (MILC's nested staples), product counts |
 //! | [`cpu`] | running a plan on host gauge fields |
-//! | [`cuda`] | the CUDA C++ emitter and the launch schedule |
+//! | [`cuda`] | the CUDA C++ emitter |
+//! | [`schedule`] | the GPU launch schedule: fused staple pairs, grouped accumulation |
 //! | [`info`] | [`LinkPathsInfo`]: flops, products with and without reuse, bytes |
+//! | [`knobs`] | [`PathKnobs`]: input links in recon 18 or recon 12 + phase, the output in recon 18 |
 //! | [`action`] | closed loops and gauge actions ([`ActionSpec`]): loop classes, the action value |
 //! | [`project`] | the CUDA C++ of the HISQ U(3) projection W = V(V†V)^(−1/2) |
 //! | [`force`] | the gauge force derived from the loops: staple spec, CPU, CUDA, [`ForceInfo`] |
@@ -42,13 +44,16 @@ pub mod cpu;
 pub mod cuda;
 pub mod force;
 pub mod info;
+pub mod knobs;
 pub mod plan;
 pub mod project;
+pub mod schedule;
 pub mod spec;
 
 pub use action::ActionSpec;
 pub use force::{ForceInfo, ForcePlan, GaugeAction};
 pub use info::LinkPathsInfo;
+pub use knobs::PathKnobs;
 pub use plan::PathPlan;
 pub use spec::{Dir, PathSpec, PathTerm, Step};
 
@@ -76,6 +81,24 @@ pub trait LinkPaths {
     /// The CUDA C++ source for real type `T` (f32 or f64); deterministic.
     fn cuda_source<T: Real>() -> Result<String, DslError> {
         cuda::emit::<T>(&Self::plan()?)
+    }
+
+    /// The CUDA C++ source for real type `T` with the links stored as `knobs` says
+    /// (errors for a knob value that does not apply, [`PathKnobs::validate`]).
+    fn cuda_source_with<T: Real>(knobs: &PathKnobs) -> Result<String, DslError> {
+        cuda::emit_with::<T>(&Self::plan()?, knobs)
+    }
+
+    /// The smeared links the kernel of `knobs` computes, emulated on the CPU: the input
+    /// links rounded through their storage ([`knobs::emulate_input`]), then smeared.
+    fn smear_cpu_with<T: Real>(
+        u: &GaugeField<T>,
+        u0: f64,
+        knobs: &PathKnobs,
+    ) -> Result<GaugeField<T>, DslError> {
+        let plan = Self::plan()?;
+        let input = self::knobs::emulate_input(u, knobs, &plan.spec.name)?;
+        cpu::smear(&plan, &input, u0)
     }
 
     /// Flops, matrix products and bytes per site.

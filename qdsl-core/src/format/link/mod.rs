@@ -7,6 +7,10 @@
 //! | `Recon12` | rows 0 and 1 (12 reals) | s·SU(3), s = ±1 |
 //! | `Recon8` | arg v00/π, arg v20/π, v01, v02, v10 (8 reals) | s·SU(3), s = ±1 |
 //!
+//! Long links of improved staggered fermions, a uniform real multiple of U(3) matrices,
+//! have their own compressions, recon 13 and recon 9 ([`ScaledLinkFormat`], module
+//! `scaled`).
+//!
 //! A link record is the stored reals one after the other, each in the storage's width:
 //! `bytes_per_link = reals × bytes_per_real`, no padding.
 //!
@@ -39,10 +43,17 @@
 
 mod bound;
 mod recon;
+mod scaled;
+#[cfg(test)]
+mod scaled_tests;
 mod storage;
 #[cfg(test)]
 mod tests;
 
+pub use scaled::{
+    round_scaled_field, uniform_scale, ScaledCompression, ScaledLinkError, ScaledLinkFormat,
+    SCALED_TOLERANCE,
+};
 pub use storage::LinkStorage;
 
 use crate::format::scalar::{unit_roundoff_of, FloatWidth};

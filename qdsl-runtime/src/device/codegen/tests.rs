@@ -43,8 +43,8 @@ fn names_are_distinct_and_readable() {
             }
         }
     }
-    // Fermions: 6 formats × 2 site sizes; links: 6 storages × 3 compressions.
-    assert_eq!(names.len(), (6 * 2 + 6 * 3) * 4);
+    // Fermions: 8 formats × 2 site sizes; links: 6 storages × 3 compressions.
+    assert_eq!(names.len(), (8 * 2 + 6 * 3) * 4);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
 use super::*;
 
 /// The hop variant of a device operator: parity, dagger, xpay and the given formats.
-fn device_variant(base: &Variant, sites: Parity, dagger: bool, xpay: bool) -> Variant {
+pub(super) fn device_variant(base: &Variant, sites: Parity, dagger: bool, xpay: bool) -> Variant {
     Variant {
         sites: OutputSites::Parity(sites),
         dagger,
@@ -22,13 +22,13 @@ fn device_variant(base: &Variant, sites: Parity, dagger: bool, xpay: bool) -> Va
 
 /// The four hop kernels of a two-hop even-odd operator: (q ← p, p ← q with xpay) × dagger.
 #[derive(Debug)]
-struct TwoHops {
+pub(super) struct TwoHops {
     /// [dagger as usize][0: to q, no xpay; 1: to p, xpay]
     hops: [[DeviceStencil; 2]; 2],
 }
 
 impl TwoHops {
-    fn new<S: Stencil>(
+    pub(super) fn new<S: Stencil>(
         gpu: &Gpu,
         base: &Variant,
         parity: Parity,
@@ -75,7 +75,13 @@ impl TwoHops {
         to_p.run(gpu, tuner, lattice, out, &inputs, Some(&xpay))
     }
 
-    fn flops_per_site(&self) -> usize {
+    /// The hop to the other parity q (`to_p` false, no xpay) or back to p (`to_p`
+    /// true, xpay), plain or dagger.
+    pub(super) fn hop(&self, dagger: bool, to_p: bool) -> &DeviceStencil {
+        &self.hops[usize::from(dagger)][usize::from(to_p)]
+    }
+
+    pub(super) fn flops_per_site(&self) -> usize {
         self.hops[0][0].info().flops_per_site + self.hops[0][1].info().flops_per_site
     }
 }

@@ -100,6 +100,10 @@ pub struct FieldUse {
     pub out: bool,
     /// Whether it is a gauge field (else a colour-spinor or clover field).
     pub gauge: bool,
+    /// `Some(N)` for a dense link field (a gauge field of a spec with dense N × N links,
+    /// [`qdsl_core::dsl::lower::Lowered::dense`]): 4 records of 2N² reals per site in
+    /// the native gauge format ([`dense_link_format`]).
+    pub dense: Option<usize>,
     /// Whether it is a clover field: 72 reals per site in the compute precision (f64 for
     /// f64 spinors, else f32), on the output's sites.
     pub clover: bool,
@@ -118,6 +122,9 @@ pub fn field_uses(ir: &Ir) -> Result<(Vec<FieldUse>, usize), DslError> {
             name: f.name.clone(),
             out: f.role == Role::Out,
             gauge: matches!(f.shape, FieldShape::Gauge { .. }),
+            dense: lowered
+                .dense
+                .filter(|_| matches!(f.shape, FieldShape::Gauge { .. })),
             clover: f.shape == FieldShape::Clover,
             both_parities: lowered
                 .inputs
@@ -129,7 +136,7 @@ pub fn field_uses(ir: &Ir) -> Result<(Vec<FieldUse>, usize), DslError> {
 }
 
 /// The shape each field must have for `variant` on `lattice`: gauge fields V sites × 4
-/// links of `recon` reals in the gauge format; spinors `spinor_reals` reals in the
+/// links of `recon` reals in the gauge format (dense N × N links: 2N² reals); spinors `spinor_reals` reals in the
 /// spinor format on V/2 sites for one output parity (V when read at both parities or
 /// for the full lattice), times `ls` for 5D fields (Ls slices of those sites); clover
 /// fields 72 reals in the compute precision on the output's (4D) sites.
@@ -148,7 +155,7 @@ pub fn shapes(
                 FieldShapeCheck {
                     sites: v,
                     subs: 4,
-                    reals: variant.recon.reals(),
+                    reals: u.dense.map_or(variant.recon.reals(), |n| 2 * n * n),
                     real_bytes: variant.gauge.bytes(),
                 }
             } else if u.clover {
@@ -197,10 +204,12 @@ pub fn expected_shapes(
 }
 
 /// The storage format a field of `variant` must have: gauge fields the gauge storage ×
-/// compression, clover fields [`clover_format`], colour spinors the spinor format (with
+/// compression (dense link fields [`dense_link_format`]), clover fields [`clover_format`], colour spinors the spinor format (with
 /// per-site norms for fixed point).
 pub fn expected_format(u: &FieldUse, variant: &Variant) -> DeviceFormat {
-    if u.gauge {
+    if u.dense.is_some() {
+        dense_link_format(variant)
+    } else if u.gauge {
         DeviceFormat::Link(LinkFormat::new(
             variant.gauge.link_storage(),
             variant.recon.compression(),
@@ -210,6 +219,13 @@ pub fn expected_format(u: &FieldUse, variant: &Variant) -> DeviceFormat {
     } else {
         DeviceFormat::Fermion(variant.spinor.fermion_format())
     }
+}
+
+/// The device format of dense link fields for `variant`: the gauge storage (f64 or f32,
+/// the only ones the dense emitter accepts) as a plain float format, each link stored
+/// whole (see [`crate::device::dense`]).
+pub fn dense_link_format(variant: &Variant) -> DeviceFormat {
+    DeviceFormat::Fermion(variant.gauge.fermion_format())
 }
 
 /// Output sites of a variant: V/2 for one parity, V for the full lattice.
@@ -230,10 +246,12 @@ pub fn formats_key(variant: &Variant) -> String {
     )
 }
 
+mod clover;
 mod even_odd;
 mod stencil;
 #[cfg(test)]
 mod tests;
 
+pub use clover::DeviceEvenOddClover;
 pub use even_odd::{device_spinor, DeviceEvenOddStaggered, DeviceEvenOddWilson};
-pub use stencil::{codegen_hash, DeviceStencil};
+pub use stencil::{codegen_hash, DeviceStencil, StencilLaunch};

@@ -1,21 +1,73 @@
 //! [`DeviceStencil`]: one generated kernel variant on the GPU: compiled for the device's
 //! architecture (JIT, PTX cache), its parameters bound ([`super::super::params`]), launched
-//! with tuned launch parameters.
+//! with tuned compile and launch knobs.
+//!
+//! The compile knob is the register cap ([`crate::tune::compile`]): the tuner's two-stage
+//! search ([`crate::tune::search`]) times the default build with every launch, then each
+//! cap below the default build's register count with the three fastest launches. The
+//! winner (compile label and launch) is kept in the tune cache and in memory per volume;
+//! each build used is loaded once. With tuning off (`QDSL_TUNE=0`) the default build and
+//! launch are used.
+//!
+//! Compressed long links (long recon 13/9) are passed as their record field among the
+//! inputs plus [`LongLinkArgs`] (phase array, scale) in the `*_long` methods.
 
-use super::super::params::{input_count, kernel_params, KernelParam};
+use super::super::params::{input_count, kernel_params, long_count, KernelParam};
 use crate::device::gpu::driver;
+use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
-use crate::tune::{self, launch_candidates, Candidate, TuneKey, Tuner};
+use crate::tune::{
+    self, compile_knobs, launch_candidates, Candidate, CompileKnob, TuneKey, Tuner, TwoStageSearch,
+};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, PushKernelArg};
+use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::{Ir, KernelInfo, Stencil, Variant};
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::*;
+
+/// One loaded build of a kernel: the function and the dynamic shared memory it is
+/// currently allowed (beyond 48 KiB, a per-function attribute).
+#[derive(Debug)]
+struct Build {
+    function: CudaFunction,
+    shared_allowed: AtomicU32,
+}
+
+/// A tuned choice: which build, launched how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StencilLaunch {
+    /// The build (register cap).
+    pub compile: CompileKnob,
+    /// The launch knobs.
+    pub launch: tune::LaunchConfig,
+}
+
+impl StencilLaunch {
+    /// The default build with `launch`.
+    pub fn default_build(launch: tune::LaunchConfig) -> Self {
+        Self {
+            compile: CompileKnob::Default,
+            launch,
+        }
+    }
+}
+
+impl fmt::Display for StencilLaunch {
+    /// `maxnreg=R block=… grid=… shared=…`, or the launch alone for the default build.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.compile {
+            CompileKnob::Default => write!(f, "{}", self.launch),
+            c => write!(f, "{c} {}", self.launch),
+        }
+    }
+}
 
 /// One generated kernel variant loaded on a GPU.
 #[derive(Debug)]
@@ -28,10 +80,9 @@ pub struct DeviceStencil {
     uses: Vec<FieldUse>,
     spinor_reals: usize,
     info: KernelInfo,
-    function: CudaFunction,
-    tuned: Mutex<HashMap<usize, tune::LaunchConfig>>,
-    /// The dynamic shared memory the function is currently allowed (beyond 48 KiB).
-    shared_allowed: AtomicU32,
+    source: String,
+    builds: Mutex<HashMap<CompileKnob, Arc<Build>>>,
+    tuned: Mutex<HashMap<usize, StencilLaunch>>,
 }
 
 impl DeviceStencil {
@@ -57,6 +108,10 @@ impl DeviceStencil {
         let name = qdsl_core::dsl::emit::cuda::kernel_name(&ir.name, variant);
         let function = gpu.function(&name, source, &[])?;
         let (uses, spinor_reals) = field_uses(&ir)?;
+        let default = Arc::new(Build {
+            function,
+            shared_allowed: AtomicU32::new(48 * 1024),
+        });
         Ok(Self {
             kernel: ir.name.clone(),
             params: kernel_params(&ir, variant),
@@ -66,10 +121,40 @@ impl DeviceStencil {
             ir,
             variant: *variant,
             info,
-            function,
+            source: source.to_string(),
+            builds: Mutex::new(HashMap::from([(CompileKnob::Default, default)])),
             tuned: Mutex::new(HashMap::new()),
-            shared_allowed: AtomicU32::new(48 * 1024),
         })
+    }
+
+    /// The build `knob`, loaded on first use (a register cap: the same PTX with a
+    /// `.maxnreg` directive, see [`Gpu::function_capped`]).
+    fn build(&self, gpu: &Gpu, knob: CompileKnob) -> Result<Arc<Build>, OperatorError> {
+        let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = builds.get(&knob) {
+            return Ok(b.clone());
+        }
+        let function = match knob {
+            CompileKnob::Default => gpu.function(&self.name, &self.source, &[])?,
+            CompileKnob::MaxRegisters(r) => gpu.function_capped(&self.name, &self.source, r)?,
+        };
+        let b = Arc::new(Build {
+            function,
+            shared_allowed: AtomicU32::new(48 * 1024),
+        });
+        builds.insert(knob, b.clone());
+        Ok(b)
+    }
+
+    /// Registers per thread of the build `knob` as the driver assembled it
+    /// (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
+    pub fn registers(&self, gpu: &Gpu, knob: CompileKnob) -> Result<u32, OperatorError> {
+        let n = self
+            .build(gpu, knob)?
+            .function
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+            .map_err(driver(format!("reading the registers of {}", self.name)))?;
+        Ok(u32::try_from(n).unwrap_or(0))
     }
 
     /// The `extern "C"` name.
@@ -96,14 +181,16 @@ impl DeviceStencil {
         }
     }
 
-    /// Checks every argument against the variant's shapes; returns Ls, the number of
-    /// fifth-dimension slices of the output (its sites over the 4D output sites; 1 for 4D
-    /// fields), which every colour-spinor field must share.
+    /// Checks every argument against the variant's shapes (a compressed long field: its
+    /// record, a recon-12 or recon-8 link field, and one [`LongLinkArgs`] per such field);
+    /// returns Ls, the number of fifth-dimension slices of the output (its sites over the
+    /// 4D output sites; 1 for 4D fields), which every colour-spinor field must share.
     fn check(
         &self,
         lattice: &Lattice,
         out: &DeviceField,
         inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<u32, OperatorError> {
         let n4 = output_sites(&self.variant, lattice);
@@ -130,10 +217,21 @@ impl DeviceStencil {
                 ),
             ));
         }
-        let shapes = shapes(&self.uses, self.spinor_reals, &self.variant, lattice, ls);
+        let n_long = long_count(&self.ir, &self.variant);
+        if long.len() != n_long {
+            return Err(self.field_error(
+                "long links",
+                (
+                    format!("phases and scale of {n_long} compressed long fields"),
+                    format!("{}", long.len()),
+                ),
+            ));
+        }
+        let mut shapes = shapes(&self.uses, self.spinor_reals, &self.variant, lattice, ls);
+        let record = scaled_format(&self.variant).map(record_format);
         let mut k = 0;
         let mut out_shape = None;
-        for (u, shape) in self.uses.iter().zip(&shapes) {
+        for (u, shape) in self.uses.iter().zip(shapes.iter_mut()) {
             let field = if u.out {
                 out_shape = Some(*shape);
                 out
@@ -141,10 +239,14 @@ impl DeviceStencil {
                 k += 1;
                 inputs[k - 1]
             };
+            let mut format = expected_format(u, &self.variant);
+            if let Some(r) = record.filter(|_| is_long(&self.ir, &u.name)) {
+                shape.reals = r.compression.reals();
+                format = DeviceFormat::Link(r);
+            }
             shape
                 .check(field.layout())
                 .map_err(|e| self.field_error(&u.name, e))?;
-            let format = expected_format(u, &self.variant);
             if field.layout().format != format {
                 return Err(self.field_error(
                     &u.name,
@@ -171,8 +273,8 @@ impl DeviceStencil {
         }
     }
 
-    /// Queues one launch with `cfg` on the GPU's stream (no synchronisation); 5D fields
-    /// (Ls slices) run one grid row per slice.
+    /// Queues one launch of the default build with `cfg` on the GPU's stream (no
+    /// synchronisation); 5D fields (Ls slices) run one grid row per slice.
     pub fn launch(
         &self,
         gpu: &Gpu,
@@ -182,7 +284,41 @@ impl DeviceStencil {
         inputs: &[&DeviceField],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<(), OperatorError> {
-        let ls = self.check(lattice, out, inputs, xpay)?;
+        let choice = StencilLaunch::default_build(cfg);
+        self.launch_with(gpu, lattice, choice, out, inputs, xpay)
+    }
+
+    /// Queues one launch of the build `choice.compile` with `choice.launch`, as
+    /// [`Self::launch`].
+    pub fn launch_with(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        choice: StencilLaunch,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<(), OperatorError> {
+        self.launch_long(gpu, lattice, choice, out, inputs, &[], xpay)
+    }
+
+    /// [`Self::launch_with`] for variants with compressed long links: `inputs` holds each
+    /// long field's record ([`crate::device::long_links::DeviceLongLinks::record`]),
+    /// `long` its phases and scale, in declaration order of the long fields.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_long(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        choice: StencilLaunch,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<(), OperatorError> {
+        let cfg = choice.launch;
+        let ls = self.check(lattice, out, inputs, long, xpay)?;
+        let build = self.build(gpu, choice.compile)?;
         let int = |x: usize, what: &str| {
             i32::try_from(x)
                 .map_err(|_| self.field_error(what, ("a 32-bit index".into(), format!("{x}"))))
@@ -203,21 +339,25 @@ impl DeviceStencil {
         let x_stride = int(xpay.map_or(0, |x| x.x.layout().stride), "stride")?;
         let (a, b) = xpay.map_or((0.0, 0.0), |x| (x.a, x.b));
         let (a32, b32) = (a as f32, b as f32);
+        let scales: Vec<f64> = long.iter().map(|l| l.scale).collect();
+        let scales32: Vec<f32> = scales.iter().map(|&c| c as f32).collect();
         let f32_compute = self.variant.spinor != StorageFormat::F64;
         // Launches beyond 48 KiB of dynamic shared memory need the opt-in attribute (set
         // once per larger value, not per launch).
-        if cfg.shared_bytes > self.shared_allowed.load(Ordering::Relaxed) {
-            self.function
+        if cfg.shared_bytes > build.shared_allowed.load(Ordering::Relaxed) {
+            build
+                .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     cfg.shared_bytes as i32,
                 )
                 .map_err(driver(format!("allowing shared memory for {}", self.name)))?;
-            self.shared_allowed
+            build
+                .shared_allowed
                 .store(cfg.shared_bytes, Ordering::Relaxed);
         }
         let stream = gpu.backend().stream();
-        let mut builder = stream.launch_builder(&self.function);
+        let mut builder = stream.launch_builder(&build.function);
         let missing_norms = |field: &str| {
             self.field_error(
                 field,
@@ -241,6 +381,15 @@ impl DeviceStencil {
                 }
                 KernelParam::InputNorm { index, name } => {
                     builder.arg(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
+                }
+                KernelParam::LongPhase { long: k, .. } => {
+                    builder.arg(long[*k].phase);
+                }
+                KernelParam::LongScale { long: k, .. } if f32_compute => {
+                    builder.arg(&scales32[*k]);
+                }
+                KernelParam::LongScale { long: k, .. } => {
+                    builder.arg(&scales[*k]);
                 }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
@@ -293,8 +442,10 @@ impl DeviceStencil {
         Ok(())
     }
 
-    /// The tuned launch for this lattice: from memory, else from the tuner (key: kernel,
-    /// variant hash, volume, formats, device), timing each candidate on these fields.
+    /// The tuned build and launch for this lattice: from memory, else from the tuner's
+    /// two-stage search (key: kernel, variant hash, volume, formats, device; compile
+    /// labels: the default build and the caps of [`compile_knobs`] below its register
+    /// count), timing each candidate on these fields.
     pub fn tuned_config(
         &self,
         gpu: &Gpu,
@@ -303,7 +454,22 @@ impl DeviceStencil {
         out: &mut DeviceField,
         inputs: &[&DeviceField],
         xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<tune::LaunchConfig, OperatorError> {
+    ) -> Result<StencilLaunch, OperatorError> {
+        self.tuned_config_long(gpu, tuner, lattice, out, inputs, &[], xpay)
+    }
+
+    /// [`Self::tuned_config`] with compressed long links (see [`Self::launch_long`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn tuned_config_long(
+        &self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        lattice: &Lattice,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<StencilLaunch, OperatorError> {
         let volume = lattice.volume();
         if let Some(c) = self
             .tuned
@@ -313,7 +479,7 @@ impl DeviceStencil {
         {
             return Ok(*c);
         }
-        self.check(lattice, out, inputs, xpay)?;
+        self.check(lattice, out, inputs, long, xpay)?;
         let key = TuneKey::new(
             &self.kernel,
             self.variant.stable_hash(),
@@ -321,25 +487,44 @@ impl DeviceStencil {
             &formats_key(&self.variant),
             &gpu.device_key(),
         );
-        let candidates: Vec<Candidate> =
-            launch_candidates(output_sites(&self.variant, lattice), &gpu.launch_limits()?)
-                .into_iter()
-                .map(Candidate::launch)
-                .collect();
-        let tuned = tuner.tune(&key, &candidates, |c| {
+        let launches =
+            launch_candidates(output_sites(&self.variant, lattice), &gpu.launch_limits()?);
+        // The register count is only needed (and the attribute only read) when tuning.
+        let uncapped = match tuner.enabled() {
+            true => Some(self.registers(gpu, CompileKnob::Default)?),
+            false => None,
+        };
+        let knobs = compile_knobs(uncapped);
+        let search = TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches);
+        let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
+            let choice = self.choice(c)?;
             gpu.time_us(1, 5, || {
-                self.launch(gpu, lattice, c.launch, out, inputs, xpay)
+                self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
                     .map_err(|e| DeviceError::Driver {
-                        what: format!("tuning {}", self.name),
+                        what: format!("tuning {} [{}]", self.name, choice.compile),
                         message: e.to_string(),
                     })
             })
+            .map_err(OperatorError::from)
         })?;
+        let best = self.choice(&tuned.best)?;
         self.tuned
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(volume, tuned.best.launch);
-        Ok(tuned.best.launch)
+            .insert(volume, best);
+        Ok(best)
+    }
+
+    /// The build and launch of a tuner candidate.
+    fn choice(&self, c: &Candidate) -> Result<StencilLaunch, OperatorError> {
+        let compile = CompileKnob::parse(&c.compile).map_err(|_| {
+            let expected = "a compile label: \"\" or \"maxnreg=R\"".to_string();
+            self.field_error("compile knob", (expected, c.compile.clone()))
+        })?;
+        Ok(StencilLaunch {
+            compile,
+            launch: c.launch,
+        })
     }
 
     /// Tunes if needed, then queues one launch with the tuned parameters.
@@ -352,8 +537,23 @@ impl DeviceStencil {
         inputs: &[&DeviceField],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<(), OperatorError> {
-        let cfg = self.tuned_config(gpu, tuner, lattice, out, inputs, xpay)?;
-        self.launch(gpu, lattice, cfg, out, inputs, xpay)
+        self.run_long(gpu, tuner, lattice, out, inputs, &[], xpay)
+    }
+
+    /// [`Self::run`] with compressed long links (see [`Self::launch_long`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_long(
+        &self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        lattice: &Lattice,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<(), OperatorError> {
+        let choice = self.tuned_config_long(gpu, tuner, lattice, out, inputs, long, xpay)?;
+        self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
     }
 }
 
@@ -375,3 +575,6 @@ pub fn codegen_hash() -> String {
     }
     h.hex()
 }
+
+#[cfg(test)]
+mod tests;

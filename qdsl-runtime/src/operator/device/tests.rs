@@ -1,5 +1,4 @@
 use super::*;
-use crate::device::Gpu;
 use crate::tune;
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::Stencil;
@@ -111,15 +110,9 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
     use qdsl_core::dsl::variant::DirichletBlocks;
     use qdsl_core::field::SpinorLayout;
     use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset};
-    let backend = match crate::backend::CudaBackend::new(0) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("skipping (no GPU): {e}");
-            return;
-        }
+    let Some((gpu, _dir)) = crate::test_gpu::gpu() else {
+        return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let gpu = Gpu::new(backend, crate::jit::Jit::new(dir.path(), None).unwrap());
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
     let u = GaugeField::random(lat, 31);
     // 5D Wilson hop.

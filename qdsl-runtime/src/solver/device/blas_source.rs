@@ -138,11 +138,13 @@ mod tests {
     }
 
     /// The formats of device Krylov vectors.
-    const FORMATS: [FermionFormat; 4] = [
+    const FORMATS: [FermionFormat; 6] = [
         FermionFormat::F64,
         FermionFormat::F32,
         FermionFormat::FIXED16,
         FermionFormat::F16,
+        FermionFormat::PACKED20,
+        FermionFormat::PACKED30,
     ];
 
     /// f64 when either side is f64; f32 between narrow formats; the names say y, x, reals.
@@ -171,8 +173,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("24 and 6 reals"), "{e}");
-        let packed = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::PACKED20), 24, 8);
-        assert!(packed.is_err());
+    }
+
+    /// Packed vectors: packed20 computes in f32 beside itself and f32, packed30 in f64
+    /// (beside anything); both embed the group codec of the device fields.
+    #[test]
+    fn packed_compute_types() {
+        let (p20, p30, s) = (
+            layout(FermionFormat::PACKED20, 24),
+            layout(FermionFormat::PACKED30, 24),
+            layout(FermionFormat::F32, 24),
+        );
+        assert_eq!(compute_type(&p20, &p20).unwrap(), HostReal::F32);
+        assert_eq!(compute_type(&p20, &s).unwrap(), HostReal::F32);
+        assert_eq!(compute_type(&p30, &p30).unwrap(), HostReal::F64);
+        assert_eq!(compute_type(&s, &p30).unwrap(), HostReal::F64);
+        let src = blas_source(&p20, &s).unwrap();
+        assert!(
+            src.contains("qdsl_pack(") && src.contains("qdsl_unpack("),
+            "{src}"
+        );
     }
 
     /// NVRTC compiles the kernel of every pair of vector formats, Wilson and staggered

@@ -11,11 +11,7 @@ use super::*;
 use crate::app::solve::{
     solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
 };
-use crate::backend::CudaBackend;
-use crate::device::Gpu;
-use crate::jit::Jit;
 use crate::solver::{ConvertFrom, Fixed16, Half, QuantizedField, SolverField, SolverKind};
-use crate::tune::Tuner;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
@@ -23,23 +19,7 @@ use qdsl_core::Complex;
 use std::path::Path;
 use std::sync::Arc;
 
-fn context() -> Option<(Arc<DeviceContext>, tempfile::TempDir)> {
-    let backend = match CudaBackend::new(0) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("skipping (no GPU): {e}");
-            return None;
-        }
-    };
-    let dir = tempfile::tempdir().ok()?;
-    let jit = Jit::new(dir.path(), None).ok()?;
-    let gpu = Gpu::new(backend, jit);
-    let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
-        .with_enabled(false)
-        .with_progress(false);
-    let ctx = DeviceContext::new(gpu, tuner).expect("a context on a present GPU");
-    Some((ctx, dir))
-}
+use crate::test_gpu::context;
 
 fn even_wilson() -> SpinorLayout {
     SpinorLayout::wilson(
@@ -310,10 +290,10 @@ fn solves_on_the_milc_sample_agree_with_the_cpu() {
     );
 }
 
-/// HISQ (the fat and long links of `hisq_links`) solves on the GPU in mixed precision and
-/// agrees with the CPU solve; clover has no device operator and is refused by name.
+/// HISQ (the fat and long links of `hisq_links`) and Wilson-clover solve on the GPU and
+/// agree with the CPU solve.
 #[test]
-fn hisq_solves_on_the_gpu_and_clover_is_refused() {
+fn hisq_and_clover_solve_on_the_gpu() {
     let Some((ctx, _dir)) = context() else { return };
     let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 13);
     check_solve(
@@ -325,11 +305,7 @@ fn hisq_solves_on_the_gpu_and_clover_is_refused() {
         csw: Some(1.0),
         ..config(Action::Clover, SolverKind::BiCgStab, Precision::F64)
     };
-    let e = solve_on(&SolveBackend::Cuda(Arc::clone(&ctx)), &gauge, &clover, None).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "the GPU backend has no clover operator yet: use --backend cpu"
-    );
+    check_solve(&ctx, &gauge, &clover);
 }
 
 /// The operator on device vectors equals the CPU operator (independent generated Rust

@@ -5,18 +5,20 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`precision`] | [`DevicePrecision`]: f64 ([`Double`]), f32 ([`Single`]), fixed16, f16 as types |
+//! | [`precision`] | [`DevicePrecision`]: f64 ([`Double`]), f32 ([`Single`]), fixed16, f16, packed20/30 as types |
 //! | [`context`] | [`DeviceContext`]: GPU, tuner, BLAS status word, the sticky error |
 //! | [`blas_source`] | the CUDA source of y ← a x + b y for any pair of vector formats |
 //! | [`blas`] | its launch on device fields |
 //! | [`vector`] | [`DeviceVector`]: `SolverField` and `ConvertFrom` between every pair of precisions |
 //! | [`operator`](mod@operator) | [`DeviceOperator`]: even-odd Wilson and staggered on device vectors |
+//! | [`converting`] | [`ConvertingOperator`]: an operator of one precision on vectors of another (packed20/30) |
 //!
 //! The GPU tests (`solver::device::gpu_tests`) skip with a message where there is no GPU.
 
 pub mod blas;
 pub mod blas_source;
 pub mod context;
+pub mod converting;
 #[cfg(test)]
 mod gpu_tests;
 pub mod operator;
@@ -24,6 +26,7 @@ pub mod precision;
 pub mod vector;
 
 pub use context::DeviceContext;
+pub use converting::ConvertingOperator;
 pub use operator::DeviceOperator;
 pub use precision::{DevicePrecision, Double, Single};
 pub use vector::DeviceVector;

@@ -1,9 +1,13 @@
-//! [`DeviceOperator`]: the device even-odd Wilson and staggered operators
-//! ([`DeviceEvenOddWilson`], [`DeviceEvenOddStaggered`]) as the solvers'
-//! [`LinearOperator`] on [`DeviceVector`]s.
+//! [`DeviceOperator`]: the device even-odd Wilson, Wilson-clover (twisted) and staggered
+//! operators ([`DeviceEvenOddWilson`], [`DeviceEvenOddClover`],
+//! [`DeviceEvenOddStaggered`]) as the solvers' [`LinearOperator`] on [`DeviceVector`]s.
 //!
 //! * Wilson: M̂ = 1 − κ² H_pq H_qp on parity p, M̂† through the kernels' dagger knob;
 //!   (V/2)(1320 + 1392) flops per application.
+//! * Wilson-clover with twisted mass μ (0 for plain clover, c_sw = 0 for plain twisted
+//!   mass): M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 in mass normalisation, the
+//!   CPU [`crate::operator::EvenOddClover`]; M̂† with the dagger hops and −μ. Clover
+//!   fields are stored in the compute precision (f64 for f64 vectors, else f32).
 //! * Staggered: MILC's A = 4m² − D_pq D_qp (Hermitian, A† = A); naive (one link field)
 //!   or improved (fat and long links), phases and time boundary folded into the links.
 //!
@@ -11,9 +15,9 @@
 //! write the vectors' own storage format: f64 and f32 compute in that precision; the
 //! narrow formats (fixed16, f16) are decoded inline on load, computed in f32 and encoded
 //! on store (one f32 norm per site for fixed point), so a narrow operator moves half the
-//! bytes of an f32 one. Wilson links are stored in the same format (SU(3) entries lie in
-//! [−1, 1], which fixed point holds exactly); staggered fat and long links, whose
-//! entries are not bounded by 1, stay f32 for the narrow formats.
+//! bytes of an f32 one. Wilson and clover links are stored in the same format (SU(3)
+//! entries lie in [−1, 1], which fixed point holds exactly); staggered fat and long
+//! links, whose entries are not bounded by 1, stay f32 for the narrow formats.
 
 use super::context::DeviceContext;
 use super::precision::DevicePrecision;
@@ -21,10 +25,10 @@ use super::vector::DeviceVector;
 use crate::device::{DeviceError, DeviceField};
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::OperatorError;
-use crate::operator::{DeviceEvenOddStaggered, DeviceEvenOddWilson};
+use crate::operator::{DeviceEvenOddClover, DeviceEvenOddStaggered, DeviceEvenOddWilson};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary, Variant};
-use qdsl_core::field::GaugeField;
+use qdsl_core::field::{CloverField, GaugeField};
 use qdsl_core::format::{Compression, LinkFormat};
 use qdsl_core::lattice::{Lattice, Parity};
 use std::marker::PhantomData;
@@ -34,6 +38,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 enum Kernels {
     Wilson(DeviceEvenOddWilson),
+    Clover(Box<DeviceEvenOddClover>),
     Staggered(DeviceEvenOddStaggered),
 }
 
@@ -69,6 +74,19 @@ fn link_format(spinor: StorageFormat, unitary: bool) -> StorageFormat {
     }
 }
 
+/// The formats of the Wilson-family kernels for vectors of `P`: spinors and SU(3) links
+/// in the vectors' format, recon 18, the time `boundary` applied by the kernels.
+fn wilson_variant<P: DevicePrecision>(boundary: TimeBoundary) -> Result<Variant, OperatorError> {
+    let format = kernel_format::<P>()?;
+    Ok(Variant {
+        spinor: format,
+        gauge: link_format(format, true),
+        recon: Recon::R18,
+        boundary,
+        ..Variant::default()
+    })
+}
+
 /// Uploads links in `format`, recon 18.
 fn upload_links(
     ctx: &DeviceContext,
@@ -86,6 +104,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     fn with_kernels(ctx: &Arc<DeviceContext>, kernels: Kernels) -> Self {
         let flops = match &kernels {
             Kernels::Wilson(k) => k.flops(),
+            Kernels::Clover(k) => k.flops(),
             Kernels::Staggered(k) => k.flops(),
         };
         Self {
@@ -105,18 +124,30 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         parity: Parity,
         boundary: TimeBoundary,
     ) -> Result<Self, OperatorError> {
-        let format = kernel_format::<P>()?;
-        let variant = Variant {
-            spinor: format,
-            gauge: link_format(format, true),
-            recon: Recon::R18,
-            boundary,
-            ..Variant::default()
-        };
+        let variant = wilson_variant::<P>(boundary)?;
         let lattice = *gauge.lattice();
         let links = upload_links(ctx, gauge, variant.gauge)?;
         let k = DeviceEvenOddWilson::new(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
         Ok(Self::with_kernels(ctx, Kernels::Wilson(k)))
+    }
+
+    /// Even-odd Wilson-clover M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on `parity`
+    /// with thin links `gauge` (recon 18), the full-lattice clover field `clover` (A in
+    /// mass normalisation, [`qdsl_core::gauge::clover_field`]), the twist `mu` (0: plain
+    /// clover) and the time `boundary` applied by the kernels. D_qq⁻¹ is computed on the
+    /// host in f64; an error if D_qq is singular.
+    pub fn clover(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        clover: &CloverField<f64>,
+        mu: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        let variant = wilson_variant::<P>(boundary)?;
+        let links = upload_links(ctx, gauge, variant.gauge)?;
+        let k = DeviceEvenOddClover::new(ctx.gpu(), links, clover, mu, parity, &variant)?;
+        Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
 
     /// Staggered A = 4m² − D_pq D_qp on `parity` with `links` (phases and boundary
@@ -158,6 +189,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let (o, i) = (out.field_mut()?, input.field()?);
         match &mut *kernels {
             Kernels::Wilson(k) => k.apply(gpu, tuner, o, i, dagger),
+            Kernels::Clover(k) => k.apply(gpu, tuner, o, i, dagger),
             Kernels::Staggered(k) => k.apply(gpu, tuner, o, i),
         }
     }
@@ -177,8 +209,9 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
         self.run(out, input, true).map_err(SolverError::operator)
     }
 
-    /// Wilson (V/2)(1320 + 1392), staggered (V/2)(f_hop + f_hop,xpay): the kernels'
-    /// counts (the conversions of narrow formats are vector work, not counted).
+    /// Wilson (V/2)(1320 + 1392), clover (V/2)(1320 + 1392 + 2 · 504) (twisted:
+    /// (V/2)(1320 + 1392 + 3 · 504 + 2 · 48)), staggered (V/2)(f_hop + f_hop,xpay): the
+    /// kernels' counts (the conversions of narrow formats are vector work, not counted).
     fn flops_per_apply(&self) -> u64 {
         self.flops
     }

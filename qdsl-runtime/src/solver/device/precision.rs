@@ -2,7 +2,7 @@
 //! that the solvers' mixed-precision type parameters (and their tolerance checks, which
 //! need the unit round-off before any field exists) work on the GPU as on the host.
 
-use super::super::{Fixed16, Half};
+use super::super::{Fixed16, Half, Packed20, Packed30};
 use crate::device::HostReal;
 use qdsl_core::format::FermionFormat;
 
@@ -46,10 +46,26 @@ impl DevicePrecision for Half {
     const UNIT_ROUNDOFF: f64 = <Half as super::super::SpinorStorage>::UNIT_ROUNDOFF;
 }
 
-/// The precision arithmetic on a format runs in: f64 for f64 storage, f32 for every
-/// narrower format (decode → f32 → re-encode).
+/// 20-bit packed groups of 6 with a shared power-of-two scale (u = 1/(2¹⁹ − 1) of the
+/// group's largest component), the same marker as the host emulation [`Packed20`].
+impl DevicePrecision for Packed20 {
+    const FORMAT: FermionFormat = FermionFormat::PACKED20;
+    const UNIT_ROUNDOFF: f64 = <Packed20 as super::super::SpinorStorage>::UNIT_ROUNDOFF;
+}
+
+/// 30-bit packed groups (u = 1/(2²⁹ − 1)), the same marker as the host emulation
+/// [`Packed30`]; computed in f64 (see [`compute_precision`]).
+impl DevicePrecision for Packed30 {
+    const FORMAT: FermionFormat = FermionFormat::PACKED30;
+    const UNIT_ROUNDOFF: f64 = <Packed30 as super::super::SpinorStorage>::UNIT_ROUNDOFF;
+}
+
+/// The precision arithmetic on a format runs in: f64 for f64 and packed30 storage (a
+/// 30-bit integer needs 30 significant bits, beyond f32's 24, and its round-off
+/// 2⁻²⁹ is below f32's 2⁻²⁴), f32 for every other format (decode → f32 → re-encode;
+/// packed20's 20-bit integers are exact in f32).
 pub fn compute_precision(format: FermionFormat) -> HostReal {
-    if format == FermionFormat::F64 {
+    if format == FermionFormat::F64 || format == FermionFormat::PACKED30 {
         HostReal::F64
     } else {
         HostReal::F32
@@ -73,5 +89,19 @@ mod tests {
         assert_eq!(compute_precision(Double::FORMAT), HostReal::F64);
         assert_eq!(compute_precision(Single::FORMAT), HostReal::F32);
         assert_eq!(compute_precision(FermionFormat::FIXED16), HostReal::F32);
+        // Packed: u = 1/Q, Q = 2^(b−1) − 1; 20-bit integers fit f32's 24-bit
+        // significand, 30-bit ones do not (2^29 − 1 is not an f32).
+        assert_eq!(
+            <Packed20 as DevicePrecision>::UNIT_ROUNDOFF,
+            1.0 / 524_287.0
+        );
+        assert_eq!(
+            <Packed30 as DevicePrecision>::UNIT_ROUNDOFF,
+            1.0 / 536_870_911.0
+        );
+        assert_eq!((524_287.0f32) as f64, 524_287.0);
+        assert_ne!((536_870_911.0f32) as f64, 536_870_911.0);
+        assert_eq!(compute_precision(Packed20::FORMAT), HostReal::F32);
+        assert_eq!(compute_precision(Packed30::FORMAT), HostReal::F64);
     }
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::tune::launch::LaunchConfig;
+use crate::tune::search::TwoStageSearch;
 
 fn fp(codegen: &str) -> Fingerprint {
     Fingerprint::new(codegen, "Fake GPU", "sm_90", "13.0", "13.0")
@@ -281,4 +282,129 @@ fn concurrent_processes_do_not_corrupt_the_cache() {
     for i in 0..4 {
         assert_eq!(cache.entries[&key(&format!("process{i}"))].len(), 8);
     }
+}
+
+fn two_stage() -> TwoStageSearch {
+    TwoStageSearch::new(
+        vec![String::new(), "maxnreg=32".into(), "maxnreg=64".into()],
+        candidates().into_iter().map(|c| c.launch).collect(),
+    )
+}
+
+/// Fake time of a capped build: as [`fake`], except that the cap of 64 registers makes
+/// blocks of 128 without shared memory the fastest of all, and the cap of 32 fails to
+/// launch with blocks of 16.
+fn fake_capped(c: &Candidate) -> Result<f64, String> {
+    match (c.compile.as_str(), c.launch.block, c.launch.shared_bytes) {
+        ("maxnreg=64", 128, 0) => Ok(4.0),
+        ("maxnreg=32", 16, _) => Err("too many resources requested".into()),
+        _ => fake(c).map(|t| t + 1.0),
+    }
+}
+
+#[test]
+fn two_stage_search_times_launches_then_caps_with_the_finalists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let mut order = Vec::new();
+    let r = tuner(&path, "cg", &w)
+        .tune_two_stage(&key("wilson_hop"), &two_stage(), |c| {
+            order.push(c.clone());
+            fake_capped(c)
+        })
+        .unwrap();
+    // Stage one: the default build with all 8 launches, in order.
+    assert_eq!(order[..8].to_vec(), candidates());
+    // Stage two: each cap with stage one's 3 fastest launches (block/shared 16/8192 at
+    // 6 µs, then 16/0 at 11.16, then 128/0 at 12.28; the blocks of 64 failed).
+    let finalists = [(16, 8192), (16, 0), (128, 0)];
+    let two: Vec<(&str, u32, u32)> = order[8..]
+        .iter()
+        .map(|c| (c.compile.as_str(), c.launch.block, c.launch.shared_bytes))
+        .collect();
+    let expected: Vec<(&str, u32, u32)> = ["maxnreg=32", "maxnreg=64"]
+        .iter()
+        .flat_map(|&k| finalists.map(|(b, s)| (k, b, s)))
+        .collect();
+    assert_eq!(two, expected);
+    assert_eq!(r.best.compile, "maxnreg=64");
+    assert_eq!(r.best.launch, LaunchConfig::covering(4096, 128, 0));
+    assert_eq!(r.time_us, Some(4.0));
+    // The compile labels round-trip through the file: a new tuner answers from it.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 8 + 8 + 6, "{text}");
+    assert!(
+        text.contains("\tmaxnreg=64\t128\t32\t0\t4\t*\n"),
+        "the winner's row:\n{text}"
+    );
+    let cached = tuner(&path, "cg", &w)
+        .tune_two_stage(
+            &key("wilson_hop"),
+            &two_stage(),
+            |_| -> Result<f64, String> { panic!("a cached key must not be re-run") },
+        )
+        .unwrap();
+    assert_eq!((cached.source, cached.best), (TuneSource::Cache, r.best));
+    assert!(w.lock().unwrap().is_empty(), "{:?}", w.lock().unwrap());
+}
+
+#[test]
+fn two_stage_search_off_and_out_of_space_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    // Tuning off: the default build with the default launch, untimed.
+    let off = tuner(&path, "cg", &w)
+        .with_enabled(false)
+        .tune_two_stage(&key("k"), &two_stage(), |_| -> Result<f64, String> {
+            panic!("tuning is off")
+        })
+        .unwrap();
+    assert_eq!(off.best, Candidate::launch(candidates()[0].launch));
+    assert_eq!(off.source, TuneSource::Disabled);
+    // A cached winner whose cap is no longer tried (the kernel now needs fewer
+    // registers) is re-tuned with a warning.
+    tuner(&path, "cg", &w)
+        .tune_two_stage(&key("k"), &two_stage(), fake_capped)
+        .unwrap();
+    let mut fewer = two_stage();
+    fewer.compiles.truncate(2);
+    let mut runs = 0;
+    let r = tuner(&path, "cg", &w)
+        .tune_two_stage(&key("k"), &fewer, |c| {
+            runs += 1;
+            fake_capped(c)
+        })
+        .unwrap();
+    assert_eq!((r.source, runs), (TuneSource::Measured, 8 + 3));
+    assert_eq!(r.best.compile, "");
+    assert_eq!(w.lock().unwrap().len(), 1, "{:?}", w.lock().unwrap());
+    // A launch-only entry (as tuned before compile knobs existed) is re-tuned over
+    // the caps, with a warning, even though its winner lies in the space.
+    tuner(&path, "cg", &w)
+        .tune(&key("old"), &candidates(), fake)
+        .unwrap();
+    w.lock().unwrap().clear();
+    let mut runs = 0;
+    let r = tuner(&path, "cg", &w)
+        .tune_two_stage(&key("old"), &two_stage(), |c| {
+            runs += 1;
+            fake_capped(c)
+        })
+        .unwrap();
+    assert_eq!((r.source, runs), (TuneSource::Measured, 8 + 2 * 3));
+    assert_eq!(r.best.compile, "maxnreg=64");
+    let warnings = w.lock().unwrap().clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("tuned over other compile knobs"),
+        "{warnings:?}"
+    );
+    // No builds: an error, not a panic.
+    let none = TwoStageSearch::new(Vec::new(), vec![candidates()[0].launch]);
+    let e = tuner(&path, "cg", &w)
+        .tune_two_stage(&key("k"), &none, fake)
+        .unwrap_err();
+    assert!(matches!(e, TuneError::NoCandidates { .. }), "{e}");
 }

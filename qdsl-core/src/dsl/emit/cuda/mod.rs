@@ -27,8 +27,11 @@
 //! |---|---|
 //! | this one | the kernel: signature, site coordinates, accumulator, xpay and store |
 //! | `storage` | how fields are read and written: chunk loads/stores, narrow-format decode/encode, link reconstruction (recon 12/8) |
+//! | `long_link` | compressed long links (recon 13/9 of L = c·W): parameters, phase load, decode |
 //! | `term` | one term: neighbour, source load, spin projection, link product, accumulation |
 
+mod dense;
+mod long_link;
 mod storage;
 mod term;
 
@@ -149,6 +152,7 @@ struct FieldInfo {
 pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     let ir = &lowered.ir;
     ir.knobs.check(&ir.name, variant)?;
+    crate::dsl::long_links::check_long_recon(ir, variant)?;
     if variant.dagger && !lowered.dagger_supported {
         return Err(DslError::UnsupportedVariant {
             kernel: ir.name.clone(),
@@ -167,6 +171,9 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
             });
         }
     }
+    if let Some(n) = lowered.dense {
+        return dense::emit(lowered, variant, n);
+    }
     let name = kernel_name(&ir.name, variant);
     let (ns, nc) = (lowered.nspin, lowered.ncolour);
     let spinor_reals = 2 * ns * nc;
@@ -181,7 +188,10 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
         .map(|f| {
             let layout = match f.shape {
                 FieldShape::Spinor { .. } => SoaLayout::new(spinor_reals, variant.spinor),
-                FieldShape::Gauge { .. } => SoaLayout::new(variant.recon.reals(), variant.gauge),
+                FieldShape::Gauge { .. } => SoaLayout::new(
+                    crate::dsl::long_links::gauge_reals(ir, &f.name, variant),
+                    variant.gauge,
+                ),
                 FieldShape::Clover => SoaLayout::new(CLOVER_SITE_REALS, compute),
             };
             FieldInfo {

@@ -25,7 +25,7 @@
 
 use super::Src;
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::variant::{Recon, StorageFormat, Variant};
+use crate::dsl::variant::{LongRecon, Recon, StorageFormat, Variant};
 use crate::format::FixedWidth;
 
 /// The load/store/unpack helpers every kernel source includes after the arithmetic.
@@ -142,6 +142,9 @@ pub(super) fn pointer_params(
     output: bool,
     site_field: bool,
 ) -> Vec<String> {
+    if let (false, Some(params)) = (site_field, super::long_link::pointer_params(base, layout)) {
+        return params;
+    }
     let ty = chunk_type(layout);
     let constness = if output { "" } else { "const " };
     let mut params = vec![format!("{constness}{ty}* __restrict__ {base}")];
@@ -247,7 +250,8 @@ fn decode_loop(s: &mut Src, indent: usize, layout: &SoaLayout, w: &str, dest: &s
 
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site` of
 /// the gauge field at `base`, decoding narrow formats and reconstructing compressed
-/// links (recon 12 or 8, by the layout's reals).
+/// links (recon 12 or 8, by the layout's reals; long links in recon 13 or 9 from their
+/// 12- or 8-real record, phase and scale, [`super::long_link`]).
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
@@ -256,6 +260,8 @@ pub(super) fn load_link(
     mu: usize,
     site: &str,
 ) {
+    let long = super::long_link::scaled(layout);
+    let layout = &long.map_or(*layout, |(_, record)| record);
     let stride = stride_of(base);
     let c = chunks(layout);
     let ptr = format!("{base} + {mu} * {c} * {stride}");
@@ -269,16 +275,14 @@ pub(super) fn load_link(
         s.line(indent, &format!("real g[{}];", layout.reals));
         s.line(indent, "{");
         load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw");
-        let scale = if fixed_q(layout.format).is_some() {
-            format!(" * inv_q_{}()", layout.format.name())
-        } else {
-            String::new()
-        };
+        let scale = fixed_scale(layout.format);
         decode_loop(s, indent + 1, layout, "gw", "g", &scale);
         s.line(indent, "}");
     }
     s.line(indent, "cplx m[3][3];");
-    if layout.reals == Recon::R8.reals() {
+    if let Some((comp, _)) = long {
+        super::long_link::unpack(s, indent, base, comp, layout.format, mu, site);
+    } else if layout.reals == Recon::R8.reals() {
         s.line(indent, "unpack_link8(m, g);");
     } else {
         s.line(indent, "unpack_link<RECON12>(m, g);");
@@ -375,9 +379,10 @@ pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
         src.0
             .push_str(&codec(*f, *f == spinor, spinor == StorageFormat::F64));
     }
-    if recon == Recon::R8 {
+    if recon == Recon::R8 || variant.long_recon != LongRecon::R18 {
         src.0.push_str(RECON8);
     }
+    super::long_link::helpers(src, variant);
 }
 
 /// Loads and stores of raw 32-bit words: chunk c of a record of `W`-byte chunks covers
@@ -520,6 +525,15 @@ __device__ __forceinline__ void unpack_link8(cplx (&m)[3][3], const real* p) {
     }
 }
 "#;
+
+/// The factor of a decoded fixed-point link real, `" * inv_q_<fmt>()"` (no norm), and
+/// `""` for the float formats.
+pub(super) fn fixed_scale(format: StorageFormat) -> String {
+    match fixed_q(format) {
+        Some(_) => format!(" * inv_q_{}()", format.name()),
+        None => String::new(),
+    }
+}
 
 /// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
 fn fixed_q(format: StorageFormat) -> Option<i32> {

@@ -1,0 +1,165 @@
+//! The dense-link path shared by both emitters: which variants it supports, and the
+//! typed helpers the generated CPU code of a dense spec calls.
+//!
+//! A spec is dense when its links are `Gauge<N>` fields with N = N_s · N_c acting on
+//! the whole spin-colour vector of a `Spinor<NS, NC>` site
+//! ([`super::lower::Lowered::dense`],
+//! [`crate::field::DenseLinkField`]), e.g. a multigrid coarse operator
+//!
+//! out(x) = Σ_k c_k · L_k(x) · φ(x + n_k μ̂_k),   L_k = Y_μ(x) or Y_μ(x − n μ̂)† or 1,
+//!
+//! with (Y φ)_r = Σ_c Y_{rc} φ_c over the N components r, c = σ · N_c + a.
+
+use super::cpu::Xpay;
+use super::variant::{DirichletBlocks, Recon, TimeBoundary, Variant};
+use super::DslError;
+use crate::field::{ColourSpinorField, DenseLinkField, SiteSubset};
+use crate::lattice::{BoundaryConditions, Coords, Lattice};
+use crate::Real;
+use num_complex::Complex;
+use rayon::prelude::*;
+
+/// Checks that `variant` is one the dense path generates: f64 or f32 storage of the
+/// spinor and link fields (narrow formats would need a per-site norm of N² entries,
+/// not implemented) and recon 18 (dense links are not SU(3): nothing to reconstruct).
+/// `n` is the link dimension N, for the message.
+pub fn check_dense_variant(kernel: &str, n: usize, variant: &Variant) -> Result<(), DslError> {
+    let unsupported = |knob: &'static str, reason: String| DslError::UnsupportedVariant {
+        kernel: kernel.into(),
+        knob,
+        reason,
+    };
+    for (knob, format) in [("spinor", variant.spinor), ("gauge", variant.gauge)] {
+        if !format.is_native() {
+            return Err(unsupported(
+                knob,
+                format!(
+                    "{} storage: dense {n} × {n} link specs are generated for f64 and f32 only",
+                    format.name()
+                ),
+            ));
+        }
+    }
+    if variant.recon != Recon::R18 {
+        return Err(unsupported(
+            "recon",
+            format!("dense {n} × {n} links are stored whole (recon 18)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a dense link input: the output's lattice and N × N links.
+pub fn check_links<T: Real>(
+    kernel: &str,
+    name: &str,
+    y: &DenseLinkField<T>,
+    lattice: &Lattice,
+    n: usize,
+) -> Result<(), DslError> {
+    if y.lattice() != lattice || y.n() != n {
+        return Err(DslError::FieldMismatch {
+            kernel: kernel.into(),
+            field: name.into(),
+            expected: format!("{n} × {n} dense links on {lattice}"),
+            found: format!("{0} × {0} dense links on {1}", y.n(), y.lattice()),
+        });
+    }
+    Ok(())
+}
+
+/// The geometry of one call: the lattice, the time boundary and the Dirichlet walls of
+/// the variant, and the hops of the generated terms.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    lattice: Lattice,
+    bc: BoundaryConditions,
+    dirichlet: Option<DirichletBlocks>,
+}
+
+impl Geometry {
+    /// The geometry of `variant` on `lattice`.
+    pub fn new(lattice: Lattice, variant: &Variant) -> Self {
+        let bc = match variant.boundary {
+            TimeBoundary::Periodic => BoundaryConditions::periodic(),
+            TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
+        };
+        Self {
+            lattice,
+            bc,
+            dirichlet: variant.dirichlet,
+        }
+    }
+
+    /// The site y = x + steps · μ̂ (periodically wrapped) and the hop's factor: 0 when it
+    /// leaves x's Dirichlet block, −1 when it wraps the antiperiodic time boundary an
+    /// odd number of times, else 1.
+    #[inline]
+    pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
+        let (y, _) = self.lattice.shift(x, mu, steps);
+        let walled = self.dirichlet.is_some_and(|d| !d.keeps(x[mu], y[mu], mu));
+        let factor = if walled {
+            0.0
+        } else {
+            self.bc.hop_sign(&self.lattice, x, mu, steps)
+        };
+        (y, T::from_f64(factor))
+    }
+
+    /// The site x + steps · μ̂, periodically wrapped (where a link lives).
+    #[inline]
+    pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
+        self.lattice.shift(x, mu, steps).0
+    }
+
+    /// The N components of slice `s` of `field` at site y (its subset checked to hold y).
+    #[inline]
+    pub fn site<'a, T: Real>(
+        &self,
+        field: &'a ColourSpinorField<T>,
+        s: usize,
+        y: Coords,
+    ) -> &'a [Complex<T>] {
+        let cb = self.lattice.cb_index(y);
+        let i = match field.layout().subset() {
+            SiteSubset::Full => cb,
+            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
+        };
+        field.site(s, i)
+    }
+}
+
+/// acc += coeff · v for N-vectors (a term without links).
+#[inline]
+pub fn add_scaled<T: Real>(acc: &mut [Complex<T>], v: &[Complex<T>], coeff: T) {
+    for (a, z) in acc.iter_mut().zip(v) {
+        *a += z * coeff;
+    }
+}
+
+/// Runs `body(s, x, acc)` for every slice s and output site x in parallel (rayon),
+/// `acc` the site's N components starting at zero, then stores out_s(x) = acc, or
+/// a · x_s(x) + b · acc with xpay. The caller checked the layouts
+/// ([`super::cpu::Context::new`]).
+pub fn run<T: Real>(
+    out: &mut ColourSpinorField<T>,
+    xpay: Option<Xpay<'_, T>>,
+    body: impl Fn(usize, Coords, &mut [Complex<T>]) + Sync,
+) {
+    let layout = *out.layout();
+    let (n, sites) = (layout.site_len(), layout.sites_per_slice());
+    out.data_mut()
+        .par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(k, site)| {
+            let (s, i) = (k / sites, k % sites);
+            let mut acc = vec![Complex::new(T::zero(), T::zero()); n];
+            body(s, layout.coords_of_site(i), &mut acc);
+            for (r, z) in site.iter_mut().enumerate() {
+                *z = match &xpay {
+                    Some(xp) => xp.x.site(s, i)[r] * xp.a + acc[r] * xp.b,
+                    None => acc[r],
+                };
+            }
+        });
+}

@@ -1,0 +1,150 @@
+//! [`HostSystem`]: an action's system on the host in f64 (links, clover field), from
+//! which both backends build their operators.
+
+use super::config::Parameters;
+use super::{wilson_mass, Action, SolveError};
+use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
+use crate::operator::EvenOddClover;
+use crate::solver::device::{DeviceContext, DeviceOperator, DevicePrecision};
+use crate::solver::LinearOperator;
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SpinorLayout};
+use qdsl_core::gauge::clover_field;
+use qdsl_core::lattice::Parity;
+use qdsl_core::Real;
+use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
+use std::sync::Arc;
+
+/// A CPU operator in precision T, as a trait object.
+pub(super) type CpuOperator<T> = Box<dyn LinearOperator<ColourSpinorField<T>> + Send + Sync>;
+
+/// The links of the staggered operator, in f64 (phases and boundary folded in).
+/// Asqtad with tadpole factor `u0`, HISQ with Naik correction `epsilon_naik`.
+fn staggered_links(
+    gauge: &GaugeField<f64>,
+    action: Action,
+    u0: f64,
+    epsilon_naik: f64,
+) -> Result<StaggeredLinks<f64>, SolveError> {
+    let smearing = |message: String| SolveError::Smearing { action, message };
+    let (fat, long) = match action {
+        Action::Asqtad => asqtad_links(gauge, u0).map_err(|e| smearing(e.to_string()))?,
+        Action::Hisq => hisq_links(gauge, epsilon_naik).map_err(|e| smearing(e.to_string()))?,
+        _ => return Ok(StaggeredLinks::Naive(fold_staggered_phases(gauge))),
+    };
+    Ok(StaggeredLinks::Improved { fat, long })
+}
+
+/// The links cast to precision T.
+fn cast_links<T: Real>(links: &StaggeredLinks<f64>) -> StaggeredLinks<T> {
+    match links {
+        StaggeredLinks::Naive(u) => StaggeredLinks::Naive(u.cast()),
+        StaggeredLinks::Improved { fat, long } => StaggeredLinks::Improved {
+            fat: fat.cast(),
+            long: long.cast(),
+        },
+    }
+}
+
+/// The system of an action on the host, in f64: what both backends build their
+/// operators from.
+pub(super) enum HostSystem {
+    Wilson {
+        gauge: GaugeField<f64>,
+        kappa: f64,
+    },
+    Staggered {
+        links: StaggeredLinks<f64>,
+        mass: f64,
+    },
+    /// Clover and twisted mass: the host operator, and the links, the full-lattice
+    /// clover field A and the twist μ it was built from.
+    Clover {
+        op: Box<EvenOddClover<f64>>,
+        gauge: GaugeField<f64>,
+        clover: CloverField<f64>,
+        mu: f64,
+    },
+}
+
+/// The parity the system is solved on.
+pub(super) const PARITY: Parity = Parity::Even;
+/// The time boundary of the fermions (folded into the staggered links).
+pub(super) const BOUNDARY: TimeBoundary = TimeBoundary::Antiperiodic;
+
+impl HostSystem {
+    pub(super) fn new(
+        gauge: &GaugeField<f64>,
+        parameters: &Parameters,
+        action: Action,
+        u0: f64,
+    ) -> Result<Self, SolveError> {
+        Ok(match *parameters {
+            Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
+                gauge: gauge.clone(),
+                kappa,
+            },
+            Parameters::Wilson { kappa, csw, mu } => {
+                let clover = clover_field(gauge, wilson_mass(kappa), csw);
+                HostSystem::Clover {
+                    op: Box::new(EvenOddClover::from_clover(
+                        gauge.clone(),
+                        &clover,
+                        mu,
+                        PARITY,
+                        BOUNDARY,
+                    )?),
+                    gauge: gauge.clone(),
+                    clover,
+                    mu,
+                }
+            }
+            Parameters::Staggered {
+                mass, epsilon_naik, ..
+            } => HostSystem::Staggered {
+                links: staggered_links(gauge, action, u0, epsilon_naik)?,
+                mass,
+            },
+        })
+    }
+
+    /// The CPU operator in precision T and the layout it acts on.
+    pub(super) fn cpu_operator<T: Real>(&self) -> (CpuOperator<T>, SpinorLayout) {
+        match self {
+            HostSystem::Wilson { gauge, kappa } => {
+                let op = EvenOddWilson::<T>::new(gauge.cast(), *kappa, PARITY, BOUNDARY);
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+            HostSystem::Staggered { links, mass } => {
+                let op = EvenOddStaggered::<T>::new(cast_links(links), *mass, PARITY);
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+            HostSystem::Clover { op, .. } => {
+                let op = op.cast::<T>();
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+        }
+    }
+
+    /// The device operator for vectors of precision P.
+    pub(super) fn device_operator<P: DevicePrecision>(
+        &self,
+        ctx: &Arc<DeviceContext>,
+    ) -> Result<DeviceOperator<P>, SolveError> {
+        match self {
+            HostSystem::Wilson { gauge, kappa } => {
+                DeviceOperator::wilson(ctx, gauge, *kappa, PARITY, BOUNDARY)
+            }
+            HostSystem::Staggered { links, mass } => {
+                DeviceOperator::staggered(ctx, links, *mass, PARITY)
+            }
+            HostSystem::Clover {
+                gauge, clover, mu, ..
+            } => DeviceOperator::clover(ctx, gauge, clover, *mu, PARITY, BOUNDARY),
+        }
+        .map_err(|e| SolveError::Device(e.to_string()))
+    }
+}

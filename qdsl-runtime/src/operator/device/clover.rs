@@ -1,0 +1,557 @@
+//! [`DeviceEvenOddClover`]: the even-odd preconditioned Wilson-clover operator, with an
+//! optional twisted mass, on device fields — the operator of
+//! [`crate::operator::EvenOddClover`], built from the generated kernels.
+//!
+//! On parity p (q the other), with D = A + iμγ5 (A the clover field in mass
+//! normalisation, A = (m + 4) + (c_sw/4) Σ σ_μν F_μν) and H the Wilson hop,
+//!
+//! M̂ ψ = D_pp ψ − ¼ H_pq D_qq⁻¹ H_qp ψ,
+//! M̂† ψ = D†_pp ψ − ¼ (H_qp)† D†_qq⁻¹ (H_pq)† ψ,  D† = A − iμγ5.
+//!
+//! One application is a sequence of launches (all on the GPU's stream):
+//!
+//! 1. h = H^(†)_qp ψ — `wilson_hop` to q;
+//! 2. D_qq⁻¹ h: μ = 0: A_qq⁻¹ h — `clover_apply` with the inverse field; μ ≠ 0:
+//!    (A + iμγ5)⁻¹ = B − iμγ5 C (B = A(A² + μ²)⁻¹, C = (A² + μ²)⁻¹), so B h and C h —
+//!    two `clover_apply` — then B h ∓ μ·iγ5 (C h) — `twisted_mass_twist` with xpay
+//!    (x = B h, a = 1, b = ∓μ; + for the dagger);
+//! 3. D_pp ψ: A_pp ψ — `clover_apply`; μ ≠ 0: A_pp ψ ± μ·iγ5 ψ — `twisted_mass_twist`
+//!    with xpay (x = A_pp ψ, a = 1, b = ±μ; − for the dagger);
+//! 4. out = D_pp ψ − ¼ H^(†)_pq (D_qq⁻¹ h) — `wilson_hop` to p with xpay (a = 1, b = −¼).
+//!
+//! The xpay knobs fuse the additions into the hop and the twist; the fused
+//! `wilson_clover` spec (A ψ − ½ H ψ in one kernel) reads ψ at both parities, so it fits
+//! the unpreconditioned operator, not M̂.
+//!
+//! Plain twisted mass without a clover term is c_sw = 0 (A = (m + 4)·1), as on the CPU.
+//! Flops per application, counted as the CPU operator counts them:
+//! (V/2)(f_hop + f_hop,xpay + 2 · 504) for μ = 0, (V/2)(f_hop + f_hop,xpay + 3 · 504 +
+//! 2 · 48) for μ ≠ 0 (the hops' KernelInfo, [`CLOVER_APPLY_FLOPS`] per clover product,
+//! [`TWIST_FLOPS`] per twist).
+//!
+//! The clover fields (A_pp, and A_qq⁻¹ or B and C on q) are inverted on the host in f64
+//! and uploaded as 72 reals per site in the kernels' clover format ([`clover_format`]:
+//! f64 beside f64 spinors, else f32); the intermediates are stored in the spinor format.
+
+use super::even_odd::{device_spinor, device_variant, TwoHops};
+use super::*;
+use crate::device::{DeviceField, Gpu};
+use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
+use crate::tune::Tuner;
+use qdsl_core::dsl::Variant;
+use qdsl_core::field::{CloverField, SiteSubset, CLOVER_SITE_REALS};
+use qdsl_core::gauge::{invert_clover, invert_twisted_clover, CloverError, TwistedCloverInverse};
+use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_kernels::{CloverApply, TwistedMassTwist, WilsonHop};
+
+/// The name the operator's own errors give as the kernel.
+const NAME: &str = "clover operator";
+
+/// D_qq⁻¹ on the device.
+#[derive(Debug)]
+enum DeviceInverse {
+    /// μ = 0: A_qq⁻¹.
+    Clover(DeviceField),
+    /// μ ≠ 0: B and C of D_qq⁻¹ = B − iμγ5 C.
+    Twisted { b: DeviceField, c: DeviceField },
+}
+
+/// The site-local kernels on one parity: A ψ (`clover_apply`) and a x + b·iγ5 ψ
+/// (`twisted_mass_twist` with xpay; compiled only for μ ≠ 0).
+#[derive(Debug)]
+struct SiteLocal {
+    clover: DeviceStencil,
+    twist: Option<DeviceStencil>,
+}
+
+impl SiteLocal {
+    fn new(
+        gpu: &Gpu,
+        base: &Variant,
+        parity: Parity,
+        twisted: bool,
+    ) -> Result<Self, OperatorError> {
+        let clover =
+            DeviceStencil::of::<CloverApply>(gpu, &device_variant(base, parity, false, false))?;
+        let twist = if twisted {
+            Some(DeviceStencil::of::<TwistedMassTwist>(
+                gpu,
+                &device_variant(base, parity, false, true),
+            )?)
+        } else {
+            None
+        };
+        Ok(Self { clover, twist })
+    }
+
+    /// out = a·x + b·iγ5 ψ.
+    #[allow(clippy::too_many_arguments)]
+    fn twist(
+        &self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        lattice: &Lattice,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        x: &DeviceField,
+        b: f64,
+    ) -> Result<(), OperatorError> {
+        let twist = self.twist.as_ref().ok_or_else(|| OperatorError::Field {
+            kernel: NAME.into(),
+            field: "twist".into(),
+            expected: "a twisted operator (μ ≠ 0)".into(),
+            found: "μ = 0".into(),
+        })?;
+        let xpay = DeviceXpay { a: 1.0, x, b };
+        twist.run(gpu, tuner, lattice, out, &[psi], Some(&xpay))
+    }
+}
+
+/// Uploads a single-parity clover field in `variant`'s clover format.
+fn upload_clover(
+    gpu: &Gpu,
+    a: &CloverField<f64>,
+    variant: &Variant,
+) -> Result<DeviceField, OperatorError> {
+    let format = DeviceFormat::Fermion(clover_format(variant).fermion_format());
+    let layout =
+        DeviceLayout::new(format, CLOVER_SITE_REALS, a.sites()).map_err(DeviceError::from)?;
+    Ok(DeviceField::upload(gpu, layout, a.data())?)
+}
+
+/// D_qq⁻¹ on the host (f64), before the upload.
+#[derive(Debug)]
+enum HostInverse {
+    /// μ = 0: A_qq⁻¹.
+    Clover(CloverField<f64>),
+    /// μ ≠ 0: D_qq⁻¹ = B − iμγ5 C.
+    Twisted(TwistedCloverInverse<f64>),
+}
+
+/// The site-local terms of M̂ on the host: A_pp and D_qq⁻¹.
+#[derive(Debug)]
+struct HostTerms {
+    a_pp: CloverField<f64>,
+    inverse: HostInverse,
+}
+
+impl HostTerms {
+    /// A_pp and D_qq⁻¹ = (A_qq + iμγ5)⁻¹ from the full-lattice clover field `a`; an error
+    /// naming the field if `a` is not on the full lattice, μ is not finite or D_qq is
+    /// singular.
+    fn new(a: &CloverField<f64>, mu: f64, parity: Parity) -> Result<Self, OperatorError> {
+        let field_error = |field: &str, expected: &str, found: String| OperatorError::Field {
+            kernel: NAME.into(),
+            field: field.into(),
+            expected: expected.into(),
+            found,
+        };
+        if a.subset() != SiteSubset::Full {
+            return Err(field_error(
+                "clover",
+                "a clover field on the full lattice",
+                format!("{:?}", a.subset()),
+            ));
+        }
+        if !mu.is_finite() {
+            return Err(field_error("mu", "a finite twist", mu.to_string()));
+        }
+        let restrict = |p: Parity| {
+            a.restrict(p).map_err(|e| {
+                field_error(
+                    "clover",
+                    "a clover field on the full lattice",
+                    e.to_string(),
+                )
+            })
+        };
+        let (a_pp, a_qq) = (restrict(parity)?, restrict(parity.opposite())?);
+        let singular =
+            |e: CloverError| field_error("clover", "an invertible A_qq + iμγ5", e.to_string());
+        let inverse = if mu == 0.0 {
+            HostInverse::Clover(invert_clover(&a_qq).map_err(singular)?)
+        } else {
+            HostInverse::Twisted(invert_twisted_clover(&a_qq, mu).map_err(singular)?)
+        };
+        Ok(Self { a_pp, inverse })
+    }
+}
+
+/// M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on device fields (module docs).
+#[derive(Debug)]
+pub struct DeviceEvenOddClover {
+    hops: TwoHops,
+    /// Site-local kernels on p and on q.
+    local_p: SiteLocal,
+    local_q: SiteLocal,
+    gauge: DeviceField,
+    /// A_pp.
+    clover: DeviceField,
+    inverse: DeviceInverse,
+    lattice: Lattice,
+    mu: f64,
+    /// Intermediates on q: H ψ (then D⁻¹ H ψ for μ ≠ 0), and two more.
+    tmp_q: [DeviceField; 3],
+    /// Intermediates on p: A ψ and D ψ.
+    tmp_p: [DeviceField; 2],
+}
+
+impl DeviceEvenOddClover {
+    /// M̂ on `parity` with the uploaded links `gauge`, the full-lattice clover field `a`
+    /// (e.g. [`qdsl_core::gauge::clover_field`]) and twist `mu` (0 for plain clover);
+    /// `formats` gives the spinor and gauge storage, the compression and the time
+    /// boundary. D_qq⁻¹ is computed here on the host in f64. An error if `a` is not on
+    /// the full lattice or D_qq is singular.
+    pub fn new(
+        gpu: &Gpu,
+        gauge: DeviceField,
+        a: &CloverField<f64>,
+        mu: f64,
+        parity: Parity,
+        formats: &Variant,
+    ) -> Result<Self, OperatorError> {
+        let terms = HostTerms::new(a, mu, parity)?;
+        let inverse = match &terms.inverse {
+            HostInverse::Clover(a_inv) => {
+                DeviceInverse::Clover(upload_clover(gpu, a_inv, formats)?)
+            }
+            HostInverse::Twisted(t) => DeviceInverse::Twisted {
+                b: upload_clover(gpu, &t.b, formats)?,
+                c: upload_clover(gpu, &t.c, formats)?,
+            },
+        };
+        let twisted = mu != 0.0;
+        let lattice = *a.lattice();
+        let half = lattice.half_volume();
+        let spinor = || device_spinor(gpu, formats.spinor, 24, half);
+        Ok(Self {
+            hops: TwoHops::new::<WilsonHop>(gpu, formats, parity, true)?,
+            local_p: SiteLocal::new(gpu, formats, parity, twisted)?,
+            local_q: SiteLocal::new(gpu, formats, parity.opposite(), twisted)?,
+            gauge,
+            clover: upload_clover(gpu, &terms.a_pp, formats)?,
+            inverse,
+            lattice,
+            mu,
+            tmp_q: [spinor()?, spinor()?, spinor()?],
+            tmp_p: [spinor()?, spinor()?],
+        })
+    }
+
+    /// out = M̂ ψ (dagger: M̂† ψ), queued on the GPU's stream.
+    pub fn apply(
+        &mut self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        dagger: bool,
+    ) -> Result<(), OperatorError> {
+        let lattice = &self.lattice;
+        // The twist of D^(†): ±μ.
+        let mu = if dagger { -self.mu } else { self.mu };
+        let [h, t1, t2] = &mut self.tmp_q;
+        self.hops
+            .hop(dagger, false)
+            .run(gpu, tuner, lattice, h, &[psi, &self.gauge], None)?;
+        // d_inv_h: D^(†)_qq⁻¹ h.
+        let d_inv_h: &DeviceField = match &self.inverse {
+            DeviceInverse::Clover(a_inv) => {
+                self.local_q
+                    .clover
+                    .run(gpu, tuner, lattice, t1, &[&*h, a_inv], None)?;
+                t1
+            }
+            DeviceInverse::Twisted { b, c } => {
+                let clover = &self.local_q.clover;
+                clover.run(gpu, tuner, lattice, t1, &[&*h, b], None)?;
+                clover.run(gpu, tuner, lattice, t2, &[&*h, c], None)?;
+                self.local_q.twist(gpu, tuner, lattice, h, t2, t1, -mu)?;
+                h
+            }
+        };
+        let [a_psi, d_psi] = &mut self.tmp_p;
+        self.local_p
+            .clover
+            .run(gpu, tuner, lattice, a_psi, &[psi, &self.clover], None)?;
+        let d_psi: &DeviceField = if self.mu != 0.0 {
+            let local = &self.local_p;
+            local.twist(gpu, tuner, lattice, d_psi, psi, a_psi, mu)?;
+            d_psi
+        } else {
+            a_psi
+        };
+        let xpay = DeviceXpay {
+            a: 1.0,
+            x: d_psi,
+            b: -0.25,
+        };
+        self.hops.hop(dagger, true).run(
+            gpu,
+            tuner,
+            lattice,
+            out,
+            &[d_inv_h, &self.gauge],
+            Some(&xpay),
+        )
+    }
+
+    /// The twisted mass μ (0 for plain clover).
+    pub fn mu(&self) -> f64 {
+        self.mu
+    }
+
+    /// Flops of one application (module docs): (V/2)(f_hop + f_hop,xpay + 2 · 504), with
+    /// a twist one more clover product and two twists (+ 504 + 2 · 48).
+    pub fn flops(&self) -> u64 {
+        let local = match self.inverse {
+            DeviceInverse::Clover(_) => 2 * CLOVER_APPLY_FLOPS,
+            DeviceInverse::Twisted { .. } => 3 * CLOVER_APPLY_FLOPS + 2 * TWIST_FLOPS,
+        };
+        (self.lattice.half_volume() * (self.hops.flops_per_site() + local)) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::operator::EvenOddClover;
+    use crate::solver::LinearOperator;
+    use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary};
+    use qdsl_core::field::{ColourSpinorField, GaugeField};
+    use qdsl_core::format::{Compression, LinkFormat};
+    use qdsl_core::gauge::clover_field;
+    use qdsl_core::io::{read_gauge, ReadOptions};
+    use std::path::Path;
+
+    fn lattice() -> Lattice {
+        Lattice::new([4, 4, 4, 6]).unwrap()
+    }
+
+    /// The diagonal entries (reals 0..6 of both packed blocks) of every site.
+    fn diagonals(a: &CloverField<f64>) -> Vec<f64> {
+        a.data()
+            .chunks(36)
+            .flat_map(|block| block[..6].to_vec())
+            .collect()
+    }
+
+    /// With c_sw = 0, A = (m + 4)·1 on any links, so A_pp = m + 4, A_qq⁻¹ = 1/(m + 4) and,
+    /// twisted, B = (m + 4)/((m + 4)² + μ²), C = 1/((m + 4)² + μ²) on the diagonal, zero
+    /// off it; A_pp and D_qq⁻¹ live on V/2 sites.
+    #[test]
+    fn host_terms_of_a_constant_clover_field_are_analytic() {
+        let (m, mu) = (-0.3, 0.25);
+        let a = clover_field(&GaugeField::<f64>::random(lattice(), 3), m, 0.0);
+        let d = m + 4.0;
+        let close = |got: &CloverField<f64>, diag: f64| {
+            assert_eq!(got.sites(), lattice().half_volume());
+            assert!(diagonals(got).iter().all(|x| (x - diag).abs() < 1e-14));
+            let off = got
+                .data()
+                .chunks(36)
+                .flat_map(|block| block[6..].iter())
+                .fold(0.0f64, |m, x| m.max(x.abs()));
+            assert!(off < 1e-14, "off-diagonal entry {off:e}");
+        };
+        let plain = HostTerms::new(&a, 0.0, Parity::Odd).unwrap();
+        close(&plain.a_pp, d);
+        match &plain.inverse {
+            HostInverse::Clover(inv) => close(inv, 1.0 / d),
+            HostInverse::Twisted(_) => panic!("μ = 0 gave a twisted inverse"),
+        }
+        let twisted = HostTerms::new(&a, mu, Parity::Even).unwrap();
+        close(&twisted.a_pp, d);
+        match &twisted.inverse {
+            HostInverse::Twisted(t) => {
+                close(&t.b, d / (d * d + mu * mu));
+                close(&t.c, 1.0 / (d * d + mu * mu));
+            }
+            HostInverse::Clover(_) => panic!("μ ≠ 0 gave a plain inverse"),
+        }
+    }
+
+    /// A clover field on one parity, a non-finite μ and a singular A_qq (m = −4, c_sw = 0:
+    /// A = 0) are errors naming the field, what was expected and what was found.
+    #[test]
+    fn host_terms_refuse_half_fields_infinite_twists_and_singular_blocks() {
+        let a = clover_field(&GaugeField::<f64>::unit(lattice()), 0.1, 1.0);
+        let half = a.restrict(Parity::Odd).unwrap();
+        let e = HostTerms::new(&half, 0.0, Parity::Even)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("clover operator: field clover: expected a clover field on the full lattice, found Single(Odd)"),
+            "{e}"
+        );
+        let e = HostTerms::new(&a, f64::NAN, Parity::Even)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "clover operator: field mu: expected a finite twist, found NaN"
+        );
+        let zero = clover_field(&GaugeField::<f64>::unit(lattice()), -4.0, 0.0);
+        let e = HostTerms::new(&zero, 0.0, Parity::Even)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "clover operator: field clover: expected an invertible A_qq + iμγ5, found "
+            ),
+            "{e}"
+        );
+        assert!(e.contains("singular"), "{e}");
+        // With a twist, A = 0 is invertible: D = iμγ5, D⁻¹ = −iγ5/μ (B = 0, C = 1/μ²).
+        let t = HostTerms::new(&zero, 0.5, Parity::Even).unwrap();
+        match t.inverse {
+            HostInverse::Twisted(t) => {
+                assert!(diagonals(&t.c).iter().all(|x| (x - 4.0).abs() < 1e-12));
+                assert!(t.b.data().iter().all(|x| x.abs() < 1e-12));
+            }
+            HostInverse::Clover(_) => panic!("μ ≠ 0 gave a plain inverse"),
+        }
+    }
+
+    /// NVRTC compiles, for sm_90, every kernel variant the operator loads on parity p =
+    /// even in each solver precision (f64, f32, fixed16, f16; links in the same format,
+    /// recon 18, antiperiodic): the hops to q and to p with xpay, plain and dagger, and
+    /// `clover_apply` and the xpay twist on both parities (skips without libnvrtc).
+    #[test]
+    fn every_kernel_variant_compiles_for_every_solver_precision() {
+        use crate::jit::{Arch, Jit};
+        use qdsl_core::dsl::Stencil;
+        let root = tempfile::tempdir().unwrap();
+        let jit = match Jit::new(root.path(), None) {
+            Ok(j) => j,
+            Err(e) => {
+                eprintln!("skipping (no NVRTC): {e}");
+                return;
+            }
+        };
+        type Source = fn(&Variant) -> Result<String, qdsl_core::dsl::DslError>;
+        type Kernel = (Source, fn(&Variant) -> String, Variant);
+        let (p, q) = (Parity::Even, Parity::Odd);
+        for spinor in [
+            StorageFormat::F64,
+            StorageFormat::F32,
+            StorageFormat::Fixed16,
+            StorageFormat::F16,
+        ] {
+            let base = Variant {
+                spinor,
+                gauge: spinor,
+                recon: Recon::R18,
+                boundary: TimeBoundary::Antiperiodic,
+                ..Variant::default()
+            };
+            let hop = |r, dagger, xpay| -> Kernel {
+                let v = device_variant(&base, r, dagger, xpay);
+                (WilsonHop::cuda_source, WilsonHop::kernel_name, v)
+            };
+            let mut kernels = vec![hop(q, false, false), hop(p, false, true)];
+            kernels.extend([hop(q, true, false), hop(p, true, true)]);
+            for r in [p, q] {
+                let (clover, twist) = (
+                    device_variant(&base, r, false, false),
+                    device_variant(&base, r, false, true),
+                );
+                kernels.push((CloverApply::cuda_source, CloverApply::kernel_name, clover));
+                kernels.push((
+                    TwistedMassTwist::cuda_source,
+                    TwistedMassTwist::kernel_name,
+                    twist,
+                ));
+            }
+            for (source, kernel_name, v) in kernels {
+                let (src, name) = (source(&v).unwrap(), kernel_name(&v));
+                let ptx = jit
+                    .compile(&name, &src, Arch::SM_90, &[])
+                    .unwrap_or_else(|e| panic!("{}: {e}", spinor.name()));
+                assert!(ptx.ptx.contains(&format!(".entry {name}")), "{name}");
+            }
+        }
+    }
+
+    /// ‖a − b‖/‖b‖ of host fields.
+    fn rel_err(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>) -> f64 {
+        let (mut d, mut n) = (0.0, 0.0);
+        for (x, y) in a.data().iter().zip(b.data()) {
+            d += (x - y).norm_sqr();
+            n += y.norm_sqr();
+        }
+        (d / n).sqrt()
+    }
+
+    /// GPU (skips without one): the device M̂ and M̂† equal the CPU [`EvenOddClover`]
+    /// (independent host code, f64) on a random 4³×6 field and on MILC's real 4⁴
+    /// configuration `lat.sample.l4444`, for clover (c_sw = 1.2), twisted clover (μ = 0.1)
+    /// and plain twisted mass (c_sw = 0, μ = 0.2), both parities' operators, f64 to 1e-13
+    /// and f32 (links, clover fields and spinors rounded) to 2e-5; the flop counts agree
+    /// with the CPU operator's.
+    #[test]
+    fn device_clover_matches_the_cpu_operator() {
+        let Some((gpu, dir)) = crate::test_gpu::gpu() else {
+            return;
+        };
+        let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_enabled(false)
+            .with_progress(false);
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l4444");
+        let real = read_gauge(&path, &ReadOptions::default()).unwrap().field;
+        let boundary = TimeBoundary::Antiperiodic;
+        let (mass, cases) = (-0.2, [(1.2, 0.0), (1.2, 0.1), (0.0, 0.2)]);
+        for (name, gauge) in [
+            ("random", GaugeField::random(lattice(), 11)),
+            ("l4444", real),
+        ] {
+            for (k, &(c_sw, mu)) in cases.iter().enumerate() {
+                let parity = if k % 2 == 0 {
+                    Parity::Even
+                } else {
+                    Parity::Odd
+                };
+                let a = clover_field(&gauge, mass, c_sw);
+                let cpu =
+                    EvenOddClover::from_clover(gauge.clone(), &a, mu, parity, boundary).unwrap();
+                let psi = ColourSpinorField::<f64>::gaussian(cpu.layout(), 17 + k as u64);
+                for (spinor, bound) in [(StorageFormat::F64, 1e-13), (StorageFormat::F32, 2e-5)] {
+                    let formats = Variant {
+                        spinor,
+                        gauge: spinor,
+                        recon: Recon::R18,
+                        boundary,
+                        ..Variant::default()
+                    };
+                    let links = LinkFormat::new(spinor.link_storage(), Compression::Full);
+                    let d_u = DeviceField::from_gauge(&gpu, &gauge, links).unwrap();
+                    let mut op =
+                        DeviceEvenOddClover::new(&gpu, d_u, &a, mu, parity, &formats).unwrap();
+                    assert_eq!(op.flops(), cpu.flops_per_apply(), "{name} {k}");
+                    let d_psi =
+                        DeviceField::from_spinor(&gpu, &psi, spinor.fermion_format()).unwrap();
+                    let mut d_out =
+                        device_spinor(&gpu, spinor, 24, gauge.lattice().half_volume()).unwrap();
+                    for dagger in [false, true] {
+                        let mut want = ColourSpinorField::zeros(cpu.layout());
+                        if dagger {
+                            cpu.apply_dagger(&mut want, &psi).unwrap();
+                        } else {
+                            cpu.apply(&mut want, &psi).unwrap();
+                        }
+                        op.apply(&gpu, &tuner, &mut d_out, &d_psi, dagger).unwrap();
+                        let got = d_out.to_spinor::<f64>(&gpu, cpu.layout()).unwrap();
+                        let err = rel_err(&got, &want);
+                        assert!(
+                            err <= bound,
+                            "{name} c_sw={c_sw} μ={mu} {} dagger={dagger}: {err:e} > {bound:e}",
+                            spinor.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Compile knobs of the stencil kernels: the register cap.
+//!
+//! A kernel using r registers per thread fits at most ⌊65536 / (32·r)⌋ warps on one
+//! multiprocessor (64 K registers, 64 warps on sm_80/sm_90), so a latency-bound kernel
+//! with many registers runs at low occupancy (the fixed16 Wilson hop: 96 registers, 21
+//! warps, 31 %). Capping registers raises occupancy at the price of spills. The caps of
+//! [`REGISTER_CAPS`] are the occupancy steps worth trying:
+//!
+//! | cap | 32 | 40 | 48 | 64 | 80 | 96 | 128 |
+//! |---|---|---|---|---|---|---|---|
+//! | warps / SM | 64 | 51 | 42 | 32 | 25 | 21 | 16 |
+//!
+//! (values in between buy no warp step worth a separate build; above 128 the cap only
+//! matters for f64 kernels, which are bandwidth-bound anyway). A cap at or above the
+//! uncapped build's own count changes nothing, so [`compile_knobs`] drops those.
+//!
+//! A knob travels through the tuner as its label ([`CompileKnob::label`], the tune
+//! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`.
+
+use std::fmt;
+
+/// The register caps tried (see the module doc for why these).
+pub const REGISTER_CAPS: [u32; 7] = [32, 40, 48, 64, 80, 96, 128];
+
+/// Prefix of a register-cap label.
+const MAXNREG: &str = "maxnreg=";
+
+/// One compile variant of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CompileKnob {
+    /// The build as generated, registers chosen by the assembler.
+    Default,
+    /// At most this many registers per thread (PTX `.maxnreg`, see
+    /// [`crate::jit::register_cap`]).
+    MaxRegisters(u32),
+}
+
+/// A compile label that is no knob.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown compile knob {found:?} (expected \"\" or \"{MAXNREG}R\" with R ≥ 1)")]
+pub struct UnknownCompileKnob {
+    /// The label found.
+    pub found: String,
+}
+
+impl CompileKnob {
+    /// The label: `""` for [`Self::Default`], `maxnreg=R` for a cap.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Default => String::new(),
+            Self::MaxRegisters(r) => format!("{MAXNREG}{r}"),
+        }
+    }
+
+    /// The knob of `label` (the inverse of [`Self::label`]; `-`, the cache's empty
+    /// string, is also the default).
+    pub fn parse(label: &str) -> Result<Self, UnknownCompileKnob> {
+        let unknown = || UnknownCompileKnob {
+            found: label.into(),
+        };
+        match label {
+            "" | "-" => Ok(Self::Default),
+            l => l
+                .strip_prefix(MAXNREG)
+                .and_then(|r| r.parse::<u32>().ok())
+                .filter(|&r| r > 0)
+                .map(Self::MaxRegisters)
+                .ok_or_else(unknown),
+        }
+    }
+}
+
+impl fmt::Display for CompileKnob {
+    /// The label, `none` for the default build (for tables).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Default => write!(f, "none"),
+            k => write!(f, "{}", k.label()),
+        }
+    }
+}
+
+/// The compile knobs to tune, default first: every cap of [`REGISTER_CAPS`] below
+/// `uncapped_registers` (the default build's count; all caps when unknown).
+pub fn compile_knobs(uncapped_registers: Option<u32>) -> Vec<CompileKnob> {
+    std::iter::once(CompileKnob::Default)
+        .chain(
+            REGISTER_CAPS
+                .into_iter()
+                .filter(|&c| uncapped_registers.is_none_or(|r| c < r))
+                .map(CompileKnob::MaxRegisters),
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_round_trip_and_bad_labels_are_named() {
+        assert_eq!(CompileKnob::Default.label(), "");
+        assert_eq!(CompileKnob::MaxRegisters(64).label(), "maxnreg=64");
+        for k in compile_knobs(None) {
+            assert_eq!(CompileKnob::parse(&k.label()), Ok(k));
+        }
+        assert_eq!(CompileKnob::parse("-"), Ok(CompileKnob::Default));
+        for bad in [
+            "maxnreg=0",
+            "maxnreg=",
+            "maxnreg=x",
+            "maxrregcount=64",
+            "64",
+        ] {
+            assert_eq!(
+                CompileKnob::parse(bad),
+                Err(UnknownCompileKnob { found: bad.into() })
+            );
+        }
+        assert_eq!(CompileKnob::Default.to_string(), "none");
+        assert_eq!(CompileKnob::MaxRegisters(40).to_string(), "maxnreg=40");
+    }
+
+    #[test]
+    fn only_caps_below_the_uncapped_count_are_tried() {
+        use CompileKnob::{Default, MaxRegisters as M};
+        // The fixed16 Wilson hop's 96 registers (H100 profile): six caps below it.
+        assert_eq!(
+            compile_knobs(Some(96)),
+            vec![Default, M(32), M(40), M(48), M(64), M(80)]
+        );
+        assert_eq!(compile_knobs(Some(32)), vec![Default]);
+        assert_eq!(compile_knobs(Some(33)), vec![Default, M(32)]);
+        assert_eq!(compile_knobs(None).len(), 1 + REGISTER_CAPS.len());
+    }
+}
