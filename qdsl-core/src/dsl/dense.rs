@@ -20,8 +20,8 @@ use num_complex::Complex;
 use rayon::prelude::*;
 
 /// Checks that `variant` is one the dense path generates: f64 or f32 storage of the
-/// spinor and link fields (narrow formats would need a per-site norm of N² entries,
-/// not implemented) and recon 18 (dense links are not SU(3): nothing to reconstruct).
+/// spinor and link fields (narrow formats are refused: they would need a per-link norm
+/// over N² entries) and recon 18 (dense links are not SU(3): nothing to reconstruct).
 /// `n` is the link dimension N, for the message.
 pub fn check_dense_variant(kernel: &str, n: usize, variant: &Variant) -> Result<(), DslError> {
     let unsupported = |knob: &'static str, reason: String| DslError::UnsupportedVariant {
