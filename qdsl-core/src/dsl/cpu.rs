@@ -42,8 +42,8 @@ pub struct Context {
     kernel: &'static str,
     variant: Variant,
     lattice: Lattice,
+    geo: Geometry,
     out: SpinorLayout,
-    bc: BoundaryConditions,
 }
 
 impl Context {
@@ -106,10 +106,6 @@ impl Context {
                 reason: "Γ D Γ is defined for 4-spin fields and for 1-spin fields without spin operators".into(),
             });
         }
-        let bc = match variant.boundary {
-            TimeBoundary::Periodic => BoundaryConditions::periodic(),
-            TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
-        };
         if let Some(DirichletBlocks { block }) = variant.dirichlet {
             BlockDecomposition::new(*out.lattice(), block).map_err(|e| {
                 DslError::UnsupportedVariant {
@@ -123,8 +119,8 @@ impl Context {
             kernel,
             variant: *variant,
             lattice: *out.lattice(),
+            geo: Geometry::new(*out.lattice(), variant),
             out: *out,
-            bc,
         })
     }
 
@@ -203,28 +199,18 @@ impl Context {
         Ok(())
     }
 
-    /// The site x + steps · μ̂ (periodically wrapped) and the boundary factor of the hop:
-    /// −1 when it wraps an antiperiodic direction an odd number of times, 0 when it
-    /// leaves x's Dirichlet block (the term is dropped), else 1.
+    /// The site x + steps · μ̂ (periodically wrapped) and the boundary factor of the hop
+    /// ([`Geometry::hop`]: 0 across a Dirichlet wall, −1 for an odd number of
+    /// antiperiodic wraps, else 1).
     #[inline]
     pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
-        let (y, _) = self.lattice.shift(x, mu, steps);
-        let walled = self
-            .variant
-            .dirichlet
-            .is_some_and(|d| !d.keeps(x[mu], y[mu], mu));
-        let sign = if !walled {
-            self.bc.hop_sign(&self.lattice, x, mu, steps)
-        } else {
-            0.0
-        };
-        (y, T::from_f64(sign))
+        self.geo.hop(x, mu, steps)
     }
 
     /// The site x + steps · μ̂, periodically wrapped (where a link lives).
     #[inline]
     pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
-        self.lattice.shift(x, mu, steps).0
+        self.geo.shift(x, mu, steps)
     }
 
     /// The components of the site at `y` of slice `s` of an input field (whose subset and
@@ -236,12 +222,7 @@ impl Context {
         s: usize,
         y: Coords,
     ) -> &'a [Complex<T>] {
-        let cb = self.lattice.cb_index(y);
-        let i = match field.layout().subset() {
-            SiteSubset::Full => cb,
-            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
-        };
-        field.site(s, i)
+        self.geo.site(field, s, y)
     }
 
     /// The link U_μ(y) as the variant stores it: with recon 12 row 2 is rebuilt as
@@ -368,6 +349,67 @@ impl Context {
                     };
                 }
             });
+    }
+}
+
+/// The geometry of one call: the lattice, the time boundary and the Dirichlet walls of
+/// the variant, and the hops of the generated terms.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    lattice: Lattice,
+    bc: BoundaryConditions,
+    dirichlet: Option<DirichletBlocks>,
+}
+
+impl Geometry {
+    /// The geometry of `variant` on `lattice`.
+    pub fn new(lattice: Lattice, variant: &Variant) -> Self {
+        let bc = match variant.boundary {
+            TimeBoundary::Periodic => BoundaryConditions::periodic(),
+            TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
+        };
+        Self {
+            lattice,
+            bc,
+            dirichlet: variant.dirichlet,
+        }
+    }
+
+    /// The site y = x + steps · μ̂ (periodically wrapped) and the hop's factor: 0 when it
+    /// leaves x's Dirichlet block, −1 when it wraps the antiperiodic time boundary an
+    /// odd number of times, else 1.
+    #[inline]
+    pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
+        let (y, _) = self.lattice.shift(x, mu, steps);
+        let walled = self.dirichlet.is_some_and(|d| !d.keeps(x[mu], y[mu], mu));
+        let factor = if walled {
+            0.0
+        } else {
+            self.bc.hop_sign(&self.lattice, x, mu, steps)
+        };
+        (y, T::from_f64(factor))
+    }
+
+    /// The site x + steps · μ̂, periodically wrapped (where a link lives).
+    #[inline]
+    pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
+        self.lattice.shift(x, mu, steps).0
+    }
+
+    /// The N components of slice `s` of `field` at site y (its subset checked to hold y).
+    #[inline]
+    pub fn site<'a, T: Real>(
+        &self,
+        field: &'a ColourSpinorField<T>,
+        s: usize,
+        y: Coords,
+    ) -> &'a [Complex<T>] {
+        let cb = self.lattice.cb_index(y);
+        let i = match field.layout().subset() {
+            SiteSubset::Full => cb,
+            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
+        };
+        field.site(s, i)
     }
 }
 

@@ -10,11 +10,12 @@
 //!
 //! with (Y φ)_r = Σ_c Y_{rc} φ_c over the N components r, c = σ · N_c + a.
 
+pub use super::cpu::Geometry;
 use super::cpu::Xpay;
-use super::variant::{DirichletBlocks, Recon, TimeBoundary, Variant};
+use super::variant::{Recon, Variant};
 use super::DslError;
-use crate::field::{ColourSpinorField, DenseLinkField, SiteSubset};
-use crate::lattice::{BoundaryConditions, Coords, Lattice};
+use crate::field::{ColourSpinorField, DenseLinkField};
+use crate::lattice::{Coords, Lattice};
 use crate::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -66,67 +67,6 @@ pub fn check_links<T: Real>(
         });
     }
     Ok(())
-}
-
-/// The geometry of one call: the lattice, the time boundary and the Dirichlet walls of
-/// the variant, and the hops of the generated terms.
-#[derive(Clone, Copy, Debug)]
-pub struct Geometry {
-    lattice: Lattice,
-    bc: BoundaryConditions,
-    dirichlet: Option<DirichletBlocks>,
-}
-
-impl Geometry {
-    /// The geometry of `variant` on `lattice`.
-    pub fn new(lattice: Lattice, variant: &Variant) -> Self {
-        let bc = match variant.boundary {
-            TimeBoundary::Periodic => BoundaryConditions::periodic(),
-            TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
-        };
-        Self {
-            lattice,
-            bc,
-            dirichlet: variant.dirichlet,
-        }
-    }
-
-    /// The site y = x + steps · μ̂ (periodically wrapped) and the hop's factor: 0 when it
-    /// leaves x's Dirichlet block, −1 when it wraps the antiperiodic time boundary an
-    /// odd number of times, else 1.
-    #[inline]
-    pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
-        let (y, _) = self.lattice.shift(x, mu, steps);
-        let walled = self.dirichlet.is_some_and(|d| !d.keeps(x[mu], y[mu], mu));
-        let factor = if walled {
-            0.0
-        } else {
-            self.bc.hop_sign(&self.lattice, x, mu, steps)
-        };
-        (y, T::from_f64(factor))
-    }
-
-    /// The site x + steps · μ̂, periodically wrapped (where a link lives).
-    #[inline]
-    pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
-        self.lattice.shift(x, mu, steps).0
-    }
-
-    /// The N components of slice `s` of `field` at site y (its subset checked to hold y).
-    #[inline]
-    pub fn site<'a, T: Real>(
-        &self,
-        field: &'a ColourSpinorField<T>,
-        s: usize,
-        y: Coords,
-    ) -> &'a [Complex<T>] {
-        let cb = self.lattice.cb_index(y);
-        let i = match field.layout().subset() {
-            SiteSubset::Full => cb,
-            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
-        };
-        field.site(s, i)
-    }
 }
 
 /// acc += coeff · v for N-vectors (a term without links).

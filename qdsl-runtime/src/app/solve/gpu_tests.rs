@@ -7,27 +7,15 @@
 //! in f64 (the report's `recomputed_residual`), and the CPU solve's solution.
 
 use super::*;
-use crate::solver::device::DeviceContext;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::test_gpu::context;
+use crate::test_gpu::{check_solve, context};
 
 /// MILC's real 4⁴ configuration.
 fn l4444() -> GaugeField<f64> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l4444");
     read_gauge(&path, &ReadOptions::default()).unwrap().field
-}
-
-/// ‖a − b‖/‖b‖.
-fn rel_distance(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>) -> f64 {
-    let (mut d, mut n) = (0.0, 0.0);
-    for (x, y) in a.data().iter().zip(b.data()) {
-        d += (x - y).norm_sqr();
-        n += y.norm_sqr();
-    }
-    (d / n).sqrt()
 }
 
 /// κ = 0.12, a Gaussian source, tolerance 1e-10.
@@ -46,42 +34,6 @@ fn config(action: Action, csw: f64, mu: Option<f64>, precision: Precision) -> So
         max_iterations: 5000,
         source: Source::Gaussian { seed: 5 },
     }
-}
-
-/// Solves `config` on the GPU and asserts: it ran there, converged, the residual
-/// recomputed on the host with the CPU f64 operator is ≤ the tolerance, a mixed solve
-/// made reliable updates, and the solution is the CPU f64 solve's to 1e3 × tolerance.
-fn check_solve(ctx: &Arc<DeviceContext>, gauge: &GaugeField<f64>, config: &SolveConfig) {
-    let what = format!("{} {} {:?}", config.action, config.solver, config.precision);
-    let gpu = solve_on(&SolveBackend::Cuda(Arc::clone(ctx)), gauge, config, None)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(gpu.backend.starts_with("cuda ("), "{what}: {}", gpu.backend);
-    assert!(
-        gpu.result.is_converged(),
-        "{what}: {:?}",
-        gpu.result.convergence
-    );
-    assert!(
-        gpu.recomputed_residual <= config.tolerance,
-        "{what}: true residual {:e}",
-        gpu.recomputed_residual
-    );
-    if config.precision.is_mixed() {
-        assert!(
-            gpu.result.reliable_updates > 0,
-            "{what}: no reliable update"
-        );
-    }
-    let f64_config = SolveConfig {
-        precision: Precision::F64,
-        ..config.clone()
-    };
-    let cpu = solve_on(&SolveBackend::Cpu, gauge, &f64_config, None).unwrap();
-    let rel = rel_distance(&gpu.solution, &cpu.solution);
-    assert!(
-        rel <= 1e3 * config.tolerance,
-        "{what}: GPU and CPU solutions differ by {rel:e}"
-    );
 }
 
 /// Clover (c_sw = 1) with CGNR on the real 4⁴ configuration: f64, f64–f32, f64–fixed16

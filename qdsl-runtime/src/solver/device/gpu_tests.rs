@@ -8,9 +8,7 @@
 //! the CPU operator.
 
 use super::*;
-use crate::app::solve::{
-    solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
-};
+use crate::app::solve::{Action, Precision, SolveConfig, Source};
 use crate::solver::{ConvertFrom, Fixed16, Half, QuantizedField, SolverField, SolverKind};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
@@ -19,7 +17,7 @@ use qdsl_core::Complex;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::test_gpu::context;
+use crate::test_gpu::{check_solve, context};
 
 fn even_wilson() -> SpinorLayout {
     SpinorLayout::wilson(
@@ -207,52 +205,6 @@ fn config(action: Action, solver: SolverKind, precision: Precision) -> SolveConf
         max_iterations: 5000,
         source: Source::Gaussian { seed: 7 },
     }
-}
-
-/// The GPU solve converges, its residual recomputed by the CPU operator meets the
-/// tolerance, mixed precision does reliable updates, and the solution equals the CPU
-/// solve's to the tolerance times a condition-number margin.
-fn check_solve(
-    ctx: &Arc<DeviceContext>,
-    gauge: &GaugeField<f64>,
-    config: &SolveConfig,
-) -> SolveReport {
-    let what = format!("{} {} {:?}", config.action, config.solver, config.precision);
-    let gpu = solve_on(&SolveBackend::Cuda(Arc::clone(ctx)), gauge, config, None)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(gpu.backend.starts_with("cuda ("), "{}", gpu.backend);
-    assert!(
-        gpu.result.is_converged(),
-        "{what}: {:?}",
-        gpu.result.convergence
-    );
-    assert!(
-        gpu.recomputed_residual <= config.tolerance,
-        "{what}: {}",
-        gpu.recomputed_residual
-    );
-    if config.precision.is_mixed() {
-        assert!(
-            gpu.result.reliable_updates > 0,
-            "{what}: no reliable update"
-        );
-    }
-    let cpu = solve_on(
-        &SolveBackend::Cpu,
-        gauge,
-        &SolveConfig {
-            precision: Precision::F64,
-            ..config.clone()
-        },
-        None,
-    )
-    .unwrap();
-    let rel = distance(&gpu.solution, &cpu.solution) / norm(&cpu.solution);
-    assert!(
-        rel <= 1e3 * config.tolerance,
-        "{what}: GPU and CPU solutions differ by {rel:e}"
-    );
-    gpu
 }
 
 #[test]
