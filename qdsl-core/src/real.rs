@@ -8,8 +8,21 @@ use std::iter::Sum;
 ///
 /// Everything generic in [`crate::math`] and [`crate::field`] is written once over this
 /// trait; the conversions to and from `f64` are how mixed-precision code moves values.
+/// Each precision also carries the CPU stencil engine compiled for it
+/// ([`crate::dsl::cpu::LaneEngine`]).
 pub trait Real:
-    Float + FloatConst + NumAssign + Sum + Default + Debug + Display + LowerExp + Send + Sync + 'static
+    Float
+    + FloatConst
+    + NumAssign
+    + Sum
+    + Default
+    + Debug
+    + Display
+    + LowerExp
+    + Send
+    + Sync
+    + 'static
+    + crate::dsl::cpu::LaneEngine
 {
     /// Number of bytes of one value.
     const BYTES: usize;

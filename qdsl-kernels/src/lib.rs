@@ -12,6 +12,7 @@
 //! | [`WilsonClover`] | the Wilson-clover operator A ψ − ½ H ψ, with a clover field A |
 //! | [`CloverApply`] | the clover matrix A(x) ψ(x) (or A⁻¹ with the inverse field) |
 //! | [`CoarseHop`] | the multigrid coarse hop on 2 × 24 fields with dense 48 × 48 links |
+//! | [`CoarseOp`] | the whole coarse operator X − D_c (dense site matrix X plus the coarse hop) |
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 //! | [`WilsonGauge`], [`SymanzikGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
@@ -26,7 +27,7 @@ mod wilson;
 
 pub use actions::{SymanzikGauge, WilsonGauge};
 pub use clover::{CloverApply, WilsonClover};
-pub use coarse::CoarseHop;
+pub use coarse::{CoarseHop, CoarseOp};
 pub use links::{
     asqtad_links, fold_staggered_phases, hisq_links, staggered_phase, AsqtadFat, AsqtadLong, Fat7,
     HisqFat, SmearError,

@@ -70,7 +70,7 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
         syn::Error::new(
             ty.span(),
             "unknown field shape; expected `Spinor` (4 spins × 3 colours), `ColourVector` \
-             (1 × 3), `Spinor<NS, NC>`, `Gauge` or `Clover`",
+             (1 × 3), `Spinor<NS, NC>`, `Gauge`, `Gauge<N>`, `Clover` or `SiteMatrix<N>`",
         )
     };
     let Type::Path(p) = ty else {
@@ -112,10 +112,17 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
             nspin: 1,
             ncolour: 3,
         }),
-        ("Gauge", []) => Ok(FieldShape::Gauge { ncolour: 3 }),
+        ("Gauge", []) => Ok(FieldShape::links(3)),
         // `Gauge<N>`: links of N × N; with N = NS · NC ≠ NC they are dense in spin and
         // colour (multigrid coarse links, `qdsl_core::field::DenseLinkField`).
-        ("Gauge", [n]) if *n > 0 => Ok(FieldShape::Gauge { ncolour: *n }),
+        ("Gauge", [n]) if *n > 0 => Ok(FieldShape::links(*n)),
+        // `SiteMatrix<N>`: one dense N × N matrix per site, the site-local term X(x) of a
+        // multigrid coarse operator (`qdsl_core::field::DenseKind::SiteMatrix`).
+        ("SiteMatrix", [n]) if *n > 0 => Ok(FieldShape::site_matrix(*n)),
+        ("SiteMatrix", _) => Err(syn::Error::new(
+            seg.arguments.span(),
+            "`SiteMatrix<N>` takes one positive dimension N = NS · NC",
+        )),
         ("Clover", []) => Ok(FieldShape::Clover),
         ("Spinor", [ns, nc]) if *ns > 0 && *nc > 0 => Ok(FieldShape::Spinor {
             nspin: *ns,

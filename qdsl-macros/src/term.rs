@@ -3,6 +3,7 @@
 
 use proc_macro2::Span;
 use qdsl_core::dsl::ir::{FieldShape, Hop, LinkRef, SpinOp, Term};
+use qdsl_core::dsl::lower::{dense_links, site_matrix_needs_dense};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit};
 
@@ -58,6 +59,7 @@ impl Scope {
     /// Records `name` as the output of a statement.
     pub fn write(&mut self, name: &Ident) -> syn::Result<()> {
         let kind = match self.shape(name)? {
+            shape if shape.is_site_matrix() => Some("site-matrix"),
             FieldShape::Gauge { .. } => Some("gauge"),
             FieldShape::Clover => Some("clover"),
             FieldShape::Spinor { .. } => None,
@@ -302,6 +304,7 @@ fn link(e: &Expr, scope: &Scope) -> syn::Result<Option<(LinkRef, Span)>> {
     }
     .ok_or_else(|| syn::Error::new(ix.expr.span(), "expected a gauge field's name"))?;
     match scope.shape(&field)? {
+        shape if shape.is_site_matrix() => return Err(syn::Error::new(field.span(), format!("`{field}` is a site matrix, not a gauge field: it is site-local, written `{field}(x) * psi(x)`"))),
         FieldShape::Gauge { .. } => {}
         FieldShape::Spinor { .. } => return Err(syn::Error::new(field.span(), format!("`{field}` is a colour-spinor field, not a gauge field; only gauge fields take a direction `[mu]`"))),
         FieldShape::Clover => return Err(syn::Error::new(field.span(), format!("`{field}` is a clover field, not a gauge field: it is site-local, written `{field}(x) * psi(x)`"))),
@@ -333,9 +336,17 @@ fn link(e: &Expr, scope: &Scope) -> syn::Result<Option<(LinkRef, Span)>> {
     )))
 }
 
-/// A clover factor `a(x)` (a call of a [`FieldShape::Clover`] field) → (its name, span);
-/// `Ok(None)` for anything else, an error for a clover field read away from `x`.
-fn clover(e: &Expr, scope: &Scope) -> syn::Result<Option<(String, Span)>> {
+/// A site-local matrix factor `a(x)`: a clover matrix or a dense site matrix.
+enum SiteLocal {
+    /// A [`FieldShape::Clover`] field.
+    Clover(String),
+    /// A `SiteMatrix<N>` field ([`FieldShape::site_matrix`]) and its N.
+    Matrix(String, usize),
+}
+
+/// A site-local factor `a(x)` (a call of a clover or site-matrix field) → (it, its
+/// span); `Ok(None)` for anything else, an error for such a field read away from `x`.
+fn site_local(e: &Expr, scope: &Scope) -> syn::Result<Option<(SiteLocal, Span)>> {
     let Expr::Call(c) = e else { return Ok(None) };
     let Expr::Path(p) = &*c.func else {
         return Ok(None);
@@ -343,24 +354,60 @@ fn clover(e: &Expr, scope: &Scope) -> syn::Result<Option<(String, Span)>> {
     let Some(name) = p.path.get_ident() else {
         return Ok(None);
     };
-    if !scope
-        .fields
-        .iter()
-        .any(|(n, s)| n == name && *s == FieldShape::Clover)
-    {
-        return Ok(None);
-    }
+    let (local, what) = match scope.fields.iter().find(|(n, _)| n == name) {
+        Some((_, FieldShape::Clover)) => (SiteLocal::Clover(name.to_string()), "clover matrix"),
+        Some((_, shape @ FieldShape::Gauge { ncolour, .. })) if shape.is_site_matrix() => {
+            (SiteLocal::Matrix(name.to_string(), *ncolour), "site matrix")
+        }
+        _ => return Ok(None),
+    };
     let at_x = c.args.len() == 1 && matches!(&c.args[0], Expr::Path(q) if q.path.is_ident("x"));
     if !at_x {
         return Err(syn::Error::new(
             c.span(),
-            format!("the clover matrix is site-local: write `{name}(x)`"),
+            format!("the {what} is site-local: write `{name}(x)`"),
         ));
     }
-    Ok(Some((name.to_string(), e.span())))
+    Ok(Some((local, e.span())))
 }
 
-/// Parses `[number *] [(1 ± gamma(mu)) | clover(x) *] [link * …] source(site)`.
+/// Checks a site-matrix factor `name(x)` (N = `n`, at `span`) of a term on `src` (of
+/// `shape`, read `steps` sites away, with or without other factors): the term must be
+/// X(x) φ(x) alone, on a dense spec whose N × N matrices match `n`.
+fn check_site_matrix(
+    (name, n, span): (&str, usize, Span),
+    src: &Ident,
+    shape: FieldShape,
+    alone: bool,
+    scope: &Scope,
+) -> syn::Result<()> {
+    if !alone {
+        return Err(syn::Error::new(
+            span,
+            format!("the site matrix `{name}` is site-local: it takes no spin operator or links and its source is read at `x`"),
+        ));
+    }
+    let FieldShape::Spinor { nspin, ncolour } = shape else {
+        return Ok(());
+    };
+    match dense_links(nspin, ncolour, scope.fields.iter().map(|(_, s)| *s)) {
+        None => Err(syn::Error::new(
+            span,
+            site_matrix_needs_dense(name, &shape.spec_name()),
+        )),
+        Some(d) if d != n => Err(syn::Error::new(
+            span,
+            format!(
+                "`{name}` is SiteMatrix<{n}>, but `{src}` is a {} field of {d} components: declare `{name}: SiteMatrix<{d}>`",
+                shape.spec_name()
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Parses `[number *] [(1 ± gamma(mu)) | clover(x) *] [link * …] source(site)`, or
+/// `[number *] matrix(x) * source(x)` for a site matrix (the term's single link at x).
 pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<Term> {
     let fs = factors(e);
     let (last, rest) = fs
@@ -369,23 +416,27 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
     let mut coeff = sign;
     let mut spin: Option<(SpinOp, Span)> = None;
     let mut links: Vec<(LinkRef, Span)> = Vec::new();
+    let mut matrix: Option<(String, usize, Span)> = None;
     for f in rest {
         if let Some(c) = number(f)? {
-            if spin.is_some() || !links.is_empty() {
+            if spin.is_some() || !links.is_empty() || matrix.is_some() {
                 return Err(syn::Error::new(
                     f.span(),
                     "write the numeric coefficient first",
                 ));
             }
             coeff *= c;
-        } else if let Some((name, span)) = clover(f, scope)? {
-            if spin.is_some() || !links.is_empty() {
+        } else if let Some((local, span)) = site_local(f, scope)? {
+            if spin.is_some() || !links.is_empty() || matrix.is_some() {
                 return Err(syn::Error::new(
                     span,
                     "one spin operator per term (a projector, the twist or a clover matrix), before the links",
                 ));
             }
-            spin = Some((SpinOp::Clover { field: name }, span));
+            match local {
+                SiteLocal::Clover(name) => spin = Some((SpinOp::Clover { field: name }, span)),
+                SiteLocal::Matrix(name, n) => matrix = Some((name, n, span)),
+            }
         } else if let Expr::Paren(_) = f {
             if spin.is_some() || !links.is_empty() {
                 return Err(syn::Error::new(
@@ -440,6 +491,9 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
             format!("`{src}` is the output; the output cannot also be read"),
         ));
     }
+    if shape.is_site_matrix() {
+        return Err(syn::Error::new(src.span(), format!("`{src}` is a site matrix; a source must be a colour-spinor field (the site matrix multiplies one: `{src}(x) * psi(x)`)")));
+    }
     if let FieldShape::Gauge { .. } = shape {
         return Err(syn::Error::new(src.span(), format!("`{src}` is a gauge field; a source must be a colour-spinor field (links are written `{src}[mu](x)`)")));
     }
@@ -469,6 +523,23 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
             step_span,
             format!("a hop of {} sites: the generator handles hops of 1 and 3 sites (and site-local terms)", steps.abs()),
         ));
+    }
+    if let Some((name, n, span)) = &matrix {
+        let alone = spin.is_none() && links.is_empty() && steps == 0;
+        check_site_matrix((name, *n, *span), &src, shape, alone, scope)?;
+        return Ok(Term {
+            output: out.to_string(),
+            coeff,
+            spin: SpinOp::Identity,
+            links: vec![LinkRef {
+                field: name.clone(),
+                mu: 0,
+                at: 0,
+                dagger: false,
+            }],
+            source: src.to_string(),
+            hop: Hop { mu: 0, steps: 0 },
+        });
     }
     let mu = dir.or(links.first().map(|l| l.0.mu)).unwrap_or(0);
     if let Some((op, span)) = &spin {

@@ -8,13 +8,16 @@
 //!
 //! out(x) = Σ_k c_k · L_k(x) · φ(x + n_k μ̂_k),   L_k = Y_μ(x) or Y_μ(x − n μ̂)† or 1,
 //!
+//! or, for a site-local term (n_k = 0), L_k = X(x), a `SiteMatrix<N>` field
+//! ([`crate::field::DenseKind::SiteMatrix`]),
+//!
 //! with (Y φ)_r = Σ_c Y_{rc} φ_c over the N components r, c = σ · N_c + a.
 
 pub use super::cpu::Geometry;
 use super::cpu::Xpay;
 use super::variant::{Recon, Variant};
 use super::DslError;
-use crate::field::{ColourSpinorField, DenseLinkField};
+use crate::field::{ColourSpinorField, DenseKind, DenseLinkField};
 use crate::lattice::{Coords, Lattice};
 use crate::Real;
 use num_complex::Complex;
@@ -50,20 +53,26 @@ pub fn check_dense_variant(kernel: &str, n: usize, variant: &Variant) -> Result<
     Ok(())
 }
 
-/// Checks a dense link input: the output's lattice and N × N links.
+/// Checks a dense input of `kind` (links of a `Gauge<N>` field, or the matrices of a
+/// `SiteMatrix<N>` field): the output's lattice, N × N matrices, the kind.
 pub fn check_links<T: Real>(
     kernel: &str,
     name: &str,
     y: &DenseLinkField<T>,
     lattice: &Lattice,
     n: usize,
+    kind: DenseKind,
 ) -> Result<(), DslError> {
-    if y.lattice() != lattice || y.n() != n {
+    let what = |kind: DenseKind| match kind {
+        DenseKind::Links => "dense links",
+        DenseKind::SiteMatrix => "site matrices",
+    };
+    if y.lattice() != lattice || y.n() != n || y.kind() != kind {
         return Err(DslError::FieldMismatch {
             kernel: kernel.into(),
             field: name.into(),
-            expected: format!("{n} × {n} dense links on {lattice}"),
-            found: format!("{0} × {0} dense links on {1}", y.n(), y.lattice()),
+            expected: format!("{n} × {n} {} on {lattice}", what(kind)),
+            found: format!("{0} × {0} {1} on {2}", y.n(), what(y.kind()), y.lattice()),
         });
     }
     Ok(())

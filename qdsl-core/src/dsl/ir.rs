@@ -45,8 +45,13 @@ pub struct FieldDecl {
 pub enum FieldShape {
     /// ψ_{σ a}: `nspin` spins × `ncolour` colours (Wilson 4 × 3, staggered 1 × 3).
     Spinor { nspin: usize, ncolour: usize },
-    /// Four links U_μ(x) ∈ SU(N_c) (or U(N_c) for smeared links), μ = 0..4.
-    Gauge { ncolour: usize },
+    /// `per_site` matrices of `ncolour` × `ncolour` per site: four links U_μ(x) ∈ SU(N_c)
+    /// (or U(N_c) for smeared links), μ = 0..4 (`per_site` = 4: `Gauge`, `Gauge<N>`), or
+    /// one dense site-local matrix X(x) acting on the whole spin-colour vector of a
+    /// dense spec (`per_site` = 1: `SiteMatrix<N>`, [`crate::field::DenseKind`]). A term
+    /// reads a site matrix as the single [`LinkRef`] X(x) (μ = 0, at = 0) of a site-local
+    /// term: X(x) φ(x), written `xm(x) * phi(x)`.
+    Gauge { ncolour: usize, per_site: usize },
     /// A clover (or inverse-clover) matrix A(x) per site: a hermitian 12 × 12 matrix,
     /// block diagonal in the chiral spin pairs {0, 1}, {2, 3}, stored as two packed 6 × 6
     /// blocks ([`crate::field::CloverField`], 72 reals per site). It acts on 4 × 3 spinors.
@@ -54,8 +59,29 @@ pub enum FieldShape {
 }
 
 impl FieldShape {
+    /// Four `n` × `n` links per site (`Gauge` for n = 3, else `Gauge<N>`).
+    pub const fn links(n: usize) -> Self {
+        FieldShape::Gauge {
+            ncolour: n,
+            per_site: 4,
+        }
+    }
+
+    /// One dense `n` × `n` site matrix per site (`SiteMatrix<N>`).
+    pub const fn site_matrix(n: usize) -> Self {
+        FieldShape::Gauge {
+            ncolour: n,
+            per_site: 1,
+        }
+    }
+
+    /// Whether the field is a site matrix (one matrix per site, read at x).
+    pub fn is_site_matrix(&self) -> bool {
+        matches!(self, FieldShape::Gauge { per_site: 1, .. })
+    }
+
     /// The shape's name as the spec writes it (`Spinor`, `ColourVector`, `Gauge`, or the
-    /// general `Spinor<NS, NC>`).
+    /// general `Spinor<NS, NC>`, `Gauge<N>`, `SiteMatrix<N>`).
     pub fn spec_name(&self) -> String {
         match *self {
             FieldShape::Spinor {
@@ -67,8 +93,15 @@ impl FieldShape {
                 ncolour: 3,
             } => "ColourVector".into(),
             FieldShape::Spinor { nspin, ncolour } => format!("Spinor<{nspin}, {ncolour}>"),
-            FieldShape::Gauge { ncolour: 3 } => "Gauge".into(),
-            FieldShape::Gauge { ncolour } => format!("Gauge<{ncolour}>"),
+            FieldShape::Gauge {
+                ncolour: 3,
+                per_site: 4,
+            } => "Gauge".into(),
+            FieldShape::Gauge {
+                ncolour,
+                per_site: 1,
+            } => format!("SiteMatrix<{ncolour}>"),
+            FieldShape::Gauge { ncolour, .. } => format!("Gauge<{ncolour}>"),
             FieldShape::Clover => "Clover".into(),
         }
     }
@@ -97,7 +130,9 @@ pub struct Hop {
 /// The links of a term form a path from x to the source site: a forward link
 /// U_μ(x + p μ̂) moves the path from p to p + 1, an adjoint U_μ†(x + (p−1) μ̂) from p to
 /// p − 1. A single link on a hop of three sites is a *long* link (a field such as asqtad's
-/// Naik links whose U_μ(x) already spans x → x + 3μ̂).
+/// Naik links whose U_μ(x) already spans x → x + 3μ̂). The site matrix X(x) of a dense
+/// site-local term X(x) φ(x) is the single `LinkRef` { its `SiteMatrix<N>` field, μ = 0,
+/// at = 0, no adjoint } of a term without hop: it does not move the path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LinkRef {
     /// The gauge field's name.
@@ -166,8 +201,8 @@ impl Ir {
                 FieldShape::Spinor { nspin, ncolour } => {
                     quote!(::qdsl_core::dsl::ir::FieldShape::Spinor { nspin: #nspin, ncolour: #ncolour })
                 }
-                FieldShape::Gauge { ncolour } => {
-                    quote!(::qdsl_core::dsl::ir::FieldShape::Gauge { ncolour: #ncolour })
+                FieldShape::Gauge { ncolour, per_site } => {
+                    quote!(::qdsl_core::dsl::ir::FieldShape::Gauge { ncolour: #ncolour, per_site: #per_site })
                 }
                 FieldShape::Clover => quote!(::qdsl_core::dsl::ir::FieldShape::Clover),
             };
@@ -265,7 +300,11 @@ mod tests {
             .spec_name(),
             "Spinor<2, 24>"
         );
-        assert_eq!(FieldShape::Gauge { ncolour: 3 }.spec_name(), "Gauge");
+        assert_eq!(FieldShape::links(3).spec_name(), "Gauge");
+        assert_eq!(FieldShape::links(48).spec_name(), "Gauge<48>");
+        assert_eq!(FieldShape::site_matrix(48).spec_name(), "SiteMatrix<48>");
+        assert!(FieldShape::site_matrix(48).is_site_matrix());
+        assert!(!FieldShape::links(48).is_site_matrix());
         assert_eq!(FieldShape::Clover.spec_name(), "Clover");
     }
 }

@@ -8,14 +8,15 @@
 //!   spin-colour vector of the source site; spin operators then are the identity only
 //!   (projectors, the twist and the clover matrix need 4 × 3 fields with 3 × 3 links);
 //! * checks clover terms (a [`FieldShape::Clover`] input applied at the output site to a
-//!   4 × 3 source, without links);
+//!   4 × 3 source, without links) and site-matrix terms X(x) φ(x) of dense specs (a
+//!   `SiteMatrix<N>` input, [`FieldShape::site_matrix`], as the term's single link at x);
 //! * recognises the projectors (1 ± γ_μ) on 4-spin sources and lowers them to
 //!   half-spinor arithmetic ([`ProjectorPlan`]: project 4 × 3 → 2 × 3, link product on the
 //!   12 reals, reconstruct and accumulate);
 //! * derives the dagger form of every term (Γ D Γ, see [`super::variant::Variant`]);
 //! * finds on which sites each input is read relative to the output parity.
 
-use super::ir::{FieldDecl, FieldShape, Ir, Role, SpinOp, Term};
+use super::ir::{FieldDecl, FieldShape, Hop, Ir, Role, SpinOp, Term};
 use super::spin::ProjectorPlan;
 use super::DslError;
 
@@ -271,29 +272,59 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
     })
 }
 
-/// The dense link dimension N = nspin · ncolour of a spec with `Spinor<NS, NC>` fields of
-/// NC ≠ 3 or a `Gauge<N>` field of N ≠ 3, after checking that every gauge field is
-/// `Gauge<N>`; `None` for the 3-colour path.
+/// The dense dimension N = `nspin` · `ncolour` when links on `Spinor<nspin, ncolour>`
+/// fields are dense N × N matrices: NC ≠ 3, or a link field (`Gauge<N>`) among `shapes`
+/// with N ≠ 3; `None` for 3 × 3 colour links. Site matrices (`SiteMatrix<N>`) do not
+/// decide it: they need a dense spec.
+pub fn dense_links(
+    nspin: usize,
+    ncolour: usize,
+    shapes: impl IntoIterator<Item = FieldShape>,
+) -> Option<usize> {
+    let dense_link = |s: FieldShape| matches!(s, FieldShape::Gauge { ncolour, per_site } if per_site != 1 && ncolour != 3);
+    (ncolour != 3 || shapes.into_iter().any(dense_link)).then_some(nspin * ncolour)
+}
+
+/// The dense link dimension N of a spec ([`dense_links`]), after checking that every
+/// link field is `Gauge<N>` and every site matrix `SiteMatrix<N>` (and that a spec with
+/// 3 × 3 links has no site matrix); `None` for the 3-colour path.
 fn dense_dimension(ir: &Ir, nspin: usize, ncolour: usize) -> Result<Option<usize>, String> {
-    let gauge_dims = ir.fields.iter().filter_map(|f| match f.shape {
-        FieldShape::Gauge { ncolour } => Some((f, ncolour)),
+    let spinor = FieldShape::Spinor { nspin, ncolour }.spec_name();
+    let matrices = ir.fields.iter().filter_map(|f| match f.shape {
+        FieldShape::Gauge { ncolour, .. } => Some((f, ncolour)),
         _ => None,
     });
-    if ncolour == 3 && gauge_dims.clone().all(|(_, n)| n == 3) {
-        return Ok(None);
-    }
-    let n = nspin * ncolour;
-    for (f, dim) in gauge_dims {
+    let Some(n) = dense_links(nspin, ncolour, ir.fields.iter().map(|f| f.shape)) else {
+        return match matrices.clone().find(|(f, _)| f.shape.is_site_matrix()) {
+            Some((f, _)) => Err(site_matrix_needs_dense(&f.name, &spinor)),
+            None => Ok(None),
+        };
+    };
+    for (f, dim) in matrices {
         if dim != n {
+            let shape = FieldShape::Gauge {
+                ncolour: n,
+                per_site: if f.shape.is_site_matrix() { 1 } else { 4 },
+            };
             return Err(format!(
-                "`{}` is Gauge<{dim}>, but links on {} fields are dense {n} × {n} matrices \
-                 on the whole spin-colour vector: declare it `Gauge<{n}>`",
+                "`{}` is {}, but matrices on {spinor} fields are dense {n} × {n} matrices \
+                 on the whole spin-colour vector: declare it `{}`",
                 f.name,
-                FieldShape::Spinor { nspin, ncolour }.spec_name()
+                f.shape.spec_name(),
+                shape.spec_name()
             ));
         }
     }
     Ok(Some(n))
+}
+
+/// The refusal of site matrix `field` in a spec on `spinor` fields with 3 × 3 links.
+pub fn site_matrix_needs_dense(field: &str, spinor: &str) -> String {
+    format!(
+        "the site matrix `{field}` needs a dense spec (`Spinor<NS, NC>` fields with NC ≠ 3 \
+         or `Gauge<N>` links), but the fields are {spinor} with 3 × 3 links; the clover \
+         term of 4 × 3 fields is a `Clover` field"
+    )
 }
 
 /// Checks a clover term c · A(x) · src(x): `field` is a clover input, the source a 4-spin
@@ -323,9 +354,23 @@ fn check_clover(ir: &Ir, t: &Term, field: &str, nspin: usize) -> Result<usize, S
 /// N) in the hop's direction forming a path from x to x + steps μ̂; returns whether the
 /// path is one long link.
 fn check_path(ir: &Ir, t: &Term, dim: usize) -> Result<bool, String> {
+    let site_matrix = |name: &str| {
+        ir.field(name)
+            .is_some_and(|f| f.shape == FieldShape::site_matrix(dim) && f.role == Role::In)
+    };
+    if let Some(l) = t.links.iter().find(|l| site_matrix(&l.field)) {
+        let alone = t.links.len() == 1 && t.hop == Hop { mu: 0, steps: 0 };
+        if !alone || l.mu != 0 || l.at != 0 || l.dagger {
+            return Err(format!(
+                "the site matrix `{}` is site-local: write `{}(x) * {}(x)` without links or hops",
+                l.field, l.field, t.source
+            ));
+        }
+        return Ok(false);
+    }
     for l in &t.links {
         match ir.field(&l.field) {
-            Some(f) if f.shape == FieldShape::Gauge { ncolour: dim } && f.role == Role::In => {}
+            Some(f) if f.shape == FieldShape::links(dim) && f.role == Role::In => {}
             _ if dim == 3 => return Err(format!("`{}` is not a 3-colour gauge input", l.field)),
             _ => return Err(format!("`{}` is not a Gauge<{dim}> input", l.field)),
         }
@@ -378,7 +423,7 @@ fn check_path(ir: &Ir, t: &Term, dim: usize) -> Result<bool, String> {
 mod tests {
     use super::*;
     use crate::dsl::info::flops_per_site;
-    use crate::dsl::ir::{Hop, LinkRef};
+    use crate::dsl::ir::LinkRef;
 
     fn field(name: &str, shape: FieldShape, role: Role) -> FieldDecl {
         FieldDecl {
@@ -422,7 +467,7 @@ mod tests {
             fields: vec![
                 field("out", spinor, Role::Out),
                 field("psi", spinor, Role::In),
-                field("u", FieldShape::Gauge { ncolour: 3 }, Role::In),
+                field("u", FieldShape::links(3), Role::In),
             ],
             terms,
             knobs: Default::default(),
@@ -471,8 +516,7 @@ mod tests {
         };
         assert!(reason(&ir).contains("source `psi` must be an input"));
         let mut ir = wilson();
-        ir.fields
-            .push(field("psi", FieldShape::Gauge { ncolour: 3 }, Role::In));
+        ir.fields.push(field("psi", FieldShape::links(3), Role::In));
         assert!(reason(&ir).contains("declared twice"));
     }
 
@@ -499,7 +543,7 @@ mod tests {
                 field("out", spinor, Role::Out),
                 field("psi", spinor, Role::In),
                 field("a", FieldShape::Clover, Role::In),
-                field("u", FieldShape::Gauge { ncolour: 3 }, Role::In),
+                field("u", FieldShape::links(3), Role::In),
             ],
             terms: vec![term],
             knobs: Default::default(),
@@ -537,7 +581,7 @@ mod tests {
             fields: vec![
                 field("out", sp, Role::Out),
                 field("phi", sp, Role::In),
-                field("u", FieldShape::Gauge { ncolour: dim }, Role::In),
+                field("u", FieldShape::links(dim), Role::In),
             ],
             terms: vec![term(1, link(1, 0, false)), term(-1, link(1, -1, true))],
             knobs: Default::default(),
@@ -582,6 +626,54 @@ mod tests {
         assert!(reason(&ir).contains("takes one link"));
     }
 
+    /// A site matrix on a dense spec: X(x) φ(x) is one N × N product (8N² − 2N flops)
+    /// plus its accumulation, read at x, its field stored whole (like links); a wrong N,
+    /// a hop, an adjoint or a 3 × 3 spec are refused with reasons.
+    #[test]
+    fn site_matrices_are_site_local_dense_products() {
+        let site = |dim: usize| {
+            let mut ir = coarse(2, 4, 8);
+            ir.fields
+                .push(field("xm", FieldShape::site_matrix(dim), Role::In));
+            ir.terms.push(Term {
+                output: "out".into(),
+                coeff: 1.0,
+                spin: SpinOp::Identity,
+                links: vec![LinkRef {
+                    field: "xm".into(),
+                    mu: 0,
+                    at: 0,
+                    dagger: false,
+                }],
+                source: "phi".into(),
+                hop: Hop { mu: 0, steps: 0 },
+            });
+            ir
+        };
+        let l = lower(&site(8)).unwrap();
+        assert_eq!(l.dense, Some(8));
+        assert_eq!(l.input("xm").map(|i| i.reads), Some(ReadSites::Gauge));
+        assert_eq!(flops_per_site(&l, false), 3 * (8 * 64 - 16) + 2 * 16);
+        let reason = |ir: &Ir| match lower(ir) {
+            Err(DslError::InvalidSpec { reason, .. }) => reason,
+            other => panic!("expected an error, got {other:?}"),
+        };
+        assert!(reason(&site(6)).contains("declare it `SiteMatrix<8>`"));
+        for edit in [
+            |t: &mut Term| t.hop.steps = 1,
+            |t: &mut Term| t.links[0].dagger = true,
+            |t: &mut Term| t.links[0].at = 1,
+        ] {
+            let mut ir = site(8);
+            edit(&mut ir.terms[2]);
+            assert!(reason(&ir).contains("is site-local"), "{}", reason(&ir));
+        }
+        let mut ir = coarse(4, 3, 3);
+        ir.fields
+            .push(field("xm", FieldShape::site_matrix(12), Role::In));
+        assert!(reason(&ir).contains("needs a dense spec"));
+    }
+
     /// Staggered (one spin, no spin operator): Γ = ε(x) flips odd hops, keeps local terms.
     #[test]
     fn one_spin_dagger_flips_odd_hops_only() {
@@ -603,7 +695,7 @@ mod tests {
             fields: vec![
                 field("out", cv, Role::Out),
                 field("chi", cv, Role::In),
-                field("u", FieldShape::Gauge { ncolour: 3 }, Role::In),
+                field("u", FieldShape::links(3), Role::In),
             ],
             terms: vec![
                 term(0, vec![]),

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`GaugeField`] | four links U_μ(x) per site |
 //! | [`ColourSpinorField`] | ψ_{s,x,σ,a}: Wilson, staggered ([`ColourVectorField`]), 5D, coarse |
-//! | [`DenseLinkField`] | a dense N × N link per site and direction (multigrid coarse links) |
+//! | [`DenseLinkField`] | a dense N × N link per site and direction (multigrid coarse links), or one site matrix per site |
 //! | [`CloverField`] | a packed hermitian clover block pair A(x) per site (72 reals) |
 //! | [`SpinorLayout`] | the shape of a colour-spinor field: Ls, subset, spins, colours |
 //! | [`RandomStream`] | the counter-based (Philox-4x32-10) generator, one stream per link or site |
@@ -26,7 +26,9 @@ pub use clover_field::{
     unpack_clover_block, CloverField, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS, CLOVER_SITE_REALS,
 };
 pub use colour_spinor::{ColourSpinorField, ColourVectorField};
-pub use dense_links::{dense_mul_add, DenseLinkField, DENSE_LINK_DOMAIN};
+pub use dense_links::{
+    dense_mul_add, DenseKind, DenseLinkField, DENSE_LINK_DOMAIN, SITE_MATRIX_DOMAIN,
+};
 pub use error::FieldError;
 pub use gauge_field::GaugeField;
 pub use random_su3::{gaussian_su3_algebra, haar_su3};

@@ -1,7 +1,8 @@
-//! The `qdsl check` rows of the dense-link kernels (the multigrid coarse hop): every
-//! supported variant (output parity or the full lattice, xpay, the time boundary, f64
-//! and f32) on random dense links and a random source, GPU against the generated CPU
-//! code ([`apply_cpu_dense`]) on the same rounded inputs.
+//! The `qdsl check` rows of the dense-link kernels (the multigrid coarse hop and the
+//! coarse operator with its site matrix): every supported variant (output parity or the
+//! full lattice, xpay, the time boundary, f64 and f32) on random dense links (and site
+//! matrices) and a random source, GPU against the generated CPU code
+//! ([`apply_cpu_dense`]) on the same rounded inputs.
 
 use super::reference::apply_cpu_dense;
 use super::report::{bound, relative_error, CheckRow, Outcome};
@@ -16,7 +17,7 @@ use qdsl_core::dsl::ir::{FieldShape, Role};
 use qdsl_core::dsl::lower::lower;
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::Variant;
-use qdsl_core::field::{ColourSpinorField, DenseLinkField};
+use qdsl_core::field::{ColourSpinorField, DenseKind, DenseLinkField};
 use qdsl_core::lattice::Lattice;
 use qdsl_core::{Complex, Real};
 
@@ -35,8 +36,9 @@ fn as_c64<T: Real>(f: &ColourSpinorField<T>) -> Vec<Complex<f64>> {
 }
 
 /// ‖gpu − cpu‖/‖cpu‖ of `v` of the dense kernel `entry` on `lat`, computed in T (the
-/// variant's storage precision): random links (seeds `seed + 100 + k`, one per link
-/// field in declaration order), a Gaussian source (`seed`) and xpay x (`seed + 1`).
+/// variant's storage precision): random links and site matrices (seeds
+/// `seed + 100 + k`, one per dense field in declaration order), a Gaussian source
+/// (`seed`) and xpay x (`seed + 1`).
 pub fn compare_dense<T: Real>(
     gpu: &Gpu,
     entry: &CatalogEntry,
@@ -50,13 +52,19 @@ pub fn compare_dense<T: Real>(
         .dense
         .ok_or_else(|| format!("{} has no dense links", ir.name))?;
     let (out_layout, src, x) = random_spinors::<T>(&lowered, v, lat, seed)?;
-    let link_fields = ir
+    let links = ir
         .fields
         .iter()
         .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
-        .count();
-    let links = (0..link_fields as u64)
-        .map(|k| DenseLinkField::<f64>::random(lat, n, seed + 100 + k).map(|y| y.cast::<T>()))
+        .zip(seed + 100..)
+        .map(|(f, seed)| {
+            let kind = if f.shape.is_site_matrix() {
+                DenseKind::SiteMatrix
+            } else {
+                DenseKind::Links
+            };
+            DenseLinkField::<f64>::random_of(kind, lat, n, seed).map(|y| y.cast::<T>())
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     let (a, b) = XPAY;
@@ -168,34 +176,21 @@ mod tests {
     use crate::test_gpu::gpu;
     use qdsl_core::dsl::variant::OutputSites;
 
-    fn coarse_hop() -> CatalogEntry {
+    fn catalog_entry(name: &str) -> CatalogEntry {
         crate::cli::catalog()
             .into_iter()
-            .find(|e| e.name == "coarse_hop")
+            .find(|e| e.name == name)
             .unwrap()
     }
 
-    /// GPU: random 48 × 48 links uploaded and downloaded again are the same field,
-    /// exactly, in f64 and in f32 (f32 data stored as f32).
-    #[test]
-    fn dense_links_round_trip_through_the_device() {
-        let Some((gpu, _dir)) = gpu() else { return };
-        let lat = Lattice::new([2, 2, 2, 4]).unwrap();
-        let y = DenseLinkField::<f64>::random(lat, 48, 3).unwrap();
-        let d = DeviceField::from_dense_links(&gpu, &y, StorageFormat::F64).unwrap();
-        assert_eq!(d.to_dense_links::<f64>(&gpu, lat, 48).unwrap(), y);
-        let y32 = y.cast::<f32>();
-        let d = DeviceField::from_dense_links(&gpu, &y32, StorageFormat::F32).unwrap();
-        assert_eq!(d.to_dense_links::<f32>(&gpu, lat, 48).unwrap(), y32);
+    fn coarse_hop() -> CatalogEntry {
+        catalog_entry("coarse_hop")
     }
 
-    /// GPU: every supported variant of the coarse hop (24: parities and the full
-    /// lattice, xpay, both boundaries, f64 and f32) on random fields on 4³ × 6 agrees
-    /// with the generated CPU code within 64 u of its precision (u = 2⁻⁵³, 2⁻²⁴).
-    #[test]
-    fn coarse_hop_on_the_device_matches_the_cpu_code() {
-        let Some((gpu, _dir)) = gpu() else { return };
-        let rows = check_dense_kernel(&gpu, &coarse_hop(), [4, 4, 4, 6], 17);
+    /// Every check row of `entry` on 4³ × 6 (seed 17): 24 rows, each compared and
+    /// within its bound.
+    fn assert_rows_pass(gpu: &Gpu, entry: &CatalogEntry) {
+        let rows = check_dense_kernel(gpu, entry, [4, 4, 4, 6], 17);
         assert_eq!(rows.len(), 24);
         for r in &rows {
             assert!(
@@ -209,11 +204,93 @@ mod tests {
         }
     }
 
+    /// GPU: random 48 × 48 links uploaded and downloaded again are the same field,
+    /// exactly, in f64 and in f32 (f32 data stored as f32).
+    #[test]
+    fn dense_links_round_trip_through_the_device() {
+        let Some((gpu, _dir)) = gpu() else { return };
+        let lat = Lattice::new([2, 2, 2, 4]).unwrap();
+        let y = DenseLinkField::<f64>::random(lat, 48, 3).unwrap();
+        let d = DeviceField::from_dense_links(&gpu, &y, StorageFormat::F64).unwrap();
+        assert_eq!(
+            d.to_dense_links::<f64>(&gpu, lat, 48, DenseKind::Links)
+                .unwrap(),
+            y
+        );
+        let y32 = y.cast::<f32>();
+        let d = DeviceField::from_dense_links(&gpu, &y32, StorageFormat::F32).unwrap();
+        assert_eq!(
+            d.to_dense_links::<f32>(&gpu, lat, 48, DenseKind::Links)
+                .unwrap(),
+            y32
+        );
+        // A site-matrix field: one record per site; read back as links it is refused.
+        let x = DenseLinkField::<f64>::random_of(DenseKind::SiteMatrix, lat, 48, 4).unwrap();
+        let d = DeviceField::from_dense_links(&gpu, &x, StorageFormat::F64).unwrap();
+        assert_eq!(
+            d.to_dense_links::<f64>(&gpu, lat, 48, DenseKind::SiteMatrix)
+                .unwrap(),
+            x
+        );
+        assert!(d
+            .to_dense_links::<f64>(&gpu, lat, 48, DenseKind::Links)
+            .is_err());
+    }
+
+    /// GPU: every supported variant of the coarse hop (24: parities and the full
+    /// lattice, xpay, both boundaries, f64 and f32) on random fields on 4³ × 6 agrees
+    /// with the generated CPU code within 64 u of its precision (u = 2⁻⁵³, 2⁻²⁴).
+    #[test]
+    fn coarse_hop_on_the_device_matches_the_cpu_code() {
+        let Some((gpu, _dir)) = gpu() else { return };
+        assert_rows_pass(&gpu, &coarse_hop());
+    }
+
+    /// GPU: every supported variant of the coarse operator X − D_c (the same 24 as the
+    /// hop; the source covers the whole lattice) on a random site matrix X and random
+    /// links on 4³ × 6 agrees with the generated CPU code within 64 u of its precision.
+    #[test]
+    fn coarse_op_on_the_device_matches_the_cpu_code() {
+        let Some((gpu, _dir)) = gpu() else { return };
+        assert_rows_pass(&gpu, &catalog_entry("coarse_op"));
+    }
+
+    /// The device shapes a launch of the coarse operator expects are those of the
+    /// uploaded fields: the site matrix `xm` one record of 2 · 48² reals per site (the
+    /// layout [`crate::device::dense::dense_link_layout`] gives a site-matrix field), the links
+    /// four, the source the whole lattice (read at x and x ± μ̂).
+    #[test]
+    fn coarse_op_expects_one_site_matrix_record_per_site() {
+        use crate::device::dense::dense_link_layout;
+        use crate::operator::device::expected_shapes;
+        let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+        let v = Variant::default();
+        let shapes = expected_shapes(&(catalog_entry("coarse_op").ir)(), &v, &lat).unwrap();
+        let shape = |name: &str| shapes.iter().find(|(n, _)| n == name).unwrap().1;
+        for (name, kind) in [("xm", DenseKind::SiteMatrix), ("yf", DenseKind::Links)] {
+            let layout = dense_link_layout(48, kind, lat.volume(), v.gauge).unwrap();
+            let s = shape(name);
+            assert_eq!(
+                (s.subs, s.reals, s.sites),
+                (kind.per_site(), 4608, lat.volume())
+            );
+            assert_eq!(
+                (layout.subs, layout.host_reals, layout.sites),
+                (s.subs, s.reals, s.sites)
+            );
+        }
+        assert_eq!(shape("phi").sites, lat.volume());
+    }
+
     /// The coarse hop's check rows: 3 output site sets × xpay × 2 boundaries × {f64,
     /// f32} = 24 variants, never dagger, always recon 18 and the same spinor and link
     /// format.
     #[test]
     fn coarse_hop_rows_cover_every_supported_variant() {
+        assert_eq!(
+            dense_variants(&catalog_entry("coarse_op")),
+            dense_variants(&coarse_hop())
+        );
         let vs = dense_variants(&coarse_hop());
         assert_eq!(vs.len(), 24);
         assert!(vs.iter().all(|v| !v.dagger && v.spinor == v.gauge));

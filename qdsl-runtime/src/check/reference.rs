@@ -6,7 +6,7 @@ use qdsl_core::dsl::{DslError, Variant};
 use qdsl_core::field::{CloverField, ColourSpinorField, DenseLinkField, GaugeField};
 use qdsl_core::Real;
 use qdsl_kernels::{
-    CloverApply, CoarseHop, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
+    CloverApply, CoarseHop, CoarseOp, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
     WilsonClover, WilsonHop,
 };
 
@@ -34,8 +34,8 @@ pub enum ReferenceError {
     Dsl(#[from] DslError),
 }
 
-/// The kernels with a CPU reference binding in [`apply_cpu`] (the dense-link kernel
-/// `coarse_hop` has its own, [`apply_cpu_dense`]).
+/// The kernels with a CPU reference binding in [`apply_cpu`] (the dense-link kernels
+/// `coarse_hop` and `coarse_op` have their own, [`apply_cpu_dense`]).
 pub const KNOWN: &str = "wilson_hop, naive_staggered_hop, improved_staggered_hop, \
                          twisted_mass_twist, wilson_clover, clover_apply";
 
@@ -52,9 +52,11 @@ fn want_links(kernel: &str, expected: usize, found: usize) -> Result<(), Referen
     }
 }
 
-/// out = D src (or a·x + b·D src) for the catalog kernel `kernel` with dense link fields
+/// out = D src (or a·x + b·D src) for the catalog kernel `kernel` with dense fields
 /// `links` in declaration order: `coarse_hop`, out(x) = Σ_μ [Y⁺_μ(x) φ(x + μ̂) +
-/// Y⁻_μ(x − μ̂)† φ(x − μ̂)] with links = [Y⁺, Y⁻].
+/// Y⁻_μ(x − μ̂)† φ(x − μ̂)] with links = [Y⁺, Y⁻]; `coarse_op`, out(x) = X(x) φ(x) −
+/// Σ_μ [Y⁺_μ(x) φ(x + μ̂) + Y⁻_μ(x − μ̂)† φ(x − μ̂)] with links = [X, Y⁺, Y⁻] (X a
+/// site-matrix field).
 pub fn apply_cpu_dense<T: Real>(
     kernel: &str,
     variant: &Variant,
@@ -67,6 +69,10 @@ pub fn apply_cpu_dense<T: Real>(
         "coarse_hop" => {
             want_links(kernel, 2, links.len())?;
             CoarseHop.apply_cpu(variant, out, src, links[0], links[1], xpay)?
+        }
+        "coarse_op" => {
+            want_links(kernel, 3, links.len())?;
+            CoarseOp.apply_cpu(variant, out, src, links[0], links[1], links[2], xpay)?
         }
         other => return Err(ReferenceError::Unknown(other.into())),
     }
@@ -119,7 +125,7 @@ pub fn apply_cpu<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qdsl_core::field::{SiteSubset, SpinorLayout};
+    use qdsl_core::field::{DenseKind, SiteSubset, SpinorLayout};
     use qdsl_core::lattice::{Lattice, Parity};
 
     /// On unit links a constant colour vector χ gives D χ = Σ_μ (χ − χ) = 0 for naive
@@ -180,9 +186,9 @@ mod tests {
 
     /// With unit links (Y⁺ = Y⁻ = 1) the coarse hop of a constant 2 × 24 field φ is
     /// Σ_μ (φ + φ) = 8φ on a periodic lattice; with xpay, a·φ + b·8φ. One link field
-    /// only is refused.
+    /// only is refused. The coarse operator with X = 3 is (3 − 8) φ.
     #[test]
-    fn dense_binding_reaches_the_coarse_hop() {
+    fn dense_binding_reaches_the_coarse_kernels() {
         let lat = Lattice::new([2, 2, 2, 4]).unwrap();
         let mut one = DenseLinkField::<f64>::zeros(lat, 48).unwrap();
         for cb in 0..lat.volume() {
@@ -230,6 +236,32 @@ mod tests {
             ),
             "{e}"
         );
+        // The coarse operator with X = 3 · 1: X φ − 8 φ = −5 φ (its source covers the
+        // whole lattice); without X (two fields) it is refused.
+        let mut three = DenseLinkField::<f64>::zeros_of(DenseKind::SiteMatrix, lat, 48).unwrap();
+        for cb in 0..lat.volume() {
+            for r in 0..48 {
+                three.link_mut(cb, 0)[r * 48 + r] = qdsl_core::Complex::new(3.0, 0.0);
+            }
+        }
+        let full = SpinorLayout::new(lat, 1, SiteSubset::Full, 2, 24).unwrap();
+        let phi_full = ColourSpinorField::from_fn(full, |_, _, s, a| {
+            qdsl_core::Complex::new((s * 24 + a) as f64, -1.0)
+        });
+        let links = [&three, &one, &one];
+        apply_cpu_dense("coarse_op", &v, &mut out, &phi_full, &links, None).unwrap();
+        for (o, p) in out.data().iter().zip(phi.data()) {
+            assert!((o + p * 5.0).norm() < 1e-12, "{o} vs {p}");
+        }
+        let e = apply_cpu_dense("coarse_op", &v, &mut out, &phi_full, &links[1..], None);
+        assert!(matches!(
+            e,
+            Err(ReferenceError::Links {
+                expected: 3,
+                found: 2,
+                ..
+            })
+        ));
         let e = apply_cpu_dense("wilson_hop", &v, &mut out, &phi, &[], None).unwrap_err();
         assert!(matches!(e, ReferenceError::Unknown(_)), "{e}");
     }

@@ -6,7 +6,7 @@
 
 use qdsl_core::dsl::{DslError, Ir, KernelInfo, Stencil, Variant};
 use qdsl_kernels::{
-    CloverApply, CoarseHop, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
+    CloverApply, CoarseHop, CoarseOp, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
     WilsonClover, WilsonHop,
 };
 
@@ -45,6 +45,7 @@ pub fn catalog() -> Vec<CatalogEntry> {
         entry::<WilsonClover>(),
         entry::<CloverApply>(),
         entry::<CoarseHop>(),
+        entry::<CoarseOp>(),
     ]
 }
 
@@ -88,6 +89,11 @@ mod tests {
                 (
                     "coarse_hop".to_string(),
                     8 * (8 * 48 * 48 - 2 * 48) + 7 * 2 * 48
+                ),
+                // The site matrix X adds a ninth dense product and an eighth sum.
+                (
+                    "coarse_op".to_string(),
+                    9 * (8 * 48 * 48 - 2 * 48) + 8 * 2 * 48
                 ),
             ]
         );

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! with colour-spinor inputs `&ColourSpinorField<T>` (N = N_s · N_c components per
-//! site, 4D or 5D) and link inputs `&DenseLinkField<T>` (N × N). The body checks the
+//! site, 4D or 5D) and link and site-matrix inputs `&DenseLinkField<T>` (N × N, of
+//! [`crate::field::DenseKind::Links`] or [`crate::field::DenseKind::SiteMatrix`]; a
+//! site matrix is its term's link at x, μ = 0: X(x) = `link_at(x, 0)`). The body checks the
 //! variant ([`crate::dsl::dense::check_dense_variant`]: f64/f32, recon 18) and every
 //! field, then runs rayon over output sites ([`crate::dsl::dense::run`]) with one block
 //! per term: the hop and its boundary factor ([`crate::dsl::dense::Geometry`]), then acc += c · Y φ (or Y† φ, or φ without
@@ -49,9 +51,15 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             ReadSites::OtherParity => quote!(OtherParity),
             ReadSites::Both => quote!(Both),
             ReadSites::Gauge => {
+                let kind = if i.decl.shape.is_site_matrix() {
+                    quote!(SiteMatrix)
+                } else {
+                    quote!(Links)
+                };
                 return quote! {
-                    ::qdsl_core::dsl::dense::check_links(#kernel, #name, #f, #out.layout().lattice(), #n)?;
-                }
+                    ::qdsl_core::dsl::dense::check_links(#kernel, #name, #f, #out.layout().lattice(), #n,
+                        ::qdsl_core::field::DenseKind::#kind)?;
+                };
             }
         };
         quote!(qdsl_ctx.check_spinor(#name, #f.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)

@@ -9,9 +9,11 @@
 //! Colour-spinor inputs are `&ColourSpinorField<T>` (4D, or 5D with the output's Ls: each
 //! slice runs the 4D stencil), gauge inputs `&GaugeField<T>`, clover
 //! inputs `&CloverField<T>` (read at the output site: the output's parity). The
-//! body checks every field against the variant, then runs rayon over output sites with
-//! one straight-line block per term (hop and boundary sign, link product, projection or
-//! rows, reconstruction), calling [`crate::dsl::cpu`]. The knobs are run-time values here.
+//! body checks every field against the variant, binds each term of the spec to its
+//! fields ([`crate::dsl::cpu::Term`]: source, neighbour-table column of the hop, links,
+//! spin structure, coefficient with the dagger knob resolved) and hands the list to the
+//! lane engine ([`crate::dsl::cpu::Context::run_terms`]: rayon over chunks of output
+//! sites, SIMD lanes of sites). The knobs are run-time values here.
 //! Narrow storage formats are emulated: inputs are read, and the output written, rounded
 //! through [`crate::format`] ([`crate::dsl::storage`]).
 
@@ -28,6 +30,20 @@ fn ident(name: &str) -> Ident {
 fn plan_tokens(p: &ProjectorPlan) -> TokenStream {
     let (mu, sign) = (p.mu, p.sign);
     quote!(::qdsl_core::dsl::spin::ProjectorPlan::new(#mu, #sign))
+}
+
+/// The column of displacement `d` = (μ, n) from the output site x in the neighbour table
+/// ([`crate::dsl::cpu::NeighbourTable`]): its position in `columns`, appended on first
+/// use (each term's hop and the sites x + at · μ̂ of its links share one list, so each
+/// displacement is looked up once per output site).
+fn column(columns: &mut Vec<(usize, isize)>, d: (usize, isize)) -> usize {
+    match columns.iter().position(|&c| c == d) {
+        Some(k) => k,
+        None => {
+            columns.push(d);
+            columns.len() - 1
+        }
+    }
 }
 
 /// The `apply_cpu` method of a lowered spec (see the module docs).
@@ -85,75 +101,51 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             }
         });
     let out_name = &lowered.output.name;
-    let terms = lowered.terms.iter().map(|t| {
-        let src = ident(&t.term.source);
-        let (mu, steps) = (t.term.hop.mu, t.term.hop.steps as isize);
-        let (c, cd) = (t.coeff, t.dagger_coeff);
-        let coeff = if c == cd {
-            quote!(#c)
-        } else {
-            quote!(if dagger { #cd } else { #c })
-        };
-        let links: Vec<TokenStream> = t
-            .term
-            .links
-            .iter()
-            .map(|l| {
-                let (f, lmu, at, dag) = (ident(&l.field), l.mu, l.at as isize, l.dagger);
-                quote!(ctx.link(#f, ctx.shift(x, #lmu, #at), #lmu, #dag))
-            })
-            .collect();
-        let transport = match links.as_slice() {
-            [] => quote!(),
-            [first, rest @ ..] => quote! {
-                let m = #first #(* #rest)*;
-                let h = ::qdsl_core::dsl::cpu::transport(&m, h);
-            },
-        };
-        let body = match &t.spin {
-            SpinLowering::Clover { field } => {
-                let a = ident(field);
-                quote! {
-                    let h = ::qdsl_core::dsl::cpu::clover(
-                        ctx.clover_site(#a, y),
-                        ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)));
-                    ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
+    let mut columns = Vec::new();
+    let mut slot = |mu: usize, steps: i32| column(&mut columns, (mu, steps as isize));
+    let terms: Vec<TokenStream> = lowered
+        .terms
+        .iter()
+        .map(|t| {
+            let src = ident(&t.term.source);
+            let hop = slot(t.term.hop.mu, t.term.hop.steps);
+            let (c, cd) = (t.coeff, t.dagger_coeff);
+            let coeff = if c == cd {
+                quote!(#c)
+            } else {
+                quote!(if dagger { #cd } else { #c })
+            };
+            let links = t.term.links.iter().map(|l| {
+                let (f, mu, dagger) = (ident(&l.field), l.mu, l.dagger);
+                let at = slot(l.mu, l.at);
+                quote!(::qdsl_core::dsl::cpu::LinkRead { field: #f, at: #at, mu: #mu, dagger: #dagger })
+            });
+            let spin = match &t.spin {
+                SpinLowering::Clover { field } => {
+                    let a = ident(field);
+                    quote!(::qdsl_core::dsl::cpu::TermSpin::Clover(#a))
+                }
+                SpinLowering::Projected { plan, dagger_plan } => {
+                    let (p, pd) = (plan_tokens(plan), plan_tokens(dagger_plan));
+                    quote!(::qdsl_core::dsl::cpu::TermSpin::Projected(if dagger { #pd } else { #p }))
+                }
+                SpinLowering::Twisted => quote!(::qdsl_core::dsl::cpu::TermSpin::Twisted),
+                SpinLowering::Rows { .. } => quote!(::qdsl_core::dsl::cpu::TermSpin::Rows),
+            };
+            quote! {
+                ::qdsl_core::dsl::cpu::Term {
+                    source: #src,
+                    hop: #hop,
+                    links: vec![#(#links),*],
+                    spin: #spin,
+                    coeff: T::from_f64(#coeff),
                 }
             }
-            SpinLowering::Projected { plan, dagger_plan } => {
-                let (p, pd) = (plan_tokens(plan), plan_tokens(dagger_plan));
-                quote! {
-                    const P: ::qdsl_core::dsl::spin::ProjectorPlan = #p;
-                    const PD: ::qdsl_core::dsl::spin::ProjectorPlan = #pd;
-                    let plan = if dagger { &PD } else { &P };
-                    let h = ::qdsl_core::dsl::cpu::project(
-                        &::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)), plan);
-                    #transport
-                    ::qdsl_core::dsl::cpu::reconstruct_add(acc, &h, plan, coeff);
-                }
-            }
-            SpinLowering::Twisted => quote! {
-                let h = ::qdsl_core::dsl::cpu::twist_gamma5(
-                    ::qdsl_core::dsl::cpu::rows::<T, 4>(ctx.site(#src, s, y)));
-                #transport
-                ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
-            },
-            &SpinLowering::Rows { nspin } => quote! {
-                let h = ::qdsl_core::dsl::cpu::rows::<T, #nspin>(ctx.site(#src, s, y));
-                #transport
-                ::qdsl_core::dsl::cpu::add_rows(acc, &h, coeff);
-            },
-        };
-        quote! {
-            {
-                let (y, sign) = ctx.hop::<T>(x, #mu, #steps);
-                let coeff = sign * T::from_f64(#coeff);
-                #body
-            }
-        }
-    });
+        })
+        .collect();
+    let table = columns.iter().map(|(mu, n)| quote!((#mu, #n)));
     let doc = format!(
-        "Applies `{kernel}` on the CPU (rayon over output sites): `{}` = the spec's sum \
+        "Applies `{kernel}` on the CPU (the lane engine: rayon over chunks of output sites, SIMD lanes of sites): `{}` = the spec's sum \
          (or a·x + b·sum with the xpay knob), for any variant; fields are checked \
          against the variant first.",
         lowered.output.name
@@ -173,9 +165,9 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             #[allow(unused_variables)]
             let dagger = variant.dagger;
             #(#stored)*
-            ctx.run::<T, #nspin>(#out_name, #out, xpay, |s, x, acc| {
-                #(#terms)*
-            })
+            const DISPLACEMENTS: &[::qdsl_core::dsl::cpu::Displacement] = &[#(#table),*];
+            let terms = [#(#terms),*];
+            ctx.run_terms(#out_name, #out, xpay, DISPLACEMENTS, &terms)
         }
     }
 }

@@ -100,6 +100,9 @@ pub struct FieldUse {
     pub out: bool,
     /// Whether it is a gauge field (else a colour-spinor or clover field).
     pub gauge: bool,
+    /// Matrices per site of a gauge field: 4 links, or 1 for a dense site matrix
+    /// (`SiteMatrix<N>`, [`qdsl_core::field::DenseKind::SiteMatrix`]).
+    pub per_site: usize,
     /// `Some(N)` for a dense link field (a gauge field of a spec with dense N × N links,
     /// [`qdsl_core::dsl::lower::Lowered::dense`]): 4 records of 2N² reals per site in
     /// the native gauge format ([`dense_link_format`]).
@@ -122,6 +125,7 @@ pub fn field_uses(ir: &Ir) -> Result<(Vec<FieldUse>, usize), DslError> {
             name: f.name.clone(),
             out: f.role == Role::Out,
             gauge: matches!(f.shape, FieldShape::Gauge { .. }),
+            per_site: if f.shape.is_site_matrix() { 1 } else { 4 },
             dense: lowered
                 .dense
                 .filter(|_| matches!(f.shape, FieldShape::Gauge { .. })),
@@ -136,7 +140,8 @@ pub fn field_uses(ir: &Ir) -> Result<(Vec<FieldUse>, usize), DslError> {
 }
 
 /// The shape each field must have for `variant` on `lattice`: gauge fields V sites × 4
-/// links of `recon` reals in the gauge format (dense N × N links: 2N² reals); spinors `spinor_reals` reals in the
+/// links of `recon` reals in the gauge format (dense N × N links: 2N² reals; a site
+/// matrix: V sites × 1 matrix of 2N² reals); spinors `spinor_reals` reals in the
 /// spinor format on V/2 sites for one output parity (V when read at both parities or
 /// for the full lattice), times `ls` for 5D fields (Ls slices of those sites); clover
 /// fields 72 reals in the compute precision on the output's (4D) sites.
@@ -154,7 +159,7 @@ pub fn shapes(
             if u.gauge {
                 FieldShapeCheck {
                     sites: v,
-                    subs: 4,
+                    subs: u.per_site,
                     reals: u.dense.map_or(variant.recon.reals(), |n| 2 * n * n),
                     real_bytes: variant.gauge.bytes(),
                 }

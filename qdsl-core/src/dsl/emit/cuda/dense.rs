@@ -21,7 +21,9 @@
 //! chunk ⌊2k/R⌋ at offset 2k mod R (R reals per chunk); a dense link field stores
 //! Y_μ(x) row-major as a record of 2N² reals, the four directions one after the other
 //! (chunk μ · C + c of the link site's checkerboard index, C chunks per link), like a
-//! gauge field. Offsets are 64-bit (a 32⁴ lattice of 48 × 48 links has 2·10¹⁰ reals).
+//! gauge field; a site-matrix field (`SiteMatrix<N>`) stores X(x) as the one record of
+//! its site, read as the link μ = 0 of the output site itself (X(x) φ(x) is a term with
+//! one link at x and no hop). Offsets are 64-bit (a 32⁴ lattice of 48 × 48 links has 2·10¹⁰ reals).
 //!
 //! Kernel parameters, in order: the fields in declaration order (`f_<field>`: the output
 //! `real*`, spinor inputs `const real*`, link inputs `const greal*` in the gauge storage
@@ -225,7 +227,10 @@ fn term_geometry(s: &mut Src, lowered: &Lowered, variant: &Variant, k: usize, t:
         format!("const real cf{k} = real({coeff:?});")
     };
     s.line(1, &cf);
-    s.line(1, &format!("{{ // term {k}: {}", describe(t, coeff)));
+    s.line(
+        1,
+        &format!("{{ // term {k}: {}", describe(lowered, t, coeff)),
+    );
     s.line(2, "int y[4] = {x[0], x[1], x[2], x[3]};");
     if signed {
         s.line(2, "bool wraps = false;");
@@ -312,13 +317,23 @@ fn term_row(
     }
 }
 
-/// A one-line description of a term as generated: `+1 * y[0](x - mu0).dagger() * phi(x - mu0)`.
-fn describe(t: &LoweredTerm, coeff: f64) -> String {
+/// A one-line description of a term as generated: `+1 * y[0](x - mu0).dagger() * phi(x - mu0)`,
+/// or `+1 * xm(x) * phi(x)` for a site matrix.
+fn describe(lowered: &Lowered, t: &LoweredTerm, coeff: f64) -> String {
+    let site_matrix = |name: &str| {
+        lowered
+            .ir
+            .field(name)
+            .is_some_and(|f| f.shape.is_site_matrix())
+    };
     let link = t
         .term
         .links
         .first()
         .map(|l| {
+            if site_matrix(&l.field) {
+                return format!("{}(x) * ", l.field);
+            }
             format!(
                 "{}[{}]({}){} * ",
                 l.field,

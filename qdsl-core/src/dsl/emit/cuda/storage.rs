@@ -31,22 +31,25 @@ use crate::format::FixedWidth;
 /// The load/store/unpack helpers every kernel source includes after the arithmetic.
 pub(super) fn storage_helpers(src: &mut Src) {
     src.0.push_str(
-        r#"// Chunk c of site i is element c * stride + i (qdsl_core::dsl::layout).
-template <int N> __device__ __forceinline__ void load(real* r, const float4* __restrict__ p, int i, int stride) {
+        r#"// Chunk c of site i is element c * stride + i (qdsl_core::dsl::layout). STREAM loads
+// (links: each is read once per launch) go through the evict-first cache path (__ldcs), so
+// that L1 and L2 keep the neighbour sites that several threads read.
+template <bool STREAM, typename V> __device__ __forceinline__ V ld(const V* __restrict__ p) { return STREAM ? __ldcs(p) : *p; }
+template <int N, bool STREAM = false> __device__ __forceinline__ void load(real* r, const float4* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const float4 v = p[c * stride + i]; r[4 * c] = v.x; r[4 * c + 1] = v.y; r[4 * c + 2] = v.z; r[4 * c + 3] = v.w; }
+    for (int c = 0; c < N; c++) { const float4 v = ld<STREAM>(p + c * stride + i); r[4 * c] = v.x; r[4 * c + 1] = v.y; r[4 * c + 2] = v.z; r[4 * c + 3] = v.w; }
 }
-template <int N> __device__ __forceinline__ void load(real* r, const float2* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load(real* r, const float2* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const float2 v = p[c * stride + i]; r[2 * c] = v.x; r[2 * c + 1] = v.y; }
+    for (int c = 0; c < N; c++) { const float2 v = ld<STREAM>(p + c * stride + i); r[2 * c] = v.x; r[2 * c + 1] = v.y; }
 }
-template <int N> __device__ __forceinline__ void load(real* r, const double2* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load(real* r, const double2* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const double2 v = p[c * stride + i]; r[2 * c] = v.x; r[2 * c + 1] = v.y; }
+    for (int c = 0; c < N; c++) { const double2 v = ld<STREAM>(p + c * stride + i); r[2 * c] = v.x; r[2 * c + 1] = v.y; }
 }
-template <int N> __device__ __forceinline__ void load(real* r, const double* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load(real* r, const double* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { r[c] = p[c * stride + i]; }
+    for (int c = 0; c < N; c++) { r[c] = ld<STREAM>(p + c * stride + i); }
 }
 template <int N> __device__ __forceinline__ void store(float4* __restrict__ p, const real* r, int i, int stride) {
 #pragma unroll
@@ -171,8 +174,32 @@ fn norm_of(base: &str) -> String {
     format!("norm_{}", bare(base))
 }
 
+/// How a load goes through the caches: neighbour sites, read by several threads, the
+/// default way; the link of a one-link hop (each is read once per launch) streaming,
+/// evict first. The links of longer paths keep the default: a kernel reads them from
+/// several paths, and the streaming loads (inline PTX the compiler cannot move) raise the
+/// register pressure of those long products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reads {
+    /// Read by several threads or terms: the default cache path.
+    Shared,
+    /// Read once per launch: `__ldcs`.
+    Once,
+}
+
+impl Reads {
+    /// The template arguments after the chunk count: none, or `, true` (STREAM).
+    fn template_args(self) -> &'static str {
+        match self {
+            Reads::Shared => "",
+            Reads::Once => ", true",
+        }
+    }
+}
+
 /// Declares `unsigned w<dest>[…]` and loads the raw record of site `site` (chunk
 /// pointer expression `ptr`) into it.
+#[allow(clippy::too_many_arguments)]
 fn load_raw(
     s: &mut Src,
     indent: usize,
@@ -181,13 +208,15 @@ fn load_raw(
     layout: &SoaLayout,
     site: &str,
     w: &str,
+    reads: Reads,
 ) {
     s.line(indent, &format!("unsigned {w}[{}];", words(layout)));
     s.line(
         indent,
         &format!(
-            "load_words<{}>({w}, {ptr}, {site}, {stride});",
-            chunks(layout)
+            "load_words<{}{}>({w}, {ptr}, {site}, {stride});",
+            chunks(layout),
+            reads.template_args()
         ),
     );
 }
@@ -216,7 +245,16 @@ pub(super) fn load_site(
     }
     s.line(indent, "{");
     let w = format!("{dest}_w");
-    load_raw(s, indent + 1, base, &stride_of(base), layout, site, &w);
+    load_raw(
+        s,
+        indent + 1,
+        base,
+        &stride_of(base),
+        layout,
+        site,
+        &w,
+        Reads::Shared,
+    );
     let name = layout.format.name();
     let scale = if has_norm(layout) {
         s.line(
@@ -251,14 +289,15 @@ fn decode_loop(s: &mut Src, indent: usize, layout: &SoaLayout, w: &str, dest: &s
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site` of
 /// the gauge field at `base`, decoding narrow formats and reconstructing compressed
 /// links (recon 12 or 8, by the layout's reals; long links in recon 13 or 9 from their
-/// 12- or 8-real record, phase and scale, [`super::long_link`]).
+/// 12- or 8-real record, phase and scale, [`super::long_link`]); `reads` chooses the
+/// cache path of the record's loads.
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
-    base: &str,
-    layout: &SoaLayout,
+    (base, layout): (&str, &SoaLayout),
     mu: usize,
     site: &str,
+    reads: Reads,
 ) {
     let long = super::long_link::scaled(layout);
     let layout = &long.map_or(*layout, |(_, record)| record);
@@ -270,11 +309,15 @@ pub(super) fn load_link(
             indent,
             &format!("real g[{}];", layout.chunks() * layout.reals_per_chunk()),
         );
-        s.line(indent, &format!("load<{c}>(g, {ptr}, {site}, {stride});"));
+        let stream = reads.template_args();
+        s.line(
+            indent,
+            &format!("load<{c}{stream}>(g, {ptr}, {site}, {stride});"),
+        );
     } else {
         s.line(indent, &format!("real g[{}];", layout.reals));
         s.line(indent, "{");
-        load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw");
+        load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw", reads);
         let scale = fixed_scale(layout.format);
         decode_loop(s, indent + 1, layout, "gw", "g", &scale);
         s.line(indent, "}");
@@ -389,25 +432,25 @@ pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
 /// bytes [c·W, (c + 1)·W) of the record, little-endian, so word k holds bytes 4k … 4k + 3.
 const RAW_WORDS: &str = r#"// Narrow formats: a record is moved as raw little-endian 32-bit words w[] (byte 4k + j of
 // the record is bits 8j..8j+7 of w[k]); chunk c of site i is element c * stride + i.
-template <int N> __device__ __forceinline__ void load_words(unsigned* w, const uint4* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load_words(unsigned* w, const uint4* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const uint4 v = p[c * stride + i]; w[4 * c] = v.x; w[4 * c + 1] = v.y; w[4 * c + 2] = v.z; w[4 * c + 3] = v.w; }
+    for (int c = 0; c < N; c++) { const uint4 v = ld<STREAM>(p + c * stride + i); w[4 * c] = v.x; w[4 * c + 1] = v.y; w[4 * c + 2] = v.z; w[4 * c + 3] = v.w; }
 }
-template <int N> __device__ __forceinline__ void load_words(unsigned* w, const uint2* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load_words(unsigned* w, const uint2* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const uint2 v = p[c * stride + i]; w[2 * c] = v.x; w[2 * c + 1] = v.y; }
+    for (int c = 0; c < N; c++) { const uint2 v = ld<STREAM>(p + c * stride + i); w[2 * c] = v.x; w[2 * c + 1] = v.y; }
 }
-template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load_words(unsigned* w, const unsigned* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { w[c] = p[c * stride + i]; }
+    for (int c = 0; c < N; c++) { w[c] = ld<STREAM>(p + c * stride + i); }
 }
-template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned short* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load_words(unsigned* w, const unsigned short* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const unsigned v = p[c * stride + i]; w[c / 2] = (c % 2 == 0) ? v : (w[c / 2] | (v << 16)); }
+    for (int c = 0; c < N; c++) { const unsigned v = ld<STREAM>(p + c * stride + i); w[c / 2] = (c % 2 == 0) ? v : (w[c / 2] | (v << 16)); }
 }
-template <int N> __device__ __forceinline__ void load_words(unsigned* w, const unsigned char* __restrict__ p, int i, int stride) {
+template <int N, bool STREAM = false> __device__ __forceinline__ void load_words(unsigned* w, const unsigned char* __restrict__ p, int i, int stride) {
 #pragma unroll
-    for (int c = 0; c < N; c++) { const unsigned v = p[c * stride + i]; w[c / 4] = (c % 4 == 0) ? v : (w[c / 4] | (v << (8 * (c % 4)))); }
+    for (int c = 0; c < N; c++) { const unsigned v = ld<STREAM>(p + c * stride + i); w[c / 4] = (c % 4 == 0) ? v : (w[c / 4] | (v << (8 * (c % 4)))); }
 }
 template <int N> __device__ __forceinline__ void store_words(uint4* __restrict__ p, const unsigned* w, int i, int stride) {
 #pragma unroll

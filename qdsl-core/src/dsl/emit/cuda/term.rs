@@ -132,8 +132,12 @@ pub(super) fn emit_term(
     };
     let krows = if rows == "h" { 2 } else { ns };
     // Link product, rightmost link first.
+    let reads = match term.links.len() {
+        1 => storage::Reads::Once,
+        _ => storage::Reads::Shared,
+    };
     for l in term.links.iter().rev() {
-        emit_link(s, l, fields)?;
+        emit_link(s, l, fields, reads)?;
         s.line(3, &format!("transport<{krows}, {}>({rows}, m);", l.dagger));
         s.line(2, "}");
     }
@@ -216,7 +220,12 @@ pub(super) fn emit_term(
 }
 
 /// Opens a block that loads the link `l` into `m` (the caller closes it).
-fn emit_link(s: &mut Src, l: &LinkRef, fields: &[FieldInfo]) -> Result<(), DslError> {
+fn emit_link(
+    s: &mut Src,
+    l: &LinkRef,
+    fields: &[FieldInfo],
+    reads: storage::Reads,
+) -> Result<(), DslError> {
     let f = fields
         .iter()
         .find(|f| f.name == l.field && matches!(f.shape, FieldShape::Gauge { .. }))
@@ -235,7 +244,8 @@ fn emit_link(s: &mut Src, l: &LinkRef, fields: &[FieldInfo]) -> Result<(), DslEr
         ),
     );
     link_site(s, 3, "const int ln", l);
-    storage::load_link(s, 3, &format!("f_{}", f.name), &f.layout, mu, "ln");
+    let base = format!("f_{}", f.name);
+    storage::load_link(s, 3, (&base, &f.layout), mu, "ln", reads);
     Ok(())
 }
 

@@ -1,27 +1,31 @@
-//! The typed helpers that the generated CPU code (see [`super::emit::rust`]) calls: field
-//! checks, site iteration (rayon over output sites), hops with boundary signs, links with
-//! gauge compression, spin projection and reconstruction. The generated code is straight
-//! line per term; these helpers hold the per-operation arithmetic once.
+//! What the generated CPU code (see [`super::emit::rust`]) calls: the checks of the
+//! fields against the variant ([`Context`]), the storage emulation of narrow formats, and
+//! the lane engine ([`engine`]) that runs the spec's terms ([`terms`]) over the output
+//! sites with neighbours from a cached table ([`table`]).
 //!
 //! Colour-spinor fields may be 5D (Ls slices, [`SpinorLayout::ls`]): the output and every
 //! colour-spinor input share one Ls, each slice s is computed with the 4D stencil reading
 //! the sources' slice s (gauge and clover fields are 4D, shared by the slices).
 
+mod engine;
+mod lanes;
+mod table;
+mod terms;
+
+pub use engine::{Job, LaneEngine, SITES_PER_TASK};
+pub use table::{table, Displacement, NeighbourTable};
+pub use terms::{LinkRead, Term, TermSpin};
+
 use super::knobs::KnobSet;
 use super::lower::ReadSites;
-use super::spin::{Phase, ProjectorPlan};
 use super::storage::{round_gauge_field, round_spinor_field};
 use super::variant::{DirichletBlocks, OutputSites, Recon, TimeBoundary, Variant};
 use super::DslError;
-use crate::field::{
-    clover_apply_site, CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout,
-};
+use crate::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use crate::format::{FormatError, LinkFormat};
 use crate::lattice::{BlockDecomposition, BoundaryConditions, Coords, Lattice};
-use crate::math::{ColourMatrix, ColourVector, SpinColourVector};
 use crate::Real;
 use num_complex::Complex;
-use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// The xpay operands: out = a · x + b · (D ψ).
@@ -42,7 +46,6 @@ pub struct Context {
     kernel: &'static str,
     variant: Variant,
     lattice: Lattice,
-    geo: Geometry,
     out: SpinorLayout,
 }
 
@@ -119,7 +122,6 @@ impl Context {
             kernel,
             variant: *variant,
             lattice: *out.lattice(),
-            geo: Geometry::new(*out.lattice(), variant),
             out: *out,
         })
     }
@@ -175,17 +177,6 @@ impl Context {
         Ok(())
     }
 
-    /// The 72 packed reals of the clover field at site `y` (whose subset was checked).
-    #[inline]
-    pub fn clover_site<'a, T: Real>(&self, a: &'a CloverField<T>, y: Coords) -> &'a [T] {
-        let cb = self.lattice.cb_index(y);
-        let i = match a.subset() {
-            SiteSubset::Full => cb,
-            SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
-        };
-        a.site(i)
-    }
-
     /// Checks that a gauge field lives on the output's lattice.
     pub fn check_gauge<T: Real>(&self, name: &str, u: &GaugeField<T>) -> Result<(), DslError> {
         if *u.lattice() != self.lattice {
@@ -197,56 +188,6 @@ impl Context {
             });
         }
         Ok(())
-    }
-
-    /// The site x + steps · μ̂ (periodically wrapped) and the boundary factor of the hop
-    /// ([`Geometry::hop`]: 0 across a Dirichlet wall, −1 for an odd number of
-    /// antiperiodic wraps, else 1).
-    #[inline]
-    pub fn hop<T: Real>(&self, x: Coords, mu: usize, steps: isize) -> (Coords, T) {
-        self.geo.hop(x, mu, steps)
-    }
-
-    /// The site x + steps · μ̂, periodically wrapped (where a link lives).
-    #[inline]
-    pub fn shift(&self, x: Coords, mu: usize, steps: isize) -> Coords {
-        self.geo.shift(x, mu, steps)
-    }
-
-    /// The components of the site at `y` of slice `s` of an input field (whose subset and
-    /// Ls were checked).
-    #[inline]
-    pub fn site<'a, T: Real>(
-        &self,
-        field: &'a ColourSpinorField<T>,
-        s: usize,
-        y: Coords,
-    ) -> &'a [Complex<T>] {
-        self.geo.site(field, s, y)
-    }
-
-    /// The link U_μ(y) as the variant stores it: with recon 12 row 2 is rebuilt as
-    /// conj(row 0 × row 1), as the device does (for narrow gauge formats and recon 8 the
-    /// field comes from [`Self::stored_gauge`], already rebuilt); `dagger` gives U_μ(y)†.
-    #[inline]
-    pub fn link<T: Real>(
-        &self,
-        u: &GaugeField<T>,
-        y: Coords,
-        mu: usize,
-        dagger: bool,
-    ) -> ColourMatrix<T> {
-        let mut m = *u.link_at(y, mu);
-        // Narrow formats and recon 8 were rebuilt by [`Self::stored_gauge`] already.
-        if self.variant.recon == Recon::R12 && self.variant.gauge.is_native() {
-            let r2 = ColourVector(m.0[0]).cross(&ColourVector(m.0[1])).conj();
-            m.0[2] = r2.0;
-        }
-        if dagger {
-            m.adjoint()
-        } else {
-            m
-        }
     }
 
     /// A colour-spinor input as the variant stores it: the field itself for f64/f32,
@@ -295,16 +236,18 @@ impl Context {
         }
     }
 
-    /// [`Self::for_each_site`] with storage emulation: the xpay x is read as stored
-    /// ([`Self::stored_spinor`]) and the output is written in the spinor format (each
-    /// site rounded through it; fixed point computes the site's norm), so the result
-    /// equals what the device stores, to the compute type's rounding.
-    pub fn run<T: Real, const NS: usize>(
+    /// Runs `terms` over every output site ([`engine`]): out = Σ terms, or a·x + b·Σ with
+    /// xpay, the xpay x read as stored ([`Self::stored_spinor`]) and the output written
+    /// in the spinor format (each site rounded through it; fixed point computes the
+    /// site's norm), so the result equals what the device stores, to the compute type's
+    /// rounding. `displacements` are the neighbour-table columns the terms index.
+    pub fn run_terms<T: Real>(
         &self,
         out_name: &str,
         out: &mut ColourSpinorField<T>,
         xpay: Option<Xpay<'_, T>>,
-        body: impl Fn(usize, Coords, &mut [ColourVector<T>; NS]) + Sync,
+        displacements: &[Displacement],
+        terms: &[Term<'_, T>],
     ) -> Result<(), DslError> {
         let x = match &xpay {
             Some(xp) => Some(self.stored_spinor("xpay x", xp.x)?),
@@ -314,41 +257,22 @@ impl Context {
             (Some(xp), Some(x)) => Some(Xpay { x, ..xp }),
             _ => None,
         };
-        self.for_each_site(out, xpay, body);
-        let format = self.variant.spinor;
+        let v = &self.variant;
+        let table = table(&self.out, v.boundary, v.dirichlet, displacements);
+        let job = Job {
+            terms,
+            table: &table,
+            out: self.out,
+            xpay,
+            recon12: v.recon == Recon::R12 && v.gauge.is_native(),
+        };
+        T::apply_terms(&job, out.data_mut());
+        let format = v.spinor;
         if !format.is_native() {
             round_spinor_field(format.fermion_format(), out)
                 .map_err(|e| self.storage_error(out_name, format.name().to_string(), e))?;
         }
         Ok(())
-    }
-
-    /// Runs `body(s, x, acc)` for every slice s and output site x in parallel (rayon),
-    /// with `acc` starting at zero, then stores out_s(x) = acc, or a·x_s(x) + b·acc with
-    /// xpay.
-    pub fn for_each_site<T: Real, const NS: usize>(
-        &self,
-        out: &mut ColourSpinorField<T>,
-        xpay: Option<Xpay<'_, T>>,
-        body: impl Fn(usize, Coords, &mut [ColourVector<T>; NS]) + Sync,
-    ) {
-        let layout = self.out;
-        let n = layout.sites_per_slice();
-        out.data_mut()
-            .par_chunks_mut(NS * 3)
-            .enumerate()
-            .for_each(|(k, site)| {
-                let (s, i) = (k / n, k % n);
-                let mut acc = [ColourVector::zero(); NS];
-                body(s, layout.coords_of_site(i), &mut acc);
-                for (k, z) in site.iter_mut().enumerate() {
-                    let d = acc[k / 3].0[k % 3];
-                    *z = match &xpay {
-                        Some(xp) => xp.x.site(s, i)[k] * xp.a + d * xp.b,
-                        None => d,
-                    };
-                }
-            });
     }
 }
 
@@ -410,86 +334,5 @@ impl Geometry {
             SiteSubset::Single(_) => self.lattice.split_cb(cb).1,
         };
         field.site(s, i)
-    }
-}
-
-/// The rows ψ_σ (σ = 0..NS) of a site's components (spin-major, 3 colours).
-#[inline]
-pub fn rows<T: Real, const NS: usize>(site: &[Complex<T>]) -> [ColourVector<T>; NS] {
-    std::array::from_fn(|s| ColourVector([site[3 * s], site[3 * s + 1], site[3 * s + 2]]))
-}
-
-/// z · v for a phase z ∈ {±1, ±i}, computed exactly (no multiplications).
-#[inline]
-pub fn phase_mul<T: Real>(p: Phase, v: &ColourVector<T>) -> ColourVector<T> {
-    ColourVector::from_fn(|a| {
-        let z = v.0[a];
-        let (re, im) = match (p.re, p.im) {
-            (1, 0) => (z.re, z.im),
-            (-1, 0) => (-z.re, -z.im),
-            (0, 1) => (-z.im, z.re),
-            _ => (z.im, -z.re),
-        };
-        Complex::new(re, im)
-    })
-}
-
-/// The half spinor h_r = ψ_r + (sign · g_r) ψ_{c(r)}, r = 0, 1 (see [`ProjectorPlan`]).
-#[inline]
-pub fn project<T: Real>(psi: &[ColourVector<T>; 4], plan: &ProjectorPlan) -> [ColourVector<T>; 2] {
-    std::array::from_fn(|r| {
-        let (c, p) = plan.project[r];
-        psi[r] + phase_mul(p, &psi[c])
-    })
-}
-
-/// The link product applied to each row: w_r = M h_r.
-#[inline]
-pub fn transport<T: Real, const K: usize>(
-    m: &ColourMatrix<T>,
-    h: [ColourVector<T>; K],
-) -> [ColourVector<T>; K] {
-    h.map(|v| *m * v)
-}
-
-/// acc += c · P w for a projected term: acc_r += c w_r (r = 0, 1), acc_s += c (sign · g_s)
-/// w_{c(s)} (s = 2, 3).
-#[inline]
-pub fn reconstruct_add<T: Real>(
-    acc: &mut [ColourVector<T>; 4],
-    w: &[ColourVector<T>; 2],
-    plan: &ProjectorPlan,
-    c: T,
-) {
-    acc[0] += w[0] * c;
-    acc[1] += w[1] * c;
-    for (k, &(r, p)) in plan.reconstruct.iter().enumerate() {
-        acc[2 + k] += phase_mul(p, &w[r]) * c;
-    }
-}
-
-/// v ← i γ5 v in the DeGrand–Rossi basis: v_0, v_1 times i, v_2, v_3 times −i (exact).
-#[inline]
-pub fn twist_gamma5<T: Real>(v: [ColourVector<T>; 4]) -> [ColourVector<T>; 4] {
-    let (i, minus_i) = (Phase { re: 0, im: 1 }, Phase { re: 0, im: -1 });
-    std::array::from_fn(|s| phase_mul(if s < 2 { i } else { minus_i }, &v[s]))
-}
-
-/// The clover product (A v)_{σ a} = Σ_{σ' b} A_{(σ a),(σ' b)} v_{σ' b} for the packed site
-/// `a` ([`clover_apply_site`]: both chiral 6 × 6 blocks).
-#[inline]
-pub fn clover<T: Real>(a: &[T], v: [ColourVector<T>; 4]) -> [ColourVector<T>; 4] {
-    clover_apply_site(a, &SpinColourVector(v)).0
-}
-
-/// acc_σ += c · w_σ for every row.
-#[inline]
-pub fn add_rows<T: Real, const NS: usize>(
-    acc: &mut [ColourVector<T>; NS],
-    w: &[ColourVector<T>; NS],
-    c: T,
-) {
-    for (a, v) in acc.iter_mut().zip(w) {
-        *a += *v * c;
     }
 }

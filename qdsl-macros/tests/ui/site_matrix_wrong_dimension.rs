@@ -1,0 +1,10 @@
+use qdsl_macros::stencil;
+
+stencil! {
+    pub coarse(out: Spinor<2, 4>, phi: Spinor<2, 4>, xm: SiteMatrix<6>, y: Gauge<8>) {
+        out += xm(x) * phi(x);
+        out += y[0](x) * phi(x + 0);
+    }
+}
+
+fn main() {}
