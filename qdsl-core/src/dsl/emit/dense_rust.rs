@@ -31,8 +31,6 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
     let (nspin, ncolour) = (lowered.nspin, lowered.ncolour);
     let n = nspin * ncolour;
     let out = ident(&lowered.output.name);
-    let dagger_supported = lowered.dagger_supported;
-    let knobs = lowered.ir.knobs.rebuild_tokens();
     let params = lowered.ir.fields.iter().map(|f| {
         let name = ident(&f.name);
         match (f.role, f.shape) {
@@ -98,26 +96,16 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
          and the fields are checked first.",
         lowered.output.name
     );
-    quote! {
-        #[doc = #doc]
-        #[allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::unnecessary_cast)]
-        pub fn apply_cpu<T: ::qdsl_core::Real>(
-            &self,
-            variant: &::qdsl_core::dsl::Variant,
-            #(#params,)*
-            xpay: ::core::option::Option<::qdsl_core::dsl::cpu::Xpay<'_, T>>,
-        ) -> ::core::result::Result<(), ::qdsl_core::dsl::DslError> {
-            ::qdsl_core::dsl::dense::check_dense_variant(#kernel, #n, variant)?;
-            let qdsl_ctx = ::qdsl_core::dsl::cpu::Context::new(
-                #kernel, variant, #out.layout(), (#nspin, #ncolour), xpay.as_ref(), #dagger_supported, &#knobs)?;
-            #(#checks)*
-            let qdsl_geo = ::qdsl_core::dsl::dense::Geometry::new(*#out.layout().lattice(), variant);
-            #[allow(unused_variables)]
-            let qdsl_dagger = variant.dagger;
-            ::qdsl_core::dsl::dense::run(#out, xpay, |qdsl_s, qdsl_x, qdsl_acc| {
-                #(#terms)*
-            });
-            Ok(())
-        }
-    }
+    let body = quote! {
+        #(#checks)*
+        let qdsl_geo = ::qdsl_core::dsl::dense::Geometry::new(*#out.layout().lattice(), variant);
+        #[allow(unused_variables)]
+        let qdsl_dagger = variant.dagger;
+        ::qdsl_core::dsl::dense::run(#out, xpay, |qdsl_s, qdsl_x, qdsl_acc| {
+            #(#terms)*
+        });
+        Ok(())
+    };
+    let prelude = quote!(::qdsl_core::dsl::dense::check_dense_variant(#kernel, #n, variant)?;);
+    super::rust::apply_cpu_method(lowered, &doc, params, prelude, body)
 }

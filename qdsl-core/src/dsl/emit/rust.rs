@@ -52,10 +52,7 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
         return super::dense_rust::emit(lowered);
     }
     let kernel = &lowered.ir.name;
-    let (nspin, ncolour) = (lowered.nspin, lowered.ncolour);
     let out = ident(&lowered.output.name);
-    let dagger_supported = lowered.dagger_supported;
-    let knobs = lowered.ir.knobs.rebuild_tokens();
     let params = lowered.ir.fields.iter().map(|f| {
         let n = ident(&f.name);
         match (f.role, f.shape) {
@@ -73,12 +70,12 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             ReadSites::SameParity => quote!(SameParity),
             ReadSites::OtherParity => quote!(OtherParity),
             ReadSites::Both => quote!(Both),
-            ReadSites::Gauge => return quote!(ctx.check_gauge(#name, #n)?;),
+            ReadSites::Gauge => return quote!(qdsl_ctx.check_gauge(#name, #n)?;),
         };
         if i.decl.shape == FieldShape::Clover {
-            return quote!(ctx.check_clover(#name, #n, ::qdsl_core::dsl::lower::ReadSites::#reads)?;);
+            return quote!(qdsl_ctx.check_clover(#name, #n, ::qdsl_core::dsl::lower::ReadSites::#reads)?;);
         }
-        quote!(ctx.check_spinor(#name, #n.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)
+        quote!(qdsl_ctx.check_spinor(#name, #n.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)
     });
     // Inputs as the variant stores them (narrow formats: rounded copies). Clover fields
     // are stored in the compute precision: read as they are.
@@ -91,11 +88,11 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             let kept = ident(&format!("{}_stored", i.decl.name));
             match i.reads {
                 ReadSites::Gauge => quote! {
-                    let #kept = ctx.stored_gauge(#name, #n)?;
+                    let #kept = qdsl_ctx.stored_gauge(#name, #n)?;
                     let #n: &::qdsl_core::field::GaugeField<T> = &#kept;
                 },
                 _ => quote! {
-                    let #kept = ctx.stored_spinor(#name, #n)?;
+                    let #kept = qdsl_ctx.stored_spinor(#name, #n)?;
                     let #n: &::qdsl_core::field::ColourSpinorField<T> = &#kept;
                 },
             }
@@ -113,7 +110,7 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             let coeff = if c == cd {
                 quote!(#c)
             } else {
-                quote!(if dagger { #cd } else { #c })
+                quote!(if qdsl_dagger { #cd } else { #c })
             };
             let links = t.term.links.iter().map(|l| {
                 let (f, mu, dagger) = (ident(&l.field), l.mu, l.dagger);
@@ -127,7 +124,7 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
                 }
                 SpinLowering::Projected { plan, dagger_plan } => {
                     let (p, pd) = (plan_tokens(plan), plan_tokens(dagger_plan));
-                    quote!(::qdsl_core::dsl::cpu::TermSpin::Projected(if dagger { #pd } else { #p }))
+                    quote!(::qdsl_core::dsl::cpu::TermSpin::Projected(if qdsl_dagger { #pd } else { #p }))
                 }
                 SpinLowering::Twisted => quote!(::qdsl_core::dsl::cpu::TermSpin::Twisted),
                 SpinLowering::Rows { .. } => quote!(::qdsl_core::dsl::cpu::TermSpin::Rows),
@@ -150,6 +147,36 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
          against the variant first.",
         lowered.output.name
     );
+    let body = quote! {
+        #(#checks)*
+        #[allow(unused_variables)]
+        let qdsl_dagger = variant.dagger;
+        #(#stored)*
+        const DISPLACEMENTS: &[::qdsl_core::dsl::cpu::Displacement] = &[#(#table),*];
+        let qdsl_terms = [#(#terms),*];
+        qdsl_ctx.run_terms(#out_name, #out, xpay, DISPLACEMENTS, &qdsl_terms)
+    };
+    apply_cpu_method(lowered, &doc, params, quote!(), body)
+}
+
+/// The `apply_cpu` method around `body`: the signature (the output and inputs as
+/// `params`, then the xpay operands), `prelude` (checks of the generator's own), the call
+/// context `qdsl_ctx` (the variant against the spec's knobs, the output and the xpay
+/// operands against the variant: [`crate::dsl::cpu::Context::new`]), then `body`, which
+/// returns the result. Generated locals start with `qdsl_`, so spec fields of any name
+/// do not clash with them. Shared by the 3-colour and the dense generators.
+pub(super) fn apply_cpu_method(
+    lowered: &Lowered,
+    doc: &str,
+    params: impl Iterator<Item = TokenStream>,
+    prelude: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let kernel = &lowered.ir.name;
+    let (nspin, ncolour) = (lowered.nspin, lowered.ncolour);
+    let out = ident(&lowered.output.name);
+    let dagger_supported = lowered.dagger_supported;
+    let knobs = lowered.ir.knobs.rebuild_tokens();
     quote! {
         #[doc = #doc]
         #[allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::unnecessary_cast)]
@@ -159,15 +186,10 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             #(#params,)*
             xpay: ::core::option::Option<::qdsl_core::dsl::cpu::Xpay<'_, T>>,
         ) -> ::core::result::Result<(), ::qdsl_core::dsl::DslError> {
-            let ctx = ::qdsl_core::dsl::cpu::Context::new(
+            #prelude
+            let qdsl_ctx = ::qdsl_core::dsl::cpu::Context::new(
                 #kernel, variant, #out.layout(), (#nspin, #ncolour), xpay.as_ref(), #dagger_supported, &#knobs)?;
-            #(#checks)*
-            #[allow(unused_variables)]
-            let dagger = variant.dagger;
-            #(#stored)*
-            const DISPLACEMENTS: &[::qdsl_core::dsl::cpu::Displacement] = &[#(#table),*];
-            let terms = [#(#terms),*];
-            ctx.run_terms(#out_name, #out, xpay, DISPLACEMENTS, &terms)
+            #body
         }
     }
 }

@@ -147,22 +147,9 @@ fn signature(s: &mut Src, lowered: &Lowered, variant: &Variant, name: &str) {
     }
     if variant.xpay {
         params.push("const real* __restrict__ xpay_x".into());
-        params.push("const real xpay_a".into());
-        params.push("const real xpay_b".into());
     }
-    params.push("const int L0, const int L1, const int L2, const int L3".into());
-    params.push("const int n_out".into());
-    for f in &ir.fields {
-        params.push(format!("const int stride_{}", f.name));
-    }
-    if variant.xpay {
-        params.push("const int stride_xpay_x".into());
-    }
-    s.line(0, &format!("extern \"C\" __global__ void {name}("));
-    for (k, p) in params.iter().enumerate() {
-        let end = if k + 1 == params.len() { ")" } else { "," };
-        s.line(1, &format!("{p}{end}"));
-    }
+    let names: Vec<&str> = ir.fields.iter().map(|f| f.name.as_str()).collect();
+    super::kernel_signature(s, name, params, &names, variant.xpay);
 }
 
 /// The thread's output index and coordinates, as in the 3-colour kernels.

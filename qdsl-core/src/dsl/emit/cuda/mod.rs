@@ -262,22 +262,9 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     }
     if variant.xpay {
         params.extend(storage::pointer_params("xpay_x", &out_layout, false, true));
-        params.push("const real xpay_a".into());
-        params.push("const real xpay_b".into());
     }
-    params.push("const int L0, const int L1, const int L2, const int L3".into());
-    params.push("const int n_out".into());
-    for f in &fields {
-        params.push(format!("const int stride_{}", f.name));
-    }
-    if variant.xpay {
-        params.push("const int stride_xpay_x".into());
-    }
-    s.line(0, &format!("extern \"C\" __global__ void {name}("));
-    for (k, p) in params.iter().enumerate() {
-        let end = if k + 1 == params.len() { ")" } else { "," };
-        s.line(1, &format!("{p}{end}"));
-    }
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    kernel_signature(&mut s, &name, params, &names, variant.xpay);
     s.line(0, "{");
     s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
     s.line(1, "if (i >= n_out) return;");
@@ -387,4 +374,29 @@ fn header(s: &mut Src, name: &str, lowered: &Lowered, variant: &Variant) {
             flops_per_site(lowered, variant.xpay)
         ),
     );
+}
+
+/// Prints `extern "C" __global__ void <name>(…)`: the field pointers `params` (and the
+/// xpay operand pointer, when the caller added it), then what every stencil kernel takes
+/// after them — the xpay factors a and b (with xpay), the lattice extents, the number of
+/// output sites, and the chunk stride of each field in `fields` (and of the xpay operand).
+/// Shared by the 3-colour and the dense emitters, whose launch code passes this order.
+fn kernel_signature(s: &mut Src, name: &str, mut params: Vec<String>, fields: &[&str], xpay: bool) {
+    if xpay {
+        params.push("const real xpay_a".into());
+        params.push("const real xpay_b".into());
+    }
+    params.push("const int L0, const int L1, const int L2, const int L3".into());
+    params.push("const int n_out".into());
+    for f in fields {
+        params.push(format!("const int stride_{f}"));
+    }
+    if xpay {
+        params.push("const int stride_xpay_x".into());
+    }
+    s.line(0, &format!("extern \"C\" __global__ void {name}("));
+    for (k, p) in params.iter().enumerate() {
+        let end = if k + 1 == params.len() { ")" } else { "," };
+        s.line(1, &format!("{p}{end}"));
+    }
 }
