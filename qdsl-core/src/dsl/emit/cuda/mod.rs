@@ -325,7 +325,8 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     let out = &lowered.output.name;
     s.line(1, &format!("real o[{spinor_reals}];"));
     if variant.xpay {
-        storage::load_site(&mut s, 1, "xpay_x", &out_layout, "io", "xr");
+        let xpay_x = ("xpay_x", &out_layout);
+        storage::load_site(&mut s, 1, xpay_x, "io", "xr", storage::Reads::Once);
     }
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int q = 0; q < {ns}; q++) {{"));

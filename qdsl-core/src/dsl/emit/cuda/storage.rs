@@ -175,8 +175,8 @@ fn norm_of(base: &str) -> String {
 }
 
 /// How a load goes through the caches: neighbour sites, read by several threads, the
-/// default way; the link of a one-link hop (each is read once per launch) streaming,
-/// evict first. The links of longer paths keep the default: a kernel reads them from
+/// default way; the link of a one-link hop and the xpay operand's site (each read once
+/// per launch) streaming, evict first. The links of longer paths keep the default: a kernel reads them from
 /// several paths, and the streaming loads (inline PTX the compiler cannot move) raise the
 /// register pressure of those long products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,22 +222,24 @@ fn load_raw(
 }
 
 /// Declares `real <dest>[reals]` and loads site `site` of the site field at `base` into
-/// it, in the compute type (narrow formats decoded, fixed point with the site's norm).
+/// it, in the compute type (narrow formats decoded, fixed point with the site's norm);
+/// `reads` chooses the cache path of the record's loads.
 pub(super) fn load_site(
     s: &mut Src,
     indent: usize,
-    base: &str,
-    layout: &SoaLayout,
+    (base, layout): (&str, &SoaLayout),
     site: &str,
     dest: &str,
+    reads: Reads,
 ) {
     s.line(indent, &format!("real {dest}[{}];", layout.reals));
     if layout.format.is_native() {
         s.line(
             indent,
             &format!(
-                "load<{}>({dest}, {base}, {site}, {});",
+                "load<{}{}>({dest}, {base}, {site}, {});",
                 layout.chunks(),
+                reads.template_args(),
                 stride_of(base)
             ),
         );
@@ -253,7 +255,7 @@ pub(super) fn load_site(
         layout,
         site,
         &w,
-        Reads::Shared,
+        reads,
     );
     let name = layout.format.name();
     let scale = if has_norm(layout) {

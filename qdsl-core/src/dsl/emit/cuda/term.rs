@@ -77,7 +77,8 @@ pub(super) fn emit_term(
         2,
         &format!("const int n = {};", source_index(reads, out_parity >= 0)),
     );
-    storage::load_site(s, 2, &format!("f_{}", src.name), &src.layout, "n", "r");
+    let base = format!("f_{}", src.name);
+    storage::load_site(s, 2, (&base, &src.layout), "n", "r", storage::Reads::Shared);
     s.line(2, &format!("cplx v[{ns}][3];"));
     s.line(2, "#pragma unroll");
     s.line(
@@ -94,7 +95,8 @@ pub(super) fn emit_term(
                 2,
                 "// the clover matrix at this (output) site: index i in the output's sites",
             );
-            storage::load_site(s, 2, &format!("f_{}", a.name), &a.layout, "i", "ca");
+            let base = format!("f_{}", a.name);
+            storage::load_site(s, 2, (&base, &a.layout), "i", "ca", storage::Reads::Shared);
             s.line(2, "clover_mul(v, ca);");
             "v"
         }
