@@ -171,15 +171,7 @@ fn coordinates(s: &mut Src, variant: &Variant) {
             s.line(1, "const int idx = i;");
         }
     }
-    s.line(1, "int x[4];");
-    s.line(1, "{");
-    s.line(2, "int r = 2 * idx;");
-    s.line(
-        2,
-        "x[0] = r % L0; r /= L0; x[1] = r % L1; r /= L1; x[2] = r % L2; x[3] = r / L2;",
-    );
-    s.line(2, "x[0] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;");
-    s.line(1, "}");
+    super::site_coordinates(s);
     s.line(
         1,
         "const int cb = parity * half + idx; // this site's checkerboard index",

@@ -289,15 +289,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
         1,
         "// Coordinates: lex = 2 idx or 2 idx + 1, whichever has this parity (L0 is even).",
     );
-    s.line(1, "int x[4];");
-    s.line(1, "{");
-    s.line(2, "int r = 2 * idx;");
-    s.line(
-        2,
-        "x[0] = r % L0; r /= L0; x[1] = r % L1; r /= L1; x[2] = r % L2; x[3] = r / L2;",
-    );
-    s.line(2, "x[0] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;");
-    s.line(1, "}");
+    site_coordinates(&mut s);
     if lowered
         .terms
         .iter()
@@ -375,6 +367,21 @@ fn header(s: &mut Src, name: &str, lowered: &Lowered, variant: &Variant) {
             flops_per_site(lowered, variant.xpay)
         ),
     );
+}
+
+/// Prints `int x[4]`, the coordinates of the output site from `idx` (its index within
+/// its parity) and `parity`: lex = 2 idx or 2 idx + 1, whichever has that parity (L0 is
+/// even). Shared by the 3-colour and the dense emitters.
+fn site_coordinates(s: &mut Src) {
+    s.line(1, "int x[4];");
+    s.line(1, "{");
+    s.line(2, "int r = 2 * idx;");
+    s.line(
+        2,
+        "x[0] = r % L0; r /= L0; x[1] = r % L1; r /= L1; x[2] = r % L2; x[3] = r / L2;",
+    );
+    s.line(2, "x[0] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;");
+    s.line(1, "}");
 }
 
 /// Prints `extern "C" __global__ void <name>(…)`: the field pointers `params` (and the
