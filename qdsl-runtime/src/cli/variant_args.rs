@@ -1,7 +1,7 @@
 //! Command-line flags selecting a kernel [`Variant`].
 
 use clap::{Args, ValueEnum};
-use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::variant::{LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::Variant;
 use qdsl_core::lattice::Parity;
 
@@ -71,6 +71,20 @@ pub enum ReconArg {
     R8,
 }
 
+/// Compression of the long (Naik) links of improved staggered kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LongReconArg {
+    /// All 18 reals.
+    #[value(name = "18")]
+    R18,
+    /// Rows 0, 1 of W = L/c and the phase arg(det W)/π (12 + phase).
+    #[value(name = "13")]
+    R13,
+    /// Recon 8 of W's SU(3) part and the phase (8 + phase).
+    #[value(name = "9")]
+    R9,
+}
+
 /// The knobs of a kernel variant.
 #[derive(Clone, Debug, Args)]
 pub struct VariantArgs {
@@ -92,6 +106,9 @@ pub struct VariantArgs {
     /// Time boundary condition.
     #[arg(long, value_enum, default_value = "periodic")]
     pub boundary: BoundaryArg,
+    /// Long-link compression (kernels with Naik links; the others refuse 13 and 9).
+    #[arg(long, value_enum, default_value = "18")]
+    pub long_recon: LongReconArg,
 }
 
 impl VariantArgs {
@@ -119,6 +136,11 @@ impl VariantArgs {
             boundary: match self.boundary {
                 BoundaryArg::Periodic => TimeBoundary::Periodic,
                 BoundaryArg::Antiperiodic => TimeBoundary::Antiperiodic,
+            },
+            long_recon: match self.long_recon {
+                LongReconArg::R18 => LongRecon::R18,
+                LongReconArg::R13 => LongRecon::R13,
+                LongReconArg::R9 => LongRecon::R9,
             },
             ..Variant::default()
         }

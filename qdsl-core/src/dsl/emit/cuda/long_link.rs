@@ -16,8 +16,11 @@
 //! recon 13: rows 0, 1 = w0, w1; row 2 = (cos πt, sin πt)·conj(w0 × w1);  L = c·W
 //! recon 9:  V = recon8(p);  W = (cos(πt/3), sin(πt/3))·V;                L = c·W
 //! ```
+//!
+//! except that the kernel keeps W and multiplies by c once per term, in the accumulation
+//! (the transport is linear), instead of scaling W's 18 reals.
 
-use super::storage::{chunk_type, fixed_scale};
+use super::storage::{chunk_type, fixed_factor};
 use super::Src;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::variant::{LongRecon, StorageFormat, Variant};
@@ -67,12 +70,13 @@ fn phase_of(base: &str) -> String {
 }
 
 /// `scale_<name>` of the field at `base`.
-fn scale_of(base: &str) -> String {
+pub(super) fn scale_of(base: &str) -> String {
     format!("scale_{}", bare(base))
 }
 
 /// After the record's reals `g` are loaded: loads the phase of link `mu` at `site` and
-/// rebuilds `m` = L (the `cplx m[3][3]` already declared).
+/// rebuilds `m` = W = L/c (the `cplx m[3][3]` already declared); the caller multiplies by
+/// the scale c = `scale_<name>` ([`scale_of`]) once, in its accumulation.
 pub(super) fn unpack(
     s: &mut Src,
     indent: usize,
@@ -87,17 +91,14 @@ pub(super) fn unpack(
     let t = if format.is_native() {
         format!("(real){raw}")
     } else {
-        format!(
-            "decode_{}((unsigned){raw}){}",
-            format.name(),
-            fixed_scale(format)
-        )
+        let inv_q = fixed_factor(format).map_or(String::new(), |f| format!(" * {f}"));
+        format!("decode_{}((unsigned){raw}){inv_q}", format.name())
     };
     let f = match comp {
         ScaledCompression::Recon13 => "unpack_link13",
         ScaledCompression::Recon9 => "unpack_link9",
     };
-    s.line(indent, &format!("{f}(m, g, {t}, {});", scale_of(base)));
+    s.line(indent, &format!("{f}(m, g, {t});"));
 }
 
 /// The device functions of the long-link decode, for variants with compressed long links
@@ -110,26 +111,22 @@ pub(super) fn helpers(src: &mut Src, variant: &Variant) {
 
 const SCALED: &str = r#"// Long links L = c W, W in U(3): recon 13 = rows 0, 1 of W and t = arg(det W)/pi, row 2 =
 // e^{i pi t} conj(w0 x w1); recon 9 = recon 8 of V = e^{-i pi t/3} W and t, W = e^{i pi t/3} V.
-__device__ __forceinline__ void unpack_link13(cplx (&m)[3][3], const real* g, real t, real c) {
+// Both rebuild W; the caller applies c.
+__device__ __forceinline__ void unpack_link13(cplx (&m)[3][3], const real* g, real t) {
     unpack_link<true>(m, g);
     real s, co;
     sincos_pi(t, &s, &co);
 #pragma unroll
     for (int b = 0; b < 3; b++) { m[2][b] = c_mul(cplx{co, s}, m[2][b]); }
-#pragma unroll
-    for (int a = 0; a < 3; a++) {
-#pragma unroll
-        for (int b = 0; b < 3; b++) { m[a][b] = c_scale(c, m[a][b]); }
-    }
 }
-__device__ __forceinline__ void unpack_link9(cplx (&m)[3][3], const real* g, real t, real c) {
+__device__ __forceinline__ void unpack_link9(cplx (&m)[3][3], const real* g, real t) {
     unpack_link8(m, g);
     real s, co;
     sincos_pi(t / real(3), &s, &co);
 #pragma unroll
     for (int a = 0; a < 3; a++) {
 #pragma unroll
-        for (int b = 0; b < 3; b++) { m[a][b] = c_scale(c, c_mul(cplx{co, s}, m[a][b])); }
+        for (int b = 0; b < 3; b++) { m[a][b] = c_mul(cplx{co, s}, m[a][b]); }
     }
 }
 "#;

@@ -318,7 +318,15 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     s.line(1, &format!("real o[{spinor_reals}];"));
     if variant.xpay {
         let xpay_x = ("xpay_x", &out_layout);
-        storage::load_site(&mut s, 1, xpay_x, "io", "xr", storage::Reads::Once);
+        storage::load_site(
+            &mut s,
+            1,
+            xpay_x,
+            "io",
+            "xr",
+            storage::Reads::Once,
+            storage::Scaling::Applied,
+        );
     }
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int q = 0; q < {ns}; q++) {{"));

@@ -17,6 +17,11 @@
 //! * recon 12: row 2 = conj(row 0 × row 1); recon 8: QUDA's parametrisation
 //!   ([`crate::format::Compression::Recon8`]).
 //!
+//! A stencil term defers the fixed-point scales ([`Scaling::Deferred`]): its source and
+//! links stay the stored integers, and s·fl(1/Q) (times a long link's scale) multiplies
+//! once, in the accumulation's multiply-adds — the same value to f32 rounding, a
+//! multiply per real fewer.
+//!
 //! The output is encoded on store: fixed point with norm = max_k |v_k| (an f32, so the
 //! smallest f32 ≥ the max is the max itself), c = Q/norm, q_k = round_half_even(v_k·c);
 //! f16/bf16 rounded to nearest even. The arithmetic is the compute type's, so a stored
@@ -221,9 +226,37 @@ fn load_raw(
     );
 }
 
+/// Where a fixed-point record's scale is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Scaling {
+    /// Every decoded real is multiplied by it at the load.
+    Applied,
+    /// The reals stay the stored integers q and the caller gets the scale as one factor
+    /// (a term: its arithmetic is linear in the record, so the factor joins the one
+    /// multiply-add of the accumulation instead of costing a multiply per real).
+    Deferred,
+    /// As `Deferred`, and the integers of a fixed-point site record are left biased by
+    /// B = 2^23 + 2^(b−1) (the decoder's last subtract skipped), for a caller that only
+    /// combines them in pairs: x − y exactly as the biased difference, x + y as
+    /// x − (2B − y) ([`twice_bias`]), every step exact in f32 — the spin projection.
+    Biased,
+}
+
+/// The literal 2B of a fixed-point format's bias ([`Scaling::Biased`]); `None` for the
+/// float formats.
+pub(super) fn twice_bias(format: StorageFormat) -> Option<&'static str> {
+    match format {
+        StorageFormat::Fixed16 => Some("16842752.0f"),
+        StorageFormat::Fixed8 => Some("16777472.0f"),
+        _ => None,
+    }
+}
+
 /// Declares `real <dest>[reals]` and loads site `site` of the site field at `base` into
 /// it, in the compute type (narrow formats decoded, fixed point with the site's norm);
-/// `reads` chooses the cache path of the record's loads.
+/// `reads` chooses the cache path of the record's loads. With [`Scaling::Deferred`], a
+/// fixed-point record is left as its integers and the factor `<dest>_scale` (declared
+/// here) is returned: the values are `dest[k]·<dest>_scale`.
 pub(super) fn load_site(
     s: &mut Src,
     indent: usize,
@@ -231,7 +264,8 @@ pub(super) fn load_site(
     site: &str,
     dest: &str,
     reads: Reads,
-) {
+    scaling: Scaling,
+) -> Option<String> {
     s.line(indent, &format!("real {dest}[{}];", layout.reals));
     if layout.format.is_native() {
         s.line(
@@ -243,8 +277,20 @@ pub(super) fn load_site(
                 stride_of(base)
             ),
         );
-        return;
+        return None;
     }
+    let name = layout.format.name();
+    let deferred = (has_norm(layout) && scaling != Scaling::Applied).then(|| {
+        let f = format!("{dest}_scale");
+        s.line(
+            indent,
+            &format!(
+                "const real {f} = (real){}[{site}] * inv_q_{name}();",
+                norm_of(base)
+            ),
+        );
+        f
+    });
     s.line(indent, "{");
     let w = format!("{dest}_w");
     load_raw(
@@ -257,8 +303,7 @@ pub(super) fn load_site(
         &w,
         reads,
     );
-    let name = layout.format.name();
-    let scale = if has_norm(layout) {
+    let scale = if has_norm(layout) && deferred.is_none() {
         s.line(
             indent + 1,
             &format!(
@@ -266,23 +311,50 @@ pub(super) fn load_site(
                 norm_of(base)
             ),
         );
-        " * scale"
+        "scale"
     } else {
         ""
     };
-    decode_loop(s, indent + 1, layout, &w, dest, scale);
+    let biased = scaling == Scaling::Biased;
+    decode_loop(s, indent + 1, layout, (&w, dest), scale, biased);
     s.line(indent, "}");
+    deferred
 }
 
-/// `dest[k] = decode(real k of w)·scale` for every real of the record.
-fn decode_loop(s: &mut Src, indent: usize, layout: &SoaLayout, w: &str, dest: &str, scale: &str) {
+/// `dest[k] = decode(real k of w)·scale` for every real of the record (no factor when
+/// `scale` is empty); fixed point a word at a time (`decode_q_<fmt>`, left `biased` on
+/// request), then the factor.
+fn decode_loop(
+    s: &mut Src,
+    indent: usize,
+    layout: &SoaLayout,
+    (w, dest): (&str, &str),
+    scale: &str,
+    biased: bool,
+) {
+    let (n, name) = (layout.reals, layout.format.name());
+    if fixed_q(layout.format).is_some() {
+        let bias = if biased { ", true" } else { "" };
+        s.line(indent, &format!("decode_q_{name}<{n}{bias}>({dest}, {w});"));
+        if !scale.is_empty() {
+            s.line(indent, "#pragma unroll");
+            s.line(
+                indent,
+                &format!("for (int k = 0; k < {n}; k++) {{ {dest}[k] *= {scale}; }}"),
+            );
+        }
+        return;
+    }
+    let scale = if scale.is_empty() {
+        String::new()
+    } else {
+        format!(" * {scale}")
+    };
     s.line(indent, "#pragma unroll");
     s.line(
         indent,
         &format!(
-            "for (int k = 0; k < {}; k++) {{ {dest}[k] = decode_{}(raw_real<{}>({w}, k)){scale}; }}",
-            layout.reals,
-            layout.format.name(),
+            "for (int k = 0; k < {n}; k++) {{ {dest}[k] = decode_{name}(raw_real<{}>({w}, k)){scale}; }}",
             layout.format.bytes()
         ),
     );
@@ -292,7 +364,11 @@ fn decode_loop(s: &mut Src, indent: usize, layout: &SoaLayout, w: &str, dest: &s
 /// the gauge field at `base`, decoding narrow formats and reconstructing compressed
 /// links (recon 12 or 8, by the layout's reals; long links in recon 13 or 9 from their
 /// 12- or 8-real record, phase and scale, [`super::long_link`]); `reads` chooses the
-/// cache path of the record's loads.
+/// cache path of the record's loads. With [`Scaling::Deferred`] the link may come back
+/// as m = U / f with the factor f returned (an expression of kernel constants and
+/// parameters): fixed-point recon 18/12 links stay in units of fl(1/Q) (recon 12's
+/// rebuilt row brought back to them), long links leave their scale c to the caller.
+/// Recon 8 needs the true values and is always decoded whole.
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
@@ -300,12 +376,16 @@ pub(super) fn load_link(
     mu: usize,
     site: &str,
     reads: Reads,
-) {
+    scaling: Scaling,
+) -> Option<String> {
     let long = super::long_link::scaled(layout);
     let layout = &long.map_or(*layout, |(_, record)| record);
     let stride = stride_of(base);
     let c = chunks(layout);
     let ptr = format!("{base} + {mu} * {c} * {stride}");
+    let recon8 = layout.reals == Recon::R8.reals();
+    // Whether the fixed-point reals stay integers (the factor fl(1/Q) deferred).
+    let in_q = fixed_q(layout.format).is_some() && scaling != Scaling::Applied && !recon8;
     if layout.format.is_native() {
         s.line(
             indent,
@@ -320,18 +400,42 @@ pub(super) fn load_link(
         s.line(indent, &format!("real g[{}];", layout.reals));
         s.line(indent, "{");
         load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw", reads);
-        let scale = fixed_scale(layout.format);
-        decode_loop(s, indent + 1, layout, "gw", "g", &scale);
+        let scale = if in_q {
+            String::new()
+        } else {
+            fixed_factor(layout.format).unwrap_or_default()
+        };
+        decode_loop(s, indent + 1, layout, ("gw", "g"), &scale, false);
         s.line(indent, "}");
     }
     s.line(indent, "cplx m[3][3];");
+    let mut factors = Vec::new();
     if let Some((comp, _)) = long {
         super::long_link::unpack(s, indent, base, comp, layout.format, mu, site);
-    } else if layout.reals == Recon::R8.reals() {
+        factors.push(super::long_link::scale_of(base));
+    } else if recon8 {
         s.line(indent, "unpack_link8(m, g);");
     } else {
         s.line(indent, "unpack_link<RECON12>(m, g);");
     }
+    if in_q {
+        let inv_q = fixed_factor(layout.format).expect("a fixed-point format");
+        if layout.reals == Recon::R12.reals() {
+            s.line(
+                indent,
+                &format!(
+                    "// row 2 = conj(row 0 x row 1) is in units of fl(1/Q)^2: back to fl(1/Q)"
+                ),
+            );
+            s.line(indent, "#pragma unroll");
+            s.line(
+                indent,
+                &format!("for (int b = 0; b < 3; b++) {{ m[2][b] = c_scale({inv_q}, m[2][b]); }}"),
+            );
+        }
+        factors.push(inv_q);
+    }
+    (!factors.is_empty()).then(|| factors.join(" * "))
 }
 
 /// Stores the reals `src` (compute type) to site `site` of the site field at `base`,
@@ -521,6 +625,7 @@ fn codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> String {
         if fixed_q(format).is_some() { " (the integer q; times the scale)" } else { "" }
     );
     if let Some(q) = fixed_q(format) {
+        s.push_str(&fixed_word_decoder(format));
         let inv = if f64_compute {
             format!("{:e}", 1.0 / f64::from(q))
         } else {
@@ -537,6 +642,31 @@ fn codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> String {
         ));
     }
     s
+}
+
+/// The word-at-a-time decoder `decode_q_<fmt><N>(q, w)` of a fixed-point record: the
+/// integers q of its first N reals, as `decode_<fmt>` gives them, in fewer instructions:
+/// each 32-bit word gets its sign bits flipped once (one `xor` for 2 or 4 reals), then a
+/// byte permute puts real j's byte(s) under the exponent bits 0x4b (2^23) and one subtract
+/// of 2^23 + 2^(b−1) leaves q, exactly.
+fn fixed_word_decoder(format: StorageFormat) -> String {
+    let name = format.name();
+    let (per_word, flip, selector, offset) = match format {
+        StorageFormat::Fixed16 => (
+            2,
+            "0x80008000u",
+            "(k % 2 == 0 ? 0x7610 : 0x7632)",
+            "8421376.0f",
+        ),
+        _ => (4, "0x80808080u", "(0x7540 | (k % 4))", "8388736.0f"),
+    };
+    format!(
+        "// {name}: the integers q of reals 0..N-1 of a record held in words w (BIASED: q + {offset}).\n\
+         template <int N, bool BIASED = false> __device__ __forceinline__ void decode_q_{name}(real* q, const unsigned* w) {{\n\
+         #pragma unroll\n    \
+         for (int k = 0; k < N; k++) {{ const float b = __uint_as_float(__byte_perm(w[k / {per_word}] ^ {flip}, 0x4b000000u, {selector})); q[k] = (real)(BIASED ? b : b - {offset}); }}\n\
+         }}\n"
+    )
 }
 
 /// QUDA's recon-8 reconstruction, as `qdsl_core::format` defines it (order of operations
@@ -571,13 +701,10 @@ __device__ __forceinline__ void unpack_link8(cplx (&m)[3][3], const real* p) {
 }
 "#;
 
-/// The factor of a decoded fixed-point link real, `" * inv_q_<fmt>()"` (no norm), and
-/// `""` for the float formats.
-pub(super) fn fixed_scale(format: StorageFormat) -> String {
-    match fixed_q(format) {
-        Some(_) => format!(" * inv_q_{}()", format.name()),
-        None => String::new(),
-    }
+/// The factor of a decoded fixed-point link real, `inv_q_<fmt>()` (links have no norm);
+/// `None` for the float formats.
+pub(super) fn fixed_factor(format: StorageFormat) -> Option<String> {
+    fixed_q(format).map(|_| format!("inv_q_{}()", format.name()))
 }
 
 /// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
@@ -663,10 +790,66 @@ mod tests {
             let v = f32::from_bits(0x4b00_0000 | (bits ^ 0x80)) - 8_388_736.0;
             assert_eq!(v, f32::from(bits as u8 as i8), "{bits:#x}");
         }
+        // The word decoder: __byte_perm(x, y, s) takes result byte n from byte s_n of
+        // (y:x) (0–3 of x, 4–7 of y); emulated for both reals of every 32-bit pattern
+        // whose halves run over all 16-bit values, and every byte of the 8-bit one.
+        let byte_perm = |x: u32, y: u32, sel: u32| -> u32 {
+            let bytes = (u64::from(y) << 32 | u64::from(x)).to_le_bytes();
+            (0..4).fold(0, |r, n| {
+                r | u32::from(bytes[((sel >> (4 * n)) & 7) as usize]) << (8 * n)
+            })
+        };
+        for bits in 0u32..=0xffff {
+            let w = bits | (bits.wrapping_mul(40503) & 0xffff) << 16;
+            for (k, sel) in [(0, 0x7610), (1, 0x7632)] {
+                let v = f32::from_bits(byte_perm(w ^ 0x8000_8000, 0x4b00_0000, sel)) - 8_421_376.0;
+                assert_eq!(v, f32::from((w >> (16 * k)) as u16 as i16), "{w:#x} {k}");
+            }
+        }
+        for bits in 0u32..=0xff {
+            let w = bits | (bits * 37 & 0xff) << 8 | (bits ^ 0x5a) << 16 | (0xff - bits) << 24;
+            for k in 0..4 {
+                let v = f32::from_bits(byte_perm(w ^ 0x8080_8080, 0x4b00_0000, 0x7540 | k))
+                    - 8_388_736.0;
+                assert_eq!(v, f32::from((w >> (8 * k)) as u8 as i8), "{w:#x} {k}");
+            }
+        }
+        assert!(codec(StorageFormat::Fixed16, false, false).contains(
+            "__byte_perm(w[k / 2] ^ 0x80008000u, 0x4b000000u, (k % 2 == 0 ? 0x7610 : 0x7632))); q[k] = (real)(BIASED ? b : b - 8421376.0f)"
+        ));
+        assert!(codec(StorageFormat::Fixed8, false, false).contains(
+            "__byte_perm(w[k / 4] ^ 0x80808080u, 0x4b000000u, (0x7540 | (k % 4)))); q[k] = (real)(BIASED ? b : b - 8388736.0f)"
+        ));
         assert!(codec(StorageFormat::Fixed16, false, false)
             .contains("__uint_as_float(0x4b000000u | (bits ^ 0x8000u)) - 8421376.0f"));
         assert!(codec(StorageFormat::Fixed8, false, false)
             .contains("__uint_as_float(0x4b000000u | (bits ^ 0x80u)) - 8388736.0f"));
+    }
+
+    /// The biased sums and differences of `Scaling::Biased` equal the integer ones in f32,
+    /// over a grid of q pairs covering both extremes, for both widths.
+    #[test]
+    fn biased_pairs_are_exact() {
+        for (bias, twice, qmax) in [
+            (8_421_376.0f32, 16_842_752.0f32, 32767),
+            (8_388_736.0, 16_777_472.0, 127),
+        ] {
+            assert_eq!(2.0 * bias, twice);
+            let qs: Vec<i32> = (-qmax..=qmax)
+                .step_by(97)
+                .chain([-qmax, -1, 0, 1, qmax])
+                .collect();
+            for &x in &qs {
+                for &y in &qs {
+                    let (bx, by) = (x as f32 + bias, y as f32 + bias);
+                    assert_eq!(bx - by, (x - y) as f32, "{x} - {y}");
+                    assert_eq!(bx - (twice - by), (x + y) as f32, "{x} + {y}");
+                }
+            }
+        }
+        assert_eq!(twice_bias(StorageFormat::Fixed16), Some("16842752.0f"));
+        assert_eq!(twice_bias(StorageFormat::Fixed8), Some("16777472.0f"));
+        assert_eq!(twice_bias(StorageFormat::F16), None);
     }
 
     /// Norm parameters: a fixed-point site field gets `norm_<name>` (const for inputs),

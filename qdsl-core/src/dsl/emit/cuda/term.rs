@@ -78,7 +78,27 @@ pub(super) fn emit_term(
         &format!("const int n = {};", source_index(reads, out_parity >= 0)),
     );
     let base = format!("f_{}", src.name);
-    storage::load_site(s, 2, (&base, &src.layout), "n", "r", storage::Reads::Shared);
+    // Factors of the term applied once, in the accumulation: the source's fixed-point
+    // scale, the links' (every step up to there is linear in each of them).
+    // A projected source only enters pairwise sums and differences: fixed point may stay
+    // biased (storage::Scaling::Biased), saving the decoder's subtract per real.
+    let projected = matches!(t.spin, SpinLowering::Projected { .. });
+    let bias = storage::twice_bias(src.layout.format).filter(|_| projected);
+    let scaling = match bias {
+        Some(_) => storage::Scaling::Biased,
+        None => storage::Scaling::Deferred,
+    };
+    let mut factors: Vec<String> = storage::load_site(
+        s,
+        2,
+        (&base, &src.layout),
+        "n",
+        "r",
+        storage::Reads::Shared,
+        scaling,
+    )
+    .into_iter()
+    .collect();
     s.line(2, &format!("cplx v[{ns}][3];"));
     s.line(2, "#pragma unroll");
     s.line(
@@ -96,7 +116,15 @@ pub(super) fn emit_term(
                 "// the clover matrix at this (output) site: index i in the output's sites",
             );
             let base = format!("f_{}", a.name);
-            storage::load_site(s, 2, (&base, &a.layout), "i", "ca", storage::Reads::Shared);
+            storage::load_site(
+                s,
+                2,
+                (&base, &a.layout),
+                "i",
+                "ca",
+                storage::Reads::Shared,
+                storage::Scaling::Applied,
+            );
             s.line(2, "clover_mul(v, ca);");
             "v"
         }
@@ -109,7 +137,16 @@ pub(super) fn emit_term(
                     2,
                     &format!(
                         "for (int a = 0; a < 3; a++) {{ h[{r}][a] = {}; }}",
-                        phase_add(&format!("v[{r}][a]"), ph, &format!("v[{c}][a]"))
+                        match bias {
+                            Some(k) => biased_phase_add(
+                                &format!("v[{r}][a]"),
+                                ph,
+                                &format!("v[{c}][a]"),
+                                k
+                            ),
+                            None =>
+                                phase_add(&format!("v[{r}][a]"), ph, None, &format!("v[{c}][a]")),
+                        }
                     ),
                 );
             }
@@ -139,7 +176,7 @@ pub(super) fn emit_term(
         _ => storage::Reads::Shared,
     };
     for l in term.links.iter().rev() {
-        emit_link(s, l, fields, reads)?;
+        factors.extend(emit_link(s, l, fields, reads)?);
         s.line(3, &format!("transport<{krows}, {}>({rows}, m);", l.dagger));
         s.line(2, "}");
     }
@@ -149,30 +186,26 @@ pub(super) fn emit_term(
     } else {
         t.coeff
     };
-    // acc += c · (sign) · P w: a coefficient ±1 becomes the sign of the accumulation,
-    // others (and the boundary sign) scale w first.
+    // acc += c · (sign) · tf · P w: a coefficient ±1 becomes the sign of the accumulation;
+    // other coefficients, the boundary sign and the deferred scales form one factor tf of
+    // the multiply-adds.
     let (acc_sign, scale) = if coeff.abs() == 1.0 {
         (coeff as i32, 1.0)
     } else {
         (1, coeff)
     };
-    let factor = if signed {
-        Some(format!(
-            "(wraps ? {} : {})",
-            literal(-scale),
-            literal(scale)
-        ))
-    } else {
-        (scale != 1.0).then(|| literal(scale))
-    };
-    if let Some(f) = &factor {
-        s.line(2, &format!("const real coeff = {f};"));
-        s.line(2, "#pragma unroll");
-        s.line(
-            2,
-            &format!("for (int q = 0; q < {krows}; q++) {{ for (int a = 0; a < 3; a++) {{ {rows}[q][a] = c_scale(coeff, {rows}[q][a]); }} }}"),
+    if signed {
+        factors.insert(
+            0,
+            format!("(wraps ? {} : {})", literal(-scale), literal(scale)),
         );
+    } else if scale != 1.0 {
+        factors.insert(0, literal(scale));
     }
+    let factor = (!factors.is_empty()).then(|| {
+        s.line(2, &format!("const real tf = {};", factors.join(" * ")));
+        "tf"
+    });
     let one = Phase::ONE.times(acc_sign);
     s.line(2, "#pragma unroll");
     s.line(2, "for (int a = 0; a < 3; a++) {");
@@ -184,7 +217,7 @@ pub(super) fn emit_term(
                     3,
                     &format!(
                         "acc[{r}][a] = {};",
-                        phase_add(&format!("acc[{r}][a]"), one, &format!("h[{r}][a]"))
+                        phase_add(&format!("acc[{r}][a]"), one, factor, &format!("h[{r}][a]"))
                     ),
                 );
             }
@@ -195,7 +228,7 @@ pub(super) fn emit_term(
                     3,
                     &format!(
                         "acc[{sp}][a] = {};",
-                        phase_add(&format!("acc[{sp}][a]"), ph, &format!("h[{r}][a]"))
+                        phase_add(&format!("acc[{sp}][a]"), ph, factor, &format!("h[{r}][a]"))
                     ),
                 );
             }
@@ -206,7 +239,7 @@ pub(super) fn emit_term(
                     3,
                     &format!(
                         "acc[{q}][a] = {};",
-                        phase_add(&format!("acc[{q}][a]"), one, &format!("v[{q}][a]"))
+                        phase_add(&format!("acc[{q}][a]"), one, factor, &format!("v[{q}][a]"))
                     ),
                 );
             }
@@ -221,13 +254,14 @@ pub(super) fn emit_term(
     Ok(())
 }
 
-/// Opens a block that loads the link `l` into `m` (the caller closes it).
+/// Opens a block that loads the link `l` into `m` (the caller closes it); returns the
+/// factor the link was left without ([`storage::Scaling::Deferred`]).
 fn emit_link(
     s: &mut Src,
     l: &LinkRef,
     fields: &[FieldInfo],
     reads: storage::Reads,
-) -> Result<(), DslError> {
+) -> Result<Option<String>, DslError> {
     let f = fields
         .iter()
         .find(|f| f.name == l.field && matches!(f.shape, FieldShape::Gauge { .. }))
@@ -247,8 +281,15 @@ fn emit_link(
     );
     link_site(s, 3, "const int ln", l);
     let base = format!("f_{}", f.name);
-    storage::load_link(s, 3, (&base, &f.layout), mu, "ln", reads);
-    Ok(())
+    Ok(storage::load_link(
+        s,
+        3,
+        (&base, &f.layout),
+        mu,
+        "ln",
+        reads,
+        storage::Scaling::Deferred,
+    ))
 }
 
 /// `<lhs> = ` the checkerboard index of the link's site x + at · μ̂ (`cb` itself for
@@ -307,14 +348,41 @@ pub(super) fn source_index(reads: ReadSites, parity_output: bool) -> &'static st
     }
 }
 
-/// `a + p b` for a phase p ∈ {±1, ±i}, as exact complex code.
-fn phase_add(a: &str, p: Phase, b: &str) -> String {
-    match (p.re, p.im) {
-        (1, 0) => format!("c_add({a}, {b})"),
-        (-1, 0) => format!("c_sub({a}, {b})"),
-        (0, 1) => format!("cplx{{{a}.re - {b}.im, {a}.im + {b}.re}}"),
-        _ => format!("cplx{{{a}.re + {b}.im, {a}.im - {b}.re}}"),
-    }
+/// `a + p b` for a phase p ∈ {±1, ±i}, as exact complex code; with a factor f,
+/// `a + p f b` (one multiply-add per real).
+fn phase_add(a: &str, p: Phase, f: Option<&str>, b: &str) -> String {
+    let Some(f) = f else {
+        return match (p.re, p.im) {
+            (1, 0) => format!("c_add({a}, {b})"),
+            (-1, 0) => format!("c_sub({a}, {b})"),
+            (0, 1) => format!("cplx{{{a}.re - {b}.im, {a}.im + {b}.re}}"),
+            _ => format!("cplx{{{a}.re + {b}.im, {a}.im - {b}.re}}"),
+        };
+    };
+    let (re, im) = match (p.re, p.im) {
+        (1, 0) => (("", "re"), ("", "im")),
+        (-1, 0) => (("-", "re"), ("-", "im")),
+        (0, 1) => (("-", "im"), ("", "re")),
+        _ => (("", "im"), ("-", "re")),
+    };
+    // Explicit fma: with `a + f * b` the compiler shares f·b between the two rows a
+    // projected row feeds, a multiply and two adds instead of two multiply-adds.
+    let fma =
+        |(sign, part): (&str, &str), acc: &str| format!("fma({sign}{f}, {b}.{part}, {a}.{acc})");
+    format!("cplx{{{}, {}}}", fma(re, "re"), fma(im, "im"))
+}
+
+/// `a + p b` for a phase p ∈ {±1, ±i} of biased fixed-point values (x + B each, B the
+/// bias; `twice` = 2B): a difference x − y is the biased one, a sum x + y is
+/// a − (2B − b); exact (every operand and result an integer below 2^24).
+fn biased_phase_add(a: &str, p: Phase, b: &str, twice: &str) -> String {
+    let (re, im) = match (p.re, p.im) {
+        (1, 0) => (format!("({twice} - {b}.re)"), format!("({twice} - {b}.im)")),
+        (-1, 0) => (format!("{b}.re"), format!("{b}.im")),
+        (0, 1) => (format!("{b}.im"), format!("({twice} - {b}.re)")),
+        _ => (format!("({twice} - {b}.im)"), format!("{b}.re")),
+    };
+    format!("cplx{{{a}.re - {re}, {a}.im - {im}}}")
 }
 
 /// A real literal for the compute type.
