@@ -423,9 +423,7 @@ pub(super) fn load_link(
         if layout.reals == Recon::R12.reals() {
             s.line(
                 indent,
-                &format!(
-                    "// row 2 = conj(row 0 x row 1) is in units of fl(1/Q)^2: back to fl(1/Q)"
-                ),
+                "// row 2 = conj(row 0 x row 1) is in units of fl(1/Q)^2: back to fl(1/Q)",
             );
             s.line(indent, "#pragma unroll");
             s.line(
@@ -807,7 +805,7 @@ mod tests {
             }
         }
         for bits in 0u32..=0xff {
-            let w = bits | (bits * 37 & 0xff) << 8 | (bits ^ 0x5a) << 16 | (0xff - bits) << 24;
+            let w = bits | ((bits * 37) & 0xff) << 8 | (bits ^ 0x5a) << 16 | (0xff - bits) << 24;
             for k in 0..4 {
                 let v = f32::from_bits(byte_perm(w ^ 0x8080_8080, 0x4b00_0000, 0x7540 | k))
                     - 8_388_736.0;
