@@ -8,7 +8,7 @@
 
 mod nvrtc;
 
-use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::variant::{LongRecon, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{DslError, Stencil, Variant};
 use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist, WilsonHop};
 
@@ -199,5 +199,51 @@ fn narrow_variants_compile_and_do_not_spill() {
         // Wilson and the twist: 4 formats × 3 recons × 2 + 2 mixed = 26; staggered:
         // recon 18 only (the knobs exclude 12 and 8) = 8.
         assert_eq!(compiled, 2 * (26 + 8 + 8 + 26));
+    }
+}
+
+/// The prefetch build (the tuner's `-DQDSL_PREFETCH=1`, here a define at the top of the
+/// source) of the benchmarked hop variants compiles, asks L2 for lines
+/// (`prefetch.global.L2` in its PTX, none in the default build's) and does not spill.
+#[test]
+fn prefetch_builds_compile_and_do_not_spill() {
+    let Some(tc) = nvrtc::Toolchain::load() else {
+        return;
+    };
+    let hop = |spinor: StorageFormat, recon: Recon, long_recon: LongRecon| Variant {
+        spinor,
+        gauge: spinor,
+        recon,
+        long_recon,
+        ..Variant::default()
+    };
+    let [wilson, _, staggered, _] = catalog();
+    let mut cases = Vec::new();
+    for (format, recon) in [
+        (StorageFormat::F32, Recon::R12),
+        (StorageFormat::F32, Recon::R18),
+        (StorageFormat::Fixed16, Recon::R12),
+        (StorageFormat::Fixed16, Recon::R18),
+        (StorageFormat::F64, Recon::R18),
+    ] {
+        cases.push((wilson, hop(format, recon, LongRecon::R18)));
+    }
+    for format in [StorageFormat::F32, StorageFormat::Fixed16] {
+        for long in [LongRecon::R18, LongRecon::R13] {
+            cases.push((staggered, hop(format, Recon::R18, long)));
+        }
+    }
+    for ((name, source, kernel_name), v) in cases {
+        let src = source(&v).unwrap();
+        let tag = format!("{name}_prefetch_{:016x}", v.stable_hash());
+        let plain = tc.nv.compile(&src, &tag, "sm_90").unwrap();
+        assert!(
+            !plain.contains("prefetch.global.L2"),
+            "{tag}: default build"
+        );
+        let prefetch = format!("#define QDSL_PREFETCH 1\n{src}");
+        let ptx = tc.nv.compile(&prefetch, &tag, "sm_90").unwrap();
+        assert!(ptx.contains("prefetch.global.L2"), "{tag}: no prefetch");
+        tc.compile_checked(&prefetch, &tag, "sm_90", &[kernel_name(&v)], true);
     }
 }

@@ -129,6 +129,18 @@ impl Gpu {
         self.load(name, source, &[], Some(max_registers))
     }
 
+    /// The function `name` of `source` built with `extra` NVRTC options and, when given,
+    /// a register cap (a tuner's compile knob); loaded once per (name, options, cap).
+    pub fn function_built(
+        &self,
+        name: &str,
+        source: &str,
+        extra: &[String],
+        max_registers: Option<u32>,
+    ) -> Result<CudaFunction, DeviceError> {
+        self.load(name, source, extra, max_registers)
+    }
+
     /// Compiles (or reads from the PTX cache), caps and loads; the in-memory map is
     /// keyed by name, options and cap.
     fn load(

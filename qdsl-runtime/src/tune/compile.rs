@@ -14,16 +14,34 @@
 //! matters for f64 kernels, which are bandwidth-bound anyway). A cap at or above the
 //! uncapped build's own count changes nothing, so [`compile_knobs`] drops those.
 //!
+//! The prefetch build (`-DQDSL_PREFETCH=1`) turns on the generated `#if QDSL_PREFETCH`
+//! blocks of a stencil kernel: each term asks L2 for the next term's records before its
+//! own loads, more reads in flight at the price of the addresses' registers (the fixed16
+//! Wilson hop: 89 → 108 registers). It is tried uncapped and at 96 registers.
+//!
 //! A knob travels through the tuner as its label ([`CompileKnob::label`], the tune
-//! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`.
+//! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`,
+//! `prefetch`, `prefetch+maxnreg=R`.
 
 use std::fmt;
 
 /// The register caps tried (see the module doc for why these).
 pub const REGISTER_CAPS: [u32; 7] = [32, 40, 48, 64, 80, 96, 128];
 
+/// The register caps tried with the prefetch build.
+pub const PREFETCH_CAPS: [Option<u32>; 2] = [None, Some(96)];
+
 /// Prefix of a register-cap label.
 const MAXNREG: &str = "maxnreg=";
+
+/// Label of the prefetch build (before `+maxnreg=R` when capped).
+const PREFETCH: &str = "prefetch";
+
+/// The NVRTC define that turns the prefetch blocks on.
+pub const PREFETCH_DEFINE: &str = "-DQDSL_PREFETCH=1";
+
+/// The macro whose presence in a source marks it as having prefetch blocks.
+pub const PREFETCH_MACRO: &str = "QDSL_PREFETCH";
 
 /// One compile variant of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,11 +51,15 @@ pub enum CompileKnob {
     /// At most this many registers per thread (PTX `.maxnreg`, see
     /// [`crate::jit::register_cap`]).
     MaxRegisters(u32),
+    /// The prefetch build ([`PREFETCH_DEFINE`]), with an optional register cap.
+    Prefetch(Option<u32>),
 }
 
 /// A compile label that is no knob.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown compile knob {found:?} (expected \"\" or \"{MAXNREG}R\" with R ≥ 1)")]
+#[error(
+    "unknown compile knob {found:?} (expected \"\", \"{MAXNREG}R\", \"{PREFETCH}\" or \"{PREFETCH}+{MAXNREG}R\" with R ≥ 1)"
+)]
 pub struct UnknownCompileKnob {
     /// The label found.
     pub found: String,
@@ -49,6 +71,25 @@ impl CompileKnob {
         match self {
             Self::Default => String::new(),
             Self::MaxRegisters(r) => format!("{MAXNREG}{r}"),
+            Self::Prefetch(None) => PREFETCH.to_string(),
+            Self::Prefetch(Some(r)) => format!("{PREFETCH}+{MAXNREG}{r}"),
+        }
+    }
+
+    /// The extra NVRTC options of the build.
+    pub fn nvrtc_options(&self) -> Vec<String> {
+        match self {
+            Self::Prefetch(_) => vec![PREFETCH_DEFINE.to_string()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The register cap of the build, if any.
+    pub fn register_cap(&self) -> Option<u32> {
+        match *self {
+            Self::Default => None,
+            Self::MaxRegisters(r) => Some(r),
+            Self::Prefetch(cap) => cap,
         }
     }
 
@@ -58,14 +99,22 @@ impl CompileKnob {
         let unknown = || UnknownCompileKnob {
             found: label.into(),
         };
-        match label {
-            "" | "-" => Ok(Self::Default),
-            l => l
-                .strip_prefix(MAXNREG)
+        let cap = |l: &str| {
+            l.strip_prefix(MAXNREG)
                 .and_then(|r| r.parse::<u32>().ok())
                 .filter(|&r| r > 0)
-                .map(Self::MaxRegisters)
-                .ok_or_else(unknown),
+        };
+        match label {
+            "" | "-" => Ok(Self::Default),
+            PREFETCH => Ok(Self::Prefetch(None)),
+            l => match l.strip_prefix(PREFETCH) {
+                Some(rest) => rest
+                    .strip_prefix('+')
+                    .and_then(cap)
+                    .map(|r| Self::Prefetch(Some(r))),
+                None => cap(l).map(Self::MaxRegisters),
+            }
+            .ok_or_else(unknown),
         }
     }
 }
@@ -81,14 +130,21 @@ impl fmt::Display for CompileKnob {
 }
 
 /// The compile knobs to tune, default first: every cap of [`REGISTER_CAPS`] below
-/// `uncapped_registers` (the default build's count; all caps when unknown).
-pub fn compile_knobs(uncapped_registers: Option<u32>) -> Vec<CompileKnob> {
+/// `uncapped_registers` (the default build's count; all caps when unknown), then, for a
+/// source with prefetch blocks (`prefetch`), the prefetch builds of [`PREFETCH_CAPS`].
+pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<CompileKnob> {
     std::iter::once(CompileKnob::Default)
         .chain(
             REGISTER_CAPS
                 .into_iter()
                 .filter(|&c| uncapped_registers.is_none_or(|r| c < r))
                 .map(CompileKnob::MaxRegisters),
+        )
+        .chain(
+            PREFETCH_CAPS
+                .into_iter()
+                .filter(|_| prefetch)
+                .map(CompileKnob::Prefetch),
         )
         .collect()
 }
@@ -101,7 +157,12 @@ mod tests {
     fn labels_round_trip_and_bad_labels_are_named() {
         assert_eq!(CompileKnob::Default.label(), "");
         assert_eq!(CompileKnob::MaxRegisters(64).label(), "maxnreg=64");
-        for k in compile_knobs(None) {
+        assert_eq!(CompileKnob::Prefetch(None).label(), "prefetch");
+        assert_eq!(
+            CompileKnob::Prefetch(Some(96)).label(),
+            "prefetch+maxnreg=96"
+        );
+        for k in compile_knobs(None, true) {
             assert_eq!(CompileKnob::parse(&k.label()), Ok(k));
         }
         assert_eq!(CompileKnob::parse("-"), Ok(CompileKnob::Default));
@@ -111,6 +172,10 @@ mod tests {
             "maxnreg=x",
             "maxrregcount=64",
             "64",
+            "prefetch+",
+            "prefetch+maxnreg=0",
+            "prefetchmaxnreg=96",
+            "prefetch+96",
         ] {
             assert_eq!(
                 CompileKnob::parse(bad),
@@ -126,11 +191,31 @@ mod tests {
         use CompileKnob::{Default, MaxRegisters as M};
         // The fixed16 Wilson hop's 96 registers (H100 profile): six caps below it.
         assert_eq!(
-            compile_knobs(Some(96)),
+            compile_knobs(Some(96), false),
             vec![Default, M(32), M(40), M(48), M(64), M(80)]
         );
-        assert_eq!(compile_knobs(Some(32)), vec![Default]);
-        assert_eq!(compile_knobs(Some(33)), vec![Default, M(32)]);
-        assert_eq!(compile_knobs(None).len(), 1 + REGISTER_CAPS.len());
+        assert_eq!(compile_knobs(Some(32), false), vec![Default]);
+        assert_eq!(compile_knobs(Some(33), false), vec![Default, M(32)]);
+        assert_eq!(compile_knobs(None, false).len(), 1 + REGISTER_CAPS.len());
+        // Sources with prefetch blocks add the two prefetch builds.
+        use CompileKnob::Prefetch as P;
+        assert_eq!(
+            compile_knobs(Some(33), true),
+            vec![Default, M(32), P(None), P(Some(96))]
+        );
+    }
+
+    #[test]
+    fn builds_map_to_options_and_caps() {
+        assert!(CompileKnob::Default.nvrtc_options().is_empty());
+        assert_eq!(CompileKnob::Default.register_cap(), None);
+        assert_eq!(CompileKnob::MaxRegisters(80).register_cap(), Some(80));
+        assert!(CompileKnob::MaxRegisters(80).nvrtc_options().is_empty());
+        let p = CompileKnob::Prefetch(Some(96));
+        assert_eq!(
+            (p.nvrtc_options(), p.register_cap()),
+            (vec![PREFETCH_DEFINE.to_string()], Some(96))
+        );
+        assert!(PREFETCH_DEFINE.contains(PREFETCH_MACRO));
     }
 }

@@ -23,7 +23,7 @@ pub mod search;
 mod tuner;
 
 pub use cache::{Measurement, TuneCache};
-pub use compile::{compile_knobs, CompileKnob, REGISTER_CAPS};
+pub use compile::{compile_knobs, CompileKnob, PREFETCH_MACRO, REGISTER_CAPS};
 pub use key::{Fingerprint, TuneKey};
 pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
 pub use search::TwoStageSearch;

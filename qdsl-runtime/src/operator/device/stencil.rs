@@ -18,6 +18,7 @@ use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
     self, compile_knobs, launch_candidates, Candidate, CompileKnob, TuneKey, Tuner, TwoStageSearch,
+    PREFETCH_MACRO,
 };
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, PushKernelArg};
@@ -134,10 +135,12 @@ impl DeviceStencil {
         if let Some(b) = builds.get(&knob) {
             return Ok(b.clone());
         }
-        let function = match knob {
-            CompileKnob::Default => gpu.function(&self.name, &self.source, &[])?,
-            CompileKnob::MaxRegisters(r) => gpu.function_capped(&self.name, &self.source, r)?,
-        };
+        let function = gpu.function_built(
+            &self.name,
+            &self.source,
+            &knob.nvrtc_options(),
+            knob.register_cap(),
+        )?;
         let b = Arc::new(Build {
             function,
             shared_allowed: AtomicU32::new(48 * 1024),
@@ -494,7 +497,8 @@ impl DeviceStencil {
             true => Some(self.registers(gpu, CompileKnob::Default)?),
             false => None,
         };
-        let knobs = compile_knobs(uncapped);
+        let prefetch = self.source.contains(PREFETCH_MACRO);
+        let knobs = compile_knobs(uncapped, prefetch);
         let search = TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches);
         let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
             let choice = self.choice(c)?;

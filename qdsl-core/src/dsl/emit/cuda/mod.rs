@@ -310,7 +310,14 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
         out_parity,
         ns,
     };
+    // The prefetch build (a tuner knob) asks for term k + 1's records before term k.
+    if let Some(t) = lowered.terms.first() {
+        term::emit_prefetch(&mut s, &cx, 0, t);
+    }
     for (k, t) in lowered.terms.iter().enumerate() {
+        if let Some(next) = lowered.terms.get(k + 1) {
+            term::emit_prefetch(&mut s, &cx, k + 1, next);
+        }
         emit_term(&mut s, &cx, k, t)?;
     }
     // Store.

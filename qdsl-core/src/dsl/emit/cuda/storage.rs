@@ -40,6 +40,8 @@ pub(super) fn storage_helpers(src: &mut Src) {
 // (links: each is read once per launch) go through the evict-first cache path (__ldcs), so
 // that L1 and L2 keep the neighbour sites that several threads read.
 template <bool STREAM, typename V> __device__ __forceinline__ V ld(const V* __restrict__ p) { return STREAM ? __ldcs(p) : *p; }
+// Asks L2 for the line holding *p (a hint: no register is written).
+template <typename T> __device__ __forceinline__ void prefetch_l2(const T* p) { asm volatile("prefetch.global.L2 [%0];" :: "l"(p)); }
 template <int N, bool STREAM = false> __device__ __forceinline__ void load(real* r, const float4* __restrict__ p, int i, int stride) {
 #pragma unroll
     for (int c = 0; c < N; c++) { const float4 v = ld<STREAM>(p + c * stride + i); r[4 * c] = v.x; r[4 * c + 1] = v.y; r[4 * c + 2] = v.z; r[4 * c + 3] = v.w; }
@@ -358,6 +360,44 @@ fn decode_loop(
             layout.format.bytes()
         ),
     );
+}
+
+/// `prefetch_l2` of every chunk (and the norm) of site `site` of the site field at `base`.
+pub(super) fn prefetch_site(
+    s: &mut Src,
+    indent: usize,
+    (base, layout): (&str, &SoaLayout),
+    site: &str,
+) {
+    let stride = stride_of(base);
+    for c in 0..chunks(layout) {
+        s.line(
+            indent,
+            &format!("prefetch_l2({base} + {c} * {stride} + {site});"),
+        );
+    }
+    if has_norm(layout) {
+        s.line(indent, &format!("prefetch_l2({} + {site});", norm_of(base)));
+    }
+}
+
+/// `prefetch_l2` of every chunk of the record of link `mu` at checkerboard site `site` of
+/// the gauge field at `base` (a long link's 12- or 8-real record; its phase is left).
+pub(super) fn prefetch_link(
+    s: &mut Src,
+    indent: usize,
+    (base, layout): (&str, &SoaLayout),
+    mu: usize,
+    site: &str,
+) {
+    let layout = super::long_link::scaled(layout).map_or(*layout, |(_, record)| record);
+    let (stride, c) = (stride_of(base), chunks(&layout));
+    for k in 0..c {
+        s.line(
+            indent,
+            &format!("prefetch_l2({base} + {} * {stride} + {site});", mu * c + k),
+        );
+    }
 }
 
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site` of

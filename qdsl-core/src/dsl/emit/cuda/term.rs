@@ -254,6 +254,46 @@ pub(super) fn emit_term(
     Ok(())
 }
 
+/// Under `#if QDSL_PREFETCH` (the tuner's prefetch build, `-DQDSL_PREFETCH`): asks L2
+/// for term `k`'s source record (and norm) and link records, a term ahead of their loads,
+/// so that more of the kernel's reads are in flight; nothing is read into registers.
+pub(super) fn emit_prefetch(s: &mut Src, cx: &TermContext<'_>, k: usize, t: &LoweredTerm) {
+    let field = |n: &str| cx.fields.iter().find(|f| f.name == n);
+    let term = &t.term;
+    let Some(src) = field(&term.source) else {
+        return;
+    };
+    let reads = cx
+        .lowered
+        .input(&term.source)
+        .map(|i| i.reads)
+        .unwrap_or(ReadSites::Both);
+    s.0.push_str(
+        "#if QDSL_PREFETCH
+",
+    );
+    s.line(1, &format!("{{ // term {k}'s records into L2"));
+    s.line(2, "int y[4] = {x[0], x[1], x[2], x[3]};");
+    shift_and_wrap(s, 2, "y", term.hop.mu, term.hop.steps, "");
+    s.line(
+        2,
+        &format!("const int n = {};", source_index(reads, cx.out_parity >= 0)),
+    );
+    storage::prefetch_site(s, 2, (&format!("f_{}", src.name), &src.layout), "n");
+    for l in &term.links {
+        let Some(f) = field(&l.field) else { continue };
+        s.line(2, "{");
+        link_site(s, 3, "const int ln", l);
+        storage::prefetch_link(s, 3, (&format!("f_{}", f.name), &f.layout), l.mu, "ln");
+        s.line(2, "}");
+    }
+    s.line(1, "}");
+    s.0.push_str(
+        "#endif
+",
+    );
+}
+
 /// Opens a block that loads the link `l` into `m` (the caller closes it); returns the
 /// factor the link was left without ([`storage::Scaling::Deferred`]).
 fn emit_link(

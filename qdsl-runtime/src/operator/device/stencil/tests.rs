@@ -90,6 +90,11 @@ fn capped_builds_load_and_match_the_uncapped_build() {
         assert!(rel_err(&capped, &c.cpu) < 1e-5, "cap {cap} vs CPU");
     }
     assert!(uncapped > 32, "the Wilson hop uses {uncapped} registers");
+    // The prefetch builds only add L2 requests: the same arithmetic, the same result.
+    for knob in [CompileKnob::Prefetch(None), CompileKnob::Prefetch(Some(64))] {
+        let got = run(knob);
+        assert!(rel_err(&got, &free) < 1e-6, "{knob} vs uncapped");
+    }
 }
 
 /// With tuning on, the two-stage search times the default build with every launch and
@@ -109,13 +114,19 @@ fn tuning_searches_the_caps_and_records_them() {
         .tuned_config(&gpu, &tuner, &c.lat, &mut c.out, &inputs, None)
         .unwrap();
     let regs = c.hop.registers(&gpu, CompileKnob::Default).unwrap();
-    let caps = compile_knobs(Some(regs)).len() - 1;
+    let knobs = compile_knobs(Some(regs), true);
+    let caps = knobs
+        .iter()
+        .filter(|k| matches!(k, CompileKnob::MaxRegisters(_)))
+        .count();
     let launches = launch_candidates(c.lat.half_volume(), &gpu.launch_limits().unwrap()).len();
     let text = std::fs::read_to_string(&path).unwrap();
     let rows: Vec<&str> = text.lines().skip(8).collect();
-    assert_eq!(rows.len(), launches + caps * 3, "{text}");
+    assert_eq!(rows.len(), launches + (knobs.len() - 1) * 3, "{text}");
     let capped = rows.iter().filter(|r| r.contains("\tmaxnreg=")).count();
     assert_eq!(capped, caps * 3, "{text}");
+    let prefetch = rows.iter().filter(|r| r.contains("\tprefetch")).count();
+    assert_eq!(prefetch, 2 * 3, "{text}");
     let best = rows.iter().find(|r| r.ends_with("\t*")).unwrap();
     assert!(
         best.contains(&format!("\t{}\t", dash(&choice.compile.label()))),
