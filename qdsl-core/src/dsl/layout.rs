@@ -1,20 +1,28 @@
 //! The device memory layout of fields: structure of arrays in 16-byte chunks.
 //!
 //! A field holds `reals` real numbers per site (per link for gauge fields), stored in
-//! `bytes` bytes each. They are cut into chunks of W bytes, W = 16 when the site's bytes
-//! are a multiple of 16 (`float4` for f32, `double2` for f64), else W = 8 (`float2`,
-//! `double`). Chunk c of site i lives at
+//! `bytes` bytes each, B = reals · bytes per record. The record is cut into H = ⌊B/16⌋
+//! chunks of 16 bytes (`float4` for f32, `double2` for f64) and, where 16 does not divide
+//! B, an 8-byte tail (`float2`: f32 records of 4k + 2 reals — recon-18 links, staggered
+//! colour vectors). With S sub-records per site (the 4 directions of a gauge field, else
+//! 1), head chunk c of sub-record μ of site i lives at
 //!
-//! address(c, i) = (c · stride + i) · W,
+//! address = ((μ · H + c) · stride + i) · 16,
 //!
-//! with stride ≥ the number of sites (the padding keeps each chunk array aligned), so the
-//! threads of a warp, which handle consecutive sites, load consecutive W-byte words.
-//! Within a site the reals keep the host order (spin, colour, re/im; row-major links).
+//! and the tails of all sub-records follow the S · H head arrays, the tail of sub-record
+//! μ of site i at
+//!
+//! address = S · H · stride · 16 + (μ · stride + i) · 8,
+//!
+//! with stride ≥ the number of sites (the padding keeps each array aligned), so the
+//! threads of a warp, which handle consecutive sites, load consecutive 16-byte words (and
+//! consecutive 8-byte tails): a recon-18 link is four 16-byte loads and one 8-byte load,
+//! not nine 8-byte ones. Within a site the reals keep the host order (spin, colour,
+//! re/im; row-major links).
 //!
 //! * a colour-spinor field on one parity has V/2 sites, the index within the parity;
 //!   on the full lattice V sites, the checkerboard index (even sites first);
-//! * a gauge field stores the four directions one after the other: chunk c of U_μ at
-//!   the site with checkerboard index cb is chunk (μ · chunks + c) of site cb, V sites.
+//! * a gauge field stores the four directions as its sub-records, V sites.
 //!
 //! The runtime's device fields implement this layout; the CUDA emitter indexes it.
 
@@ -35,44 +43,58 @@ impl SoaLayout {
         Self { reals, format }
     }
 
-    /// Chunk width W in bytes: 16 if it divides the site's bytes, else 8.
-    pub fn chunk_bytes(&self) -> usize {
-        if (self.reals * self.format.bytes()).is_multiple_of(16) {
-            16
-        } else {
-            8
-        }
+    /// Bytes per record, B.
+    pub fn record_bytes(&self) -> usize {
+        self.reals * self.format.bytes()
     }
 
-    /// Reals per chunk, W / bytes per real.
+    /// Whole 16-byte chunks per record, H = ⌊B/16⌋.
+    pub fn head_chunks(&self) -> usize {
+        self.record_bytes() / 16
+    }
+
+    /// Bytes of the tail, B mod 16 (0 or 8 for f32 and f64, whose records have an even
+    /// number of reals).
+    pub fn tail_bytes(&self) -> usize {
+        self.record_bytes() % 16
+    }
+
+    /// Reals per 16-byte chunk.
     pub fn reals_per_chunk(&self) -> usize {
-        self.chunk_bytes() / self.format.bytes()
+        16 / self.format.bytes()
     }
 
-    /// Chunks per site, ⌈reals / reals per chunk⌉ (exact for f32/f64, whose site bytes
-    /// are a multiple of 8 because `reals` is even; the last chunk of a narrow-format site
-    /// may be padded).
+    /// Chunks per record, the head's and the tail's: H + (1 if B mod 16 ≠ 0).
     pub fn chunks(&self) -> usize {
-        self.reals.div_ceil(self.reals_per_chunk())
+        self.head_chunks() + usize::from(self.tail_bytes() > 0)
     }
 
-    /// The CUDA vector type of one chunk (`uint4`/`uint2` raw words for the narrow formats).
+    /// The CUDA vector type of one head chunk (`float4`, `double2`).
     pub fn cuda_type(&self) -> &'static str {
-        match (self.format, self.chunk_bytes()) {
-            (StorageFormat::F32, 16) => "float4",
-            (StorageFormat::F32, _) => "float2",
-            (StorageFormat::F64, 16) => "double2",
-            (StorageFormat::F64, _) => "double",
-            // Narrow formats move raw bits; their decoding is the format's.
-            (_, 16) => "uint4",
-            (_, _) => "uint2",
+        match self.format {
+            StorageFormat::F64 => "double2",
+            _ => "float4",
         }
     }
 
-    /// The position, in units of W, of chunk `c` of site `i` for a given stride:
-    /// c · stride + i.
-    pub fn chunk_index(c: usize, i: usize, stride: usize) -> usize {
-        c * stride + i
+    /// The CUDA type of the 8-byte tail (`float2`, `double`).
+    pub fn tail_type(&self) -> &'static str {
+        match self.format {
+            StorageFormat::F64 => "double",
+            _ => "float2",
+        }
+    }
+
+    /// The position, in 16-byte units, of head chunk `c` of sub-record `sub` of site `i`
+    /// (H = [`Self::head_chunks`]): (sub · H + c) · stride + i.
+    pub fn chunk_index(&self, sub: usize, c: usize, i: usize, stride: usize) -> usize {
+        (sub * self.head_chunks() + c) * stride + i
+    }
+
+    /// The byte address of the tail of sub-record `sub` of site `i` in a field of `subs`
+    /// sub-records: S · H · stride · 16 + (sub · stride + i) · 8.
+    pub fn tail_address(&self, subs: usize, sub: usize, i: usize, stride: usize) -> usize {
+        subs * self.head_chunks() * stride * 16 + (sub * stride + i) * self.tail_bytes()
     }
 }
 
@@ -81,28 +103,36 @@ mod tests {
     use super::*;
 
     /// Hand-computed shapes: Wilson spinor f32 24 reals = 6 float4; f64 = 12 double2;
-    /// recon-12 f32 = 3 float4; recon-18 f32 (72 bytes) = 9 float2; colour vector f32
-    /// (24 bytes) = 3 float2, f64 (48 bytes) = 3 double2.
+    /// recon-12 f32 = 3 float4; recon-18 f32 (72 bytes) = 4 float4 + an 8-byte tail;
+    /// colour vector f32 (24 bytes) = 1 float4 + tail, f64 (48 bytes) = 3 double2.
     #[test]
     fn chunk_shapes() {
         let cases = [
-            (24, StorageFormat::F32, "float4", 6),
-            (24, StorageFormat::F64, "double2", 12),
-            (12, StorageFormat::F32, "float4", 3),
-            (18, StorageFormat::F32, "float2", 9),
-            (18, StorageFormat::F64, "double2", 9),
-            (6, StorageFormat::F32, "float2", 3),
-            (6, StorageFormat::F64, "double2", 3),
+            (24, StorageFormat::F32, 6, 0),
+            (24, StorageFormat::F64, 12, 0),
+            (12, StorageFormat::F32, 3, 0),
+            (18, StorageFormat::F32, 4, 8),
+            (18, StorageFormat::F64, 9, 0),
+            (6, StorageFormat::F32, 1, 8),
+            (6, StorageFormat::F64, 3, 0),
         ];
-        for (reals, format, ty, chunks) in cases {
+        for (reals, format, head, tail) in cases {
             let l = SoaLayout::new(reals, format);
             assert_eq!(
-                (l.cuda_type(), l.chunks()),
-                (ty, chunks),
+                (l.head_chunks(), l.tail_bytes()),
+                (head, tail),
                 "{reals} {format:?}"
             );
-            assert_eq!(l.chunks() * l.chunk_bytes(), reals * format.bytes());
+            assert_eq!(
+                l.head_chunks() * 16 + l.tail_bytes(),
+                reals * format.bytes()
+            );
+            assert_eq!(l.chunks(), head + usize::from(tail > 0));
         }
-        assert_eq!(SoaLayout::chunk_index(2, 5, 100), 205);
+        let link = SoaLayout::new(18, StorageFormat::F32);
+        // Head chunk 2 of direction 3 at site 5, stride 100: (3·4 + 2)·100 + 5.
+        assert_eq!(link.chunk_index(3, 2, 5, 100), 1405);
+        // Its tail: after 4 · 4 · 100 head chunks, element 3·100 + 5 of 8 bytes.
+        assert_eq!(link.tail_address(4, 3, 5, 100), 16 * 1600 + 305 * 8);
     }
 }

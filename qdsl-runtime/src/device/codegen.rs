@@ -128,12 +128,18 @@ fn prelude(layout: &DeviceLayout, host: HostReal, what: &str) -> String {
     }
     let _ = writeln!(
         s,
-        "// Byte offset of stored real k of record (site, sub): ((sub*C + k/P)*stride + site)*W + (k%P)*B.\n\
+        "// Byte offset of stored real k of record (site, sub), DeviceLayout::byte_offset: the head\n\
+         // ((sub*H + k/P)*stride + site)*W + (k%P)*B for k < H*P, then the tail\n\
+         // S*H*stride*W + (sub*stride + site)*T + (k - H*P)*B.\n\
          __device__ __forceinline__ unsigned long long qdsl_offset(int site, int sub, int k, int stride) {{\n    \
-         return ((unsigned long long)(sub * {c} + k / {p}) * (unsigned long long)stride + site) * {w}ULL + (unsigned long long)((k % {p}) * {b});\n}}",
-        c = layout.chunks(),
+         if (k < {hp}) return ((unsigned long long)(sub * {h} + k / {p}) * (unsigned long long)stride + site) * {w}ULL + (unsigned long long)((k % {p}) * {b});\n    \
+         return {sh}ULL * (unsigned long long)stride * {w}ULL + ((unsigned long long)sub * (unsigned long long)stride + site) * {t}ULL + (unsigned long long)((k - {hp}) * {b});\n}}",
+        h = layout.head_chunks(),
+        hp = layout.head_chunks() * layout.reals_per_chunk(),
+        sh = layout.subs * layout.head_chunks(),
         p = layout.reals_per_chunk(),
         w = layout.chunk_bytes,
+        t = layout.tail_bytes,
         b = layout.real_bytes
     );
     s

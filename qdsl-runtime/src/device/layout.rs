@@ -2,20 +2,24 @@
 //! [`qdsl_core::dsl::layout::SoaLayout`] to every storage width.
 //!
 //! A record (a site of a fermion field; one link of a gauge field) has R stored reals of
-//! b bytes. They are cut into chunks of W bytes, W the largest of 16, 8, 4, 2, 1 that
-//! divides R·b (for f32 and f64 this is SoaLayout's rule, 16 else 8). Stored real k of
-//! record (site i, sub-record μ) lies at byte
+//! b bytes. f32 and f64 records follow SoaLayout: H = ⌊R·b/16⌋ chunks of W = 16 bytes,
+//! then, where 16 does not divide R·b, an 8-byte tail kept in its own array after all
+//! the head arrays. Every other format is cut into chunks of W bytes, W the largest of
+//! 16, 8, 4, 2, 1 that divides R·b, and has no tail. Stored real k of record (site i,
+//! sub-record μ of S) lies at byte
 //!
-//! offset(i, μ, k) = ((μ·C + ⌊k/P⌋)·stride + i)·W + (k mod P)·b,
+//! offset(i, μ, k) = ((μ·H + ⌊k/P⌋)·stride + i)·W + (k mod P)·b        (k < H·P),
+//! offset(i, μ, k) = S·H·stride·W + (μ·stride + i)·T + (k − H·P)·b      (the tail),
 //!
-//! with P = W/b reals per chunk, C = R/P chunks per record, μ = 0 for fermions and the
-//! direction for links (the gauge rule of SoaLayout), and stride = the sites rounded up to
-//! a multiple of 32, so that every chunk array starts 512-byte aligned. The f32 norms of
+//! with P = W/b reals per chunk, T the tail's bytes, μ = 0 for fermions and the direction
+//! for links (the gauge rule of SoaLayout), and stride = the sites rounded up to a
+//! multiple of 32, so that every chunk array starts 512-byte aligned. The f32 norms of
 //! fixed-point fermions are a separate array, one per site. Packed fermions (packed20,
 //! packed30) store the 32-bit words of their ⌈N/6⌉ groups as the "reals" (b = 4, R =
 //! 4 or 6 words per group), in the byte order of `qdsl_core::format`'s record.
 
-use super::format::{DeviceFormat, UnsupportedFormat};
+use super::format::{DeviceFormat, StoredReal, UnsupportedFormat};
+use qdsl_core::format::FloatWidth;
 
 /// The shape of one device field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,8 +38,10 @@ pub struct DeviceLayout {
     pub stored_reals: usize,
     /// Bytes per stored real.
     pub real_bytes: usize,
-    /// Chunk width W in bytes.
+    /// Chunk width W in bytes (of the head chunks).
     pub chunk_bytes: usize,
+    /// Bytes of the tail of an f32/f64 record (R·b mod 16; 0 for the other formats).
+    pub tail_bytes: usize,
 }
 
 impl DeviceLayout {
@@ -49,10 +55,19 @@ impl DeviceLayout {
         let real_bytes = format.stored_real()?.bytes();
         let stored_reals = format.stored_reals(fermion_reals);
         let record = stored_reals * real_bytes;
-        let chunk_bytes = [16, 8, 4, 2, 1]
-            .into_iter()
-            .find(|w| record.is_multiple_of(*w))
-            .unwrap_or(1);
+        let float = matches!(
+            format.stored_real()?,
+            StoredReal::Float(FloatWidth::F32 | FloatWidth::F64)
+        );
+        let (chunk_bytes, tail_bytes) = if float {
+            (16, record % 16)
+        } else {
+            let w = [16, 8, 4, 2, 1]
+                .into_iter()
+                .find(|w| record.is_multiple_of(*w))
+                .unwrap_or(1);
+            (w, 0)
+        };
         Ok(Self {
             format,
             sites,
@@ -62,6 +77,7 @@ impl DeviceLayout {
             stored_reals,
             real_bytes,
             chunk_bytes,
+            tail_bytes,
         })
     }
 
@@ -70,14 +86,19 @@ impl DeviceLayout {
         self.chunk_bytes / self.real_bytes
     }
 
-    /// Chunks per record, C = R/P.
-    pub fn chunks(&self) -> usize {
-        self.stored_reals.div_ceil(self.reals_per_chunk())
+    /// Head chunks per record, H = ⌊R/P⌋ (all of them for a format without a tail).
+    pub fn head_chunks(&self) -> usize {
+        (self.stored_reals * self.real_bytes - self.tail_bytes) / self.chunk_bytes
     }
 
-    /// Bytes of the value arrays: subs · C · stride · W.
+    /// Chunks per record, the head's and the tail's.
+    pub fn chunks(&self) -> usize {
+        self.head_chunks() + usize::from(self.tail_bytes > 0)
+    }
+
+    /// Bytes of the value arrays: subs · stride · (H · W + T).
     pub fn value_bytes(&self) -> usize {
-        self.subs * self.chunks() * self.stride * self.chunk_bytes
+        self.subs * self.stride * (self.head_chunks() * self.chunk_bytes + self.tail_bytes)
     }
 
     /// Bytes of the norm array (4 per site for fixed-point fermions, else 0).
@@ -91,9 +112,14 @@ impl DeviceLayout {
 
     /// Byte offset of stored real `k` of record (`site`, `sub`) (see the module doc).
     pub fn byte_offset(&self, site: usize, sub: usize, k: usize) -> usize {
-        let p = self.reals_per_chunk();
-        ((sub * self.chunks() + k / p) * self.stride + site) * self.chunk_bytes
-            + (k % p) * self.real_bytes
+        let (p, h) = (self.reals_per_chunk(), self.head_chunks());
+        if k < h * p {
+            ((sub * h + k / p) * self.stride + site) * self.chunk_bytes + (k % p) * self.real_bytes
+        } else {
+            self.subs * h * self.stride * self.chunk_bytes
+                + (sub * self.stride + site) * self.tail_bytes
+                + (k - h * p) * self.real_bytes
+        }
     }
 }
 
@@ -157,20 +183,45 @@ mod tests {
             let l = DeviceLayout::new(format, reals, 100).unwrap();
             let soa = SoaLayout::new(l.stored_reals, soa_format);
             assert_eq!(
-                (l.chunk_bytes, l.chunks()),
-                (soa.chunk_bytes(), soa.chunks()),
+                (l.head_chunks(), l.tail_bytes, l.chunks()),
+                (soa.head_chunks(), soa.tail_bytes(), soa.chunks()),
                 "{format}"
             );
-            // The element index of SoaLayout times W, plus the position in the chunk.
-            let (site, k) = (37, l.stored_reals - 1);
-            let c = k / l.reals_per_chunk();
-            let mu = l.subs - 1;
-            assert_eq!(
-                l.byte_offset(site, mu, k),
-                SoaLayout::chunk_index(mu * l.chunks() + c, site, l.stride) * l.chunk_bytes
-                    + (k % l.reals_per_chunk()) * l.real_bytes
-            );
+            // Every real of the last sub-record: SoaLayout's head chunk index times 16
+            // plus the position in the chunk, or its tail address plus the position.
+            let (site, mu) = (37, l.subs - 1);
+            let p = soa.reals_per_chunk();
+            for k in 0..l.stored_reals {
+                let want = if k < soa.head_chunks() * p {
+                    soa.chunk_index(mu, k / p, site, l.stride) * 16 + (k % p) * l.real_bytes
+                } else {
+                    soa.tail_address(l.subs, mu, site, l.stride)
+                        + (k - soa.head_chunks() * p) * l.real_bytes
+                };
+                assert_eq!(l.byte_offset(site, mu, k), want, "{format} k = {k}");
+            }
         }
+    }
+
+    /// Hand-computed tails: an f32 recon-18 link (72 B) = 4 head chunks + 8 B; with 32
+    /// sites, real 16 of direction 2 at site 5 follows the 4·4·32 head chunks:
+    /// 8192 + (2·32 + 5)·8; a staggered f32 site (24 B) = 1 chunk + 8 B, real 5 of site 3
+    /// at 32·16 + 3·8 + 4; f64 records have none.
+    #[test]
+    fn float_tails_by_hand() {
+        let link = DeviceFormat::Link(LinkFormat::new(LinkStorage::F32, Compression::Full));
+        let l = DeviceLayout::new(link, 0, 32).unwrap();
+        assert_eq!((l.head_chunks(), l.tail_bytes, l.chunks()), (4, 8, 5));
+        assert_eq!(l.byte_offset(5, 2, 16), 8192 + 69 * 8);
+        assert_eq!(l.byte_offset(5, 2, 17), 8192 + 69 * 8 + 4);
+        assert_eq!(l.byte_offset(5, 2, 15), ((2 * 4 + 3) * 32 + 5) * 16 + 12);
+        assert_eq!(l.value_bytes(), 4 * 32 * 72);
+        let st = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::F32), 6, 32).unwrap();
+        assert_eq!((st.head_chunks(), st.tail_bytes), (1, 8));
+        assert_eq!(st.byte_offset(3, 0, 5), 32 * 16 + 3 * 8 + 4);
+        assert_eq!(st.value_bytes(), 32 * 24);
+        let d = DeviceLayout::new(DeviceFormat::Fermion(FermionFormat::F64), 6, 32).unwrap();
+        assert_eq!((d.head_chunks(), d.tail_bytes, d.chunk_bytes), (3, 0, 16));
     }
 
     /// Hand-computed: fixed8 staggered site = 6 bytes → W = 2, 3 chunks; fixed16 Wilson

@@ -17,7 +17,7 @@
 //! The prefetch build (`-DQDSL_PREFETCH=1`) turns on the generated `#if QDSL_PREFETCH`
 //! blocks of a stencil kernel: each term asks L2 for the next term's records before its
 //! own loads, more reads in flight at the price of the addresses' registers (the fixed16
-//! Wilson hop: 89 → 108 registers). It is tried uncapped and at 96 registers.
+//! Wilson hop: 89 → 108 registers). It is tried uncapped and at 128 and 96 registers.
 //!
 //! A knob travels through the tuner as its label ([`CompileKnob::label`], the tune
 //! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`,
@@ -29,7 +29,7 @@ use std::fmt;
 pub const REGISTER_CAPS: [u32; 7] = [32, 40, 48, 64, 80, 96, 128];
 
 /// The register caps tried with the prefetch build.
-pub const PREFETCH_CAPS: [Option<u32>; 2] = [None, Some(96)];
+pub const PREFETCH_CAPS: [Option<u32>; 3] = [None, Some(128), Some(96)];
 
 /// Prefix of a register-cap label.
 const MAXNREG: &str = "maxnreg=";
@@ -197,11 +197,11 @@ mod tests {
         assert_eq!(compile_knobs(Some(32), false), vec![Default]);
         assert_eq!(compile_knobs(Some(33), false), vec![Default, M(32)]);
         assert_eq!(compile_knobs(None, false).len(), 1 + REGISTER_CAPS.len());
-        // Sources with prefetch blocks add the two prefetch builds.
+        // Sources with prefetch blocks add the three prefetch builds.
         use CompileKnob::Prefetch as P;
         assert_eq!(
             compile_knobs(Some(33), true),
-            vec![Default, M(32), P(None), P(Some(96))]
+            vec![Default, M(32), P(None), P(Some(128)), P(Some(96))]
         );
     }
 

@@ -96,11 +96,12 @@ template <bool RECON12> __device__ __forceinline__ void unpack_link(cplx (&m)[3]
     );
 }
 
-/// Chunk width W in bytes of a field in the device layout: [`SoaLayout::chunk_bytes`]
-/// for f64/f32, else the largest of 16, 8, 4, 2, 1 that divides the record's bytes.
+/// Chunk width W in bytes of a field in the device layout: 16 (the head chunks of
+/// [`SoaLayout`]) for f64/f32, else the largest of 16, 8, 4, 2, 1 that divides the
+/// record's bytes.
 pub(super) fn chunk_bytes(layout: &SoaLayout) -> usize {
     if layout.format.is_native() {
-        return layout.chunk_bytes();
+        return 16;
     }
     let record = layout.reals * layout.format.bytes();
     [16, 8, 4, 2]
@@ -204,6 +205,88 @@ impl Reads {
     }
 }
 
+/// Where the f64/f32 record of sub-record `sub` (of `subs`: 4 links per site, else 1)
+/// lies in the field at `base` ([`SoaLayout`]): the pointer to its first head chunk (the
+/// head's H chunks are `stride` apart; `None` if H = 0), and the pointer to its 8-byte
+/// tail, after the S·H head arrays (`None` without a tail); `constness` for the casts.
+fn native_parts(
+    base: &str,
+    layout: &SoaLayout,
+    (sub, subs): (usize, usize),
+    constness: &str,
+) -> (Option<String>, Option<String>) {
+    let (h, stride) = (layout.head_chunks(), stride_of(base));
+    let head = (h > 0).then(|| match subs {
+        1 => base.to_string(),
+        _ => format!("{base} + {sub} * {h} * {stride}"),
+    });
+    let tail = (layout.tail_bytes() > 0).then(|| {
+        format!(
+            "reinterpret_cast<{constness}{}*>({base} + {} * {stride}) + {sub} * {stride}",
+            layout.tail_type(),
+            subs * h
+        )
+    });
+    (head, tail)
+}
+
+/// Declares nothing; loads the f64/f32 record [`native_parts`] locates into `dest`
+/// (`load<H>` of the head, `load<1>` of the tail).
+fn native_load(
+    s: &mut Src,
+    indent: usize,
+    (base, layout): (&str, &SoaLayout),
+    subs: (usize, usize),
+    (site, dest): (&str, &str),
+    reads: Reads,
+) {
+    let (head, tail) = native_parts(base, layout, subs, "const ");
+    let (h, stride, stream) = (layout.head_chunks(), stride_of(base), reads.template_args());
+    if let Some(p) = head {
+        s.line(
+            indent,
+            &format!("load<{h}{stream}>({dest}, {p}, {site}, {stride});"),
+        );
+    }
+    if let Some(t) = tail {
+        let at = h * layout.reals_per_chunk();
+        s.line(
+            indent,
+            &format!("load<1{stream}>({dest} + {at}, {t}, {site}, {stride});"),
+        );
+    }
+}
+
+/// `prefetch_l2` of every chunk of the f64/f32 record [`native_parts`] locates.
+fn native_prefetch(
+    s: &mut Src,
+    indent: usize,
+    (base, layout): (&str, &SoaLayout),
+    subs: (usize, usize),
+    site: &str,
+) {
+    // One integer offset per address (chunk index · stride + site): a chain of pointer
+    // additions keeps 64-bit intermediates alive (the f64 Wilson prefetch build spilled).
+    let (h, stride) = (layout.head_chunks(), stride_of(base));
+    let (sub, n) = subs;
+    for c in 0..h {
+        s.line(
+            indent,
+            &format!("prefetch_l2({base} + {} * {stride} + {site});", sub * h + c),
+        );
+    }
+    if layout.tail_bytes() > 0 {
+        s.line(
+            indent,
+            &format!(
+                "prefetch_l2(reinterpret_cast<const {}*>({base} + {} * {stride}) + ({sub} * {stride} + {site}));",
+                layout.tail_type(),
+                n * h
+            ),
+        );
+    }
+}
+
 /// Declares `unsigned w<dest>[…]` and loads the raw record of site `site` (chunk
 /// pointer expression `ptr`) into it.
 #[allow(clippy::too_many_arguments)]
@@ -270,15 +353,7 @@ pub(super) fn load_site(
 ) -> Option<String> {
     s.line(indent, &format!("real {dest}[{}];", layout.reals));
     if layout.format.is_native() {
-        s.line(
-            indent,
-            &format!(
-                "load<{}{}>({dest}, {base}, {site}, {});",
-                layout.chunks(),
-                reads.template_args(),
-                stride_of(base)
-            ),
-        );
+        native_load(s, indent, (base, layout), (0, 1), (site, dest), reads);
         return None;
     }
     let name = layout.format.name();
@@ -369,6 +444,10 @@ pub(super) fn prefetch_site(
     (base, layout): (&str, &SoaLayout),
     site: &str,
 ) {
+    if layout.format.is_native() {
+        native_prefetch(s, indent, (base, layout), (0, 1), site);
+        return;
+    }
     let stride = stride_of(base);
     for c in 0..chunks(layout) {
         s.line(
@@ -391,6 +470,10 @@ pub(super) fn prefetch_link(
     site: &str,
 ) {
     let layout = super::long_link::scaled(layout).map_or(*layout, |(_, record)| record);
+    if layout.format.is_native() {
+        native_prefetch(s, indent, (base, &layout), (mu, 4), site);
+        return;
+    }
     let (stride, c) = (stride_of(base), chunks(&layout));
     for k in 0..c {
         s.line(
@@ -420,23 +503,15 @@ pub(super) fn load_link(
 ) -> Option<String> {
     let long = super::long_link::scaled(layout);
     let layout = &long.map_or(*layout, |(_, record)| record);
-    let stride = stride_of(base);
-    let c = chunks(layout);
-    let ptr = format!("{base} + {mu} * {c} * {stride}");
     let recon8 = layout.reals == Recon::R8.reals();
     // Whether the fixed-point reals stay integers (the factor fl(1/Q) deferred).
     let in_q = fixed_q(layout.format).is_some() && scaling != Scaling::Applied && !recon8;
     if layout.format.is_native() {
-        s.line(
-            indent,
-            &format!("real g[{}];", layout.chunks() * layout.reals_per_chunk()),
-        );
-        let stream = reads.template_args();
-        s.line(
-            indent,
-            &format!("load<{c}{stream}>(g, {ptr}, {site}, {stride});"),
-        );
+        s.line(indent, &format!("real g[{}];", layout.reals));
+        native_load(s, indent, (base, layout), (mu, 4), (site, "g"), reads);
     } else {
+        let (stride, c) = (stride_of(base), chunks(layout));
+        let ptr = format!("{base} + {mu} * {c} * {stride}");
         s.line(indent, &format!("real g[{}];", layout.reals));
         s.line(indent, "{");
         load_raw(s, indent + 1, &ptr, &stride, layout, site, "gw", reads);
@@ -488,13 +563,21 @@ pub(super) fn store_site(
 ) {
     let stride = stride_of(base);
     if layout.format.is_native() {
-        s.line(
-            indent,
-            &format!(
-                "store<{}>({base}, {src}, {site}, {stride});",
-                layout.chunks()
-            ),
-        );
+        let (head, tail) = native_parts(base, layout, (0, 1), "");
+        let h = layout.head_chunks();
+        if let Some(p) = head {
+            s.line(
+                indent,
+                &format!("store<{h}>({p}, {src}, {site}, {stride});"),
+            );
+        }
+        if let Some(t) = tail {
+            let at = h * layout.reals_per_chunk();
+            s.line(
+                indent,
+                &format!("store<1>({t}, {src} + {at}, {site}, {stride});"),
+            );
+        }
         return;
     }
     let name = layout.format.name();

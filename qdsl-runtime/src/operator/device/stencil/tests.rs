@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::operator::device::device_spinor;
+use crate::tune::compile::PREFETCH_CAPS;
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
 use qdsl_core::format::{FermionFormat, LinkFormat};
@@ -126,7 +127,7 @@ fn tuning_searches_the_caps_and_records_them() {
     let capped = rows.iter().filter(|r| r.contains("\tmaxnreg=")).count();
     assert_eq!(capped, caps * 3, "{text}");
     let prefetch = rows.iter().filter(|r| r.contains("\tprefetch")).count();
-    assert_eq!(prefetch, 2 * 3, "{text}");
+    assert_eq!(prefetch, PREFETCH_CAPS.len() * 3, "{text}");
     let best = rows.iter().find(|r| r.ends_with("\t*")).unwrap();
     assert!(
         best.contains(&format!("\t{}\t", dash(&choice.compile.label()))),
