@@ -15,7 +15,7 @@
 
 pub use super::cpu::Geometry;
 use super::cpu::Xpay;
-use super::variant::{Recon, StorageFormat, Variant};
+use super::variant::{Recon, Variant};
 use super::DslError;
 use crate::field::{ColourSpinorField, DenseKind, DenseLinkField};
 use crate::lattice::{Coords, Lattice};
@@ -48,14 +48,6 @@ pub fn check_dense_variant(kernel: &str, n: usize, variant: &Variant) -> Result<
         return Err(unsupported(
             "recon",
             format!("dense {n} × {n} links are stored whole (recon 18)"),
-        ));
-    }
-    // The dense loads index whole 16-byte chunks: an f32 vector of N complex numbers with
-    // N odd would end in an 8-byte tail (crate::dsl::layout).
-    if (variant.spinor == StorageFormat::F32 || variant.gauge == StorageFormat::F32) && n % 2 == 1 {
-        return Err(unsupported(
-            "spinor",
-            format!("f32 storage: dense specs need an even N (found {n}): the records are read in 16-byte chunks"),
         ));
     }
     Ok(())

@@ -52,10 +52,27 @@ fn real_type(format: StorageFormat) -> &'static str {
     }
 }
 
+/// The dense loads index whole 16-byte chunks ([`crate::dsl::layout`]): an f32 vector of
+/// N complex numbers with N odd (and its N × N links) would end in an 8-byte tail.
+fn check_whole_chunks(kernel: &str, n: usize, variant: &Variant) -> Result<(), DslError> {
+    let f32 = [variant.spinor, variant.gauge].contains(&StorageFormat::F32);
+    if f32 && n % 2 == 1 {
+        return Err(DslError::UnsupportedVariant {
+            kernel: kernel.into(),
+            knob: "spinor",
+            reason: format!(
+                "f32 storage: the CUDA code of a dense spec needs an even N (found {n}): its records are read in 16-byte chunks"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The CUDA source of one variant of a dense spec with N × N links (`n`).
 pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<String, DslError> {
     let ir = &lowered.ir;
     check_dense_variant(&ir.name, n, variant)?;
+    check_whole_chunks(&ir.name, n, variant)?;
     let name = kernel_name(&ir.name, variant);
     let spinor = SoaLayout::new(2 * n, variant.spinor);
     let link = SoaLayout::new(2 * n * n, variant.gauge);
@@ -327,4 +344,31 @@ fn describe(lowered: &Lowered, t: &LoweredTerm, coeff: f64) -> String {
         t.term.source,
         displaced(t.term.hop.steps, t.term.hop.mu)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f32 dense records must be whole 16-byte chunks: N odd is refused naming N, N even
+    /// and f64 pass.
+    #[test]
+    fn odd_n_in_f32_is_refused() {
+        let f32 = Variant {
+            spinor: StorageFormat::F32,
+            gauge: StorageFormat::F32,
+            ..Variant::default()
+        };
+        let e = check_whole_chunks("coarse", 3, &f32)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("even N (found 3)"), "{e}");
+        assert!(check_whole_chunks("coarse", 48, &f32).is_ok());
+        let f64 = Variant {
+            spinor: StorageFormat::F64,
+            gauge: StorageFormat::F64,
+            ..Variant::default()
+        };
+        assert!(check_whole_chunks("coarse", 3, &f64).is_ok());
+    }
 }
