@@ -230,29 +230,52 @@ fn native_parts(
     (head, tail)
 }
 
-/// Declares nothing; loads the f64/f32 record [`native_parts`] locates into `dest`
-/// (`load<H>` of the head, `load<1>` of the tail).
-fn native_load(
+/// How [`native_record`] moves an f64/f32 record: loaded through a cache path, or stored.
+#[derive(Clone, Copy)]
+enum Access {
+    Load(Reads),
+    Store,
+}
+
+/// Moves the f64/f32 record [`native_parts`] locates between the field and the reals
+/// `reals` (`load<H>`/`store<H>` of the head, `load<1>`/`store<1>` of the tail).
+fn native_record(
     s: &mut Src,
     indent: usize,
     (base, layout): (&str, &SoaLayout),
     subs: (usize, usize),
-    (site, dest): (&str, &str),
-    reads: Reads,
+    (site, reals): (&str, &str),
+    access: Access,
 ) {
-    let (head, tail) = native_parts(base, layout, subs, "const ");
-    let (h, stride, stream) = (layout.head_chunks(), stride_of(base), reads.template_args());
+    let (op, stream, constness) = match access {
+        Access::Load(reads) => ("load", reads.template_args(), "const "),
+        Access::Store => ("store", "", ""),
+    };
+    let (head, tail) = native_parts(base, layout, subs, constness);
+    let (h, stride) = (layout.head_chunks(), stride_of(base));
+    // (reals, pointer) for a load, (pointer, reals) for a store.
+    let args = |ptr: &str, at: usize| {
+        let r = if at == 0 {
+            reals.to_string()
+        } else {
+            format!("{reals} + {at}")
+        };
+        match access {
+            Access::Load(_) => format!("{r}, {ptr}"),
+            Access::Store => format!("{ptr}, {r}"),
+        }
+    };
     if let Some(p) = head {
         s.line(
             indent,
-            &format!("load<{h}{stream}>({dest}, {p}, {site}, {stride});"),
+            &format!("{op}<{h}{stream}>({}, {site}, {stride});", args(&p, 0)),
         );
     }
     if let Some(t) = tail {
         let at = h * layout.reals_per_chunk();
         s.line(
             indent,
-            &format!("load<1{stream}>({dest} + {at}, {t}, {site}, {stride});"),
+            &format!("{op}<1{stream}>({}, {site}, {stride});", args(&t, at)),
         );
     }
 }
@@ -353,7 +376,14 @@ pub(super) fn load_site(
 ) -> Option<String> {
     s.line(indent, &format!("real {dest}[{}];", layout.reals));
     if layout.format.is_native() {
-        native_load(s, indent, (base, layout), (0, 1), (site, dest), reads);
+        native_record(
+            s,
+            indent,
+            (base, layout),
+            (0, 1),
+            (site, dest),
+            Access::Load(reads),
+        );
         return None;
     }
     let name = layout.format.name();
@@ -508,7 +538,14 @@ pub(super) fn load_link(
     let in_q = fixed_q(layout.format).is_some() && scaling != Scaling::Applied && !recon8;
     if layout.format.is_native() {
         s.line(indent, &format!("real g[{}];", layout.reals));
-        native_load(s, indent, (base, layout), (mu, 4), (site, "g"), reads);
+        native_record(
+            s,
+            indent,
+            (base, layout),
+            (mu, 4),
+            (site, "g"),
+            Access::Load(reads),
+        );
     } else {
         let (stride, c) = (stride_of(base), chunks(layout));
         let ptr = format!("{base} + {mu} * {c} * {stride}");
@@ -563,21 +600,14 @@ pub(super) fn store_site(
 ) {
     let stride = stride_of(base);
     if layout.format.is_native() {
-        let (head, tail) = native_parts(base, layout, (0, 1), "");
-        let h = layout.head_chunks();
-        if let Some(p) = head {
-            s.line(
-                indent,
-                &format!("store<{h}>({p}, {src}, {site}, {stride});"),
-            );
-        }
-        if let Some(t) = tail {
-            let at = h * layout.reals_per_chunk();
-            s.line(
-                indent,
-                &format!("store<1>({t}, {src} + {at}, {site}, {stride});"),
-            );
-        }
+        native_record(
+            s,
+            indent,
+            (base, layout),
+            (0, 1),
+            (site, src),
+            Access::Store,
+        );
         return;
     }
     let name = layout.format.name();
