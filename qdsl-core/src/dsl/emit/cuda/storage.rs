@@ -205,10 +205,24 @@ impl Reads {
     }
 }
 
+/// The tail array of an f64/f32 field at `base` with `subs` sub-records per site: the
+/// element pointer `reinterpret_cast<T*>(base + S·H·stride)` ([`SoaLayout`]; the tail
+/// of sub-record μ of site i is element μ·stride + i of it); `None` without a tail.
+fn tail_array(base: &str, layout: &SoaLayout, subs: usize, constness: &str) -> Option<String> {
+    (layout.tail_bytes() > 0).then(|| {
+        format!(
+            "reinterpret_cast<{constness}{}*>({base} + {} * {})",
+            layout.tail_type(),
+            subs * layout.head_chunks(),
+            stride_of(base)
+        )
+    })
+}
+
 /// Where the f64/f32 record of sub-record `sub` (of `subs`: 4 links per site, else 1)
 /// lies in the field at `base` ([`SoaLayout`]): the pointer to its first head chunk (the
 /// head's H chunks are `stride` apart; `None` if H = 0), and the pointer to its 8-byte
-/// tail, after the S·H head arrays (`None` without a tail); `constness` for the casts.
+/// tail in [`tail_array`] (`None` without a tail); `constness` for the casts.
 fn native_parts(
     base: &str,
     layout: &SoaLayout,
@@ -220,13 +234,7 @@ fn native_parts(
         1 => base.to_string(),
         _ => format!("{base} + {sub} * {h} * {stride}"),
     });
-    let tail = (layout.tail_bytes() > 0).then(|| {
-        format!(
-            "reinterpret_cast<{constness}{}*>({base} + {} * {stride}) + {sub} * {stride}",
-            layout.tail_type(),
-            subs * h
-        )
-    });
+    let tail = tail_array(base, layout, subs, constness).map(|t| format!("{t} + {sub} * {stride}"));
     (head, tail)
 }
 
@@ -298,14 +306,10 @@ fn native_prefetch(
             &format!("prefetch_l2({base} + {} * {stride} + {site});", sub * h + c),
         );
     }
-    if layout.tail_bytes() > 0 {
+    if let Some(t) = tail_array(base, layout, n, "const ") {
         s.line(
             indent,
-            &format!(
-                "prefetch_l2(reinterpret_cast<const {}*>({base} + {} * {stride}) + ({sub} * {stride} + {site}));",
-                layout.tail_type(),
-                n * h
-            ),
+            &format!("prefetch_l2({t} + ({sub} * {stride} + {site}));"),
         );
     }
 }
