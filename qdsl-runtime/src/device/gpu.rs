@@ -9,6 +9,7 @@ use crate::tune::{Fingerprint, LaunchLimits};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Errors of device fields and GPU work.
@@ -76,15 +77,21 @@ pub struct Gpu {
     backend: CudaBackend,
     jit: Jit,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// sm_90 or later: programmatic dependent launches exist.
+    sm90: bool,
+    dependent_launch: AtomicBool,
 }
 
 impl Gpu {
     /// The GPU of `backend`, compiling with `jit`.
     pub fn new(backend: CudaBackend, jit: Jit) -> Self {
+        let sm90 = backend.device().is_some_and(|d| d.arch.major >= 9);
         Self {
             backend,
             jit,
             functions: Mutex::new(HashMap::new()),
+            sm90,
+            dependent_launch: AtomicBool::new(sm90 && super::launch::dependent_launch_enabled()),
         }
     }
 
@@ -92,6 +99,21 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Self, DeviceError> {
         let backend = CudaBackend::new(ordinal).map_err(DeviceError::NoGpu)?;
         Ok(Self::new(backend, Jit::from_env()?))
+    }
+
+    /// Whether generated stencil kernels are launched as programmatic dependents of the
+    /// kernel before them ([`super::launch`]): on sm_90 and later, unless
+    /// `QDSL_DEPENDENT_LAUNCH=0`.
+    pub fn dependent_launch(&self) -> bool {
+        self.dependent_launch.load(Ordering::Relaxed)
+    }
+
+    /// Turns dependent launches on or off (on only where the GPU has them); returns
+    /// whether they are on.
+    pub fn set_dependent_launch(&self, on: bool) -> bool {
+        let on = on && self.sm90;
+        self.dependent_launch.store(on, Ordering::Relaxed);
+        on
     }
 
     /// The backend (context, stream, device properties).

@@ -8,6 +8,7 @@
 //! | [`codegen`] | the generator of the conversion and reduction kernels' CUDA source |
 //! | [`reference`](mod@reference) | CPU references: the exact device image, and the kernels' arithmetic emulated |
 //! | [`gpu`] | [`Gpu`]: a device with the JIT, loaded functions, allocation with clear OOM errors |
+//! | [`launch`] | [`launch::KernelArgs`]: launches through `cuLaunchKernelEx`, as programmatic dependents on sm_90+ |
 //! | [`field`] | [`DeviceField`]: upload/download with conversion on the GPU, norms and dots in f64 |
 //! | [`dense`] | dense N × N link fields (the coarse operator's links): layout, upload, download |
 //! | [`long_links`] | [`long_links::DeviceLongLinks`]: compressed long links (recon 13/9), host encode and upload |
@@ -21,6 +22,7 @@ pub mod format;
 pub mod gpu;
 #[cfg(test)]
 mod gpu_tests;
+pub mod launch;
 pub mod layout;
 pub mod long_links;
 pub mod reference;

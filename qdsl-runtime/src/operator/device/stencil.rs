@@ -14,6 +14,7 @@
 
 use super::super::params::{input_count, kernel_params, long_count, KernelParam};
 use crate::device::gpu::driver;
+use crate::device::launch::KernelArgs;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
@@ -21,7 +22,7 @@ use crate::tune::{
     PREFETCH_MACRO,
 };
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, PushKernelArg};
+use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::{Ir, KernelInfo, Stencil, Variant};
@@ -360,7 +361,7 @@ impl DeviceStencil {
                 .store(cfg.shared_bytes, Ordering::Relaxed);
         }
         let stream = gpu.backend().stream();
-        let mut builder = stream.launch_builder(&build.function);
+        let mut args = KernelArgs::new(stream);
         let missing_norms = |field: &str| {
             self.field_error(
                 field,
@@ -373,63 +374,63 @@ impl DeviceStencil {
             match p {
                 KernelParam::Output(_) => {
                     if let Some(v) = out_values.take() {
-                        builder.arg(v);
+                        args.write(v);
                     }
                 }
                 KernelParam::OutputNorm(name) => {
-                    builder.arg(out_norms.take().ok_or_else(|| missing_norms(name))?);
+                    args.write(out_norms.take().ok_or_else(|| missing_norms(name))?);
                 }
                 KernelParam::Input { index, .. } => {
-                    builder.arg(inputs[*index].values());
+                    args.read(inputs[*index].values());
                 }
                 KernelParam::InputNorm { index, name } => {
-                    builder.arg(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
+                    args.read(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
                 }
                 KernelParam::LongPhase { long: k, .. } => {
-                    builder.arg(long[*k].phase);
+                    args.read(long[*k].phase);
                 }
                 KernelParam::LongScale { long: k, .. } if f32_compute => {
-                    builder.arg(&scales32[*k]);
+                    args.f32(scales32[*k]);
                 }
                 KernelParam::LongScale { long: k, .. } => {
-                    builder.arg(&scales[*k]);
+                    args.f64(scales[*k]);
                 }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
-                        builder.arg(x.x.values());
+                        args.read(x.x.values());
                     }
                 }
                 KernelParam::XpayNorm => {
                     if let Some(x) = xpay {
-                        builder.arg(x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
+                        args.read(x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
                     }
                 }
                 KernelParam::XpayA if f32_compute => {
-                    builder.arg(&a32);
+                    args.f32(a32);
                 }
                 KernelParam::XpayA => {
-                    builder.arg(&a);
+                    args.f64(a);
                 }
                 KernelParam::XpayB if f32_compute => {
-                    builder.arg(&b32);
+                    args.f32(b32);
                 }
                 KernelParam::XpayB => {
-                    builder.arg(&b);
+                    args.f64(b);
                 }
                 KernelParam::Extent(mu) => {
-                    builder.arg(&extents[*mu]);
+                    args.i32(extents[*mu]);
                 }
                 KernelParam::NOut => {
-                    builder.arg(&n_out);
+                    args.i32(n_out);
                 }
                 KernelParam::OutputStride(_) => {
-                    builder.arg(&out_stride);
+                    args.i32(out_stride);
                 }
                 KernelParam::InputStride { index, .. } => {
-                    builder.arg(&in_strides[*index]);
+                    args.i32(in_strides[*index]);
                 }
                 KernelParam::XpayStride => {
-                    builder.arg(&x_stride);
+                    args.i32(x_stride);
                 }
             }
         }
@@ -440,8 +441,11 @@ impl DeviceStencil {
         };
         // SAFETY: the arguments follow the generated signature (`kernel_params`, checked
         // against the emitted source in its tests), every field was checked against the
-        // variant's shapes above, and the kernel guards i < n_out.
-        unsafe { builder.launch(launch) }.map_err(driver(format!("launching {}", self.name)))?;
+        // variant's shapes above, and the kernel guards i < n_out. Generated stencils wait
+        // on their grid dependency before touching memory, so they may launch as
+        // programmatic dependents.
+        unsafe { args.launch(&build.function, launch, gpu.dependent_launch()) }
+            .map_err(driver(format!("launching {}", self.name)))?;
         Ok(())
     }
 

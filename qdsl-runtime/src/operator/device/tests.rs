@@ -215,6 +215,89 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
     assert!(err < 1e-13, "Dirichlet Wilson-clover: {err:e}");
 }
 
+/// GPU (skips without one): a chain of 12 Wilson hops on 16⁴ (f32, recon 12), each
+/// reading the field the previous one wrote (even → odd → even …, every hop an xpay
+/// a·x + b·Hψ so the values stay bounded), launched as programmatic dependents gives
+/// bit for bit the result of plain stream-ordered launches: every kernel waits for the
+/// one before it before reading its output. (A load above the wait would read fields
+/// still being written: the chain makes every hop depend on the previous one.)
+#[test]
+fn dependent_launches_give_the_stream_ordered_result() {
+    use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+    let Some((gpu, _dir)) = crate::test_gpu::gpu() else {
+        return;
+    };
+    let lat = Lattice::new([16, 16, 16, 16]).unwrap();
+    let u = GaugeField::<f64>::random(lat, 41).cast::<f32>();
+    let layout = |p: Parity| SpinorLayout::wilson(lat, SiteSubset::Single(p));
+    let variant = |p: Parity| Variant {
+        sites: OutputSites::Parity(p),
+        spinor: StorageFormat::F32,
+        gauge: StorageFormat::F32,
+        recon: Recon::R12,
+        xpay: true,
+        ..Variant::default()
+    };
+    let d_u = DeviceField::from_gauge(
+        &gpu,
+        &u,
+        LinkFormat::new(StorageFormat::F32.link_storage(), Recon::R12.compression()),
+    )
+    .unwrap();
+    let hops = [Parity::Even, Parity::Odd]
+        .map(|p| DeviceStencil::of::<WilsonHop>(&gpu, &variant(p)).unwrap());
+    let host_x = [Parity::Even, Parity::Odd]
+        .map(|p| ColourSpinorField::<f64>::gaussian(layout(p), 42 + p as u64).cast::<f32>());
+    let x = host_x
+        .each_ref()
+        .map(|f| DeviceField::from_spinor(&gpu, f, FermionFormat::F32).unwrap());
+    let n = lat.half_volume();
+    let cfg = tune::LaunchConfig::default_for(n);
+    let chain = |dependent: bool| {
+        gpu.set_dependent_launch(dependent);
+        // fields[0] (even) starts as x_even; hop k writes the other parity from it.
+        let mut fields = [
+            DeviceField::from_spinor(&gpu, &host_x[0], FermionFormat::F32).unwrap(),
+            device_spinor(&gpu, StorageFormat::F32, 24, n).unwrap(),
+        ];
+        for k in 0..12 {
+            let out_parity = (k + 1) % 2; // odd, even, odd, …
+            let (a, b) = fields.split_at_mut(1);
+            let (src, dst) = if out_parity == 1 {
+                (&a[0], &mut b[0])
+            } else {
+                (&b[0], &mut a[0])
+            };
+            let xp = DeviceXpay {
+                a: 0.5,
+                x: &x[out_parity],
+                b: 0.0625,
+            };
+            hops[out_parity]
+                .launch(&gpu, &lat, cfg, dst, &[src, &d_u], Some(&xp))
+                .unwrap();
+        }
+        fields[0].download::<f32>(&gpu).unwrap()
+    };
+    let default = gpu.dependent_launch();
+    let ordered = chain(false);
+    let dependent = chain(true);
+    gpu.set_dependent_launch(default);
+    assert!(ordered.iter().all(|v| v.is_finite()));
+    assert!(ordered.iter().any(|&v| v != 0.0));
+    let differing = ordered
+        .iter()
+        .zip(&dependent)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differing,
+        0,
+        "dependent launches changed {differing} of {} reals",
+        ordered.len()
+    );
+}
+
 /// Device layouts (pure values, no GPU) pass or fail the check, and a mismatch
 /// names both shapes; narrow storage passes by its width (the kernels decode it).
 #[test]

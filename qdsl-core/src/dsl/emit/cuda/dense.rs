@@ -32,7 +32,9 @@
 //! kernels without fixed-point norms.
 
 use super::term::{displaced, link_site, shift_and_wrap, source_index};
-use super::{arithmetic_helpers, header, kernel_name, Src};
+use super::{
+    arithmetic_helpers, dependency_wait, dependency_wait_helper, header, kernel_name, Src,
+};
 use crate::dsl::dense::check_dense_variant;
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::layout::SoaLayout;
@@ -94,6 +96,7 @@ pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<Str
         ),
     );
     arithmetic_helpers(&mut s);
+    dependency_wait_helper(&mut s);
     accessors(&mut s);
     signature(&mut s, lowered, variant, &name);
     s.line(0, "{");
@@ -101,6 +104,7 @@ pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<Str
     for (k, t) in lowered.terms.iter().enumerate() {
         term_geometry(&mut s, lowered, variant, k, t);
     }
+    dependency_wait(&mut s);
     s.line(1, "#pragma unroll 1");
     s.line(
         1,

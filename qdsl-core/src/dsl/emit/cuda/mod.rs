@@ -5,7 +5,10 @@
 //! grid row (blockIdx.y) per fifth-dimension slice of 5D colour-spinor fields: slice s
 //! of a field of N sites per slice is its sites s·N .. s·N + N (the
 //! [`crate::field::SpinorLayout`] order), `n_out` counts one slice, gauge and clover
-//! fields are 4D and shared by the slices. The thread computes its coordinates from its checkerboard index (no neighbour tables), then for
+//! fields are 4D and shared by the slices. The thread computes its coordinates from its checkerboard index (no neighbour tables),
+//! waits on its grid dependency (`griddepcontrol.wait`: the runtime launches stencils as
+//! programmatic dependents of the kernel before them, and nothing above the wait touches
+//! memory), then for
 //! each term (all unrolled): the neighbour's index, the source load in 16-byte chunks
 //! (the [`crate::dsl::layout`] structure of arrays, coalesced across a warp), the spin
 //! projection to a half spinor where the term has 1 ± γ_μ, the link product on the 12
@@ -83,6 +86,33 @@ __device__ __forceinline__ cplx c_fma(cplx acc, cplx a, cplx b) { return {acc.re
 __device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re + a.im * b.im, acc.im + a.re * b.im - a.im * b.re}; }
 
 "#,
+    );
+}
+
+/// `qdsl_grid_dependency_wait()`, after the arithmetic helpers: `griddepcontrol.wait`
+/// on sm_90 and later. A kernel launched as a programmatic dependent (the runtime does so
+/// for stencils) may start while the kernel before it is still running; the wait returns
+/// once that kernel has finished and its writes are visible, and is a no-op otherwise.
+fn dependency_wait_helper(src: &mut Src) {
+    src.0.push_str(
+        r#"// Programmatic dependent launch: waits for the kernel this one depends on to finish
+// (sm_90+; a no-op for a normal launch).
+__device__ __forceinline__ void qdsl_grid_dependency_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+"#,
+    );
+}
+
+/// The kernel's wait on its grid dependency, placed after the index arithmetic and before
+/// the first load or store: everything above it may overlap the previous kernel.
+fn dependency_wait(s: &mut Src) {
+    s.line(
+        1,
+        "qdsl_grid_dependency_wait(); // no global memory is touched above this line",
     );
 }
 
@@ -210,6 +240,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     header(&mut s, &name, lowered, variant);
     s.line(0, &format!("typedef {real} real;"));
     arithmetic_helpers(&mut s);
+    dependency_wait_helper(&mut s);
     storage::storage_helpers(&mut s);
     storage::narrow_helpers(&mut s, variant);
     transport_helper(&mut s);
@@ -300,6 +331,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
             "const int cb = parity * half + idx; // this site's checkerboard index",
         );
     }
+    dependency_wait(&mut s);
     s.line(1, &format!("cplx acc[{ns}][3];"));
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
