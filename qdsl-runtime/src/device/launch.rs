@@ -7,9 +7,9 @@
 //! finished and its writes are visible. Every generated stencil kernel calls
 //! `qdsl_grid_dependency_wait()` right after its index arithmetic, before any load or
 //! store, so the dependent launch changes no result: it only hides the launch latency and
-//! the index arithmetic behind the previous kernel's tail (measured on the H100: the
-//! even-odd Wilson M̂, two hops back to back, 235 → 232 µs at 32⁴). Launched without the
-//! attribute, or on GPUs before sm_90, the wait is a no-op.
+//! the index arithmetic behind the previous kernel's tail (H100, 32⁴: the even-odd Wilson
+//! M̂, two hops back to back, 229.5 → 226.4 µs in `qdsl bench`; BENCHMARKS.md). Launched
+//! without the attribute, or on GPUs before sm_90, the wait is a no-op.
 //!
 //! [`KernelArgs`] collects the parameters as `cuLaunchKernelEx` wants them (a pointer to
 //! each value) and keeps cudarc's read/write records of the buffers until the launch is
