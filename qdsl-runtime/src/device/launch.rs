@@ -99,16 +99,6 @@ impl<'a> KernelArgs<'a> {
         self
     }
 
-    /// Number of parameters collected.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// Whether no parameter was collected.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
     /// Queues `function` with these parameters; `dependent` adds the
     /// programmatic-stream-serialization attribute (only for kernels that wait on their
     /// grid dependency before touching memory, see the module documentation).
