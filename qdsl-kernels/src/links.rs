@@ -129,20 +129,9 @@ pub fn hisq_links<T: Real>(
 }
 
 /// MILC's staggered phase η_μ(x): η_x = (−1)^t, η_y = (−1)^(t+x), η_z = (−1)^(t+x+y),
-/// η_t = 1.
+/// η_t = 1 ([`qdsl_core::lattice::staggered_phase`]).
 pub fn staggered_phase(c: Coords, mu: usize) -> f64 {
-    let [x, y, _, t] = c;
-    let exponent = match mu {
-        0 => t,
-        1 => t + x,
-        2 => t + x + y,
-        _ => 0,
-    };
-    if exponent % 2 == 0 {
-        1.0
-    } else {
-        -1.0
-    }
+    f64::from(qdsl_core::lattice::staggered_phase(c, mu))
 }
 
 /// The links with the staggered phases and the antiperiodic time boundary folded in:

@@ -204,7 +204,9 @@ fn narrow_variants_compile_and_do_not_spill() {
 
 /// The prefetch build (the tuner's `-DQDSL_PREFETCH=1`, here a define at the top of the
 /// source) of the benchmarked hop variants compiles, asks L2 for lines
-/// (`prefetch.global.L2` in its PTX, none in the default build's) and does not spill.
+/// (`prefetch.global.L2` in its PTX, none in the default build's) and does not spill;
+/// so does its links-only form (`QDSL_PREFETCH_LINKS_ONLY`), with fewer prefetches (the
+/// source records left out).
 #[test]
 fn prefetch_builds_compile_and_do_not_spill() {
     let Some(tc) = nvrtc::Toolchain::load() else {
@@ -229,7 +231,7 @@ fn prefetch_builds_compile_and_do_not_spill() {
         cases.push((wilson, hop(format, recon, LongRecon::R18)));
     }
     for format in [StorageFormat::F32, StorageFormat::Fixed16] {
-        for long in [LongRecon::R18, LongRecon::R13] {
+        for long in [LongRecon::R18, LongRecon::R13, LongRecon::R12] {
             cases.push((staggered, hop(format, Recon::R18, long)));
         }
     }
@@ -243,7 +245,13 @@ fn prefetch_builds_compile_and_do_not_spill() {
         );
         let prefetch = format!("#define QDSL_PREFETCH 1\n{src}");
         let ptx = tc.nv.compile(&prefetch, &tag, "sm_90").unwrap();
-        assert!(ptx.contains("prefetch.global.L2"), "{tag}: no prefetch");
+        let all = ptx.matches("prefetch.global.L2").count();
+        assert!(all > 0, "{tag}: no prefetch");
         tc.compile_checked(&prefetch, &tag, "sm_90", &[kernel_name(&v)], true);
+        let links = format!("#define QDSL_PREFETCH 1\n#define QDSL_PREFETCH_LINKS_ONLY 1\n{src}");
+        let ptx = tc.nv.compile(&links, &tag, "sm_90").unwrap();
+        let some = ptx.matches("prefetch.global.L2").count();
+        assert!(some > 0 && some < all, "{tag}: {some} of {all} prefetches");
+        tc.compile_checked(&links, &tag, "sm_90", &[kernel_name(&v)], true);
     }
 }

@@ -163,7 +163,7 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
         Some(n) => 2 * n * n * v.gauge.bytes(),
         None => LinkFormat::new(v.gauge.link_storage(), v.recon.compression()).bytes_per_link(),
     };
-    // Long links in recon 13/9 (`long_recon`): W's reals and the phase.
+    // Compressed long links (`long_recon` 13, 12 + sign, 9): the record and the phase.
     let bytes_of = |field: &str| match v.long_recon.compression() {
         Some(c) if super::long_links::is_long(&lowered.ir, field) => {
             ScaledLinkFormat::new(v.gauge.link_storage(), c).bytes_per_link()

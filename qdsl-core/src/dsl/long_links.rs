@@ -1,5 +1,4 @@
-//! Which gauge fields of a spec are *long* links, and how many reals each gauge field
-//! stores in a variant.
+//! Which gauge fields of a spec are *long* links.
 //!
 //! A gauge field is long when every term that reads it reads it as the single link of a
 //! hop of three sites (L_μ(x) χ(x + 3μ̂), L_μ†(x − 3μ̂) χ(x − 3μ̂): asqtad's and HISQ's Naik
@@ -9,6 +8,9 @@
 use super::ir::{FieldShape, Ir};
 use super::variant::{LongRecon, Variant};
 use super::DslError;
+
+/// The length of a long link in lattice steps: the hop it is read on.
+pub const LONG_LINK_STEPS: usize = 3;
 
 /// The names of the long gauge fields of `ir`, in declaration order.
 pub fn long_link_fields(ir: &Ir) -> Vec<&str> {
@@ -21,7 +23,10 @@ pub fn long_link_fields(ir: &Ir) -> Vec<&str> {
                 .iter()
                 .filter(|t| t.links.iter().any(|l| l.field == f.name))
                 .peekable();
-            reads.peek().is_some() && reads.all(|t| t.hop.steps.abs() == 3 && t.links.len() == 1)
+            reads.peek().is_some()
+                && reads.all(|t| {
+                    t.hop.steps.unsigned_abs() as usize == LONG_LINK_STEPS && t.links.len() == 1
+                })
         })
         .map(|f| f.name.as_str())
         .collect()
@@ -30,16 +35,6 @@ pub fn long_link_fields(ir: &Ir) -> Vec<&str> {
 /// Whether `field` is a long gauge field of `ir`.
 pub fn is_long(ir: &Ir, field: &str) -> bool {
     long_link_fields(ir).contains(&field)
-}
-
-/// Reals stored per link of the gauge field `field` in `variant`: `long_recon`'s for a
-/// long field, `recon`'s otherwise.
-pub fn gauge_reals(ir: &Ir, field: &str, variant: &Variant) -> usize {
-    if is_long(ir, field) {
-        variant.long_recon.reals()
-    } else {
-        variant.recon.reals()
-    }
 }
 
 /// Ok unless `variant` compresses long links (`long_recon` ≠ 18) of a spec that has none.

@@ -8,16 +8,18 @@
 //! * gauge link: U ↦ decode(encode(U)) with [`LinkFormat`] = storage × compression
 //!   (recon 12 / 8 rebuild the link from 12 / 8 stored reals, checked to be SU(3)).
 //!
-//! * long links of improved staggered kernels (`long_recon` 13/9): L ↦ decode(encode(L))
-//!   with [`ScaledLinkFormat`] and the field's uniform scale ([`round_long_field`]).
+//! * long links of improved staggered kernels (`long_recon` 13/12/9): L ↦
+//!   decode(encode(L)) with [`ScaledLinkFormat`] and the field's scale
+//!   ([`round_long_field`]).
 //!
 //! Values a format cannot hold (f16 overflow, non-finite fixed point, non-SU(3) links
 //! under compression) are errors, never silent infinities.
 
+use super::long_links::LONG_LINK_STEPS;
 use super::Variant;
 use crate::field::{ColourSpinorField, GaugeField};
 use crate::format::link::{
-    round_scaled_field, uniform_scale, ScaledLinkError, ScaledLinkFormat, SCALED_TOLERANCE,
+    round_scaled_field, ScaledLinkError, ScaledLinkFormat, SCALED_TOLERANCE,
 };
 use crate::format::{FermionFormat, FormatError, LinkFormat, LinkSign};
 use crate::Real;
@@ -67,12 +69,14 @@ pub fn round_gauge_field<T: Real>(
 }
 
 /// Rounds the long-link field `u` of a spec run with `variant` through its `long_recon`
-/// compression, as the device decodes it: c = [`uniform_scale`] (checked: every link
-/// c·U(3) to [`SCALED_TOLERANCE`], else the error names the link), then
-/// L ↦ decode(encode(L)) in [`ScaledLinkFormat`] (`variant.gauge`'s storage). Returns c,
-/// the value of the kernel's `scale_<field>` parameter; `None` (and `u` untouched) for
-/// long recon 18. The CPU path emulates compressed long links by running on the rounded
-/// field (exact for f32/f64 gauge storage; narrow gauge formats would round twice).
+/// compression, as the device decodes it: c = the compression's
+/// [`field_scale`](crate::format::link::ScaledCompression::field_scale) (checked: every
+/// link c·U(3), for recon 12 + sign c·s·SU(3) with s its staggered sign, to
+/// [`SCALED_TOLERANCE`], else the error names the link), then L ↦ decode(encode(L)) in
+/// [`ScaledLinkFormat`] (`variant.gauge`'s storage). Returns c, the value of the kernel's
+/// `scale_<field>` parameter; `None` (and `u` untouched) for long recon 18. The CPU path
+/// emulates compressed long links by running on the rounded field (exact for f32/f64
+/// gauge storage; narrow gauge formats would round twice).
 pub fn round_long_field<T: Real>(
     variant: &Variant,
     u: &mut GaugeField<T>,
@@ -80,9 +84,9 @@ pub fn round_long_field<T: Real>(
     let Some(compression) = variant.long_recon.compression() else {
         return Ok(None);
     };
-    let scale = uniform_scale(u, SCALED_TOLERANCE)?;
+    let scale = compression.field_scale(u, LONG_LINK_STEPS, SCALED_TOLERANCE)?;
     let format = ScaledLinkFormat::new(variant.gauge.link_storage(), compression);
-    round_scaled_field(format, u, scale)?;
+    round_scaled_field(format, u, scale, LONG_LINK_STEPS)?;
     Ok(Some(scale))
 }
 

@@ -151,12 +151,16 @@ pub enum LongRecon {
     R18,
     /// Rows 0, 1 of W = L/c and arg(det W)/π ([`ScaledCompression::Recon13`]).
     R13,
+    /// Rows 0, 1 of V = L/(c·s) ∈ SU(3), the staggered sign s of each link computed from
+    /// its coordinates in the kernel, no phase stored ([`ScaledCompression::Recon12`]):
+    /// asqtad's long links, QUDA's "12 + phase".
+    R12,
     /// Recon 8 of W's SU(3) part and arg(det W)/π ([`ScaledCompression::Recon9`]).
     R9,
 }
 
 impl LongRecon {
-    /// Reals stored per link: 18, 13, 9.
+    /// Reals stored per link: 18, 13, 12, 9.
     pub fn reals(self) -> usize {
         match self.compression() {
             Some(c) => c.reals(),
@@ -169,12 +173,18 @@ impl LongRecon {
         match self {
             LongRecon::R18 => None,
             LongRecon::R13 => Some(ScaledCompression::Recon13),
+            LongRecon::R12 => Some(ScaledCompression::Recon12),
             LongRecon::R9 => Some(ScaledCompression::Recon9),
         }
     }
 
-    /// Every value, in the order 18, 13, 9.
-    pub const EVERY: [LongRecon; 3] = [LongRecon::R18, LongRecon::R13, LongRecon::R9];
+    /// Every value, in the order 18, 13, 12, 9.
+    pub const EVERY: [LongRecon; 4] = [
+        LongRecon::R18,
+        LongRecon::R13,
+        LongRecon::R12,
+        LongRecon::R9,
+    ];
 }
 
 /// The fermion boundary condition in time (space is periodic).
@@ -394,8 +404,19 @@ mod tests {
         let names = LongRecon::EVERY.map(|long_recon| Variant { long_recon, ..base }.canonical());
         assert_eq!(names[0], base.canonical());
         assert_eq!(names[1], format!("{} long_recon=13", base.canonical()));
-        assert_eq!(names[2], format!("{} long_recon=9", base.canonical()));
-        assert_eq!(LongRecon::EVERY.map(LongRecon::reals), [18, 13, 9]);
+        assert_eq!(names[2], format!("{} long_recon=12", base.canonical()));
+        assert_eq!(names[3], format!("{} long_recon=9", base.canonical()));
+        assert_eq!(LongRecon::EVERY.map(LongRecon::reals), [18, 13, 12, 9]);
+        // Long recon 12 + sign is not the (fat-link) recon 12 knob: another name.
+        let v12 = Variant {
+            long_recon: LongRecon::R12,
+            ..base
+        };
+        let r12 = Variant {
+            recon: Recon::R12,
+            ..base
+        };
+        assert_ne!(v12.canonical(), r12.canonical());
         let v9 = Variant {
             long_recon: LongRecon::R9,
             ..base

@@ -1,4 +1,5 @@
-//! Lattice geometry: extents, site indexing, neighbours, boundary phases, sub-domains.
+//! Lattice geometry: extents, site indexing, neighbours, boundary phases, sub-domains,
+//! MILC's staggered signs.
 //!
 //! Sites carry coordinates `[x, y, z, t]` (direction μ = 0, 1, 2, 3). Two orders exist:
 //!
@@ -13,10 +14,12 @@
 mod blocks;
 mod boundary;
 mod geometry;
+mod staggered;
 
 pub use blocks::BlockDecomposition;
 pub use boundary::{BoundaryCondition, BoundaryConditions};
 pub use geometry::{Coords, Lattice, Lattice5D, Parity, MAX_SITES};
+pub use staggered::{staggered_link_sign, staggered_phase};
 
 use thiserror::Error;
 

@@ -4,19 +4,21 @@ use super::metrics::{add_bytes, copy_gbs, rates};
 use super::report::{BenchCase, BenchKernel, BenchReport, BenchResult, CopyBandwidth, Skipped};
 use crate::backend::Backend;
 use crate::device::gpu::driver;
-use crate::device::long_links::{scaled_format, DeviceLongLinks};
+use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::operator::device::{device_spinor, DeviceStencil, OperatorError};
 use crate::operator::DeviceEvenOddWilson;
 use crate::tune::{LaunchConfig, Tuner};
 use cudarc::driver::PushKernelArg;
+use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
 use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::format::link::{uniform_scale, SCALED_TOLERANCE};
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::{Lattice, Parity};
-use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
+use qdsl_kernels::{
+    fold_staggered_phases, AsqtadLong, ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop,
+};
 use std::time::Instant;
 
 /// What `qdsl bench` runs.
@@ -91,8 +93,10 @@ pub fn copy_bandwidth(
     })
 }
 
-/// The random gauge fields of one lattice (SU(3) links, also standing in for fat and
-/// long links: the timing does not depend on the values).
+/// The gauge fields of one lattice: random SU(3) links `u` (also standing in for fat
+/// links: the timing does not depend on the values) and asqtad long links built from
+/// them (MILC phases and antiperiodic time folded in, u0 = 1), which every long-link
+/// compression can hold, recon 12 + sign included.
 struct Links {
     lattice: Lattice,
     u: GaugeField<f64>,
@@ -146,8 +150,8 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     }
 }
 
-/// The long-link compressions benched for `case`: recon 18 always; 13 and 9 as well
-/// for the improved staggered hop in narrow (f32, fixed-point) formats.
+/// The long-link compressions benched for `case`: recon 18 always; 13, 12 + sign and 9
+/// as well for the improved staggered hop in narrow (f32, fixed-point) formats.
 fn long_recons(case: &BenchCase) -> &'static [LongRecon] {
     match (case.kernel, case.format) {
         (BenchKernel::ImprovedStaggeredHop, f) if f != StorageFormat::F64 => &LongRecon::EVERY,
@@ -256,19 +260,18 @@ fn bench_case(
     let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, &source, info.clone())
         .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
-    // Long links: plain (recon 18) or compressed (recon 13/9: record + phases, scale).
+    // Long links: plain (recon 18) or compressed (recon 13/12 + sign/9: record, phases
+    // for 13/9, scale).
     let improved = case.kernel == BenchKernel::ImprovedStaggeredHop;
-    let (d_long, d_long_scaled) = match (improved, scaled_format(&v_odd)) {
-        (false, _) => (None, None),
-        (true, None) => (
-            Some(DeviceField::from_gauge(gpu, &links.long, lf).map_err(|e| err(&e))?),
-            None,
-        ),
-        (true, Some(f)) => {
-            let c = uniform_scale(&links.long, SCALED_TOLERANCE).map_err(|e| err(&e))?;
-            let l = DeviceLongLinks::upload(gpu, &links.long, f, c).map_err(|e| err(&e))?;
-            (None, Some(l))
-        }
+    let (d_long, d_long_scaled) = match improved {
+        false => (None, None),
+        true => match DeviceLongLinks::upload_for(gpu, &links.long, &v_odd).map_err(|e| err(&e))? {
+            Some(l) => (None, Some(l)),
+            None => (
+                Some(DeviceField::from_gauge(gpu, &links.long, lf).map_err(|e| err(&e))?),
+                None,
+            ),
+        },
     };
     let mut inputs: Vec<&DeviceField> = vec![&d_psi, &d_u];
     inputs.extend(d_long.as_ref());
@@ -334,10 +337,13 @@ pub fn run_bench(
     let mut skipped = Vec::new();
     for &extent in &opts.extents {
         let lattice = Lattice::new([extent; 4]).map_err(|e| DeviceError::Shape(e.to_string()))?;
+        let thin = GaugeField::random(lattice, opts.seed + 2);
+        let long = AsqtadLong::smear_cpu(&fold_staggered_phases(&thin), 1.0)
+            .map_err(|e| DeviceError::Shape(format!("building asqtad long links: {e}")))?;
         let links = Links {
             lattice,
             u: GaugeField::random(lattice, opts.seed + 1),
-            long: GaugeField::random(lattice, opts.seed + 2),
+            long,
         };
         for (case, &long_recon) in opts
             .cases

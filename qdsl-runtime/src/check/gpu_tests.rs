@@ -60,6 +60,50 @@ fn device_kernels_match_the_cpu_reference() {
     }
 }
 
+/// The compressed long-link rows of `qdsl check` — long recon 13, 12 + sign and 9, each
+/// in f64, f32 and fixed16 with three settings of the other knobs — on asqtad long links
+/// of random thin links and on MILC's fat.l8 + long.l8: every row compared and within its
+/// bound, except the fixed16 rows on MILC's fat links (entries above 1), skipped with the
+/// reason. Kernels without long links get no such rows.
+#[test]
+fn compressed_long_link_rows_match_the_cpu_reference() {
+    let wilson = (crate::cli::catalog().into_iter())
+        .find(|e| e.name == "wilson_hop")
+        .unwrap();
+    assert!(long_recon_variants(&(wilson.ir)()).is_empty());
+    let Some((gpu, _dir)) = gpu() else { return };
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let entry = (crate::cli::catalog().into_iter())
+        .find(|e| e.name == "improved_staggered_hop")
+        .unwrap();
+    let ir = (entry.ir)();
+    let variants = long_recon_variants(&ir);
+    assert_eq!(variants.len(), 27);
+    let random = random_links(lat, &ir, 2, 7).unwrap();
+    let real = real_links(&data_dir(), &entry.name, 2).unwrap();
+    let mut compared = 0;
+    for data in [&random, &real] {
+        for v in &variants {
+            let o = compare_kernel_any(&gpu, &entry, v, data, 11);
+            let fixed_on_milc = data.name != "random" && v.spinor == StorageFormat::Fixed16;
+            match o {
+                Outcome::Skipped(ref why) if fixed_on_milc => {
+                    assert!(why.contains("cannot be stored"), "{v}: {why}")
+                }
+                _ => {
+                    assert!(
+                        matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                        "{v} {}: {o:?}",
+                        data.name
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 27 + 18);
+}
+
 /// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
 /// the host operators.
 #[test]
@@ -108,9 +152,10 @@ fn bench_smoke_run() {
         seed: 1,
     };
     let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
-    // The improved staggered f32 case also runs with long links in recon 13 and 9.
-    assert_eq!(report.results.len(), 6, "{:?}", report.skipped);
-    for suffix in [" long13", " long9"] {
+    // The improved staggered f32 case also runs with long links in recon 13, 12 + sign
+    // and 9.
+    assert_eq!(report.results.len(), 7, "{:?}", report.skipped);
+    for suffix in [" long13", " long12", " long9"] {
         assert!(
             report.results.iter().any(|r| r.label.ends_with(suffix)),
             "no{suffix} row"

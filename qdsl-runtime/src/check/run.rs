@@ -5,17 +5,22 @@
 use super::reference::apply_cpu;
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use crate::cli::CatalogEntry;
+use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
-use crate::operator::device::{clover_format, device_spinor, output_sites, DeviceStencil};
+use crate::operator::device::{
+    clover_format, device_spinor, output_sites, DeviceStencil, StencilLaunch,
+};
 use crate::operator::{DeviceEvenOddStaggered, DeviceEvenOddWilson};
 use crate::solver::LinearOperator;
 use crate::tune::{LaunchConfig, Tuner};
 use qdsl_core::dsl::cpu::Xpay;
-use qdsl_core::dsl::ir::{FieldShape, Role};
+use qdsl_core::dsl::ir::{FieldShape, Ir, Role};
+use qdsl_core::dsl::long_links::{is_long, long_link_fields};
 use qdsl_core::dsl::lower::{lower, Lowered, ReadSites};
+use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::storage::round_gauge_field;
-use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::variant::{LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{
     CloverField, ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout,
@@ -25,6 +30,7 @@ use qdsl_core::format::LinkFormat;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::{Complex, Real};
+use qdsl_kernels::{fold_staggered_phases, AsqtadLong};
 use std::path::{Path, PathBuf};
 
 /// What `qdsl check` runs.
@@ -155,6 +161,10 @@ fn compare_kernel<T: Real>(
         .iter()
         .map(|g| g.cast::<T>())
         .collect();
+    // Compressed long fields: the CPU reference rounds them through the compression
+    // itself (its scale search checks every link), the GPU reads them encoded.
+    let names = gauge_names(&ir);
+    let long_at = |k: usize| names.get(k).is_some_and(|n| is_long(&ir, n));
     let link_refs: Vec<&GaugeField<T>> = links.iter().collect();
     let has_clover = ir.fields.iter().any(|f| f.shape == FieldShape::Clover);
     let clover = random_clover(lat, out_subset, seed + 2).cast::<T>();
@@ -181,11 +191,17 @@ fn compare_kernel<T: Real>(
     let info = (entry.info)(v).map_err(err)?;
     let stencil = DeviceStencil::new(gpu, ir.clone(), v, &source, info).map_err(err)?;
     let d_src = DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(err)?;
-    let d_links = links
-        .iter()
-        .map(|g| DeviceField::from_gauge(gpu, g, link_format(v)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+    let mut d_long = Vec::new();
+    let mut d_links = Vec::new();
+    for (k, g) in links.iter().enumerate() {
+        match long_at(k).then(|| DeviceLongLinks::upload_for(gpu, g, v)) {
+            Some(Ok(Some(l))) => d_long.push(l),
+            Some(Err(e)) => return Err(e.to_string()),
+            Some(Ok(None)) | None => {
+                d_links.push(DeviceField::from_gauge(gpu, g, link_format(v)).map_err(err)?)
+            }
+        }
+    }
     let d_x = DeviceField::from_spinor(gpu, &x, v.spinor.fermion_format()).map_err(err)?;
     let d_clover = if has_clover {
         let format = DeviceFormat::Fermion(clover_format(v).fermion_format());
@@ -199,23 +215,32 @@ fn compare_kernel<T: Real>(
         device_spinor(gpu, v.spinor, 2 * lowered.nspin * lowered.ncolour, n_out).map_err(err)?;
     let mut inputs: Vec<&DeviceField> = Vec::new();
     let mut next_link = d_links.iter();
+    let mut next_long = d_long.iter();
     for f in ir.fields.iter().filter(|f| f.role != Role::Out) {
         match f.shape {
             FieldShape::Spinor { .. } => inputs.push(&d_src),
+            FieldShape::Gauge { .. } if is_long(&ir, &f.name) && !d_long.is_empty() => inputs.push(
+                next_long
+                    .next()
+                    .ok_or("more long fields than data")?
+                    .record(),
+            ),
             FieldShape::Gauge { .. } => {
                 inputs.push(next_link.next().ok_or("more gauge fields than data")?)
             }
             FieldShape::Clover => inputs.push(d_clover.as_ref().ok_or("no clover field")?),
         }
     }
+    let long_args: Vec<_> = d_long.iter().map(DeviceLongLinks::args).collect();
     let xp = crate::operator::DeviceXpay { a, x: &d_x, b };
     stencil
-        .launch(
+        .launch_long(
             gpu,
             &lat,
-            LaunchConfig::default_for(n_out),
+            StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
             &mut d_out,
             &inputs,
+            &long_args,
             v.xpay.then_some(&xp),
         )
         .map_err(err)?;
@@ -344,6 +369,7 @@ fn check_kernel(gpu: &Gpu, entry: &CatalogEntry, data: &DataSet, seed: u64) -> V
                 v
             }),
     );
+    extra.extend(long_recon_variants(&ir));
     for v in extra {
         if ir.knobs.check(&ir.name, &v).is_err() {
             continue;
@@ -355,6 +381,55 @@ fn check_kernel(gpu: &Gpu, entry: &CatalogEntry, data: &DataSet, seed: u64) -> V
         rows.push(row(&v, outcome));
     }
     rows
+}
+
+/// The compressed long-link variants of a kernel with long links (none for the others):
+/// long recon 13, 12 + sign and 9, each in f64, f32 and fixed16, with three settings of
+/// the other knobs (even; odd, dagger, xpay; full lattice, xpay, antiperiodic).
+fn long_recon_variants(ir: &Ir) -> Vec<Variant> {
+    if long_link_fields(ir).is_empty() {
+        return Vec::new();
+    }
+    let knobs = [
+        (
+            OutputSites::Parity(Parity::Even),
+            false,
+            false,
+            TimeBoundary::Periodic,
+        ),
+        (
+            OutputSites::Parity(Parity::Odd),
+            true,
+            true,
+            TimeBoundary::Periodic,
+        ),
+        (OutputSites::Full, false, true, TimeBoundary::Antiperiodic),
+    ];
+    let mut out = Vec::new();
+    for long_recon in LongRecon::EVERY
+        .into_iter()
+        .filter(|&l| l != LongRecon::R18)
+    {
+        for format in [
+            StorageFormat::F64,
+            StorageFormat::F32,
+            StorageFormat::Fixed16,
+        ] {
+            for (sites, dagger, xpay, boundary) in knobs {
+                out.push(Variant {
+                    sites,
+                    dagger,
+                    xpay,
+                    spinor: format,
+                    gauge: format,
+                    boundary,
+                    long_recon,
+                    ..Variant::default()
+                });
+            }
+        }
+    }
+    out
 }
 
 /// GPU M̂ (Wilson) or A (staggered) against the host operator, in compute type T.
@@ -510,6 +585,39 @@ fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
     rows
 }
 
+/// The names of the gauge fields of `ir`, in declaration order (the order of a data
+/// set's links).
+fn gauge_names(ir: &Ir) -> Vec<&str> {
+    ir.fields
+        .iter()
+        .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+        .map(|f| f.name.as_str())
+        .collect()
+}
+
+/// The random data set of a kernel with `gauges` gauge fields on `lat`: Haar-random SU(3)
+/// links, except that a long (Naik) field holds asqtad long links built from random thin
+/// links (MILC phases and antiperiodic time folded in, u0 = 1), so that every long-link
+/// compression, recon 12 + sign included, can store it. A gauge-free kernel still takes
+/// its lattice from one field.
+fn random_links(lat: Lattice, ir: &Ir, gauges: usize, seed: u64) -> Result<DataSet, String> {
+    let names = gauge_names(ir);
+    let links = (0..gauges.max(1))
+        .map(|k| {
+            let u = GaugeField::random(lat, seed + 100 + k as u64);
+            match names.get(k).filter(|n| is_long(ir, n)) {
+                Some(_) => AsqtadLong::smear_cpu(&fold_staggered_phases(&u), 1.0)
+                    .map_err(|e| format!("building asqtad long links: {e}")),
+                None => Ok(u),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(DataSet {
+        name: "random".into(),
+        links,
+    })
+}
+
 /// Every supported variant of every catalog kernel (random fields on `opts.dims`, then
 /// the real configuration), then the operators; `progress` receives each finished row.
 pub fn run_check(
@@ -537,23 +645,17 @@ pub fn run_check(
             .iter()
             .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
             .count();
-        match Lattice::new(opts.dims) {
-            Ok(lat) => {
-                let random = DataSet {
-                    name: "random".into(),
-                    // A gauge-free kernel still takes its lattice from one field.
-                    links: (0..gauges.max(1) as u64)
-                        .map(|k| GaugeField::random(lat, opts.seed + 100 + k))
-                        .collect(),
-                };
-                emit(check_kernel(gpu, entry, &random, opts.seed), &mut rows);
-            }
+        let random = Lattice::new(opts.dims)
+            .map_err(|e| e.to_string())
+            .and_then(|lat| random_links(lat, &(entry.ir)(), gauges, opts.seed));
+        match random {
+            Ok(random) => emit(check_kernel(gpu, entry, &random, opts.seed), &mut rows),
             Err(e) => emit(
                 vec![CheckRow {
                     kernel: entry.name.clone(),
                     variant: "-".into(),
                     data: "random".into(),
-                    outcome: Outcome::Failed(e.to_string()),
+                    outcome: Outcome::Failed(e),
                 }],
                 &mut rows,
             ),

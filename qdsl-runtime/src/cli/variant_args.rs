@@ -80,6 +80,10 @@ pub enum LongReconArg {
     /// Rows 0, 1 of W = L/c and the phase arg(det W)/π (12 + phase).
     #[value(name = "13")]
     R13,
+    /// Rows 0, 1 of V = L/(c·s) ∈ SU(3), the staggered sign s of each link computed in
+    /// the kernel (12 + sign: asqtad long links, not HISQ's).
+    #[value(name = "12")]
+    R12,
     /// Recon 8 of W's SU(3) part and the phase (8 + phase).
     #[value(name = "9")]
     R9,
@@ -140,6 +144,7 @@ impl VariantArgs {
             long_recon: match self.long_recon {
                 LongReconArg::R18 => LongRecon::R18,
                 LongReconArg::R13 => LongRecon::R13,
+                LongReconArg::R12 => LongRecon::R12,
                 LongReconArg::R9 => LongRecon::R9,
             },
             ..Variant::default()

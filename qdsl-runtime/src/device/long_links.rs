@@ -1,13 +1,17 @@
 //! Compressed long links on the device ([`DeviceLongLinks`]): a field of links L = c·W,
-//! W ∈ U(3), encoded on the host with [`ScaledLinkFormat`] (recon 13 or 9) and uploaded
-//! in the layout the CUDA emitter reads (qdsl-core's `dsl/emit/cuda/long_link.rs`):
+//! W ∈ U(3), encoded on the host with [`ScaledLinkFormat`] (recon 13, 12 + sign or 9)
+//! and uploaded in the layout the CUDA emitter reads (qdsl-core's
+//! `dsl/emit/cuda/long_link.rs`):
 //!
 //! ```text
-//! record  f_<name>:      reals 0 … R−2 of link (cb site i, μ), a recon-12 (R = 13) or
-//!                        recon-8 (R = 9) link field in the gauge storage,
+//! record  f_<name>:      the record reals of link (cb site i, μ), a recon-12 (recon 13,
+//!                        12 + sign) or recon-8 (recon 9) link field in the gauge storage,
 //!                        at DeviceLayout::byte_offset(i, μ, k)
-//! phase   phase_<name>:  real R−1, t = arg(det W)/π, element μ·stride + i (one stored real)
-//! scale   scale_<name>:  c, a kernel parameter in the compute type
+//! phase   phase_<name>:  recon 13 and 9: their last real, t = arg(det W)/π, element
+//!                        μ·stride + i (one stored real); recon 12 + sign has none (the
+//!                        kernel computes each link's staggered sign s)
+//! scale   scale_<name>:  c, a kernel parameter in the compute type (signed for
+//!                        recon 12 + sign: L = c·s·V)
 //! ```
 
 use super::format::DeviceFormat;
@@ -16,9 +20,12 @@ use super::layout::DeviceLayout;
 use super::reference::DeviceImage;
 use super::DeviceField;
 use cudarc::driver::CudaSlice;
+use qdsl_core::dsl::long_links::LONG_LINK_STEPS;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::GaugeField;
-use qdsl_core::format::link::{ScaledCompression, ScaledLinkFormat};
+use qdsl_core::format::link::{
+    ScaledCompression, ScaledLinkError, ScaledLinkFormat, SCALED_TOLERANCE,
+};
 use qdsl_core::format::{Compression, FormatError, LinkFormat};
 use qdsl_core::lattice::Coords;
 use qdsl_core::Real;
@@ -42,6 +49,10 @@ pub enum LongLinkError {
         /// The format's error (boxed: it is large).
         source: Box<FormatError>,
     },
+    /// The field is not what the compression needs (c·U(3); c·s·SU(3) for recon 12 +
+    /// sign): the scale search names the link.
+    #[error(transparent)]
+    Scale(#[from] ScaledLinkError),
     /// The device side failed (layout, allocation, copy).
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -58,69 +69,77 @@ pub fn scaled_format(variant: &Variant) -> Option<ScaledLinkFormat> {
 }
 
 /// The link format whose device layout holds the record of `format`: recon 12 for
-/// recon 13 (rows 0, 1 of W), recon 8 for recon 9 (recon 8 of V), in the same storage.
+/// recon 13 (rows 0, 1 of W) and recon 12 + sign (rows 0, 1 of V), recon 8 for recon 9
+/// (recon 8 of V), in the same storage.
 pub fn record_format(format: ScaledLinkFormat) -> LinkFormat {
     let compression = match format.compression {
-        ScaledCompression::Recon13 => Compression::Recon12,
+        ScaledCompression::Recon13 | ScaledCompression::Recon12 => Compression::Recon12,
         ScaledCompression::Recon9 => Compression::Recon8,
     };
     LinkFormat::new(format.storage, compression)
 }
 
-/// The host image of a long-link field: the record field's bytes and the phase array
-/// (4·stride stored reals, padding zero).
+/// The host image of a long-link field: the record field's bytes and, for recon 13 and
+/// 9, the phase array (4·stride stored reals, padding zero).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LongLinkImage {
     /// Layout of the record field.
     pub layout: DeviceLayout,
     /// The record field's bytes (no norms).
     pub record: DeviceImage,
-    /// The phase array's bytes: real μ·stride + i at byte (μ·stride + i)·b.
-    pub phase: Vec<u8>,
+    /// The phase array's bytes, real μ·stride + i at byte (μ·stride + i)·b; `None` for
+    /// recon 12 + sign.
+    pub phase: Option<Vec<u8>>,
 }
 
 /// Encodes every link of `u` (checkerboard order, 4 links per site) with `format` and
-/// scale `scale` (c, from [`qdsl_core::format::link::uniform_scale`]) and scatters the
-/// stored reals into the record layout and the phase array (module docs).
+/// the field's scale `scale` (c, from the compression's
+/// [`field_scale`](ScaledCompression::field_scale); each link is encoded with its
+/// [`link_scale`](ScaledCompression::link_scale)) and scatters the stored reals into the
+/// record layout and the phase array (module docs).
 pub fn encode_long_links<T: Real>(
     u: &GaugeField<T>,
     format: ScaledLinkFormat,
     scale: f64,
 ) -> Result<LongLinkImage, LongLinkError> {
+    let lattice = *u.lattice();
     let layout = DeviceLayout::new(
         DeviceFormat::Link(record_format(format)),
         0,
-        u.lattice().volume(),
+        lattice.volume(),
     )
     .map_err(DeviceError::from)?;
     let b = layout.real_bytes;
-    let record_reals = format.compression.reals() - 1;
+    let record_reals = format.compression.record_reals();
     let mut values = vec![0u8; layout.value_bytes()];
-    let mut phase = vec![0u8; 4 * layout.stride * b];
+    let mut phase = format
+        .compression
+        .stores_phase()
+        .then(|| vec![0u8; 4 * layout.stride * b]);
     let mut bytes = vec![0u8; format.bytes_per_link()];
     for (k, link) in u.links().iter().enumerate() {
         let (site, mu) = (k / 4, k % 4);
+        let coords = lattice.coords_of_cb(site);
+        let c = format
+            .compression
+            .link_scale(scale, &lattice, coords, mu, LONG_LINK_STEPS);
         format
-            .encode(link, scale, &mut bytes)
+            .encode(link, c, &mut bytes)
             .map_err(|source| LongLinkError::Encode {
                 site,
-                coords: u.lattice().coords_of_cb(site),
+                coords,
                 mu,
                 format: format.name(),
                 source: Box::new(source),
             })?;
-        for (r, real) in bytes.chunks_exact(b).enumerate() {
-            let at = if r < record_reals {
-                layout.byte_offset(site, mu, r)
-            } else {
-                (mu * layout.stride + site) * b
-            };
-            let dst = if r < record_reals {
-                &mut values
-            } else {
-                &mut phase
-            };
-            dst[at..at + b].copy_from_slice(real);
+        let (record, t) = bytes.split_at(record_reals * b);
+        for (r, real) in record.chunks_exact(b).enumerate() {
+            let at = layout.byte_offset(site, mu, r);
+            values[at..at + b].copy_from_slice(real);
+        }
+        if let Some(phase) = phase.as_mut() {
+            let at = (mu * layout.stride + site) * b;
+            phase[at..at + b].copy_from_slice(t);
         }
     }
     Ok(LongLinkImage {
@@ -134,19 +153,20 @@ pub fn encode_long_links<T: Real>(
 }
 
 /// A compressed long-link field on the GPU: the record field (`f_<name>`), the phase
-/// array (`phase_<name>`) and the scale c (`scale_<name>`).
+/// array (`phase_<name>`, recon 13 and 9) and the scale c (`scale_<name>`).
 #[derive(Debug)]
 pub struct DeviceLongLinks {
     record: DeviceField,
-    phase: CudaSlice<u8>,
+    phase: Option<CudaSlice<u8>>,
     scale: f64,
 }
 
-/// The extra kernel arguments of one compressed long field: its phase array and scale.
+/// The extra kernel arguments of one compressed long field: its phase array (recon 13
+/// and 9) and scale.
 #[derive(Clone, Copy, Debug)]
 pub struct LongLinkArgs<'a> {
-    /// `phase_<name>`.
-    pub phase: &'a CudaSlice<u8>,
+    /// `phase_<name>`; `None` for recon 12 + sign.
+    pub phase: Option<&'a CudaSlice<u8>>,
     /// `scale_<name>` (c), converted to the compute type at launch.
     pub scale: f64,
 }
@@ -162,17 +182,41 @@ impl DeviceLongLinks {
     ) -> Result<Self, LongLinkError> {
         let image = encode_long_links(u, format, scale)?;
         let record = DeviceField::from_image(gpu, image.layout, &image.record)?;
-        let what = format!("the phases of a {} long-link field", format.name());
-        let mut phase = gpu.alloc::<u8>(&what, image.phase.len())?;
-        gpu.backend()
-            .stream()
-            .memcpy_htod(&image.phase, &mut phase)
-            .map_err(driver("copying long-link phases to the GPU"))?;
+        let phase = match &image.phase {
+            Some(bytes) => {
+                let what = format!("the phases of a {} long-link field", format.name());
+                let mut phase = gpu.alloc::<u8>(&what, bytes.len())?;
+                gpu.backend()
+                    .stream()
+                    .memcpy_htod(bytes, &mut phase)
+                    .map_err(driver("copying long-link phases to the GPU"))?;
+                Some(phase)
+            }
+            None => None,
+        };
         Ok(Self {
             record,
             phase,
             scale,
         })
+    }
+
+    /// Uploads `u` in `variant`'s long-link compression with the field scale the
+    /// compression finds on it ([`ScaledCompression::field_scale`], every link checked:
+    /// c·U(3) for recon 13 and 9, c·s·SU(3) for recon 12 + sign); `None` for long recon
+    /// 18, whose links are a plain gauge field.
+    pub fn upload_for<T: Real>(
+        gpu: &Gpu,
+        u: &GaugeField<T>,
+        variant: &Variant,
+    ) -> Result<Option<Self>, LongLinkError> {
+        let Some(format) = scaled_format(variant) else {
+            return Ok(None);
+        };
+        let scale = format
+            .compression
+            .field_scale(u, LONG_LINK_STEPS, SCALED_TOLERANCE)?;
+        Self::upload(gpu, u, format, scale).map(Some)
     }
 
     /// The record field (the kernel's `f_<name>` input).
@@ -183,7 +227,7 @@ impl DeviceLongLinks {
     /// The phase array and the scale, for [`crate::operator::device::DeviceStencil`].
     pub fn args(&self) -> LongLinkArgs<'_> {
         LongLinkArgs {
-            phase: &self.phase,
+            phase: self.phase.as_ref(),
             scale: self.scale,
         }
     }
@@ -215,6 +259,24 @@ mod tests {
         f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
     }
 
+    /// The f32 record of every link μ at each of `sites` holds rows 0, 1 of
+    /// diag(e^{iα}, e^{iβ}, e^{iγ}) (`angles`): 1 + 0i … at W₀₀ = e^{iα}, W₁₁ = e^{iβ},
+    /// zeros elsewhere, at the recon-12 offsets (3 float4 chunks per link, stride 32).
+    fn assert_diagonal_rows(img: &LongLinkImage, angles: [f64; 3], sites: &[usize]) {
+        let mut w = [0.0f64; 12];
+        (w[0], w[1]) = (angles[0].cos(), angles[0].sin());
+        (w[8], w[9]) = (angles[1].cos(), angles[1].sin());
+        for &site in sites {
+            for mu in 0..4 {
+                for (k, &want) in w.iter().enumerate() {
+                    let at = ((mu * 3 + k / 4) * 32 + site) * 16 + (k % 4) * 4;
+                    let got = f32_at(&img.record.values, at);
+                    assert_eq!(got, want as f32, "{site} {mu} {k}");
+                }
+            }
+        }
+    }
+
     /// f32 recon 13 of L = −0.25·diag(e^{0.3i}, e^{−0.5i}, e^{1.1i}) with c = −0.25 (W =
     /// diag(e^{iα}, …)): the record is rows 0, 1 of W, by hand (1 + 0i … at W₀₀ = e^{0.3i},
     /// W₁₁ = e^{−0.5i}, zeros elsewhere) at the recon-12 offsets (3 float4 chunks per link),
@@ -230,26 +292,17 @@ mod tests {
         let img = encode_long_links(&u, format, c).unwrap();
         assert_eq!((img.layout.stride, img.layout.stored_reals), (32, 12));
         assert_eq!(img.record.values.len(), 4 * 3 * 32 * 16);
-        assert_eq!(img.phase.len(), 4 * 32 * 4);
-        let mut w = [0.0f64; 12];
-        (w[0], w[1]) = (angles[0].cos(), angles[0].sin());
-        (w[8], w[9]) = (angles[1].cos(), angles[1].sin());
+        let phase = img.phase.as_ref().expect("recon 13 stores phases");
+        assert_eq!(phase.len(), 4 * 32 * 4);
+        assert_diagonal_rows(&img, angles, &[0, 7, 15]);
         let t = angles.iter().sum::<f64>() / PI;
         for site in [0, 7, 15] {
             for mu in 0..4 {
-                for (k, &want) in w.iter().enumerate() {
-                    let at = ((mu * 3 + k / 4) * 32 + site) * 16 + (k % 4) * 4;
-                    assert_eq!(
-                        f32_at(&img.record.values, at),
-                        want as f32,
-                        "{site} {mu} {k}"
-                    );
-                }
-                assert_eq!(f32_at(&img.phase, (mu * 32 + site) * 4), t as f32);
+                assert_eq!(f32_at(phase, (mu * 32 + site) * 4), t as f32);
             }
         }
         // Padding sites 16..32 stay zero.
-        assert_eq!(f32_at(&img.phase, (2 * 32 + 20) * 4), 0.0);
+        assert_eq!(f32_at(phase, (2 * 32 + 20) * 4), 0.0);
     }
 
     /// fixed16 recon 9: the record is the 8 reals of recon 8 (16 bytes, one uint4 chunk
@@ -269,7 +322,40 @@ mod tests {
         let t = angles.iter().sum::<f64>() / PI;
         let q = (t * 32767.0).round() as i16;
         let at = (3 * 32 + 9) * 2;
-        assert_eq!(i16::from_le_bytes([img.phase[at], img.phase[at + 1]]), q);
+        let phase = img.phase.as_ref().expect("recon 9 stores phases");
+        assert_eq!(i16::from_le_bytes([phase[at], phase[at + 1]]), q);
+    }
+
+    /// f32 recon 12 + sign of L_μ(x) = c·s_μ(x)·D, D = diag(e^{0.3i}, e^{−0.5i}, e^{0.2i}) ∈
+    /// SU(3), c = −0.25, s the staggered sign of 3-site links on 2⁴: the field scale found
+    /// is c itself (negative), every record holds rows 0, 1 of D whatever the link's sign,
+    /// at the recon-12 offsets, and there is no phase array.
+    #[test]
+    fn recon12_sign_f32_record_by_hand() {
+        let angles = [0.3, -0.5, 0.2];
+        let d = diagonal_field(1.0, angles);
+        let lat = *d.lattice();
+        let c = -0.25;
+        let u = GaugeField::from_fn(lat, |x, mu| {
+            let s = qdsl_core::lattice::staggered_link_sign(&lat, x, mu, 3);
+            d.link_at(x, mu).scale(c * f64::from(s))
+        });
+        let comp = ScaledCompression::Recon12;
+        let found = comp
+            .field_scale(&u, LONG_LINK_STEPS, SCALED_TOLERANCE)
+            .unwrap();
+        assert!((found - c).abs() < 1e-15, "{found}");
+        let format = ScaledLinkFormat::new(LinkStorage::Float(FloatWidth::F32), comp);
+        let img = encode_long_links(&u, format, found).unwrap();
+        assert!(img.phase.is_none());
+        assert_eq!((img.layout.stride, img.layout.stored_reals), (32, 12));
+        let sites: Vec<usize> = (0..16).collect();
+        assert_diagonal_rows(&img, angles, &sites);
+        // Some links carry s = −1 on 2⁴ (η and the time boundary), some +1.
+        let signs: Vec<i32> = (0..16)
+            .map(|i| qdsl_core::lattice::staggered_link_sign(&lat, lat.coords_of_cb(i), 1, 3))
+            .collect();
+        assert!(signs.contains(&1) && signs.contains(&-1), "{signs:?}");
     }
 
     /// A link that is not finite is named with its site, direction and format.

@@ -1,6 +1,7 @@
 //! GPU test of compressed long links (returns early, printing why, where there is no
-//! GPU): the device improved staggered hop with long recon 13 and 9 on MILC's fat.l8 and
-//! long.l8 against the CPU hop on the long links rounded through the same format.
+//! GPU): the device improved staggered hop with long recon 13, 12 + sign and 9 on MILC's
+//! fat.l8 and long.l8 against the CPU hop, which rounds the long links through the same
+//! format.
 
 use super::*;
 use crate::backend::Backend;
@@ -33,14 +34,15 @@ fn rel_diff(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>) -> f64 {
     (d.norm_sqr() / b.norm_sqr()).sqrt()
 }
 
-/// The device improved staggered hop (f32, even output) with long recon 13 and 9 on
-/// MILC's fat.l8 + long.l8 matches the CPU hop run in f32 on the long links rounded
-/// through the same compression (`round_long_field`) to relative error 1e-5 (f32
-/// arithmetic, different summation order and f32 decode on the device: ~1e-6 expected).
-/// The scale parameter is really read: launched with c = 1 instead of the field's c
-/// (|c| ≈ 1/24) the result is off by more than 1e-2. A launch without the phases and
-/// scale is refused by name. The CPU references (MILC links accepted as c·U(3)) are
-/// computed before the GPU check, so they also run without a GPU.
+/// The device improved staggered hop (f32, even output) with long recon 13, 12 + sign
+/// and 9 on MILC's fat.l8 + long.l8 matches the CPU hop run in f32, which rounds the long
+/// links through the same compression, to relative error 1e-5 (f32 arithmetic, different
+/// summation order and f32 decode on the device: ~1e-6 expected). MILC's long links are
+/// c·s·SU(3) with s the staggered sign of qdsl's convention (recon 12 + sign accepts
+/// them, with c < 0: asqtad's Naik coefficient). The scale parameter is really read:
+/// launched with c = 1 instead of the field's c (|c| ≈ 1/24) the result is off by more
+/// than 1e-2. A launch without the phases and scale is refused by name. The CPU
+/// references are computed before the GPU check, so they also run without a GPU.
 #[test]
 fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
     let (fat, long) = (milc("fat.l8"), milc("long.l8"));
@@ -51,7 +53,7 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
     );
     let out_layout = SpinorLayout::staggered(lat, SiteSubset::Single(Parity::Even));
     // CPU references (also run without a GPU): the f32 hop on the rounded long links.
-    let refs = [LongRecon::R13, LongRecon::R9].map(|long_recon| {
+    let refs = [LongRecon::R13, LongRecon::R12, LongRecon::R9].map(|long_recon| {
         let v = Variant {
             sites: OutputSites::Parity(Parity::Even),
             spinor: StorageFormat::F32,
@@ -59,20 +61,15 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
             long_recon,
             ..Variant::default()
         };
-        let mut rounded = long.clone();
-        let c = round_long_field(&v, &mut rounded)
-            .expect("MILC long links are c·U(3)")
-            .expect("a scale for long recon 13/9");
+        let c = round_long_field(&v, &mut long.clone())
+            .expect("MILC long links are c·U(3), and c·s·SU(3)")
+            .expect("a scale for a compressed long recon");
+        if long_recon == LongRecon::R12 {
+            assert!(c < 0.0, "asqtad's Naik coefficient is negative: {c}");
+        }
         let mut cpu = ColourSpinorField::<f32>::zeros(out_layout);
         ImprovedStaggeredHop
-            .apply_cpu(
-                &v,
-                &mut cpu,
-                &chi.cast(),
-                &fat.cast(),
-                &rounded.cast(),
-                None,
-            )
+            .apply_cpu(&v, &mut cpu, &chi.cast(), &fat.cast(), &long.cast(), None)
             .unwrap();
         (v, c, cpu.cast::<f64>())
     });
@@ -84,6 +81,9 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
         Compression::Full,
     );
     let d_fat = DeviceField::from_gauge(&gpu, &fat, full).unwrap();
+    let spare = gpu
+        .alloc::<u8>("a spare phase array", 4 * 4 * lat.volume())
+        .unwrap();
     for (v, c, cpu) in &refs {
         // GPU: the same links encoded on the host and uploaded.
         let format = scaled_format(v).unwrap();
@@ -113,5 +113,16 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
             .unwrap_err()
             .to_string();
         assert!(refused.contains("compressed long fields"), "{refused}");
+        // Phases where the compression has none, or none where it has them: refused.
+        let phases = d_long.args().phase;
+        let other = LongLinkArgs {
+            phase: if phases.is_some() { None } else { Some(&spare) },
+            ..d_long.args()
+        };
+        let refused = stencil
+            .launch_long(&gpu, &lat, choice, &mut d_out, &inputs, &[other], None)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("phases"), "{refused}");
     }
 }

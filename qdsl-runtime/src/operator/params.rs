@@ -43,7 +43,7 @@ pub enum KernelParam {
     },
     /// `phase_<name>`, the phases t = arg(det W)/π of the compressed long field `long`
     /// (position among the compressed long fields; L = c·W, see
-    /// [`crate::device::long_links`]).
+    /// [`crate::device::long_links`]); recon 13 and 9 only.
     LongPhase {
         /// Field name.
         name: String,
@@ -137,12 +137,18 @@ pub fn kernel_params(ir: &Ir, variant: &Variant) -> Vec<KernelParam> {
                     index,
                 });
             }
-            if variant.long_recon != LongRecon::R18 && is_long(ir, &f.name) {
+            if let Some(c) = variant
+                .long_recon
+                .compression()
+                .filter(|_| is_long(ir, &f.name))
+            {
                 let name = f.name.clone();
-                pointers.push(KernelParam::LongPhase {
-                    name: name.clone(),
-                    long,
-                });
+                if c.stores_phase() {
+                    pointers.push(KernelParam::LongPhase {
+                        name: name.clone(),
+                        long,
+                    });
+                }
                 pointers.push(KernelParam::LongScale { name, long });
                 long += 1;
             }
@@ -217,7 +223,7 @@ mod tests {
         let long = [StorageFormat::F32, StorageFormat::Fixed16]
             .into_iter()
             .flat_map(|f| {
-                [LongRecon::R13, LongRecon::R9].map(|long_recon| Variant {
+                [LongRecon::R13, LongRecon::R12, LongRecon::R9].map(|long_recon| Variant {
                     spinor: f,
                     gauge: f,
                     long_recon,

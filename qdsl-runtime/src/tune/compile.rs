@@ -17,11 +17,15 @@
 //! The prefetch build (`-DQDSL_PREFETCH=1`) turns on the generated `#if QDSL_PREFETCH`
 //! blocks of a stencil kernel: each term asks L2 for the next term's records before its
 //! own loads, more reads in flight at the price of the addresses' registers (the fixed16
-//! Wilson hop: 89 → 108 registers). It is tried uncapped and at 128 and 96 registers.
+//! Wilson hop: 89 → 108 registers). Its links-only form (`-DQDSL_PREFETCH_LINKS_ONLY=1`
+//! as well) leaves out the source records: each source site is read by up to eight
+//! neighbours' terms and mostly hits in L2 already, so its prefetch is mostly spent
+//! instructions and address registers (H100 harness, fixed16 Wilson hop at 32⁴, 96
+//! registers: 63.4 → 62.3 µs). Both are tried uncapped and at 128 and 96 registers.
 //!
 //! A knob travels through the tuner as its label ([`CompileKnob::label`], the tune
 //! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`,
-//! `prefetch`, `prefetch+maxnreg=R`.
+//! `prefetch`, `prefetch-links`, each of the two with `+maxnreg=R`.
 
 use std::fmt;
 
@@ -34,14 +38,37 @@ pub const PREFETCH_CAPS: [Option<u32>; 3] = [None, Some(128), Some(96)];
 /// Prefix of a register-cap label.
 const MAXNREG: &str = "maxnreg=";
 
-/// Label of the prefetch build (before `+maxnreg=R` when capped).
-const PREFETCH: &str = "prefetch";
-
 /// The NVRTC define that turns the prefetch blocks on.
 pub const PREFETCH_DEFINE: &str = "-DQDSL_PREFETCH=1";
 
+/// The NVRTC define that, with [`PREFETCH_DEFINE`], leaves the source records out of the
+/// prefetch blocks.
+pub const PREFETCH_LINKS_ONLY_DEFINE: &str = "-DQDSL_PREFETCH_LINKS_ONLY=1";
+
 /// The macro whose presence in a source marks it as having prefetch blocks.
 pub const PREFETCH_MACRO: &str = "QDSL_PREFETCH";
+
+/// What a prefetch build asks L2 for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PrefetchScope {
+    /// The next term's source and link records (`prefetch`).
+    Records,
+    /// Its link records only (`prefetch-links`).
+    Links,
+}
+
+impl PrefetchScope {
+    /// Both scopes, in the order tried.
+    pub const ALL: [Self; 2] = [Self::Records, Self::Links];
+
+    /// The label (before `+maxnreg=R` when capped).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Records => "prefetch",
+            Self::Links => "prefetch-links",
+        }
+    }
+}
 
 /// One compile variant of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,14 +78,15 @@ pub enum CompileKnob {
     /// At most this many registers per thread (PTX `.maxnreg`, see
     /// [`crate::jit::register_cap`]).
     MaxRegisters(u32),
-    /// The prefetch build ([`PREFETCH_DEFINE`]), with an optional register cap.
-    Prefetch(Option<u32>),
+    /// A prefetch build ([`PREFETCH_DEFINE`], [`PREFETCH_LINKS_ONLY_DEFINE`] for
+    /// [`PrefetchScope::Links`]), with an optional register cap.
+    Prefetch(PrefetchScope, Option<u32>),
 }
 
 /// A compile label that is no knob.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown compile knob {found:?} (expected \"\", \"{MAXNREG}R\", \"{PREFETCH}\" or \"{PREFETCH}+{MAXNREG}R\" with R ≥ 1)"
+    "unknown compile knob {found:?} (expected \"\", \"{MAXNREG}R\", \"prefetch\", \"prefetch-links\", or one of the two with \"+{MAXNREG}R\", R ≥ 1)"
 )]
 pub struct UnknownCompileKnob {
     /// The label found.
@@ -66,20 +94,25 @@ pub struct UnknownCompileKnob {
 }
 
 impl CompileKnob {
-    /// The label: `""` for [`Self::Default`], `maxnreg=R` for a cap.
+    /// The label: `""` for [`Self::Default`], `maxnreg=R` for a cap, `prefetch`,
+    /// `prefetch-links`, `prefetch+maxnreg=R`, `prefetch-links+maxnreg=R`.
     pub fn label(&self) -> String {
         match self {
             Self::Default => String::new(),
             Self::MaxRegisters(r) => format!("{MAXNREG}{r}"),
-            Self::Prefetch(None) => PREFETCH.to_string(),
-            Self::Prefetch(Some(r)) => format!("{PREFETCH}+{MAXNREG}{r}"),
+            Self::Prefetch(scope, None) => scope.label().to_string(),
+            Self::Prefetch(scope, Some(r)) => format!("{}+{MAXNREG}{r}", scope.label()),
         }
     }
 
     /// The extra NVRTC options of the build.
     pub fn nvrtc_options(&self) -> Vec<String> {
         match self {
-            Self::Prefetch(_) => vec![PREFETCH_DEFINE.to_string()],
+            Self::Prefetch(PrefetchScope::Records, _) => vec![PREFETCH_DEFINE.to_string()],
+            Self::Prefetch(PrefetchScope::Links, _) => vec![
+                PREFETCH_DEFINE.to_string(),
+                PREFETCH_LINKS_ONLY_DEFINE.to_string(),
+            ],
             _ => Vec::new(),
         }
     }
@@ -89,7 +122,7 @@ impl CompileKnob {
         match *self {
             Self::Default => None,
             Self::MaxRegisters(r) => Some(r),
-            Self::Prefetch(cap) => cap,
+            Self::Prefetch(_, cap) => cap,
         }
     }
 
@@ -104,18 +137,22 @@ impl CompileKnob {
                 .and_then(|r| r.parse::<u32>().ok())
                 .filter(|&r| r > 0)
         };
-        match label {
-            "" | "-" => Ok(Self::Default),
-            PREFETCH => Ok(Self::Prefetch(None)),
-            l => match l.strip_prefix(PREFETCH) {
-                Some(rest) => rest
-                    .strip_prefix('+')
-                    .and_then(cap)
-                    .map(|r| Self::Prefetch(Some(r))),
-                None => cap(l).map(Self::MaxRegisters),
-            }
-            .ok_or_else(unknown),
+        if matches!(label, "" | "-") {
+            return Ok(Self::Default);
         }
+        // The longer label first: "prefetch" is a prefix of "prefetch-links".
+        let prefetch = [PrefetchScope::Links, PrefetchScope::Records]
+            .into_iter()
+            .find_map(|p| label.strip_prefix(p.label()).map(|rest| (p, rest)));
+        match prefetch {
+            Some((scope, "")) => Some(Self::Prefetch(scope, None)),
+            Some((scope, rest)) => rest
+                .strip_prefix('+')
+                .and_then(cap)
+                .map(|r| Self::Prefetch(scope, Some(r))),
+            None => cap(label).map(Self::MaxRegisters),
+        }
+        .ok_or_else(unknown)
     }
 }
 
@@ -131,8 +168,17 @@ impl fmt::Display for CompileKnob {
 
 /// The compile knobs to tune, default first: every cap of [`REGISTER_CAPS`] below
 /// `uncapped_registers` (the default build's count; all caps when unknown), then, for a
-/// source with prefetch blocks (`prefetch`), the prefetch builds of [`PREFETCH_CAPS`].
+/// source with prefetch blocks (`prefetch`), the prefetch builds of both scopes with the
+/// caps of [`PREFETCH_CAPS`].
 pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<CompileKnob> {
+    let prefetch_builds = PrefetchScope::ALL
+        .into_iter()
+        .filter(|_| prefetch)
+        .flat_map(|scope| {
+            PREFETCH_CAPS
+                .into_iter()
+                .map(move |cap| CompileKnob::Prefetch(scope, cap))
+        });
     std::iter::once(CompileKnob::Default)
         .chain(
             REGISTER_CAPS
@@ -140,12 +186,7 @@ pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<Com
                 .filter(|&c| uncapped_registers.is_none_or(|r| c < r))
                 .map(CompileKnob::MaxRegisters),
         )
-        .chain(
-            PREFETCH_CAPS
-                .into_iter()
-                .filter(|_| prefetch)
-                .map(CompileKnob::Prefetch),
-        )
+        .chain(prefetch_builds)
         .collect()
 }
 
@@ -157,10 +198,16 @@ mod tests {
     fn labels_round_trip_and_bad_labels_are_named() {
         assert_eq!(CompileKnob::Default.label(), "");
         assert_eq!(CompileKnob::MaxRegisters(64).label(), "maxnreg=64");
-        assert_eq!(CompileKnob::Prefetch(None).label(), "prefetch");
+        use PrefetchScope::{Links, Records};
+        assert_eq!(CompileKnob::Prefetch(Records, None).label(), "prefetch");
         assert_eq!(
-            CompileKnob::Prefetch(Some(96)).label(),
+            CompileKnob::Prefetch(Records, Some(96)).label(),
             "prefetch+maxnreg=96"
+        );
+        assert_eq!(CompileKnob::Prefetch(Links, None).label(), "prefetch-links");
+        assert_eq!(
+            CompileKnob::Prefetch(Links, Some(128)).label(),
+            "prefetch-links+maxnreg=128"
         );
         for k in compile_knobs(None, true) {
             assert_eq!(CompileKnob::parse(&k.label()), Ok(k));
@@ -176,6 +223,10 @@ mod tests {
             "prefetch+maxnreg=0",
             "prefetchmaxnreg=96",
             "prefetch+96",
+            "prefetch-links+",
+            "prefetch-link",
+            "prefetch-links96",
+            "prefetch+links",
         ] {
             assert_eq!(
                 CompileKnob::parse(bad),
@@ -197,11 +248,21 @@ mod tests {
         assert_eq!(compile_knobs(Some(32), false), vec![Default]);
         assert_eq!(compile_knobs(Some(33), false), vec![Default, M(32)]);
         assert_eq!(compile_knobs(None, false).len(), 1 + REGISTER_CAPS.len());
-        // Sources with prefetch blocks add the three prefetch builds.
+        // Sources with prefetch blocks add the three prefetch builds of each scope.
         use CompileKnob::Prefetch as P;
+        use PrefetchScope::{Links, Records};
         assert_eq!(
             compile_knobs(Some(33), true),
-            vec![Default, M(32), P(None), P(Some(128)), P(Some(96))]
+            vec![
+                Default,
+                M(32),
+                P(Records, None),
+                P(Records, Some(128)),
+                P(Records, Some(96)),
+                P(Links, None),
+                P(Links, Some(128)),
+                P(Links, Some(96)),
+            ]
         );
     }
 
@@ -211,11 +272,23 @@ mod tests {
         assert_eq!(CompileKnob::Default.register_cap(), None);
         assert_eq!(CompileKnob::MaxRegisters(80).register_cap(), Some(80));
         assert!(CompileKnob::MaxRegisters(80).nvrtc_options().is_empty());
-        let p = CompileKnob::Prefetch(Some(96));
+        let p = CompileKnob::Prefetch(PrefetchScope::Records, Some(96));
         assert_eq!(
             (p.nvrtc_options(), p.register_cap()),
             (vec![PREFETCH_DEFINE.to_string()], Some(96))
         );
+        let l = CompileKnob::Prefetch(PrefetchScope::Links, None);
+        assert_eq!(
+            (l.nvrtc_options(), l.register_cap()),
+            (
+                vec![
+                    PREFETCH_DEFINE.to_string(),
+                    PREFETCH_LINKS_ONLY_DEFINE.to_string()
+                ],
+                None
+            )
+        );
         assert!(PREFETCH_DEFINE.contains(PREFETCH_MACRO));
+        assert!(PREFETCH_LINKS_ONLY_DEFINE.contains(PREFETCH_MACRO));
     }
 }

@@ -18,10 +18,11 @@ pub use terms::{LinkRead, Term, TermSpin};
 
 use super::knobs::KnobSet;
 use super::lower::ReadSites;
-use super::storage::{round_gauge_field, round_spinor_field};
+use super::storage::{round_gauge_field, round_long_field, round_spinor_field};
 use super::variant::{DirichletBlocks, OutputSites, Recon, TimeBoundary, Variant};
 use super::DslError;
 use crate::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use crate::format::link::ScaledLinkFormat;
 use crate::format::{FormatError, LinkFormat};
 use crate::lattice::{BlockDecomposition, BoundaryConditions, Coords, Lattice};
 use crate::Real;
@@ -224,6 +225,29 @@ impl Context {
         let mut copy = u.clone();
         round_gauge_field(format, &mut copy)
             .map_err(|e| self.storage_error(name, format.name(), e))?;
+        Ok(Cow::Owned(copy))
+    }
+
+    /// A long (Naik) gauge input as the variant stores it: with compressed long links
+    /// (`long_recon` ≠ 18) a copy rounded through the compression
+    /// ([`super::storage::round_long_field`]: the field's scale found and every link
+    /// checked, then decode(encode(L)) per link), else as [`Self::stored_gauge`].
+    pub fn stored_long_gauge<'a, T: Real>(
+        &self,
+        name: &str,
+        u: &'a GaugeField<T>,
+    ) -> Result<Cow<'a, GaugeField<T>>, DslError> {
+        let v = &self.variant;
+        let Some(compression) = v.long_recon.compression() else {
+            return self.stored_gauge(name, u);
+        };
+        let mut copy = u.clone();
+        round_long_field(v, &mut copy).map_err(|e| DslError::Storage {
+            kernel: self.kernel.into(),
+            field: name.into(),
+            format: ScaledLinkFormat::new(v.gauge.link_storage(), compression).name(),
+            detail: e.to_string(),
+        })?;
         Ok(Cow::Owned(copy))
     }
 

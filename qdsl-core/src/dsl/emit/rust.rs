@@ -18,6 +18,7 @@
 //! through [`crate::format`] ([`crate::dsl::storage`]).
 
 use crate::dsl::ir::{FieldShape, Role};
+use crate::dsl::long_links::is_long;
 use crate::dsl::lower::{Lowered, ReadSites, SpinLowering};
 use crate::dsl::spin::ProjectorPlan;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -77,8 +78,8 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
         }
         quote!(qdsl_ctx.check_spinor(#name, #n.layout(), ::qdsl_core::dsl::lower::ReadSites::#reads)?;)
     });
-    // Inputs as the variant stores them (narrow formats: rounded copies). Clover fields
-    // are stored in the compute precision: read as they are.
+    // Inputs as the variant stores them (narrow formats and compressed long links: rounded
+    // copies). Clover fields are stored in the compute precision: read as they are.
     let stored = lowered
         .inputs
         .iter()
@@ -87,6 +88,10 @@ pub fn emit(lowered: &Lowered) -> TokenStream {
             let (n, name) = (ident(&i.decl.name), &i.decl.name);
             let kept = ident(&format!("{}_stored", i.decl.name));
             match i.reads {
+                ReadSites::Gauge if is_long(&lowered.ir, name) => quote! {
+                    let #kept = qdsl_ctx.stored_long_gauge(#name, #n)?;
+                    let #n: &::qdsl_core::field::GaugeField<T> = &#kept;
+                },
                 ReadSites::Gauge => quote! {
                     let #kept = qdsl_ctx.stored_gauge(#name, #n)?;
                     let #n: &::qdsl_core::field::GaugeField<T> = &#kept;

@@ -8,8 +8,8 @@
 //! | `Recon8` | arg v00/π, arg v20/π, v01, v02, v10 (8 reals) | s·SU(3), s = ±1 |
 //!
 //! Long links of improved staggered fermions, a uniform real multiple of U(3) matrices,
-//! have their own compressions, recon 13 and recon 9 ([`ScaledLinkFormat`], module
-//! `scaled`).
+//! have their own compressions, recon 13, recon 12 + sign and recon 9
+//! ([`ScaledLinkFormat`], module `scaled`).
 //!
 //! A link record is the stored reals one after the other, each in the storage's width:
 //! `bytes_per_link = reals × bytes_per_real`, no padding.
@@ -51,8 +51,8 @@ mod storage;
 mod tests;
 
 pub use scaled::{
-    round_scaled_field, uniform_scale, ScaledCompression, ScaledLinkError, ScaledLinkFormat,
-    SCALED_TOLERANCE,
+    round_scaled_field, staggered_scale, uniform_scale, ScaledCompression, ScaledLinkError,
+    ScaledLinkFormat, SCALED_TOLERANCE,
 };
 pub use storage::LinkStorage;
 

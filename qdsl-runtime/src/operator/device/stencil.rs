@@ -231,8 +231,21 @@ impl DeviceStencil {
                 ),
             ));
         }
+        let scaled = scaled_format(&self.variant);
+        if let Some(f) = scaled {
+            let phases = f.compression.stores_phase();
+            if let Some(a) = long.iter().find(|a| a.phase.is_some() != phases) {
+                return Err(self.field_error(
+                    "long links",
+                    (
+                        format!("{} long links with phases: {phases}", f.name()),
+                        format!("phases: {}", a.phase.is_some()),
+                    ),
+                ));
+            }
+        }
         let mut shapes = shapes(&self.uses, self.spinor_reals, &self.variant, lattice, ls);
-        let record = scaled_format(&self.variant).map(record_format);
+        let record = scaled.map(record_format);
         let mut k = 0;
         let mut out_shape = None;
         for (u, shape) in self.uses.iter().zip(shapes.iter_mut()) {
@@ -386,8 +399,13 @@ impl DeviceStencil {
                 KernelParam::InputNorm { index, name } => {
                     args.read(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
                 }
-                KernelParam::LongPhase { long: k, .. } => {
-                    args.read(long[*k].phase);
+                KernelParam::LongPhase { long: k, name } => {
+                    args.read(long[*k].phase.ok_or_else(|| {
+                        self.field_error(
+                            name,
+                            ("the phases of its recon-13/9 links".into(), "none".into()),
+                        )
+                    })?);
                 }
                 KernelParam::LongScale { long: k, .. } if f32_compute => {
                     args.f32(scales32[*k]);

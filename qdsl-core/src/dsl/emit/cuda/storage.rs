@@ -30,7 +30,8 @@
 
 use super::Src;
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::variant::{LongRecon, Recon, StorageFormat, Variant};
+use crate::dsl::variant::{Recon, StorageFormat, Variant};
+use crate::format::link::ScaledCompression;
 use crate::format::FixedWidth;
 
 /// The load/store/unpack helpers every kernel source includes after the arithmetic.
@@ -153,9 +154,6 @@ pub(super) fn pointer_params(
     output: bool,
     site_field: bool,
 ) -> Vec<String> {
-    if let (false, Some(params)) = (site_field, super::long_link::pointer_params(base, layout)) {
-        return params;
-    }
     let ty = chunk_type(layout);
     let constness = if output { "" } else { "const " };
     let mut params = vec![format!("{constness}{ty}* __restrict__ {base}")];
@@ -495,7 +493,7 @@ pub(super) fn prefetch_site(
 }
 
 /// `prefetch_l2` of every chunk of the record of link `mu` at checkerboard site `site` of
-/// the gauge field at `base` (a long link's 12- or 8-real record; its phase is left).
+/// the gauge field at `base` (of a long link its record; a phase is left).
 pub(super) fn prefetch_link(
     s: &mut Src,
     indent: usize,
@@ -503,12 +501,11 @@ pub(super) fn prefetch_link(
     mu: usize,
     site: &str,
 ) {
-    let layout = super::long_link::scaled(layout).map_or(*layout, |(_, record)| record);
     if layout.format.is_native() {
-        native_prefetch(s, indent, (base, &layout), (mu, 4), site);
+        native_prefetch(s, indent, (base, layout), (mu, 4), site);
         return;
     }
-    let (stride, c) = (stride_of(base), chunks(&layout));
+    let (stride, c) = (stride_of(base), chunks(layout));
     for k in 0..c {
         s.line(
             indent,
@@ -517,26 +514,35 @@ pub(super) fn prefetch_link(
     }
 }
 
-/// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site` of
-/// the gauge field at `base`, decoding narrow formats and reconstructing compressed
-/// links (recon 12 or 8, by the layout's reals; long links in recon 13 or 9 from their
-/// 12- or 8-real record, phase and scale, [`super::long_link`]); `reads` chooses the
-/// cache path of the record's loads. With [`Scaling::Deferred`] the link may come back
-/// as m = U / f with the factor f returned (an expression of kernel constants and
-/// parameters): fixed-point recon 18/12 links stay in units of fl(1/Q) (recon 12's
-/// rebuilt row brought back to them), long links leave their scale c to the caller.
-/// Recon 8 needs the true values and is always decoded whole.
+/// A gauge field as a kernel reads it: the pointer `base`, the layout of its link
+/// records and, for a compressed long field, its compression ([`super::long_link`]).
+#[derive(Clone, Copy)]
+pub(super) struct LinkField<'a> {
+    pub base: &'a str,
+    pub layout: &'a SoaLayout,
+    pub long: Option<ScaledCompression>,
+}
+
+/// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site`
+/// (the term's site x + `at`·μ̂) of `field`, decoding narrow formats and reconstructing
+/// compressed links (recon 12 or 8, by the layout's reals; long links in recon 13,
+/// 12 + sign or 9 from their 12- or 8-real record and phase or sign,
+/// [`super::long_link`]); `reads` chooses the cache path of the record's loads. With
+/// [`Scaling::Deferred`] the link may come back as m = U / f with the factor f returned
+/// (an expression of kernel constants, parameters and coordinates): fixed-point recon
+/// 18/12 links stay in units of fl(1/Q) (recon 12's rebuilt row brought back to them),
+/// long links leave their scale c (c·s) to the caller. Recon 8 needs the true values and
+/// is always decoded whole.
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
-    (base, layout): (&str, &SoaLayout),
+    field: LinkField<'_>,
     mu: usize,
-    site: &str,
+    (site, at): (&str, i32),
     reads: Reads,
     scaling: Scaling,
 ) -> Option<String> {
-    let long = super::long_link::scaled(layout);
-    let layout = &long.map_or(*layout, |(_, record)| record);
+    let LinkField { base, layout, long } = field;
     let recon8 = layout.reals == Recon::R8.reals();
     // Whether the fixed-point reals stay integers (the factor fl(1/Q) deferred).
     let in_q = fixed_q(layout.format).is_some() && scaling != Scaling::Applied && !recon8;
@@ -566,9 +572,9 @@ pub(super) fn load_link(
     }
     s.line(indent, "cplx m[3][3];");
     let mut factors = Vec::new();
-    if let Some((comp, _)) = long {
-        super::long_link::unpack(s, indent, base, comp, layout.format, mu, site);
-        factors.push(super::long_link::scale_of(base));
+    if let Some(comp) = long {
+        let scale = super::long_link::unpack(s, indent, base, comp, layout.format, mu, (site, at));
+        factors.push(scale);
     } else if recon8 {
         s.line(indent, "unpack_link8(m, g);");
     } else {
@@ -683,7 +689,7 @@ pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
         src.0
             .push_str(&codec(*f, *f == spinor, spinor == StorageFormat::F64));
     }
-    if recon == Recon::R8 || variant.long_recon != LongRecon::R18 {
+    if recon == Recon::R8 || super::long_link::needs_recon8_helpers(variant) {
         src.0.push_str(RECON8);
     }
     super::long_link::helpers(src, variant);

@@ -255,8 +255,9 @@ pub(super) fn emit_term(
 }
 
 /// Under `#if QDSL_PREFETCH` (the tuner's prefetch build, `-DQDSL_PREFETCH`): asks L2
-/// for term `k`'s source record (and norm) and link records, a term ahead of their loads,
-/// so that more of the kernel's reads are in flight; nothing is read into registers.
+/// for term `k`'s source record (and norm; not in the links-only build,
+/// `-DQDSL_PREFETCH_LINKS_ONLY`) and link records, a term ahead of their loads, so that
+/// more of the kernel's reads are in flight; nothing is read into registers.
 pub(super) fn emit_prefetch(s: &mut Src, cx: &TermContext<'_>, k: usize, t: &LoweredTerm) {
     let field = |n: &str| cx.fields.iter().find(|f| f.name == n);
     let term = &t.term;
@@ -273,13 +274,17 @@ pub(super) fn emit_prefetch(s: &mut Src, cx: &TermContext<'_>, k: usize, t: &Low
 ",
     );
     s.line(1, &format!("{{ // term {k}'s records into L2"));
-    s.line(2, "int y[4] = {x[0], x[1], x[2], x[3]};");
-    shift_and_wrap(s, 2, "y", term.hop.mu, term.hop.steps, "");
+    s.0.push_str("#if !QDSL_PREFETCH_LINKS_ONLY\n");
+    s.line(2, "{");
+    s.line(3, "int y[4] = {x[0], x[1], x[2], x[3]};");
+    shift_and_wrap(s, 3, "y", term.hop.mu, term.hop.steps, "");
     s.line(
-        2,
+        3,
         &format!("const int n = {};", source_index(reads, cx.out_parity >= 0)),
     );
-    storage::prefetch_site(s, 2, (&format!("f_{}", src.name), &src.layout), "n");
+    storage::prefetch_site(s, 3, (&format!("f_{}", src.name), &src.layout), "n");
+    s.line(2, "}");
+    s.0.push_str("#endif\n");
     for l in &term.links {
         let Some(f) = field(&l.field) else { continue };
         s.line(2, "{");
@@ -321,12 +326,17 @@ fn emit_link(
     );
     link_site(s, 3, "const int ln", l);
     let base = format!("f_{}", f.name);
+    let field = storage::LinkField {
+        base: &base,
+        layout: &f.layout,
+        long: f.long,
+    };
     Ok(storage::load_link(
         s,
         3,
-        (&base, &f.layout),
+        field,
         mu,
-        "ln",
+        ("ln", l.at),
         reads,
         storage::Scaling::Deferred,
     ))

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::operator::device::device_spinor;
-use crate::tune::compile::PREFETCH_CAPS;
+use crate::tune::compile::{PrefetchScope, PREFETCH_CAPS};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
 use qdsl_core::format::{FermionFormat, LinkFormat};
@@ -92,7 +92,11 @@ fn capped_builds_load_and_match_the_uncapped_build() {
     }
     assert!(uncapped > 32, "the Wilson hop uses {uncapped} registers");
     // The prefetch builds only add L2 requests: the same arithmetic, the same result.
-    for knob in [CompileKnob::Prefetch(None), CompileKnob::Prefetch(Some(64))] {
+    for knob in [
+        CompileKnob::Prefetch(PrefetchScope::Records, None),
+        CompileKnob::Prefetch(PrefetchScope::Records, Some(64)),
+        CompileKnob::Prefetch(PrefetchScope::Links, None),
+    ] {
         let got = run(knob);
         assert!(rel_err(&got, &free) < 1e-6, "{knob} vs uncapped");
     }
@@ -127,7 +131,11 @@ fn tuning_searches_the_caps_and_records_them() {
     let capped = rows.iter().filter(|r| r.contains("\tmaxnreg=")).count();
     assert_eq!(capped, caps * 3, "{text}");
     let prefetch = rows.iter().filter(|r| r.contains("\tprefetch")).count();
-    assert_eq!(prefetch, PREFETCH_CAPS.len() * 3, "{text}");
+    assert_eq!(
+        prefetch,
+        PrefetchScope::ALL.len() * PREFETCH_CAPS.len() * 3,
+        "{text}"
+    );
     let best = rows.iter().find(|r| r.ends_with("\t*")).unwrap();
     assert!(
         best.contains(&format!("\t{}\t", dash(&choice.compile.label()))),
