@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`cpu`] | the CPU backend: the generated Rust of the hops, timed on the host |
 //! | [`metrics`] | the arithmetic: rates from times, copy bandwidth |
+//! | `operators` | the even-odd operators: Wilson, clover and twisted-mass M̂ |
 //! | [`quda`] | QUDA's H100 numbers (from DESIGN.md) |
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
@@ -16,6 +17,7 @@
 
 pub mod cpu;
 pub mod metrics;
+mod operators;
 pub mod quda;
 pub mod report;
 pub mod run;

@@ -18,6 +18,11 @@ pub enum BenchKernel {
     ImprovedStaggeredHop,
     /// The even-odd Wilson operator M̂ = 1 − κ² H_eo H_oe (two hops).
     WilsonEo,
+    /// The even-odd Wilson-clover operator M̂ = A_ee − ¼ H_eo A_oo⁻¹ H_oe (c_sw = 1).
+    CloverEo,
+    /// The even-odd twisted-mass operator M̂ = D_ee − ¼ H_eo D_oo⁻¹ H_oe,
+    /// D = (m + 4) + iμγ5 (no clover term).
+    TwistedMassEo,
     /// Asqtad fat7 + Naik link construction (fat and long links), the whole lattice.
     AsqtadLinks,
     /// Fat7 link construction (1/8, −1/16, 1/64, −1/384), the whole lattice.
@@ -37,6 +42,8 @@ impl BenchKernel {
             BenchKernel::NaiveStaggeredHop => "naive_staggered_hop",
             BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
             BenchKernel::WilsonEo => "wilson_eo",
+            BenchKernel::CloverEo => "clover_eo",
+            BenchKernel::TwistedMassEo => "twisted_mass_eo",
             BenchKernel::AsqtadLinks => "asqtad_links",
             BenchKernel::Fat7Links => "fat7_links",
             BenchKernel::HisqLinks => "hisq_links",
@@ -70,7 +77,7 @@ impl BenchCase {
 
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
 /// recon 12 and 18; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
-/// recon 12 and 18, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
+/// recon 12 and 18, f64 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
 /// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links. Cases
 /// whose format the emitter lacks are reported as
 /// skipped.
@@ -96,6 +103,10 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonEo, F32, Recon::R12),
         c(WilsonEo, F32, Recon::R18),
         c(WilsonEo, F64, Recon::R18),
+        c(CloverEo, F32, Recon::R12),
+        c(CloverEo, F64, Recon::R18),
+        c(TwistedMassEo, F32, Recon::R12),
+        c(TwistedMassEo, F64, Recon::R18),
         c(AsqtadLinks, F32, Recon::R18),
         c(AsqtadLinks, F64, Recon::R18),
         c(Fat7Links, F32, Recon::R18),

@@ -1,13 +1,12 @@
 //! The GPU side of `qdsl bench`: the copy roofline, then every case at every size.
 
-use super::metrics::{add_bytes, copy_gbs, rates};
+use super::metrics::{copy_gbs, rates};
 use super::report::{BenchCase, BenchKernel, BenchReport, BenchResult, CopyBandwidth, Skipped};
 use crate::backend::Backend;
 use crate::device::gpu::driver;
 use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::operator::device::{device_spinor, DeviceStencil, OperatorError};
-use crate::operator::DeviceEvenOddWilson;
 use crate::tune::{LaunchConfig, Tuner};
 use cudarc::driver::PushKernelArg;
 use qdsl_core::dsl::paths::LinkPaths;
@@ -47,7 +46,7 @@ pub const BATCH: usize = 10;
 /// The float4 grid-stride copy kernel of the roofline.
 const COPY_SOURCE: &str = "extern \"C\" __global__ void qdsl_bench_copy(const float4* __restrict__ x, float4* __restrict__ y, long n) {\n    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) y[i] = x[i];\n}\n";
 
-fn as_driver(what: &str) -> impl Fn(OperatorError) -> DeviceError + '_ {
+pub(super) fn as_driver(what: &str) -> impl Fn(OperatorError) -> DeviceError + '_ {
     move |e| DeviceError::Driver {
         what: what.to_string(),
         message: e.to_string(),
@@ -118,7 +117,10 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
 /// The CUDA source and info of a hop case, or why it cannot run.
 fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), String> {
     let r = match case.kernel {
-        BenchKernel::WilsonHop | BenchKernel::WilsonEo => {
+        BenchKernel::WilsonHop
+        | BenchKernel::WilsonEo
+        | BenchKernel::CloverEo
+        | BenchKernel::TwistedMassEo => {
             WilsonHop::cuda_source(v).and_then(|s| Ok((s, WilsonHop::info(v)?)))
         }
         BenchKernel::NaiveStaggeredHop => {
@@ -138,7 +140,10 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), Str
 
 fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
     match kernel {
-        BenchKernel::WilsonHop | BenchKernel::WilsonEo => WilsonHop::ir(),
+        BenchKernel::WilsonHop
+        | BenchKernel::WilsonEo
+        | BenchKernel::CloverEo
+        | BenchKernel::TwistedMassEo => WilsonHop::ir(),
         BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
         // AsqtadLinks, Fat7Links, HisqLinks and SymanzikForce are dispatched to `bench::smear` before
         // any hop source is built.
@@ -218,43 +223,19 @@ fn bench_case(
     let d_psi =
         DeviceField::from_spinor(gpu, &psi, case.format.fermion_format()).map_err(|e| err(&e))?;
     let mut d_out = device_spinor(gpu, case.format, reals, half).map_err(|e| err(&e))?;
-    if case.kernel == BenchKernel::WilsonEo {
+    if super::operators::is_operator(case.kernel) {
         let v_even = variant_of(case, Parity::Even, true);
         let (_, info_even) = hop_source(case, &v_even)?;
-        let t0 = Instant::now();
-        let mut op = DeviceEvenOddWilson::new(gpu, d_u, lat, 0.12, Parity::Even, &v_even)
-            .map_err(|e| err(&e))?;
-        let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let t0 = Instant::now();
-        op.apply(gpu, tuner, &mut d_out, &d_psi, false)
-            .map_err(|e| err(&e))?;
-        gpu.backend().synchronize().map_err(|e| err(&e))?;
-        let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let time_us = gpu
-            .time_us(opts.warmup, opts.reps, || {
-                for _ in 0..BATCH {
-                    op.apply(gpu, tuner, &mut d_out, &d_psi, false)
-                        .map_err(as_driver("applying M̂"))?;
-                }
-                Ok(())
-            })
-            .map_err(|e| err(&e))?
-            / BATCH as f64;
-        let flops_per_site = info.flops_per_site + info_even.flops_per_site;
-        let bytes = add_bytes(info.bytes, info_even.bytes);
-        return Ok(BenchResult {
-            label: case.label(),
-            extent: lat.dims()[0],
-            sites: half,
-            time_us,
-            flops_per_site,
-            bytes,
-            rates: rates(half, flops_per_site, bytes, time_us, Some(copy.best_gbs())),
-            compile: "per hop".into(),
-            launch: "tuned per hop".into(),
-            jit_ms,
-            tune_ms,
-        });
+        let inputs = super::operators::OperatorInputs {
+            d_u,
+            u: &links.u,
+            lattice: lat,
+            psi: &d_psi,
+            out: &mut d_out,
+            variant: v_even,
+            hops: [info, info_even],
+        };
+        return super::operators::bench_operator(gpu, tuner, case, inputs, copy, opts);
     }
     let t0 = Instant::now();
     let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, &source, info.clone())

@@ -144,6 +144,8 @@ fn bench_smoke_run() {
                 Recon::R18,
             ),
             case(BenchKernel::WilsonEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::CloverEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::TwistedMassEo, StorageFormat::F32, Recon::R12),
             case(BenchKernel::WilsonHop, StorageFormat::Fixed16, Recon::R12),
         ],
         warmup: 2,
@@ -154,7 +156,7 @@ fn bench_smoke_run() {
     let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
     // The improved staggered f32 case also runs with long links in recon 13, 12 + sign
     // and 9.
-    assert_eq!(report.results.len(), 7, "{:?}", report.skipped);
+    assert_eq!(report.results.len(), 9, "{:?}", report.skipped);
     for suffix in [" long13", " long12", " long9"] {
         assert!(
             report.results.iter().any(|r| r.label.ends_with(suffix)),
@@ -173,6 +175,24 @@ fn bench_smoke_run() {
         row("wilson_eo f32 recon12").flops_per_site,
         1320 + 1320 + 72
     );
+    // Clover M̂: two hops (the second with xpay a·x + b·y, 72 more), two clover products
+    // of 504; twisted mass: a third clover product and two twists of 48. Their bytes are
+    // more than the Wilson operator's (the clover fields and the intermediates).
+    assert_eq!(
+        row("clover_eo f32 recon12").flops_per_site,
+        1320 + 1392 + 2 * 504
+    );
+    assert_eq!(
+        row("twisted_mass_eo f32 recon12").flops_per_site,
+        1320 + 1392 + 3 * 504 + 2 * 48
+    );
+    for label in ["clover_eo f32 recon12", "twisted_mass_eo f32 recon12"] {
+        let (op, wilson) = (row(label).bytes, row("wilson_eo f32 recon12").bytes);
+        assert!(
+            op.minimal > wilson.minimal && op.quda > wilson.quda,
+            "{label}"
+        );
+    }
     // fixed16 recon 12, QUDA's byte model: the output site (48 B + a 4 B norm) and 8 ×
     // (neighbour site 52 B + link 24 B) = 660 B per site.
     assert_eq!(

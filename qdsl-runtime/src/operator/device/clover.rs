@@ -38,6 +38,7 @@ use super::*;
 use crate::device::{DeviceField, Gpu};
 use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
 use crate::tune::Tuner;
+use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{CloverField, SiteSubset, CLOVER_SITE_REALS};
 use qdsl_core::gauge::{invert_clover, invert_twisted_clover, CloverError, TwistedCloverInverse};
@@ -299,6 +300,34 @@ impl DeviceEvenOddClover {
     /// The twisted mass μ (0 for plain clover).
     pub fn mu(&self) -> f64 {
         self.mu
+    }
+
+    /// Bytes per output site of one application, both byte models: the sum over the
+    /// launched kernels (two hops, the clover products, the twists) of what each one's
+    /// KernelInfo counts (the intermediates are written and read back, as they run).
+    pub fn bytes_per_site(&self) -> ByteModels {
+        // D_qq⁻¹ of a twisted operator takes a second clover product (B and C).
+        let second_q = match self.inverse {
+            DeviceInverse::Twisted { .. } => Some(&self.local_q.clover),
+            DeviceInverse::Clover(_) => None,
+        };
+        let (p, q) = (&self.local_p, &self.local_q);
+        [self.hops.hop(false, false), self.hops.hop(false, true)]
+            .into_iter()
+            .chain([&q.clover, &p.clover])
+            .chain(second_q)
+            .chain(q.twist.iter().chain(p.twist.iter()))
+            .map(|k| k.info().bytes)
+            .fold(
+                ByteModels {
+                    quda: 0,
+                    minimal: 0,
+                },
+                |a, b| ByteModels {
+                    quda: a.quda + b.quda,
+                    minimal: a.minimal + b.minimal,
+                },
+            )
     }
 
     /// Flops of one application (module docs): (V/2)(f_hop + f_hop,xpay + 2 · 504), with
