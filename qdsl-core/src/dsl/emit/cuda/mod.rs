@@ -172,16 +172,20 @@ __device__ __forceinline__ void clover_mul(cplx (&v)[4][3], const real* a) {
 }
 
 /// The order in which the kernel computes the terms (indices into `lowered.terms`): the
-/// terms of hops longer than one site first, then the others, each group in spec order.
-/// The sum is the same up to rounding; the order only changes what the compiler makes of
-/// the straight-line code. Measured on the H100 (standalone harness, 32⁴, improved
-/// staggered hop, f32, long links in recon 12 + sign, two runs of four): the eight Naik
-/// terms ahead of the one-link terms took 177.9–178.9 µs against 179.6–180.6 µs in spec
-/// order (72 against 78 registers; with the arithmetic removed, the loads alone 177.6–177.8
-/// against 178.2–178.4 µs: the bandwidth floor of the access pattern). Kernels whose hops
-/// all have one length (Wilson, naive staggered, local terms) keep the spec order.
+/// terms that read a long (Naik) link first ([`LoweredTerm::long_link`]), then the
+/// others, each group in spec order. The sum is the same up to rounding; the order only
+/// changes what the compiler makes of the straight-line code. Measured on the H100
+/// (standalone harness, 32⁴, improved staggered hop, f32, long links in recon 12 + sign,
+/// two runs of four): the eight Naik terms ahead of the one-link terms took 177.9–178.9 µs
+/// against 179.6–180.6 µs in spec order (72 against 78 registers; with the arithmetic
+/// removed, the loads alone 177.6–177.8 against 178.2–178.4 µs: the bandwidth floor of
+/// the access pattern). Kernels without long links keep the spec order — among them
+/// 3-site hops along paths of three links, which in f64 spill when moved ahead (a test
+/// spec: 184 bytes at 255 registers).
+///
+/// [`LoweredTerm::long_link`]: crate::dsl::lower::LoweredTerm::long_link
 fn emission_order(lowered: &Lowered) -> Vec<usize> {
-    let long = |k: &usize| lowered.terms[*k].term.hop.steps.abs() > 1;
+    let long = |k: &usize| lowered.terms[*k].long_link;
     let n = lowered.terms.len();
     (0..n)
         .filter(long)
