@@ -19,6 +19,29 @@ pub struct ByteModels {
     pub minimal: usize,
 }
 
+/// The bytes of an operator made of several kernels: each model summed.
+impl std::ops::Add for ByteModels {
+    type Output = ByteModels;
+    fn add(self, other: ByteModels) -> ByteModels {
+        ByteModels {
+            quda: self.quda + other.quda,
+            minimal: self.minimal + other.minimal,
+        }
+    }
+}
+
+impl std::iter::Sum for ByteModels {
+    fn sum<I: Iterator<Item = ByteModels>>(iter: I) -> ByteModels {
+        iter.fold(
+            ByteModels {
+                quda: 0,
+                minimal: 0,
+            },
+            |a, b| a + b,
+        )
+    }
+}
+
 /// The byte models of one combination of storage formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FormatBytes {
@@ -211,4 +234,20 @@ pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
         .collect();
     minimal += links.iter().map(|(f, _, _)| bytes_of(f)).sum::<usize>();
     ByteModels { quda, minimal }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ByteModels;
+
+    /// Byte models add model by model: three kernels of (1248, 576), (96, 48) and
+    /// (1320, 624) bytes move (2664, 1248); no kernel, none.
+    #[test]
+    fn byte_models_add_model_by_model() {
+        let b = |quda, minimal| ByteModels { quda, minimal };
+        let kernels = [b(1248, 576), b(96, 48), b(1320, 624)];
+        assert_eq!(kernels.into_iter().sum::<ByteModels>(), b(2664, 1248));
+        assert_eq!(kernels[0] + kernels[1], b(1344, 624));
+        assert_eq!(std::iter::empty().sum::<ByteModels>(), b(0, 0));
+    }
 }

@@ -40,14 +40,6 @@ pub fn copy_gbs(bytes_copied: usize, time_us: f64) -> f64 {
     2.0 * bytes_copied as f64 / (time_us * 1e3)
 }
 
-/// The sum of two byte models (an operator made of two kernels).
-pub fn add_bytes(a: ByteModels, b: ByteModels) -> ByteModels {
-    ByteModels {
-        quda: a.quda + b.quda,
-        minimal: a.minimal + b.minimal,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,7 +62,7 @@ mod tests {
         // 1 GiB copied in 715.8 µs: 2^31 bytes moved → 3000.12 GB/s.
         assert!((copy_gbs(1 << 30, 715.8) - 3000.12).abs() < 0.01);
         assert_eq!(
-            add_bytes(bytes, bytes),
+            bytes + bytes,
             ByteModels {
                 quda: 2880,
                 minimal: 1152

@@ -14,7 +14,7 @@
 //! twisted mass, the clover field, its inverse (on the host, in f64) and their upload;
 //! its `tune ms` is the first application, which tunes every kernel it launches.
 
-use super::metrics::{add_bytes, rates};
+use super::metrics::rates;
 use super::report::{BenchCase, BenchKernel, BenchResult, CopyBandwidth};
 use super::run::{as_driver, BenchOptions, BATCH};
 use crate::backend::Backend;
@@ -106,7 +106,7 @@ pub(super) fn bench_operator(
             let op = DeviceEvenOddWilson::new(gpu, d_u, lattice, KAPPA, Parity::Even, &variant)
                 .map_err(|e| err(&e))?;
             let flops = hops[0].flops_per_site + hops[1].flops_per_site;
-            let bytes = add_bytes(hops[0].bytes, hops[1].bytes);
+            let bytes = hops[0].bytes + hops[1].bytes;
             (Operator::Wilson(Box::new(op)), flops, bytes)
         }
         kernel => {

@@ -94,8 +94,8 @@ pub fn copy_bandwidth(
 
 /// The gauge fields of one lattice: random SU(3) links `u` (also standing in for fat
 /// links: the timing does not depend on the values) and asqtad long links built from
-/// them (MILC phases and antiperiodic time folded in, u0 = 1), which every long-link
-/// compression can hold, recon 12 + sign included.
+/// other random thin links (MILC phases and antiperiodic time folded in, u0 = 1), which
+/// every long-link compression can hold, recon 12 + sign included.
 struct Links {
     lattice: Lattice,
     u: GaugeField<f64>,

@@ -318,16 +318,7 @@ impl DeviceEvenOddClover {
             .chain(second_q)
             .chain(q.twist.iter().chain(p.twist.iter()))
             .map(|k| k.info().bytes)
-            .fold(
-                ByteModels {
-                    quda: 0,
-                    minimal: 0,
-                },
-                |a, b| ByteModels {
-                    quda: a.quda + b.quda,
-                    minimal: a.minimal + b.minimal,
-                },
-            )
+            .sum()
     }
 
     /// Flops of one application (module docs): (V/2)(f_hop + f_hop,xpay + 2 · 504), with
