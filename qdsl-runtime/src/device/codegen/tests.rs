@@ -23,6 +23,57 @@ fn layouts() -> Vec<DeviceLayout> {
     out
 }
 
+/// Every conversion (both directions, both host types) and reduction kernel of
+/// [`layouts`], as (kernel name, source).
+fn conversion_and_reduction_sources() -> Vec<(String, String)> {
+    let mut sources = Vec::new();
+    for l in layouts() {
+        for h in [HostReal::F64, HostReal::F32] {
+            for d in [Direction::Encode, Direction::Decode] {
+                sources.push((
+                    conversion_name(&l, h, d),
+                    conversion_source(&l, h, d).unwrap(),
+                ));
+            }
+        }
+        if let DeviceFormat::Fermion(_) = l.format {
+            sources.push((reduction_name(&l), reduction_source(&l).unwrap()));
+        }
+    }
+    sources
+}
+
+/// The manifest of the runtime's generated kernels (the catalog's are in qdsl-kernels'
+/// `generated_manifest`): every conversion, reduction and BLAS kernel with its source
+/// length and FNV-1a hash, so that a change to any of them shows up in review.
+#[test]
+fn manifest_of_every_runtime_kernel() {
+    use crate::solver::device::blas_source::{blas_name, blas_source};
+    let mut sources = conversion_and_reduction_sources();
+    let fermions: Vec<DeviceLayout> = layouts()
+        .into_iter()
+        .filter(|l| matches!(l.format, DeviceFormat::Fermion(_)))
+        .collect();
+    for y in &fermions {
+        for x in fermions.iter().filter(|x| x.host_reals == y.host_reals) {
+            if let Ok(src) = blas_source(y, x) {
+                sources.push((blas_name(y, x), src));
+            }
+        }
+    }
+    let mut manifest = String::new();
+    for (name, src) in &sources {
+        writeln!(
+            manifest,
+            "{name} {} bytes, fnv {:016x}",
+            src.len(),
+            qdsl_core::dsl::variant::fnv1a(src.as_bytes())
+        )
+        .unwrap();
+    }
+    insta::assert_snapshot!("runtime_kernel_manifest", manifest);
+}
+
 #[test]
 fn names_are_distinct_and_readable() {
     let l = DeviceLayout::new(
@@ -127,20 +178,7 @@ fn every_conversion_and_reduction_compiles_and_assembles_for_sm_90() {
         eprintln!("ptxas not found: compiling only");
     }
     let opts: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
-    let mut sources = Vec::new();
-    for l in layouts() {
-        for h in [HostReal::F64, HostReal::F32] {
-            for d in [Direction::Encode, Direction::Decode] {
-                sources.push((
-                    conversion_name(&l, h, d),
-                    conversion_source(&l, h, d).unwrap(),
-                ));
-            }
-        }
-        if let DeviceFormat::Fermion(_) = l.format {
-            sources.push((reduction_name(&l), reduction_source(&l).unwrap()));
-        }
-    }
+    let sources = conversion_and_reduction_sources();
     // Compile all, then assemble all PTX in one ptxas call per program.
     for (name, src) in &sources {
         let ptx = jit
