@@ -443,12 +443,14 @@ fn nvrtc_variants() -> Vec<Variant> {
 
 /// The clover kernels compile with NVRTC for sm_80 and sm_90 (one program per kernel and
 /// architecture, [`nvrtc_variants`]); ptxas reports registers and spills (printed;
-/// skipped with a message where NVRTC or ptxas is absent).
+/// ignored where the build found no NVRTC or ptxas).
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn clover_kernels_compile_with_nvrtc() {
-    let Some(tc) = nvrtc::Toolchain::load() else {
-        return;
-    };
+    let tc = nvrtc::Toolchain::load();
     let kernels: [(&str, Source, Name); 2] = [
         (
             "wilson_clover",
@@ -474,9 +476,7 @@ fn clover_kernels_compile_with_nvrtc() {
             }
             let tag = format!("{name}_{arch}");
             let entries: Vec<String> = variants.iter().map(kernel_name).collect();
-            let Some(reports) = tc.compile_checked(&program, &tag, arch, &entries, false) else {
-                continue;
-            };
+            let reports = tc.compile_checked(&program, &tag, arch, &entries, false);
             assert_eq!(reports.len(), variants.len());
             let regs = reports.iter().map(|(_, r)| r.registers);
             let spills: u32 = reports

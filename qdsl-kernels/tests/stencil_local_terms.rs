@@ -111,11 +111,12 @@ fn local_and_hopping_terms_match_hop_plus_xpay() {
 }
 
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn local_terms_compile_for_the_gpu() {
-    let nv = match nvrtc::Nvrtc::load() {
-        Ok(n) => n,
-        Err(why) => return eprintln!("SKIPPED: {why}"),
-    };
+    let nv = nvrtc::Nvrtc::load().unwrap_or_else(|why| panic!("NVRTC: {why}"));
     let v = Variant {
         spinor: StorageFormat::F32,
         gauge: StorageFormat::F32,

@@ -4,13 +4,10 @@
 //! first use and **panics** if they are absent. Every CUDA path of qdsl therefore asks this
 //! module first; it answers with a `Result`.
 //!
-//! NVRTC is searched, in order:
-//! 1. `$QDSL_NVRTC_LIB` (a path to `libnvrtc.so.13`);
-//! 2. the dynamic loader's own search (`LD_LIBRARY_PATH`, the system);
-//! 3. a CUDA toolkit: `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`;
-//! 4. the `nvidia-cuda-nvrtc` Python wheel (`site-packages/nvidia/cu13/lib`), found by
-//!    asking `python3` (override the directory with `$QDSL_CUDA_WHEEL_DIR`, the `cu13`
-//!    directory).
+//! NVRTC is searched in the order of `build/toolchain_probe.rs` (included here as
+//! [`probe`], the same search the build scripts use to decide whether the NVRTC tests
+//! can run): `$QDSL_NVRTC_LIB`, the loader's own search, a CUDA toolkit, the
+//! `nvidia-cuda-nvrtc` Python wheel.
 //!
 //! A library found by path is loaded once and kept loaded for the life of the process;
 //! since the loader matches an already-loaded library by its soname, cudarc's later
@@ -21,7 +18,6 @@
 //! name.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// Why a CUDA library cannot be used.
@@ -36,26 +32,17 @@ pub struct LibraryMissing {
     pub hint: String,
 }
 
-/// The `nvidia/cu13` directory of the NVIDIA Python wheels: `$QDSL_CUDA_WHEEL_DIR`, else
-/// asked from `python3`; `None` when neither gives an existing directory.
+/// The toolchain search shared with the build scripts.
+pub mod probe {
+    #![allow(dead_code)]
+    include!("../../build/toolchain_probe.rs");
+}
+
+/// The `nvidia/cu13` directory of the NVIDIA Python wheels ([`probe::find_wheel_dir`]),
+/// looked up once per process.
 pub fn wheel_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if let Some(d) = std::env::var_os("QDSL_CUDA_WHEEL_DIR") {
-            let d = PathBuf::from(d);
-            return d.is_dir().then_some(d);
-        }
-        let out = Command::new("python3")
-            .args(["-c", "import nvidia; print(list(nvidia.__path__)[0])"])
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("cu13");
-        dir.is_dir().then_some(dir)
-    })
-    .clone()
+    DIR.get_or_init(probe::find_wheel_dir).clone()
 }
 
 /// Loads a library by `path` (absolute or a bare name for the loader's search) and keeps
@@ -79,21 +66,7 @@ pub fn nvrtc() -> Result<String, LibraryMissing> {
     FOUND
         .get_or_init(|| {
             let mut tried = Vec::new();
-            let mut candidates: Vec<PathBuf> = Vec::new();
-            if let Some(p) = std::env::var_os("QDSL_NVRTC_LIB") {
-                candidates.push(PathBuf::from(p));
-            }
-            candidates.push(PathBuf::from("libnvrtc.so.13"));
-            for var in ["CUDA_HOME", "CUDA_PATH"] {
-                if let Some(home) = std::env::var_os(var).filter(|h| !h.is_empty()) {
-                    candidates.push(PathBuf::from(home).join("lib64/libnvrtc.so.13"));
-                }
-            }
-            candidates.push(PathBuf::from("/usr/local/cuda/lib64/libnvrtc.so.13"));
-            let wheel = wheel_dir().map(|d| d.join("lib"));
-            if let Some(lib) = &wheel {
-                candidates.push(lib.join("libnvrtc.so.13"));
-            }
+            let candidates = probe::nvrtc_candidates(wheel_dir().as_deref());
             for c in candidates {
                 tried.push(c.display().to_string());
                 if let Some(dir) = c.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -1,5 +1,13 @@
-//! Test-only access to the GPU: every GPU test starts from [`gpu`] or [`context`] and
-//! skips (returns early, with one "skipping (no GPU)" line) where there is no device.
+//! Test-only access to NVRTC and the GPU.
+//!
+//! Tests that compile with NVRTC start from [`jit`] and carry
+//! `#[cfg_attr(not(qdsl_nvrtc), ignore = ...)]`: the build script sets `qdsl_nvrtc` where
+//! it finds the toolchain, elsewhere they are reported as ignored (never as passed).
+//! Tests that need a GPU start from [`gpu`] or [`context`] and are
+//! `#[ignore = "needs a CUDA GPU: ..."]`: `cargo test` reports them as ignored; on a GPU
+//! machine run the test binaries with `--include-ignored`. Either helper panics,
+//! saying why, where what it needs is missing, so a test that runs never passes by
+//! skipping its work.
 
 use crate::app::solve::{solve_on, Precision, SolveBackend, SolveConfig, SolveReport};
 use crate::backend::CudaBackend;
@@ -8,31 +16,32 @@ use crate::jit::Jit;
 use crate::solver::device::DeviceContext;
 use crate::tune::Tuner;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
+use std::path::Path;
 use std::sync::Arc;
 
+/// A JIT over the PTX cache directory `root`; panics with the reason where NVRTC cannot
+/// be loaded.
+pub fn jit(root: &Path) -> Jit {
+    Jit::new(root, None).unwrap_or_else(|e| panic!("NVRTC: {e}"))
+}
+
 /// The first GPU with a JIT over a fresh temporary PTX cache (kept alive by the returned
-/// directory), or `None` with a message where no driver or device is present.
-pub fn gpu() -> Option<(Gpu, tempfile::TempDir)> {
-    let backend = match CudaBackend::new(0) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("skipping (no GPU): {e}");
-            return None;
-        }
-    };
-    let dir = tempfile::tempdir().ok()?;
-    let jit = Jit::new(dir.path(), None).ok()?;
-    Some((Gpu::new(backend, jit), dir))
+/// directory); panics with the reason where no driver, device or NVRTC is present.
+pub fn gpu() -> (Gpu, tempfile::TempDir) {
+    let backend = CudaBackend::new(0).unwrap_or_else(|e| panic!("no GPU: {e}"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let jit = jit(dir.path());
+    (Gpu::new(backend, jit), dir)
 }
 
 /// A solver context on [`gpu`] with tuning off (default launches, no progress bar).
-pub fn context() -> Option<(Arc<DeviceContext>, tempfile::TempDir)> {
-    let (gpu, dir) = gpu()?;
+pub fn context() -> (Arc<DeviceContext>, tempfile::TempDir) {
+    let (gpu, dir) = gpu();
     let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
         .with_enabled(false)
         .with_progress(false);
     let ctx = DeviceContext::new(gpu, tuner).expect("a context on a present GPU");
-    Some((ctx, dir))
+    (ctx, dir)
 }
 
 /// ‖a − b‖/‖b‖ of two host fields of one layout.

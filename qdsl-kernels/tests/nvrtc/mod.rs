@@ -2,9 +2,15 @@
 //! libnvrtc (loaded with dlopen, no CUDA needed at build time) and reads `ptxas -v`'s
 //! register and spill report. Both are found through `QDSL_NVRTC_LIB` / `QDSL_PTXAS`,
 //! the dynamic loader's path, or the `nvidia-cuda-nvrtc` / `nvidia-cuda-nvcc` Python
-//! wheels (site-packages/nvidia/cu13/{lib,bin}); where absent the tests skip with a
-//! message.
+//! wheels (site-packages/nvidia/cu13/{lib,bin}), the search of `build/toolchain_probe.rs`.
+//! The tests that use it carry `#[cfg_attr(not(qdsl_nvrtc), ignore = ...)]`: where the
+//! build script found no toolchain they are reported as ignored; where it did, a
+//! toolchain that then fails to load fails the test.
 #![allow(dead_code)]
+
+mod probe {
+    include!("../../../build/toolchain_probe.rs");
+}
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::PathBuf;
@@ -23,16 +29,6 @@ type Compile = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_i
 type GetSize = unsafe extern "C" fn(Program, *mut usize) -> c_int;
 type Get = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
 type Destroy = unsafe extern "C" fn(*mut Program) -> c_int;
-
-/// The `nvidia/cu13` directory of the Python wheels, if Python knows it.
-fn wheel_dir() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia, os; print(list(nvidia.__path__)[0])"])
-        .output()
-        .ok()?;
-    let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("cu13");
-    dir.is_dir().then_some(dir)
-}
 
 /// libnvrtc, loaded.
 pub struct Nvrtc {
@@ -54,12 +50,8 @@ unsafe fn sym<T>(lib: *mut c_void, name: &str) -> Option<T> {
 impl Nvrtc {
     /// Loads libnvrtc.so.13, or explains why not.
     pub fn load() -> Result<Self, String> {
-        let mut candidates: Vec<String> = Vec::new();
-        if let Ok(p) = std::env::var("QDSL_NVRTC_LIB") {
-            candidates.push(p);
-        }
-        candidates.push("libnvrtc.so.13".into());
-        if let Some(d) = wheel_dir() {
+        let wheel = probe::find_wheel_dir();
+        if let Some(d) = &wheel {
             // libnvrtc opens its builtins library by name: load it first, globally.
             if let Ok(b) = CString::new(
                 d.join("lib/libnvrtc-builtins.so.13.0")
@@ -69,8 +61,11 @@ impl Nvrtc {
                 // SAFETY: dlopen with a valid C string.
                 unsafe { libc::dlopen(b.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
             }
-            candidates.push(d.join("lib/libnvrtc.so.13").to_string_lossy().into_owned());
         }
+        let candidates: Vec<String> = probe::nvrtc_candidates(wheel.as_deref())
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect();
         for c in &candidates {
             let name = CString::new(c.as_str()).map_err(|e| e.to_string())?;
             // SAFETY: dlopen/dlsym with valid C strings; the library stays loaded for the process.
@@ -159,20 +154,7 @@ pub struct PtxasReport {
 
 /// The ptxas binary, or why not.
 pub fn ptxas() -> Result<PathBuf, String> {
-    if let Ok(p) = std::env::var("QDSL_PTXAS") {
-        return Ok(PathBuf::from(p));
-    }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-    {
-        return Ok(PathBuf::from("ptxas"));
-    }
-    wheel_dir()
-        .map(|d| d.join("bin/ptxas"))
-        .filter(|p| p.is_file())
+    probe::find_ptxas()
         .ok_or_else(|| "ptxas not found; pip install nvidia-cuda-nvcc==13.0.88".to_string())
 }
 
@@ -241,30 +223,22 @@ pub fn ptxas_report(
 pub struct Toolchain {
     /// The loaded libnvrtc.
     pub nv: Nvrtc,
-    /// The ptxas binary; `None` where absent (the register/spill part is skipped).
-    pub ptxas: Option<PathBuf>,
+    /// The ptxas binary.
+    pub ptxas: PathBuf,
 }
 
 impl Toolchain {
-    /// Loads libnvrtc and finds ptxas; `None`, after printing why the test skips, where
-    /// libnvrtc is absent. A missing ptxas only skips the ptxas part (with a message).
-    pub fn load() -> Option<Self> {
-        let nv = match Nvrtc::load() {
-            Ok(n) => n,
-            Err(why) => {
-                eprintln!("SKIPPED: {why}");
-                return None;
-            }
-        };
-        let ptxas = ptxas()
-            .map_err(|why| eprintln!("ptxas part SKIPPED: {why}"))
-            .ok();
-        Some(Toolchain { nv, ptxas })
+    /// Loads libnvrtc and finds ptxas, or panics saying which is missing (the tests that
+    /// call this are ignored where the build found no toolchain).
+    pub fn load() -> Self {
+        let nv = Nvrtc::load().unwrap_or_else(|why| panic!("NVRTC: {why}"));
+        let ptxas = ptxas().unwrap_or_else(|why| panic!("{why}"));
+        Toolchain { nv, ptxas }
     }
 
     /// Compiles `source` (program `tag`) for `arch`, panicking with NVRTC's log on error,
     /// and asserts that every name of `entries` is an `.entry` of the PTX. Returns ptxas's
-    /// per-entry report (`None` where ptxas is absent), each entry's registers printed;
+    /// per-entry report, each entry's registers printed;
     /// with `no_spills`, asserts that no entry spills (0 bytes stored and loaded).
     pub fn compile_checked(
         &self,
@@ -273,7 +247,7 @@ impl Toolchain {
         arch: &str,
         entries: &[String],
         no_spills: bool,
-    ) -> Option<Vec<(String, PtxasReport)>> {
+    ) -> Vec<(String, PtxasReport)> {
         let ptx = self
             .nv
             .compile(source, tag, arch)
@@ -284,7 +258,7 @@ impl Toolchain {
                 "{tag}: entry {e} missing from the PTX"
             );
         }
-        let reports = ptxas_report(self.ptxas.as_ref()?, &ptx, arch, tag).unwrap();
+        let reports = ptxas_report(&self.ptxas, &ptx, arch, tag).unwrap();
         for (entry, r) in &reports {
             if no_spills {
                 assert_eq!(
@@ -295,6 +269,6 @@ impl Toolchain {
             }
             eprintln!("{tag} {entry}: {} registers", r.registers);
         }
-        Some(reports)
+        reports
     }
 }

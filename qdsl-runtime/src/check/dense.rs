@@ -207,8 +207,9 @@ mod tests {
     /// GPU: random 48 × 48 links uploaded and downloaded again are the same field,
     /// exactly, in f64 and in f32 (f32 data stored as f32).
     #[test]
+    #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
     fn dense_links_round_trip_through_the_device() {
-        let Some((gpu, _dir)) = gpu() else { return };
+        let (gpu, _dir) = gpu();
         let lat = Lattice::new([2, 2, 2, 4]).unwrap();
         let y = DenseLinkField::<f64>::random(lat, 48, 3).unwrap();
         let d = DeviceField::from_dense_links(&gpu, &y, StorageFormat::F64).unwrap();
@@ -241,8 +242,9 @@ mod tests {
     /// lattice, xpay, both boundaries, f64 and f32) on random fields on 4³ × 6 agrees
     /// with the generated CPU code within 64 u of its precision (u = 2⁻⁵³, 2⁻²⁴).
     #[test]
+    #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
     fn coarse_hop_on_the_device_matches_the_cpu_code() {
-        let Some((gpu, _dir)) = gpu() else { return };
+        let (gpu, _dir) = gpu();
         assert_rows_pass(&gpu, &coarse_hop());
     }
 
@@ -250,8 +252,9 @@ mod tests {
     /// hop; the source covers the whole lattice) on a random site matrix X and random
     /// links on 4³ × 6 agrees with the generated CPU code within 64 u of its precision.
     #[test]
+    #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
     fn coarse_op_on_the_device_matches_the_cpu_code() {
-        let Some((gpu, _dir)) = gpu() else { return };
+        let (gpu, _dir) = gpu();
         assert_rows_pass(&gpu, &catalog_entry("coarse_op"));
     }
 

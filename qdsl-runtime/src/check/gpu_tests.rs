@@ -17,8 +17,9 @@ fn data_dir() -> PathBuf {
 /// f64/f32, recon 12/18, both boundaries) on random fields and the real configurations:
 /// every one within its bound.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn device_kernels_match_the_cpu_reference() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
     for entry in crate::cli::catalog() {
         let ir = (entry.ir)();
@@ -66,12 +67,13 @@ fn device_kernels_match_the_cpu_reference() {
 /// bound, except the fixed16 rows on MILC's fat links (entries above 1), skipped with the
 /// reason. Kernels without long links get no such rows.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn compressed_long_link_rows_match_the_cpu_reference() {
     let wilson = (crate::cli::catalog().into_iter())
         .find(|e| e.name == "wilson_hop")
         .unwrap();
     assert!(long_recon_variants(&(wilson.ir)()).is_empty());
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
     let entry = (crate::cli::catalog().into_iter())
         .find(|e| e.name == "improved_staggered_hop")
@@ -107,8 +109,9 @@ fn compressed_long_link_rows_match_the_cpu_reference() {
 /// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
 /// the host operators.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn device_operators_match_the_host_operators() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let rows = check_operators(&gpu, &data_dir());
     assert_eq!(rows.len(), 8);
     for r in &rows {
@@ -123,8 +126,9 @@ fn device_operators_match_the_host_operators() {
 /// and M̂ measured with positive times, a fixed-point case skipped with the emitter's
 /// reason.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn bench_smoke_run() {
-    let Some((gpu, dir)) = gpu() else { return };
+    let (gpu, dir) = gpu();
     let c = copy_bandwidth(&gpu, 64 << 20, 2, 5).unwrap();
     assert!(c.memcpy_gbs > 10.0 && c.kernel_gbs > 10.0, "{c:?}");
     let tuner = crate::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
@@ -208,8 +212,9 @@ fn bench_smoke_run() {
 /// without xpay, even and odd (dagger) outputs, on random SU(3) links (every kernel) and
 /// the real Wilson configuration; each within the format's bound.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn narrow_formats_match_the_cpu_path() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
     let narrow = [
         StorageFormat::F16,

@@ -1,4 +1,4 @@
-//! Device-field tests that need a GPU: they skip (with a message) where there is none.
+//! Device-field tests that need a GPU: ignored where there is none (see `crate::test_gpu`).
 //! Run them on the GPU machine: `cargo test -p qdsl-runtime --lib device::gpu_tests`.
 //!
 //! The references are independent of the generated kernels: the CPU image and decode of
@@ -47,8 +47,9 @@ fn check_fermion<T: Real>(gpu: &Gpu, layout: SpinorLayout, format: FermionFormat
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn fermion_fields_encode_and_decode_bit_for_bit_like_the_core() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let wilson = SpinorLayout::wilson(lattice(), SiteSubset::Full);
     let staggered = SpinorLayout::staggered(lattice(), SiteSubset::Single(Parity::Odd));
     for (i, f) in FermionFormat::ALL.into_iter().enumerate() {
@@ -87,8 +88,9 @@ fn check_gauge<T: Real>(gpu: &Gpu, format: LinkFormat, seed: u64) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn gauge_fields_encode_and_decode_bit_for_bit_like_the_core() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     for (i, s) in LinkStorage::ALL.into_iter().enumerate() {
         for c in [Compression::Full, Compression::Recon12] {
             check_gauge::<f64>(&gpu, LinkFormat::new(s, c), i as u64);
@@ -123,8 +125,9 @@ fn check_recon8<T: Real>(gpu: &Gpu, storage: LinkStorage, seed: u64) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn recon8_gauge_fields_round_trip_like_the_core() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     for (i, s) in LinkStorage::ALL.into_iter().enumerate() {
         check_recon8::<f64>(&gpu, s, 100 + i as u64);
         check_recon8::<f32>(&gpu, s, 200 + i as u64);
@@ -134,8 +137,9 @@ fn recon8_gauge_fields_round_trip_like_the_core() {
 /// Link 7 = site 1, μ = 3 multiplied by i: unitary, but det = i³·1 = −i, so the recon-8
 /// upload fails and names it.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn a_non_su3_link_is_refused_by_recon8_by_name() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let mut g = GaugeField::<f64>::random(lattice(), 7);
     let link = &mut g.links_mut()[7];
     *link = link.scale_complex(qdsl_core::Complex::new(0.0, 1.0));
@@ -155,8 +159,9 @@ fn a_non_su3_link_is_refused_by_recon8_by_name() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn norms_and_dots_match_f64_sums_of_the_decoded_values() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let layout = SpinorLayout::wilson(lattice(), SiteSubset::Full);
     for f in [
         FermionFormat::F64,
@@ -185,8 +190,9 @@ fn norms_and_dots_match_f64_sums_of_the_decoded_values() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn errors_name_what_went_wrong() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let (free, total) = gpu.backend().memory().unwrap();
     let e = gpu.alloc::<u8>("a test field", total * 2).unwrap_err();
     match &e {
@@ -208,10 +214,11 @@ fn errors_name_what_went_wrong() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn the_tuner_times_real_launches_with_device_events() {
     use crate::tune::{launch_candidates, Candidate, TuneKey, TuneSource, Tuner};
     use cudarc::driver::{LaunchConfig, PushKernelArg};
-    let Some((gpu, dir)) = gpu() else { return };
+    let (gpu, dir) = gpu();
     let src = "extern \"C\" __global__ void qdsl_test_copy(const float4* x, float4* y, int n) {\n    \
                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = x[i];\n}\n";
     let f = gpu.function("qdsl_test_copy", src, &[]).unwrap();

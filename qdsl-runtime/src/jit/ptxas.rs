@@ -43,32 +43,10 @@ pub enum PtxasError {
     },
 }
 
-/// The ptxas binary, if found (see the module doc).
+/// The ptxas binary, if found ([`libs::probe::find_ptxas`]), looked up once per process.
 pub fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("QDSL_PTXAS").map(PathBuf::from) {
-        return p.is_file().then_some(p);
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("ptxas"))
-            .find(|p| p.is_file())
-    });
-    let toolkits = ["CUDA_HOME", "CUDA_PATH"]
-        .into_iter()
-        .filter_map(|v| {
-            std::env::var_os(v)
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from)
-        })
-        .chain([PathBuf::from("/usr/local/cuda")])
-        .map(|home| home.join("bin").join("ptxas"));
-    on_path
-        .or_else(|| toolkits.into_iter().find(|p| p.is_file()))
-        .or_else(|| {
-            libs::wheel_dir()
-                .map(|d| d.join("bin").join("ptxas"))
-                .filter(|p| p.is_file())
-        })
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(libs::probe::find_ptxas).clone()
 }
 
 /// Assembles `ptx` for `arch` with `ptxas -v` and returns one report per entry function.

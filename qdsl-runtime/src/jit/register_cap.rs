@@ -143,20 +143,19 @@ mod tests {
     /// ptxas (an independent assembler) honours the directive on the generated hops:
     /// every capped build of the bench's Wilson and staggered variants uses at most its
     /// cap, and the uncapped build more than the smallest cap. Prints the registers and
-    /// spills per cap (`--nocapture`) for the tuning notes. Skips without NVRTC or ptxas.
+    /// spills per cap (`--nocapture`) for the tuning notes.
     #[test]
+    #[cfg_attr(
+        not(qdsl_nvrtc),
+        ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+    )]
     fn ptxas_honours_the_cap_on_the_generated_hops() {
-        use crate::jit::{ptxas, Arch, Jit};
+        use crate::jit::{ptxas, Arch};
         use qdsl_core::dsl::variant::{Recon, StorageFormat};
         use qdsl_core::dsl::Variant;
         let root = tempfile::tempdir().unwrap();
-        let jit = match Jit::new(root.path(), None) {
-            Ok(j) => j,
-            Err(e) => return eprintln!("skipping: {e}"),
-        };
-        if ptxas::find_ptxas().is_none() {
-            return eprintln!("skipping: ptxas not found");
-        }
+        let jit = crate::test_gpu::jit(root.path());
+        ptxas::find_ptxas().expect("ptxas (the build found it)");
         let cases = [
             ("wilson_hop", StorageFormat::F32, Recon::R12),
             ("wilson_hop", StorageFormat::F32, Recon::R18),

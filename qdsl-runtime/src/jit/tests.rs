@@ -1,5 +1,5 @@
-//! JIT tests that really run NVRTC and ptxas; they skip, saying so, where NVRTC cannot
-//! be loaded.
+//! JIT tests that really run NVRTC and ptxas; ignored where the build found no
+//! toolchain (see `crate::test_gpu`).
 
 use super::*;
 
@@ -9,14 +9,9 @@ const AXPY: &str = r#"extern "C" __global__ void axpy(float a, const float* x, f
 }
 "#;
 
-fn jit(root: &Path, dump: Option<PathBuf>) -> Option<Jit> {
-    match Jit::new(root, dump) {
-        Ok(j) => Some(j),
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
+/// A JIT over `root` dumping to `dump`; panics with the reason where NVRTC is missing.
+fn jit(root: &Path, dump: Option<PathBuf>) -> Jit {
+    Jit::new(root, dump).unwrap_or_else(|e| panic!("NVRTC: {e}"))
 }
 
 #[test]
@@ -42,12 +37,14 @@ fn key_changes_with_every_input() {
 }
 
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn compiles_then_hits_the_cache_and_dumps() {
     let root = tempfile::tempdir().unwrap();
     let dump = tempfile::tempdir().unwrap();
-    let Some(j) = jit(root.path(), Some(dump.path().to_path_buf())) else {
-        return;
-    };
+    let j = jit(root.path(), Some(dump.path().to_path_buf()));
     assert!(j.nvrtc_version().0 >= 12, "{:?}", j.nvrtc_version());
     let first = j.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap();
     assert!(!first.from_cache);
@@ -67,7 +64,7 @@ fn compiles_then_hits_the_cache_and_dumps() {
     );
 
     // A second JIT over the same root (a new process, in effect) reads the file.
-    let j2 = jit(root.path(), None).unwrap();
+    let j2 = jit(root.path(), None);
     let second = j2.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap();
     assert!(second.from_cache);
     assert_eq!(second.ptx, first.ptx);
@@ -94,11 +91,13 @@ fn compiles_then_hits_the_cache_and_dumps() {
 }
 
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn a_failed_compile_names_the_source_file_and_carries_the_log() {
     let root = tempfile::tempdir().unwrap();
-    let Some(j) = jit(root.path(), None) else {
-        return;
-    };
+    let j = jit(root.path(), None);
     let bad = "extern \"C\" __global__ void broken(float* y) {\n    y[0] = undeclared_thing;\n}\n";
     let err = j.compile("broken", bad, Arch::SM_90, &[]).unwrap_err();
     let JitError::Compile {
@@ -126,11 +125,13 @@ fn a_failed_compile_names_the_source_file_and_carries_the_log() {
 }
 
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn a_nul_byte_is_rejected_before_nvrtc() {
     let root = tempfile::tempdir().unwrap();
-    let Some(j) = jit(root.path(), None) else {
-        return;
-    };
+    let j = jit(root.path(), None);
     let err = j.compile("nul", "int x;\0", Arch::SM_90, &[]).unwrap_err();
     assert!(
         matches!(err, JitError::InvalidSource { offset: 6, .. }),
@@ -139,15 +140,14 @@ fn a_nul_byte_is_rejected_before_nvrtc() {
 }
 
 #[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn ptxas_reports_registers_of_a_compiled_kernel() {
     let root = tempfile::tempdir().unwrap();
-    let Some(j) = jit(root.path(), None) else {
-        return;
-    };
-    if ptxas::find_ptxas().is_none() {
-        eprintln!("skipping: ptxas not found");
-        return;
-    }
+    let j = jit(root.path(), None);
+    ptxas::find_ptxas().expect("ptxas (the build found it)");
     let ptx = j.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap().ptx;
     let reports = ptxas::report(&ptx, Arch::SM_90).unwrap();
     assert_eq!(reports.len(), 1);

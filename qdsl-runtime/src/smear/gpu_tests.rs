@@ -80,8 +80,9 @@ fn gpu_vs_cpu_with<S: LinkPaths, T: GpuReal>(
 /// AsqtadFat, AsqtadLong and Fat7 on lat.sample.l8 agree with the CPU plan to rounding
 /// of the precision.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn every_spec_matches_the_cpu_plan() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let u = sample_l8();
     gpu_vs_cpu::<AsqtadFat, f64>(&gpu, &u, 1e-13);
     gpu_vs_cpu::<AsqtadLong, f64>(&gpu, &u, 1e-13);
@@ -96,8 +97,9 @@ fn every_spec_matches_the_cpu_plan() {
 /// (the kernels may contract the rebuild into FMAs, so not bit for bit), and the recon-12
 /// asqtad links are still MILC's fat.l8 and long.l8 to f32 rounding.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn recon12_input_matches_the_cpu_emulation_and_milc() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let u = sample_l8();
     let r12 = PathKnobs::with_input(Recon::R12);
     gpu_vs_cpu_with::<AsqtadFat, f64>(&gpu, &u, 1e-13, r12);
@@ -124,8 +126,9 @@ fn recon12_input_matches_the_cpu_emulation_and_milc() {
 /// A non-unitary input link is refused at upload with its position, and a compressed
 /// output is refused when compiling.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn knob_values_that_do_not_apply_are_refused() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let mut v = fold_staggered_phases(&sample_l8());
     *v.link_mut(5, 1) = v.link(5, 1).scale(1.5);
     let r12 =
@@ -145,8 +148,9 @@ fn knob_values_that_do_not_apply_are_refused() {
 /// The GPU's asqtad links of lat.sample.l8 at u0 = 0.502 are MILC's fat.l8 and long.l8
 /// to f32 rounding.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn gpu_asqtad_links_reproduce_milc() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let u = sample_l8();
     let (fat, long) = asqtad_links_gpu(&gpu, &u, 0.502).unwrap();
     assert!(
@@ -165,8 +169,9 @@ fn gpu_asqtad_links_reproduce_milc() {
 /// HISQ fat and long links and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
 /// matching spec.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn check_rows_of_the_smearing_specs_pass() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
     assert_eq!(rows.len(), 20);
@@ -208,8 +213,9 @@ fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, 
 /// The Wilson and Symanzik gauge forces on lat.sample.l8 agree with the CPU force (itself
 /// the derivative of the action, tests/gauge_force.rs) to rounding of the precision.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn gauge_forces_match_the_cpu() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let u = sample_l8();
     force_gpu_vs_cpu::<WilsonGauge, f64>(&gpu, &u, 1e-13);
     force_gpu_vs_cpu::<SymanzikGauge, f64>(&gpu, &u, 1e-13);
@@ -221,8 +227,9 @@ fn gauge_forces_match_the_cpu() {
 /// on lat.sample.l8 (ε = −0.1) to rounding of the precision, and unit links give the
 /// tree-level values X = 9/8 + ε/8 (times the phase) and L = −(1 + ε)/24.
 #[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn gpu_hisq_links_match_the_cpu() {
-    let Some((gpu, _dir)) = gpu() else { return };
+    let (gpu, _dir) = gpu();
     let u = sample_l8();
     let eps = -0.1;
     let (x, l) = hisq_links_gpu(&gpu, &u, eps).unwrap();

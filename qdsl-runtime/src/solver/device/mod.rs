@@ -13,7 +13,7 @@
 //! | [`operator`](mod@operator) | [`DeviceOperator`]: even-odd Wilson and staggered on device vectors |
 //! | [`converting`] | [`ConvertingOperator`]: an operator of one precision on vectors of another (packed20/30) |
 //!
-//! The GPU tests (`solver::device::gpu_tests`) skip with a message where there is no GPU.
+//! The GPU tests (`solver::device::gpu_tests`) are ignored where there is no GPU (run them with `--include-ignored` on one).
 
 pub mod blas;
 pub mod blas_source;
