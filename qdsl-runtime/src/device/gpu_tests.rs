@@ -236,7 +236,7 @@ fn the_tuner_times_real_launches_with_device_events() {
         .collect();
     let tuner =
         Tuner::new(&dir.path().join("tunecache.tsv"), gpu.fingerprint("test")).with_enabled(true);
-    let key = TuneKey::new("qdsl_test_copy", 0, n, "f32", &gpu.device_key());
+    let key = TuneKey::new("qdsl_test_copy", 0, 0, n, "f32", &gpu.device_key());
     let ni = n as i32;
     let mut run = |c: &Candidate| {
         gpu.time_us(2, 5, || {

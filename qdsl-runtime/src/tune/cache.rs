@@ -3,31 +3,34 @@
 //! Fields are separated by tabs (shown as two spaces here):
 //!
 //! ```text
-//! # qdsl tune cache v1
+//! # qdsl tune cache v2
 //! # crate_version  0.1.0
 //! # codegen_hash  3f2a…
 //! # gpu_name  NVIDIA H100 80GB HBM3
 //! # sm  sm_90
 //! # driver_version  13.0
 //! # nvrtc_version  13.0
-//! kernel  variant_hash  volume  formats  device  compile  block  grid  shared_bytes  time_us  best
-//! wilson_hop  89ab…  524288  spinor=f32 …  NVIDIA H100 … sm_90  -  16  32768  13568  108.41  *
+//! kernel  variant_hash  source_hash  volume  formats  device  compile  block  grid  shared_bytes  time_us  best
+//! wilson_hop  89ab…  51f0…  524288  spinor=f32 …  NVIDIA H100 … sm_90  -  16  32768  13568  108.41  *
 //! ```
 //!
 //! One row per (key, candidate); `time_us` is `failed` for a candidate that could not
 //! run; `best` marks the fastest row of each key with `*` (for people; it is recomputed
 //! on reading). Empty strings are written as `-`. Rows are sorted, so the file is
-//! deterministic.
+//! deterministic. A file of the older format v1 (no `source_hash` column) is reported as
+//! such and re-tuned.
 
 use super::key::{Fingerprint, TuneKey};
 use super::launch::{Candidate, LaunchConfig};
 use std::collections::BTreeMap;
 
 /// First line of every tune cache.
-pub const MAGIC: &str = "# qdsl tune cache v1";
+pub const MAGIC: &str = "# qdsl tune cache v2";
+/// First line of the previous format (no `source_hash` column).
+const MAGIC_V1: &str = "# qdsl tune cache v1";
 /// The column header line.
 pub const COLUMNS: &str =
-    "kernel\tvariant_hash\tvolume\tformats\tdevice\tcompile\tblock\tgrid\tshared_bytes\ttime_us\tbest";
+    "kernel\tvariant_hash\tsource_hash\tvolume\tformats\tdevice\tcompile\tblock\tgrid\tshared_bytes\ttime_us\tbest";
 
 /// The measured time of one candidate (`None`: it failed to run).
 #[derive(Clone, Debug, PartialEq)]
@@ -123,9 +126,10 @@ impl TuneCache {
                 let c = &m.candidate;
                 let time = m.time_us.map_or("failed".to_string(), |t| format!("{t}"));
                 s += &format!(
-                    "{}\t{:016x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                    "{}\t{:016x}\t{:016x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                     dash(&k.kernel),
                     k.variant_hash,
+                    k.source_hash,
                     k.volume,
                     dash(&k.formats),
                     dash(&k.device),
@@ -147,6 +151,12 @@ impl TuneCache {
         let corrupt = |line: usize, reason: String| CacheProblem::Corrupt { line, reason };
         match lines.next() {
             Some((_, MAGIC)) => {}
+            Some((n, MAGIC_V1)) => {
+                return Err(corrupt(
+                    n,
+                    "tune cache format v1 (no source_hash column), this program writes v2".into(),
+                ))
+            }
             Some((n, l)) => return Err(corrupt(n, format!("expected {MAGIC:?}, found {l:?}"))),
             None => return Err(corrupt(1, "the file is empty".into())),
         }
@@ -197,9 +207,9 @@ impl TuneCache {
 
 fn parse_row(line: &str) -> Result<(TuneKey, Measurement), String> {
     let f: Vec<&str> = line.split('\t').collect();
-    if f.len() != 11 {
+    if f.len() != 12 {
         return Err(format!(
-            "expected 11 tab-separated fields, found {}",
+            "expected 12 tab-separated fields, found {}",
             f.len()
         ));
     }
@@ -212,7 +222,9 @@ fn parse_row(line: &str) -> Result<(TuneKey, Measurement), String> {
     };
     let variant_hash = u64::from_str_radix(f[1], 16)
         .map_err(|_| format!("variant_hash must be hexadecimal, found {:?}", f[1]))?;
-    let time_us = match f[9] {
+    let source_hash = u64::from_str_radix(f[2], 16)
+        .map_err(|_| format!("source_hash must be hexadecimal, found {:?}", f[2]))?;
+    let time_us = match f[10] {
         "failed" => None,
         t => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => Some(v),
@@ -223,22 +235,23 @@ fn parse_row(line: &str) -> Result<(TuneKey, Measurement), String> {
             }
         },
     };
-    if !matches!(f[10], "" | "*") {
-        return Err(format!("best must be '*' or empty, found {:?}", f[10]));
+    if !matches!(f[11], "" | "*") {
+        return Err(format!("best must be '*' or empty, found {:?}", f[11]));
     }
     let key = TuneKey {
         kernel: undash(f[0]),
         variant_hash,
-        volume: usize::try_from(num(2, "volume")?).map_err(|_| "volume too large".to_string())?,
-        formats: undash(f[3]),
-        device: undash(f[4]),
+        source_hash,
+        volume: usize::try_from(num(3, "volume")?).map_err(|_| "volume too large".to_string())?,
+        formats: undash(f[4]),
+        device: undash(f[5]),
     };
     let candidate = Candidate {
-        compile: undash(f[5]),
+        compile: undash(f[6]),
         launch: LaunchConfig {
-            block: small(6, "block")?,
-            grid: small(7, "grid")?,
-            shared_bytes: small(8, "shared_bytes")?,
+            block: small(7, "block")?,
+            grid: small(8, "grid")?,
+            shared_bytes: small(9, "shared_bytes")?,
         },
     };
     Ok((key, Measurement { candidate, time_us }))
@@ -268,6 +281,7 @@ mod tests {
         let k = TuneKey::new(
             "wilson_hop",
             0xdead_beef,
+            0x51f0,
             1000,
             "spinor=f32",
             "Test GPU sm_90",
@@ -279,7 +293,7 @@ mod tests {
         let text = c.render();
         // Hand-written expectation of the row of the fastest candidate.
         assert!(
-            text.contains("wilson_hop\t00000000deadbeef\t1000\tspinor=f32\tTest GPU sm_90\t-\t16\t63\t0\t9.25\t*\n"),
+            text.contains("wilson_hop\t00000000deadbeef\t00000000000051f0\t1000\tspinor=f32\tTest GPU sm_90\t-\t16\t63\t0\t9.25\t*\n"),
             "{text}"
         );
         assert!(text.contains("\t1024\t1\t0\tfailed\t\n"));
@@ -295,13 +309,21 @@ mod tests {
     fn corruption_is_reported_with_its_line() {
         let mut c = TuneCache::new(fp());
         c.entries
-            .insert(TuneKey::new("k", 1, 8, "", ""), vec![m(32, Some(1.0))]);
+            .insert(TuneKey::new("k", 1, 2, 8, "", ""), vec![m(32, Some(1.0))]);
         let good = c.render();
         let header_lines = 8;
         let cases = [
             (String::new(), 1),
             ("garbage".to_string(), 1),
-            (good.replace("\t1\t", "\tx\t"), header_lines + 1),
+            (
+                good.replace("\t0000000000000001\t", "\tx\t"),
+                header_lines + 1,
+            ),
+            (
+                good.replace("\t0000000000000002\t", "\ty\t"),
+                header_lines + 1,
+            ),
+            (good.replace(MAGIC, MAGIC_V1), 1),
             (good.replace("\t32\t", "\t-32\t"), header_lines + 1),
             (good.replace("\t*", "\tbest"), header_lines + 1),
             (format!("{good}truncated\trow\n"), header_lines + 2),

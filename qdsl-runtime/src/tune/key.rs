@@ -7,13 +7,17 @@ pub fn clean(s: &str) -> String {
     s.replace(['\t', '\n', '\r'], " ").trim().to_string()
 }
 
-/// The key of one tuning decision: (kernel, variant hash, volume, formats, device).
+/// The key of one tuning decision: (kernel, variant hash, source hash, volume, formats,
+/// device). The source hash is the variant's own generated source, so a change of the
+/// emitter's output for any variant invalidates that variant's tuning (and only it).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TuneKey {
     /// Kernel name.
     pub kernel: String,
     /// Stable hash of the kernel variant (`Variant::stable_hash`).
     pub variant_hash: u64,
+    /// FNV-1a hash of the variant's generated source (`source_hash`).
+    pub source_hash: u64,
     /// Sites the kernel runs over.
     pub volume: usize,
     /// Storage formats, e.g. "spinor=f32 gauge=f32 recon=12".
@@ -27,6 +31,7 @@ impl TuneKey {
     pub fn new(
         kernel: &str,
         variant_hash: u64,
+        source_hash: u64,
         volume: usize,
         formats: &str,
         device: &str,
@@ -34,11 +39,17 @@ impl TuneKey {
         Self {
             kernel: clean(kernel),
             variant_hash,
+            source_hash,
             volume,
             formats: clean(formats),
             device: clean(device),
         }
     }
+}
+
+/// The source hash of a tune key: FNV-1a of the kernel's generated source text.
+pub fn source_hash(source: &str) -> u64 {
+    qdsl_core::dsl::variant::fnv1a(source.as_bytes())
 }
 
 /// What a tune cache was measured with. A cache whose fingerprint differs from the

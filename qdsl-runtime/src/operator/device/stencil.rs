@@ -508,6 +508,7 @@ impl DeviceStencil {
         let key = TuneKey::new(
             &self.kernel,
             self.variant.stable_hash(),
+            crate::tune::key::source_hash(&self.source),
             volume,
             &formats_key(&self.variant),
             &gpu.device_key(),

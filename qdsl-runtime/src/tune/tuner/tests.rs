@@ -12,6 +12,7 @@ fn key(kernel: &str) -> TuneKey {
     TuneKey::new(
         kernel,
         0x1234,
+        0x5678,
         4096,
         "spinor=f32 gauge=f32 recon=12",
         "Fake GPU sm_90",
@@ -98,6 +99,20 @@ fn a_second_tuner_answers_from_the_file_without_running() {
         })
         .unwrap();
     assert_eq!(runs, 8);
+    // The same variant whose generated source changed (an emitter change) is another
+    // key: its old tuning is not reused.
+    let mut runs = 0;
+    let regenerated = TuneKey {
+        source_hash: 0x9abc,
+        ..key("k")
+    };
+    let r = tuner(&path, "cg", &w)
+        .tune(&regenerated, &candidates(), |c| {
+            runs += 1;
+            fake(c)
+        })
+        .unwrap();
+    assert_eq!((r.source, runs), (TuneSource::Measured, 8));
 }
 
 #[test]
@@ -128,7 +143,7 @@ fn disabled_tuning_takes_the_first_candidate_untimed() {
 fn a_corrupt_cache_is_retuned_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tunecache.tsv");
-    std::fs::write(&path, "# qdsl tune cache v1\n\u{0}\u{1} binary junk\n").unwrap();
+    std::fs::write(&path, "# qdsl tune cache v2\n\u{0}\u{1} binary junk\n").unwrap();
     let w = Arc::new(Mutex::new(Vec::new()));
     let r = tuner(&path, "cg", &w)
         .tune(&key("k"), &candidates(), fake)
