@@ -4,7 +4,7 @@
 //! every catalog kernel and every value of every knob:
 //!
 //! * the `stencil!` kernels over [`variant_space`]: the full product of the boolean knobs
-//!   (sites × dagger × xpay × boundary) for each storage format (spinor = gauge) and each
+//!   (sites × dagger × xpay × boundary, `variant_space`) for each storage format (spinor = gauge) and each
 //!   gauge compression; every mixed (spinor ≠ gauge) pair of formats in each compression;
 //!   Dirichlet walls; and every long-link compression in every format. Variants a spec
 //!   excludes are counted, not listed;
@@ -16,108 +16,15 @@
 
 use qdsl_core::dsl::paths::project::project_source;
 use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
-use qdsl_core::dsl::variant::{
-    fnv1a, DirichletBlocks, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
-};
+mod variant_space;
+
+use qdsl_core::dsl::variant::{fnv1a, LongRecon, Recon, StorageFormat};
 use qdsl_core::dsl::{DslError, Stencil, Variant};
-use qdsl_core::lattice::Parity;
 use qdsl_kernels::{
     AsqtadFat, AsqtadLong, CloverApply, CoarseHop, CoarseOp, Fat7, HisqFat, ImprovedStaggeredHop,
     NaiveStaggeredHop, SymanzikGauge, TwistedMassTwist, WilsonClover, WilsonGauge, WilsonHop,
 };
 use std::fmt::Write;
-
-const SITES: [OutputSites; 3] = [
-    OutputSites::Parity(Parity::Even),
-    OutputSites::Parity(Parity::Odd),
-    OutputSites::Full,
-];
-const BOUNDARIES: [TimeBoundary; 2] = [TimeBoundary::Periodic, TimeBoundary::Antiperiodic];
-
-/// Two settings of the boolean knobs: the default, and every one of them flipped.
-fn two_settings(base: Variant) -> [Variant; 2] {
-    [
-        base,
-        Variant {
-            sites: OutputSites::Parity(Parity::Odd),
-            dagger: true,
-            xpay: true,
-            boundary: TimeBoundary::Antiperiodic,
-            ..base
-        },
-    ]
-}
-
-/// The variants every `stencil!` kernel is listed for (see the module doc).
-fn variant_space() -> Vec<Variant> {
-    let mut out = Vec::new();
-    for format in StorageFormat::EVERY {
-        for recon in Recon::EVERY {
-            for sites in SITES {
-                for dagger in [false, true] {
-                    for xpay in [false, true] {
-                        for boundary in BOUNDARIES {
-                            out.push(Variant {
-                                sites,
-                                dagger,
-                                xpay,
-                                spinor: format,
-                                gauge: format,
-                                recon,
-                                boundary,
-                                ..Variant::default()
-                            });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    for spinor in StorageFormat::EVERY {
-        for gauge in StorageFormat::EVERY.into_iter().filter(|&g| g != spinor) {
-            for recon in Recon::EVERY {
-                out.extend(two_settings(Variant {
-                    spinor,
-                    gauge,
-                    recon,
-                    ..Variant::default()
-                }));
-            }
-        }
-    }
-    let walls = Some(DirichletBlocks {
-        block: [2, 4, 4, 8],
-    });
-    for format in [
-        StorageFormat::F64,
-        StorageFormat::F32,
-        StorageFormat::Fixed16,
-    ] {
-        for recon in [Recon::R18, Recon::R12] {
-            out.extend(two_settings(Variant {
-                spinor: format,
-                gauge: format,
-                recon,
-                dirichlet: walls,
-                ..Variant::default()
-            }));
-        }
-    }
-    for long_recon in [LongRecon::R13, LongRecon::R12, LongRecon::R9] {
-        for format in StorageFormat::EVERY {
-            for recon in [Recon::R18, Recon::R12] {
-                out.extend(two_settings(Variant {
-                    spinor: format,
-                    gauge: format,
-                    recon,
-                    long_recon,
-                    ..Variant::default()
-                }));
-            }
-        }
-    }
-    out
-}
 
 /// One manifest line: the entry name, what it is, its length and hash.
 fn line(out: &mut String, name: &str, what: &str, source: &str) {
@@ -191,7 +98,7 @@ fn force_section<A: GaugeAction>(out: &mut String) {
 
 #[test]
 fn manifest_of_every_generated_source() {
-    let space = variant_space();
+    let space = variant_space::variant_space();
     let mut manifest = String::new();
     stencil_section::<WilsonHop>(&mut manifest, &space);
     stencil_section::<NaiveStaggeredHop>(&mut manifest, &space);
@@ -227,7 +134,7 @@ fn manifest_of_every_generated_source() {
 /// source unseen) and no variant twice.
 #[test]
 fn the_variant_space_covers_every_knob_value() {
-    let space = variant_space();
+    let space = variant_space::variant_space();
     let names: std::collections::HashSet<String> = space.iter().map(Variant::canonical).collect();
     assert_eq!(names.len(), space.len(), "a variant is listed twice");
     for format in StorageFormat::EVERY {
@@ -244,7 +151,7 @@ fn the_variant_space_covers_every_knob_value() {
     for long in LongRecon::EVERY {
         assert!(space.iter().any(|v| v.long_recon == long));
     }
-    for sites in SITES {
+    for sites in variant_space::SITES {
         assert!(space.iter().any(|v| v.sites == sites && v.dagger && v.xpay));
     }
     assert!(space.iter().any(|v| v.dirichlet.is_some()));

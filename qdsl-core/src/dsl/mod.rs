@@ -18,6 +18,7 @@
 //! | [`long_links`] | which gauge fields are long (Naik) links, stored with the `long_recon` knob |
 //! | [`emit`] | the CUDA C++ and CPU Rust emitters |
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
+//! | [`interface`] | [`CompiledKernel`]: a generated kernel's source with its parameters (what binds to each), launch geometry and source hash |
 //! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
@@ -27,6 +28,7 @@ pub mod dense;
 pub mod emit;
 mod error;
 pub mod info;
+pub mod interface;
 pub mod ir;
 pub mod knobs;
 pub mod layout;
@@ -40,6 +42,7 @@ pub mod variant;
 
 pub use error::DslError;
 pub use info::KernelInfo;
+pub use interface::{CompiledKernel, KernelParam};
 pub use ir::Ir;
 pub use stencil::Stencil;
 pub use variant::Variant;

@@ -2,6 +2,7 @@
 
 use super::emit::cuda;
 use super::info::KernelInfo;
+use super::interface::CompiledKernel;
 use super::ir::Ir;
 use super::lower::{lower, Lowered};
 use super::variant::Variant;
@@ -24,6 +25,12 @@ pub trait Stencil {
     /// byte-identical source).
     fn cuda_source(variant: &Variant) -> Result<String, DslError> {
         cuda::emit(&Self::lowered()?, variant)
+    }
+
+    /// The variant's kernel with its interface (entry name, parameters in signature
+    /// order, launch geometry): what the runtime launches.
+    fn compiled(variant: &Variant) -> Result<CompiledKernel, DslError> {
+        cuda::compile(&Self::lowered()?, variant)
     }
 
     /// The `extern "C"` name of the variant's CUDA kernel: `<name>_<variant hash>`.

@@ -11,7 +11,7 @@ use crate::tune::{LaunchConfig, Tuner};
 use cudarc::driver::PushKernelArg;
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
-use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
+use qdsl_core::dsl::{CompiledKernel, KernelInfo, Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::{Lattice, Parity};
@@ -114,20 +114,21 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
     }
 }
 
-/// The CUDA source and info of a hop case, or why it cannot run.
-fn hop_source(case: &BenchCase, v: &Variant) -> Result<(String, KernelInfo), String> {
+/// The kernel and info of a hop case, or why it cannot run.
+fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelInfo), String> {
     let r = match case.kernel {
         BenchKernel::WilsonHop
         | BenchKernel::WilsonEo
         | BenchKernel::CloverEo
         | BenchKernel::TwistedMassEo => {
-            WilsonHop::cuda_source(v).and_then(|s| Ok((s, WilsonHop::info(v)?)))
+            WilsonHop::compiled(v).and_then(|s| Ok((s, WilsonHop::info(v)?)))
         }
         BenchKernel::NaiveStaggeredHop => {
-            NaiveStaggeredHop::cuda_source(v).and_then(|s| Ok((s, NaiveStaggeredHop::info(v)?)))
+            NaiveStaggeredHop::compiled(v).and_then(|s| Ok((s, NaiveStaggeredHop::info(v)?)))
         }
-        BenchKernel::ImprovedStaggeredHop => ImprovedStaggeredHop::cuda_source(v)
-            .and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?))),
+        BenchKernel::ImprovedStaggeredHop => {
+            ImprovedStaggeredHop::compiled(v).and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?)))
+        }
         BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
@@ -205,7 +206,7 @@ fn bench_case(
         long_recon,
         ..variant_of(case, Parity::Odd, false)
     };
-    let (source, info) = hop_source(case, &v_odd)?;
+    let (kernel, info) = hop_source(case, &v_odd)?;
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let lf = LinkFormat::new(case.format.link_storage(), case.recon.compression());
     let d_u = DeviceField::from_gauge(gpu, &links.u, lf).map_err(|e| err(&e))?;
@@ -238,7 +239,7 @@ fn bench_case(
         return super::operators::bench_operator(gpu, tuner, case, inputs, copy, opts);
     }
     let t0 = Instant::now();
-    let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, &source, info.clone())
+    let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, kernel, info.clone())
         .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     // Long links: plain (recon 18) or compressed (recon 13/12 + sign/9: record, phases

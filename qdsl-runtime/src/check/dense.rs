@@ -78,9 +78,9 @@ pub fn compare_dense<T: Real>(
     let refs: Vec<&DenseLinkField<T>> = links.iter().collect();
     apply_cpu_dense(&ir.name, v, &mut cpu, &src, &refs, xpay).map_err(err)?;
     // GPU.
-    let source = (entry.cuda)(v).map_err(err)?;
+    let kernel = (entry.compiled)(v).map_err(err)?;
     let info = (entry.info)(v).map_err(err)?;
-    let stencil = DeviceStencil::new(gpu, ir.clone(), v, &source, info).map_err(err)?;
+    let stencil = DeviceStencil::new(gpu, ir.clone(), v, kernel, info).map_err(err)?;
     let d_src = DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(err)?;
     let d_x = DeviceField::from_spinor(gpu, &x, v.spinor.fermion_format()).map_err(err)?;
     let d_links = links

@@ -187,9 +187,9 @@ fn compare_kernel<T: Real>(
     )
     .map_err(err)?;
     // GPU.
-    let source = (entry.cuda)(v).map_err(err)?;
+    let kernel = (entry.compiled)(v).map_err(err)?;
     let info = (entry.info)(v).map_err(err)?;
-    let stencil = DeviceStencil::new(gpu, ir.clone(), v, &source, info).map_err(err)?;
+    let stencil = DeviceStencil::new(gpu, ir.clone(), v, kernel, info).map_err(err)?;
     let d_src = DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(err)?;
     let mut d_long = Vec::new();
     let mut d_links = Vec::new();

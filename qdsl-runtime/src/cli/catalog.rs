@@ -4,7 +4,7 @@
 //! place that lists them for `qdsl info` and `qdsl emit`. A kernel added to the catalog
 //! is added here with one line.
 
-use qdsl_core::dsl::{DslError, Ir, KernelInfo, Stencil, Variant};
+use qdsl_core::dsl::{CompiledKernel, DslError, Ir, KernelInfo, Stencil, Variant};
 use qdsl_kernels::{
     CloverApply, CoarseHop, CoarseOp, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
     WilsonClover, WilsonHop,
@@ -19,6 +19,8 @@ pub struct CatalogEntry {
     pub ir: fn() -> Ir,
     /// The CUDA source of a variant.
     pub cuda: fn(&Variant) -> Result<String, DslError>,
+    /// A variant's kernel with its interface (what the launcher binds).
+    pub compiled: fn(&Variant) -> Result<CompiledKernel, DslError>,
     /// The `extern "C"` name of a variant's kernel.
     pub kernel_name: fn(&Variant) -> String,
     /// Flops, bytes and knobs of a variant.
@@ -30,6 +32,7 @@ fn entry<S: Stencil>() -> CatalogEntry {
         name: S::ir().name,
         ir: S::ir,
         cuda: S::cuda_source,
+        compiled: S::compiled,
         kernel_name: S::kernel_name,
         info: S::info,
     }

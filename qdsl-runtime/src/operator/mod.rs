@@ -3,7 +3,6 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`params`] | the parameter list of a generated CUDA kernel, as data |
 //! | [`cpu`] | [`EvenOddWilson`] and [`EvenOddStaggered`] on host fields: the solver's [`crate::solver::LinearOperator`] |
 //! | [`clover`] | [`EvenOddClover`] on host fields: M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 (mass normalisation, μ = 0 for plain clover) |
 //! | [`device`] | [`DeviceStencil`] (compile, bind, tuned launch) and the same operators on device fields |
@@ -15,7 +14,6 @@
 pub mod clover;
 pub mod cpu;
 pub mod device;
-pub mod params;
 #[cfg(test)]
 mod tests;
 
@@ -24,4 +22,4 @@ pub use cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 pub use device::{
     DeviceEvenOddClover, DeviceEvenOddStaggered, DeviceEvenOddWilson, DeviceStencil, DeviceXpay,
 };
-pub use params::{kernel_params, KernelParam};
+pub use qdsl_core::dsl::KernelParam;

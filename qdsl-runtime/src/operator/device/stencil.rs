@@ -12,7 +12,6 @@
 //! Compressed long links (long recon 13/9) are passed as their record field among the
 //! inputs plus [`LongLinkArgs`] (phase array, scale) in the `*_long` methods.
 
-use super::super::params::{input_count, kernel_params, long_count, KernelParam};
 use crate::device::gpu::driver;
 use crate::device::launch::KernelArgs;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
@@ -23,9 +22,10 @@ use crate::tune::{
 };
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
+use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
-use qdsl_core::dsl::variant::StorageFormat;
-use qdsl_core::dsl::{Ir, KernelInfo, Stencil, Variant};
+use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
+use qdsl_core::dsl::{CompiledKernel, Ir, KernelInfo, KernelParam, Stencil, Variant};
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
 use std::fmt;
@@ -78,11 +78,10 @@ pub struct DeviceStencil {
     name: String,
     ir: Ir,
     variant: Variant,
-    params: Vec<KernelParam>,
     uses: Vec<FieldUse>,
     spinor_reals: usize,
     info: KernelInfo,
-    source: String,
+    compiled: CompiledKernel,
     builds: Mutex<HashMap<CompileKnob, Arc<Build>>>,
     tuned: Mutex<HashMap<usize, StencilLaunch>>,
 }
@@ -94,21 +93,21 @@ impl DeviceStencil {
             gpu,
             S::ir(),
             variant,
-            &S::cuda_source(variant)?,
+            S::compiled(variant)?,
             S::info(variant)?,
         )
     }
 
-    /// Loads the kernel of `source` (generated from `ir` for `variant`).
+    /// Loads `kernel` (generated from `ir` for `variant`); its arguments are bound in the
+    /// order of the kernel's own parameter list.
     pub fn new(
         gpu: &Gpu,
         ir: Ir,
         variant: &Variant,
-        source: &str,
+        kernel: CompiledKernel,
         info: KernelInfo,
     ) -> Result<Self, OperatorError> {
-        let name = qdsl_core::dsl::emit::cuda::kernel_name(&ir.name, variant);
-        let function = gpu.function(&name, source, &[])?;
+        let function = gpu.function(&kernel.name, &kernel.source, &[])?;
         let (uses, spinor_reals) = field_uses(&ir)?;
         let default = Arc::new(Build {
             function,
@@ -116,14 +115,13 @@ impl DeviceStencil {
         });
         Ok(Self {
             kernel: ir.name.clone(),
-            params: kernel_params(&ir, variant),
             uses,
             spinor_reals,
-            name,
+            name: kernel.name.clone(),
             ir,
             variant: *variant,
             info,
-            source: source.to_string(),
+            compiled: kernel,
             builds: Mutex::new(HashMap::from([(CompileKnob::Default, default)])),
             tuned: Mutex::new(HashMap::new()),
         })
@@ -138,7 +136,7 @@ impl DeviceStencil {
         }
         let function = gpu.function_built(
             &self.name,
-            &self.source,
+            &self.compiled.source,
             &knob.nvrtc_options(),
             knob.register_cap(),
         )?;
@@ -383,7 +381,7 @@ impl DeviceStencil {
         };
         let (out_values, out_norms) = out.buffers_mut();
         let (mut out_values, mut out_norms) = (Some(out_values), out_norms);
-        for p in &self.params {
+        for p in &self.compiled.params {
             match p {
                 KernelParam::Output(_) => {
                     if let Some(v) = out_values.take() {
@@ -457,8 +455,8 @@ impl DeviceStencil {
             block_dim: (cfg.block, 1, 1),
             shared_mem_bytes: cfg.shared_bytes,
         };
-        // SAFETY: the arguments follow the generated signature (`kernel_params`, checked
-        // against the emitted source in its tests), every field was checked against the
+        // SAFETY: the arguments follow the kernel's own parameter list (the list its
+        // signature was printed from), every field was checked against the
         // variant's shapes above, and the kernel guards i < n_out. Generated stencils wait
         // on their grid dependency before touching memory, so they may launch as
         // programmatic dependents.
@@ -508,7 +506,7 @@ impl DeviceStencil {
         let key = TuneKey::new(
             &self.kernel,
             self.variant.stable_hash(),
-            crate::tune::key::source_hash(&self.source),
+            self.compiled.source_hash(),
             volume,
             &formats_key(&self.variant),
             &gpu.device_key(),
@@ -520,7 +518,7 @@ impl DeviceStencil {
             true => Some(self.registers(gpu, CompileKnob::Default)?),
             false => None,
         };
-        let prefetch = self.source.contains(PREFETCH_MACRO);
+        let prefetch = self.compiled.source.contains(PREFETCH_MACRO);
         let knobs = compile_knobs(uncapped, prefetch);
         let search = TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches);
         let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
@@ -582,6 +580,19 @@ impl DeviceStencil {
         let choice = self.tuned_config_long(gpu, tuner, lattice, out, inputs, long, xpay)?;
         self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
     }
+}
+
+/// The number of compressed long fields of `variant` of `ir` (0 for long recon 18).
+fn long_count(ir: &Ir, variant: &Variant) -> usize {
+    if variant.long_recon == LongRecon::R18 {
+        return 0;
+    }
+    ir.fields.iter().filter(|f| is_long(ir, &f.name)).count()
+}
+
+/// The number of input fields (non-output fields) of a spec.
+fn input_count(ir: &Ir) -> usize {
+    ir.fields.iter().filter(|f| f.role != Role::Out).count()
 }
 
 /// The code-generator hash of tune-cache fingerprints: FNV-1a-128 of the CUDA source of

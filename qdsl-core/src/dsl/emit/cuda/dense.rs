@@ -36,6 +36,7 @@ use super::{
     arithmetic_helpers, dependency_wait, dependency_wait_helper, header, kernel_name, Src,
 };
 use crate::dsl::dense::check_dense_variant;
+use crate::dsl::interface::{CompiledKernel, KernelParam, LaunchGeometry};
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::{Lowered, LoweredTerm, ReadSites};
@@ -70,8 +71,12 @@ fn check_whole_chunks(kernel: &str, n: usize, variant: &Variant) -> Result<(), D
     Ok(())
 }
 
-/// The CUDA source of one variant of a dense spec with N × N links (`n`).
-pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<String, DslError> {
+/// One variant of a dense spec with N × N links (`n`): its source and interface.
+pub(super) fn compile(
+    lowered: &Lowered,
+    variant: &Variant,
+    n: usize,
+) -> Result<CompiledKernel, DslError> {
     let ir = &lowered.ir;
     check_dense_variant(&ir.name, n, variant)?;
     check_whole_chunks(&ir.name, n, variant)?;
@@ -98,7 +103,7 @@ pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<Str
     arithmetic_helpers(&mut s);
     dependency_wait_helper(&mut s);
     accessors(&mut s);
-    signature(&mut s, lowered, variant, &name);
+    let params = signature(&mut s, lowered, variant, &name);
     s.line(0, "{");
     coordinates(&mut s, variant);
     for (k, t) in lowered.terms.iter().enumerate() {
@@ -132,7 +137,12 @@ pub(super) fn emit(lowered: &Lowered, variant: &Variant, n: usize) -> Result<Str
     );
     s.line(1, "}");
     s.line(0, "}");
-    Ok(s.0)
+    Ok(CompiledKernel {
+        name,
+        source: s.0,
+        params,
+        geometry: LaunchGeometry::SITE_PER_THREAD,
+    })
 }
 
 /// Loads and stores of one complex component of a chunked record.
@@ -154,23 +164,42 @@ template <int R> __device__ __forceinline__ void st_c(real* f, int k, int i, int
 }
 
 /// `extern "C" __global__ void <name>(…)` (see the module docs for the order).
-fn signature(s: &mut Src, lowered: &Lowered, variant: &Variant, name: &str) {
+fn signature(s: &mut Src, lowered: &Lowered, variant: &Variant, name: &str) -> Vec<KernelParam> {
     let ir = &lowered.ir;
     let mut params = Vec::new();
+    let mut index = 0;
     for f in &ir.fields {
+        let n = f.name.clone();
         params.push(match (f.role, f.shape) {
-            (Role::Out, _) => format!("real* __restrict__ f_{}", f.name),
-            (Role::In, FieldShape::Gauge { .. }) => {
-                format!("const greal* __restrict__ f_{}", f.name)
+            (Role::Out, _) => (
+                KernelParam::Output(n),
+                format!("real* __restrict__ f_{}", f.name),
+            ),
+            (Role::In, shape) => {
+                index += 1;
+                let ty = match shape {
+                    FieldShape::Gauge { .. } => "greal",
+                    _ => "real",
+                };
+                (
+                    KernelParam::Input {
+                        name: n,
+                        index: index - 1,
+                    },
+                    format!("const {ty}* __restrict__ f_{}", f.name),
+                )
             }
-            (Role::In, _) => format!("const real* __restrict__ f_{}", f.name),
         });
     }
     if variant.xpay {
-        params.push("const real* __restrict__ xpay_x".into());
+        params.push((KernelParam::XpayX, "const real* __restrict__ xpay_x".into()));
     }
-    let names: Vec<&str> = ir.fields.iter().map(|f| f.name.as_str()).collect();
-    super::kernel_signature(s, name, params, &names, variant.xpay);
+    let names: Vec<(&str, bool)> = ir
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.role == Role::Out))
+        .collect();
+    super::kernel_signature(s, name, params, &names, variant.xpay)
 }
 
 /// The thread's output index and coordinates, as in the 3-colour kernels.

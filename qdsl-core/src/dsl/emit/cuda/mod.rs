@@ -39,6 +39,7 @@ mod storage;
 mod term;
 
 use crate::dsl::info::flops_per_site;
+use crate::dsl::interface::{CompiledKernel, KernelParam, LaunchGeometry};
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::{Lowered, SpinLowering};
@@ -205,6 +206,13 @@ struct FieldInfo {
 /// The CUDA source of one variant (see the module docs). Errors for knobs the spec does
 /// not support (dagger on a spec without Γ D Γ).
 pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
+    compile(lowered, variant).map(|k| k.source)
+}
+
+/// One variant as a [`CompiledKernel`]: the source of [`emit`] with its entry name, its
+/// parameters in signature order (the list the signature is printed from) and its
+/// launch geometry.
+pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, DslError> {
     let ir = &lowered.ir;
     ir.knobs.check(&ir.name, variant)?;
     crate::dsl::long_links::check_long_recon(ir, variant)?;
@@ -227,7 +235,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
         }
     }
     if let Some(n) = lowered.dense {
-        return dense::emit(lowered, variant, n);
+        return dense::compile(lowered, variant, n);
     }
     let name = kernel_name(&ir.name, variant);
     let (ns, nc) = (lowered.nspin, lowered.ncolour);
@@ -312,10 +320,12 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     s.line(0, "");
     // Signature.
     let mut params = Vec::new();
+    let (mut inputs, mut longs) = (0, 0);
     for f in &fields {
         let output = ir.field(&f.name).map(|d| d.role) == Some(Role::Out);
         let base = format!("f_{}", f.name);
-        params.extend(match f.long {
+        let name = f.name.clone();
+        let decls = match f.long {
             Some(c) => long_link::pointer_params(&base, c, &f.layout),
             None => storage::pointer_params(
                 &base,
@@ -323,13 +333,62 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
                 output,
                 !matches!(f.shape, FieldShape::Gauge { .. }),
             ),
-        });
+        };
+        let roles = match (output, f.long) {
+            (true, _) => vec![
+                KernelParam::Output(name.clone()),
+                KernelParam::OutputNorm(name),
+            ],
+            (false, None) => {
+                let index = inputs;
+                vec![
+                    KernelParam::Input {
+                        name: name.clone(),
+                        index,
+                    },
+                    KernelParam::InputNorm { name, index },
+                ]
+            }
+            (false, Some(c)) => {
+                let (index, long) = (inputs, longs);
+                longs += 1;
+                let mut roles = vec![KernelParam::Input {
+                    name: name.clone(),
+                    index,
+                }];
+                if c.stores_phase() {
+                    roles.push(KernelParam::LongPhase {
+                        name: name.clone(),
+                        long,
+                    });
+                }
+                roles.push(KernelParam::LongScale { name, long });
+                roles
+            }
+        };
+        inputs += usize::from(!output);
+        // The declarations come in the order of the roles (the pointer first, then its
+        // norms, or its phases and scale).
+        params.extend(roles.into_iter().zip(decls));
     }
     if variant.xpay {
-        params.extend(storage::pointer_params("xpay_x", &out_layout, false, true));
+        let decls = storage::pointer_params("xpay_x", &out_layout, false, true);
+        params.extend(
+            [KernelParam::XpayX, KernelParam::XpayNorm]
+                .into_iter()
+                .zip(decls),
+        );
     }
-    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-    kernel_signature(&mut s, &name, params, &names, variant.xpay);
+    let names: Vec<(&str, bool)> = fields
+        .iter()
+        .map(|f| {
+            (
+                f.name.as_str(),
+                ir.field(&f.name).map(|d| d.role) == Some(Role::Out),
+            )
+        })
+        .collect();
+    let params = kernel_signature(&mut s, &name, params, &names, variant.xpay);
     s.line(0, "{");
     s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
     s.line(1, "if (i >= n_out) return;");
@@ -424,7 +483,12 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     s.line(1, "}");
     storage::store_site(&mut s, 1, &format!("f_{out}"), &out_layout, "io", "o");
     s.line(0, "}");
-    Ok(s.0)
+    Ok(CompiledKernel {
+        name,
+        source: s.0,
+        params,
+        geometry: LaunchGeometry::SITE_PER_THREAD,
+    })
 }
 
 /// The kernel's opening comment: its name, the spec it came from, the spec's doc (the
@@ -470,24 +534,51 @@ fn site_coordinates(s: &mut Src) {
 /// Prints `extern "C" __global__ void <name>(…)`: the field pointers `params` (and the
 /// xpay operand pointer, when the caller added it), then what every stencil kernel takes
 /// after them — the xpay factors a and b (with xpay), the lattice extents, the number of
-/// output sites, and the chunk stride of each field in `fields` (and of the xpay operand).
-/// Shared by the 3-colour and the dense emitters, whose launch code passes this order.
-fn kernel_signature(s: &mut Src, name: &str, mut params: Vec<String>, fields: &[&str], xpay: bool) {
+/// output sites, and the chunk stride of each field in `fields` (name, whether it is the
+/// output; and of the xpay operand). Returns the parameters in signature order. Shared by
+/// the 3-colour and the dense emitters.
+fn kernel_signature(
+    s: &mut Src,
+    name: &str,
+    mut params: Vec<(KernelParam, String)>,
+    fields: &[(&str, bool)],
+    xpay: bool,
+) -> Vec<KernelParam> {
     if xpay {
-        params.push("const real xpay_a".into());
-        params.push("const real xpay_b".into());
+        params.push((KernelParam::XpayA, "const real xpay_a".into()));
+        params.push((KernelParam::XpayB, "const real xpay_b".into()));
     }
-    params.push("const int L0, const int L1, const int L2, const int L3".into());
-    params.push("const int n_out".into());
-    for f in fields {
-        params.push(format!("const int stride_{f}"));
+    let extents = "const int L0, const int L1, const int L2, const int L3";
+    params.push((KernelParam::Extent(0), extents.into()));
+    params.push((KernelParam::NOut, "const int n_out".into()));
+    let mut index = 0;
+    for &(f, output) in fields {
+        let role = match output {
+            true => KernelParam::OutputStride(f.into()),
+            false => {
+                index += 1;
+                KernelParam::InputStride {
+                    name: f.into(),
+                    index: index - 1,
+                }
+            }
+        };
+        params.push((role, format!("const int stride_{f}")));
     }
     if xpay {
-        params.push("const int stride_xpay_x".into());
+        params.push((KernelParam::XpayStride, "const int stride_xpay_x".into()));
     }
     s.line(0, &format!("extern \"C\" __global__ void {name}("));
-    for (k, p) in params.iter().enumerate() {
+    for (k, (_, p)) in params.iter().enumerate() {
         let end = if k + 1 == params.len() { ")" } else { "," };
         s.line(1, &format!("{p}{end}"));
     }
+    // The four extents share one declaration line.
+    params
+        .into_iter()
+        .flat_map(|(p, _)| match p {
+            KernelParam::Extent(_) => (0..4).map(KernelParam::Extent).collect(),
+            p => vec![p],
+        })
+        .collect()
 }
