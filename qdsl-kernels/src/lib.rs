@@ -16,8 +16,12 @@
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 //! | [`WilsonGauge`], [`SymanzikGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
+//!
+//! [`catalog`] lists every spec as values, generated at build time from the specs
+//! themselves.
 
 mod actions;
+pub mod catalog;
 mod clover;
 mod coarse;
 mod links;

@@ -3,28 +3,10 @@
 //! runtime launches stencils as dependents of the kernel before them, so a load, store or
 //! prefetch above the wait could read data that kernel has not written yet.
 
-use qdsl_core::dsl::{DslError, Stencil, Variant};
-use qdsl_kernels::{
-    CloverApply, CoarseHop, CoarseOp, ImprovedStaggeredHop, NaiveStaggeredHop, TwistedMassTwist,
-    WilsonClover, WilsonHop,
-};
-
-type Source = fn(&Variant) -> Result<String, DslError>;
+use qdsl_core::dsl::Variant;
+use qdsl_kernels::catalog::stencils;
 
 const WAIT: &str = "qdsl_grid_dependency_wait();";
-
-fn catalog() -> [(&'static str, Source); 8] {
-    [
-        ("wilson_hop", WilsonHop::cuda_source),
-        ("naive_staggered_hop", NaiveStaggeredHop::cuda_source),
-        ("improved_staggered_hop", ImprovedStaggeredHop::cuda_source),
-        ("wilson_clover", WilsonClover::cuda_source),
-        ("clover_apply", CloverApply::cuda_source),
-        ("twisted_mass_twist", TwistedMassTwist::cuda_source),
-        ("coarse_hop", CoarseHop::cuda_source),
-        ("coarse_op", CoarseOp::cuda_source),
-    ]
-}
 
 /// Whether `text` names a kernel parameter that points at device memory (`f_<field>`,
 /// `norm_<field>`, `phase_<field>`, `xpay_x`) or a memory helper.
@@ -45,9 +27,10 @@ fn touches_memory(text: &str) -> Option<&str> {
 #[test]
 fn every_kernel_waits_once_before_touching_memory() {
     let mut checked = 0;
-    for (name, source) in catalog() {
+    for k in stencils() {
+        let name = &k.name;
         for v in Variant::all() {
-            let Ok(src) = source(&v) else { continue };
+            let Ok(src) = (k.cuda)(&v) else { continue };
             let body_start = src
                 .find("extern \"C\" __global__")
                 .and_then(|s| src[s..].find("\n{\n").map(|b| s + b + 3))

@@ -14,16 +14,13 @@
 //! The runtime's own generated kernels (BLAS, reductions, format conversions) have their
 //! manifest in qdsl-runtime (`device::codegen` tests).
 
-use qdsl_core::dsl::paths::project::project_source;
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
 mod variant_space;
 
+use qdsl_core::dsl::paths::project::project_source;
+use qdsl_core::dsl::paths::PathKnobs;
 use qdsl_core::dsl::variant::{fnv1a, LongRecon, Recon, StorageFormat};
-use qdsl_core::dsl::{DslError, Stencil, Variant};
-use qdsl_kernels::{
-    AsqtadFat, AsqtadLong, CloverApply, CoarseHop, CoarseOp, Fat7, HisqFat, ImprovedStaggeredHop,
-    NaiveStaggeredHop, SymanzikGauge, TwistedMassTwist, WilsonClover, WilsonGauge, WilsonHop,
-};
+use qdsl_core::dsl::Variant;
+use qdsl_kernels::catalog::{self, ActionEntry, SmearingEntry, StencilEntry};
 use std::fmt::Write;
 
 /// One manifest line: the entry name, what it is, its length and hash.
@@ -37,24 +34,24 @@ fn line(out: &mut String, name: &str, what: &str, source: &str) {
     .unwrap();
 }
 
-/// The manifest section of one `stencil!` kernel over [`variant_space`].
-fn stencil_section<S: Stencil>(out: &mut String, space: &[Variant]) {
-    let name = S::ir().name;
-    let supported: Vec<&Variant> = space.iter().filter(|v| S::supports(v)).collect();
+/// The manifest section of one `stencil!` kernel over the variant space.
+fn stencil_section(out: &mut String, k: &StencilEntry, space: &[Variant]) {
+    let supported: Vec<&Variant> = space.iter().filter(|v| (k.supports)(v)).collect();
     writeln!(
         out,
-        "## {name}: {} variants, {} excluded by the spec",
+        "## {}: {} variants, {} excluded by the spec",
+        k.name,
         supported.len(),
         space.len() - supported.len()
     )
     .unwrap();
     for v in supported {
-        match S::cuda_source(v) {
-            Ok(src) => line(out, &S::kernel_name(v), &v.canonical(), &src),
+        match (k.cuda)(v) {
+            Ok(src) => line(out, &(k.kernel_name)(v), &v.canonical(), &src),
             Err(e) => writeln!(
                 out,
                 "{} [{v}] supported but not generated: {e}",
-                S::kernel_name(v)
+                (k.kernel_name)(v)
             )
             .unwrap(),
         }
@@ -62,58 +59,44 @@ fn stencil_section<S: Stencil>(out: &mut String, space: &[Variant]) {
 }
 
 /// The manifest section of one `link_paths!` smearing kernel.
-fn paths_section<P: LinkPaths>(out: &mut String) {
-    let name = P::spec().name;
-    writeln!(out, "## {name}").unwrap();
+fn paths_section(out: &mut String, p: &SmearingEntry) {
+    writeln!(out, "## {}", p.name).unwrap();
     for input in [Recon::R18, Recon::R12] {
         let knobs = PathKnobs::with_input(input);
-        let entries: [(&str, Result<String, DslError>); 2] = [
-            ("f64", P::cuda_source_with::<f64>(&knobs)),
-            ("f32", P::cuda_source_with::<f32>(&knobs)),
-        ];
-        for (real, src) in entries {
+        for (real, cuda) in [("f64", p.cuda_f64), ("f32", p.cuda_f32)] {
             let what = format!("real={real} input=recon{}", input.reals());
-            line(out, &name, &what, &src.expect("a link_paths! source"));
+            line(
+                out,
+                &p.name,
+                &what,
+                &cuda(&knobs).expect("a link_paths! source"),
+            );
         }
     }
 }
 
 /// The manifest section of one gauge action's force kernel.
-fn force_section<A: GaugeAction>(out: &mut String) {
-    let name = A::spec().name;
-    writeln!(out, "## {name} force").unwrap();
-    line(
-        out,
-        &name,
-        "real=f64",
-        &A::force_cuda_source::<f64>().unwrap(),
-    );
-    line(
-        out,
-        &name,
-        "real=f32",
-        &A::force_cuda_source::<f32>().unwrap(),
-    );
+fn force_section(out: &mut String, a: &ActionEntry) {
+    writeln!(out, "## {} force", a.name).unwrap();
+    line(out, &a.name, "real=f64", &(a.force_f64)().unwrap());
+    line(out, &a.name, "real=f32", &(a.force_f32)().unwrap());
 }
 
+/// Every kernel of the registry ([`qdsl_kernels::catalog`], generated from the specs: a
+/// new spec appears here without being listed), then the HISQ projection.
 #[test]
 fn manifest_of_every_generated_source() {
     let space = variant_space::variant_space();
     let mut manifest = String::new();
-    stencil_section::<WilsonHop>(&mut manifest, &space);
-    stencil_section::<NaiveStaggeredHop>(&mut manifest, &space);
-    stencil_section::<ImprovedStaggeredHop>(&mut manifest, &space);
-    stencil_section::<TwistedMassTwist>(&mut manifest, &space);
-    stencil_section::<WilsonClover>(&mut manifest, &space);
-    stencil_section::<CloverApply>(&mut manifest, &space);
-    stencil_section::<CoarseHop>(&mut manifest, &space);
-    stencil_section::<CoarseOp>(&mut manifest, &space);
-    paths_section::<AsqtadFat>(&mut manifest);
-    paths_section::<AsqtadLong>(&mut manifest);
-    paths_section::<Fat7>(&mut manifest);
-    paths_section::<HisqFat>(&mut manifest);
-    force_section::<WilsonGauge>(&mut manifest);
-    force_section::<SymanzikGauge>(&mut manifest);
+    for k in catalog::stencils() {
+        stencil_section(&mut manifest, &k, &space);
+    }
+    for p in catalog::smearings() {
+        paths_section(&mut manifest, &p);
+    }
+    for a in catalog::actions() {
+        force_section(&mut manifest, &a);
+    }
     writeln!(manifest, "## hisq U(3) projection").unwrap();
     line(
         &mut manifest,

@@ -7,7 +7,6 @@
 use super::reference::apply_cpu_dense;
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use super::run::random_spinors;
-use crate::cli::CatalogEntry;
 use crate::device::{DeviceField, Gpu};
 use crate::operator::device::{device_spinor, output_sites, DeviceStencil};
 use crate::operator::DeviceXpay;
@@ -20,6 +19,7 @@ use qdsl_core::dsl::Variant;
 use qdsl_core::field::{ColourSpinorField, DenseKind, DenseLinkField};
 use qdsl_core::lattice::Lattice;
 use qdsl_core::{Complex, Real};
+use qdsl_kernels::catalog::StencilEntry;
 
 /// The xpay factors of the check: out = a·x + b·D φ.
 const XPAY: (f64, f64) = (0.75, -0.375);
@@ -41,7 +41,7 @@ fn as_c64<T: Real>(f: &ColourSpinorField<T>) -> Vec<Complex<f64>> {
 /// (`seed`) and xpay x (`seed + 1`).
 pub fn compare_dense<T: Real>(
     gpu: &Gpu,
-    entry: &CatalogEntry,
+    entry: &StencilEntry,
     v: &Variant,
     lat: Lattice,
     seed: u64,
@@ -118,7 +118,7 @@ pub fn compare_dense<T: Real>(
 
 /// The variants of a dense kernel that `qdsl check` runs: every catalog variant its
 /// knobs accept (f64 and f32 storage only).
-pub fn dense_variants(entry: &CatalogEntry) -> Vec<Variant> {
+pub fn dense_variants(entry: &StencilEntry) -> Vec<Variant> {
     let ir = (entry.ir)();
     Variant::all()
         .into_iter()
@@ -131,7 +131,7 @@ pub fn dense_variants(entry: &CatalogEntry) -> Vec<Variant> {
 /// lattice `dims` (one failed row when `dims` is no lattice).
 pub fn check_dense_kernel(
     gpu: &Gpu,
-    entry: &CatalogEntry,
+    entry: &StencilEntry,
     dims: [usize; 4],
     seed: u64,
 ) -> Vec<CheckRow> {
@@ -176,20 +176,20 @@ mod tests {
     use crate::test_gpu::gpu;
     use qdsl_core::dsl::variant::OutputSites;
 
-    fn catalog_entry(name: &str) -> CatalogEntry {
-        crate::cli::catalog()
+    fn catalog_entry(name: &str) -> StencilEntry {
+        qdsl_kernels::catalog::stencils()
             .into_iter()
             .find(|e| e.name == name)
             .unwrap()
     }
 
-    fn coarse_hop() -> CatalogEntry {
+    fn coarse_hop() -> StencilEntry {
         catalog_entry("coarse_hop")
     }
 
     /// Every check row of `entry` on 4³ × 6 (seed 17): 24 rows, each compared and
     /// within its bound.
-    fn assert_rows_pass(gpu: &Gpu, entry: &CatalogEntry) {
+    fn assert_rows_pass(gpu: &Gpu, entry: &StencilEntry) {
         let rows = check_dense_kernel(gpu, entry, [4, 4, 4, 6], 17);
         assert_eq!(rows.len(), 24);
         for r in &rows {

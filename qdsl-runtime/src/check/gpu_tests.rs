@@ -21,7 +21,7 @@ fn data_dir() -> PathBuf {
 fn device_kernels_match_the_cpu_reference() {
     let (gpu, _dir) = gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
-    for entry in crate::cli::catalog() {
+    for entry in qdsl_kernels::catalog::stencils() {
         let ir = (entry.ir)();
         // Dense-link kernels have their own rows and GPU test (`check::dense`).
         if lower(&ir).is_ok_and(|l| l.dense.is_some()) {
@@ -69,13 +69,13 @@ fn device_kernels_match_the_cpu_reference() {
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn compressed_long_link_rows_match_the_cpu_reference() {
-    let wilson = (crate::cli::catalog().into_iter())
+    let wilson = (qdsl_kernels::catalog::stencils().into_iter())
         .find(|e| e.name == "wilson_hop")
         .unwrap();
     assert!(long_recon_variants(&(wilson.ir)()).is_empty());
     let (gpu, _dir) = gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
-    let entry = (crate::cli::catalog().into_iter())
+    let entry = (qdsl_kernels::catalog::stencils().into_iter())
         .find(|e| e.name == "improved_staggered_hop")
         .unwrap();
     let ir = (entry.ir)();
@@ -222,7 +222,7 @@ fn narrow_formats_match_the_cpu_path() {
         StorageFormat::Fixed16,
         StorageFormat::Fixed8,
     ];
-    for entry in crate::cli::catalog() {
+    for entry in qdsl_kernels::catalog::stencils() {
         let ir = (entry.ir)();
         let gauges = ir
             .fields

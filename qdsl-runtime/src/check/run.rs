@@ -4,7 +4,6 @@
 
 use super::reference::apply_cpu;
 use super::report::{bound, relative_error, CheckRow, Outcome};
-use crate::cli::CatalogEntry;
 use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
@@ -30,6 +29,7 @@ use qdsl_core::format::LinkFormat;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::{Complex, Real};
+use qdsl_kernels::catalog::StencilEntry;
 use qdsl_kernels::{fold_staggered_phases, AsqtadLong};
 use std::path::{Path, PathBuf};
 
@@ -137,7 +137,7 @@ pub(super) fn random_spinors<T: Real>(
 /// GPU versus CPU for one kernel variant on one data set, in compute type T.
 fn compare_kernel<T: Real>(
     gpu: &Gpu,
-    entry: &CatalogEntry,
+    entry: &StencilEntry,
     v: &Variant,
     data: &DataSet,
     seed: u64,
@@ -303,7 +303,7 @@ fn unstorable(v: &Variant, data: &DataSet) -> Option<String> {
 
 fn compare_kernel_any(
     gpu: &Gpu,
-    entry: &CatalogEntry,
+    entry: &StencilEntry,
     v: &Variant,
     data: &DataSet,
     seed: u64,
@@ -321,7 +321,7 @@ fn compare_kernel_any(
 
 /// Rows for every variant of one catalog kernel on one data set, then the narrow storage
 /// formats (each with recon 18 and 12, with and without xpay, even sites), and recon 8.
-fn check_kernel(gpu: &Gpu, entry: &CatalogEntry, data: &DataSet, seed: u64) -> Vec<CheckRow> {
+fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> Vec<CheckRow> {
     let ir = (entry.ir)();
     let row = |v: &Variant, outcome| CheckRow {
         kernel: entry.name.clone(),
@@ -633,7 +633,10 @@ pub fn run_check(
         }
     };
     let wanted = |name: &str| opts.filter.as_deref().is_none_or(|f| name.contains(f));
-    for entry in crate::cli::catalog().iter().filter(|e| wanted(&e.name)) {
+    for entry in qdsl_kernels::catalog::stencils()
+        .iter()
+        .filter(|e| wanted(&e.name))
+    {
         // Dense-link kernels (the coarse hop): random fields only, no real configuration.
         if lower(&(entry.ir)()).is_ok_and(|l| l.dense.is_some()) {
             let dense = super::dense::check_dense_kernel(gpu, entry, opts.dims, opts.seed);

@@ -1,11 +1,11 @@
 //! `qdsl emit KERNEL --ir|--cuda|--ptx`: print what the generator made for one variant.
 
-use super::catalog::find;
 use super::variant_args::VariantArgs;
 use super::CliError;
 use crate::backend::{Backend, CudaBackend};
 use crate::jit::{cache, ptxas, Arch, Jit};
 use clap::{ArgGroup, Args};
+use qdsl_kernels::catalog::find_stencil as find;
 
 /// Arguments of `qdsl emit`.
 #[derive(Debug, Args)]

@@ -1,13 +1,13 @@
 //! `qdsl info`: the backend, the device, NVRTC and ptxas, the cache locations, tuning, and
 //! the kernels of the catalog.
 
-use super::catalog::catalog;
 use super::CliError;
 use crate::backend::{self, BackendChoice};
 use crate::jit::{self, cache, ptxas};
 use crate::tune;
 use clap::Args;
 use qdsl_core::dsl::Variant;
+use qdsl_kernels::catalog::stencils as catalog;
 
 /// Arguments of `qdsl info` (none besides the global `--backend`).
 #[derive(Debug, Args)]

@@ -1,7 +1,6 @@
 //! The `qdsl` command line: one module per subcommand.
 
 mod bench;
-mod catalog;
 mod check;
 mod correlator;
 mod emit;
@@ -10,8 +9,6 @@ mod inspect;
 mod smear;
 mod solve;
 mod variant_args;
-
-pub use catalog::{catalog, CatalogEntry};
 
 use crate::backend::BackendChoice;
 use clap::{Parser, Subcommand};

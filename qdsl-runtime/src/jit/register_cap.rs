@@ -165,7 +165,7 @@ mod tests {
             ("improved_staggered_hop", StorageFormat::Fixed16, Recon::R18),
         ];
         for (kernel, format, recon) in cases {
-            let entry = crate::cli::catalog()
+            let entry = qdsl_kernels::catalog::stencils()
                 .into_iter()
                 .find(|e| e.name == kernel)
                 .unwrap();

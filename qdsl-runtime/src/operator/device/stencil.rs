@@ -605,7 +605,7 @@ pub fn codegen_hash() -> String {
         gauge: StorageFormat::F32,
         ..Variant::default()
     };
-    for entry in crate::cli::catalog() {
+    for entry in qdsl_kernels::catalog::stencils() {
         h.write_field(entry.name.as_bytes());
         if let Ok(src) = (entry.cuda)(&v) {
             h.write_field(src.as_bytes());
