@@ -22,7 +22,9 @@
 pub mod dsl;
 pub mod field;
 pub mod format;
+#[cfg(feature = "full")]
 pub mod gauge;
+#[cfg(feature = "full")]
 pub mod io;
 pub mod lattice;
 pub mod math;
