@@ -1,4 +1,8 @@
-//! `qdsl emit KERNEL --ir|--cuda|--ptx`: print what the generator made for one variant.
+//! `qdsl emit KERNEL --ir|--lowered|--interface|--cuda|--ptx`: print each stage of what
+//! the generator made for one variant — the spec's IR, the lowered spec (projectors,
+//! dagger coefficients, where each input is read), the compiled kernel's interface
+//! (entry name, parameters in signature order with what binds to each, launch geometry,
+//! source hash), the CUDA source, the PTX.
 
 use super::variant_args::VariantArgs;
 use super::CliError;
@@ -9,13 +13,20 @@ use qdsl_kernels::catalog::find_stencil as find;
 
 /// Arguments of `qdsl emit`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["ir", "cuda", "ptx"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "interface", "cuda", "ptx"])))]
 pub struct EmitArgs {
     /// Kernel name (see `qdsl info`).
     pub kernel: String,
     /// Print the IR.
     #[arg(long)]
     pub ir: bool,
+    /// Print the lowered spec (spin projection, dagger coefficients, input parities).
+    #[arg(long)]
+    pub lowered: bool,
+    /// Print the compiled kernel's interface: entry name, parameters in signature order
+    /// (what the launcher binds to each), launch geometry and source hash.
+    #[arg(long)]
+    pub interface: bool,
     /// Print the CUDA C++ source.
     #[arg(long)]
     pub cuda: bool,
@@ -37,6 +48,29 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     let variant = args.variant.variant();
     if args.ir {
         println!("{:#?}", (entry.ir)());
+        return Ok(());
+    }
+    if args.lowered {
+        println!("{:#?}", qdsl_core::dsl::lower::lower(&(entry.ir)())?);
+        return Ok(());
+    }
+    if args.interface {
+        let k = (entry.compiled)(&variant)?;
+        println!("kernel      {}", k.name);
+        println!("variant     {variant}");
+        println!(
+            "source      {} bytes, fnv {:016x}",
+            k.source.len(),
+            k.source_hash()
+        );
+        println!(
+            "geometry    one thread per output site, one grid row per 5D slice, {} bytes of shared memory per thread",
+            k.geometry.shared_bytes_per_thread
+        );
+        println!("parameters");
+        for (i, p) in k.params.iter().enumerate() {
+            println!("  {i:>2}  {:<14} {p:?}", p.cuda_name());
+        }
         return Ok(());
     }
     let source = (entry.cuda)(&variant)?;

@@ -1,0 +1,65 @@
+//! `qdsl emit` prints every stage of one kernel variant: the spec's IR, the lowered spec,
+//! the compiled kernel's interface and the CUDA source, each with what identifies that
+//! stage (and the stages agree on the kernel's name and parameters).
+
+use std::process::Command;
+
+fn emit(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_qdsl"))
+        .arg("emit")
+        .args(args)
+        .output()
+        .expect("running qdsl");
+    assert!(
+        out.status.success(),
+        "qdsl emit {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn every_stage_is_printed() {
+    let base = [
+        "improved_staggered_hop",
+        "--precision",
+        "f32",
+        "--recon",
+        "18",
+    ];
+    let with = |stage: &str| {
+        let mut a = base.to_vec();
+        a.push(stage);
+        emit(&a)
+    };
+    let ir = with("--ir");
+    assert!(ir.contains("name: \"improved_staggered_hop\""), "{ir}");
+    let lowered = with("--lowered");
+    // The lowered spec records which 3-site hops read long links.
+    assert!(lowered.contains("long_link: true"), "{lowered}");
+    assert!(lowered.contains("OtherParity"), "{lowered}");
+    let interface = with("--interface");
+    let cuda = with("--cuda");
+    let name = interface
+        .lines()
+        .find_map(|l| l.strip_prefix("kernel      "))
+        .expect("the kernel line")
+        .to_string();
+    assert!(cuda.contains(&format!("extern \"C\" __global__ void {name}(")));
+    // Every parameter the interface lists is declared in the source, in that order.
+    let params: Vec<&str> = interface
+        .lines()
+        .skip_while(|l| *l != "parameters")
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(params.first(), Some(&"f_out"));
+    assert!(params.contains(&"stride_long"), "{interface}");
+    let mut at = cuda.find("__global__").unwrap();
+    for p in &params {
+        let found = cuda[at..]
+            .find(p)
+            .unwrap_or_else(|| panic!("{p} missing or out of order"));
+        at += found;
+    }
+}
