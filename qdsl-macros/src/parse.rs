@@ -5,6 +5,7 @@ use crate::knobs::parse_knobs;
 use crate::term::{parse_term, Scope};
 use proc_macro2::{Span, TokenStream};
 use qdsl_core::dsl::ir::{camel_case, FieldDecl, FieldShape, Ir, Role, Term};
+use qdsl_core::dsl::{DslError, TermPart};
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
@@ -137,11 +138,16 @@ fn shape_of(ty: &Type) -> syn::Result<FieldShape> {
 }
 
 /// Walks the body: loops bind direction variables, statements become terms.
-fn collect_terms(
-    stmts: &[Stmt],
-    scope: &mut Scope,
-    terms: &mut Vec<(Term, Span)>,
-) -> syn::Result<()> {
+/// A parsed term with the spans its errors are reported at.
+struct TermSpans {
+    term: Term,
+    /// The whole term (the right-hand side of `out += …`).
+    whole: Span,
+    /// Its source field.
+    source: Span,
+}
+
+fn collect_terms(stmts: &[Stmt], scope: &mut Scope, terms: &mut Vec<TermSpans>) -> syn::Result<()> {
     for stmt in stmts {
         let expr = match stmt {
             Stmt::Expr(e, _) => e,
@@ -190,8 +196,12 @@ fn collect_terms(
                     syn::Error::new(b.left.span(), "expected the output field's name")
                 })?;
                 scope.write(&out)?;
-                let t = parse_term(&b.right, coeff, &out, scope)?;
-                terms.push((t, b.right.span()));
+                let (term, source) = parse_term(&b.right, coeff, &out, scope)?;
+                terms.push(TermSpans {
+                    term,
+                    whole: b.right.span(),
+                    source,
+                });
             }
             other => {
                 return Err(syn::Error::new(
@@ -297,11 +307,24 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         name: spec.name.to_string(),
         doc: doc.join("\n"),
         fields,
-        terms: terms.into_iter().map(|(t, _)| t).collect(),
+        terms: terms.iter().map(|t| t.term.clone()).collect(),
         knobs: knobs.unwrap_or_default(),
     };
-    let lowered = qdsl_core::dsl::lower::lower(&ir)
-        .map_err(|e| syn::Error::new(spec.name.span(), e.to_string()))?;
+    // Lowering validates the spec once; its errors about one term are reported at that
+    // term's token, the others at the spec's name.
+    let lowered = qdsl_core::dsl::lower::lower(&ir).map_err(|e| match e {
+        DslError::InvalidTerm {
+            term, part, reason, ..
+        } => {
+            let span = match (terms.get(term), part) {
+                (Some(t), TermPart::Source) => t.source,
+                (Some(t), TermPart::Whole) => t.whole,
+                (None, _) => spec.name.span(),
+            };
+            syn::Error::new(span, reason)
+        }
+        other => syn::Error::new(spec.name.span(), other.to_string()),
+    })?;
     let apply = qdsl_core::dsl::emit::rust::emit(&lowered);
     let rebuild = ir.rebuild_tokens();
     let ty = format_ident!("{}", camel_case(&ir.name), span = spec.name.span());

@@ -406,9 +406,20 @@ fn check_site_matrix(
     }
 }
 
+/// Parses a term ([`term_of`]); returns it with the span of its source field, where
+/// lowering's errors about the source are reported.
+pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<(Term, Span)> {
+    let term = term_of(e, sign, out, scope)?;
+    let source = match factors(e).last() {
+        Some(Expr::Call(c)) => c.func.span(),
+        _ => e.span(),
+    };
+    Ok((term, source))
+}
+
 /// Parses `[number *] [(1 ± gamma(mu)) | clover(x) *] [link * …] source(site)`, or
 /// `[number *] matrix(x) * source(x)` for a site matrix (the term's single link at x).
-pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<Term> {
+fn term_of(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Result<Term> {
     let fs = factors(e);
     let (last, rest) = fs
         .split_last()
@@ -483,33 +494,9 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
             "`gamma(mu)` appears only in a spin projector `(1 ± gamma(mu))`",
         ));
     }
+    // Whether the source is a colour-spinor input of the output's shape is checked once,
+    // by lowering, and reported here at the source's token.
     let shape = scope.shape(&src)?;
-    let out_shape = scope.shape(out)?;
-    if src == *out {
-        return Err(syn::Error::new(
-            src.span(),
-            format!("`{src}` is the output; the output cannot also be read"),
-        ));
-    }
-    if shape.is_site_matrix() {
-        return Err(syn::Error::new(src.span(), format!("`{src}` is a site matrix; a source must be a colour-spinor field (the site matrix multiplies one: `{src}(x) * psi(x)`)")));
-    }
-    if let FieldShape::Gauge { .. } = shape {
-        return Err(syn::Error::new(src.span(), format!("`{src}` is a gauge field; a source must be a colour-spinor field (links are written `{src}[mu](x)`)")));
-    }
-    if shape == FieldShape::Clover {
-        return Err(syn::Error::new(src.span(), format!("`{src}` is a clover field; a source must be a colour-spinor field (the clover matrix multiplies one: `{src}(x) * psi(x)`)")));
-    }
-    if shape != out_shape {
-        return Err(syn::Error::new(
-            src.span(),
-            format!(
-                "`{src}` is a {} field but the output `{out}` is a {} field",
-                shape.spec_name(),
-                out_shape.spec_name()
-            ),
-        ));
-    }
     if call.args.len() != 1 {
         return Err(syn::Error::new(
             call.span(),
@@ -523,6 +510,19 @@ pub fn parse_term(e: &Expr, sign: f64, out: &Ident, scope: &Scope) -> syn::Resul
             step_span,
             format!("a hop of {} sites: the generator handles hops of 1 and 3 sites (and site-local terms)", steps.abs()),
         ));
+    }
+    if src == *out || shape != scope.shape(out)? {
+        // Not a source lowering accepts: lowering says why, at the source's token (the
+        // checks below assume a colour-spinor source of the output's shape).
+        let mu = dir.or(links.first().map(|l| l.0.mu)).unwrap_or(0);
+        return Ok(Term {
+            output: out.to_string(),
+            coeff,
+            spin: spin.map_or(SpinOp::Identity, |(op, _)| op),
+            links: links.into_iter().map(|(l, _)| l).collect(),
+            source: src.to_string(),
+            hop: Hop { mu, steps },
+        });
     }
     if let Some((name, n, span)) = &matrix {
         let alone = spin.is_none() && links.is_empty() && steps == 0;

@@ -2,6 +2,15 @@
 
 use thiserror::Error;
 
+/// The part of a term a lowering error points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermPart {
+    /// The whole term.
+    Whole,
+    /// Its source field.
+    Source,
+}
+
 /// What went wrong lowering a spec, emitting a variant, or running generated CPU code.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DslError {
@@ -9,6 +18,16 @@ pub enum DslError {
     /// covers IR values built by hand).
     #[error("invalid stencil spec `{kernel}`: {reason}")]
     InvalidSpec { kernel: String, reason: String },
+    /// One term of the spec is not well formed: lowering names the term (counted in the
+    /// order the spec's statements produce them) and the part of it at fault, so that
+    /// the macro reports the error at that token.
+    #[error("invalid stencil spec `{kernel}`, term {}: {reason}", term + 1)]
+    InvalidTerm {
+        kernel: String,
+        term: usize,
+        part: TermPart,
+        reason: String,
+    },
     /// A knob value this spec or this generator does not support.
     #[error("kernel `{kernel}` does not support {knob}: {reason}")]
     UnsupportedVariant {
@@ -33,4 +52,17 @@ pub enum DslError {
         format: String,
         detail: String,
     },
+}
+
+impl DslError {
+    /// The reason of a malformed spec or term (without the kernel's name), `None` for the
+    /// other errors.
+    pub fn spec_reason(&self) -> Option<&str> {
+        match self {
+            DslError::InvalidSpec { reason, .. } | DslError::InvalidTerm { reason, .. } => {
+                Some(reason)
+            }
+            _ => None,
+        }
+    }
 }

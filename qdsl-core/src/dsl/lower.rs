@@ -18,7 +18,7 @@
 
 use super::ir::{FieldDecl, FieldShape, Hop, Ir, Role, SpinOp, Term};
 use super::spin::ProjectorPlan;
-use super::DslError;
+use super::{DslError, TermPart};
 
 /// How a term's spin structure is computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,7 +112,39 @@ impl Lowered {
     }
 }
 
-/// Lowers (and checks) a spec.
+/// A term's source must be a colour-spinor input of the output's shape.
+fn check_source(src: &FieldDecl, output: &FieldDecl) -> Result<(), String> {
+    let name = &src.name;
+    if src.role == Role::Out {
+        return Err(format!(
+            "`{name}` is the output; the output cannot also be read"
+        ));
+    }
+    match src.shape {
+        shape if shape.is_site_matrix() => Err(format!(
+            "`{name}` is a site matrix; a source must be a colour-spinor field (the site matrix \
+             multiplies one: `{name}(x) * psi(x)`)"
+        )),
+        FieldShape::Gauge { .. } => Err(format!(
+            "`{name}` is a gauge field; a source must be a colour-spinor field (links are \
+             written `{name}[mu](x)`)"
+        )),
+        FieldShape::Clover => Err(format!(
+            "`{name}` is a clover field; a source must be a colour-spinor field (the clover \
+             matrix multiplies one: `{name}(x) * psi(x)`)"
+        )),
+        shape if shape != output.shape => Err(format!(
+            "`{name}` is a {} field but the output `{}` is a {} field",
+            shape.spec_name(),
+            output.name,
+            output.shape.spec_name()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Lowers (and checks) a spec. Errors of one term are [`DslError::InvalidTerm`], naming
+/// the term and the part at fault.
 pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
     let err = |reason: String| DslError::InvalidSpec {
         kernel: ir.name.clone(),
@@ -147,9 +179,18 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
     }
     let mut parities: Vec<(bool, bool)> = vec![(false, false); ir.fields.len()];
     let mut terms = Vec::with_capacity(ir.terms.len());
-    for t in &ir.terms {
+    for (k_term, t) in ir.terms.iter().enumerate() {
+        let at = |part: TermPart| {
+            move |reason: String| DslError::InvalidTerm {
+                kernel: ir.name.clone(),
+                term: k_term,
+                part,
+                reason,
+            }
+        };
+        let whole = at(TermPart::Whole);
         if t.output != output.name {
-            return Err(err(format!(
+            return Err(whole(format!(
                 "term writes `{}`, not the output `{}`",
                 t.output, output.name
             )));
@@ -159,17 +200,11 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             .iter()
             .enumerate()
             .find(|(_, f)| f.name == t.source)
-            .ok_or_else(|| err(format!("unknown source field `{}`", t.source)))?;
-        if src.role != Role::In || src.shape != output.shape {
-            return Err(err(format!(
-                "source `{}` must be an input of the output's shape {}",
-                src.name,
-                output.shape.spec_name()
-            )));
-        }
+            .ok_or_else(|| at(TermPart::Source)(format!("unknown source field `{}`", t.source)))?;
+        check_source(src, &output).map_err(at(TermPart::Source))?;
         let steps = t.hop.steps;
         if ![0, 1, -1, 3, -3].contains(&steps) || t.hop.mu >= 4 {
-            return Err(err(format!(
+            return Err(whole(format!(
                 "hop of {steps} sites in direction {}: the generators handle 0, ±1 and ±3",
                 t.hop.mu
             )));
@@ -179,9 +214,9 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
         } else {
             parities[k].1 = true;
         }
-        let long_link = check_path(ir, t, link_dim).map_err(err)?;
+        let long_link = check_path(ir, t, link_dim).map_err(whole)?;
         if let (Some(n), false) = (dense, t.spin == SpinOp::Identity) {
-            return Err(err(format!(
+            return Err(whole(format!(
                 "spin projectors, the twist and the clover matrix need 4 × 3 fields with 3 × 3 \
                  links; `{}` is a {} with dense {n} × {n} links",
                 t.source,
@@ -189,7 +224,7 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             )));
         }
         if let (Some(n), 2..) = (dense, t.links.len()) {
-            return Err(err(format!(
+            return Err(whole(format!(
                 "a term with dense {n} × {n} links takes one link (`y[mu](x)` or \
                  `y[mu](x - mu).dagger()`), found {}",
                 t.links.len()
@@ -200,13 +235,13 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             // Γ (i γ5) Γ = i γ5 for Γ = γ5: the dagger coefficient stays c.
             SpinOp::TwistGamma5 if nspin == 4 => SpinLowering::Twisted,
             SpinOp::TwistGamma5 => {
-                return Err(err(format!(
+                return Err(whole(format!(
                     "the twist i γ5 needs a 4-spin source; `{}` has {nspin}",
                     t.source
                 )))
             }
             SpinOp::Clover { field } => {
-                let c = check_clover(ir, t, field, nspin).map_err(err)?;
+                let c = check_clover(ir, t, field, nspin).map_err(whole)?;
                 parities[c].0 = true;
                 SpinLowering::Clover {
                     field: field.clone(),
@@ -214,7 +249,7 @@ pub fn lower(ir: &Ir) -> Result<Lowered, DslError> {
             }
             &SpinOp::Projector { mu, sign } => {
                 if nspin != 4 || mu >= 4 || sign.abs() != 1 {
-                    return Err(err(format!(
+                    return Err(whole(format!(
                         "the projector (1 ± γ_{mu}) needs a 4-spin source; `{}` has {nspin}",
                         t.source
                     )));
@@ -497,7 +532,7 @@ mod tests {
     #[test]
     fn malformed_ir_is_rejected_with_reasons() {
         let reason = |ir: &Ir| match lower(ir) {
-            Err(DslError::InvalidSpec { reason, .. }) => reason,
+            Err(e) => e.spec_reason().expect("a spec error").to_string(),
             other => panic!("expected an error, got {other:?}"),
         };
         let mut ir = wilson();
@@ -514,7 +549,8 @@ mod tests {
             nspin: 1,
             ncolour: 3,
         };
-        assert!(reason(&ir).contains("source `psi` must be an input"));
+        assert!(reason(&ir)
+            .contains("`psi` is a ColourVector field but the output `out` is a Spinor field"));
         let mut ir = wilson();
         ir.fields.push(field("psi", FieldShape::links(3), Role::In));
         assert!(reason(&ir).contains("declared twice"));
@@ -555,7 +591,7 @@ mod tests {
         ir.terms[0].hop.steps = 1;
         ir.terms[0].links = vec![link(0, 0, false)];
         match lower(&ir) {
-            Err(DslError::InvalidSpec { reason, .. }) => assert!(reason.contains("site-local")),
+            Err(e) => assert!(e.spec_reason().unwrap().contains("site-local")),
             other => panic!("expected an error, got {other:?}"),
         }
     }
@@ -609,7 +645,7 @@ mod tests {
         assert_eq!(lower(&coarse(2, 3, 6)).unwrap().dense, Some(6));
         assert_eq!(lower(&coarse(2, 3, 3)).unwrap().dense, None);
         let reason = |ir: &Ir| match lower(ir) {
-            Err(DslError::InvalidSpec { reason, .. }) => reason,
+            Err(e) => e.spec_reason().expect("a spec error").to_string(),
             other => panic!("expected an error, got {other:?}"),
         };
         assert!(reason(&coarse(2, 24, 24)).contains("declare it `Gauge<48>`"));
@@ -655,7 +691,7 @@ mod tests {
         assert_eq!(l.input("xm").map(|i| i.reads), Some(ReadSites::Gauge));
         assert_eq!(flops_per_site(&l, false), 3 * (8 * 64 - 16) + 2 * 16);
         let reason = |ir: &Ir| match lower(ir) {
-            Err(DslError::InvalidSpec { reason, .. }) => reason,
+            Err(e) => e.spec_reason().expect("a spec error").to_string(),
             other => panic!("expected an error, got {other:?}"),
         };
         assert!(reason(&site(6)).contains("declare it `SiteMatrix<8>`"));

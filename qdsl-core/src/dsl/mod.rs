@@ -40,7 +40,7 @@ mod stencil;
 pub mod storage;
 pub mod variant;
 
-pub use error::DslError;
+pub use error::{DslError, TermPart};
 pub use info::KernelInfo;
 pub use interface::{CompiledKernel, KernelParam};
 pub use ir::Ir;
