@@ -111,6 +111,13 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         }
     }
 
+    /// The operator of any device hop blocks (e.g. a user-defined stencil's
+    /// [`crate::operator::DeviceHopBlocks`]) on vectors of `P` (the blocks' spinor format
+    /// must be `P`'s).
+    pub fn of_hops(ctx: &Arc<DeviceContext>, op: DeviceEvenOddHop) -> Self {
+        Self::with_kernels(ctx, Kernels::Hop(op))
+    }
+
     /// Even-odd Wilson M̂ = 1 − κ² H_pq H_qp on `parity` with thin links `gauge`
     /// (recon 18) and the time `boundary` applied by the kernels.
     pub fn wilson(
