@@ -35,11 +35,12 @@ use qdsl_core::lattice::{Lattice, Parity};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// The generic [`Schur`] operator of one action's device blocks.
+/// The generic [`Schur`] operator of one action's device blocks (boxed: each holds many
+/// kernels).
 #[derive(Debug)]
 enum Kernels {
     /// Wilson, staggered: hop blocks.
-    Hop(DeviceEvenOddHop),
+    Hop(Box<DeviceEvenOddHop>),
     /// Clover, twisted mass/clover.
     Clover(Box<DeviceEvenOddClover>),
 }
@@ -115,7 +116,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     /// [`crate::operator::DeviceHopBlocks`]) on vectors of `P` (the blocks' spinor format
     /// must be `P`'s).
     pub fn of_hops(ctx: &Arc<DeviceContext>, op: DeviceEvenOddHop) -> Self {
-        Self::with_kernels(ctx, Kernels::Hop(op))
+        Self::with_kernels(ctx, Kernels::Hop(Box::new(op)))
     }
 
     /// Even-odd Wilson M̂ = 1 − κ² H_pq H_qp on `parity` with thin links `gauge`
@@ -131,7 +132,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let lattice = *gauge.lattice();
         let links = upload_links(ctx, gauge, variant.gauge)?;
         let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
-        Ok(Self::with_kernels(ctx, Kernels::Hop(k)))
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 
     /// Even-odd Wilson-clover M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on `parity`
@@ -176,7 +177,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             .map(|l| upload_links(ctx, l, formats.gauge))
             .collect::<Result<Vec<_>, _>>()?;
         let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?;
-        Ok(Self::with_kernels(ctx, Kernels::Hop(k)))
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 
     /// out ← M in (dagger: M† in), in the vectors' storage format.
