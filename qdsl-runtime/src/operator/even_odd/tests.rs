@@ -388,3 +388,28 @@ fn full_operator_from_blocks_and_custom_hop_blocks_match_dense() {
     dense.a.iter_mut().for_each(|z| *z *= 2.0);
     assert_matches_dense(&custom, &dense, custom.layout(), 1.0, "custom");
 }
+
+/// The chain M̂ M̂† ([`crate::solver::Chain`] of M̂ and its [`crate::solver::Adjoint`]) is
+/// M̂ applied after M̂†, its adjoint is itself (⟨χ, Cψ⟩ = ⟨Cχ, ψ⟩), and its flops are
+/// two applications'.
+#[test]
+fn chain_of_the_schur_operator_and_its_adjoint() {
+    use crate::solver::{Adjoint, Chain};
+    let u = GaugeField::<f64>::random(lattice(), 12);
+    let op = EvenOddClover::twisted(u, 0.1, 1.0, 0.2, Parity::Odd, TimeBoundary::Periodic).unwrap();
+    let chain = Chain::new(&op, Adjoint(&op));
+    let (psi, chi) = (
+        Field::gaussian(op.layout(), 1),
+        Field::gaussian(op.layout(), 2),
+    );
+    let (mut got, mut tmp, mut want) = (psi.zeros_like(), psi.zeros_like(), psi.zeros_like());
+    chain.apply(&mut got, &psi).unwrap();
+    op.apply_dagger(&mut tmp, &psi).unwrap();
+    op.apply(&mut want, &tmp).unwrap();
+    assert!(rel_diff(got.data(), want.data()) < 1e-15);
+    let mut c_chi = chi.zeros_like();
+    chain.apply_dagger(&mut c_chi, &chi).unwrap();
+    let (lhs, rhs) = (chi.dot(&got).unwrap(), c_chi.dot(&psi).unwrap());
+    assert!((lhs - rhs).norm() < 1e-12 * lhs.norm(), "{lhs} vs {rhs}");
+    assert_eq!(chain.flops_per_apply(), 2 * op.flops_per_apply());
+}
