@@ -257,6 +257,8 @@ pub fn formats_key(variant: &Variant) -> String {
 
 mod clover;
 mod even_odd;
+#[cfg(test)]
+mod schur_gpu_tests;
 mod stencil;
 #[cfg(test)]
 mod tests;
