@@ -92,7 +92,8 @@ pub enum HopAdjoint {
     AntiHermitian,
 }
 
-/// The links of the Wilson hop H (recon 18 on the host).
+/// The Wilson hop H ψ(x) = Σ_μ [(1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂)]
+/// with its links U (recon 18 on the host).
 #[derive(Clone, Debug)]
 pub struct WilsonLinks<T: Real>(pub GaugeField<T>);
 
@@ -288,7 +289,9 @@ impl<T: Real> EvenOddWilson<T> {
     }
 }
 
-/// The links of a staggered hop, phases folded in (MILC conventions).
+/// The links of a staggered hop, phases folded in (MILC conventions):
+/// D χ(x) = Σ_μ [F_μ(x) χ(x+μ̂) − F_μ†(x−μ̂) χ(x−μ̂) + L_μ(x) χ(x+3μ̂) − L_μ†(x−3μ̂) χ(x−3μ̂)]
+/// (no L terms for naive staggered, F = U).
 #[derive(Clone, Debug)]
 pub enum StaggeredLinks<T: Real> {
     /// Naive staggered: one-hop links U.

@@ -45,8 +45,9 @@ enum Kernels {
     Clover(Box<DeviceEvenOddClover>),
 }
 
-/// An even-odd operator ([`Schur`] of device blocks) bound to a device context, on
-/// device vectors of precision `P` (see the module doc).
+/// An even-odd operator M̂ = D_pp − D_pq D_qq⁻¹ D_qp (staggered: A = 4m² − D_pq D_qp),
+/// the [`Schur`] of device blocks, bound to a device context, on device vectors of
+/// precision `P` (see the module doc).
 #[derive(Debug)]
 pub struct DeviceOperator<P> {
     ctx: Arc<DeviceContext>,
