@@ -1,7 +1,8 @@
 //! Smeared links, each written once as a `link_paths!` spec: asqtad fat and long (Naik)
 //! links, fat7, and the second HISQ level (coefficients of MILC, tadpole factor
 //! u0^(−(length − 1)) per path); [`hisq_links`] chains fat7, the U(3) projection and the
-//! second level.
+//! second level ([`hisq_chain`]: the chain written once, for the host here and the
+//! device in the runtime, over [`HisqStages`]).
 //! The input links carry the staggered phases and the antiperiodic time boundary
 //! ([`fold_staggered_phases`]), as in MILC.
 
@@ -97,35 +98,111 @@ impl From<DslError> for SmearError {
     }
 }
 
-/// HISQ fat and long links (X, L) of thin links `u` without phases (MILC's recipe):
-/// phases and the time boundary folded in, V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link
-/// by link, then X = [`HisqFat`] of W + (ε/8) W and L = (1 + ε) [`AsqtadLong`] of W (u0 = 1;
-/// the ε terms are the Naik-mass correction of the one-link and Naik paths). Unit
-/// links give X = 9/8 + ε/8 and L = −(1 + ε)/24, times the phases.
-pub fn hisq_links<T: Real>(
-    u: &GaugeField<T>,
+/// The stages of the HISQ link chain on one backend (host fields here, device buffers
+/// in the runtime), each holding its own links: [`hisq_chain`] runs them in the order of
+/// the recipe, so that the chain is written once for every backend.
+pub trait HisqStages {
+    /// Why a stage failed.
+    type Error;
+
+    /// V = fat7(U) (u0 = 1) of the thin links, phases and time boundary folded in.
+    fn fat7(&mut self) -> Result<(), Self::Error>;
+
+    /// W = V(V†V)^(−1/2), link by link.
+    fn project_u3(&mut self) -> Result<(), Self::Error>;
+
+    /// X₀ = [`HisqFat`] of W.
+    fn hisq_fat(&mut self) -> Result<(), Self::Error>;
+
+    /// L₀ = [`AsqtadLong`] of W (u0 = 1).
+    fn naik(&mut self) -> Result<(), Self::Error>;
+}
+
+/// The HISQ link chain: V = fat7(U), W = V(V†V)^(−1/2), X₀ = HisqFat(W),
+/// L₀ = AsqtadLong(W); then [`add_naik_epsilon`] gives X and L.
+pub fn hisq_chain<S: HisqStages>(stages: &mut S) -> Result<(), S::Error> {
+    stages.fat7()?;
+    stages.project_u3()?;
+    stages.hisq_fat()?;
+    stages.naik()
+}
+
+/// The Naik-mass correction ε of the HISQ links: X = X₀ + (ε/8) W, L = (1 + ε) L₀.
+pub fn add_naik_epsilon<T: Real>(
+    fat: &mut GaugeField<T>,
+    long: &mut GaugeField<T>,
+    w: &GaugeField<T>,
     epsilon_naik: f64,
-) -> Result<(GaugeField<T>, GaugeField<T>), SmearError> {
-    let v = Fat7::smear_cpu(&fold_staggered_phases(u), 1.0)?;
-    let mut w = v.clone();
-    for (i, link) in w.links_mut().iter_mut().enumerate() {
-        *link = link.polar_u3().map_err(|error| SmearError::Projection {
-            cb: i / 4,
-            mu: i % 4,
-            error,
-        })?;
-    }
-    let mut fat = HisqFat::smear_cpu(&w, 1.0)?;
+) {
     let eps = T::from_f64(epsilon_naik / 8.0);
     for (x, wl) in fat.links_mut().iter_mut().zip(w.links()) {
         *x += wl.scale(eps);
     }
-    let mut long = AsqtadLong::smear_cpu(&w, 1.0)?;
     let factor = T::from_f64(1.0 + epsilon_naik);
     for l in long.links_mut() {
         *l = l.scale(factor);
     }
-    Ok((fat, long))
+}
+
+/// The HISQ stages on host fields: the generated CPU code of the specs.
+struct HostHisq<T: Real> {
+    /// U (phases folded in), then V, then W.
+    links: GaugeField<T>,
+    /// X₀ once [`HisqStages::hisq_fat`] ran (unit links before).
+    fat: GaugeField<T>,
+    /// L₀ once [`HisqStages::naik`] ran (unit links before).
+    long: GaugeField<T>,
+}
+
+impl<T: Real> HisqStages for HostHisq<T> {
+    type Error = SmearError;
+
+    fn fat7(&mut self) -> Result<(), SmearError> {
+        self.links = Fat7::smear_cpu(&self.links, 1.0)?;
+        Ok(())
+    }
+
+    fn project_u3(&mut self) -> Result<(), SmearError> {
+        for (i, link) in self.links.links_mut().iter_mut().enumerate() {
+            *link = link.polar_u3().map_err(|error| SmearError::Projection {
+                cb: i / 4,
+                mu: i % 4,
+                error,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn hisq_fat(&mut self) -> Result<(), SmearError> {
+        self.fat = HisqFat::smear_cpu(&self.links, 1.0)?;
+        Ok(())
+    }
+
+    fn naik(&mut self) -> Result<(), SmearError> {
+        self.long = AsqtadLong::smear_cpu(&self.links, 1.0)?;
+        Ok(())
+    }
+}
+
+/// HISQ fat and long links (X, L) of thin links `u` without phases (MILC's recipe):
+/// phases and the time boundary folded in, V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link
+/// by link, then X = [`HisqFat`] of W + (ε/8) W and L = (1 + ε) [`AsqtadLong`] of W (u0 = 1;
+/// the ε terms are the Naik-mass correction of the one-link and Naik paths): the stages
+/// of [`hisq_chain`] on host fields, then [`add_naik_epsilon`]. Unit links give
+/// X = 9/8 + ε/8 and L = −(1 + ε)/24, times the phases.
+pub fn hisq_links<T: Real>(
+    u: &GaugeField<T>,
+    epsilon_naik: f64,
+) -> Result<(GaugeField<T>, GaugeField<T>), SmearError> {
+    let lattice = *u.lattice();
+    let mut host = HostHisq {
+        links: fold_staggered_phases(u),
+        fat: GaugeField::unit(lattice),
+        long: GaugeField::unit(lattice),
+    };
+    hisq_chain(&mut host)?;
+    add_naik_epsilon(&mut host.fat, &mut host.long, &host.links, epsilon_naik);
+    Ok((host.fat, host.long))
 }
 
 /// MILC's staggered phase η_μ(x): η_x = (−1)^t, η_y = (−1)^(t+x), η_z = (−1)^(t+x+y),

@@ -23,15 +23,14 @@
 
 use super::low_precision::LowPrecision;
 use super::solve::Action;
-use crate::operator::cpu::{hop_variant, EvenOddStaggered, EvenOddWilson, StaggeredLinks};
+use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::solver::{
     LinearOperator, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
 };
-use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Coords, Parity};
-use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links, WilsonHop};
+use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
 use thiserror::Error;
 
 /// A full-lattice field in f64.
@@ -172,11 +171,9 @@ fn prepared_links(
 }
 
 /// The full-lattice Wilson solver through the even-odd Schur complement on the even
-/// sites (equations in the [module docs](self)).
+/// sites (equations in the [module docs](self)): the generic source preparation and
+/// reconstruction of [`crate::operator::Schur`].
 pub struct WilsonEvenOdd {
-    gauge: GaugeField<f64>,
-    kappa: f64,
-    boundary: TimeBoundary,
     high: EvenOddWilson<f64>,
     low: EvenOddWilson<f32>,
     settings: SolveSettings,
@@ -192,62 +189,38 @@ impl WilsonEvenOdd {
         settings: SolveSettings,
     ) -> Self {
         let gauge = prepared_links(gauge, Action::Wilson, boundary, u0);
-        let high = EvenOddWilson::new(gauge.clone(), kappa, Parity::Even, boundary);
         let low = EvenOddWilson::new(gauge.cast(), kappa, Parity::Even, boundary);
+        let high = EvenOddWilson::new(gauge, kappa, Parity::Even, boundary);
         Self {
-            gauge,
-            kappa,
-            boundary,
             high,
             low,
             settings,
         }
-    }
-
-    /// out ← x + κ H_{p,q} ψ (`out`, `x` on parity p, ψ on the other).
-    fn hop_xpay(&self, p: Parity, out: &mut F64, psi: &F64, x: &F64) -> Result<(), SolverError> {
-        let xpay = Xpay {
-            a: 1.0,
-            x,
-            b: self.kappa,
-        };
-        WilsonHop
-            .apply_cpu(
-                &hop_variant::<f64>(p, false, true, self.boundary),
-                out,
-                psi,
-                &self.gauge,
-                Some(xpay),
-            )
-            .map_err(SolverError::operator)
     }
 }
 
 impl FullSolver for WilsonEvenOdd {
     /// 4 spins × 3 colours on every site.
     fn layout(&self) -> SpinorLayout {
-        SpinorLayout::wilson(*self.gauge.lattice(), SiteSubset::Full)
+        self.high.layout().with_subset(SiteSubset::Full)
     }
 
     /// b = η_e + κ H_eo η_o; M̂ ψ_e = b; ψ_o = η_o + κ H_oe ψ_e.
     fn solve(&self, eta: &F64, psi: &mut F64) -> Result<Vec<SolveResult>, PropagatorError> {
         let (eta_e, eta_o) = split_parities(eta)?;
-        let mut b = eta_e.clone();
-        self.hop_xpay(Parity::Even, &mut b, &eta_o, &eta_e)?;
+        let b = self.high.prepare_source(&eta_e, &eta_o)?;
         let mut psi_e = b.clone();
         let result = self.settings.run(&self.high, &self.low, &b, &mut psi_e)?;
-        let mut psi_o = eta_o.clone();
-        self.hop_xpay(Parity::Odd, &mut psi_o, &psi_e, &eta_o)?;
+        let psi_o = self.high.reconstruct(&psi_e, &eta_o)?;
         *psi = join_parities(&psi_e, &psi_o)?;
         Ok(vec![result])
     }
 }
 
 /// The full-lattice staggered solver M = 2m + D through CG on A_p = 4m² − D_pq D_qp on
-/// each parity (equations in the [module docs](self)).
+/// each parity, then ψ = M† y (equations in the [module docs](self)): the generic
+/// [`crate::operator::Schur`] in its normal form, and M† from its blocks.
 pub struct StaggeredEvenOdd {
-    links: StaggeredLinks<f64>,
-    mass: f64,
     /// A on (even, odd), in f64 and f32.
     high: [EvenOddStaggered<f64>; 2],
     low: [EvenOddStaggered<f32>; 2],
@@ -283,48 +256,24 @@ impl StaggeredEvenOdd {
             }
             other => return Err(PropagatorError::NotStaggered { action: other }),
         };
-        let low_links = match &links {
-            StaggeredLinks::Naive(u) => StaggeredLinks::Naive(u.cast()),
-            StaggeredLinks::Improved { fat, long } => StaggeredLinks::Improved {
-                fat: fat.cast(),
-                long: long.cast(),
-            },
-        };
+        let low_links = links.cast::<f32>();
         let parities = [Parity::Even, Parity::Odd];
         Ok(Self {
             high: parities.map(|p| EvenOddStaggered::new(links.clone(), mass, p)),
             low: parities.map(|p| EvenOddStaggered::new(low_links.clone(), mass, p)),
-            links,
-            mass,
             settings,
         })
-    }
-
-    /// out ← 2m y_p − D_pq y_q.
-    fn apply_m_dagger(
-        &self,
-        p: Parity,
-        out: &mut F64,
-        y_q: &F64,
-        y_p: &F64,
-    ) -> Result<(), SolverError> {
-        let xpay = Xpay {
-            a: 2.0 * self.mass,
-            x: y_p,
-            b: -1.0,
-        };
-        let variant = hop_variant::<f64>(p, false, true, TimeBoundary::Periodic);
-        self.links.hop(&variant, out, y_q, Some(xpay))
     }
 }
 
 impl FullSolver for StaggeredEvenOdd {
     /// 1 spin × 3 colours on every site.
     fn layout(&self) -> SpinorLayout {
-        SpinorLayout::staggered(*self.high[0].layout().lattice(), SiteSubset::Full)
+        self.high[0].layout().with_subset(SiteSubset::Full)
     }
 
-    /// y_p = A_p⁻¹ η_p on both parities (a zero half costs nothing), ψ_p = 2m y_p − D_pq y_q.
+    /// y_p = A_p⁻¹ η_p on both parities (a zero half costs nothing), ψ = M† y:
+    /// ψ_p = 2m y_p − D_pq y_q.
     fn solve(&self, eta: &F64, psi: &mut F64) -> Result<Vec<SolveResult>, PropagatorError> {
         let (eta_e, eta_o) = split_parities(eta)?;
         let (mut y_e, mut y_o) = (eta_e.clone(), eta_o.clone());
@@ -334,9 +283,8 @@ impl FullSolver for StaggeredEvenOdd {
             self.settings
                 .run(&self.high[1], &self.low[1], &eta_o, &mut y_o)?,
         ];
-        let (mut psi_e, mut psi_o) = (y_e.clone(), y_o.clone());
-        self.apply_m_dagger(Parity::Even, &mut psi_e, &y_o, &y_e)?;
-        self.apply_m_dagger(Parity::Odd, &mut psi_o, &y_e, &y_o)?;
+        let (mut psi_e, mut psi_o) = (y_e.zeros_like(), y_o.zeros_like());
+        self.high[0].apply_full((&mut psi_e, &mut psi_o), (&y_e, &y_o), true)?;
         *psi = join_parities(&psi_e, &psi_o)?;
         Ok(results)
     }

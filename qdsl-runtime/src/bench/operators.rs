@@ -1,6 +1,6 @@
 //! The even-odd operators of `qdsl bench`, one application each on the even parity:
 //!
-//! * `wilson_eo`: M̂ = 1 − κ² H_eo H_oe (two hops, [`DeviceEvenOddWilson`]);
+//! * `wilson_eo`: M̂ = 1 − κ² H_eo H_oe (two hops, [`Schur::wilson`]);
 //! * `clover_eo`: M̂ = A_ee − ¼ H_eo A_oo⁻¹ H_oe (two hops, two clover products,
 //!   [`DeviceEvenOddClover`] with c_sw = 1, μ = 0);
 //! * `twisted_mass_eo`: the same with D = (m + 4) + iμγ5 (c_sw = 0, μ = [`MU`]): two hops,
@@ -20,7 +20,7 @@ use super::run::{as_driver, BenchOptions, BATCH};
 use crate::backend::Backend;
 use crate::device::{DeviceField, Gpu};
 use crate::operator::device::OperatorError;
-use crate::operator::{DeviceEvenOddClover, DeviceEvenOddWilson};
+use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, DeviceRun, Schur};
 use crate::tune::Tuner;
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::KernelInfo;
@@ -39,21 +39,22 @@ pub const MU: f64 = 0.05;
 
 /// One of the operators, built on the device (boxed: both hold many kernels).
 enum Operator {
-    Wilson(Box<DeviceEvenOddWilson>),
+    Wilson(Box<DeviceEvenOddHop>),
     Clover(Box<DeviceEvenOddClover>),
 }
 
 impl Operator {
     fn apply(
-        &mut self,
+        &self,
         gpu: &Gpu,
         tuner: &Tuner,
         out: &mut DeviceField,
         psi: &DeviceField,
     ) -> Result<(), OperatorError> {
+        let cx = DeviceRun::new(gpu, tuner);
         match self {
-            Operator::Wilson(op) => op.apply(gpu, tuner, out, psi, false),
-            Operator::Clover(op) => op.apply(gpu, tuner, out, psi, false),
+            Operator::Wilson(op) => op.apply_in(cx, out, psi, false),
+            Operator::Clover(op) => op.apply_in(cx, out, psi, false),
         }
     }
 }
@@ -101,9 +102,9 @@ pub(super) fn bench_operator(
     } = inputs;
     let half = lattice.half_volume();
     let t0 = Instant::now();
-    let (mut op, flops_per_site, bytes) = match case.kernel {
+    let (op, flops_per_site, bytes) = match case.kernel {
         BenchKernel::WilsonEo => {
-            let op = DeviceEvenOddWilson::new(gpu, d_u, lattice, KAPPA, Parity::Even, &variant)
+            let op = Schur::wilson(gpu, d_u, lattice, KAPPA, Parity::Even, &variant)
                 .map_err(|e| err(&e))?;
             let flops = hops[0].flops_per_site + hops[1].flops_per_site;
             let bytes = hops[0].bytes + hops[1].bytes;
@@ -115,10 +116,10 @@ pub(super) fn bench_operator(
                 _ => (0.0, MU),
             };
             let a = clover_field(u, MASS, c_sw);
-            let op = DeviceEvenOddClover::new(gpu, d_u, &a, mu, Parity::Even, &variant)
-                .map_err(|e| err(&e))?;
-            let flops = usize::try_from(op.flops()).map_err(|e| err(&e))? / half;
-            let bytes: ByteModels = op.bytes_per_site();
+            let op =
+                Schur::clover(gpu, d_u, &a, mu, Parity::Even, &variant).map_err(|e| err(&e))?;
+            let flops = usize::try_from(op.flops_per_apply()).map_err(|e| err(&e))? / half;
+            let bytes: ByteModels = op.blocks().bytes_per_site();
             (Operator::Clover(Box::new(op)), flops, bytes)
         }
     };

@@ -10,7 +10,7 @@ use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::operator::device::{
     clover_format, device_spinor, output_sites, DeviceStencil, StencilLaunch,
 };
-use crate::operator::{DeviceEvenOddStaggered, DeviceEvenOddWilson};
+use crate::operator::{DeviceRun, Schur};
 use crate::solver::LinearOperator;
 use crate::tune::{LaunchConfig, Tuner};
 use qdsl_core::dsl::cpu::Xpay;
@@ -471,10 +471,10 @@ fn compare_operator<T: Real>(
             boundary,
             ..Variant::default()
         };
-        let mut dop = DeviceEvenOddWilson::new(gpu, gauge, lat, kappa, parity, &v).map_err(err)?;
+        let dop = Schur::wilson(gpu, gauge, lat, kappa, parity, &v).map_err(err)?;
         let d_psi = DeviceField::from_spinor(gpu, &psi, format.fermion_format()).map_err(err)?;
         let mut d_out = device_spinor(gpu, format, 24, lat.half_volume()).map_err(err)?;
-        dop.apply(gpu, tuner, &mut d_out, &d_psi, dagger)
+        dop.apply_in(DeviceRun::new(gpu, tuner), &mut d_out, &d_psi, dagger)
             .map_err(err)?;
         (cpu, layout, d_out)
     } else {
@@ -493,11 +493,11 @@ fn compare_operator<T: Real>(
             gauge: format,
             ..Variant::default()
         };
-        let mut dop =
-            DeviceEvenOddStaggered::new(gpu, d_links, lat, mass, parity, &formats).map_err(err)?;
+        let dop = Schur::staggered(gpu, d_links, lat, mass, parity, &formats).map_err(err)?;
         let d_psi = DeviceField::from_spinor(gpu, &psi, format.fermion_format()).map_err(err)?;
         let mut d_out = device_spinor(gpu, format, 6, lat.half_volume()).map_err(err)?;
-        dop.apply(gpu, tuner, &mut d_out, &d_psi).map_err(err)?;
+        dop.apply_in(DeviceRun::new(gpu, tuner), &mut d_out, &d_psi, false)
+            .map_err(err)?;
         (cpu, layout, d_out)
     };
     let g = gpu_out.to_spinor::<T>(gpu, layout).map_err(err)?;

@@ -17,10 +17,12 @@
 //! M̂† = D†_pp − ¼ (H_qp)† D†_qq⁻¹ (H_pq)†: the same two hops with the kernels' dagger
 //! knob ((H†)_pq = (H_qp)†, H† = γ5 H γ5) and −μ. Hence γ5 M̂(μ) γ5 = M̂(−μ)†. D_qq⁻¹ is
 //! A_qq⁻¹ for μ = 0 and B − iμγ5 C ([`TwistedCloverInverse`]) otherwise. The parity p
-//! is a parameter, as in [`super::EvenOddWilson`].
+//! is a parameter, as in [`super::EvenOddWilson`]. The blocks are [`CloverBlocks`]; the
+//! Schur complement, its source and reconstruction are the generic [`Schur`]'s.
 
 use super::cpu::{hop_variant, wilson_hop_flops};
-use crate::solver::{LinearOperator, SolverError};
+use super::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay as BlockXpay};
+use crate::solver::SolverError;
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{
@@ -68,53 +70,26 @@ fn add_twist<T: Real>(out: &mut ColourSpinorField<T>, psi: &ColourSpinorField<T>
         });
 }
 
-/// The even-odd preconditioned Wilson-clover operator on parity p, with twisted mass μ:
-///
-/// M̂ ψ_p = D_pp ψ_p − ¼ H_pq D_qq⁻¹ H_qp ψ_p,  D = A + iμγ5
-///
-/// (module docs), holding the links, A restricted to p and D⁻¹ restricted to q.
+/// The even-odd blocks of the Wilson-clover operator with twisted mass μ on host fields:
+/// D_rr = A_rr + iμγ5 (site-local, D_qq⁻¹ precomputed) and D_rs = −½ H_rs, the
+/// generated Wilson hop (module docs).
 #[derive(Clone, Debug)]
-pub struct EvenOddClover<T: Real> {
+pub struct CloverBlocks<T: Real> {
     gauge: GaugeField<T>,
+    /// A_pp.
     clover: CloverField<T>,
+    /// D_qq⁻¹.
     inverse: DiagonalInverse<T>,
     mu: f64,
     parity: Parity,
     boundary: TimeBoundary,
 }
 
-impl<T: Real> EvenOddClover<T> {
-    /// M̂ on `parity` for links `gauge`, bare mass m (M = A − ½H, A = (m + 4) + clover),
-    /// clover coefficient c_sw and time boundary, without twist. An error if A_qq is not
-    /// invertible.
-    pub fn new(
-        gauge: GaugeField<T>,
-        mass: f64,
-        c_sw: f64,
-        parity: Parity,
-        boundary: TimeBoundary,
-    ) -> Result<Self, SolverError> {
-        let a = clover_field(&gauge, mass, c_sw);
-        Self::from_clover(gauge, &a, 0.0, parity, boundary)
-    }
-
-    /// The twisted-clover M̂ (M = A + iμγ5 − ½H) on `parity`; μ = 0 is [`Self::new`].
-    pub fn twisted(
-        gauge: GaugeField<T>,
-        mass: f64,
-        c_sw: f64,
-        mu: f64,
-        parity: Parity,
-        boundary: TimeBoundary,
-    ) -> Result<Self, SolverError> {
-        let a = clover_field(&gauge, mass, c_sw);
-        Self::from_clover(gauge, &a, mu, parity, boundary)
-    }
-
-    /// M̂ on `parity` from links, a full-lattice clover field A (e.g. one read from
-    /// another code) and the twist μ. An error if A is not on the full lattice or
+impl<T: Real> CloverBlocks<T> {
+    /// The blocks on `parity` from links, a full-lattice clover field A (e.g. one read
+    /// from another code) and the twist μ. An error if A is not on the full lattice or
     /// D_qq = A_qq + iμγ5 is not invertible.
-    pub fn from_clover(
+    pub fn new(
         gauge: GaugeField<T>,
         a: &CloverField<T>,
         mu: f64,
@@ -146,9 +121,9 @@ impl<T: Real> EvenOddClover<T> {
         })
     }
 
-    /// The same operator in precision U (links, A and D⁻¹ rounded; nothing re-inverted).
-    pub fn cast<U: Real>(&self) -> EvenOddClover<U> {
-        EvenOddClover {
+    /// The same blocks in precision U (links, A and D⁻¹ rounded; nothing re-inverted).
+    pub fn cast<U: Real>(&self) -> CloverBlocks<U> {
+        CloverBlocks {
             gauge: self.gauge.cast(),
             clover: self.clover.cast(),
             inverse: match &self.inverse {
@@ -165,19 +140,9 @@ impl<T: Real> EvenOddClover<T> {
         }
     }
 
-    /// The Wilson layout of the parity M̂ acts on.
-    pub fn layout(&self) -> SpinorLayout {
-        SpinorLayout::wilson(*self.gauge.lattice(), SiteSubset::Single(self.parity))
-    }
-
-    /// The parity M̂ acts on.
-    pub fn parity(&self) -> Parity {
-        self.parity
-    }
-
-    /// The twisted mass μ (0 for plain clover).
-    pub fn mu(&self) -> f64 {
-        self.mu
+    /// The Wilson layout of parity `r`.
+    pub fn layout(&self, r: Parity) -> SpinorLayout {
+        SpinorLayout::wilson(*self.gauge.lattice(), SiteSubset::Single(r))
     }
 
     /// The twist of D (dagger = false) or D† (dagger = true): ±μ.
@@ -188,14 +153,69 @@ impl<T: Real> EvenOddClover<T> {
             self.mu
         }
     }
+}
 
-    /// out = D_pp ψ = A_pp ψ + iμγ5 ψ (or D†_pp ψ with −μ).
-    fn diagonal(
+impl<T: Real> EvenOddBlocks for CloverBlocks<T> {
+    type Field = ColourSpinorField<T>;
+    type Context<'c> = ();
+    type Error = SolverError;
+
+    fn parity(&self) -> Parity {
+        self.parity
+    }
+
+    fn zeros(&self, (): (), r: Parity) -> Result<Self::Field, SolverError> {
+        Ok(ColourSpinorField::zeros(self.layout(r)))
+    }
+
+    fn expect_field(&self, r: Parity, field: &Self::Field) -> Result<(), SolverError> {
+        self.layout(r)
+            .expect_same(field.layout())
+            .map_err(SolverError::field)
+    }
+
+    /// D_rs = −½ H_rs; (D†)_rs = −½ (H†)_rs.
+    fn hop_coefficient(&self, _: bool) -> f64 {
+        -0.5
+    }
+
+    /// out_r = H^(†)_rs ψ_s (or a·x + b·H ψ), the generated Wilson hop.
+    fn hop(
         &self,
-        out: &mut ColourSpinorField<T>,
-        psi: &ColourSpinorField<T>,
+        (): (),
+        r: Parity,
+        out: &mut Self::Field,
+        psi: &Self::Field,
+        dagger: bool,
+        xpay: Option<BlockXpay<'_, Self::Field>>,
+    ) -> Result<(), SolverError> {
+        let variant = hop_variant::<T>(r, dagger, xpay.is_some(), self.boundary);
+        let xpay = xpay.map(|x| Xpay {
+            a: T::from_f64(x.a),
+            x: x.x,
+            b: T::from_f64(x.b),
+        });
+        WilsonHop
+            .apply_cpu(&variant, out, psi, &self.gauge, xpay)
+            .map_err(SolverError::operator)
+    }
+
+    fn diagonal(&self) -> Diagonal {
+        Diagonal::Local
+    }
+
+    /// out = D_pp ψ = A_pp ψ + iμγ5 ψ (or D†_pp ψ with −μ); only on p.
+    fn apply_diagonal(
+        &self,
+        (): (),
+        r: Parity,
+        out: &mut Self::Field,
+        psi: &Self::Field,
         dagger: bool,
     ) -> Result<(), SolverError> {
+        if r != self.parity {
+            return Err(SchurError::MissingBlock("D_qq (only its inverse is held)").into());
+        }
         self.clover.apply(out, psi).map_err(SolverError::field)?;
         if self.mu != 0.0 {
             add_twist(out, psi, self.twist(dagger));
@@ -203,13 +223,18 @@ impl<T: Real> EvenOddClover<T> {
         Ok(())
     }
 
-    /// out = D_qq⁻¹ ψ: A_qq⁻¹ ψ, or B ψ − iμγ5 C ψ (D†_qq⁻¹: +iμγ5 C ψ).
-    fn diagonal_inverse(
+    /// out = D_qq⁻¹ ψ: A_qq⁻¹ ψ, or B ψ − iμγ5 C ψ (D†_qq⁻¹: +iμγ5 C ψ); only on q.
+    fn apply_diagonal_inverse(
         &self,
-        out: &mut ColourSpinorField<T>,
-        psi: &ColourSpinorField<T>,
+        (): (),
+        r: Parity,
+        out: &mut Self::Field,
+        psi: &Self::Field,
         dagger: bool,
     ) -> Result<(), SolverError> {
+        if r == self.parity {
+            return Err(SchurError::MissingBlock("D_pp⁻¹ (only D_pp is held)").into());
+        }
         match &self.inverse {
             DiagonalInverse::Clover(a_inv) => a_inv.apply(out, psi).map_err(SolverError::field),
             DiagonalInverse::Twisted(t) => {
@@ -222,123 +247,92 @@ impl<T: Real> EvenOddClover<T> {
         }
     }
 
-    /// out_r = a·x_r + b·H^(†)_rs ψ_s on output parity r, the generated Wilson hop.
-    fn hop(
-        &self,
-        r: Parity,
-        out: &mut ColourSpinorField<T>,
-        psi: &ColourSpinorField<T>,
-        dagger: bool,
-        xpay: Option<Xpay<'_, T>>,
-    ) -> Result<(), SolverError> {
-        let variant = hop_variant::<T>(r, dagger, xpay.is_some(), self.boundary);
-        WilsonHop
-            .apply_cpu(&variant, out, psi, &self.gauge, xpay)
-            .map_err(SolverError::operator)
+    fn sites(&self) -> usize {
+        self.gauge.lattice().half_volume()
     }
 
-    /// A field of parity `r` on this operator's lattice, zero.
-    fn zeros(&self, r: Parity) -> ColourSpinorField<T> {
-        ColourSpinorField::zeros(self.layout().with_subset(SiteSubset::Single(r)))
-    }
-
-    /// out = D^(†)_pp ψ − ¼ H^(†)_pq D^(†)_qq⁻¹ H^(†)_qp ψ.
-    fn apply_with(
-        &self,
-        out: &mut ColourSpinorField<T>,
-        psi: &ColourSpinorField<T>,
-        dagger: bool,
-    ) -> Result<(), SolverError> {
-        let q = self.parity.opposite();
-        let expected = self.layout();
-        expected
-            .expect_same(psi.layout())
-            .map_err(SolverError::field)?;
-        expected
-            .expect_same(out.layout())
-            .map_err(SolverError::field)?;
-        let mut h = self.zeros(q);
-        self.hop(q, &mut h, psi, dagger, None)?;
-        let mut dh = self.zeros(q);
-        self.diagonal_inverse(&mut dh, &h, dagger)?;
-        let mut d_psi = self.zeros(self.parity);
-        self.diagonal(&mut d_psi, psi, dagger)?;
-        let xpay = Xpay {
-            a: T::one(),
-            x: &d_psi,
-            b: T::from_f64(-0.25),
+    /// The hops' KernelInfo; one clover product for A_pp (and a twist), one for A_qq⁻¹
+    /// or two (B and C) and a twist for (A_qq + iμγ5)⁻¹.
+    fn flops_per_site(&self) -> BlockFlops {
+        let flops = |xpay| wilson_hop_flops::<T>(self.parity, xpay, self.boundary);
+        let (diagonal, inverse) = match self.inverse {
+            DiagonalInverse::Clover(_) => (CLOVER_APPLY_FLOPS, CLOVER_APPLY_FLOPS),
+            DiagonalInverse::Twisted(_) => (
+                CLOVER_APPLY_FLOPS + TWIST_FLOPS,
+                2 * CLOVER_APPLY_FLOPS + TWIST_FLOPS,
+            ),
         };
-        self.hop(self.parity, out, &dh, dagger, Some(xpay))
-    }
-
-    /// The preconditioned source b̂_p = b_p + ½ H_pq D_qq⁻¹ b_q of M x = b.
-    pub fn prepare_source(
-        &self,
-        b_p: &ColourSpinorField<T>,
-        b_q: &ColourSpinorField<T>,
-    ) -> Result<ColourSpinorField<T>, SolverError> {
-        let mut d_inv_b = self.zeros(self.parity.opposite());
-        self.diagonal_inverse(&mut d_inv_b, b_q, false)?;
-        let mut out = self.zeros(self.parity);
-        let xpay = Xpay {
-            a: T::one(),
-            x: b_p,
-            b: T::from_f64(0.5),
-        };
-        self.hop(self.parity, &mut out, &d_inv_b, false, Some(xpay))?;
-        Ok(out)
-    }
-
-    /// The other parity of the solution, x_q = D_qq⁻¹ (b_q + ½ H_qp x_p), from the
-    /// solution x_p of M̂ x_p = b̂_p.
-    pub fn reconstruct(
-        &self,
-        x_p: &ColourSpinorField<T>,
-        b_q: &ColourSpinorField<T>,
-    ) -> Result<ColourSpinorField<T>, SolverError> {
-        let q = self.parity.opposite();
-        let mut rhs = self.zeros(q);
-        let xpay = Xpay {
-            a: T::one(),
-            x: b_q,
-            b: T::from_f64(0.5),
-        };
-        self.hop(q, &mut rhs, x_p, false, Some(xpay))?;
-        let mut x_q = self.zeros(q);
-        self.diagonal_inverse(&mut x_q, &rhs, false)?;
-        Ok(x_q)
+        BlockFlops {
+            hop: flops(false),
+            hop_xpay: flops(true),
+            diagonal,
+            inverse,
+        }
     }
 }
 
-impl<T: Real> LinearOperator<ColourSpinorField<T>> for EvenOddClover<T> {
-    /// out = M̂ ψ = D_pp ψ − ¼ H_pq D_qq⁻¹ H_qp ψ.
-    fn apply(
-        &self,
-        out: &mut ColourSpinorField<T>,
-        input: &ColourSpinorField<T>,
-    ) -> Result<(), SolverError> {
-        self.apply_with(out, input, false)
+/// The even-odd preconditioned Wilson-clover operator on parity p, with twisted mass μ:
+///
+/// M̂ ψ_p = D_pp ψ_p − ¼ H_pq D_qq⁻¹ H_qp ψ_p,  D = A + iμγ5
+///
+/// (module docs): [`Schur`] of the [`CloverBlocks`] D_rr = A_rr + iμγ5, D_rs = −½ H_rs.
+pub type EvenOddClover<T> = Schur<CloverBlocks<T>>;
+
+impl<T: Real> EvenOddClover<T> {
+    /// M̂ on `parity` for links `gauge`, bare mass m (M = A − ½H, A = (m + 4) + clover),
+    /// clover coefficient c_sw and time boundary, without twist. An error if A_qq is not
+    /// invertible.
+    pub fn new(
+        gauge: GaugeField<T>,
+        mass: f64,
+        c_sw: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, SolverError> {
+        let a = clover_field(&gauge, mass, c_sw);
+        Self::from_clover(gauge, &a, 0.0, parity, boundary)
     }
 
-    /// out = M̂† ψ = D†_pp ψ − ¼ (H_qp)† D†_qq⁻¹ (H_pq)† ψ (D† = A − iμγ5).
-    fn apply_dagger(
-        &self,
-        out: &mut ColourSpinorField<T>,
-        input: &ColourSpinorField<T>,
-    ) -> Result<(), SolverError> {
-        self.apply_with(out, input, true)
+    /// The twisted-clover M̂ (M = A + iμγ5 − ½H) on `parity`; μ = 0 is [`Self::new`].
+    pub fn twisted(
+        gauge: GaugeField<T>,
+        mass: f64,
+        c_sw: f64,
+        mu: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, SolverError> {
+        let a = clover_field(&gauge, mass, c_sw);
+        Self::from_clover(gauge, &a, mu, parity, boundary)
     }
 
-    /// (V/2)(f_hop + f_hop,xpay + 2 · 504) without twist; with it, one more clover
-    /// product (B and C) and two twists (2 · 48) per site.
-    fn flops_per_apply(&self) -> u64 {
-        let flops = |xpay| wilson_hop_flops::<T>(self.parity, xpay, self.boundary);
-        let local = match self.inverse {
-            DiagonalInverse::Clover(_) => 2 * CLOVER_APPLY_FLOPS,
-            DiagonalInverse::Twisted(_) => 3 * CLOVER_APPLY_FLOPS + 2 * TWIST_FLOPS,
-        };
-        let per_site = flops(false) + flops(true) + local;
-        (self.gauge.lattice().volume() / 2 * per_site) as u64
+    /// M̂ on `parity` from links, a full-lattice clover field A and the twist μ
+    /// ([`CloverBlocks::new`]).
+    pub fn from_clover(
+        gauge: GaugeField<T>,
+        a: &CloverField<T>,
+        mu: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, SolverError> {
+        Ok(Schur::complement(CloverBlocks::new(
+            gauge, a, mu, parity, boundary,
+        )?))
+    }
+
+    /// The same operator in precision U (links, A and D⁻¹ rounded; nothing re-inverted).
+    pub fn cast<U: Real>(&self) -> EvenOddClover<U> {
+        Schur::complement(self.blocks().cast())
+    }
+
+    /// The Wilson layout of the parity M̂ acts on.
+    pub fn layout(&self) -> SpinorLayout {
+        self.blocks().layout(self.parity())
+    }
+
+    /// The twisted mass μ (0 for plain clover).
+    pub fn mu(&self) -> f64 {
+        self.blocks().mu
     }
 }
 
@@ -346,6 +340,7 @@ impl<T: Real> LinearOperator<ColourSpinorField<T>> for EvenOddClover<T> {
 mod tests {
     use super::*;
     use crate::operator::EvenOddWilson;
+    use crate::solver::LinearOperator;
     use qdsl_core::field::GaugeField;
     use qdsl_core::gauge::clover_field;
     use qdsl_core::lattice::Lattice;

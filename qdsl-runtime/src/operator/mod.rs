@@ -3,9 +3,10 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`cpu`] | [`EvenOddWilson`] and [`EvenOddStaggered`] on host fields: the solver's [`crate::solver::LinearOperator`] |
-//! | [`clover`] | [`EvenOddClover`] on host fields: M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 (mass normalisation, μ = 0 for plain clover) |
-//! | [`device`] | [`DeviceStencil`] (compile, bind, tuned launch) and the same operators on device fields |
+//! | [`even_odd`] | the composition layer: [`EvenOddBlocks`] (D_pp, D_pq, D_qp, D_qq⁻¹ of an operator) and the one [`Schur`] complement M̂ = D_pp − D_pq D_qq⁻¹ D_qp over them, with source preparation and reconstruction, for host and device fields |
+//! | [`cpu`] | host blocks of hop operators M = d + h K ([`HopBlocks`] of a [`HostHop`]): [`EvenOddWilson`] and [`EvenOddStaggered`] |
+//! | [`clover`] | host [`CloverBlocks`]: [`EvenOddClover`], M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 (mass normalisation, μ = 0 for plain clover) |
+//! | [`device`] | [`DeviceStencil`] (compile, bind, tuned launch) and the same blocks on device fields |
 //!
 //! Conventions: even-odd Wilson M̂ = 1 − κ² H_pq H_qp on parity p (its dagger through the
 //! kernels' dagger knob); staggered: MILC's even-odd normal operator
@@ -14,12 +15,17 @@
 pub mod clover;
 pub mod cpu;
 pub mod device;
+pub mod even_odd;
 #[cfg(test)]
 mod tests;
 
-pub use clover::EvenOddClover;
-pub use cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
-pub use device::{
-    DeviceEvenOddClover, DeviceEvenOddStaggered, DeviceEvenOddWilson, DeviceStencil, DeviceXpay,
+pub use clover::{CloverBlocks, EvenOddClover};
+pub use cpu::{
+    EvenOddStaggered, EvenOddWilson, HopAdjoint, HopBlocks, HostHop, StaggeredLinks, WilsonLinks,
 };
+pub use device::{
+    DeviceCloverBlocks, DeviceEvenOddClover, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun,
+    DeviceStencil, DeviceXpay,
+};
+pub use even_odd::{EvenOddBlocks, Schur, SchurForm};
 pub use qdsl_core::dsl::KernelParam;

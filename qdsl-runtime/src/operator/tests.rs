@@ -35,7 +35,11 @@ fn restrict(full: &[C], p: Parity, volume: usize, per_site: usize) -> Vec<C> {
 /// (H ψ)(x) = Σ_μ [(1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂)] · boundary signs.
 /// Index loops on purpose: they mirror the formula's indices.
 #[allow(clippy::needless_range_loop)]
-fn textbook_wilson_hop(u: &GaugeField<f64>, psi: &[C], bc: &BoundaryConditions) -> Vec<C> {
+pub(super) fn textbook_wilson_hop(
+    u: &GaugeField<f64>,
+    psi: &[C],
+    bc: &BoundaryConditions,
+) -> Vec<C> {
     let lat = *u.lattice();
     let gammas: Vec<_> = Gamma::DIRECTIONS
         .iter()
@@ -80,7 +84,7 @@ fn textbook_wilson_hop(u: &GaugeField<f64>, psi: &[C], bc: &BoundaryConditions) 
 /// Textbook staggered hop (phases in the links), full lattice, cb order:
 /// (D χ)(x) = Σ_μ [F_μ(x) χ(x+μ̂) − F_μ†(x−μ̂) χ(x−μ̂) + L_μ(x) χ(x+3μ̂) − L_μ†(x−3μ̂) χ(x−3μ̂)],
 /// the long terms absent for naive staggered.
-fn textbook_staggered_hop(
+pub(super) fn textbook_staggered_hop(
     fat: &GaugeField<f64>,
     long: Option<&GaugeField<f64>>,
     chi: &[C],

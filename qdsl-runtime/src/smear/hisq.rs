@@ -1,9 +1,10 @@
 //! HISQ fat and long links on the GPU ([`hisq_links_gpu`], built from the reusable
-//! [`HisqGpu`]), the recipe of `qdsl_kernels::hisq_links`: phases and the time boundary
-//! folded in on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link
-//! by link ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) and L = `AsqtadLong`(W),
-//! W passed from one schedule to the next without leaving the device; the ε terms
-//! X += (ε/8) W and L ← (1 + ε) L are applied on the host to the downloaded fields.
+//! [`HisqGpu`]): the chain of `qdsl_kernels::hisq_chain`, written once for host and
+//! device, run on device stages ([`DeviceHisq`]): phases and the time boundary folded in
+//! on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link by link
+//! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) and L = `AsqtadLong`(W), W
+//! passed from one schedule to the next without leaving the device; the ε terms
+//! (`qdsl_kernels::add_naik_epsilon`) are applied on the host to the downloaded fields.
 
 use super::runner::SmearGpuError;
 use super::runner::{config, download_links, int, load_module, GpuReal, GpuSmearer};
@@ -14,7 +15,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use qdsl_core::dsl::paths::project::{project_source, singular_threshold, PROJECT_KERNEL};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
-use qdsl_kernels::{fold_staggered_phases, AsqtadLong, Fat7, HisqFat};
+use qdsl_kernels::{
+    add_naik_epsilon, fold_staggered_phases, hisq_chain, AsqtadLong, Fat7, HisqFat, HisqStages,
+};
 
 /// The compiled U(3) projection kernel for `T`.
 fn projection<T: GpuReal>(gpu: &Gpu) -> Result<CudaFunction, SmearGpuError> {
@@ -81,38 +84,17 @@ impl<T: GpuReal> HisqGpu<T> {
     }
 
     /// Queues the whole construction on the GPU's stream (no host transfer, no
-    /// synchronisation): the flags cleared, V = fat7(U), W = V(V†V)^(−1/2) in place, W
-    /// copied into the inputs of the second level, X = `HisqFat`(W), L = `AsqtadLong`(W).
+    /// synchronisation): the stages of [`hisq_chain`] ([`DeviceHisq`]).
     pub(crate) fn enqueue(
         &self,
         gpu: &Gpu,
         bufs: &mut HisqBuffers<T>,
     ) -> Result<(), SmearGpuError> {
-        let stream = gpu.backend().stream();
-        stream
-            .memset_zeros(&mut bufs.bad)
-            .map_err(driver("clearing the projection flags"))?;
-        self.fat7.enqueue(gpu, &mut bufs.level1, 1.0)?;
-        let nlinks = 4 * bufs.level1.lattice.volume();
-        let n = int(nlinks, "links")?;
-        let threshold = T::from_f64(singular_threshold::<T>());
-        let mut b = stream.launch_builder(&self.project);
-        b.arg(&mut bufs.level1.output)
-            .arg(&mut bufs.bad)
-            .arg(&n)
-            .arg(&threshold);
-        // SAFETY: (real* links, int* bad, int nlinks, real threshold); links hold
-        // nlinks·18 reals, bad nlinks ints.
-        unsafe { b.launch(config(nlinks)?) }
-            .map_err(driver(format!("launching {PROJECT_KERNEL}")))?;
-        for level2 in [&mut bufs.fat, &mut bufs.long] {
-            stream
-                .memcpy_dtod(&bufs.level1.output, &mut level2.input)
-                .map_err(driver("copying the projected links on the GPU"))?;
-        }
-        self.fat.enqueue(gpu, &mut bufs.fat, 1.0)?;
-        self.long.enqueue(gpu, &mut bufs.long, 1.0)?;
-        Ok(())
+        hisq_chain(&mut DeviceHisq {
+            hisq: self,
+            gpu,
+            bufs,
+        })
     }
 
     /// After [`HisqGpu::enqueue`]: checks the projection flags, downloads W, X and L and
@@ -141,16 +123,83 @@ impl<T: GpuReal> HisqGpu<T> {
         let w = download_links(gpu, &bufs.level1.output, lat, "the projected links")?;
         let mut x = self.fat.download(gpu, &bufs.fat)?;
         let mut l = self.long.download(gpu, &bufs.long)?;
-        let eps = T::from_f64(epsilon_naik / 8.0);
-        for (xl, wl) in x.links_mut().iter_mut().zip(w.links()) {
-            *xl += wl.scale(eps);
-        }
-        let factor = T::from_f64(1.0 + epsilon_naik);
-        for link in l.links_mut() {
-            *link = link.scale(factor);
-        }
+        add_naik_epsilon(&mut x, &mut l, &w, epsilon_naik);
         Ok((x, l))
     }
+}
+
+/// The stages of [`hisq_chain`] on the device: each queues its kernels on the GPU's
+/// stream, the links staying in the buffers.
+struct DeviceHisq<'a, T> {
+    hisq: &'a HisqGpu<T>,
+    gpu: &'a Gpu,
+    bufs: &'a mut HisqBuffers<T>,
+}
+
+impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
+    type Error = SmearGpuError;
+
+    /// The projection flags cleared, V = fat7(U).
+    fn fat7(&mut self) -> Result<(), SmearGpuError> {
+        self.gpu
+            .backend()
+            .stream()
+            .memset_zeros(&mut self.bufs.bad)
+            .map_err(driver("clearing the projection flags"))?;
+        Ok(self
+            .hisq
+            .fat7
+            .enqueue(self.gpu, &mut self.bufs.level1, 1.0)?)
+    }
+
+    /// W = V(V†V)^(−1/2) in place, a flag per link it rejects.
+    fn project_u3(&mut self) -> Result<(), SmearGpuError> {
+        let bufs = &mut *self.bufs;
+        let nlinks = 4 * bufs.level1.lattice.volume();
+        let n = int(nlinks, "links")?;
+        let threshold = T::from_f64(singular_threshold::<T>());
+        let mut b = self
+            .gpu
+            .backend()
+            .stream()
+            .launch_builder(&self.hisq.project);
+        b.arg(&mut bufs.level1.output)
+            .arg(&mut bufs.bad)
+            .arg(&n)
+            .arg(&threshold);
+        // SAFETY: (real* links, int* bad, int nlinks, real threshold); links hold
+        // nlinks·18 reals, bad nlinks ints.
+        unsafe { b.launch(config(nlinks)?) }
+            .map_err(driver(format!("launching {PROJECT_KERNEL}")))?;
+        Ok(())
+    }
+
+    /// W copied into the inputs of `HisqFat`, X₀ = `HisqFat`(W).
+    fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
+        let bufs = &mut *self.bufs;
+        copy_projected(self.gpu, &bufs.level1.output, &mut bufs.fat.input)?;
+        Ok(self.hisq.fat.enqueue(self.gpu, &mut bufs.fat, 1.0)?)
+    }
+
+    /// W copied into the inputs of `AsqtadLong`, L₀ = `AsqtadLong`(W).
+    fn naik(&mut self) -> Result<(), SmearGpuError> {
+        let bufs = &mut *self.bufs;
+        copy_projected(self.gpu, &bufs.level1.output, &mut bufs.long.input)?;
+        Ok(self.hisq.long.enqueue(self.gpu, &mut bufs.long, 1.0)?)
+    }
+}
+
+/// Copies the projected links W into the input of a second-level schedule.
+fn copy_projected<T: GpuReal>(
+    gpu: &Gpu,
+    w: &CudaSlice<T>,
+    input: &mut CudaSlice<T>,
+) -> Result<(), SmearGpuError> {
+    gpu.backend()
+        .stream()
+        .memcpy_dtod(w, input)
+        .map_err(driver("copying the projected links on the GPU"))?;
+    Ok(())
 }
 
 /// HISQ fat and long links (X, L) of thin links `u` without phases, with the Naik-mass

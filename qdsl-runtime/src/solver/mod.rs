@@ -4,7 +4,7 @@
 //! | item | what it is |
 //! |---|---|
 //! | [`SolverField`], [`ConvertFrom`] | the vector space a solver needs, and precision conversion |
-//! | [`LinearOperator`] | M, M† and M†M on one field type |
+//! | [`LinearOperator`] | M, M† and M†M on one field type; products [`Chain`] and [`Adjoint`] |
 //! | [`cg`] | CG on a Hermitian positive-definite A, mixed precision with reliable updates |
 //! | [`cgnr`], [`cgne`] | CG on the normal equations M†M x = M†b, M M† y = b |
 //! | [`multishift_cg`] | (A + σ_i) x_i = b for many shifts in one Krylov space, refined per shift |
@@ -84,7 +84,7 @@ pub use field::{ConvertFrom, SolverField};
 pub use kind::{SolverKind, UnknownSolver};
 pub use multishift::{multishift_cg, MultiShiftResult};
 pub use normal::{cgne, cgnr};
-pub use operator::{LinearOperator, NormalForm, NormalOperator, ShiftedOperator};
+pub use operator::{Adjoint, Chain, LinearOperator, NormalForm, NormalOperator, ShiftedOperator};
 pub use options::{
     Progress, ProgressCallback, SolverOptions, DEFAULT_RELIABLE_DELTA, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };

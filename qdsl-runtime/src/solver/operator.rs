@@ -1,5 +1,6 @@
 //! The operator a solver inverts: [`LinearOperator`], and the derived operators the
-//! solvers build from it ([`NormalOperator`], [`ShiftedOperator`]).
+//! solvers build from it: products ([`Chain`], with [`Adjoint`]), the normal operators
+//! ([`NormalOperator`]) and shifts ([`ShiftedOperator`]).
 //!
 //! Even-odd preconditioning is the operator's business: a solver sees only M̂ (e.g.
 //! M̂ = 1 − κ² H_eo H_oe on the even sites) and never asks how it was built.
@@ -52,11 +53,97 @@ pub enum NormalForm {
     MMdag,
 }
 
-/// The Hermitian operator A = M†M or A = M M† of an operator M (A† = A).
+/// The product of two operators, A B (B applied first): DESIGN.md's Chain[A, B]; longer
+/// chains nest (Chain[A, Chain[B, C]] = A B C). (A B)† = B† A†.
+pub struct Chain<F, A, B> {
+    a: A,
+    b: B,
+    /// The intermediate B ψ, kept between calls.
+    scratch: Mutex<Option<F>>,
+}
+
+impl<F: SolverField, A: LinearOperator<F>, B: LinearOperator<F>> Chain<F, A, B> {
+    /// The product A B.
+    pub fn new(a: A, b: B) -> Self {
+        Self {
+            a,
+            b,
+            scratch: Mutex::new(None),
+        }
+    }
+
+    /// out ← first (second in), through the kept intermediate.
+    fn run(
+        &self,
+        out: &mut F,
+        input: &F,
+        first: impl FnOnce(&mut F, &F) -> Result<(), SolverError>,
+        second: impl FnOnce(&mut F, &F) -> Result<(), SolverError>,
+    ) -> Result<(), SolverError> {
+        // Poisoning only means a previous call panicked mid-way: the scratch holds no
+        // invariant.
+        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = guard.get_or_insert_with(|| input.zeros_like());
+        second(tmp, input)?;
+        first(out, tmp)
+    }
+}
+
+impl<F: SolverField, A: LinearOperator<F>, B: LinearOperator<F>> LinearOperator<F>
+    for Chain<F, A, B>
+{
+    /// out ← A (B in).
+    fn apply(&self, out: &mut F, input: &F) -> Result<(), SolverError> {
+        self.run(
+            out,
+            input,
+            |o, t| self.a.apply(o, t),
+            |t, i| self.b.apply(t, i),
+        )
+    }
+
+    /// out ← B† (A† in).
+    fn apply_dagger(&self, out: &mut F, input: &F) -> Result<(), SolverError> {
+        self.run(
+            out,
+            input,
+            |o, t| self.b.apply_dagger(o, t),
+            |t, i| self.a.apply_dagger(t, i),
+        )
+    }
+
+    /// Those of A and B.
+    fn flops_per_apply(&self) -> u64 {
+        self.a.flops_per_apply() + self.b.flops_per_apply()
+    }
+}
+
+/// The adjoint M† of an operator M, as an operator of its own ((M†)† = M).
+pub struct Adjoint<O>(pub O);
+
+impl<F: SolverField, O: LinearOperator<F>> LinearOperator<F> for Adjoint<O> {
+    /// out ← M† in.
+    fn apply(&self, out: &mut F, input: &F) -> Result<(), SolverError> {
+        self.0.apply_dagger(out, input)
+    }
+
+    /// out ← M in.
+    fn apply_dagger(&self, out: &mut F, input: &F) -> Result<(), SolverError> {
+        self.0.apply(out, input)
+    }
+
+    fn flops_per_apply(&self) -> u64 {
+        self.0.flops_per_apply()
+    }
+}
+
+/// The Hermitian operator A = M†M or A = M M† of an operator M (A† = A): M†M through M's
+/// own `apply_normal` (fused where M has a fused kernel), M M† the [`Chain`] of M and
+/// [`Adjoint`]`(M)`.
 pub struct NormalOperator<'a, F, O: ?Sized> {
     op: &'a O,
     form: NormalForm,
-    scratch: Mutex<Option<F>>,
+    m_mdag: Chain<F, &'a O, Adjoint<&'a O>>,
 }
 
 impl<'a, F: SolverField, O: LinearOperator<F> + ?Sized> NormalOperator<'a, F, O> {
@@ -65,7 +152,7 @@ impl<'a, F: SolverField, O: LinearOperator<F> + ?Sized> NormalOperator<'a, F, O>
         Self {
             op,
             form,
-            scratch: Mutex::new(None),
+            m_mdag: Chain::new(op, Adjoint(op)),
         }
     }
 }
@@ -75,14 +162,7 @@ impl<F: SolverField, O: LinearOperator<F> + ?Sized> LinearOperator<F> for Normal
     fn apply(&self, out: &mut F, input: &F) -> Result<(), SolverError> {
         match self.form {
             NormalForm::MdagM => self.op.apply_normal(out, input),
-            NormalForm::MMdag => {
-                // One temporary, kept between calls (poisoning only means a previous
-                // call panicked mid-way: the scratch holds no invariant).
-                let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-                let tmp = guard.get_or_insert_with(|| input.zeros_like());
-                self.op.apply_dagger(tmp, input)?;
-                self.op.apply(out, tmp)
-            }
+            NormalForm::MMdag => self.m_mdag.apply(out, input),
         }
     }
 

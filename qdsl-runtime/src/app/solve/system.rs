@@ -35,17 +35,6 @@ fn staggered_links(
     Ok(StaggeredLinks::Improved { fat, long })
 }
 
-/// The links cast to precision T.
-fn cast_links<T: Real>(links: &StaggeredLinks<f64>) -> StaggeredLinks<T> {
-    match links {
-        StaggeredLinks::Naive(u) => StaggeredLinks::Naive(u.cast()),
-        StaggeredLinks::Improved { fat, long } => StaggeredLinks::Improved {
-            fat: fat.cast(),
-            long: long.cast(),
-        },
-    }
-}
-
 /// The system of an action on the host, in f64: what both backends build their
 /// operators from.
 pub(super) enum HostSystem {
@@ -117,7 +106,7 @@ impl HostSystem {
                 (Box::new(op), layout)
             }
             HostSystem::Staggered { links, mass } => {
-                let op = EvenOddStaggered::<T>::new(cast_links(links), *mass, PARITY);
+                let op = EvenOddStaggered::<T>::new(links.cast(), *mass, PARITY);
                 let layout = op.layout();
                 (Box::new(op), layout)
             }

@@ -1,6 +1,7 @@
-//! [`DeviceEvenOddClover`]: the even-odd preconditioned Wilson-clover operator, with an
-//! optional twisted mass, on device fields — the operator of
-//! [`crate::operator::EvenOddClover`], built from the generated kernels.
+//! [`DeviceCloverBlocks`]: the even-odd blocks of the Wilson-clover operator, with an
+//! optional twisted mass, on device fields, and [`DeviceEvenOddClover`], their generic
+//! [`Schur`] complement — the operator of [`crate::operator::EvenOddClover`], built
+//! from the generated kernels.
 //!
 //! On parity p (q the other), with D = A + iμγ5 (A the clover field in mass
 //! normalisation, A = (m + 4) + (c_sw/4) Σ σ_μν F_μν) and H the Wilson hop,
@@ -33,17 +34,20 @@
 //! and uploaded as 72 reals per site in the kernels' clover format ([`clover_format`]:
 //! f64 beside f64 spinors, else f32); the intermediates are stored in the spinor format.
 
-use super::even_odd::{device_spinor, device_variant, TwoHops};
+use super::even_odd::{device_spinor, device_variant, DeviceRun, HopKernels};
 use super::*;
 use crate::device::{DeviceField, Gpu};
 use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
+use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay};
 use crate::tune::Tuner;
 use qdsl_core::dsl::info::ByteModels;
+use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{CloverField, SiteSubset, CLOVER_SITE_REALS};
 use qdsl_core::gauge::{invert_clover, invert_twisted_clover, CloverError, TwistedCloverInverse};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_kernels::{CloverApply, TwistedMassTwist, WilsonHop};
+use std::sync::{Mutex, MutexGuard};
 
 /// The name the operator's own errors give as the kernel.
 const NAME: &str = "clover operator";
@@ -178,10 +182,12 @@ impl HostTerms {
     }
 }
 
-/// M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on device fields (module docs).
+/// The even-odd blocks of the Wilson-clover operator with twisted mass μ on device
+/// fields (module docs): D_pp = A_pp + iμγ5, D_qq⁻¹ (uploaded), D_rs = −½ H_rs; the
+/// device counterpart of [`crate::operator::CloverBlocks`].
 #[derive(Debug)]
-pub struct DeviceEvenOddClover {
-    hops: TwoHops,
+pub struct DeviceCloverBlocks {
+    hops: HopKernels,
     /// Site-local kernels on p and on q.
     local_p: SiteLocal,
     local_q: SiteLocal,
@@ -191,18 +197,17 @@ pub struct DeviceEvenOddClover {
     inverse: DeviceInverse,
     lattice: Lattice,
     mu: f64,
-    /// Intermediates on q: H ψ (then D⁻¹ H ψ for μ ≠ 0), and two more.
-    tmp_q: [DeviceField; 3],
-    /// Intermediates on p: A ψ and D ψ.
-    tmp_p: [DeviceField; 2],
+    spinor: StorageFormat,
+    /// Two intermediates of the twisted terms (B ψ and C ψ; A ψ), μ ≠ 0 only.
+    twisted: Option<Mutex<[DeviceField; 2]>>,
 }
 
-impl DeviceEvenOddClover {
-    /// M̂ on `parity` with the uploaded links `gauge`, the full-lattice clover field `a`
-    /// (e.g. [`qdsl_core::gauge::clover_field`]) and twist `mu` (0 for plain clover);
-    /// `formats` gives the spinor and gauge storage, the compression and the time
-    /// boundary. D_qq⁻¹ is computed here on the host in f64. An error if `a` is not on
-    /// the full lattice or D_qq is singular.
+impl DeviceCloverBlocks {
+    /// The blocks on `parity` with the uploaded links `gauge`, the full-lattice clover
+    /// field `a` (e.g. [`qdsl_core::gauge::clover_field`]) and twist `mu` (0 for plain
+    /// clover); `formats` gives the spinor and gauge storage, the compression and the
+    /// time boundary. D_qq⁻¹ is computed here on the host in f64. An error if `a` is not
+    /// on the full lattice or D_qq is singular.
     pub fn new(
         gpu: &Gpu,
         gauge: DeviceField,
@@ -226,7 +231,7 @@ impl DeviceEvenOddClover {
         let half = lattice.half_volume();
         let spinor = || device_spinor(gpu, formats.spinor, 24, half);
         Ok(Self {
-            hops: TwoHops::new::<WilsonHop>(gpu, formats, parity, true)?,
+            hops: HopKernels::new::<WilsonHop>(gpu, formats, parity, true)?,
             local_p: SiteLocal::new(gpu, formats, parity, twisted)?,
             local_q: SiteLocal::new(gpu, formats, parity.opposite(), twisted)?,
             gauge,
@@ -234,67 +239,13 @@ impl DeviceEvenOddClover {
             inverse,
             lattice,
             mu,
-            tmp_q: [spinor()?, spinor()?, spinor()?],
-            tmp_p: [spinor()?, spinor()?],
+            spinor: formats.spinor,
+            twisted: if twisted {
+                Some(Mutex::new([spinor()?, spinor()?]))
+            } else {
+                None
+            },
         })
-    }
-
-    /// out = M̂ ψ (dagger: M̂† ψ), queued on the GPU's stream.
-    pub fn apply(
-        &mut self,
-        gpu: &Gpu,
-        tuner: &Tuner,
-        out: &mut DeviceField,
-        psi: &DeviceField,
-        dagger: bool,
-    ) -> Result<(), OperatorError> {
-        let lattice = &self.lattice;
-        // The twist of D^(†): ±μ.
-        let mu = if dagger { -self.mu } else { self.mu };
-        let [h, t1, t2] = &mut self.tmp_q;
-        self.hops
-            .hop(dagger, false)
-            .run(gpu, tuner, lattice, h, &[psi, &self.gauge], None)?;
-        // d_inv_h: D^(†)_qq⁻¹ h.
-        let d_inv_h: &DeviceField = match &self.inverse {
-            DeviceInverse::Clover(a_inv) => {
-                self.local_q
-                    .clover
-                    .run(gpu, tuner, lattice, t1, &[&*h, a_inv], None)?;
-                t1
-            }
-            DeviceInverse::Twisted { b, c } => {
-                let clover = &self.local_q.clover;
-                clover.run(gpu, tuner, lattice, t1, &[&*h, b], None)?;
-                clover.run(gpu, tuner, lattice, t2, &[&*h, c], None)?;
-                self.local_q.twist(gpu, tuner, lattice, h, t2, t1, -mu)?;
-                h
-            }
-        };
-        let [a_psi, d_psi] = &mut self.tmp_p;
-        self.local_p
-            .clover
-            .run(gpu, tuner, lattice, a_psi, &[psi, &self.clover], None)?;
-        let d_psi: &DeviceField = if self.mu != 0.0 {
-            let local = &self.local_p;
-            local.twist(gpu, tuner, lattice, d_psi, psi, a_psi, mu)?;
-            d_psi
-        } else {
-            a_psi
-        };
-        let xpay = DeviceXpay {
-            a: 1.0,
-            x: d_psi,
-            b: -0.25,
-        };
-        self.hops.hop(dagger, true).run(
-            gpu,
-            tuner,
-            lattice,
-            out,
-            &[d_inv_h, &self.gauge],
-            Some(&xpay),
-        )
     }
 
     /// The twisted mass μ (0 for plain clover).
@@ -302,33 +253,186 @@ impl DeviceEvenOddClover {
         self.mu
     }
 
-    /// Bytes per output site of one application, both byte models: the sum over the
-    /// launched kernels (two hops, the clover products, the twists) of what each one's
-    /// KernelInfo counts (the intermediates are written and read back, as they run).
+    /// The twist of D (dagger = false) or D† (dagger = true): ±μ.
+    fn twist(&self, dagger: bool) -> f64 {
+        if dagger {
+            -self.mu
+        } else {
+            self.mu
+        }
+    }
+
+    /// The intermediates of the twisted terms.
+    fn twisted_scratch(&self) -> Result<MutexGuard<'_, [DeviceField; 2]>, OperatorError> {
+        let scratch = self.twisted.as_ref().ok_or_else(|| OperatorError::Field {
+            kernel: NAME.into(),
+            field: "twist".into(),
+            expected: "a twisted operator (μ ≠ 0)".into(),
+            found: "μ = 0".into(),
+        })?;
+        Ok(scratch.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Bytes per output site of one application of M̂, both byte models: the sum over
+    /// the launched kernels (two hops, the clover products, the twists) of what each
+    /// one's KernelInfo counts (the intermediates are written and read back, as they
+    /// run).
     pub fn bytes_per_site(&self) -> ByteModels {
         // D_qq⁻¹ of a twisted operator takes a second clover product (B and C).
         let second_q = match self.inverse {
-            DeviceInverse::Twisted { .. } => Some(&self.local_q.clover),
+            DeviceInverse::Twisted { .. } => Some(self.local_q.clover.info().bytes),
             DeviceInverse::Clover(_) => None,
         };
         let (p, q) = (&self.local_p, &self.local_q);
-        [self.hops.hop(false, false), self.hops.hop(false, true)]
+        let hops = self.hops.infos().into_iter().flatten().map(|i| i.bytes);
+        let local = [&q.clover, &p.clover]
             .into_iter()
-            .chain([&q.clover, &p.clover])
-            .chain(second_q)
             .chain(q.twist.iter().chain(p.twist.iter()))
-            .map(|k| k.info().bytes)
-            .sum()
+            .map(|k| k.info().bytes);
+        hops.chain(local).chain(second_q).sum()
+    }
+}
+
+impl EvenOddBlocks for DeviceCloverBlocks {
+    type Field = DeviceField;
+    type Context<'c> = DeviceRun<'c>;
+    type Error = OperatorError;
+
+    fn parity(&self) -> Parity {
+        self.hops.parity
     }
 
-    /// Flops of one application (module docs): (V/2)(f_hop + f_hop,xpay + 2 · 504), with
-    /// a twist one more clover product and two twists (+ 504 + 2 · 48).
-    pub fn flops(&self) -> u64 {
-        let local = match self.inverse {
-            DeviceInverse::Clover(_) => 2 * CLOVER_APPLY_FLOPS,
-            DeviceInverse::Twisted { .. } => 3 * CLOVER_APPLY_FLOPS + 2 * TWIST_FLOPS,
+    fn zeros(&self, cx: DeviceRun<'_>, _: Parity) -> Result<DeviceField, OperatorError> {
+        let half = self.lattice.half_volume();
+        Ok(device_spinor(cx.gpu, self.spinor, 24, half)?)
+    }
+
+    /// The kernels check every field they are given.
+    fn expect_field(&self, _: Parity, _: &DeviceField) -> Result<(), OperatorError> {
+        Ok(())
+    }
+
+    /// D_rs = −½ H_rs; (D†)_rs = −½ (H†)_rs.
+    fn hop_coefficient(&self, _: bool) -> f64 {
+        -0.5
+    }
+
+    fn hop(
+        &self,
+        cx: DeviceRun<'_>,
+        r: Parity,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        dagger: bool,
+        xpay: Option<Xpay<'_, DeviceField>>,
+    ) -> Result<(), OperatorError> {
+        self.hops
+            .hop(cx, &self.lattice, &[&self.gauge], r, out, psi, dagger, xpay)
+    }
+
+    fn diagonal(&self) -> Diagonal {
+        Diagonal::Local
+    }
+
+    /// D_pp ψ: A_pp ψ — `clover_apply`; μ ≠ 0: A_pp ψ ± μ·iγ5 ψ — `twisted_mass_twist`
+    /// with xpay (x = A_pp ψ, a = 1, b = ±μ; − for the dagger). Only on p.
+    fn apply_diagonal(
+        &self,
+        cx: DeviceRun<'_>,
+        r: Parity,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        dagger: bool,
+    ) -> Result<(), OperatorError> {
+        if r != self.parity() {
+            return Err(SchurError::MissingBlock("D_qq (only its inverse is held)").into());
+        }
+        let (gpu, tuner, lattice) = (cx.gpu, cx.tuner, &self.lattice);
+        let clover = &self.local_p.clover;
+        if self.mu == 0.0 {
+            return clover.run(gpu, tuner, lattice, out, &[psi, &self.clover], None);
+        }
+        let mut scratch = self.twisted_scratch()?;
+        let a_psi = &mut scratch[0];
+        clover.run(gpu, tuner, lattice, a_psi, &[psi, &self.clover], None)?;
+        let twist = self.twist(dagger);
+        self.local_p
+            .twist(gpu, tuner, lattice, out, psi, a_psi, twist)
+    }
+
+    /// D_qq⁻¹ ψ: μ = 0: A_qq⁻¹ ψ — `clover_apply` with the inverse field; μ ≠ 0:
+    /// (A + iμγ5)⁻¹ = B − iμγ5 C, so B ψ and C ψ — two `clover_apply` — then
+    /// B ψ ∓ μ·iγ5 (C ψ) — `twisted_mass_twist` with xpay (x = B ψ, a = 1, b = ∓μ; + for
+    /// the dagger). Only on q.
+    fn apply_diagonal_inverse(
+        &self,
+        cx: DeviceRun<'_>,
+        r: Parity,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        dagger: bool,
+    ) -> Result<(), OperatorError> {
+        if r == self.parity() {
+            return Err(SchurError::MissingBlock("D_pp⁻¹ (only D_pp is held)").into());
+        }
+        let (gpu, tuner, lattice) = (cx.gpu, cx.tuner, &self.lattice);
+        let clover = &self.local_q.clover;
+        match &self.inverse {
+            DeviceInverse::Clover(a_inv) => {
+                clover.run(gpu, tuner, lattice, out, &[psi, a_inv], None)
+            }
+            DeviceInverse::Twisted { b, c } => {
+                let mut scratch = self.twisted_scratch()?;
+                let [b_psi, c_psi] = &mut *scratch;
+                clover.run(gpu, tuner, lattice, b_psi, &[psi, b], None)?;
+                clover.run(gpu, tuner, lattice, c_psi, &[psi, c], None)?;
+                let twist = -self.twist(dagger);
+                self.local_q
+                    .twist(gpu, tuner, lattice, out, c_psi, b_psi, twist)
+            }
+        }
+    }
+
+    fn sites(&self) -> usize {
+        self.lattice.half_volume()
+    }
+
+    /// The hops' KernelInfo; 504 per clover product and 48 per twist (module docs).
+    fn flops_per_site(&self) -> BlockFlops {
+        let (hop, hop_xpay) = self.hops.flops();
+        let (diagonal, inverse) = match self.inverse {
+            DeviceInverse::Clover(_) => (CLOVER_APPLY_FLOPS, CLOVER_APPLY_FLOPS),
+            DeviceInverse::Twisted { .. } => (
+                CLOVER_APPLY_FLOPS + TWIST_FLOPS,
+                2 * CLOVER_APPLY_FLOPS + TWIST_FLOPS,
+            ),
         };
-        (self.lattice.half_volume() * (self.hops.flops_per_site() + local)) as u64
+        BlockFlops {
+            hop,
+            hop_xpay,
+            diagonal,
+            inverse,
+        }
+    }
+}
+
+/// M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on device fields (module docs): the
+/// generic [`Schur`] of [`DeviceCloverBlocks`].
+pub type DeviceEvenOddClover = Schur<DeviceCloverBlocks>;
+
+impl Schur<DeviceCloverBlocks> {
+    /// M̂ of [`DeviceCloverBlocks::new`].
+    pub fn clover(
+        gpu: &Gpu,
+        gauge: DeviceField,
+        a: &CloverField<f64>,
+        mu: f64,
+        parity: Parity,
+        formats: &Variant,
+    ) -> Result<Self, OperatorError> {
+        Ok(Schur::complement(DeviceCloverBlocks::new(
+            gpu, gauge, a, mu, parity, formats,
+        )?))
     }
 }
 
@@ -544,9 +648,8 @@ mod tests {
                     };
                     let links = LinkFormat::new(spinor.link_storage(), Compression::Full);
                     let d_u = DeviceField::from_gauge(&gpu, &gauge, links).unwrap();
-                    let mut op =
-                        DeviceEvenOddClover::new(&gpu, d_u, &a, mu, parity, &formats).unwrap();
-                    assert_eq!(op.flops(), cpu.flops_per_apply(), "{name} {k}");
+                    let op = Schur::clover(&gpu, d_u, &a, mu, parity, &formats).unwrap();
+                    assert_eq!(op.flops_per_apply(), cpu.flops_per_apply(), "{name} {k}");
                     let d_psi =
                         DeviceField::from_spinor(&gpu, &psi, spinor.fermion_format()).unwrap();
                     let mut d_out =
@@ -558,7 +661,8 @@ mod tests {
                         } else {
                             cpu.apply(&mut want, &psi).unwrap();
                         }
-                        op.apply(&gpu, &tuner, &mut d_out, &d_psi, dagger).unwrap();
+                        let cx = DeviceRun::new(&gpu, &tuner);
+                        op.apply_in(cx, &mut d_out, &d_psi, dagger).unwrap();
                         let got = d_out.to_spinor::<f64>(&gpu, cpu.layout()).unwrap();
                         let err = rel_err(&got, &want);
                         assert!(

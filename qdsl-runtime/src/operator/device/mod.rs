@@ -1,6 +1,7 @@
 //! Generated stencil kernels on the GPU ([`DeviceStencil`]: compile for the device's
 //! architecture, bind the parameters of [`super::params`], launch with tuned launch
-//! parameters) and the even-odd operators on device fields.
+//! parameters) and the even-odd blocks on device fields (the operators are the generic
+//! [`crate::operator::Schur`] of them).
 
 use crate::device::DeviceFormat;
 use crate::device::{DeviceError, DeviceField, DeviceLayout};
@@ -24,6 +25,9 @@ pub enum OperatorError {
     /// Tuning failed.
     #[error(transparent)]
     Tune(#[from] TuneError),
+    /// The even-odd layer refused an operation.
+    #[error(transparent)]
+    Schur(#[from] crate::operator::even_odd::SchurError),
     /// A field does not fit the kernel variant.
     #[error("{kernel}: field {field}: expected {expected}, found {found}")]
     Field {
@@ -253,10 +257,12 @@ pub fn formats_key(variant: &Variant) -> String {
 
 mod clover;
 mod even_odd;
+#[cfg(test)]
+mod schur_gpu_tests;
 mod stencil;
 #[cfg(test)]
 mod tests;
 
-pub use clover::DeviceEvenOddClover;
-pub use even_odd::{device_spinor, DeviceEvenOddStaggered, DeviceEvenOddWilson};
+pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
+pub use even_odd::{device_spinor, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun};
 pub use stencil::{codegen_hash, DeviceStencil, StencilLaunch};

@@ -10,7 +10,7 @@
 //! | [`blas_source`] | the CUDA source of y ← a x + b y for any pair of vector formats |
 //! | [`blas`] | its launch on device fields |
 //! | [`vector`] | [`DeviceVector`]: `SolverField` and `ConvertFrom` between every pair of precisions |
-//! | [`operator`](mod@operator) | [`DeviceOperator`]: even-odd Wilson and staggered on device vectors |
+//! | [`operator`](mod@operator) | [`DeviceOperator`]: the generic even-odd [`crate::operator::Schur`] of device blocks (Wilson, clover/twisted, staggered, any stencil's hop blocks) on device vectors |
 //! | [`converting`] | [`ConvertingOperator`]: an operator of one precision on vectors of another (packed20/30) |
 //!
 //! The GPU tests (`solver::device::gpu_tests`) are ignored where there is no GPU (run them with `--include-ignored` on one).

@@ -1,6 +1,7 @@
 //! [`DeviceOperator`]: the device even-odd Wilson, Wilson-clover (twisted) and staggered
-//! operators ([`DeviceEvenOddWilson`], [`DeviceEvenOddClover`],
-//! [`DeviceEvenOddStaggered`]) as the solvers' [`LinearOperator`] on [`DeviceVector`]s.
+//! operators (the generic [`Schur`] of [`crate::operator::DeviceHopBlocks`] and
+//! [`crate::operator::DeviceCloverBlocks`]) bound to a [`DeviceContext`], as the solvers'
+//! [`LinearOperator`] on [`DeviceVector`]s.
 //!
 //! * Wilson: M̂ = 1 − κ² H_pq H_qp on parity p, M̂† through the kernels' dagger knob;
 //!   (V/2)(1320 + 1392) flops per application.
@@ -24,30 +25,33 @@ use super::precision::DevicePrecision;
 use super::vector::DeviceVector;
 use crate::device::{DeviceError, DeviceField};
 use crate::operator::cpu::StaggeredLinks;
-use crate::operator::device::OperatorError;
-use crate::operator::{DeviceEvenOddClover, DeviceEvenOddStaggered, DeviceEvenOddWilson};
+use crate::operator::device::{DeviceRun, OperatorError};
+use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary, Variant};
 use qdsl_core::field::{CloverField, GaugeField};
 use qdsl_core::format::{Compression, LinkFormat};
 use qdsl_core::lattice::{Lattice, Parity};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// The device kernels of one operator.
+/// The generic [`Schur`] operator of one action's device blocks (boxed: each holds many
+/// kernels).
 #[derive(Debug)]
 enum Kernels {
-    Wilson(DeviceEvenOddWilson),
+    /// Wilson, staggered: hop blocks.
+    Hop(Box<DeviceEvenOddHop>),
+    /// Clover, twisted mass/clover.
     Clover(Box<DeviceEvenOddClover>),
-    Staggered(DeviceEvenOddStaggered),
 }
 
-/// An even-odd operator on device vectors of precision `P` (see the module doc).
+/// An even-odd operator M̂ = D_pp − D_pq D_qq⁻¹ D_qp (staggered: A = 4m² − D_pq D_qp),
+/// the [`Schur`] of device blocks, bound to a device context, on device vectors of
+/// precision `P` (see the module doc).
 #[derive(Debug)]
 pub struct DeviceOperator<P> {
     ctx: Arc<DeviceContext>,
-    kernels: Mutex<Kernels>,
-    flops: u64,
+    kernels: Kernels,
     precision: PhantomData<P>,
 }
 
@@ -102,17 +106,18 @@ fn upload_links(
 
 impl<P: DevicePrecision> DeviceOperator<P> {
     fn with_kernels(ctx: &Arc<DeviceContext>, kernels: Kernels) -> Self {
-        let flops = match &kernels {
-            Kernels::Wilson(k) => k.flops(),
-            Kernels::Clover(k) => k.flops(),
-            Kernels::Staggered(k) => k.flops(),
-        };
         Self {
             ctx: Arc::clone(ctx),
-            kernels: Mutex::new(kernels),
-            flops,
+            kernels,
             precision: PhantomData,
         }
+    }
+
+    /// The operator of any device hop blocks (e.g. a user-defined stencil's
+    /// [`crate::operator::DeviceHopBlocks`]) on vectors of `P` (the blocks' spinor format
+    /// must be `P`'s).
+    pub fn of_hops(ctx: &Arc<DeviceContext>, op: DeviceEvenOddHop) -> Self {
+        Self::with_kernels(ctx, Kernels::Hop(Box::new(op)))
     }
 
     /// Even-odd Wilson M̂ = 1 − κ² H_pq H_qp on `parity` with thin links `gauge`
@@ -127,8 +132,8 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let variant = wilson_variant::<P>(boundary)?;
         let lattice = *gauge.lattice();
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let k = DeviceEvenOddWilson::new(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
-        Ok(Self::with_kernels(ctx, Kernels::Wilson(k)))
+        let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 
     /// Even-odd Wilson-clover M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5, on `parity`
@@ -146,7 +151,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     ) -> Result<Self, OperatorError> {
         let variant = wilson_variant::<P>(boundary)?;
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let k = DeviceEvenOddClover::new(ctx.gpu(), links, clover, mu, parity, &variant)?;
+        let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?;
         Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
 
@@ -172,8 +177,8 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             .into_iter()
             .map(|l| upload_links(ctx, l, formats.gauge))
             .collect::<Result<Vec<_>, _>>()?;
-        let k = DeviceEvenOddStaggered::new(ctx.gpu(), device, lattice, mass, parity, &formats)?;
-        Ok(Self::with_kernels(ctx, Kernels::Staggered(k)))
+        let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?;
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 
     /// out ← M in (dagger: M† in), in the vectors' storage format.
@@ -183,14 +188,11 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         input: &DeviceVector<P>,
         dagger: bool,
     ) -> Result<(), OperatorError> {
-        let ctx = &*self.ctx;
-        let (gpu, tuner) = (ctx.gpu(), ctx.tuner());
-        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        let cx = DeviceRun::new(self.ctx.gpu(), self.ctx.tuner());
         let (o, i) = (out.field_mut()?, input.field()?);
-        match &mut *kernels {
-            Kernels::Wilson(k) => k.apply(gpu, tuner, o, i, dagger),
-            Kernels::Clover(k) => k.apply(gpu, tuner, o, i, dagger),
-            Kernels::Staggered(k) => k.apply(gpu, tuner, o, i),
+        match &self.kernels {
+            Kernels::Hop(k) => k.apply_in(cx, o, i, dagger),
+            Kernels::Clover(k) => k.apply_in(cx, o, i, dagger),
         }
     }
 }
@@ -213,6 +215,9 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
     /// (V/2)(1320 + 1392 + 3 · 504 + 2 · 48)), staggered (V/2)(f_hop + f_hop,xpay): the
     /// kernels' counts (the conversions of narrow formats are vector work, not counted).
     fn flops_per_apply(&self) -> u64 {
-        self.flops
+        match &self.kernels {
+            Kernels::Hop(k) => k.flops_per_apply(),
+            Kernels::Clover(k) => k.flops_per_apply(),
+        }
     }
 }
