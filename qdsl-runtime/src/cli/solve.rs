@@ -3,10 +3,12 @@
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
 //! (JSON, SVG). Every action runs on both backends.
 
+use super::full_system_args::FullSystemArgs;
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
-    solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
+    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
+    SolveReport, Source,
 };
 use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
@@ -77,6 +79,8 @@ pub struct SolveArgs {
     /// Plot log10 of the residual against the iteration to this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    full: FullSystemArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -180,11 +184,31 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             gauge.lattice().dims()
         );
     }
+    let full_source = match args.full.source(args.seed) {
+        Some(source) => {
+            let eta = source.build(full_layout(args.action, *gauge.lattice()))?;
+            Some((source, eta))
+        }
+        None => None,
+    };
     let (bar, callback) = progress_bar(args.max_iter);
-    let outcome = solve_on(&backend, &gauge, &config, Some(callback));
-    bar.finish_and_clear();
-    let report = outcome?;
-    print_summary(&report);
+    let report = match full_source {
+        None => {
+            let outcome = solve_on(&backend, &gauge, &config, Some(callback));
+            bar.finish_and_clear();
+            let report = outcome?;
+            print_summary(&report);
+            report
+        }
+        Some((source, eta)) => {
+            let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
+            bar.finish_and_clear();
+            let full = outcome?;
+            print_summary(&full.report);
+            args.full.finish(&full, &source)?;
+            full.report
+        }
+    };
     if let Some(path) = &args.json {
         write_json(&report, path)?;
         println!("  history     {}", path.display());

@@ -145,3 +145,85 @@ fn clover_refused() -> SolveError {
         reason: "only Wilson and the staggered actions solve it so far",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::low_precision::LowPrecision;
+    use crate::app::propagator::{FullSolver, SolveSettings, StaggeredEvenOdd, WilsonEvenOdd};
+    use crate::app::solve::{Precision, Source};
+    use crate::solver::{SolverKind, SolverOptions};
+
+    fn config(action: Action, solver: SolverKind) -> SolveConfig {
+        SolveConfig {
+            action,
+            kappa: None,
+            mass: None,
+            u0: None,
+            csw: None,
+            mu: None,
+            epsilon_naik: None,
+            solver,
+            precision: Precision::F64,
+            tolerance: 1e-12,
+            max_iterations: 1000,
+            source: Source::Point,
+        }
+    }
+
+    fn settings(solver: SolverKind) -> SolveSettings {
+        SolveSettings {
+            solver,
+            precision: LowPrecision::F64,
+            options: SolverOptions::with_tolerance(1e-12),
+        }
+    }
+
+    /// The largest |a − b| relative to the largest |b|.
+    fn deviation(a: &F64, b: &F64) -> f64 {
+        let scale = b.data().iter().map(|z| z.norm()).fold(0.0, f64::max);
+        let worst = a.data().iter().zip(b.data());
+        worst.map(|(x, y)| (x - y).norm()).fold(0.0, f64::max) / scale
+    }
+
+    /// The full solutions agree with the propagator module's full solvers, which
+    /// reconstruct differently (staggered: M† (M M†)⁻¹ η with two solves).
+    #[test]
+    fn full_solutions_agree_with_the_propagator_solvers() {
+        let lattice = Lattice::new([4, 4, 4, 4]).unwrap();
+        let gauge = GaugeField::random(lattice, 3);
+        let mut wilson = config(Action::Wilson, SolverKind::BiCgStab);
+        wilson.kappa = Some(0.11);
+        let eta = ColourSpinorField::gaussian(full_layout(Action::Wilson, lattice), 4);
+        let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &wilson, &eta, None).unwrap();
+        let reference =
+            WilsonEvenOdd::new(&gauge, 0.11, 1.0, BOUNDARY, settings(SolverKind::BiCgStab));
+        let mut psi = F64::zeros(reference.layout());
+        reference.solve(&eta, &mut psi).unwrap();
+        assert!(deviation(&ours.solution, &psi) < 1e-9);
+
+        let mut asqtad = config(Action::Asqtad, SolverKind::Cg);
+        (asqtad.mass, asqtad.u0) = (Some(0.2), Some(0.9));
+        let eta = ColourSpinorField::gaussian(full_layout(Action::Asqtad, lattice), 5);
+        let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None).unwrap();
+        let reference = StaggeredEvenOdd::new(
+            &gauge,
+            Action::Asqtad,
+            0.2,
+            0.9,
+            0.0,
+            BOUNDARY,
+            settings(SolverKind::Cg),
+        )
+        .unwrap();
+        let mut psi = F64::zeros(reference.layout());
+        reference.solve(&eta, &mut psi).unwrap();
+        assert!(deviation(&ours.solution, &psi) < 1e-9);
+
+        asqtad.mass = Some(0.0);
+        assert!(matches!(
+            solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None),
+            Err(SolveError::FullSystemUnsupported { .. })
+        ));
+    }
+}
