@@ -7,6 +7,7 @@
 mod common;
 
 use common::data;
+use qdsl::core::dsl::variant::TimeBoundary;
 use qdsl::core::field::ColourSpinorField;
 use qdsl::core::io::{read_fermion, read_gauge, ReadOptions};
 use qdsl::core::lattice::Parity;
@@ -59,6 +60,7 @@ fn full_asqtad_solve_reproduces_milcs_minv_answer() {
         tolerance: 1e-12,
         max_iterations: 2000,
         source: Source::Point,
+        boundary: TimeBoundary::Antiperiodic,
     };
     let full = solve_full_on(&SolveBackend::Cpu, &gauge.field, &config, &eta, None).unwrap();
     assert!(full.report.result.is_converged());

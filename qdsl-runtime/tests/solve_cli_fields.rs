@@ -95,7 +95,7 @@ fn milcs_minv_answer_is_reproduced_from_the_command_line() {
 }
 
 #[test]
-fn point_wall_z2_and_gaussian_sources_solve_the_full_wilson_system() {
+fn point_wall_z2_and_gaussian_sources_and_both_boundaries_solve_the_full_system() {
     let l8 = data("milc/lat.sample.l8");
     for source in ["point", "wall", "z2", "gaussian"] {
         let out = qdsl(&[
@@ -114,6 +114,25 @@ fn point_wall_z2_and_gaussian_sources_solve_the_full_wilson_system() {
         assert!(out.status.success(), "{source}: {}", stderr(&out));
         assert!(stdout(&out).contains("converged"), "{}", stdout(&out));
     }
+    let out = qdsl(&[
+        l8.to_str().unwrap(),
+        "--action",
+        "asqtad",
+        "--mass",
+        "0.05",
+        "--solver",
+        "cg",
+        "--source",
+        "z2",
+        "--boundary",
+        "periodic",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(", periodic time)"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -260,10 +260,10 @@ fn record_info(xml: &str, path: &Path) -> Result<RecordInfo, IoError> {
             return Err(unsupported("colors", c, "3"));
         }
     }
-    // MILC writes no <spins> for colour vectors and 0 or 4 for Dirac fermions.
+    // MILC writes no <spins> for colour vectors; QIO writers give the spin count or 0.
     if let Some(s) = element(xml, "spins", r, path)? {
         let fits = s == kind.spins().to_string() || s == "0";
-        if !fits && !(kind == FermionKind::ColourVector && s == "1") {
+        if !fits {
             return Err(IoError::BadHeader {
                 path: path.to_path_buf(),
                 field: format!("<spins> in record `{r}` (datatype {datatype})"),

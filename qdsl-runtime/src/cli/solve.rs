@@ -5,6 +5,7 @@
 
 use super::full_system_args::FullSystemArgs;
 use super::CliError;
+use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
     full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
@@ -14,6 +15,7 @@ use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,6 +64,9 @@ pub struct SolveArgs {
     /// Iteration limit.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
+    /// Time boundary of the fermions: periodic or antiperiodic (space is periodic).
+    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
+    boundary: TimeBoundary,
     /// Seed of the Gaussian random source (even sites).
     #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
     seed: u64,
@@ -171,6 +176,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         } else {
             Source::Gaussian { seed: args.seed }
         },
+        boundary: args.boundary,
     };
     let reps = args.tile as usize;
     let gauge = file

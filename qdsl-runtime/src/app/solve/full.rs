@@ -10,7 +10,7 @@
 //! * Clover and twisted mass: not available yet (their odd-site block D_oo⁻¹ is not
 //!   exposed by the host operator); an error says so.
 
-use super::system::{HostSystem, BOUNDARY, PARITY};
+use super::system::{HostSystem, PARITY};
 use super::{Action, Setup, SolveBackend, SolveConfig, SolveError, SolveReport};
 use crate::app::propagator::{join_parities, split_parities};
 use crate::operator::cpu::hop_variant;
@@ -118,9 +118,11 @@ fn hop_xpay(
     };
     let xpay = Some(Xpay { a, x, b: c });
     match system {
-        HostSystem::Wilson { gauge, .. } => WilsonHop
+        HostSystem::Wilson {
+            gauge, boundary, ..
+        } => WilsonHop
             .apply_cpu(
-                &hop_variant::<f64>(parity, false, true, BOUNDARY),
+                &hop_variant::<f64>(parity, false, true, *boundary),
                 out,
                 psi,
                 gauge,
@@ -168,6 +170,7 @@ mod tests {
             tolerance: 1e-12,
             max_iterations: 1000,
             source: Source::Point,
+            boundary: TimeBoundary::Antiperiodic,
         }
     }
 
@@ -187,43 +190,40 @@ mod tests {
     }
 
     /// The full solutions agree with the propagator module's full solvers, which
-    /// reconstruct differently (staggered: M† (M M†)⁻¹ η with two solves).
+    /// reconstruct differently (staggered: M† (M M†)⁻¹ η with two solves), for both time
+    /// boundaries.
     #[test]
     fn full_solutions_agree_with_the_propagator_solvers() {
         let lattice = Lattice::new([4, 4, 4, 4]).unwrap();
         let gauge = GaugeField::random(lattice, 3);
-        let mut wilson = config(Action::Wilson, SolverKind::BiCgStab);
-        wilson.kappa = Some(0.11);
-        let eta = ColourSpinorField::gaussian(full_layout(Action::Wilson, lattice), 4);
-        let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &wilson, &eta, None).unwrap();
-        let reference =
-            WilsonEvenOdd::new(&gauge, 0.11, 1.0, BOUNDARY, settings(SolverKind::BiCgStab));
-        let mut psi = F64::zeros(reference.layout());
-        reference.solve(&eta, &mut psi).unwrap();
-        assert!(deviation(&ours.solution, &psi) < 1e-9);
+        for boundary in [TimeBoundary::Periodic, TimeBoundary::Antiperiodic] {
+            let mut wilson = config(Action::Wilson, SolverKind::BiCgStab);
+            (wilson.kappa, wilson.boundary) = (Some(0.11), boundary);
+            let eta = ColourSpinorField::gaussian(full_layout(Action::Wilson, lattice), 4);
+            let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &wilson, &eta, None).unwrap();
+            let settings_w = settings(SolverKind::BiCgStab);
+            let reference = WilsonEvenOdd::new(&gauge, 0.11, 1.0, boundary, settings_w);
+            let mut psi = F64::zeros(reference.layout());
+            reference.solve(&eta, &mut psi).unwrap();
+            assert!(deviation(&ours.solution, &psi) < 1e-9, "{boundary:?}");
 
-        let mut asqtad = config(Action::Asqtad, SolverKind::Cg);
-        (asqtad.mass, asqtad.u0) = (Some(0.2), Some(0.9));
-        let eta = ColourSpinorField::gaussian(full_layout(Action::Asqtad, lattice), 5);
-        let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None).unwrap();
-        let reference = StaggeredEvenOdd::new(
-            &gauge,
-            Action::Asqtad,
-            0.2,
-            0.9,
-            0.0,
-            BOUNDARY,
-            settings(SolverKind::Cg),
-        )
-        .unwrap();
-        let mut psi = F64::zeros(reference.layout());
-        reference.solve(&eta, &mut psi).unwrap();
-        assert!(deviation(&ours.solution, &psi) < 1e-9);
+            let mut asqtad = config(Action::Asqtad, SolverKind::Cg);
+            (asqtad.mass, asqtad.u0, asqtad.boundary) = (Some(0.2), Some(0.9), boundary);
+            let eta = ColourSpinorField::gaussian(full_layout(Action::Asqtad, lattice), 5);
+            let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None).unwrap();
+            let settings_s = settings(SolverKind::Cg);
+            let reference =
+                StaggeredEvenOdd::new(&gauge, Action::Asqtad, 0.2, 0.9, 0.0, boundary, settings_s)
+                    .unwrap();
+            let mut psi = F64::zeros(reference.layout());
+            reference.solve(&eta, &mut psi).unwrap();
+            assert!(deviation(&ours.solution, &psi) < 1e-9, "{boundary:?}");
 
-        asqtad.mass = Some(0.0);
-        assert!(matches!(
-            solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None),
-            Err(SolveError::FullSystemUnsupported { .. })
-        ));
+            asqtad.mass = Some(0.0);
+            assert!(matches!(
+                solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None),
+                Err(SolveError::FullSystemUnsupported { .. })
+            ));
+        }
     }
 }

@@ -1,20 +1,22 @@
 //! The logic of `qdsl solve`: build the even-odd preconditioned operator of an action
 //! from thin gauge links, make a source on one parity and solve M̂ x = b.
 //!
-//! * Wilson: M̂ = 1 − κ² H_eo H_oe on the even sites, antiperiodic in time.
+//! * Wilson: M̂ = 1 − κ² H_eo H_oe on the even sites.
 //! * Naive staggered, asqtad and HISQ: MILC's A = 4m² − D_eo D_oe on the even sites,
-//!   the staggered phases and the antiperiodic time boundary folded into the links;
+//!   the staggered phases and the time boundary folded into the links;
 //!   asqtad smears the thin links with tadpole factor u0 (default u0 = P^{1/4}, P the
 //!   average plaquette, MILC's convention); HISQ builds its links with
 //!   [`hisq_links`] (no tadpole factor, u0 = 1) and the Naik correction ε.
 //! * Clover and twisted mass: M̂ = D_ee − ¼ H_eo D_oo⁻¹ H_oe with
-//!   D = (m + 4) + (c_sw/2)σ·F + iμγ5, m = 1/(2κ) − 4, antiperiodic in time
+//!   D = (m + 4) + (c_sw/2)σ·F + iμγ5, m = 1/(2κ) − 4
 //!   ([`EvenOddClover`]). Its normalisation is the mass one: at c_sw = μ = 0 it is
 //!   (m + 4) times the Wilson M̂ above, so its solution is the Wilson one divided by
 //!   (m + 4).
 //!
+//! The fermions' time boundary is [`SolveConfig::boundary`] (periodic or antiperiodic).
 //! [`SolveConfig`] names the [`Action`] and carries its parameters (κ or m, u0, c_sw, μ,
 //! ε); [`solve_on`] checks that the action gets exactly the ones it uses.
+//! [`solve_full_on`] solves the full system M ψ = η for a source on every site.
 //!
 //! Backends ([`SolveBackend`]): the CPU (host fields, the generated Rust operators) or
 //! the GPU (device vectors and operators of [`crate::solver::device`]); the same
@@ -213,7 +215,7 @@ impl Setup {
             }
             _ => 1.0,
         };
-        let system = HostSystem::new(gauge, &parameters, action, u0)?;
+        let system = HostSystem::new(gauge, &parameters, action, u0, config.boundary)?;
         Ok(Self {
             parameters,
             u0,
@@ -257,7 +259,7 @@ impl Setup {
         let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
         Ok(SolveReport {
             action,
-            parameters: describe(action, &self.parameters, self.u0),
+            parameters: describe(action, &self.parameters, self.u0, config.boundary),
             lattice,
             backend: backend.describe(),
             solver: config.solver,
