@@ -5,7 +5,7 @@ mod catalog;
 mod check;
 mod correlator;
 mod emit;
-mod full_system_args;
+mod fermion_file_args;
 mod info;
 mod inspect;
 mod smear;

@@ -3,7 +3,7 @@
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
 //! (JSON, SVG). Every action runs on both backends.
 
-use super::full_system_args::FullSystemArgs;
+use super::fermion_file_args::FullSystemArgs;
 use super::CliError;
 use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};

@@ -1,8 +1,10 @@
-//! `qdsl solve`'s options for the full system M ψ = η: the source on every site
-//! (`--source`: gaussian, z2, point, wall or a fermion file) and the solution written to
-//! a file (`--output`, `--output-format`, `--output-precision`).
+//! Command-line options that read and write fermion files: `qdsl solve`'s full system
+//! M ψ = η (the source on every site, `--source`: gaussian, z2, point, wall or a fermion
+//! file; the solution written with `--output`, `--output-format`, `--output-precision`)
+//! and `qdsl correlator`'s `--save-propagator`.
 
 use super::CliError;
+use crate::app::propagator::Propagator;
 use crate::app::solve::{FullSolveReport, FullSource, SolveReport};
 use clap::{Args, ValueEnum};
 use qdsl_core::io::{write_fermion, FermionFileFormat, FermionWriteOptions, Precision};
@@ -132,6 +134,46 @@ impl FullSystemArgs {
         println!(
             "  output      {} ({format}, {})",
             path.display(),
+            options.precision.name()
+        );
+        Ok(())
+    }
+}
+
+/// Where `qdsl correlator` writes its point-source propagator.
+#[derive(Debug, Args)]
+pub struct PropagatorOutputArgs {
+    /// Write the propagator S(x, x₀) to this file: its columns, one per source spin σ and
+    /// colour b (column σ · 3 + b; 3 for the staggered actions, 12 for Wilson), each a
+    /// field on every site.
+    #[arg(long)]
+    save_propagator: Option<PathBuf>,
+    /// Format of --save-propagator (scidac: one USQCD record per column, labelled with
+    /// its spin and colour).
+    #[arg(long, default_value = "scidac", requires = "save_propagator")]
+    propagator_format: OutputFormat,
+    /// Stored precision of --save-propagator.
+    #[arg(long, default_value = "f64", requires = "save_propagator")]
+    propagator_precision: StoredPrecision,
+}
+
+impl PropagatorOutputArgs {
+    /// Writes the propagator when asked, with `info` as the file's description.
+    pub fn write(&self, propagator: &Propagator, info: String) -> Result<(), CliError> {
+        let Some(path) = &self.save_propagator else {
+            return Ok(());
+        };
+        let options = FermionWriteOptions {
+            precision: self.propagator_precision.into(),
+            info,
+        };
+        let format: FermionFileFormat = self.propagator_format.into();
+        write_fermion(path, format, &propagator.columns, &options)
+            .map_err(|e| format!("cannot write the propagator: {e}"))?;
+        println!(
+            "  propagator  {} ({} columns, {format}, {})",
+            path.display(),
+            propagator.columns.len(),
             options.precision.name()
         );
         Ok(())
