@@ -310,6 +310,26 @@ fn corrupted_and_truncated_fermion_files_never_panic_and_payload_damage_fails_th
     let bytes = std::fs::read(&qdsl).unwrap();
     let start = bytes.len() - 4096 * 48;
     targets.push((bytes.clone(), start..bytes.len()));
+    // A 12-column Dirac propagator (one labelled record per column), f32.
+    let lattice = Lattice::new([2, 2, 2, 4]).unwrap();
+    let columns: Vec<_> = (0..12)
+        .map(|k| ColourSpinorField::<f64>::gaussian(FermionKind::DiracFermion.layout(lattice), k))
+        .collect();
+    let prop = dir.file("prop.lime");
+    let options = FermionWriteOptions {
+        precision: Precision::Single,
+        ..FermionWriteOptions::default()
+    };
+    write_scidac_fermion(&prop, &columns, &options).unwrap();
+    let bytes = std::fs::read(&prop).unwrap();
+    let records = parse_lime(&bytes, &prop).unwrap();
+    let binary = records
+        .iter()
+        .filter(|r| r.type_name == "scidac-binary-data")
+        .nth(5)
+        .unwrap();
+    let start = binary.data_offset() as usize;
+    targets.push((bytes.clone(), start..start + binary.data.len()));
 
     let mut rng = Lcg(0xfe4a_1005);
     let path = dir.file("copy");

@@ -14,6 +14,16 @@
 //! spin-major, `[spin][colour][re, im]` (MILC's `wilson_vector` and Chroma's
 //! `LatticeFermion` order, which both write as `USQCD_*_DiracFermion`).
 //!
+//! MILC's own vector files are SciDAC: the `ksvector.src`, `ksvector.ans.Minv` and
+//! `ksvector.ans.MdaggerMinv` samples (`tests/data/milc`) are LIME files with one
+//! `QDP_F3_ColorVector` record each (f32, big-endian, typesize 24, datacount 1, a
+//! `scidac-checksum`), the file XML listing the asqtad parameters, the mass and the
+//! boundary; MILC writes its USQCD propagators the same way, one `USQCD_*_ColorVector`
+//! (staggered) or `USQCD_*_DiracFermion` record per source colour (and spin). MILC's
+//! older native binary propagator formats (its own headers, not LIME) and single-record
+//! `DiracPropagator` fields are not read: such a file is refused with an error naming
+//! what was found.
+//!
 //! [`read_fermion`] recognises the format from the content; the readers reject NaN and
 //! infinity, check the declared lattice, precision and shape against the payload size,
 //! and verify every checksum present. Like the gauge readers they never panic and never
