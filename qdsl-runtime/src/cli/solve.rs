@@ -67,7 +67,8 @@ pub struct SolveArgs {
     /// Time boundary of the fermions: periodic or antiperiodic (space is periodic).
     #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
     boundary: TimeBoundary,
-    /// Seed of the Gaussian random source (even sites).
+    /// Seed of the random source: Gaussian on the even sites, or `--source gaussian|z2`
+    /// on every site.
     #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
     seed: u64,
     /// A point source at the origin (spin 0, colour 0) instead of a random one.
