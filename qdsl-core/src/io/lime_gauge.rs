@@ -83,14 +83,14 @@ impl Default for LimeWriteOptions {
 }
 
 const ILDG_FORMAT: &str = "ildg-format";
-const PRIVATE_FILE: &str = "scidac-private-file-xml";
-const PRIVATE_RECORD: &str = "scidac-private-record-xml";
-const CHECKSUM: &str = "scidac-checksum";
+pub(super) const PRIVATE_FILE: &str = "scidac-private-file-xml";
+pub(super) const PRIVATE_RECORD: &str = "scidac-private-record-xml";
+pub(super) const CHECKSUM: &str = "scidac-checksum";
 
 /// What one record declares about the lattice and the precision.
-struct Declared {
+pub(super) struct Declared {
     record: &'static str,
-    dims: Option<[i64; 4]>,
+    pub(super) dims: Option<[i64; 4]>,
     precision: Option<Precision>,
 }
 
@@ -184,7 +184,7 @@ pub(crate) fn decode(
 }
 
 /// A record's text, or its size when it is binary.
-fn describe(r: &LimeRecord<'_>) -> String {
+pub(super) fn describe(r: &LimeRecord<'_>) -> String {
     let end = r.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     match std::str::from_utf8(&r.data[..end]) {
         Ok(text) => text.to_string(),
@@ -225,7 +225,12 @@ fn agreed<V: PartialEq + std::fmt::Debug + Copy>(
 }
 
 /// A required element.
-fn required<'a>(xml: &'a str, tag: &str, record: &str, path: &Path) -> Result<&'a str, IoError> {
+pub(super) fn required<'a>(
+    xml: &'a str,
+    tag: &str,
+    record: &str,
+    path: &Path,
+) -> Result<&'a str, IoError> {
     element(xml, tag, record, path)?.ok_or_else(|| IoError::Missing {
         path: path.to_path_buf(),
         what: format!("XML element <{tag}> in record `{record}`"),
@@ -266,7 +271,7 @@ fn ildg_format(xml: &str, path: &Path) -> Result<Declared, IoError> {
     })
 }
 
-fn private_file(xml: &str, path: &Path) -> Result<Declared, IoError> {
+pub(super) fn private_file(xml: &str, path: &Path) -> Result<Declared, IoError> {
     if let Some(n) = element(xml, "spacetime", PRIVATE_FILE, path)? {
         if n != "4" {
             return Err(IoError::Unsupported {
@@ -352,7 +357,7 @@ fn private_record(xml: &str, path: &Path) -> Result<Declared, IoError> {
 }
 
 /// Verifies the `scidac-checksum` record against the binary data.
-fn verify_checksum(
+pub(super) fn verify_checksum(
     record: &LimeRecord<'_>,
     payload: &[u8],
     site_bytes: usize,
@@ -405,10 +410,7 @@ pub fn write_lime_gauge<T: Real>(
     let sums = scidac_checksum(&payload, codec.site_bytes());
     let [lx, ly, lz, lt] = field.lattice().dims();
     let xml_head = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
-    let private_file = format!(
-        "{xml_head}<scidacFile><version>1.1</version><spacetime>4</spacetime>\
-         <dims>{lx} {ly} {lz} {lt} </dims><volfmt>0</volfmt></scidacFile>"
-    );
+    let private_file = private_file_xml(field.lattice());
     let (letter, bytes) = match options.precision {
         Precision::Single => ('F', 4),
         Precision::Double => ('D', 8),
@@ -433,11 +435,7 @@ pub fn write_lime_gauge<T: Real>(
          <lz>{lz}</lz><lt>{lt}</lt></ildgFormat>",
         options.precision.bits()
     );
-    let checksum = format!(
-        "{xml_head}<scidacChecksum><version>1.0</version><suma>{:x}</suma><sumb>{:x}</sumb>\
-         </scidacChecksum>",
-        sums.mod29, sums.mod31
-    );
+    let checksum = checksum_xml(sums);
     let head: [(&str, &[u8]); 2] = [
         (PRIVATE_FILE, private_file.as_bytes()),
         ("scidac-file-xml", options.file_xml.as_bytes()),
@@ -457,3 +455,24 @@ pub fn write_lime_gauge<T: Real>(
     let bytes = encode_lime(&[&head, &body], path)?;
     write_file(path, &bytes)
 }
+
+/// The `scidac-private-file-xml` payload of a single-file (volfmt 0) 4D lattice.
+pub(super) fn private_file_xml(lattice: &crate::lattice::Lattice) -> String {
+    let [lx, ly, lz, lt] = lattice.dims();
+    format!(
+        "{XML_HEAD}<scidacFile><version>1.1</version><spacetime>4</spacetime>\
+         <dims>{lx} {ly} {lz} {lt} </dims><volfmt>0</volfmt></scidacFile>"
+    )
+}
+
+/// The `scidac-checksum` payload of the sums of a binary record.
+pub(super) fn checksum_xml(sums: super::checksum::RotatedSums) -> String {
+    format!(
+        "{XML_HEAD}<scidacChecksum><version>1.0</version><suma>{:x}</suma><sumb>{:x}</sumb>\
+         </scidacChecksum>",
+        sums.mod29, sums.mod31
+    )
+}
+
+/// The XML declaration every SciDAC writer puts first.
+pub(super) const XML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>"#;

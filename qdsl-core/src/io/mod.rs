@@ -6,7 +6,8 @@
 //! [`GaugeField`], the format, the stored precision and byte order, the header's
 //! key-value pairs, and the list of [`Check`]s that passed. Each format also has its own
 //! `read_*` and `write_*` functions ([`milc`], [`nersc`], [`lime_gauge`], [`openqcd`]);
-//! the LIME container itself is in [`lime`].
+//! the LIME container itself is in [`lime`]. Fermion files (colour vectors, Dirac
+//! fermions, propagators: SciDAC and qdsl's own format) are in [`fermion`].
 //!
 //! Every reader, whatever the format:
 //! 1. verifies the format's checksum, where it has one, before decoding the values
@@ -26,17 +27,23 @@ mod bytes;
 pub mod checksum;
 mod detect;
 mod error;
+pub mod fermion;
 pub mod lime;
 pub mod lime_gauge;
 mod links;
 pub mod milc;
 pub mod nersc;
 pub mod openqcd;
+pub mod qdsl_field;
+pub mod scidac_fermion;
 mod xml;
 
 pub use bytes::{ByteOrder, Precision};
 pub use detect::{detect_format, read_gauge, DetectedFormat};
 pub use error::IoError;
+pub use fermion::{
+    read_fermion, write_fermion, FermionFile, FermionFileFormat, FermionKind, FermionWriteOptions,
+};
 pub use lime_gauge::LimeFlavour;
 pub use nersc::NerscStorage;
 

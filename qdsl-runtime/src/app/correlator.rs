@@ -144,6 +144,8 @@ pub struct CorrelatorReport {
     pub worst_residual: f64,
     /// Wall-clock time of the propagator.
     pub elapsed: Duration,
+    /// The point-source propagator the correlator was contracted from.
+    pub propagator: Propagator,
 }
 
 /// The actions the correlator supports (clover and twisted mass are `qdsl solve` only).
@@ -272,6 +274,7 @@ pub fn measure(
         iterations: results().map(|r| r.iterations).sum(),
         worst_residual: results().map(|r| r.true_residual).fold(0.0, f64::max),
         elapsed,
+        propagator,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `qdsl correlator`: read a gauge configuration, compute the point-source propagator
 //! (every spin and colour) and print the pion correlator C(t) with its effective mass.
 
+use super::fermion_file_args::PropagatorOutputArgs;
 use super::CliError;
 use crate::app::correlator::{measure, parse_boundary, CorrelatorConfig};
 use crate::app::low_precision::LowPrecision;
@@ -54,6 +55,8 @@ pub struct CorrelatorArgs {
     /// Iteration limit of each solve.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
+    #[command(flatten)]
+    propagator_output: PropagatorOutputArgs,
     /// Write the correlator as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -120,6 +123,11 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
         report.write_json(path)?;
         println!("  json        {}", path.display());
     }
+    let info = format!(
+        "qdsl correlator: point-source propagator S(x, x0), x0 = {:?}, {} action ({})",
+        report.origin, report.action, report.parameters
+    );
+    args.propagator_output.write(&report.propagator, info)?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod correlator;
 mod emit;
+mod fermion_file_args;
 mod info;
 mod inspect;
 mod smear;

@@ -3,15 +3,19 @@
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
 //! (JSON, SVG). Every action runs on both backends.
 
+use super::fermion_file_args::FullSystemArgs;
 use super::CliError;
+use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
-    solve_on, Action, Precision, SolveBackend, SolveConfig, SolveReport, Source,
+    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
+    SolveReport, Source,
 };
 use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -60,7 +64,11 @@ pub struct SolveArgs {
     /// Iteration limit.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
-    /// Seed of the Gaussian random source (even sites).
+    /// Time boundary of the fermions: periodic or antiperiodic (space is periodic).
+    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
+    boundary: TimeBoundary,
+    /// Seed of the random source: Gaussian on the even sites, or `--source gaussian|z2`
+    /// on every site.
     #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
     seed: u64,
     /// A point source at the origin (spin 0, colour 0) instead of a random one.
@@ -77,6 +85,8 @@ pub struct SolveArgs {
     /// Plot log10 of the residual against the iteration to this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    full: FullSystemArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -167,6 +177,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         } else {
             Source::Gaussian { seed: args.seed }
         },
+        boundary: args.boundary,
     };
     let reps = args.tile as usize;
     let gauge = file
@@ -180,11 +191,31 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             gauge.lattice().dims()
         );
     }
+    let full_source = match args.full.source(args.seed) {
+        Some(source) => {
+            let eta = source.build(full_layout(args.action, *gauge.lattice()))?;
+            Some((source, eta))
+        }
+        None => None,
+    };
     let (bar, callback) = progress_bar(args.max_iter);
-    let outcome = solve_on(&backend, &gauge, &config, Some(callback));
-    bar.finish_and_clear();
-    let report = outcome?;
-    print_summary(&report);
+    let report = match full_source {
+        None => {
+            let outcome = solve_on(&backend, &gauge, &config, Some(callback));
+            bar.finish_and_clear();
+            let report = outcome?;
+            print_summary(&report);
+            report
+        }
+        Some((source, eta)) => {
+            let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
+            bar.finish_and_clear();
+            let full = outcome?;
+            print_summary(&full.report);
+            args.full.finish(&full, &source)?;
+            full.report
+        }
+    };
     if let Some(path) = &args.json {
         write_json(&report, path)?;
         println!("  history     {}", path.display());

@@ -232,7 +232,12 @@ fn staggered_scale_finds_the_sign_and_names_bad_links() {
                 assert_eq!((site, mu), (41, 3));
                 assert_eq!(
                     f64::from(sign),
-                    staggered_link_sign(&lattice, lattice.coords_of_cb(41), 3, 3).into()
+                    f64::from(staggered_link_sign(
+                        &lattice,
+                        lattice.coords_of_cb(41),
+                        3,
+                        3
+                    ))
                 );
                 assert_eq!(expected, -1.0);
                 assert!((found.re - (-det)).abs() < 1e-12, "{found}");

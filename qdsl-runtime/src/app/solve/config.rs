@@ -3,6 +3,7 @@
 
 use super::{wilson_mass, Action, Precision, SolveError};
 use crate::solver::SolverKind;
+use qdsl_core::dsl::variant::TimeBoundary;
 
 /// The right-hand side b, on the even sites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,11 @@ pub struct SolveConfig {
     pub max_iterations: usize,
     /// The source.
     pub source: Source,
+    /// The fermions' time boundary (space is periodic); the CLI's default is
+    /// antiperiodic. Wilson-like operators apply it in their hops; the staggered actions
+    /// fold it into the links (MILC's convention: the t-links of the last time slice
+    /// negated before smearing).
+    pub boundary: TimeBoundary,
 }
 /// The checked operator parameters of an action.
 pub(super) enum Parameters {
@@ -138,28 +144,37 @@ fn finite(flag: &'static str, value: f64) -> Result<(), SolveError> {
 }
 /// The report's parameter line; clover and twisted mass also state their mass
 /// normalisation.
-pub(super) fn describe(action: Action, parameters: &Parameters, u0: f64) -> String {
+pub(super) fn describe(
+    action: Action,
+    parameters: &Parameters,
+    u0: f64,
+    boundary: TimeBoundary,
+) -> String {
+    let time = match boundary {
+        TimeBoundary::Periodic => "periodic time",
+        TimeBoundary::Antiperiodic => "antiperiodic time",
+    };
     match *parameters {
         Parameters::Wilson { kappa, .. } if action == Action::Wilson => {
-            format!("κ = {kappa}, antiperiodic time")
+            format!("κ = {kappa}, {time}")
         }
         Parameters::Wilson { kappa, csw, mu } => {
             let m = wilson_mass(kappa);
             format!(
-                "κ = {kappa} (m = {m:.6}), c_sw = {csw}, μ = {mu}, antiperiodic time; \
+                "κ = {kappa} (m = {m:.6}), c_sw = {csw}, μ = {mu}, {time}; \
                  normalised as M = (m + 4) + clover + iμγ5 − H/2, i.e. {:.6} × the Wilson \
                  M̂ at c_sw = μ = 0",
                 m + 4.0
             )
         }
         Parameters::Staggered { mass, .. } if action == Action::Asqtad => {
-            format!("m = {mass}, u0 = {u0:.6}, antiperiodic time")
+            format!("m = {mass}, u0 = {u0:.6}, {time}")
         }
         Parameters::Staggered {
             mass, epsilon_naik, ..
         } if action == Action::Hisq => {
-            format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, antiperiodic time")
+            format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time}")
         }
-        Parameters::Staggered { mass, .. } => format!("m = {mass}, antiperiodic time"),
+        Parameters::Staggered { mass, .. } => format!("m = {mass}, {time}"),
     }
 }

@@ -79,6 +79,17 @@ pub enum SolveError {
         /// Why.
         message: String,
     },
+    /// The full system M ψ = η (a source on every site) cannot be solved for this action.
+    #[error("the full system M ψ = η (a source on every site) is not available for the {action} action: {reason}")]
+    FullSystemUnsupported {
+        /// The action.
+        action: Action,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A source file could not be read or does not fit the action.
+    #[error("cannot use the source file: {0}")]
+    SourceFile(String),
     /// Making the source failed.
     #[error("making the source failed: {0}")]
     Source(#[from] FieldError),

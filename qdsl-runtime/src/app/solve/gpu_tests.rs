@@ -33,6 +33,7 @@ fn config(action: Action, csw: f64, mu: Option<f64>, precision: Precision) -> So
         tolerance: 1e-10,
         max_iterations: 5000,
         source: Source::Gaussian { seed: 5 },
+        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
     }
 }
 

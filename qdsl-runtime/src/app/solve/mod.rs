@@ -1,20 +1,22 @@
 //! The logic of `qdsl solve`: build the even-odd preconditioned operator of an action
 //! from thin gauge links, make a source on one parity and solve M̂ x = b.
 //!
-//! * Wilson: M̂ = 1 − κ² H_eo H_oe on the even sites, antiperiodic in time.
+//! * Wilson: M̂ = 1 − κ² H_eo H_oe on the even sites.
 //! * Naive staggered, asqtad and HISQ: MILC's A = 4m² − D_eo D_oe on the even sites,
-//!   the staggered phases and the antiperiodic time boundary folded into the links;
+//!   the staggered phases and the time boundary folded into the links;
 //!   asqtad smears the thin links with tadpole factor u0 (default u0 = P^{1/4}, P the
 //!   average plaquette, MILC's convention); HISQ builds its links with
 //!   [`hisq_links`] (no tadpole factor, u0 = 1) and the Naik correction ε.
 //! * Clover and twisted mass: M̂ = D_ee − ¼ H_eo D_oo⁻¹ H_oe with
-//!   D = (m + 4) + (c_sw/2)σ·F + iμγ5, m = 1/(2κ) − 4, antiperiodic in time
+//!   D = (m + 4) + (c_sw/2)σ·F + iμγ5, m = 1/(2κ) − 4
 //!   ([`EvenOddClover`]). Its normalisation is the mass one: at c_sw = μ = 0 it is
 //!   (m + 4) times the Wilson M̂ above, so its solution is the Wilson one divided by
 //!   (m + 4).
 //!
+//! The fermions' time boundary is [`SolveConfig::boundary`] (periodic or antiperiodic).
 //! [`SolveConfig`] names the [`Action`] and carries its parameters (κ or m, u0, c_sw, μ,
 //! ε); [`solve_on`] checks that the action gets exactly the ones it uses.
+//! [`solve_full_on`] solves the full system M ψ = η for a source on every site.
 //!
 //! Backends ([`SolveBackend`]): the CPU (host fields, the generated Rust operators) or
 //! the GPU (device vectors and operators of [`crate::solver::device`]); the same
@@ -35,6 +37,8 @@
 //! | [`system`] | the action's system on the host, from which both backends build operators |
 //! | [`cpu`] | [`solve_host`]: the host solve in every precision |
 //! | [`cuda`] | the GPU solve in every precision |
+//! | [`full`] | [`solve_full_on`]: the full system M ψ = η through the Schur complement |
+//! | [`source`] | [`FullSource`]: point, wall, Z2, Gaussian or file sources on every site |
 
 mod action;
 mod backend;
@@ -42,8 +46,10 @@ mod config;
 mod cpu;
 mod cuda;
 mod error;
+mod full;
 #[cfg(test)]
 mod gpu_tests;
+mod source;
 mod system;
 #[cfg(test)]
 mod tests;
@@ -53,6 +59,8 @@ pub use backend::SolveBackend;
 pub use config::{SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
+pub use full::{full_layout, solve_full_on, FullSolveReport};
+pub use source::FullSource;
 
 use config::{check_parameters, describe, Parameters};
 use cuda::device_solve;
@@ -168,59 +176,100 @@ pub fn solve_on(
     config: &SolveConfig,
     progress: Option<ProgressCallback>,
 ) -> Result<SolveReport, SolveError> {
-    let action = config.action;
-    let parameters = check_parameters(config)?;
-    let opts = SolverOptions {
-        max_iterations: config.max_iterations,
-        progress,
-        polak_ribiere: config.precision.is_mixed(),
-        ..SolverOptions::with_tolerance(config.tolerance)
-    };
-    let u0 = match parameters {
-        Parameters::Staggered { u0, .. } if action == Action::Asqtad => tadpole_factor(gauge, u0),
-        _ => 1.0,
-    };
-    let system = HostSystem::new(gauge, &parameters, action, u0)?;
-    let (high, layout) = system.cpu_operator::<f64>();
+    let setup = Setup::new(gauge, config, progress)?;
+    let (_, layout) = setup.system.cpu_operator::<f64>();
     let b = match config.source {
         Source::Gaussian { seed } => ColourSpinorField::gaussian(layout, seed),
         Source::Point => ColourSpinorField::point_source(layout, 0, [0; 4], 0, 0)?,
     };
-    let (result, x, recomputed_residual) = match backend {
-        SolveBackend::Cpu => {
-            let (low, _) = system.cpu_operator::<f32>();
-            let mut x = b.zeros_like();
-            let result = solve_host(
-                config.solver,
-                config.precision,
-                high.as_ref(),
-                low.as_ref(),
-                &b,
-                &mut x,
-                &opts,
-            )?;
-            let residual = relative_residual(high.as_ref(), &b, &x)?;
-            (result, x, residual)
-        }
-        SolveBackend::Cuda(ctx) => {
-            let (result, x) = device_solve(ctx, &system, config, &b, &opts)?;
-            let residual = relative_residual(high.as_ref(), &b, &x)?;
-            (result, x, residual)
-        }
-    };
-    let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
-    Ok(SolveReport {
-        action,
-        parameters: describe(action, &parameters, u0),
-        lattice: *gauge.lattice(),
-        backend: backend.describe(),
-        solver: config.solver,
-        precision: config.precision,
-        tolerance: config.tolerance,
-        gflops: result.operator_flops as f64 / seconds / 1e9,
-        result,
-        recomputed_residual,
-        source: b,
-        solution: x,
-    })
+    setup.solve(backend, config, *gauge.lattice(), b)
+}
+
+/// What every solve builds before its source: the checked parameters, the tadpole
+/// factor, the host system and the solver options.
+pub(super) struct Setup {
+    parameters: Parameters,
+    u0: f64,
+    system: HostSystem,
+    opts: SolverOptions,
+}
+
+impl Setup {
+    /// Checks `config` and builds the system of its action from the thin links `gauge`.
+    pub(super) fn new(
+        gauge: &GaugeField<f64>,
+        config: &SolveConfig,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Self, SolveError> {
+        let action = config.action;
+        let parameters = check_parameters(config)?;
+        let opts = SolverOptions {
+            max_iterations: config.max_iterations,
+            progress,
+            polak_ribiere: config.precision.is_mixed(),
+            ..SolverOptions::with_tolerance(config.tolerance)
+        };
+        let u0 = match parameters {
+            Parameters::Staggered { u0, .. } if action == Action::Asqtad => {
+                tadpole_factor(gauge, u0)
+            }
+            _ => 1.0,
+        };
+        let system = HostSystem::new(gauge, &parameters, action, u0, config.boundary)?;
+        Ok(Self {
+            parameters,
+            u0,
+            system,
+            opts,
+        })
+    }
+
+    /// Solves M̂ x = b (b on the system's parity) on `backend` and reports.
+    pub(super) fn solve(
+        &self,
+        backend: &SolveBackend,
+        config: &SolveConfig,
+        lattice: Lattice,
+        b: ColourSpinorField<f64>,
+    ) -> Result<SolveReport, SolveError> {
+        let (action, system, opts) = (config.action, &self.system, &self.opts);
+        let (high, _) = system.cpu_operator::<f64>();
+        let (result, x, recomputed_residual) = match backend {
+            SolveBackend::Cpu => {
+                let (low, _) = system.cpu_operator::<f32>();
+                let mut x = b.zeros_like();
+                let result = solve_host(
+                    config.solver,
+                    config.precision,
+                    high.as_ref(),
+                    low.as_ref(),
+                    &b,
+                    &mut x,
+                    opts,
+                )?;
+                let residual = relative_residual(high.as_ref(), &b, &x)?;
+                (result, x, residual)
+            }
+            SolveBackend::Cuda(ctx) => {
+                let (result, x) = device_solve(ctx, system, config, &b, opts)?;
+                let residual = relative_residual(high.as_ref(), &b, &x)?;
+                (result, x, residual)
+            }
+        };
+        let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
+        Ok(SolveReport {
+            action,
+            parameters: describe(action, &self.parameters, self.u0, config.boundary),
+            lattice,
+            backend: backend.describe(),
+            solver: config.solver,
+            precision: config.precision,
+            tolerance: config.tolerance,
+            gflops: result.operator_flops as f64 / seconds / 1e9,
+            result,
+            recomputed_residual,
+            source: b,
+            solution: x,
+        })
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::config::Parameters;
 use super::{wilson_mass, Action, SolveError};
+use crate::app::propagator::prepared_links;
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::operator::EvenOddClover;
 use crate::solver::device::{DeviceContext, DeviceOperator, DevicePrecision};
@@ -18,14 +19,16 @@ use std::sync::Arc;
 /// A CPU operator in precision T, as a trait object.
 pub(super) type CpuOperator<T> = Box<dyn LinearOperator<ColourSpinorField<T>> + Send + Sync>;
 
-/// The links of the staggered operator, in f64 (phases and boundary folded in).
-/// Asqtad with tadpole factor `u0`, HISQ with Naik correction `epsilon_naik`.
+/// The links of the staggered operator, in f64 (phases and the time `boundary` folded
+/// in). Asqtad with tadpole factor `u0`, HISQ with Naik correction `epsilon_naik`.
 fn staggered_links(
     gauge: &GaugeField<f64>,
     action: Action,
     u0: f64,
     epsilon_naik: f64,
+    boundary: TimeBoundary,
 ) -> Result<StaggeredLinks<f64>, SolveError> {
+    let gauge = &prepared_links(gauge, action, boundary, 1.0);
     let smearing = |message: String| SolveError::Smearing { action, message };
     let (fat, long) = match action {
         Action::Asqtad => asqtad_links(gauge, u0).map_err(|e| smearing(e.to_string()))?,
@@ -41,6 +44,7 @@ pub(super) enum HostSystem {
     Wilson {
         gauge: GaugeField<f64>,
         kappa: f64,
+        boundary: TimeBoundary,
     },
     Staggered {
         links: StaggeredLinks<f64>,
@@ -53,13 +57,12 @@ pub(super) enum HostSystem {
         gauge: GaugeField<f64>,
         clover: CloverField<f64>,
         mu: f64,
+        boundary: TimeBoundary,
     },
 }
 
 /// The parity the system is solved on.
 pub(super) const PARITY: Parity = Parity::Even;
-/// The time boundary of the fermions (folded into the staggered links).
-pub(super) const BOUNDARY: TimeBoundary = TimeBoundary::Antiperiodic;
 
 impl HostSystem {
     pub(super) fn new(
@@ -67,11 +70,13 @@ impl HostSystem {
         parameters: &Parameters,
         action: Action,
         u0: f64,
+        boundary: TimeBoundary,
     ) -> Result<Self, SolveError> {
         Ok(match *parameters {
             Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
                 gauge: gauge.clone(),
                 kappa,
+                boundary,
             },
             Parameters::Wilson { kappa, csw, mu } => {
                 let clover = clover_field(gauge, wilson_mass(kappa), csw);
@@ -81,17 +86,18 @@ impl HostSystem {
                         &clover,
                         mu,
                         PARITY,
-                        BOUNDARY,
+                        boundary,
                     )?),
                     gauge: gauge.clone(),
                     clover,
                     mu,
+                    boundary,
                 }
             }
             Parameters::Staggered {
                 mass, epsilon_naik, ..
             } => HostSystem::Staggered {
-                links: staggered_links(gauge, action, u0, epsilon_naik)?,
+                links: staggered_links(gauge, action, u0, epsilon_naik, boundary)?,
                 mass,
             },
         })
@@ -100,8 +106,12 @@ impl HostSystem {
     /// The CPU operator in precision T and the layout it acts on.
     pub(super) fn cpu_operator<T: Real>(&self) -> (CpuOperator<T>, SpinorLayout) {
         match self {
-            HostSystem::Wilson { gauge, kappa } => {
-                let op = EvenOddWilson::<T>::new(gauge.cast(), *kappa, PARITY, BOUNDARY);
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => {
+                let op = EvenOddWilson::<T>::new(gauge.cast(), *kappa, PARITY, *boundary);
                 let layout = op.layout();
                 (Box::new(op), layout)
             }
@@ -124,15 +134,21 @@ impl HostSystem {
         ctx: &Arc<DeviceContext>,
     ) -> Result<DeviceOperator<P>, SolveError> {
         match self {
-            HostSystem::Wilson { gauge, kappa } => {
-                DeviceOperator::wilson(ctx, gauge, *kappa, PARITY, BOUNDARY)
-            }
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => DeviceOperator::wilson(ctx, gauge, *kappa, PARITY, *boundary),
             HostSystem::Staggered { links, mass } => {
                 DeviceOperator::staggered(ctx, links, *mass, PARITY)
             }
             HostSystem::Clover {
-                gauge, clover, mu, ..
-            } => DeviceOperator::clover(ctx, gauge, clover, *mu, PARITY, BOUNDARY),
+                gauge,
+                clover,
+                mu,
+                boundary,
+                ..
+            } => DeviceOperator::clover(ctx, gauge, clover, *mu, PARITY, *boundary),
         }
         .map_err(|e| SolveError::Device(e.to_string()))
     }
