@@ -8,7 +8,7 @@ use qdsl::core::io::lime_gauge::{read_lime_gauge, write_lime_gauge, LimeWriteOpt
 use qdsl::core::io::milc::{read_milc, write_milc, MilcWriteOptions};
 use qdsl::core::io::nersc::{read_nersc, write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::{read_openqcd, write_openqcd};
-use qdsl::core::io::{read_gauge, IoError, ReadOptions};
+use qdsl::core::io::{read_gauge, Check, ChecksumPolicy, IoError, ReadOptions};
 use qdsl::core::lattice::GeometryError;
 mod common;
 
@@ -248,6 +248,148 @@ fn checksum_mismatches_show_recorded_and_computed_sums_in_hex() {
             "scidac-checksum",
             "expected suma = 1c231a18, sumb = 003c553b",
         ],
+    );
+}
+
+/// With `ChecksumPolicy::Warn` (`--ignore-checksum`) a file whose recorded checksum
+/// disagrees is read, and the mismatch is recorded with the expected and computed sums.
+#[test]
+fn ignored_checksum_mismatches_are_read_and_recorded() {
+    let dir = TempDir::new("checksum-ignored");
+    let warn = ReadOptions {
+        checksum: ChecksumPolicy::Warn,
+        ..ReadOptions::default()
+    };
+    // The lowest byte of a stored real: the links stay unitary to rounding.
+    let mut milc = sample("milc/lat.sample.l4444");
+    milc[1000] ^= 0x10;
+    let mut nersc = sample("chroma/t_nersc.cfg");
+    let at = nersc_payload_start(&nersc) + 7;
+    nersc[at] ^= 0x01;
+    let mut conf = sample("tmlqcd/conf.48");
+    let at = lime_payload(&conf, "ildg-binary-data").start + 12343;
+    conf[at] ^= 0x80;
+    let cases = [
+        (milc, "MILC checksum", "sum29 = 02352c05, sum31 = d137321d"),
+        (nersc, "NERSC CHECKSUM", "717938df"),
+        (conf, "SciDAC checksum", "suma = 1c231a18, sumb = 003c553b"),
+    ];
+    for (i, (bytes, what_needle, expected_sums)) in cases.into_iter().enumerate() {
+        let p = dir.put(&format!("f{i}"), &bytes);
+        assert!(matches!(read_err(&p), IoError::ChecksumMismatch { .. }));
+        let f = read_gauge(&p, &warn).unwrap_or_else(|e| panic!("{e}"));
+        let ignored: Vec<_> = f
+            .checks
+            .iter()
+            .filter_map(|c| match c {
+                Check::ChecksumMismatchIgnored {
+                    what,
+                    expected,
+                    computed,
+                } => Some((what.clone(), expected.clone(), computed.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ignored.len(), 1, "{:?}", f.checks);
+        let (what, expected, computed) = &ignored[0];
+        assert!(what.contains(what_needle), "{what}");
+        assert_eq!(expected, expected_sums);
+        assert_ne!(computed, expected);
+    }
+}
+
+/// MILC's gauge formats before v5 are named with their version, byte order and lattice
+/// (their payload layout is not published), not reported as unrecognised.
+#[test]
+fn milc_pre_v5_files_are_named_precisely() {
+    let dir = TempDir::new("milc-legacy");
+    let payload = sample("milc/lat.sample.l4444")[96..].to_vec();
+    let cases = [
+        (
+            59354u32,
+            false,
+            "MILC version 1–4 file (magic number 59354 = 0xe7da, little-endian",
+        ),
+        (
+            59354,
+            true,
+            "MILC version 1–4 file (magic number 59354 = 0xe7da, big-endian",
+        ),
+        (
+            53546,
+            false,
+            "MILC 1996-format file (magic number 53546 = 0xd12a",
+        ),
+    ];
+    for (i, (magic, big, needle)) in cases.into_iter().enumerate() {
+        let word = |x: u32| {
+            if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            }
+        };
+        let mut bytes = word(magic).to_vec();
+        for d in [4u32, 4, 4, 8] {
+            bytes.extend_from_slice(&word(d));
+        }
+        bytes.extend_from_slice(&[0; 8]); // c1, c2
+        bytes.extend_from_slice(&payload);
+        let p = dir.put(&format!("v{i}"), &bytes);
+        let e = read_err(&p);
+        assert!(matches!(e, IoError::UnsupportedVersion { .. }), "{e:?}");
+        assert_message(
+            &e,
+            &p,
+            &[needle, "lattice 4×4×4×8", "not supported", "SciDAC"],
+        );
+        // The MILC reader itself names it too.
+        let e = read_milc(&p, &ReadOptions::default()).unwrap_err();
+        assert!(matches!(e, IoError::UnsupportedVersion { .. }), "{e:?}");
+    }
+    // A file too short for the dimensions still names the version.
+    let p = dir.put("short", &59354u32.to_le_bytes());
+    assert_message(&read_err(&p), &p, &["MILC version 1–4", "lattice ?×?×?×?"]);
+}
+
+/// A plaquette or link trace recorded in LIME metadata that disagrees with the links is
+/// an error naming the record, the recorded and the computed value.
+#[test]
+fn lime_metadata_observables_that_disagree_with_the_links_are_rejected() {
+    let dir = TempDir::new("lime-observables");
+    let conf = sample("tmlqcd/conf.48");
+    // tmLQCD's xlf-info "plaquette = 6.350056e-01", changed by 1e-5.
+    let p = dir.put(
+        "xlf",
+        &replace_once(
+            &conf,
+            "plaquette = 6.350056e-01",
+            "plaquette = 6.350156e-01",
+        ),
+    );
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::ObservableMismatch { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &[
+            "`xlf-info` plaquette mismatch",
+            "expected 0.6350156",
+            "computed 0.63500557",
+        ],
+    );
+    let p = dir.put(
+        "xlf-garbage",
+        &replace_once(
+            &conf,
+            "plaquette = 6.350056e-01",
+            "plaquette = 6.35005Xe-01",
+        ),
+    );
+    assert_message(
+        &read_err(&p),
+        &p,
+        &["xlf-info", "6.35005Xe-01", "a finite number"],
     );
 }
 

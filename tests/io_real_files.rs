@@ -10,8 +10,8 @@ use qdsl::core::io::milc::{write_milc, MilcWriteOptions};
 use qdsl::core::io::nersc::{write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::write_openqcd;
 use qdsl::core::io::{
-    read_gauge, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError, LimeFlavour, NerscStorage,
-    Precision, ReadOptions, UnitarityCheck,
+    read_gauge, unitarity_limit, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError,
+    LimeFlavour, NerscStorage, Precision, ReadOptions, UnitarityCheck,
 };
 mod common;
 
@@ -472,6 +472,7 @@ fn non_unitary_links_round_trip_in_every_full_matrix_format() {
     let fat = read_sample("milc/fat.l8").field;
     let options = ReadOptions {
         unitarity: UnitarityCheck::Off,
+        ..ReadOptions::default()
     };
     for (i, writer) in Writer::all()
         .into_iter()
@@ -540,4 +541,124 @@ fn openqcd_reader_follows_the_documented_layout() {
     let ours = std::fs::read(&path).unwrap();
     assert_eq!(ours[..16], bytes[..16]);
     assert_eq!(ours[24..], bytes[24..]);
+}
+
+/// The observables a reader checked, as (name, recorded, computed).
+fn observables_checked(f: &GaugeFile) -> Vec<(String, f64, f64)> {
+    f.checks
+        .iter()
+        .filter_map(|c| match c {
+            Check::Observable {
+                name,
+                recorded,
+                computed,
+                ..
+            } => Some((name.clone(), *recorded, *computed)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// tmLQCD records P in its `xlf-info` record ("plaquette = 6.350056e-01"); the reader
+/// checks it to half a unit in the last printed digit. PyQUDA's and MILC's LIME samples
+/// record no observable, so none is checked there.
+#[test]
+fn lime_metadata_plaquette_is_checked_where_recorded() {
+    let checked = observables_checked(&read_sample("tmlqcd/conf.48"));
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    let (name, recorded, computed) = &checked[0];
+    assert_eq!(name, "`xlf-info` plaquette");
+    assert_eq!(*recorded, 6.350056e-01);
+    assert!((computed - 0.63500557222887).abs() < 1e-12);
+    for rel in [
+        "pyquda/weak_field.lime",
+        "milc/lat.sample.l4444.ildg",
+        "milc/lat.sample.l8",
+    ] {
+        assert!(observables_checked(&read_sample(rel)).is_empty(), "{rel}");
+    }
+}
+
+/// MILC's usqcdInfo record XML (`<plaq>`, `<linktr>`) and info lines (`gauge.ssplaq`,
+/// `gauge.stplaq`, `gauge.nersc_linktr`), written as MILC prints them, are checked
+/// against the links.
+#[test]
+fn milc_usqcd_info_and_info_lines_in_lime_metadata_are_checked() {
+    let dir = TempDir::new("lime-observables");
+    let field = read_sample("milc/lat.sample.l4444").field;
+    let p = plaquette(&field);
+    let trace = qdsl::core::gauge::link_trace(&field);
+    let record_xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><usqcdInfo><version>1.0</version>\
+         <plaq>{:e}</plaq><linktr>{trace:e}</linktr><info>gauge.ssplaq = {:.6}\n\
+         gauge.stplaq = {:.6}\ngauge.nersc_linktr = {trace:e}\n</info></usqcdInfo>",
+        p.average, p.spatial, p.temporal
+    );
+    let path = dir.file("milc-info.lime");
+    let options = LimeWriteOptions {
+        precision: Precision::Single,
+        record_xml,
+        ..LimeWriteOptions::default()
+    };
+    write_lime_gauge(&path, &field, &options).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    let names: Vec<String> = observables_checked(&f).into_iter().map(|c| c.0).collect();
+    assert_eq!(
+        names,
+        [
+            "`scidac-record-xml` <plaq>",
+            "`scidac-record-xml` <linktr>",
+            "`scidac-record-xml` gauge.ssplaq",
+            "`scidac-record-xml` gauge.stplaq",
+            "`scidac-record-xml` gauge.nersc_linktr",
+        ]
+    );
+}
+
+/// An ordinary f64 8⁴ file whose links deviate from unitarity by 6.5e-14 (as a tmLQCD
+/// file of issue 15 does) is read; the default limit is ε · 256 · √(2 ln 4V).
+#[test]
+fn f64_links_at_rounding_level_pass_the_volume_scaled_unitarity_limit() {
+    let dir = TempDir::new("unitarity-limit");
+    let tiled = read_sample("tmlqcd/conf.48")
+        .field
+        .tiled([2, 2, 2, 1])
+        .unwrap();
+    assert_eq!(tiled.lattice().dims(), [8; 4]);
+    let links = 4 * tiled.lattice().volume();
+    let limit = unitarity_limit(Precision::Double, links);
+    // U(1 + δ) has ‖U†U − 1‖_F = √3 (2δ + δ²).
+    let scaled = |target: f64| {
+        let delta = target / (2.0 * 3f64.sqrt());
+        let mut u = tiled.clone();
+        for l in u.links_mut() {
+            *l = l.scale(1.0 + delta);
+        }
+        u
+    };
+    let path = dir.file("scaled.lime");
+    write_lime_gauge(&path, &scaled(6.5e-14), &LimeWriteOptions::default()).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    let found = f.checks.iter().find_map(|c| match c {
+        Check::Links {
+            max_unitarity_deviation,
+            tolerance,
+        } => Some((*max_unitarity_deviation, *tolerance)),
+        _ => None,
+    });
+    let (deviation, tolerance) = found.unwrap();
+    assert!(deviation > 6e-14 && deviation < 7.5e-14, "{deviation:e}");
+    assert_eq!(tolerance, Some(limit));
+    // Well above the limit (1e-11): refused, naming the limit.
+    write_lime_gauge(&path, &scaled(1e-11), &LimeWriteOptions::default()).unwrap();
+    match read_gauge(&path, &ReadOptions::default()) {
+        Err(IoError::NonUnitary { tolerance, .. }) => assert_eq!(tolerance, limit),
+        other => panic!("expected NonUnitary, got {other:?}"),
+    }
+    // An explicit tolerance overrides the default.
+    let loose = ReadOptions {
+        unitarity: UnitarityCheck::Within(1e-10),
+        ..ReadOptions::default()
+    };
+    assert!(read_gauge(&path, &loose).is_ok());
 }

@@ -54,9 +54,13 @@ pub fn read_gauge(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Gauge
         Some(DetectedFormat::Nersc) => nersc::decode(&data, path, options),
         Some(DetectedFormat::Lime) => lime_gauge::decode(&data, path, options),
         Some(DetectedFormat::OpenQcd) => openqcd::decode(&data, path, options),
-        None => Err(IoError::UnknownFormat {
-            path: path.to_path_buf(),
-            found: hex_preview(&data),
-        }),
+        None => {
+            Err(
+                milc::legacy_version_error(&data, path).unwrap_or_else(|| IoError::UnknownFormat {
+                    path: path.to_path_buf(),
+                    found: hex_preview(&data),
+                }),
+            )
+        }
     }
 }

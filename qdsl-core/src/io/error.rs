@@ -53,6 +53,26 @@ pub enum IoError {
     )]
     UnknownFormat { path: PathBuf, found: String },
 
+    /// A known format in a version qdsl does not read (MILC's gauge files before v5).
+    #[error(
+        "{}: {format} file (magic number {magic} = {magic:#06x}, {byte_order}; {header}): \
+         not supported: {reason}",
+        path.display()
+    )]
+    UnsupportedVersion {
+        path: PathBuf,
+        /// The format and version, e.g. "MILC version 1–4".
+        format: String,
+        /// The magic number found.
+        magic: u32,
+        /// The byte order the magic number was read in.
+        byte_order: String,
+        /// What the header holds (the lattice).
+        header: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+
     /// A checksum recorded in the file disagrees with the one computed from the payload.
     #[error("{}: {what} mismatch: expected {expected} (recorded), computed {computed}", path.display())]
     ChecksumMismatch {

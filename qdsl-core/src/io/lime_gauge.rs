@@ -14,7 +14,8 @@
 //!   `<typesize>` 72 / 144 (bytes of one 3×3 matrix), `<datacount>4</datacount>`.
 //!
 //! A `scidac-checksum` record (`<suma>`, `<sumb>` in hex), when present, is verified
-//! against the binary data (see [`super::checksum`]). The files of different writers
+//! against the binary data (see [`super::checksum`]); plaquettes and link traces recorded
+//! in the text records are checked against the links (see [`super::recorded_observables`]). The files of different writers
 //! carry different records (tmLQCD: `ildg-format` only; MILC's SciDAC files: no
 //! `ildg-format`), so records are found by type.
 
@@ -22,9 +23,11 @@ use super::bytes::{read_file, write_file, ByteOrder, Precision};
 use super::checksum::scidac_checksum;
 use super::lime::{encode_lime, find_record, parse_lime, LimeRecord};
 use super::links::LinkCodec;
+use super::recorded_observables::{check_recorded, lime_metadata_observables};
 use super::xml::{element, escape, parse, parse_hex_u32, record_text};
 use super::{
-    check_links, lattice_from_header, Check, GaugeFile, GaugeFileFormat, IoError, ReadOptions,
+    check_links, checksum_mismatch, lattice_from_header, Check, GaugeFile, GaugeFileFormat,
+    IoError, ReadOptions,
 };
 use crate::field::GaugeField;
 use crate::Real;
@@ -162,16 +165,26 @@ pub(crate) fn decode(
     }
     let mut checks = Vec::new();
     if let Some(r) = find_record(&records, CHECKSUM) {
-        checks.push(verify_checksum(r, binary.data, codec.site_bytes(), path)?);
+        checks.push(
+            verify_checksum(r, binary.data, codec.site_bytes(), path)
+                .or_else(|e| checksum_mismatch(e, options.checksum))?,
+        );
     }
     let field = codec.decode(binary.data, lattice, path, &binary_what)?;
     check_links(&field, options.unitarity, precision, path, &mut checks)?;
 
-    let metadata = records
+    let metadata: Vec<(String, String)> = records
         .iter()
         .filter(|r| r.offset != binary.offset)
         .map(|r| (r.type_name.clone(), describe(r)))
         .collect();
+    let texts: Vec<(&str, &str)> = metadata
+        .iter()
+        .filter(|(record, _)| record != CHECKSUM)
+        .map(|(record, text)| (record.as_str(), text.as_str()))
+        .collect();
+    let recorded = lime_metadata_observables(&texts, path)?;
+    check_recorded(&recorded, &field, precision, path, &mut checks)?;
     Ok(GaugeFile {
         path: path.to_path_buf(),
         field,
