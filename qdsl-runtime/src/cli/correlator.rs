@@ -1,6 +1,7 @@
 //! `qdsl correlator`: read a gauge configuration, compute the point-source propagator
 //! (every spin and colour) and print the pion correlator C(t) with its effective mass.
 
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::correlator::{measure, parse_boundary, CorrelatorConfig};
 use crate::app::low_precision::LowPrecision;
@@ -9,7 +10,7 @@ use crate::app::solve::Action;
 use crate::solver::{SolverKind, SolverOptions};
 use clap::Args;
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
 use std::path::PathBuf;
 
@@ -57,6 +58,8 @@ pub struct CorrelatorArgs {
     /// Write the correlator as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    read: GaugeReadArgs,
 }
 
 impl CorrelatorArgs {
@@ -74,8 +77,15 @@ impl CorrelatorArgs {
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
 pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
-    let file = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let file = read.file;
     let origin = args.origin()?;
     let solver = args.solver.unwrap_or(match args.action {
         Action::Wilson => SolverKind::Cgnr,

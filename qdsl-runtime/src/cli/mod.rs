@@ -5,6 +5,7 @@ mod catalog;
 mod check;
 mod correlator;
 mod emit;
+mod gauge_read;
 mod info;
 mod inspect;
 mod smear;

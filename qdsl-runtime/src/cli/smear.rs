@@ -11,6 +11,7 @@
 //! with ε = `--epsilon-naik` (`qdsl_kernels::hisq_links` on the CPU,
 //! [`crate::smear::hisq_links_gpu`] on the GPU).
 
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::backend::BackendChoice;
 use crate::device::Gpu;
@@ -21,7 +22,7 @@ use qdsl_core::field::GaugeField;
 use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::milc::{write_milc, MilcWriteOptions};
 use qdsl_core::io::nersc::{write_nersc, NerscWriteOptions};
-use qdsl_core::io::{read_gauge, LimeFlavour, Precision, ReadOptions};
+use qdsl_core::io::{LimeFlavour, Precision, UnitarityCheck};
 use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7};
 use std::path::{Path, PathBuf};
 
@@ -86,6 +87,8 @@ pub struct SmearArgs {
     /// Stored precision of the outputs.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: OutPrecision,
+    #[command(flatten)]
+    pub read: GaugeReadArgs,
 }
 
 const NEED_OUT_LONG: &str =
@@ -219,9 +222,15 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             }
         },
     };
-    let u = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("reading the thin links {}: {e}", args.config.display()))?
-        .field;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("reading the thin links {}: {e}", args.config.display()))?;
+    read.print_notes();
+    let u = read.file.field;
     let v = fold_staggered_phases(&u);
     let device = if gpu.is_some() { "GPU" } else { "CPU" };
     let u0 = tadpole(args);

@@ -5,7 +5,7 @@
 use super::*;
 use crate::cli::Cli;
 use clap::Parser;
-use qdsl_core::io::{Check, GaugeFileFormat};
+use qdsl_core::io::{read_gauge, Check, GaugeFileFormat, ReadOptions};
 
 fn data(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,6 +3,7 @@
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
 //! (JSON, SVG). Every action runs on both backends.
 
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
@@ -12,7 +13,7 @@ use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::io::UnitarityCheck;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -77,6 +78,8 @@ pub struct SolveArgs {
     /// Plot log10 of the residual against the iteration to this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    read: GaugeReadArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -148,8 +151,15 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
             eprintln!("{line}")
         })?;
-    let file = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let file = read.file;
     let config = SolveConfig {
         action: args.action,
         kappa: args.kappa,
