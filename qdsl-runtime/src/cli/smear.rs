@@ -13,6 +13,7 @@
 
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
+use crate::app::solve::check_hisq_u0;
 use crate::backend::BackendChoice;
 use crate::device::Gpu;
 use crate::smear::{hisq_links_gpu, GpuSmearer};
@@ -68,8 +69,8 @@ pub struct SmearArgs {
     /// Which links: asqtad or hisq (fat and long) or fat7 (fat only).
     #[arg(long, value_enum)]
     pub links: LinkKind,
-    /// The tadpole factor u0 (> 0) of asqtad and fat7 (required there; HISQ has none):
-    /// each path of length L is divided by u0^(L−1).
+    /// The tadpole factor u0 (> 0) of asqtad and fat7 (required there): each path of
+    /// length L is divided by u0^(L−1). HISQ has u0 = 1 by construction (1 is accepted).
     #[arg(long)]
     pub u0: Option<f64>,
     /// The Naik-term mass correction ε of HISQ (default 0): X += (ε/8) W, L ← (1 + ε) L.
@@ -94,20 +95,15 @@ pub struct SmearArgs {
 const NEED_OUT_LONG: &str =
     "--links asqtad and --links hisq write fat and long links: --out-long is required";
 
-/// The tadpole factor of asqtad and fat7 (0 for HISQ, which has none).
+/// The tadpole factor of asqtad and fat7 (HISQ: 1, which its smearing does not use).
 fn tadpole(args: &SmearArgs) -> f64 {
-    args.u0.unwrap_or(0.0)
+    args.u0.unwrap_or(1.0)
 }
 
 /// Checks `--u0` and `--epsilon-naik` against `--links`.
 fn validate_coefficients(args: &SmearArgs) -> Result<(), String> {
     match (args.links, args.u0) {
-        (LinkKind::Hisq, Some(u0)) => {
-            return Err(format!(
-                "--links hisq has no tadpole factor, but --u0 {u0} was given"
-            ))
-        }
-        (LinkKind::Hisq, None) => {}
+        (LinkKind::Hisq, u0) => check_hisq_u0(u0).map_err(|e| e.to_string())?,
         (_, None) => return Err("--links asqtad and --links fat7 need --u0".into()),
         (_, Some(u0)) if !(u0.is_finite() && u0 > 0.0) => {
             return Err(format!("--u0 must be a finite number > 0, found {u0}"))

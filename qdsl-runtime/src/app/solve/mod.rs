@@ -50,7 +50,7 @@ mod tests;
 
 pub use action::{Action, Precision};
 pub use backend::SolveBackend;
-pub use config::{SolveConfig, Source};
+pub use config::{check_hisq_u0, SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
 
