@@ -26,6 +26,7 @@ use qdsl_core::io::nersc::{write_nersc, NerscWriteOptions};
 use qdsl_core::io::{LimeFlavour, Precision, UnitarityCheck};
 use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Which smeared links to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -226,36 +227,52 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     )
     .map_err(|e| format!("reading the thin links {}: {e}", args.config.display()))?;
     read.print_notes();
-    let u = read.file.field;
+    let u = &read.file.field;
+    let smearing = Instant::now();
     let v = fold_staggered_phases(&u);
-    let device = if gpu.is_some() { "GPU" } else { "CPU" };
+    let device = if gpu.is_some() {
+        "GPU, kernel compilation included"
+    } else {
+        "CPU"
+    };
     let u0 = tadpole(args);
-    match args.links {
+    let (links, what): ([Option<GaugeField<f64>>; 2], _) = match args.links {
         LinkKind::Asqtad => {
-            let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
             let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, u0)?;
             let long = smear::<AsqtadLong>(gpu.as_ref(), &v, u0)?;
-            eprintln!("qdsl smear: asqtad links on the {device}, u0 = {u0}");
-            write(&args.out_fat, &fat, args, "asqtad fat")?;
-            write(out_long, &long, args, "asqtad long")?;
+            eprintln!("qdsl smear: asqtad links, u0 = {u0}");
+            ([Some(fat), Some(long)], ["asqtad fat", "asqtad long"])
         }
         LinkKind::Fat7 => {
             let fat = smear::<Fat7>(gpu.as_ref(), &v, u0)?;
-            eprintln!("qdsl smear: fat7 links on the {device}, u0 = {u0}");
-            write(&args.out_fat, &fat, args, "fat7")?;
+            eprintln!("qdsl smear: fat7 links, u0 = {u0}");
+            ([Some(fat), None], ["fat7", ""])
         }
         LinkKind::Hisq => {
-            let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
             let epsilon = args.epsilon_naik.unwrap_or(0.0);
             let (fat, long) = match &gpu {
                 Some(gpu) => hisq_links_gpu(gpu, &u, epsilon)?,
                 None => hisq_links(&u, epsilon)?,
             };
-            eprintln!("qdsl smear: HISQ links on the {device}, epsilon_naik = {epsilon}");
-            write(&args.out_fat, &fat, args, "hisq fat")?;
-            write(out_long, &long, args, "hisq long")?;
+            eprintln!("qdsl smear: HISQ links, epsilon_naik = {epsilon}");
+            ([Some(fat), Some(long)], ["hisq fat", "hisq long"])
         }
+    };
+    let smearing = smearing.elapsed().as_secs_f64();
+    let writing = Instant::now();
+    let [fat, long] = links;
+    if let Some(fat) = fat {
+        write(&args.out_fat, &fat, args, what[0])?;
     }
+    if let Some(long) = long {
+        let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
+        write(out_long, &long, args, what[1])?;
+    }
+    eprintln!(
+        "qdsl smear: file read {:.3} s, smearing {smearing:.3} s ({device}), writing {:.3} s",
+        read.seconds,
+        writing.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

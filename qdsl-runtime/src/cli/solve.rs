@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::io::UnitarityCheck;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
@@ -127,9 +128,16 @@ fn print_summary(report: &SolveReport) {
         "  residual    true {:.3e} at the end of the solve, recomputed {:.3e}",
         r.true_residual, report.recomputed_residual
     );
+    let t = &report.times;
     println!(
-        "  time        {:.3} s, {:.2} GFLOP/s (operator flops)",
-        r.elapsed.as_secs_f64(),
+        "  set-up      {:.3} s (file read {:.3} s; links, operator, JIT and tuning {:.3} s)",
+        t.total_setup().as_secs_f64(),
+        t.file_read.as_secs_f64(),
+        t.setup.as_secs_f64()
+    );
+    println!(
+        "  solve       {:.3} s, {:.2} GFLOP/s (operator flops of the solve only)",
+        t.solve.as_secs_f64(),
         report.gflops
     );
 }
@@ -159,6 +167,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     )
     .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
     read.print_notes();
+    let read_seconds = read.seconds;
     let file = read.file;
     let config = SolveConfig {
         action: args.action,
@@ -193,7 +202,8 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     let (bar, callback) = progress_bar(args.max_iter);
     let outcome = solve_on(&backend, &gauge, &config, Some(callback));
     bar.finish_and_clear();
-    let report = outcome?;
+    let mut report = outcome?;
+    report.times.file_read = Duration::from_secs_f64(read_seconds);
     print_summary(&report);
     if let Some(path) = &args.json {
         write_json(&report, path)?;

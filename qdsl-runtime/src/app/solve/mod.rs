@@ -65,7 +65,7 @@ use crate::solver::{
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::gauge::plaquette;
 use qdsl_core::lattice::Lattice;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The result of [`solve`].
 #[derive(Clone, Debug)]
@@ -90,13 +90,37 @@ pub struct SolveReport {
     /// ‖b − M̂ x‖/‖b‖ recomputed after the solve with one more f64 application of the
     /// CPU operator (a GPU solution is downloaded first).
     pub recomputed_residual: f64,
-    /// Operator flops per second over the solve, in GFLOP/s.
+    /// Operator flops per second over the solve's iterations only (set-up excluded), in
+    /// GFLOP/s.
     pub gflops: f64,
+    /// Set-up and solve times apart.
+    pub times: SolveTimes,
     /// The source b (even sites).
     pub source: ColourSpinorField<f64>,
     /// The solution x (even sites).
     pub solution: ColourSpinorField<f64>,
 }
+/// Wall-clock times of a solve, the set-up apart from the iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveTimes {
+    /// Reading the gauge file: set by the caller that read it (zero otherwise).
+    pub file_read: Duration,
+    /// [`solve_on`] up to the end of the solve, less the solver's own time: checking the
+    /// parameters, smearing the links, the clover term, building and uploading the
+    /// operators, compiling (JIT) and tuning their kernels (the warm-up application of
+    /// the GPU operators), the source, downloading the solution.
+    pub setup: Duration,
+    /// The solver's iterations ([`SolveResult::elapsed`]): what GFLOP/s counts.
+    pub solve: Duration,
+}
+
+impl SolveTimes {
+    /// File read plus set-up.
+    pub fn total_setup(&self) -> Duration {
+        self.file_read + self.setup
+    }
+}
+
 /// Solves M̂ x = b with x₀ = 0 for operators in precisions H (solution, true residual)
 /// and L (iteration); returns the result and ‖b − M̂ x‖/‖b‖ recomputed with `high`.
 /// Backend-independent: any field type implementing [`SolverField`] will do.
@@ -168,6 +192,7 @@ pub fn solve_on(
     config: &SolveConfig,
     progress: Option<ProgressCallback>,
 ) -> Result<SolveReport, SolveError> {
+    let start = Instant::now();
     let action = config.action;
     let parameters = check_parameters(config)?;
     let opts = SolverOptions {
@@ -186,7 +211,7 @@ pub fn solve_on(
         Source::Gaussian { seed } => ColourSpinorField::gaussian(layout, seed),
         Source::Point => ColourSpinorField::point_source(layout, 0, [0; 4], 0, 0)?,
     };
-    let (result, x, recomputed_residual) = match backend {
+    let (result, x, recomputed_residual, through_solve) = match backend {
         SolveBackend::Cpu => {
             let (low, _) = system.cpu_operator::<f32>();
             let mut x = b.zeros_like();
@@ -199,14 +224,21 @@ pub fn solve_on(
                 &mut x,
                 &opts,
             )?;
+            let through_solve = start.elapsed();
             let residual = relative_residual(high.as_ref(), &b, &x)?;
-            (result, x, residual)
+            (result, x, residual, through_solve)
         }
         SolveBackend::Cuda(ctx) => {
             let (result, x) = device_solve(ctx, &system, config, &b, &opts)?;
+            let through_solve = start.elapsed();
             let residual = relative_residual(high.as_ref(), &b, &x)?;
-            (result, x, residual)
+            (result, x, residual, through_solve)
         }
+    };
+    let times = SolveTimes {
+        file_read: Duration::ZERO,
+        setup: through_solve.saturating_sub(result.elapsed),
+        solve: result.elapsed,
     };
     let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
     Ok(SolveReport {
@@ -218,6 +250,7 @@ pub fn solve_on(
         precision: config.precision,
         tolerance: config.tolerance,
         gflops: result.operator_flops as f64 / seconds / 1e9,
+        times,
         result,
         recomputed_residual,
         source: b,
