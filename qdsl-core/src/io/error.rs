@@ -62,11 +62,11 @@ pub enum IoError {
     UnsupportedVersion {
         path: PathBuf,
         /// The format and version, e.g. "MILC version 1–4".
-        format: String,
+        format: &'static str,
         /// The magic number found.
         magic: u32,
         /// The byte order the magic number was read in.
-        byte_order: String,
+        byte_order: &'static str,
         /// What the header holds (the lattice).
         header: String,
         /// Why, and what to do instead.

@@ -94,9 +94,9 @@ pub(crate) fn legacy_version_error(data: &[u8], path: &Path) -> Option<IoError> 
     };
     Some(IoError::UnsupportedVersion {
         path: path.to_path_buf(),
-        format: version.to_string(),
+        format: version,
         magic,
-        byte_order: order.name().to_string(),
+        byte_order: order.name(),
         header: format!("lattice {}", dims.join("×")),
         reason: "qdsl reads MILC v5 (magic 20103) and SciDAC/ILDG files; convert it with \
                  MILC (reload_serial, then save_serial_scidac or save_serial)"

@@ -229,7 +229,7 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     read.print_notes();
     let u = &read.file.field;
     let smearing = Instant::now();
-    let v = fold_staggered_phases(&u);
+    let v = fold_staggered_phases(u);
     let device = if gpu.is_some() {
         "GPU, kernel compilation included"
     } else {
@@ -251,8 +251,8 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         LinkKind::Hisq => {
             let epsilon = args.epsilon_naik.unwrap_or(0.0);
             let (fat, long) = match &gpu {
-                Some(gpu) => hisq_links_gpu(gpu, &u, epsilon)?,
-                None => hisq_links(&u, epsilon)?,
+                Some(gpu) => hisq_links_gpu(gpu, u, epsilon)?,
+                None => hisq_links(u, epsilon)?,
             };
             eprintln!("qdsl smear: HISQ links, epsilon_naik = {epsilon}");
             ([Some(fat), Some(long)], ["hisq fat", "hisq long"])
