@@ -17,8 +17,13 @@
 //! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
 //!
 //! [`Normalisation`]: the report's C(t) is that sum (`none`), or the sum divided by
-//! (L_x L_y L_z)² (`milc`): the factor by which MILC's printed pion correlators differ
-//! from the bare sum (4096 on a 4³×8 lattice, as issue 15 found). Neither changes m_eff.
+//! (L_x L_y L_z)² (`milc`), neither changes m_eff. The `milc` divisor is the ratio issue 15
+//! found between MILC's printed pion correlators and the bare sum (4096 on a 4³×8
+//! lattice). MILC's `ks_spectrum` (`spectrum_ks.c`) divides the summed correlator by the
+//! number of contributions (`num_corr_occur`) and scales it by the `meson_factor` of the
+//! input's `correlator` line; its spatial-volume division (`space_vol`) is commented out
+//! there. No MILC correlator output is among the recorded data (`tests/data/README.md`),
+//! so this convention is pinned by the ratio, not yet by MILC's own numbers.
 //!
 //! Staggered C(t) also carries a component alternating as (−1)^t: on a free field
 //! A⁻¹(x, x₀) = (4m² − D²)⁻¹ vanishes unless every coordinate of x − x₀ is even, so the
@@ -76,7 +81,8 @@ pub enum Normalisation {
     /// C(t) = Σ_x Σ_ab |G_ab(x, x₀)|² (Wilson: Σ over spin and colour), no factor.
     #[default]
     None,
-    /// MILC's: the sum divided by the source volume factor (L_x L_y L_z)².
+    /// MILC's as issue 15 measured it: the sum divided by the source volume factor
+    /// (L_x L_y L_z)² (see the module docs for what is and is not checked).
     Milc,
 }
 
