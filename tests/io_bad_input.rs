@@ -298,58 +298,72 @@ fn ignored_checksum_mismatches_are_read_and_recorded() {
     }
 }
 
-/// MILC's gauge formats before v5 are named with their version, byte order and lattice
-/// (their payload layout is not published), not reported as unrecognised.
-#[test]
-fn milc_pre_v5_files_are_named_precisely() {
-    let dir = TempDir::new("milc-legacy");
-    let payload = sample("milc/lat.sample.l4444")[96..].to_vec();
-    let cases = [
-        (
-            59354u32,
-            false,
-            "MILC version 1–4 file (magic number 59354 = 0xe7da, little-endian",
-        ),
-        (
-            59354,
-            true,
-            "MILC version 1–4 file (magic number 59354 = 0xe7da, big-endian",
-        ),
-        (
-            53546,
-            false,
-            "MILC 1996-format file (magic number 53546 = 0xd12a",
-        ),
-    ];
-    for (i, (magic, big, needle)) in cases.into_iter().enumerate() {
-        let word = |x: u32| {
-            if big {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        };
-        let mut bytes = word(magic).to_vec();
-        for d in [4u32, 4, 4, 8] {
-            bytes.extend_from_slice(&word(d));
-        }
-        bytes.extend_from_slice(&[0; 8]); // c1, c2
-        bytes.extend_from_slice(&payload);
-        let p = dir.put(&format!("v{i}"), &bytes);
-        let e = read_err(&p);
-        assert!(matches!(e, IoError::UnsupportedVersion { .. }), "{e:?}");
-        assert_message(
-            &e,
-            &p,
-            &[needle, "lattice 4×4×4×8", "not supported", "SciDAC"],
-        );
-        // The MILC reader itself names it too.
-        let e = read_milc(&p, &ReadOptions::default()).unwrap_err();
-        assert!(matches!(e, IoError::UnsupportedVersion { .. }), "{e:?}");
+/// A MILC file of a pre-v5 format (magic, dims, then `rest`), little-endian.
+fn milc_legacy_file(magic: u32, dims: [u32; 4], rest: &[&[u8]]) -> Vec<u8> {
+    let mut bytes = magic.to_le_bytes().to_vec();
+    for d in dims {
+        bytes.extend_from_slice(&d.to_le_bytes());
     }
-    // A file too short for the dimensions still names the version.
-    let p = dir.put("short", &59354u32.to_le_bytes());
-    assert_message(&read_err(&p), &p, &["MILC version 1–4", "lattice ?×?×?×?"]);
+    for r in rest {
+        bytes.extend_from_slice(r);
+    }
+    bytes
+}
+
+/// MILC's pre-v5 files have no checksum: a payload of the wrong size, a site order other
+/// than natural and an impossible header size are errors naming the format and field.
+#[test]
+fn milc_pre_v5_defects_are_named() {
+    let dir = TempDir::new("milc-legacy");
+    let payload = &sample("milc/lat.sample.l4444")[96..];
+    let c = [0u8; 8]; // c1, c2
+    let short = milc_legacy_file(59354, [4, 4, 4, 4], &[&c, &payload[..1000]]);
+    let p = dir.put("short", &short);
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::Truncated { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &["MILC version 1–4 payload", "expected 73728 bytes"],
+    );
+    let long = milc_legacy_file(59354, [4, 4, 4, 4], &[&c, payload, &[0; 4]]);
+    let p = dir.put("long", &long);
+    assert!(matches!(read_err(&p), IoError::SizeMismatch { .. }));
+    let dims = milc_legacy_file(59354, [4, 4, 4, 6], &[&c, payload]);
+    let p = dir.put("dims", &dims);
+    assert_message(
+        &read_err(&p),
+        &p,
+        &[
+            "MILC version 1–4 payload of a 4×4×4×6 lattice",
+            "expected 110592 bytes",
+        ],
+    );
+    // 1996: header_bytes and order are header fields.
+    let (h32, zero) = (32u32.to_le_bytes(), 0u32.to_le_bytes());
+    let node_dump = milc_legacy_file(
+        53546,
+        [4; 4],
+        &[&h32, &1u32.to_le_bytes(), &zero, &zero, payload],
+    );
+    let p = dir.put("order", &node_dump);
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::Unsupported { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &["site order of a MILC 1996 format file", "found \"1\""],
+    );
+    let tiny = milc_legacy_file(53546, [4; 4], &[&3u32.to_le_bytes(), &zero, payload]);
+    let p = dir.put("header-bytes", &tiny);
+    assert_message(
+        &read_err(&p),
+        &p,
+        &["header_bytes (offset 20)", "at least 28", "found 3"],
+    );
+    // Four bytes: the magic alone.
+    let p = dir.put("magic-only", &59354u32.to_le_bytes());
+    assert!(matches!(read_err(&p), IoError::Truncated { .. }));
 }
 
 /// A plaquette or link trace recorded in LIME metadata that disagrees with the links is

@@ -11,7 +11,7 @@ use qdsl::core::io::nersc::{write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::write_openqcd;
 use qdsl::core::io::{
     read_gauge, unitarity_limit, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError,
-    LimeFlavour, NerscStorage, Precision, ReadOptions, UnitarityCheck,
+    LimeFlavour, MilcLegacyVersion, NerscStorage, Precision, ReadOptions, UnitarityCheck,
 };
 mod common;
 
@@ -661,4 +661,61 @@ fn f64_links_at_rounding_level_pass_the_volume_scaled_unitarity_limit() {
         ..ReadOptions::default()
     };
     assert!(read_gauge(&path, &loose).is_ok());
+}
+
+/// MILC's pre-v5 formats, assembled from the layout of MILC's own readers
+/// (`read_v3_gauge_hdr`, `read_1996_gauge_hdr`, `r_serial`): versions 1–4 (28-byte header:
+/// magic 59354, dims, c1, c2) in both byte orders, and 1996 (magic 53546, dims,
+/// header_bytes, order, descriptor; a 4-byte unused checksum) around the links of MILC's
+/// v5 sample hold the same links as the sample.
+#[test]
+fn milc_pre_v5_files_read_as_milc_reads_them() {
+    let dir = TempDir::new("milc-legacy");
+    let v5 = read_sample("milc/lat.sample.l4444");
+    let bytes = std::fs::read(data("milc/lat.sample.l4444")).unwrap();
+    let little = &bytes[96..];
+    let big: Vec<u8> = little
+        .chunks_exact(4)
+        .flat_map(|w| [w[3], w[2], w[1], w[0]])
+        .collect();
+    let word = |x: u32, order: ByteOrder| match order {
+        ByteOrder::Little => x.to_le_bytes(),
+        ByteOrder::Big => x.to_be_bytes(),
+    };
+    for (order, payload) in [(ByteOrder::Little, little), (ByteOrder::Big, &big[..])] {
+        let mut file = word(59354, order).to_vec();
+        for d in [4, 4, 4, 4] {
+            file.extend_from_slice(&word(d, order));
+        }
+        file.extend_from_slice(&word(7.0f32.to_bits(), order));
+        file.extend_from_slice(&word(0.5f32.to_bits(), order));
+        file.extend_from_slice(payload);
+        let path = dir.file("v3");
+        std::fs::write(&path, &file).unwrap();
+        let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+        assert_eq!(
+            f.format,
+            GaugeFileFormat::MilcLegacy(MilcLegacyVersion::V1To4)
+        );
+        assert_eq!(f.format.to_string(), "MILC version 1–4");
+        assert_eq!((f.byte_order, f.precision), (order, Precision::Single));
+        assert_eq!(f.field, v5.field);
+        assert_eq!(f.metadata_value("c1"), Some("7"));
+        assert_eq!(f.metadata_value("c2"), Some("0.5"));
+        assert!(!has_checksum(&f), "pre-v5 files have no checksum");
+    }
+    // 1996: a 40-byte header (descriptor "b"), then the unused checksum word.
+    let mut file = Vec::new();
+    for x in [53546u32, 4, 4, 4, 4, 40, 0, 1] {
+        file.extend_from_slice(&x.to_le_bytes());
+    }
+    file.extend_from_slice(b"b\0\0\0");
+    file.extend_from_slice(&0u32.to_le_bytes()); // n_param
+    file.extend_from_slice(&0u32.to_le_bytes()); // unused checksum
+    file.extend_from_slice(little);
+    let path = dir.file("1996");
+    std::fs::write(&path, &file).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(f.format.to_string(), "MILC 1996 format");
+    assert_eq!(f.field, v5.field);
 }

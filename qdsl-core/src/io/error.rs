@@ -46,32 +46,13 @@ pub enum IoError {
 
     /// The content matches none of the supported formats.
     #[error(
-        "{}: unrecognised gauge-file format: expected a MILC magic number (20103), \
+        "{}: unrecognised gauge-file format: expected a MILC magic number (20103; or 59354, \
+         53546 for MILC's older formats), \
          `BEGIN_HEADER` (NERSC), a LIME record (magic 0x456789ab) or an openQCD header \
          matching the file size; found first bytes {found}",
         path.display()
     )]
     UnknownFormat { path: PathBuf, found: String },
-
-    /// A known format in a version qdsl does not read (MILC's gauge files before v5).
-    #[error(
-        "{}: {format} file (magic number {magic} = {magic:#06x}, {byte_order}; {header}): \
-         not supported: {reason}",
-        path.display()
-    )]
-    UnsupportedVersion {
-        path: PathBuf,
-        /// The format and version, e.g. "MILC version 1–4".
-        format: &'static str,
-        /// The magic number found.
-        magic: u32,
-        /// The byte order the magic number was read in.
-        byte_order: &'static str,
-        /// What the header holds (the lattice).
-        header: String,
-        /// Why, and what to do instead.
-        reason: String,
-    },
 
     /// A checksum recorded in the file disagrees with the one computed from the payload.
     #[error("{}: {what} mismatch: expected {expected} (recorded), computed {computed}", path.display())]

@@ -15,9 +15,10 @@
 //! each link a row-major 3×3 complex matrix `[re, im]` (72 bytes, 288 per site), in the
 //! byte order of the magic number. The checksum (see [`super::checksum`]) runs over the
 //! payload's 32-bit words in that byte order. MILC's binary gauge format stores single
-//! precision only (`fsu3_matrix`), so the writer always writes f32.
+//! precision only (`fsu3_matrix`), so the writer always writes f32. Files of MILC's older
+//! formats (versions 1–4, 1996) are read by [`super::milc_legacy`].
 
-use super::bytes::{encode_u32, read_file, u32_from, write_file, ByteOrder, Bytes, Precision};
+use super::bytes::{encode_u32, read_file, write_file, ByteOrder, Bytes, Precision};
 use super::checksum::milc_checksum;
 use super::links::LinkCodec;
 use super::{
@@ -30,11 +31,6 @@ use std::path::Path;
 
 /// The MILC v5 magic number.
 pub const MILC_MAGIC: u32 = 20103;
-/// The magic number of MILC's gauge files of versions 1–4 (`GAUGE_VERSION_NUMBER_V1` in
-/// MILC's `file_types.h`).
-pub const MILC_V1_TO_V4_MAGIC: u32 = 59354;
-/// The magic number of MILC's 1996 gauge format (`GAUGE_VERSION_NUMBER_1996`).
-pub const MILC_1996_MAGIC: u32 = 53546;
 /// Bytes of the MILC v5 header.
 pub const HEADER_BYTES: u64 = 96;
 const TIME_STAMP_BYTES: usize = 64;
@@ -68,42 +64,6 @@ pub(crate) fn magic_order(first: [u8; 4]) -> Option<ByteOrder> {
     }
 }
 
-/// The error naming a MILC gauge file older than v5, recognised by its magic number in
-/// either byte order; `None` for any other content.
-///
-/// MILC's `read_v3_gauge_hdr` reads versions 1–4 as int32 magic, int32 dims[4], f32 c1,
-/// c2 (28 bytes, natural site order, no checksum); the 1996 format (`read_1996_gauge_hdr`)
-/// has a variable-length descriptor and parameter list. Neither format's payload layout
-/// is published (MILC reads them through its own site-by-site routines), so qdsl names
-/// the version, the byte order and the header's lattice instead of guessing.
-pub(crate) fn legacy_version_error(data: &[u8], path: &Path) -> Option<IoError> {
-    let first: [u8; 4] = data.get(..4)?.try_into().ok()?;
-    let (magic, order) = [ByteOrder::Little, ByteOrder::Big]
-        .into_iter()
-        .map(|o| (u32_from(first, o), o))
-        .find(|(m, _)| *m == MILC_V1_TO_V4_MAGIC || *m == MILC_1996_MAGIC)?;
-    let b = Bytes::new(data, path);
-    let dims: Vec<String> = (0..4)
-        .map(|mu| b.i32(4 + 4 * mu, order, "MILC dims").map(|d| d.to_string()))
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|_| vec!["?".to_string(); 4]);
-    let version = if magic == MILC_V1_TO_V4_MAGIC {
-        "MILC version 1–4"
-    } else {
-        "MILC 1996-format"
-    };
-    Some(IoError::UnsupportedVersion {
-        path: path.to_path_buf(),
-        format: version,
-        magic,
-        byte_order: order.name(),
-        header: format!("lattice {}", dims.join("×")),
-        reason: "qdsl reads MILC v5 (magic 20103) and SciDAC/ILDG files; convert it with \
-                 MILC (reload_serial, then save_serial_scidac or save_serial)"
-            .to_string(),
-    })
-}
-
 /// Reads a MILC v5 file: checks the magic number, the site order and sum29/sum31, then
 /// the links (see [`ReadOptions`]).
 pub fn read_milc(path: impl AsRef<Path>, options: &ReadOptions) -> Result<GaugeFile, IoError> {
@@ -119,8 +79,8 @@ pub(crate) fn decode(
 ) -> Result<GaugeFile, IoError> {
     let b = Bytes::new(data, path);
     let first = b.array::<4>(0, "MILC header (magic number)")?;
-    if let Some(e) = legacy_version_error(data, path) {
-        return Err(e);
+    if super::milc_legacy::legacy_magic(first).is_some() {
+        return super::milc_legacy::decode(data, path, options);
     }
     let order = magic_order(first).ok_or_else(|| IoError::BadMagic {
         path: path.to_path_buf(),

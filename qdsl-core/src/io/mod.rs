@@ -1,5 +1,6 @@
 //! Gauge-configuration files: reading and writing MILC v5, NERSC, ILDG and SciDAC (LIME
-//! containers) and openQCD, with every checksum and header observable verified.
+//! containers) and openQCD, reading MILC's older formats (versions 1–4, 1996), with every
+//! checksum and header observable verified.
 //!
 //! [`read_gauge`] recognises the format from the file's content (never its name) and
 //! returns a [`GaugeFile`]: the field in f64 on the checkerboard layout of
@@ -24,8 +25,8 @@
 //! A recorded checksum that disagrees with the payload is an error
 //! ([`IoError::ChecksumMismatch`]) unless [`ReadOptions::checksum`] is
 //! [`ChecksumPolicy::Warn`]: the file is then read and the mismatch recorded as
-//! [`Check::ChecksumMismatchIgnored`]. MILC's pre-v5 formats are recognised by their
-//! magic numbers and named in [`IoError::UnsupportedVersion`].
+//! [`Check::ChecksumMismatchIgnored`]. MILC's pre-v5 formats (versions 1–4, 1996) are
+//! read too ([`milc_legacy`]); they have no checksum.
 //!
 //! No input makes a reader panic or allocate more than the file's size implies: lattice
 //! dimensions are validated by [`Lattice::new`](crate::lattice::Lattice::new) and the
@@ -39,6 +40,7 @@ pub mod lime;
 pub mod lime_gauge;
 mod links;
 pub mod milc;
+pub mod milc_legacy;
 pub mod nersc;
 pub mod openqcd;
 pub mod recorded_observables;
@@ -49,6 +51,7 @@ pub use bytes::{ByteOrder, Precision};
 pub use detect::{detect_format, read_gauge, DetectedFormat};
 pub use error::IoError;
 pub use lime_gauge::LimeFlavour;
+pub use milc_legacy::MilcLegacyVersion;
 pub use nersc::NerscStorage;
 pub use unitarity_limit::{unitarity_limit, ROUNDING_STEPS};
 
@@ -63,6 +66,8 @@ use std::path::{Path, PathBuf};
 pub enum GaugeFileFormat {
     /// MILC v5 binary (96-byte header, single precision).
     Milc,
+    /// MILC's binary formats before v5 (versions 1–4, 1996; single precision).
+    MilcLegacy(MilcLegacyVersion),
     /// A LIME file with an `ildg-binary-data` or a `scidac-binary-data` record.
     Lime(LimeFlavour),
     /// NERSC archive (text header, two or three stored rows).
@@ -75,6 +80,7 @@ impl std::fmt::Display for GaugeFileFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             GaugeFileFormat::Milc => "MILC v5",
+            GaugeFileFormat::MilcLegacy(version) => version.name(),
             GaugeFileFormat::Lime(LimeFlavour::Ildg) => "ILDG (LIME)",
             GaugeFileFormat::Lime(LimeFlavour::Scidac) => "SciDAC (LIME)",
             GaugeFileFormat::Nersc(NerscStorage::TwoRow) => "NERSC 4D_SU3_GAUGE (two rows)",
