@@ -719,3 +719,48 @@ fn milc_pre_v5_files_read_as_milc_reads_them() {
     assert_eq!(f.format.to_string(), "MILC 1996 format");
     assert_eq!(f.field, v5.field);
 }
+
+/// qdsl's LIME writer records the plaquette and link trace of the stored links in its
+/// `usqcdInfo` record XML; the reader checks them (exactly reproduced), and a changed value
+/// is refused.
+#[test]
+fn qdsl_lime_files_record_plaquette_and_link_trace_that_are_checked() {
+    let dir = TempDir::new("qdsl-observables");
+    let field = read_sample("tmlqcd/conf.48").field;
+    for precision in [Precision::Single, Precision::Double] {
+        let path = dir.file("qdsl.lime");
+        let options = LimeWriteOptions {
+            precision,
+            ..LimeWriteOptions::default()
+        };
+        write_lime_gauge(&path, &field, &options).unwrap();
+        let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+        let checked = observables_checked(&f);
+        let names: Vec<&str> = checked.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["`scidac-record-xml` <plaq>", "`scidac-record-xml` <linktr>"]
+        );
+        for (name, recorded, computed) in &checked {
+            assert_eq!(recorded, computed, "{name}");
+        }
+        assert!((checked[0].1 - plaquette(&field).average).abs() < 1e-6);
+        // A recorded plaquette changed in its 5th digit (by 1e-4, above the f32 tolerance
+        // 16 ε) is refused.
+        let text = std::fs::read(&path).unwrap();
+        let at = text.windows(6).position(|w| w == b"<plaq>").unwrap() + 6;
+        let mut changed = text.clone();
+        changed[at + 5] = if changed[at + 5] == b'9' {
+            b'0'
+        } else {
+            changed[at + 5] + 1
+        };
+        std::fs::write(&path, &changed).unwrap();
+        match read_gauge(&path, &ReadOptions::default()).map(|f| f.checks) {
+            Err(IoError::ObservableMismatch { observable, .. }) => {
+                assert_eq!(observable, "`scidac-record-xml` <plaq>")
+            }
+            other => panic!("expected ObservableMismatch, got {other:?}"),
+        }
+    }
+}

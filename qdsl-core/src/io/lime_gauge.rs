@@ -30,6 +30,7 @@ use super::{
     IoError, ReadOptions,
 };
 use crate::field::GaugeField;
+use crate::gauge::{link_trace, plaquette};
 use crate::Real;
 use std::path::Path;
 
@@ -61,7 +62,10 @@ pub struct LimeWriteOptions {
     pub precision: Precision,
     /// Payload of the `scidac-file-xml` record (user file metadata, written as given).
     pub file_xml: String,
-    /// Payload of the `scidac-record-xml` record (user record metadata, written as given).
+    /// Payload of the `scidac-record-xml` record (user record metadata), written as given;
+    /// empty (the default): qdsl's own, a `usqcdInfo` document (as MILC and Grid write)
+    /// recording the plaquette P and the link trace of the stored links to 17 digits in
+    /// `<plaq>` and `<linktr>`, which readers check (see [`super::recorded_observables`]).
     pub record_xml: String,
     /// The `<date>` of `scidac-private-record-xml`; omitted when `None` (so that writing
     /// the same field twice gives the same bytes).
@@ -78,7 +82,7 @@ impl Default for LimeWriteOptions {
             file_xml:
                 r#"<?xml version="1.0" encoding="UTF-8"?><title>qdsl gauge configuration</title>"#
                     .to_string(),
-            record_xml: r#"<?xml version="1.0" encoding="UTF-8"?><info></info>"#.to_string(),
+            record_xml: String::new(),
             date: None,
             lfn: None,
         }
@@ -399,6 +403,16 @@ fn verify_checksum(
     Ok(Check::ScidacChecksum { suma, sumb })
 }
 
+/// qdsl's record XML: a `usqcdInfo` document with the plaquette P = ⟨Re tr U_□⟩/3 and the
+/// link trace ⟨Re tr U⟩/3 of `stored` (the links as stored), to 17 significant digits.
+fn usqcd_info(stored: &GaugeField<f64>) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><usqcdInfo><version>1.0</version><plaq>{:.16e}</plaq><linktr>{:.16e}</linktr><info>written by qdsl</info></usqcdInfo>"#,
+        plaquette(stored).average,
+        link_trace(stored)
+    )
+}
+
 /// Writes a field as an ILDG or SciDAC LIME file. Message 1: `scidac-private-file-xml`,
 /// `scidac-file-xml`. Message 2: `scidac-private-record-xml`, `scidac-record-xml`, (ILDG:
 /// `ildg-format`, `ildg-data-lfn` if given), the binary record, `scidac-checksum` — the
@@ -416,6 +430,12 @@ pub fn write_lime_gauge<T: Real>(
     };
     let payload = codec.encode(field);
     let sums = scidac_checksum(&payload, codec.site_bytes());
+    let record_xml = if options.record_xml.is_empty() {
+        let stored = codec.decode(&payload, *field.lattice(), path, "encoded links")?;
+        usqcd_info(&stored)
+    } else {
+        options.record_xml.clone()
+    };
     let [lx, ly, lz, lt] = field.lattice().dims();
     let xml_head = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
     let private_file = format!(
@@ -457,7 +477,7 @@ pub fn write_lime_gauge<T: Real>(
     ];
     let mut body: Vec<(&str, &[u8])> = vec![
         (PRIVATE_RECORD, private_record.as_bytes()),
-        ("scidac-record-xml", options.record_xml.as_bytes()),
+        ("scidac-record-xml", record_xml.as_bytes()),
     ];
     if options.flavour == LimeFlavour::Ildg {
         body.push((ILDG_FORMAT, ildg_format.as_bytes()));
