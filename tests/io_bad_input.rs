@@ -8,7 +8,7 @@ use qdsl::core::io::lime_gauge::{read_lime_gauge, write_lime_gauge, LimeWriteOpt
 use qdsl::core::io::milc::{read_milc, write_milc, MilcWriteOptions};
 use qdsl::core::io::nersc::{read_nersc, write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::{read_openqcd, write_openqcd};
-use qdsl::core::io::{read_gauge, IoError, ReadOptions};
+use qdsl::core::io::{read_gauge, Check, ChecksumPolicy, IoError, ReadOptions};
 use qdsl::core::lattice::GeometryError;
 mod common;
 
@@ -248,6 +248,162 @@ fn checksum_mismatches_show_recorded_and_computed_sums_in_hex() {
             "scidac-checksum",
             "expected suma = 1c231a18, sumb = 003c553b",
         ],
+    );
+}
+
+/// With `ChecksumPolicy::Warn` (`--ignore-checksum`) a file whose recorded checksum
+/// disagrees is read, and the mismatch is recorded with the expected and computed sums.
+#[test]
+fn ignored_checksum_mismatches_are_read_and_recorded() {
+    let dir = TempDir::new("checksum-ignored");
+    let warn = ReadOptions {
+        checksum: ChecksumPolicy::Warn,
+        ..ReadOptions::default()
+    };
+    // The lowest byte of a stored real: the links stay unitary to rounding.
+    let mut milc = sample("milc/lat.sample.l4444");
+    milc[1000] ^= 0x10;
+    let mut nersc = sample("chroma/t_nersc.cfg");
+    let at = nersc_payload_start(&nersc) + 7;
+    nersc[at] ^= 0x01;
+    let mut conf = sample("tmlqcd/conf.48");
+    let at = lime_payload(&conf, "ildg-binary-data").start + 12343;
+    conf[at] ^= 0x80;
+    let cases = [
+        (milc, "MILC checksum", "sum29 = 02352c05, sum31 = d137321d"),
+        (nersc, "NERSC CHECKSUM", "717938df"),
+        (conf, "SciDAC checksum", "suma = 1c231a18, sumb = 003c553b"),
+    ];
+    for (i, (bytes, what_needle, expected_sums)) in cases.into_iter().enumerate() {
+        let p = dir.put(&format!("f{i}"), &bytes);
+        assert!(matches!(read_err(&p), IoError::ChecksumMismatch { .. }));
+        let f = read_gauge(&p, &warn).unwrap_or_else(|e| panic!("{e}"));
+        let ignored: Vec<_> = f
+            .checks
+            .iter()
+            .filter_map(|c| match c {
+                Check::ChecksumMismatchIgnored {
+                    what,
+                    expected,
+                    computed,
+                } => Some((what.clone(), expected.clone(), computed.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ignored.len(), 1, "{:?}", f.checks);
+        let (what, expected, computed) = &ignored[0];
+        assert!(what.contains(what_needle), "{what}");
+        assert_eq!(expected, expected_sums);
+        assert_ne!(computed, expected);
+    }
+}
+
+/// A MILC file of a pre-v5 format (magic, dims, then `rest`), little-endian.
+fn milc_legacy_file(magic: u32, dims: [u32; 4], rest: &[&[u8]]) -> Vec<u8> {
+    let mut bytes = magic.to_le_bytes().to_vec();
+    for d in dims {
+        bytes.extend_from_slice(&d.to_le_bytes());
+    }
+    for r in rest {
+        bytes.extend_from_slice(r);
+    }
+    bytes
+}
+
+/// MILC's pre-v5 files have no checksum: a payload of the wrong size, a site order other
+/// than natural and an impossible header size are errors naming the format and field.
+#[test]
+fn milc_pre_v5_defects_are_named() {
+    let dir = TempDir::new("milc-legacy");
+    let payload = &sample("milc/lat.sample.l4444")[96..];
+    let c = [0u8; 8]; // c1, c2
+    let short = milc_legacy_file(59354, [4, 4, 4, 4], &[&c, &payload[..1000]]);
+    let p = dir.put("short", &short);
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::Truncated { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &["MILC version 1–4 payload", "expected 73728 bytes"],
+    );
+    let long = milc_legacy_file(59354, [4, 4, 4, 4], &[&c, payload, &[0; 4]]);
+    let p = dir.put("long", &long);
+    assert!(matches!(read_err(&p), IoError::SizeMismatch { .. }));
+    let dims = milc_legacy_file(59354, [4, 4, 4, 6], &[&c, payload]);
+    let p = dir.put("dims", &dims);
+    assert_message(
+        &read_err(&p),
+        &p,
+        &[
+            "MILC version 1–4 payload of a 4×4×4×6 lattice",
+            "expected 110592 bytes",
+        ],
+    );
+    // 1996: header_bytes and order are header fields.
+    let (h32, zero) = (32u32.to_le_bytes(), 0u32.to_le_bytes());
+    let node_dump = milc_legacy_file(
+        53546,
+        [4; 4],
+        &[&h32, &1u32.to_le_bytes(), &zero, &zero, payload],
+    );
+    let p = dir.put("order", &node_dump);
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::Unsupported { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &["site order of a MILC 1996 format file", "found \"1\""],
+    );
+    let tiny = milc_legacy_file(53546, [4; 4], &[&3u32.to_le_bytes(), &zero, payload]);
+    let p = dir.put("header-bytes", &tiny);
+    assert_message(
+        &read_err(&p),
+        &p,
+        &["header_bytes (offset 20)", "at least 28", "found 3"],
+    );
+    // Four bytes: the magic alone.
+    let p = dir.put("magic-only", &59354u32.to_le_bytes());
+    assert!(matches!(read_err(&p), IoError::Truncated { .. }));
+}
+
+/// A plaquette or link trace recorded in LIME metadata that disagrees with the links is
+/// an error naming the record, the recorded and the computed value.
+#[test]
+fn lime_metadata_observables_that_disagree_with_the_links_are_rejected() {
+    let dir = TempDir::new("lime-observables");
+    let conf = sample("tmlqcd/conf.48");
+    // tmLQCD's xlf-info "plaquette = 6.350056e-01", changed by 1e-5.
+    let p = dir.put(
+        "xlf",
+        &replace_once(
+            &conf,
+            "plaquette = 6.350056e-01",
+            "plaquette = 6.350156e-01",
+        ),
+    );
+    let e = read_err(&p);
+    assert!(matches!(e, IoError::ObservableMismatch { .. }), "{e:?}");
+    assert_message(
+        &e,
+        &p,
+        &[
+            "`xlf-info` plaquette mismatch",
+            "expected 0.6350156",
+            "computed 0.63500557",
+        ],
+    );
+    let p = dir.put(
+        "xlf-garbage",
+        &replace_once(
+            &conf,
+            "plaquette = 6.350056e-01",
+            "plaquette = 6.35005Xe-01",
+        ),
+    );
+    assert_message(
+        &read_err(&p),
+        &p,
+        &["xlf-info", "6.35005Xe-01", "a finite number"],
     );
 }
 

@@ -10,8 +10,8 @@ use qdsl::core::io::milc::{write_milc, MilcWriteOptions};
 use qdsl::core::io::nersc::{write_nersc, NerscWriteOptions};
 use qdsl::core::io::openqcd::write_openqcd;
 use qdsl::core::io::{
-    read_gauge, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError, LimeFlavour, NerscStorage,
-    Precision, ReadOptions, UnitarityCheck,
+    read_gauge, unitarity_limit, ByteOrder, Check, GaugeFile, GaugeFileFormat, IoError,
+    LimeFlavour, MilcLegacyVersion, NerscStorage, Precision, ReadOptions, UnitarityCheck,
 };
 mod common;
 
@@ -482,6 +482,7 @@ fn non_unitary_links_round_trip_in_every_full_matrix_format() {
     let fat = read_sample("milc/fat.l8").field;
     let options = ReadOptions {
         unitarity: UnitarityCheck::Off,
+        ..ReadOptions::default()
     };
     for (i, writer) in Writer::all()
         .into_iter()
@@ -550,4 +551,226 @@ fn openqcd_reader_follows_the_documented_layout() {
     let ours = std::fs::read(&path).unwrap();
     assert_eq!(ours[..16], bytes[..16]);
     assert_eq!(ours[24..], bytes[24..]);
+}
+
+/// The observables a reader checked, as (name, recorded, computed).
+fn observables_checked(f: &GaugeFile) -> Vec<(String, f64, f64)> {
+    f.checks
+        .iter()
+        .filter_map(|c| match c {
+            Check::Observable {
+                name,
+                recorded,
+                computed,
+                ..
+            } => Some((name.clone(), *recorded, *computed)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// tmLQCD records P in its `xlf-info` record ("plaquette = 6.350056e-01"); the reader
+/// checks it to half a unit in the last printed digit. PyQUDA's and MILC's LIME samples
+/// record no observable, so none is checked there.
+#[test]
+fn lime_metadata_plaquette_is_checked_where_recorded() {
+    let checked = observables_checked(&read_sample("tmlqcd/conf.48"));
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    let (name, recorded, computed) = &checked[0];
+    assert_eq!(name, "`xlf-info` plaquette");
+    assert_eq!(*recorded, 6.350056e-01);
+    assert!((computed - 0.63500557222887).abs() < 1e-12);
+    for rel in [
+        "pyquda/weak_field.lime",
+        "milc/lat.sample.l4444.ildg",
+        "milc/lat.sample.l8",
+    ] {
+        assert!(observables_checked(&read_sample(rel)).is_empty(), "{rel}");
+    }
+}
+
+/// MILC's usqcdInfo record XML (`<plaq>`, `<linktr>`) and info lines (`gauge.ssplaq`,
+/// `gauge.stplaq`, `gauge.nersc_linktr`), written as MILC prints them, are checked
+/// against the links.
+#[test]
+fn milc_usqcd_info_and_info_lines_in_lime_metadata_are_checked() {
+    let dir = TempDir::new("lime-observables");
+    let field = read_sample("milc/lat.sample.l4444").field;
+    let p = plaquette(&field);
+    let trace = qdsl::core::gauge::link_trace(&field);
+    let record_xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><usqcdInfo><version>1.0</version>\
+         <plaq>{:e}</plaq><linktr>{trace:e}</linktr><info>gauge.ssplaq = {:.6}\n\
+         gauge.stplaq = {:.6}\ngauge.nersc_linktr = {trace:e}\n</info></usqcdInfo>",
+        p.average, p.spatial, p.temporal
+    );
+    let path = dir.file("milc-info.lime");
+    let options = LimeWriteOptions {
+        precision: Precision::Single,
+        record_xml,
+        ..LimeWriteOptions::default()
+    };
+    write_lime_gauge(&path, &field, &options).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    let names: Vec<String> = observables_checked(&f).into_iter().map(|c| c.0).collect();
+    assert_eq!(
+        names,
+        [
+            "`scidac-record-xml` <plaq>",
+            "`scidac-record-xml` <linktr>",
+            "`scidac-record-xml` gauge.ssplaq",
+            "`scidac-record-xml` gauge.stplaq",
+            "`scidac-record-xml` gauge.nersc_linktr",
+        ]
+    );
+}
+
+/// An ordinary f64 8⁴ file whose links deviate from unitarity by 6.5e-14 (as a tmLQCD
+/// file of issue 15 does) is read; the default limit is ε · 256 · √(2 ln 4V).
+#[test]
+fn f64_links_at_rounding_level_pass_the_volume_scaled_unitarity_limit() {
+    let dir = TempDir::new("unitarity-limit");
+    let tiled = read_sample("tmlqcd/conf.48")
+        .field
+        .tiled([2, 2, 2, 1])
+        .unwrap();
+    assert_eq!(tiled.lattice().dims(), [8; 4]);
+    let links = 4 * tiled.lattice().volume();
+    let limit = unitarity_limit(Precision::Double, links);
+    // U(1 + δ) has ‖U†U − 1‖_F = √3 (2δ + δ²).
+    let scaled = |target: f64| {
+        let delta = target / (2.0 * 3f64.sqrt());
+        let mut u = tiled.clone();
+        for l in u.links_mut() {
+            *l = l.scale(1.0 + delta);
+        }
+        u
+    };
+    let path = dir.file("scaled.lime");
+    write_lime_gauge(&path, &scaled(6.5e-14), &LimeWriteOptions::default()).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    let found = f.checks.iter().find_map(|c| match c {
+        Check::Links {
+            max_unitarity_deviation,
+            tolerance,
+        } => Some((*max_unitarity_deviation, *tolerance)),
+        _ => None,
+    });
+    let (deviation, tolerance) = found.unwrap();
+    assert!(deviation > 6e-14 && deviation < 7.5e-14, "{deviation:e}");
+    assert_eq!(tolerance, Some(limit));
+    // Well above the limit (1e-11): refused, naming the limit.
+    write_lime_gauge(&path, &scaled(1e-11), &LimeWriteOptions::default()).unwrap();
+    match read_gauge(&path, &ReadOptions::default()) {
+        Err(IoError::NonUnitary { tolerance, .. }) => assert_eq!(tolerance, limit),
+        other => panic!("expected NonUnitary, got {other:?}"),
+    }
+    // An explicit tolerance overrides the default.
+    let loose = ReadOptions {
+        unitarity: UnitarityCheck::Within(1e-10),
+        ..ReadOptions::default()
+    };
+    assert!(read_gauge(&path, &loose).is_ok());
+}
+
+/// MILC's pre-v5 formats, assembled from the layout of MILC's own readers
+/// (`read_v3_gauge_hdr`, `read_1996_gauge_hdr`, `r_serial`): versions 1–4 (28-byte header:
+/// magic 59354, dims, c1, c2) in both byte orders, and 1996 (magic 53546, dims,
+/// header_bytes, order, descriptor; a 4-byte unused checksum) around the links of MILC's
+/// v5 sample hold the same links as the sample.
+#[test]
+fn milc_pre_v5_files_read_as_milc_reads_them() {
+    let dir = TempDir::new("milc-legacy");
+    let v5 = read_sample("milc/lat.sample.l4444");
+    let bytes = std::fs::read(data("milc/lat.sample.l4444")).unwrap();
+    let little = &bytes[96..];
+    let big: Vec<u8> = little
+        .chunks_exact(4)
+        .flat_map(|w| [w[3], w[2], w[1], w[0]])
+        .collect();
+    let word = |x: u32, order: ByteOrder| match order {
+        ByteOrder::Little => x.to_le_bytes(),
+        ByteOrder::Big => x.to_be_bytes(),
+    };
+    for (order, payload) in [(ByteOrder::Little, little), (ByteOrder::Big, &big[..])] {
+        let mut file = word(59354, order).to_vec();
+        for d in [4, 4, 4, 4] {
+            file.extend_from_slice(&word(d, order));
+        }
+        file.extend_from_slice(&word(7.0f32.to_bits(), order));
+        file.extend_from_slice(&word(0.5f32.to_bits(), order));
+        file.extend_from_slice(payload);
+        let path = dir.file("v3");
+        std::fs::write(&path, &file).unwrap();
+        let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+        assert_eq!(
+            f.format,
+            GaugeFileFormat::MilcLegacy(MilcLegacyVersion::V1To4)
+        );
+        assert_eq!(f.format.to_string(), "MILC version 1–4");
+        assert_eq!((f.byte_order, f.precision), (order, Precision::Single));
+        assert_eq!(f.field, v5.field);
+        assert_eq!(f.metadata_value("c1"), Some("7"));
+        assert_eq!(f.metadata_value("c2"), Some("0.5"));
+        assert!(!has_checksum(&f), "pre-v5 files have no checksum");
+    }
+    // 1996: a 40-byte header (descriptor "b"), then the unused checksum word.
+    let mut file = Vec::new();
+    for x in [53546u32, 4, 4, 4, 4, 40, 0, 1] {
+        file.extend_from_slice(&x.to_le_bytes());
+    }
+    file.extend_from_slice(b"b\0\0\0");
+    file.extend_from_slice(&0u32.to_le_bytes()); // n_param
+    file.extend_from_slice(&0u32.to_le_bytes()); // unused checksum
+    file.extend_from_slice(little);
+    let path = dir.file("1996");
+    std::fs::write(&path, &file).unwrap();
+    let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(f.format.to_string(), "MILC 1996 format");
+    assert_eq!(f.field, v5.field);
+}
+
+/// qdsl's LIME writer records the plaquette and link trace of the stored links in its
+/// `usqcdInfo` record XML; the reader checks them (exactly reproduced), and a changed value
+/// is refused.
+#[test]
+fn qdsl_lime_files_record_plaquette_and_link_trace_that_are_checked() {
+    let dir = TempDir::new("qdsl-observables");
+    let field = read_sample("tmlqcd/conf.48").field;
+    for precision in [Precision::Single, Precision::Double] {
+        let path = dir.file("qdsl.lime");
+        let options = LimeWriteOptions {
+            precision,
+            ..LimeWriteOptions::default()
+        };
+        write_lime_gauge(&path, &field, &options).unwrap();
+        let f = read_gauge(&path, &ReadOptions::default()).unwrap();
+        let checked = observables_checked(&f);
+        let names: Vec<&str> = checked.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["`scidac-record-xml` <plaq>", "`scidac-record-xml` <linktr>"]
+        );
+        for (name, recorded, computed) in &checked {
+            assert_eq!(recorded, computed, "{name}");
+        }
+        assert!((checked[0].1 - plaquette(&field).average).abs() < 1e-6);
+        // A recorded plaquette changed in its 5th digit (by 1e-4, above the f32 tolerance
+        // 16 ε) is refused.
+        let text = std::fs::read(&path).unwrap();
+        let at = text.windows(6).position(|w| w == b"<plaq>").unwrap() + 6;
+        let mut changed = text.clone();
+        changed[at + 5] = if changed[at + 5] == b'9' {
+            b'0'
+        } else {
+            changed[at + 5] + 1
+        };
+        std::fs::write(&path, &changed).unwrap();
+        match read_gauge(&path, &ReadOptions::default()).map(|f| f.checks) {
+            Err(IoError::ObservableMismatch { observable, .. }) => {
+                assert_eq!(observable, "`scidac-record-xml` <plaq>")
+            }
+            other => panic!("expected ObservableMismatch, got {other:?}"),
+        }
+    }
 }

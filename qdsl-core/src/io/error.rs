@@ -46,7 +46,8 @@ pub enum IoError {
 
     /// The content matches none of the supported formats.
     #[error(
-        "{}: unrecognised gauge-file format: expected a MILC magic number (20103), \
+        "{}: unrecognised gauge-file format: expected a MILC magic number (20103; or 59354, \
+         53546 for MILC's older formats), \
          `BEGIN_HEADER` (NERSC), a LIME record (magic 0x456789ab) or an openQCD header \
          matching the file size; found first bytes {found}",
         path.display()

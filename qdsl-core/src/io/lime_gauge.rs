@@ -14,7 +14,8 @@
 //!   `<typesize>` 72 / 144 (bytes of one 3×3 matrix), `<datacount>4</datacount>`.
 //!
 //! A `scidac-checksum` record (`<suma>`, `<sumb>` in hex), when present, is verified
-//! against the binary data (see [`super::checksum`]). The files of different writers
+//! against the binary data (see [`super::checksum`]); plaquettes and link traces recorded
+//! in the text records are checked against the links (see [`super::recorded_observables`]). The files of different writers
 //! carry different records (tmLQCD: `ildg-format` only; MILC's SciDAC files: no
 //! `ildg-format`), so records are found by type.
 
@@ -22,11 +23,14 @@ use super::bytes::{read_file, write_file, ByteOrder, Precision};
 use super::checksum::scidac_checksum;
 use super::lime::{encode_lime, find_record, parse_lime, LimeRecord};
 use super::links::LinkCodec;
+use super::recorded_observables::{check_recorded, lime_metadata_observables};
 use super::xml::{element, escape, parse, parse_hex_u32, record_text};
 use super::{
-    check_links, lattice_from_header, Check, GaugeFile, GaugeFileFormat, IoError, ReadOptions,
+    check_links, checksum_mismatch, lattice_from_header, Check, GaugeFile, GaugeFileFormat,
+    IoError, ReadOptions,
 };
 use crate::field::GaugeField;
+use crate::gauge::{link_trace, plaquette};
 use crate::Real;
 use std::path::Path;
 
@@ -58,7 +62,10 @@ pub struct LimeWriteOptions {
     pub precision: Precision,
     /// Payload of the `scidac-file-xml` record (user file metadata, written as given).
     pub file_xml: String,
-    /// Payload of the `scidac-record-xml` record (user record metadata, written as given).
+    /// Payload of the `scidac-record-xml` record (user record metadata), written as given;
+    /// empty (the default): qdsl's own, a `usqcdInfo` document (as MILC and Grid write)
+    /// recording the plaquette P and the link trace of the stored links to 17 digits in
+    /// `<plaq>` and `<linktr>`, which readers check (see [`super::recorded_observables`]).
     pub record_xml: String,
     /// The `<date>` of `scidac-private-record-xml`; omitted when `None` (so that writing
     /// the same field twice gives the same bytes).
@@ -75,7 +82,7 @@ impl Default for LimeWriteOptions {
             file_xml:
                 r#"<?xml version="1.0" encoding="UTF-8"?><title>qdsl gauge configuration</title>"#
                     .to_string(),
-            record_xml: r#"<?xml version="1.0" encoding="UTF-8"?><info></info>"#.to_string(),
+            record_xml: String::new(),
             date: None,
             lfn: None,
         }
@@ -162,16 +169,26 @@ pub(crate) fn decode(
     }
     let mut checks = Vec::new();
     if let Some(r) = find_record(&records, CHECKSUM) {
-        checks.push(verify_checksum(r, binary.data, codec.site_bytes(), path)?);
+        checks.push(
+            verify_checksum(r, binary.data, codec.site_bytes(), path)
+                .or_else(|e| checksum_mismatch(e, options.checksum))?,
+        );
     }
     let field = codec.decode(binary.data, lattice, path, &binary_what)?;
     check_links(&field, options.unitarity, precision, path, &mut checks)?;
 
-    let metadata = records
+    let metadata: Vec<(String, String)> = records
         .iter()
         .filter(|r| r.offset != binary.offset)
         .map(|r| (r.type_name.clone(), describe(r)))
         .collect();
+    let texts: Vec<(&str, &str)> = metadata
+        .iter()
+        .filter(|(record, _)| record != CHECKSUM)
+        .map(|(record, text)| (record.as_str(), text.as_str()))
+        .collect();
+    let recorded = lime_metadata_observables(&texts, path)?;
+    check_recorded(&recorded, &field, precision, path, &mut checks)?;
     Ok(GaugeFile {
         path: path.to_path_buf(),
         field,
@@ -391,6 +408,16 @@ pub(super) fn verify_checksum(
     Ok(Check::ScidacChecksum { suma, sumb })
 }
 
+/// qdsl's record XML: a `usqcdInfo` document with the plaquette P = ⟨Re tr U_□⟩/3 and the
+/// link trace ⟨Re tr U⟩/3 of `stored` (the links as stored), to 17 significant digits.
+fn usqcd_info(stored: &GaugeField<f64>) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><usqcdInfo><version>1.0</version><plaq>{:.16e}</plaq><linktr>{:.16e}</linktr><info>written by qdsl</info></usqcdInfo>"#,
+        plaquette(stored).average,
+        link_trace(stored)
+    )
+}
+
 /// Writes a field as an ILDG or SciDAC LIME file. Message 1: `scidac-private-file-xml`,
 /// `scidac-file-xml`. Message 2: `scidac-private-record-xml`, `scidac-record-xml`, (ILDG:
 /// `ildg-format`, `ildg-data-lfn` if given), the binary record, `scidac-checksum` — the
@@ -408,6 +435,12 @@ pub fn write_lime_gauge<T: Real>(
     };
     let payload = codec.encode(field);
     let sums = scidac_checksum(&payload, codec.site_bytes());
+    let record_xml = if options.record_xml.is_empty() {
+        let stored = codec.decode(&payload, *field.lattice(), path, "encoded links")?;
+        usqcd_info(&stored)
+    } else {
+        options.record_xml.clone()
+    };
     let [lx, ly, lz, lt] = field.lattice().dims();
     let xml_head = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
     let private_file = private_file_xml(field.lattice());
@@ -442,7 +475,7 @@ pub fn write_lime_gauge<T: Real>(
     ];
     let mut body: Vec<(&str, &[u8])> = vec![
         (PRIVATE_RECORD, private_record.as_bytes()),
-        ("scidac-record-xml", options.record_xml.as_bytes()),
+        ("scidac-record-xml", record_xml.as_bytes()),
     ];
     if options.flavour == LimeFlavour::Ildg {
         body.push((ILDG_FORMAT, ildg_format.as_bytes()));

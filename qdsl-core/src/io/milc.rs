@@ -15,14 +15,15 @@
 //! each link a row-major 3×3 complex matrix `[re, im]` (72 bytes, 288 per site), in the
 //! byte order of the magic number. The checksum (see [`super::checksum`]) runs over the
 //! payload's 32-bit words in that byte order. MILC's binary gauge format stores single
-//! precision only (`fsu3_matrix`), so the writer always writes f32.
+//! precision only (`fsu3_matrix`), so the writer always writes f32. Files of MILC's older
+//! formats (versions 1–4, 1996) are read by [`super::milc_legacy`].
 
 use super::bytes::{encode_u32, read_file, write_file, ByteOrder, Bytes, Precision};
 use super::checksum::milc_checksum;
 use super::links::LinkCodec;
 use super::{
-    check_links, exact_payload, lattice_from_header, Check, GaugeFile, GaugeFileFormat, IoError,
-    ReadOptions,
+    check_links, checksum_mismatch, exact_payload, lattice_from_header, Check, GaugeFile,
+    GaugeFileFormat, IoError, ReadOptions,
 };
 use crate::field::GaugeField;
 use crate::Real;
@@ -78,6 +79,9 @@ pub(crate) fn decode(
 ) -> Result<GaugeFile, IoError> {
     let b = Bytes::new(data, path);
     let first = b.array::<4>(0, "MILC header (magic number)")?;
+    if super::milc_legacy::legacy_magic(first).is_some() {
+        return super::milc_legacy::decode(data, path, options);
+    }
     let order = magic_order(first).ok_or_else(|| IoError::BadMagic {
         path: path.to_path_buf(),
         what: "MILC v5 header".to_string(),
@@ -113,18 +117,21 @@ pub(crate) fn decode(
     let expected = codec.payload_bytes(&lattice);
     let payload = exact_payload(b, HEADER_BYTES, expected, &lattice, "MILC payload")?;
     let sums = milc_checksum(payload, order);
-    if (sums.mod29, sums.mod31) != recorded {
-        return Err(IoError::ChecksumMismatch {
+    let mut checks = Vec::new();
+    if (sums.mod29, sums.mod31) == recorded {
+        checks.push(Check::MilcChecksum {
+            sum29: sums.mod29,
+            sum31: sums.mod31,
+        });
+    } else {
+        let mismatch = IoError::ChecksumMismatch {
             path: path.to_path_buf(),
             what: "MILC checksum (header sum29, sum31 at offsets 88, 92)".to_string(),
             expected: format!("sum29 = {:08x}, sum31 = {:08x}", recorded.0, recorded.1),
             computed: format!("sum29 = {:08x}, sum31 = {:08x}", sums.mod29, sums.mod31),
-        });
+        };
+        checks.push(checksum_mismatch(mismatch, options.checksum)?);
     }
-    let mut checks = vec![Check::MilcChecksum {
-        sum29: sums.mod29,
-        sum31: sums.mod31,
-    }];
     let field = codec.decode(payload, lattice, path, "MILC payload")?;
     check_links(
         &field,

@@ -1,5 +1,6 @@
 //! Gauge-configuration files: reading and writing MILC v5, NERSC, ILDG and SciDAC (LIME
-//! containers) and openQCD, with every checksum and header observable verified.
+//! containers) and openQCD, reading MILC's older formats (versions 1–4, 1996), with every
+//! checksum and header observable verified.
 //!
 //! [`read_gauge`] recognises the format from the file's content (never its name) and
 //! returns a [`GaugeFile`]: the field in f64 on the checkerboard layout of
@@ -14,10 +15,19 @@
 //!    (MILC sum29/sum31, NERSC CHECKSUM, SciDAC suma/sumb; openQCD files have none);
 //! 2. rejects NaN and infinity in any link ([`IoError::NonFinite`]);
 //! 3. rejects links with ‖U†U − 1‖_F above the tolerance of [`ReadOptions::unitarity`]
-//!    ([`IoError::NonUnitary`]); smeared links (MILC's fat and long links) are not
-//!    unitary: read them with [`UnitarityCheck::Off`];
-//! 4. compares the observables a header records (NERSC PLAQUETTE and LINK_TRACE, the
-//!    openQCD plaquette) with [`crate::gauge::plaquette`] and [`crate::gauge::link_trace`].
+//!    ([`IoError::NonUnitary`]; by default [`unitarity_limit`], which scales with the
+//!    stored precision and the lattice); smeared links (MILC's fat and long links) are
+//!    not unitary: read them with [`UnitarityCheck::Off`];
+//! 4. compares the observables a header or metadata record holds (NERSC PLAQUETTE and
+//!    LINK_TRACE, the openQCD plaquette, the plaquettes and link traces of LIME metadata:
+//!    see [`recorded_observables`]) with [`crate::gauge::plaquette`] and
+//!    [`crate::gauge::link_trace`].
+//!
+//! A recorded checksum that disagrees with the payload is an error
+//! ([`IoError::ChecksumMismatch`]) unless [`ReadOptions::checksum`] is
+//! [`ChecksumPolicy::Warn`]: the file is then read and the mismatch recorded as
+//! [`Check::ChecksumMismatchIgnored`]. MILC's pre-v5 formats (versions 1–4, 1996) are
+//! read too ([`milc_legacy`]); they have no checksum.
 //!
 //! No input makes a reader panic or allocate more than the file's size implies: lattice
 //! dimensions are validated by [`Lattice::new`](crate::lattice::Lattice::new) and the
@@ -32,10 +42,13 @@ pub mod lime;
 pub mod lime_gauge;
 mod links;
 pub mod milc;
+pub mod milc_legacy;
 pub mod nersc;
 pub mod openqcd;
 pub mod qdsl_field;
+pub mod recorded_observables;
 pub mod scidac_fermion;
+mod unitarity_limit;
 mod xml;
 
 pub use bytes::{ByteOrder, Precision};
@@ -45,7 +58,9 @@ pub use fermion::{
     read_fermion, write_fermion, FermionFile, FermionFileFormat, FermionKind, FermionWriteOptions,
 };
 pub use lime_gauge::LimeFlavour;
+pub use milc_legacy::MilcLegacyVersion;
 pub use nersc::NerscStorage;
+pub use unitarity_limit::{unitarity_limit, ROUNDING_STEPS};
 
 use crate::field::GaugeField;
 use crate::lattice::Lattice;
@@ -58,6 +73,8 @@ use std::path::{Path, PathBuf};
 pub enum GaugeFileFormat {
     /// MILC v5 binary (96-byte header, single precision).
     Milc,
+    /// MILC's binary formats before v5 (versions 1–4, 1996; single precision).
+    MilcLegacy(MilcLegacyVersion),
     /// A LIME file with an `ildg-binary-data` or a `scidac-binary-data` record.
     Lime(LimeFlavour),
     /// NERSC archive (text header, two or three stored rows).
@@ -70,6 +87,7 @@ impl std::fmt::Display for GaugeFileFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             GaugeFileFormat::Milc => "MILC v5",
+            GaugeFileFormat::MilcLegacy(version) => version.name(),
             GaugeFileFormat::Lime(LimeFlavour::Ildg) => "ILDG (LIME)",
             GaugeFileFormat::Lime(LimeFlavour::Scidac) => "SciDAC (LIME)",
             GaugeFileFormat::Nersc(NerscStorage::TwoRow) => "NERSC 4D_SU3_GAUGE (two rows)",
@@ -84,29 +102,34 @@ impl std::fmt::Display for GaugeFileFormat {
 pub enum UnitarityCheck {
     /// No unitarity requirement (smeared links, open-boundary zero links).
     Off,
-    /// ‖U†U − 1‖_F ≤ [`UNITARITY_EPSILONS`] × ε of the stored precision
-    /// (ε = 2⁻²³ for f32, 2⁻⁵² for f64).
+    /// max ‖U†U − 1‖_F ≤ [`unitarity_limit`] of the stored precision and the number of
+    /// links (ε · 256 · √(2 ln 4V)).
     ForPrecision,
     /// ‖U†U − 1‖_F ≤ the given tolerance.
     Within(f64),
 }
 
-/// The multiple of the stored precision's machine epsilon that
-/// [`UnitarityCheck::ForPrecision`] allows for ‖U†U − 1‖_F. Links rounded to the stored
-/// precision deviate by a few ε; the real files in `tests/data` (written by MILC, Chroma,
-/// tmLQCD and PyQUDA) reach at most 5 ε (f32) and 23 ε (f64).
-pub const UNITARITY_EPSILONS: f64 = 100.0;
-
 impl UnitarityCheck {
-    fn limit(self, precision: Precision) -> UnitarityLimit {
+    fn limit(self, precision: Precision, links: usize) -> UnitarityLimit {
         match self {
             UnitarityCheck::Off => UnitarityLimit::Off,
             UnitarityCheck::ForPrecision => {
-                UnitarityLimit::Within(UNITARITY_EPSILONS * precision.epsilon())
+                UnitarityLimit::Within(unitarity_limit(precision, links))
             }
             UnitarityCheck::Within(t) => UnitarityLimit::Within(t),
         }
     }
+}
+
+/// What a reader does when a recorded checksum disagrees with the payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChecksumPolicy {
+    /// The mismatch is an error ([`IoError::ChecksumMismatch`]).
+    #[default]
+    Verify,
+    /// The file is read; the mismatch is recorded as [`Check::ChecksumMismatchIgnored`]
+    /// (MILC's behaviour: it warns).
+    Warn,
 }
 
 /// Options every reader takes.
@@ -114,12 +137,15 @@ impl UnitarityCheck {
 pub struct ReadOptions {
     /// The unitarity requirement on the links (default: [`UnitarityCheck::ForPrecision`]).
     pub unitarity: UnitarityCheck,
+    /// What a checksum mismatch does (default: [`ChecksumPolicy::Verify`]).
+    pub checksum: ChecksumPolicy,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         Self {
             unitarity: UnitarityCheck::ForPrecision,
+            checksum: ChecksumPolicy::Verify,
         }
     }
 }
@@ -129,6 +155,7 @@ impl ReadOptions {
     pub fn smeared_links() -> Self {
         Self {
             unitarity: UnitarityCheck::Off,
+            ..Self::default()
         }
     }
 }
@@ -142,6 +169,16 @@ pub enum Check {
     NerscChecksum(u32),
     /// The `scidac-checksum` record's suma and sumb matched the binary data.
     ScidacChecksum { suma: u32, sumb: u32 },
+    /// A recorded checksum did not match, and [`ChecksumPolicy::Warn`] let the file be
+    /// read anyway (the only entry of `checks` that did not pass).
+    ChecksumMismatchIgnored {
+        /// Which checksum, and where it is recorded.
+        what: String,
+        /// The recorded value.
+        expected: String,
+        /// The value computed from the payload.
+        computed: String,
+    },
     /// A header-recorded observable agreed with the one computed from the field.
     Observable {
         /// Header name ("PLAQUETTE", "LINK_TRACE", "openQCD plaquette ⟨Re tr U_p⟩").
@@ -179,7 +216,8 @@ pub struct GaugeFile {
     /// Header key-value pairs (NERSC), header fields (MILC, openQCD) or LIME record types
     /// with their text payloads (binary records omitted), in file order.
     pub metadata: Vec<(String, String)>,
-    /// The verifications performed, all passed.
+    /// The verifications performed, all passed except a
+    /// [`Check::ChecksumMismatchIgnored`] (only under [`ChecksumPolicy::Warn`]).
     pub checks: Vec<Check>,
 }
 
@@ -201,7 +239,7 @@ pub(crate) fn check_links(
     path: &Path,
     checks: &mut Vec<Check>,
 ) -> Result<(), IoError> {
-    let limit = unitarity.limit(precision);
+    let limit = unitarity.limit(precision, 4 * field.lattice().volume());
     let max_unitarity_deviation = verify_links(field, limit, path)?;
     checks.push(Check::Links {
         max_unitarity_deviation,
@@ -211,6 +249,31 @@ pub(crate) fn check_links(
         },
     });
     Ok(())
+}
+
+/// A checksum mismatch under `policy`: the error itself ([`ChecksumPolicy::Verify`]), or
+/// the [`Check::ChecksumMismatchIgnored`] to record ([`ChecksumPolicy::Warn`]).
+/// `mismatch` is an [`IoError::ChecksumMismatch`]; any other error is returned as is.
+pub(crate) fn checksum_mismatch(
+    mismatch: IoError,
+    policy: ChecksumPolicy,
+) -> Result<Check, IoError> {
+    match (mismatch, policy) {
+        (
+            IoError::ChecksumMismatch {
+                what,
+                expected,
+                computed,
+                ..
+            },
+            ChecksumPolicy::Warn,
+        ) => Ok(Check::ChecksumMismatchIgnored {
+            what,
+            expected,
+            computed,
+        }),
+        (e, _) => Err(e),
+    }
 }
 
 /// Compares a header-recorded observable with the computed one; `|recorded − computed|

@@ -16,6 +16,15 @@
 //! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
 //! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
 //!
+//! [`Normalisation`]: the report's C(t) is that sum (`none`), or the sum divided by
+//! (L_x L_y L_z)² (`milc`), neither changes m_eff. The `milc` divisor is the ratio issue 15
+//! found between MILC's printed pion correlators and the bare sum (4096 on a 4³×8
+//! lattice). MILC's `ks_spectrum` (`spectrum_ks.c`) divides the summed correlator by the
+//! number of contributions (`num_corr_occur`) and scales it by the `meson_factor` of the
+//! input's `correlator` line; its spatial-volume division (`space_vol`) is commented out
+//! there. No MILC correlator output is among the recorded data (`tests/data/README.md`),
+//! so this convention is pinned by the ratio, not yet by MILC's own numbers.
+//!
 //! Staggered C(t) also carries a component alternating as (−1)^t: on a free field
 //! A⁻¹(x, x₀) = (4m² − D²)⁻¹ vanishes unless every coordinate of x − x₀ is even, so the
 //! 4m²|A⁻¹|² part of |G|² = |(2m − D) A⁻¹|² lives on even t only, and the D A⁻¹ part
@@ -26,7 +35,7 @@ use super::propagator::{
     point_propagator, FullSolver, Propagator, PropagatorError, SolveSettings, StaggeredEvenOdd,
     WilsonEvenOdd,
 };
-use super::solve::{tadpole_factor, Action};
+use super::solve::{check_hisq_u0, tadpole_factor, Action};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::{Coords, Lattice};
@@ -62,6 +71,57 @@ pub fn parse_boundary(s: &str) -> Result<TimeBoundary, String> {
         "antiperiodic" => Ok(TimeBoundary::Antiperiodic),
         _ => Err(format!(
             "unknown time boundary {s:?}: expected periodic or antiperiodic"
+        )),
+    }
+}
+
+/// How the reported C(t) is normalised (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Normalisation {
+    /// C(t) = Σ_x Σ_ab |G_ab(x, x₀)|² (Wilson: Σ over spin and colour), no factor.
+    #[default]
+    None,
+    /// MILC's as issue 15 measured it: the sum divided by the source volume factor
+    /// (L_x L_y L_z)² (see the module docs for what is and is not checked).
+    Milc,
+}
+
+impl Normalisation {
+    /// The name `--normalisation` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalisation::None => "none",
+            Normalisation::Milc => "milc",
+        }
+    }
+
+    /// What C(t) is, as an equation.
+    pub fn definition(self) -> &'static str {
+        match self {
+            Normalisation::None => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|²",
+            Normalisation::Milc => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|² / (Lx Ly Lz)²",
+        }
+    }
+
+    /// The number the bare sum is divided by on `lattice`.
+    pub fn divisor(self, lattice: &Lattice) -> f64 {
+        match self {
+            Normalisation::None => 1.0,
+            Normalisation::Milc => {
+                let spatial = (0..3).map(|mu| lattice.extent(mu) as f64).product::<f64>();
+                spatial * spatial
+            }
+        }
+    }
+}
+
+/// "none" or "milc": the normalisation of C(t).
+pub fn parse_normalisation(s: &str) -> Result<Normalisation, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "none" => Ok(Normalisation::None),
+        "milc" => Ok(Normalisation::Milc),
+        _ => Err(format!(
+            "unknown normalisation {s:?}: expected none or milc"
         )),
     }
 }
@@ -119,6 +179,8 @@ pub struct CorrelatorConfig {
     pub origin: Coords,
     /// How the even-odd systems are solved.
     pub settings: SolveSettings,
+    /// The normalisation of the reported C(t).
+    pub normalisation: Normalisation,
 }
 
 /// The result of [`measure`].
@@ -132,8 +194,10 @@ pub struct CorrelatorReport {
     pub parameters: String,
     /// The source position.
     pub origin: Coords,
-    /// C(t), t = 0 … L_t − 1 from the source.
+    /// C(t), t = 0 … L_t − 1 from the source, normalised as `normalisation` says.
     pub correlator: Vec<f64>,
+    /// The normalisation of `correlator`.
+    pub normalisation: Normalisation,
     /// m_eff(t) = ln[C(t)/C(t + 1)].
     pub effective_mass: Vec<Option<f64>>,
     /// Even-odd solves run, and their iterations in total.
@@ -142,7 +206,10 @@ pub struct CorrelatorReport {
     pub iterations: usize,
     /// The largest final true residual of the solves.
     pub worst_residual: f64,
-    /// Wall-clock time of the propagator.
+    /// Wall-clock time of the set-up: checking the parameters, smearing the links
+    /// (asqtad, HISQ) and building the operator.
+    pub setup: Duration,
+    /// Wall-clock time of the propagator's solves.
     pub elapsed: Duration,
     /// The point-source propagator the correlator was contracted from.
     pub propagator: Propagator,
@@ -220,11 +287,8 @@ pub fn full_solver(
                     "--kappa does not apply to the {action} action (it takes --mass)"
                 )));
             }
-            if action == Action::Hisq && config.u0.is_some() {
-                return Err(bad(
-                    "--u0 does not apply to the hisq action (its links are reunitarised, u0 = 1)"
-                        .into(),
-                ));
+            if action == Action::Hisq {
+                check_hisq_u0(config.u0).map_err(|e| bad(e.to_string()))?;
             }
             let mass = config
                 .mass
@@ -256,12 +320,18 @@ pub fn measure(
     gauge: &GaugeField<f64>,
     config: &CorrelatorConfig,
 ) -> Result<CorrelatorReport, CorrelatorError> {
+    let setup_start = Instant::now();
     let (solver, parameters) = full_solver(gauge, config)?;
+    let setup = setup_start.elapsed();
     let start = Instant::now();
     let propagator = point_propagator(solver.as_ref(), config.origin)?;
     let elapsed = start.elapsed();
     let lattice = *gauge.lattice();
-    let correlator = pion_correlator(&propagator, &lattice);
+    let divisor = config.normalisation.divisor(&lattice);
+    let correlator: Vec<f64> = pion_correlator(&propagator, &lattice)
+        .into_iter()
+        .map(|c| c / divisor)
+        .collect();
     let results = || propagator.results.iter().flatten();
     Ok(CorrelatorReport {
         action: config.action,
@@ -270,9 +340,11 @@ pub fn measure(
         origin: config.origin,
         effective_mass: effective_mass(&correlator),
         correlator,
+        normalisation: config.normalisation,
         solves: results().count(),
         iterations: results().map(|r| r.iterations).sum(),
         worst_residual: results().map(|r| r.true_residual).fold(0.0, f64::max),
+        setup,
         elapsed,
         propagator,
     })
@@ -293,7 +365,8 @@ impl CorrelatorReport {
         out
     }
 
-    /// The report as JSON: set-up, solver totals, and arrays `correlator` and
+    /// The report as JSON: set-up, solver totals, the normalisation (name, equation and
+    /// divisor), the times (set-up and solve apart), and arrays `correlator` and
     /// `effective_mass` (null where undefined).
     pub fn json(&self) -> Value {
         json!({
@@ -305,6 +378,13 @@ impl CorrelatorReport {
             "iterations": self.iterations,
             "worst_true_residual": self.worst_residual,
             "seconds": self.elapsed.as_secs_f64(),
+            "setup_seconds": self.setup.as_secs_f64(),
+            "solve_seconds": self.elapsed.as_secs_f64(),
+            "normalisation": {
+                "name": self.normalisation.name(),
+                "definition": self.normalisation.definition(),
+                "divisor": self.normalisation.divisor(&self.lattice),
+            },
             "correlator": self.correlator,
             "effective_mass": self.effective_mass,
         })
@@ -362,6 +442,7 @@ mod tests {
                 precision: LowPrecision::F64,
                 options: SolverOptions::with_tolerance(1e-10),
             },
+            normalisation: Normalisation::None,
         }
     }
 
@@ -420,6 +501,42 @@ mod tests {
         assert!(message(&gauge, &c).contains("--epsilon-naik must be a finite"));
         (c.epsilon_naik, c.u0) = (None, Some(0.9));
         assert!(message(&gauge, &c).contains("--u0 does not apply to the hisq"));
+        // u0 = 1 by construction: accepted.
+        c.u0 = Some(1.0);
+        assert_eq!(message(&gauge, &c), "accepted");
+    }
+
+    /// `--normalisation milc` divides every C(t) by (L_x L_y L_z)² (4096 on 4³×8, the
+    /// ratio issue 15 found between MILC's printed values and the bare sum); m_eff is
+    /// unchanged, and the JSON names the normalisation with its divisor.
+    #[test]
+    fn milc_normalisation_divides_by_the_squared_spatial_volume() {
+        assert_eq!(parse_normalisation("MILC"), Ok(Normalisation::Milc));
+        assert_eq!(parse_normalisation("none"), Ok(Normalisation::None));
+        assert!(parse_normalisation("qdp")
+            .unwrap_err()
+            .contains("none or milc"));
+        let lattice = Lattice::new([4, 4, 4, 8]).unwrap();
+        assert_eq!(Normalisation::Milc.divisor(&lattice), 4096.0);
+        let gauge = GaugeField::<f64>::unit(lattice);
+        let mut c = config(Action::Staggered);
+        c.mass = Some(0.2);
+        c.settings.solver = SolverKind::Cg;
+        let bare = measure(&gauge, &c).unwrap();
+        c.normalisation = Normalisation::Milc;
+        let milc = measure(&gauge, &c).unwrap();
+        for (b, m) in bare.correlator.iter().zip(&milc.correlator) {
+            assert!((b / m / 4096.0 - 1.0).abs() < 1e-12, "{b} vs {m}");
+        }
+        for (b, m) in bare.effective_mass.iter().zip(&milc.effective_mass) {
+            assert!((b.unwrap() - m.unwrap()).abs() < 1e-12);
+        }
+        let json = milc.json();
+        assert_eq!(json["normalisation"]["name"], "milc");
+        assert_eq!(json["normalisation"]["divisor"], 4096.0);
+        assert!(
+            json["setup_seconds"].as_f64().is_some() && json["solve_seconds"].as_f64().is_some()
+        );
     }
 
     /// On unit links HISQ at ε = 0 has fat 9/8 and long −1/24 (times the phases), the

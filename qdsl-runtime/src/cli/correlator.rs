@@ -2,15 +2,18 @@
 //! (every spin and colour) and print the pion correlator C(t) with its effective mass.
 
 use super::fermion_file_args::PropagatorOutputArgs;
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
-use crate::app::correlator::{measure, parse_boundary, CorrelatorConfig};
+use crate::app::correlator::{
+    measure, parse_boundary, parse_normalisation, CorrelatorConfig, Normalisation,
+};
 use crate::app::low_precision::LowPrecision;
 use crate::app::propagator::SolveSettings;
 use crate::app::solve::Action;
 use crate::solver::{SolverKind, SolverOptions};
 use clap::Args;
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
 use std::path::PathBuf;
 
@@ -30,7 +33,7 @@ pub struct CorrelatorArgs {
     #[arg(long, allow_negative_numbers = true)]
     mass: Option<f64>,
     /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad;
-    /// not a hisq parameter).
+    /// hisq has u0 = 1 by construction and accepts only 1).
     #[arg(long, allow_negative_numbers = true)]
     u0: Option<f64>,
     /// Naik-term correction ε of the HISQ links (hisq, default 0).
@@ -57,9 +60,16 @@ pub struct CorrelatorArgs {
     max_iter: usize,
     #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
+    /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
+    /// time slice, spins and colours) or milc (the same divided by (Lx Ly Lz)², MILC's
+    /// source volume factor: 4096 on a 4³×8 lattice). The table and the JSON state it.
+    #[arg(long, default_value = "none", value_parser = parse_normalisation)]
+    normalisation: Normalisation,
     /// Write the correlator as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    read: GaugeReadArgs,
 }
 
 impl CorrelatorArgs {
@@ -77,8 +87,16 @@ impl CorrelatorArgs {
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
 pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
-    let file = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let read_seconds = read.seconds;
+    let file = read.file;
     let origin = args.origin()?;
     let solver = args.solver.unwrap_or(match args.action {
         Action::Wilson => SolverKind::Cgnr,
@@ -101,6 +119,7 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
                 ..SolverOptions::with_tolerance(args.tol)
             },
         },
+        normalisation: args.normalisation,
     };
     println!("{}", file.path.display());
     let report = measure(&file.field, &config)?;
@@ -110,13 +129,22 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
         report.lattice, report.origin
     );
     println!(
-        "  solves      {} ({}, iteration in {}), {} iterations, worst true residual {:.3e}, {:.2} s",
-        report.solves,
-        solver,
-        args.precision,
-        report.iterations,
-        report.worst_residual,
+        "  solves      {} ({}, iteration in {}), {} iterations, worst true residual {:.3e}",
+        report.solves, solver, args.precision, report.iterations, report.worst_residual,
+    );
+    println!(
+        "  time        set-up {:.3} s (file read {:.3} s, links and operator {:.3} s), \
+         solves {:.3} s",
+        read_seconds + report.setup.as_secs_f64(),
+        read_seconds,
+        report.setup.as_secs_f64(),
         report.elapsed.as_secs_f64()
+    );
+    println!(
+        "  normalised  {} (--normalisation {}, divisor {})",
+        report.normalisation.definition(),
+        report.normalisation.name(),
+        report.normalisation.divisor(&report.lattice)
     );
     print!("{}", report.table());
     if let Some(path) = &args.json {

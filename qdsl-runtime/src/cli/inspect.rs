@@ -1,11 +1,11 @@
 //! `qdsl inspect`: read gauge configurations and report what they hold.
 
+use super::gauge_read::{read_config, ConfigRead, GaugeReadArgs};
 use super::CliError;
 use clap::Args;
 use qdsl_core::gauge::{link_trace, plaquette};
-use qdsl_core::io::{read_gauge, Check, GaugeFile, IoError, ReadOptions};
+use qdsl_core::io::{Check, UnitarityCheck};
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -13,33 +13,49 @@ pub struct InspectArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The files hold smeared links (e.g. MILC fat/long links): skip the unitarity check.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["unitarity_tol", "reunitarize"])]
     smeared: bool,
+    #[command(flatten)]
+    read: GaugeReadArgs,
 }
 
-/// Reads every file and prints its summary; the first unreadable file is the error.
+/// Reads every file and prints its summary, or its error; a non-zero exit (an error
+/// listing the files that failed) at the end if any could not be read.
 pub fn run(args: &InspectArgs) -> Result<(), CliError> {
-    let options = if args.smeared {
-        ReadOptions::smeared_links()
+    let unitarity = if args.smeared {
+        UnitarityCheck::Off
     } else {
-        ReadOptions::default()
+        UnitarityCheck::ForPrecision
     };
+    let mut failed = Vec::new();
     for path in &args.files {
-        let start = Instant::now();
-        let file = read_gauge(path, &options).map_err(|e| -> CliError {
-            match e {
-                IoError::NonUnitary { .. } if !args.smeared => {
-                    format!("{e}\n  (smeared links such as MILC's fat and long links are not unitary: pass --smeared)").into()
-                }
-                e => e.into(),
+        match read_config(path, &args.read, unitarity, true) {
+            Ok(read) => print_summary(&read),
+            Err(e) => {
+                println!("{}", path.display());
+                println!(
+                    "  FAILED      {}",
+                    e.to_string().replace('\n', "\n              ")
+                );
+                failed.push(path.display().to_string());
             }
-        })?;
-        print_summary(&file, start.elapsed().as_secs_f64());
+        }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} files failed: {}",
+            failed.len(),
+            args.files.len(),
+            failed.join(", ")
+        )
+        .into())
+    }
 }
 
-fn print_summary(file: &GaugeFile, seconds: f64) {
+fn print_summary(read: &ConfigRead) {
+    let file = &read.file;
     let p = plaquette(&file.field);
     println!("{}", file.path.display());
     println!(
@@ -50,18 +66,32 @@ fn print_summary(file: &GaugeFile, seconds: f64) {
     );
     println!("  lattice     {}", file.field.lattice());
     println!(
-        "  plaquette   P = {:.14}   (MILC's ss = {:.10}, st = {:.10})",
+        "  plaquette   P = {:.16e}   (MILC's ss = {:.16e}, st = {:.16e})",
         p.average, p.spatial, p.temporal
     );
-    println!("  link trace  {:.14}", link_trace(&file.field));
+    println!("  link trace  {:.16e}", link_trace(&file.field));
     for check in &file.checks {
-        println!("  verified    {}", describe(check));
+        println!("  {}", describe(check));
     }
-    println!("  read in     {:.1} ms", seconds * 1e3);
+    for note in read.notes() {
+        println!("  note        {note}");
+    }
+    println!("  read in     {:.1} ms", read.seconds * 1e3);
 }
 
+/// One line per check: "verified …", or "IGNORED …" for a checksum mismatch.
 fn describe(check: &Check) -> String {
-    match check {
+    let verified = match check {
+        Check::ChecksumMismatchIgnored {
+            what,
+            expected,
+            computed,
+        } => {
+            return format!(
+                "IGNORED     {what} mismatch (--ignore-checksum): expected {expected}, found \
+                 {computed}"
+            )
+        }
         Check::MilcChecksum { sum29, sum31 } => {
             format!("MILC checksum sum29 = {sum29:#010x}, sum31 = {sum31:#010x}")
         }
@@ -75,7 +105,7 @@ fn describe(check: &Check) -> String {
             computed,
             tolerance,
         } => format!(
-            "{name}: recorded {recorded:.12}, computed {computed:.12} (tolerance {tolerance:.1e})"
+            "{name}: recorded {recorded}, computed {computed:.16e} (tolerance {tolerance:.1e})"
         ),
         Check::Links {
             max_unitarity_deviation,
@@ -90,5 +120,6 @@ fn describe(check: &Check) -> String {
                  {max_unitarity_deviation:.2e}"
             ),
         },
-    }
+    };
+    format!("verified    {verified}")
 }

@@ -5,6 +5,7 @@ mod check;
 mod correlator;
 mod emit;
 mod fermion_file_args;
+mod gauge_read;
 mod info;
 mod inspect;
 mod smear;
@@ -32,7 +33,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Read gauge configurations (MILC, NERSC, ILDG/SciDAC LIME, openQCD), verify their
-    /// checksums and recorded observables, and print plaquette, link trace and unitarity.
+    /// checksums and recorded observables, and print plaquette, link trace and unitarity;
+    /// every file is reported, the exit status is non-zero if any failed.
     Inspect(inspect::InspectArgs),
     /// Print the backend, device, NVRTC version, cache locations and the kernel catalog.
     Info(info::InfoArgs),
@@ -44,14 +46,17 @@ enum Command {
     /// Measure copy bandwidth, then each kernel and operator (24⁴ and 32⁴, one parity);
     /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
     Bench(bench::BenchArgs),
-    /// Solve the even-odd Wilson, staggered or asqtad system on a gauge configuration
-    /// (on the GPU if there is one): progress, a summary, the history as JSON and an SVG plot.
+    /// Solve the even-odd Wilson, clover, twisted-mass, staggered, asqtad or HISQ system on a
+    /// gauge configuration (on the GPU if there is one): progress, a summary (set-up and
+    /// solve apart), the history as JSON and an SVG plot.
     Solve(solve::SolveArgs),
     /// Point-source propagator and pion correlator C(t) with effective mass (Wilson,
-    /// staggered or asqtad; CPU backend): a table and JSON.
+    /// staggered, asqtad or HISQ; CPU backend): a table and JSON stating the normalisation
+    /// (--normalisation none: C(t) = Σ_x Σ_ab |G_ab(x, x0)|²; milc: divided by (Lx Ly Lz)²).
     Correlator(correlator::CorrelatorArgs),
-    /// Build asqtad fat and long links (or fat7 links) of a thin-link configuration, on
-    /// the GPU if there is one, and write them (SciDAC LIME f32 by default).
+    /// Build asqtad or HISQ fat and long links (or fat7 links) of a thin-link
+    /// configuration, on the GPU if there is one, and write them (SciDAC LIME f32 by
+    /// default).
     Smear(smear::SmearArgs),
 }
 

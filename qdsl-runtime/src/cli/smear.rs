@@ -11,7 +11,9 @@
 //! with ε = `--epsilon-naik` (`qdsl_kernels::hisq_links` on the CPU,
 //! [`crate::smear::hisq_links_gpu`] on the GPU).
 
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
+use crate::app::solve::check_hisq_u0;
 use crate::backend::BackendChoice;
 use crate::device::Gpu;
 use crate::smear::{hisq_links_gpu, GpuSmearer};
@@ -21,9 +23,10 @@ use qdsl_core::field::GaugeField;
 use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::milc::{write_milc, MilcWriteOptions};
 use qdsl_core::io::nersc::{write_nersc, NerscWriteOptions};
-use qdsl_core::io::{read_gauge, LimeFlavour, Precision, ReadOptions};
+use qdsl_core::io::{LimeFlavour, Precision, UnitarityCheck};
 use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Which smeared links to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,8 +70,8 @@ pub struct SmearArgs {
     /// Which links: asqtad or hisq (fat and long) or fat7 (fat only).
     #[arg(long, value_enum)]
     pub links: LinkKind,
-    /// The tadpole factor u0 (> 0) of asqtad and fat7 (required there; HISQ has none):
-    /// each path of length L is divided by u0^(L−1).
+    /// The tadpole factor u0 (> 0) of asqtad and fat7 (required there): each path of
+    /// length L is divided by u0^(L−1). HISQ has u0 = 1 by construction (1 is accepted).
     #[arg(long)]
     pub u0: Option<f64>,
     /// The Naik-term mass correction ε of HISQ (default 0): X += (ε/8) W, L ← (1 + ε) L.
@@ -86,25 +89,22 @@ pub struct SmearArgs {
     /// Stored precision of the outputs.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: OutPrecision,
+    #[command(flatten)]
+    pub read: GaugeReadArgs,
 }
 
 const NEED_OUT_LONG: &str =
     "--links asqtad and --links hisq write fat and long links: --out-long is required";
 
-/// The tadpole factor of asqtad and fat7 (0 for HISQ, which has none).
+/// The tadpole factor of asqtad and fat7 (HISQ: 1, which its smearing does not use).
 fn tadpole(args: &SmearArgs) -> f64 {
-    args.u0.unwrap_or(0.0)
+    args.u0.unwrap_or(1.0)
 }
 
 /// Checks `--u0` and `--epsilon-naik` against `--links`.
 fn validate_coefficients(args: &SmearArgs) -> Result<(), String> {
     match (args.links, args.u0) {
-        (LinkKind::Hisq, Some(u0)) => {
-            return Err(format!(
-                "--links hisq has no tadpole factor, but --u0 {u0} was given"
-            ))
-        }
-        (LinkKind::Hisq, None) => {}
+        (LinkKind::Hisq, u0) => check_hisq_u0(u0).map_err(|e| e.to_string())?,
         (_, None) => return Err("--links asqtad and --links fat7 need --u0".into()),
         (_, Some(u0)) if !(u0.is_finite() && u0 > 0.0) => {
             return Err(format!("--u0 must be a finite number > 0, found {u0}"))
@@ -219,38 +219,60 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             }
         },
     };
-    let u = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("reading the thin links {}: {e}", args.config.display()))?
-        .field;
-    let v = fold_staggered_phases(&u);
-    let device = if gpu.is_some() { "GPU" } else { "CPU" };
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("reading the thin links {}: {e}", args.config.display()))?;
+    read.print_notes();
+    let u = &read.file.field;
+    let smearing = Instant::now();
+    let v = fold_staggered_phases(u);
+    let device = if gpu.is_some() {
+        "GPU, kernel compilation included"
+    } else {
+        "CPU"
+    };
     let u0 = tadpole(args);
-    match args.links {
+    let (links, what): ([Option<GaugeField<f64>>; 2], _) = match args.links {
         LinkKind::Asqtad => {
-            let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
             let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, u0)?;
             let long = smear::<AsqtadLong>(gpu.as_ref(), &v, u0)?;
-            eprintln!("qdsl smear: asqtad links on the {device}, u0 = {u0}");
-            write(&args.out_fat, &fat, args, "asqtad fat")?;
-            write(out_long, &long, args, "asqtad long")?;
+            eprintln!("qdsl smear: asqtad links, u0 = {u0}");
+            ([Some(fat), Some(long)], ["asqtad fat", "asqtad long"])
         }
         LinkKind::Fat7 => {
             let fat = smear::<Fat7>(gpu.as_ref(), &v, u0)?;
-            eprintln!("qdsl smear: fat7 links on the {device}, u0 = {u0}");
-            write(&args.out_fat, &fat, args, "fat7")?;
+            eprintln!("qdsl smear: fat7 links, u0 = {u0}");
+            ([Some(fat), None], ["fat7", ""])
         }
         LinkKind::Hisq => {
-            let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
             let epsilon = args.epsilon_naik.unwrap_or(0.0);
             let (fat, long) = match &gpu {
-                Some(gpu) => hisq_links_gpu(gpu, &u, epsilon)?,
-                None => hisq_links(&u, epsilon)?,
+                Some(gpu) => hisq_links_gpu(gpu, u, epsilon)?,
+                None => hisq_links(u, epsilon)?,
             };
-            eprintln!("qdsl smear: HISQ links on the {device}, epsilon_naik = {epsilon}");
-            write(&args.out_fat, &fat, args, "hisq fat")?;
-            write(out_long, &long, args, "hisq long")?;
+            eprintln!("qdsl smear: HISQ links, epsilon_naik = {epsilon}");
+            ([Some(fat), Some(long)], ["hisq fat", "hisq long"])
         }
+    };
+    let smearing = smearing.elapsed().as_secs_f64();
+    let writing = Instant::now();
+    let [fat, long] = links;
+    if let Some(fat) = fat {
+        write(&args.out_fat, &fat, args, what[0])?;
     }
+    if let Some(long) = long {
+        let out_long = args.out_long.as_deref().ok_or(NEED_OUT_LONG)?;
+        write(out_long, &long, args, what[1])?;
+    }
+    eprintln!(
+        "qdsl smear: file read {:.3} s, smearing {smearing:.3} s ({device}), writing {:.3} s",
+        read.seconds,
+        writing.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -5,7 +5,7 @@
 use super::*;
 use crate::cli::Cli;
 use clap::Parser;
-use qdsl_core::io::{Check, GaugeFileFormat};
+use qdsl_core::io::{read_gauge, Check, GaugeFileFormat, ReadOptions};
 
 fn data(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -202,8 +202,12 @@ fn bad_flags_give_clear_errors() {
     let cases: [(&str, &[&str]); 10] = [
         ("--links hisk --out-fat f", &["hisk", "hisq", "asqtad"]),
         (
-            "--links hisq --u0 1 --out-fat f --out-long l",
-            &["hisq has no tadpole factor", "--u0 1"],
+            "--links hisq --u0 0.9 --out-fat f --out-long l",
+            &[
+                "--u0 does not apply to the hisq action",
+                "found --u0 0.9",
+                "u0 = 1",
+            ],
         ),
         ("--links hisq --out-fat f", &["--out-long is required"]),
         ("--links fat7 --out-fat f", &["need --u0"]),

@@ -4,6 +4,7 @@
 //! (JSON, SVG). Every action runs on both backends.
 
 use super::fermion_file_args::FullSystemArgs;
+use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
@@ -16,9 +17,10 @@ use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::io::UnitarityCheck;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
@@ -87,6 +89,8 @@ pub struct SolveArgs {
     plot: Option<PathBuf>,
     #[command(flatten)]
     full: FullSystemArgs,
+    #[command(flatten)]
+    read: GaugeReadArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -134,9 +138,16 @@ fn print_summary(report: &SolveReport) {
         "  residual    true {:.3e} at the end of the solve, recomputed {:.3e}",
         r.true_residual, report.recomputed_residual
     );
+    let t = &report.times;
     println!(
-        "  time        {:.3} s, {:.2} GFLOP/s (operator flops)",
-        r.elapsed.as_secs_f64(),
+        "  set-up      {:.3} s (file read {:.3} s; links, operator, JIT and tuning {:.3} s)",
+        t.total_setup().as_secs_f64(),
+        t.file_read.as_secs_f64(),
+        t.setup.as_secs_f64()
+    );
+    println!(
+        "  solve       {:.3} s, {:.2} GFLOP/s (operator flops of the solve only)",
+        t.solve.as_secs_f64(),
         report.gflops
     );
 }
@@ -158,8 +169,16 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
             eprintln!("{line}")
         })?;
-    let file = read_gauge(&args.config, &ReadOptions::default())
-        .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let read_seconds = read.seconds;
+    let file = read.file;
     let config = SolveConfig {
         action: args.action,
         kappa: args.kappa,
@@ -203,14 +222,16 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         None => {
             let outcome = solve_on(&backend, &gauge, &config, Some(callback));
             bar.finish_and_clear();
-            let report = outcome?;
+            let mut report = outcome?;
+            report.times.file_read = Duration::from_secs_f64(read_seconds);
             print_summary(&report);
             report
         }
         Some((source, eta)) => {
             let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
             bar.finish_and_clear();
-            let full = outcome?;
+            let mut full = outcome?;
+            full.report.times.file_read = Duration::from_secs_f64(read_seconds);
             print_summary(&full.report);
             args.full.finish(&full, &source)?;
             full.report

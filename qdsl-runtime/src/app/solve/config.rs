@@ -66,15 +66,31 @@ fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
 
+/// HISQ's tadpole factor u0 = 1 (its links are reunitarised between the smearing
+/// levels): `None` or `Some(1.0)` pass, any other value is [`SolveError::HisqU0`].
+pub fn check_hisq_u0(u0: Option<f64>) -> Result<(), SolveError> {
+    match u0 {
+        Some(found) if found != 1.0 => Err(SolveError::HisqU0 { found }),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that the action gets exactly the parameters it uses, and their ranges.
 pub(super) fn check_parameters(config: &SolveConfig) -> Result<Parameters, SolveError> {
     let action = config.action;
     let wilson_like = action.is_wilson_like();
     let expected = if wilson_like { "--kappa" } else { "--mass" };
+    if action == Action::Hisq {
+        check_hisq_u0(config.u0)?;
+    }
     let given: [(&'static str, bool, bool); 6] = [
         ("--kappa", config.kappa.is_some(), wilson_like),
         ("--mass", config.mass.is_some(), !wilson_like),
-        ("--u0", config.u0.is_some(), action == Action::Asqtad),
+        (
+            "--u0",
+            config.u0.is_some(),
+            matches!(action, Action::Asqtad | Action::Hisq),
+        ),
         (
             "--csw",
             config.csw.is_some(),

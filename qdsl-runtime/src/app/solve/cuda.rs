@@ -8,13 +8,27 @@ use crate::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
 use crate::solver::{
-    Fixed16, Half, LinearOperator, Packed20, Packed30, SolveResult, SolverOptions,
+    ConvertFrom, Fixed16, Half, LinearOperator, Packed20, Packed30, SolveResult, SolverField,
+    SolverOptions,
 };
 use qdsl_core::field::ColourSpinorField;
 use std::sync::Arc;
 
+/// Applies `op` and its adjoint once to `x` (results discarded), so that the kernels are
+/// compiled and tuned before the solve is timed: that is set-up, not solve time.
+fn warm_up<F: SolverField>(
+    op: &(dyn LinearOperator<F> + Send + Sync),
+    x: &F,
+) -> Result<(), SolveError> {
+    let mut out = x.zeros_like();
+    op.apply(&mut out, x)?;
+    op.apply_dagger(&mut out, x)?;
+    Ok(())
+}
+
 /// The device solve with f64 operator `high` and iteration operator `low`; returns the
-/// result and the downloaded solution. A failure recorded in the context (see
+/// result and the downloaded solution. Both operators are applied once first
+/// ([`warm_up`]), so that the result's time is the solve's only. A failure recorded in the context (see
 /// [`crate::solver::device::context`]) is an error, not a result.
 fn device_run<P: DevicePrecision>(
     ctx: &Arc<DeviceContext>,
@@ -29,6 +43,11 @@ fn device_run<P: DevicePrecision>(
     let mut x_dev =
         DeviceVector::<Double>::zeros(ctx, b_dev.layout().host_reals, b_dev.layout().sites)
             .map_err(device)?;
+    warm_up(high, &b_dev)?;
+    warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    if let Some(e) = ctx.take_error() {
+        return Err(SolveError::Device(e));
+    }
     let outcome =
         solve_fields::<_, DeviceVector<P>>(high, low, config.solver, &b_dev, &mut x_dev, opts);
     if let Some(e) = ctx.take_error() {

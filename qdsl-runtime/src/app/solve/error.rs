@@ -27,6 +27,16 @@ pub enum SolveError {
         found: f64,
     },
     /// c_sw is negative or not finite.
+    /// HISQ's u0 is 1 by construction; any other value is refused.
+    #[error(
+        "--u0 does not apply to the hisq action (found --u0 {found}): its links are \
+         reunitarised (projected onto U(3)) between the smearing levels, so u0 = 1 by \
+         construction; --u0 1 is accepted"
+    )]
+    HisqU0 {
+        /// The u0 given.
+        found: f64,
+    },
     #[error("--csw must be a finite number ≥ 0, found {found}")]
     InvalidCsw {
         /// The c_sw given.

@@ -56,7 +56,7 @@ mod tests;
 
 pub use action::{Action, Precision};
 pub use backend::SolveBackend;
-pub use config::{SolveConfig, Source};
+pub use config::{check_hisq_u0, SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, FullSolveReport};
@@ -73,7 +73,7 @@ use crate::solver::{
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::gauge::plaquette;
 use qdsl_core::lattice::Lattice;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The result of [`solve`].
 #[derive(Clone, Debug)]
@@ -98,12 +98,36 @@ pub struct SolveReport {
     /// ‖b − M̂ x‖/‖b‖ recomputed after the solve with one more f64 application of the
     /// CPU operator (a GPU solution is downloaded first).
     pub recomputed_residual: f64,
-    /// Operator flops per second over the solve, in GFLOP/s.
+    /// Operator flops per second over the solve's iterations only (set-up excluded), in
+    /// GFLOP/s.
     pub gflops: f64,
+    /// Set-up and solve times apart.
+    pub times: SolveTimes,
     /// The source b (even sites).
     pub source: ColourSpinorField<f64>,
     /// The solution x (even sites).
     pub solution: ColourSpinorField<f64>,
+}
+
+/// Wall-clock times of a solve, the set-up apart from the iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveTimes {
+    /// Reading the gauge file: set by the caller that read it (zero otherwise).
+    pub file_read: Duration,
+    /// [`solve_on`] up to the end of the solve, less the solver's own time: checking the
+    /// parameters, smearing the links, the clover term, building and uploading the
+    /// operators, compiling (JIT) and tuning their kernels (the warm-up application of
+    /// the GPU operators), the source, downloading the solution.
+    pub setup: Duration,
+    /// The solver's iterations ([`SolveResult::elapsed`]): what GFLOP/s counts.
+    pub solve: Duration,
+}
+
+impl SolveTimes {
+    /// File read plus set-up.
+    pub fn total_setup(&self) -> Duration {
+        self.file_read + self.setup
+    }
 }
 /// Solves M̂ x = b with x₀ = 0 for operators in precisions H (solution, true residual)
 /// and L (iteration); returns the result and ‖b − M̂ x‖/‖b‖ recomputed with `high`.
@@ -188,6 +212,8 @@ pub fn solve_on(
 /// What every solve builds before its source: the checked parameters, the tadpole
 /// factor, the host system and the solver options.
 pub(super) struct Setup {
+    /// When the set-up began: everything until the solver's iterations is set-up time.
+    start: Instant,
     parameters: Parameters,
     u0: f64,
     system: HostSystem,
@@ -201,6 +227,7 @@ impl Setup {
         config: &SolveConfig,
         progress: Option<ProgressCallback>,
     ) -> Result<Self, SolveError> {
+        let start = Instant::now();
         let action = config.action;
         let parameters = check_parameters(config)?;
         let opts = SolverOptions {
@@ -217,6 +244,7 @@ impl Setup {
         };
         let system = HostSystem::new(gauge, &parameters, action, u0, config.boundary)?;
         Ok(Self {
+            start,
             parameters,
             u0,
             system,
@@ -234,7 +262,7 @@ impl Setup {
     ) -> Result<SolveReport, SolveError> {
         let (action, system, opts) = (config.action, &self.system, &self.opts);
         let (high, _) = system.cpu_operator::<f64>();
-        let (result, x, recomputed_residual) = match backend {
+        let (result, x, recomputed_residual, through_solve) = match backend {
             SolveBackend::Cpu => {
                 let (low, _) = system.cpu_operator::<f32>();
                 let mut x = b.zeros_like();
@@ -247,14 +275,21 @@ impl Setup {
                     &mut x,
                     opts,
                 )?;
+                let through_solve = self.start.elapsed();
                 let residual = relative_residual(high.as_ref(), &b, &x)?;
-                (result, x, residual)
+                (result, x, residual, through_solve)
             }
             SolveBackend::Cuda(ctx) => {
                 let (result, x) = device_solve(ctx, system, config, &b, opts)?;
+                let through_solve = self.start.elapsed();
                 let residual = relative_residual(high.as_ref(), &b, &x)?;
-                (result, x, residual)
+                (result, x, residual, through_solve)
             }
+        };
+        let times = SolveTimes {
+            file_read: Duration::ZERO,
+            setup: through_solve.saturating_sub(result.elapsed),
+            solve: result.elapsed,
         };
         let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
         Ok(SolveReport {
@@ -266,6 +301,7 @@ impl Setup {
             precision: config.precision,
             tolerance: config.tolerance,
             gflops: result.operator_flops as f64 / seconds / 1e9,
+            times,
             result,
             recomputed_residual,
             source: b,

@@ -212,6 +212,10 @@ fn clover_twisted_mass_and_hisq_parameters_are_checked() {
     assert!(err(&hisq)
         .unwrap()
         .starts_with("--u0 does not apply to the hisq"));
+    // HISQ's u0 is 1 by construction: --u0 1 is accepted.
+    hisq.u0 = Some(1.0);
+    assert!(err(&hisq).is_none());
+    hisq.u0 = Some(0.9);
     let asqtad = SolveConfig {
         action: Action::Asqtad,
         u0: None,
