@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The GPU half of a change's verification, run on the GPU machine from the repository
+# root with binaries built here (no Rust toolchain there):
+#
+#   CARGO_TARGET_DIR=target/gpu CARGO_PROFILE_RELEASE_DEBUG=0 cargo build --release --bin qdsl
+#   CARGO_TARGET_DIR=target/gpu CARGO_PROFILE_RELEASE_DEBUG=0 \
+#       cargo test --release -p qdsl-runtime --lib --no-run
+#   bench/gpu_check.sh check     # qdsl check, every GPU test, the sanitizers, the main job
+#   bench/gpu_check.sh bench BIN # qdsl bench of BIN on a fresh tune cache
+#
+# Logs and JSON go to $OUT (default /tmp/qdsl-gpu-out); a short summary is printed last.
+set -uo pipefail
+OUT=${OUT:-/tmp/qdsl-gpu-out}
+mkdir -p "$OUT"
+QDSL=${QDSL:-target/gpu/release/qdsl}
+# The test binaries hold the repository path they were built in (test data, the qdsl
+# binary): make it resolve on this machine too.
+if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
+export QDSL_CACHE_DIR
+QDSL_CACHE_DIR=$(mktemp -d)
+summary=()
+run() { # name, command...: runs it, logs to $OUT/name.log, records status and seconds
+    local name=$1; shift
+    local t0=$SECONDS
+    "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    summary+=("$name: exit $rc, $((SECONDS - t0)) s")
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+case "${1:-check}" in
+check)
+    # STEPS picks the steps (default all); GPU_TESTS filters the test names.
+    steps=${STEPS:-"info main_job check gpu_tests memcheck racecheck"}
+    has() { [[ " $steps " == *" $1 "* ]]; }
+    has info && run info "$QDSL" info
+    has main_job && run main_job "$QDSL" solve tests/data/milc/lat.sample.l8 --action wilson \
+        --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10
+    has check && run check "$QDSL" check
+    tests=$(find target/gpu/release/deps -maxdepth 1 -type f -executable -name 'qdsl_runtime-*' | head -1)
+    # insta finds the snapshots through the workspace root (no cargo here to ask).
+    has gpu_tests && INSTA_WORKSPACE_ROOT=/work/main run gpu_tests "$tests" --include-ignored \
+        --test-threads 1 ${GPU_TESTS:-}
+    has memcheck && run memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+        "$QDSL" check --kernel wilson_hop --lattice 4,4,4,4
+    has racecheck && run racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+        "$QDSL" check --kernel improved_staggered_hop --lattice 4,4,4,4
+    grep -hE "^test result|FAILED|panicked" "$OUT/gpu_tests.log" 2>/dev/null | tail -5
+    tail -2 "$OUT/check.log" 2>/dev/null
+    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" 2>/dev/null
+    grep -hiE "setup|solve|backend|iterations|residual" "$OUT/main_job.log" 2>/dev/null | head -12
+    ;;
+bench)
+    bin=${2:-$QDSL}
+    tag=${3:-$(basename "$(dirname "$bin")")}
+    run "bench-$tag" "$bin" bench --compare-quda --json "$OUT/bench-$tag.json"
+    tail -60 "$OUT/bench-$tag.log"
+    ;;
+esac
+printf '%s\n' "${summary[@]}"
