@@ -94,3 +94,35 @@ pub fn find_ptxas() -> Option<std::path::PathBuf> {
     }
     dirs.into_iter().map(|d| d.join("ptxas")).find(|p| p.is_file())
 }
+
+/// For a build script: sets `cfg(qdsl_nvrtc)` where the toolchain is found (the crate's
+/// NVRTC tests then run; elsewhere they are ignored, with the reason), and makes a missing
+/// toolchain a build error under `QDSL_REQUIRE_NVRTC=1` (CI sets it). Reruns when any
+/// variable of the search changes.
+pub fn emit_nvrtc_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(qdsl_nvrtc)");
+    for var in [
+        "QDSL_REQUIRE_NVRTC",
+        "QDSL_NVRTC_LIB",
+        "QDSL_CUDA_WHEEL_DIR",
+        "QDSL_PTXAS",
+        "LD_LIBRARY_PATH",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "PATH",
+    ] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    println!("cargo::rerun-if-changed=../build/toolchain_probe.rs");
+    let nvrtc = nvrtc_file_present();
+    let ptxas = find_ptxas().is_some();
+    if nvrtc && ptxas {
+        println!("cargo::rustc-cfg=qdsl_nvrtc");
+    } else if std::env::var_os("QDSL_REQUIRE_NVRTC").is_some_and(|v| v == "1") {
+        panic!(
+            "QDSL_REQUIRE_NVRTC=1 but the CUDA toolchain is incomplete (libnvrtc found: \
+             {nvrtc}, ptxas found: {ptxas}); `pip install nvidia-cuda-nvrtc==13.0.88 \
+             nvidia-cuda-nvcc==13.0.88` and put its lib/ on LD_LIBRARY_PATH and bin/ on PATH"
+        );
+    }
+}

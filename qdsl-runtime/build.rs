@@ -6,29 +6,5 @@
 include!("../build/toolchain_probe.rs");
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(qdsl_nvrtc)");
-    for var in [
-        "QDSL_REQUIRE_NVRTC",
-        "QDSL_NVRTC_LIB",
-        "QDSL_CUDA_WHEEL_DIR",
-        "QDSL_PTXAS",
-        "LD_LIBRARY_PATH",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "PATH",
-    ] {
-        println!("cargo::rerun-if-env-changed={var}");
-    }
-    println!("cargo::rerun-if-changed=../build/toolchain_probe.rs");
-    let nvrtc = nvrtc_file_present();
-    let ptxas = find_ptxas().is_some();
-    if nvrtc && ptxas {
-        println!("cargo::rustc-cfg=qdsl_nvrtc");
-    } else if std::env::var_os("QDSL_REQUIRE_NVRTC").is_some_and(|v| v == "1") {
-        panic!(
-            "QDSL_REQUIRE_NVRTC=1 but the CUDA toolchain is incomplete (libnvrtc found: \
-             {nvrtc}, ptxas found: {ptxas}); `pip install nvidia-cuda-nvrtc==13.0.88 \
-             nvidia-cuda-nvcc==13.0.88` and put its lib/ on LD_LIBRARY_PATH and bin/ on PATH"
-        );
-    }
+    emit_nvrtc_cfg();
 }

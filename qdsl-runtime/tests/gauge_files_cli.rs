@@ -3,34 +3,14 @@
 //! shared reading options `--ignore-checksum`, `--unitarity-tol` and `--reunitarize`
 //! of `inspect`, `solve`, `correlator` and `smear`.
 
+mod cli_common;
+
+use cli_common::{data, qdsl, stderr, stdout};
+
 use qdsl_core::io::lime::{find_record, parse_lime};
 use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data")
-        .join(name)
-}
-
-/// `qdsl ARGS` on the CPU backend.
-fn qdsl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qdsl"))
-        .args(args)
-        .args(["--backend", "cpu"])
-        .output()
-        .expect("the qdsl binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// conf.48 with one stored f64's lowest byte flipped: the SciDAC checksum fails, the
 /// links stay unitary to rounding.

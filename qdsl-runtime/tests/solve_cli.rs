@@ -1,31 +1,14 @@
 //! `qdsl solve` as a user runs it: the built binary on the real configurations of the
 //! test data, its JSON history and SVG plot, and its refusals of bad input.
 
+mod cli_common;
+
+use cli_common::{data, qdsl_solve as qdsl, stderr};
+
 use qdsl_core::gauge::plaquette;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data")
-        .join(name)
-}
-
-/// `qdsl solve ARGS` on the CPU backend (also on a GPU machine) unless ARGS name one.
-fn qdsl(args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_qdsl"));
-    command.arg("solve").args(args);
-    if !args.contains(&"--backend") {
-        command.args(["--backend", "cpu"]);
-    }
-    command.output().expect("the qdsl binary runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use std::process::Output;
 
 /// Runs a solve writing JSON and SVG into a temporary directory; returns the exit
 /// status, the parsed JSON and the SVG text.

@@ -2,34 +2,13 @@
 //! `ksvector.ans.Minv` reproduced from MILC's source file on the command line, the
 //! source kinds, the two output formats, and the refusals.
 
+mod cli_common;
+
+use cli_common::{data, qdsl_solve as qdsl, stderr, stdout};
+
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::io::{read_fermion, FermionFileFormat, FermionKind, Precision};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data")
-        .join(name)
-}
-
-/// `qdsl solve ARGS` on the CPU backend.
-fn qdsl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qdsl"))
-        .arg("solve")
-        .args(args)
-        .args(["--backend", "cpu"])
-        .output()
-        .expect("the qdsl binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use std::process::Command;
 
 /// The largest |ours − theirs| relative to the largest |theirs|.
 fn max_deviation(ours: &ColourSpinorField<f64>, theirs: &ColourSpinorField<f64>) -> f64 {

@@ -2,24 +2,13 @@
 //! from the solve in the summaries and the JSON of `solve` and `correlator`, GFLOP/s of
 //! the solve only, the correlator's normalisation stated, and HISQ's u0 = 1 accepted.
 
+mod cli_common;
+
+use cli_common::{data, qdsl};
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data")
-        .join(name)
-}
-
-/// `qdsl ARGS` on the CPU backend.
-fn qdsl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qdsl"))
-        .args(args)
-        .args(["--backend", "cpu"])
-        .output()
-        .expect("the qdsl binary runs")
-}
+use std::path::Path;
+use std::process::Output;
 
 fn text(out: &Output) -> String {
     format!(
