@@ -2,9 +2,7 @@
 # The GPU half of a change's verification, run on the GPU machine from the repository
 # root with binaries built here (no Rust toolchain there):
 #
-#   CARGO_TARGET_DIR=target/gpu CARGO_PROFILE_RELEASE_DEBUG=0 cargo build --release --bin qdsl
-#   CARGO_TARGET_DIR=target/gpu CARGO_PROFILE_RELEASE_DEBUG=0 \
-#       cargo test --release -p qdsl-runtime --lib --no-run
+#   bench/build_gpu.sh           # prints the paths to carry
 #   bench/gpu_check.sh check     # qdsl check, every GPU test, the sanitizers, the main job
 #   bench/gpu_check.sh bench BIN # qdsl bench of BIN on a fresh tune cache
 #
@@ -36,10 +34,17 @@ check)
     has main_job && run main_job "$QDSL" solve tests/data/milc/lat.sample.l8 --action wilson \
         --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10
     has check && run check "$QDSL" check
-    tests=$(find target/gpu/release/deps -maxdepth 1 -type f -executable -name 'qdsl_runtime-*' | head -1)
+    # The library test binaries of qdsl-runtime and qdsl (bench/build_gpu.sh lists them);
     # insta finds the snapshots through the workspace root (no cargo here to ask).
-    has gpu_tests && INSTA_WORKSPACE_ROOT=/work/main run gpu_tests "$tests" --include-ignored \
-        --test-threads 1 ${GPU_TESTS:-}
+    if has gpu_tests; then
+        i=0
+        while read -r tests; do
+            i=$((i + 1))
+            INSTA_WORKSPACE_ROOT=/work/main run "gpu_tests_$i" "$tests" --include-ignored \
+                --test-threads 1 ${GPU_TESTS:-}
+        done <target/gpu/gpu-tests.txt
+        cat "$OUT"/gpu_tests_*.log >"$OUT/gpu_tests.log"
+    fi
     has memcheck && run memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
         "$QDSL" check --kernel wilson_hop --lattice 4,4,4,4
     has racecheck && run racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \

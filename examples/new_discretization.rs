@@ -13,6 +13,8 @@
 //! and the residual of the full system checked with the full operator from the blocks.
 //! Run with `cargo run --example new_discretization`.
 
+use qdsl::app::propagator::{join_parities, split_parities};
+use qdsl::app::solve::SolveBackend;
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{DslError, Stencil, Variant};
@@ -20,8 +22,6 @@ use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::{Compression, LinkFormat};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_macros::stencil;
-use qdsl_runtime::app::propagator::{join_parities, split_parities};
-use qdsl_runtime::app::solve::SolveBackend;
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::device::DeviceField;
 use qdsl_runtime::operator::{DeviceHopBlocks, HopAdjoint, HopBlocks, HostHop, Schur};

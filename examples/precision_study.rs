@@ -9,10 +9,10 @@
 //! Run with `cargo run --release --example precision_study [-- PLOT.svg [KAPPA]]`
 //! (default plot: target/precision_study.svg).
 
+use qdsl::app::precision_study::{run_study, study_table, write_histories_svg};
 use qdsl_core::field::{ColourSpinorField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::Parity;
-use qdsl_runtime::app::precision_study::{run_study, study_table, write_histories_svg};
 use qdsl_runtime::solver::SolverOptions;
 use std::path::{Path, PathBuf};
 

@@ -23,16 +23,16 @@ mod common;
 mod reference_operators;
 
 use num_complex::Complex;
+use qdsl::app::correlator::pion_correlator;
+use qdsl::app::low_precision::LowPrecision;
+use qdsl::app::propagator::{
+    point_propagator, FullSolver, Propagator, SolveSettings, StaggeredEvenOdd, WilsonEvenOdd,
+};
+use qdsl::app::solve::Action;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{BoundaryConditions, Lattice};
-use qdsl_runtime::app::correlator::pion_correlator;
-use qdsl_runtime::app::low_precision::LowPrecision;
-use qdsl_runtime::app::propagator::{
-    point_propagator, FullSolver, Propagator, SolveSettings, StaggeredEvenOdd, WilsonEvenOdd,
-};
-use qdsl_runtime::app::solve::Action;
 use qdsl_runtime::solver::{LinearOperator, SolverKind, SolverOptions};
 use std::sync::OnceLock;
 

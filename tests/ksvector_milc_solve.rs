@@ -7,15 +7,13 @@
 mod common;
 
 use common::data;
+use qdsl::app::propagator::{join_parities, split_parities};
+use qdsl::app::solve::{solve_full_on, Action, Precision, SolveBackend, SolveConfig, Source};
 use qdsl::core::dsl::variant::TimeBoundary;
 use qdsl::core::field::ColourSpinorField;
 use qdsl::core::io::{read_fermion, read_gauge, ReadOptions};
 use qdsl::core::lattice::Parity;
 use qdsl::kernels::asqtad_links;
-use qdsl::runtime::app::propagator::{join_parities, split_parities};
-use qdsl::runtime::app::solve::{
-    solve_full_on, Action, Precision, SolveBackend, SolveConfig, Source,
-};
 use qdsl::runtime::operator::cpu::{EvenOddStaggered, StaggeredLinks};
 use qdsl::runtime::solver::{SolverKind, SolverOptions};
 

@@ -1,4 +1,4 @@
-//! Device-field tests that need a GPU: ignored where there is none (see `crate::test_gpu`).
+//! Device-field tests that need a GPU: ignored where there is none (see `crate::testing`).
 //! Run them on the GPU machine: `cargo test -p qdsl-runtime --lib device::gpu_tests`.
 //!
 //! The references are independent of the generated kernels: the CPU image and decode of
@@ -11,7 +11,7 @@ use qdsl_core::format::{Compression, FermionFormat, LinkFormat, LinkSign, LinkSt
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Real;
 
-use crate::test_gpu::gpu;
+use crate::testing::gpu;
 
 fn lattice() -> Lattice {
     Lattice::new([4, 4, 4, 6]).unwrap()

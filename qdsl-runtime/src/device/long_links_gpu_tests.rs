@@ -16,7 +16,7 @@ use qdsl_core::lattice::Parity;
 use qdsl_kernels::ImprovedStaggeredHop;
 use std::path::PathBuf;
 
-use crate::test_gpu::gpu;
+use crate::testing::gpu;
 
 fn milc(name: &str) -> GaugeField<f64> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

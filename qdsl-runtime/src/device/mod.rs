@@ -16,6 +16,7 @@
 //! Everything that needs a GPU fails with [`DeviceError::NoGpu`] where there is none.
 
 pub mod codegen;
+pub mod copy;
 pub mod dense;
 pub mod field;
 pub mod format;

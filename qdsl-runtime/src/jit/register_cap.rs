@@ -154,7 +154,7 @@ mod tests {
         use qdsl_core::dsl::variant::{Recon, StorageFormat};
         use qdsl_core::dsl::Variant;
         let root = tempfile::tempdir().unwrap();
-        let jit = crate::test_gpu::jit(root.path());
+        let jit = crate::testing::jit(root.path());
         ptxas::find_ptxas().expect("ptxas (the build found it)");
         let cases = [
             ("wilson_hop", StorageFormat::F32, Recon::R12),

@@ -1,5 +1,5 @@
 //! JIT tests that really run NVRTC and ptxas; ignored where the build found no
-//! toolchain (see `crate::test_gpu`).
+//! toolchain (see `crate::testing`).
 
 use super::*;
 

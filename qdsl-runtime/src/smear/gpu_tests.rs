@@ -11,7 +11,7 @@ use qdsl_kernels::{
 };
 use std::path::PathBuf;
 
-use crate::test_gpu::gpu;
+use crate::testing::gpu;
 
 fn milc(file: &str) -> GaugeField<f64> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -163,36 +163,6 @@ fn gpu_asqtad_links_reproduce_milc() {
         "{:e}",
         rel(&long, &milc("long.l8"))
     );
-}
-
-/// `qdsl check`'s smearing rows: three specs (with uncompressed and recon-12 input links),
-/// HISQ fat and long links and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
-/// matching spec.
-#[test]
-#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
-fn check_rows_of_the_smearing_specs_pass() {
-    let (gpu, _dir) = gpu();
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
-    let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 20);
-    assert_eq!(
-        rows.iter()
-            .filter(|r| r.variant.ends_with("input=recon12"))
-            .count(),
-        6
-    );
-    for r in &rows {
-        assert!(
-            matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
-            "{r:?}"
-        );
-    }
-    let fat7 = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.contains("fat7"));
-    assert_eq!(fat7.len(), 4);
-    let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
-    assert_eq!(forces.len(), 4);
-    let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));
-    assert_eq!(hisq.len(), 4);
 }
 
 fn force_gpu_vs_cpu<A: GaugeAction, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {

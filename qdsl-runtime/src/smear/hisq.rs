@@ -30,7 +30,7 @@ fn projection<T: GpuReal>(gpu: &Gpu) -> Result<CudaFunction, SmearGpuError> {
 
 /// The three schedules (fat7, `HisqFat`, `AsqtadLong`) and the U(3) projection of the
 /// HISQ link construction, compiled for `T`.
-pub(crate) struct HisqGpu<T> {
+pub struct HisqGpu<T> {
     fat7: GpuSmearer<T>,
     fat: GpuSmearer<T>,
     long: GpuSmearer<T>,
@@ -39,7 +39,7 @@ pub(crate) struct HisqGpu<T> {
 
 /// Device memory of one HISQ construction: the buffers of the three schedules and one
 /// projection flag per link.
-pub(crate) struct HisqBuffers<T> {
+pub struct HisqBuffers<T> {
     level1: SmearBuffers<T>,
     fat: SmearBuffers<T>,
     long: SmearBuffers<T>,
@@ -48,7 +48,7 @@ pub(crate) struct HisqBuffers<T> {
 
 impl<T: GpuReal> HisqGpu<T> {
     /// Compiles (or loads) the three schedules and the projection kernel.
-    pub(crate) fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
+    pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         Ok(HisqGpu {
             fat7: GpuSmearer::<T>::new::<Fat7>(gpu)?,
             fat: GpuSmearer::<T>::new::<HisqFat>(gpu)?,
@@ -58,11 +58,7 @@ impl<T: GpuReal> HisqGpu<T> {
     }
 
     /// Device memory for a construction on `lattice`, zeroed.
-    pub(crate) fn buffers(
-        &self,
-        gpu: &Gpu,
-        lattice: &Lattice,
-    ) -> Result<HisqBuffers<T>, SmearGpuError> {
+    pub fn buffers(&self, gpu: &Gpu, lattice: &Lattice) -> Result<HisqBuffers<T>, SmearGpuError> {
         Ok(HisqBuffers {
             level1: self.fat7.buffers(gpu, lattice)?,
             fat: self.fat.buffers(gpu, lattice)?,
@@ -72,7 +68,7 @@ impl<T: GpuReal> HisqGpu<T> {
     }
 
     /// Copies the thin links `u` (without phases: they are folded in here) to the GPU.
-    pub(crate) fn upload(
+    pub fn upload(
         &self,
         gpu: &Gpu,
         bufs: &mut HisqBuffers<T>,
@@ -85,11 +81,7 @@ impl<T: GpuReal> HisqGpu<T> {
 
     /// Queues the whole construction on the GPU's stream (no host transfer, no
     /// synchronisation): the stages of [`hisq_chain`] ([`DeviceHisq`]).
-    pub(crate) fn enqueue(
-        &self,
-        gpu: &Gpu,
-        bufs: &mut HisqBuffers<T>,
-    ) -> Result<(), SmearGpuError> {
+    pub fn enqueue(&self, gpu: &Gpu, bufs: &mut HisqBuffers<T>) -> Result<(), SmearGpuError> {
         hisq_chain(&mut DeviceHisq {
             hisq: self,
             gpu,
@@ -102,7 +94,7 @@ impl<T: GpuReal> HisqGpu<T> {
     ///
     /// Errors: copying; a fat7 link the projection rejected
     /// ([`SmearGpuError::Projection`], the first one in link order).
-    pub(crate) fn finish(
+    pub fn finish(
         &self,
         gpu: &Gpu,
         bufs: &HisqBuffers<T>,

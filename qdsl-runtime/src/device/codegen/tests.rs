@@ -170,7 +170,7 @@ fn recon8_sources_spell_the_parametrisation() {
 )]
 fn every_conversion_and_reduction_compiles_and_assembles_for_sm_90() {
     let root = tempfile::tempdir().unwrap();
-    let jit = crate::test_gpu::jit(root.path());
+    let jit = crate::testing::jit(root.path());
     let have_ptxas = ptxas::find_ptxas().is_some();
     if !have_ptxas {
         eprintln!("ptxas not found: compiling only");

@@ -551,7 +551,7 @@ mod tests {
         use crate::jit::Arch;
         use qdsl_core::dsl::Stencil;
         let root = tempfile::tempdir().unwrap();
-        let jit = crate::test_gpu::jit(root.path());
+        let jit = crate::testing::jit(root.path());
         type Source = fn(&Variant) -> Result<String, qdsl_core::dsl::DslError>;
         type Kernel = (Source, fn(&Variant) -> String, Variant);
         let (p, q) = (Parity::Even, Parity::Odd);
@@ -615,7 +615,7 @@ mod tests {
     #[test]
     #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
     fn device_clover_matches_the_cpu_operator() {
-        let (gpu, dir) = crate::test_gpu::gpu();
+        let (gpu, dir) = crate::testing::gpu();
         let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
             .with_enabled(false)
             .with_progress(false);

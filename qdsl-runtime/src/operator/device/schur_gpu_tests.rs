@@ -1,4 +1,4 @@
-//! GPU tests of the generic Schur layer on device blocks (ignored without a GPU: see `crate::test_gpu`): source
+//! GPU tests of the generic Schur layer on device blocks (ignored without a GPU: see `crate::testing`): source
 //! preparation, reconstruction and the full operator — the hop variants compiled on
 //! first use — against the same generic code on host blocks, f64.
 
@@ -49,7 +49,7 @@ fn sources(layout: SpinorLayout, p: Parity) -> (Field, Field) {
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn device_prepare_reconstruct_and_full_operator_match_the_host() {
-    let (gpu, dir) = crate::test_gpu::gpu();
+    let (gpu, dir) = crate::testing::gpu();
     let tuner = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
         .with_enabled(false)
         .with_progress(false);

@@ -111,7 +111,7 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
     use qdsl_core::dsl::variant::DirichletBlocks;
     use qdsl_core::field::SpinorLayout;
     use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset};
-    let (gpu, _dir) = crate::test_gpu::gpu();
+    let (gpu, _dir) = crate::testing::gpu();
     let lat = Lattice::new([4, 4, 4, 6]).unwrap();
     let u = GaugeField::random(lat, 31);
     // 5D Wilson hop.
@@ -224,7 +224,7 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn dependent_launches_give_the_stream_ordered_result() {
     use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-    let (gpu, _dir) = crate::test_gpu::gpu();
+    let (gpu, _dir) = crate::testing::gpu();
     let lat = Lattice::new([16, 16, 16, 16]).unwrap();
     let u = GaugeField::<f64>::random(lat, 41).cast::<f32>();
     let layout = |p: Parity| SpinorLayout::wilson(lat, SiteSubset::Single(p));

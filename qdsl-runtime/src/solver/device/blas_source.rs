@@ -204,7 +204,7 @@ mod tests {
     )]
     fn every_blas_kernel_compiles_for_sm_90() {
         let root = tempfile::tempdir().unwrap();
-        let jit = crate::test_gpu::jit(root.path());
+        let jit = crate::testing::jit(root.path());
         let opts: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
         for reals in [24, 6] {
             for fy in FORMATS {

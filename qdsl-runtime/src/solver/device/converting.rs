@@ -141,7 +141,7 @@ mod gpu_tests {
     use std::path::Path;
     use std::sync::Arc;
 
-    use crate::test_gpu::context;
+    use crate::testing::context;
 
     /// MILC's 8⁴ sample configuration of the test data.
     fn milc_sample() -> GaugeField<f64> {

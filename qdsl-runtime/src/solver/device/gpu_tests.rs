@@ -1,4 +1,4 @@
-//! Device solver tests that need a GPU: ignored where there is none (see `crate::test_gpu`).
+//! Device solver tests that need a GPU: ignored where there is none (see `crate::testing`).
 //! Run them on the GPU machine:
 //! `cargo test --release -p qdsl-runtime --lib solver::device::gpu_tests`.
 //!
@@ -8,16 +8,13 @@
 //! the CPU operator.
 
 use super::*;
-use crate::app::solve::{Action, Precision, SolveConfig, Source};
-use crate::solver::{ConvertFrom, Fixed16, Half, QuantizedField, SolverField, SolverKind};
+use crate::solver::{ConvertFrom, Fixed16, Half, QuantizedField, SolverField};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Complex;
-use std::path::Path;
 use std::sync::Arc;
 
-use crate::test_gpu::{check_solve, context};
+use crate::testing::context;
 
 fn even_wilson() -> SpinorLayout {
     SpinorLayout::wilson(
@@ -190,81 +187,6 @@ fn a_failure_in_an_infallible_method_is_sticky_and_makes_norms_nan() {
     assert!(h.norm_sqr().is_nan());
     let e = ctx.take_error().expect("the overflow was recorded");
     assert!(e.contains("beyond the format's range"), "{e}");
-}
-
-fn config(action: Action, solver: SolverKind, precision: Precision) -> SolveConfig {
-    SolveConfig {
-        action,
-        kappa: action.is_wilson_like().then_some(0.12),
-        // m = 0.1: cond(A) ≈ 16/(4m²) = 400, so two solves to 1e-10 agree to 1e-7.
-        mass: (!action.is_wilson_like()).then_some(0.1),
-        u0: None,
-        csw: None,
-        mu: None,
-        epsilon_naik: None,
-        solver,
-        precision,
-        tolerance: 1e-10,
-        max_iterations: 5000,
-        source: Source::Gaussian { seed: 7 },
-        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
-fn wilson_solves_on_a_random_8_4_agree_with_the_cpu() {
-    let (ctx, _dir) = context();
-    let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 11);
-    for solver in [SolverKind::BiCgStab, SolverKind::Cgnr] {
-        for precision in [Precision::F64, Precision::F32, Precision::Fixed16] {
-            check_solve(&ctx, &gauge, &config(Action::Wilson, solver, precision));
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
-fn solves_on_the_milc_sample_agree_with_the_cpu() {
-    let (ctx, _dir) = context();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/milc/lat.sample.l8");
-    let gauge = read_gauge(&path, &ReadOptions::default()).unwrap().field;
-    for precision in [Precision::F64, Precision::F32, Precision::Fixed16] {
-        check_solve(
-            &ctx,
-            &gauge,
-            &config(Action::Wilson, SolverKind::BiCgStab, precision),
-        );
-        check_solve(
-            &ctx,
-            &gauge,
-            &config(Action::Staggered, SolverKind::Cg, precision),
-        );
-    }
-    check_solve(
-        &ctx,
-        &gauge,
-        &config(Action::Wilson, SolverKind::Cgnr, Precision::F16),
-    );
-}
-
-/// HISQ (the fat and long links of `hisq_links`) and Wilson-clover solve on the GPU and
-/// agree with the CPU solve.
-#[test]
-#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
-fn hisq_and_clover_solve_on_the_gpu() {
-    let (ctx, _dir) = context();
-    let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 13);
-    check_solve(
-        &ctx,
-        &gauge,
-        &config(Action::Hisq, SolverKind::Cg, Precision::F32),
-    );
-    let clover = SolveConfig {
-        csw: Some(1.0),
-        ..config(Action::Clover, SolverKind::BiCgStab, Precision::F64)
-    };
-    check_solve(&ctx, &gauge, &clover);
 }
 
 /// The operator on device vectors equals the CPU operator (independent generated Rust

@@ -1,4 +1,4 @@
-//! GPU tests of the register-cap builds (ignored without a GPU: see `crate::test_gpu`).
+//! GPU tests of the register-cap builds (ignored without a GPU: see `crate::testing`).
 
 use super::*;
 use crate::operator::device::device_spinor;
@@ -9,7 +9,7 @@ use qdsl_core::format::{FermionFormat, LinkFormat};
 use qdsl_core::lattice::Parity;
 use qdsl_kernels::WilsonHop;
 
-use crate::test_gpu::gpu;
+use crate::testing::gpu;
 
 /// The even-output f32 recon-12 Wilson hop on 4³×8 with its fields and the generated
 /// CPU code's result on the same (f32-rounded) fields.

@@ -1,0 +1,144 @@
+//! The iteration precision of a mixed-precision solve, chosen at run time:
+//! [`LowPrecision`] names it and dispatches a solve to the field type that emulates it
+//! (the solution and the true residual are always f64).
+
+use qdsl_core::field::ColourSpinorField;
+use qdsl_runtime::solver::{
+    BFloat16, Fixed16, Half, LinearOperator, Packed20, Packed30, QuantizedField, QuantizedOperator,
+    SolveResult, SolverError, SolverKind, SolverOptions, Tf32,
+};
+use std::fmt;
+use std::str::FromStr;
+
+type F64 = ColourSpinorField<f64>;
+
+/// The precision the Krylov iteration stores its vectors in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LowPrecision {
+    /// Pure f64.
+    F64,
+    /// f32 (native host fields and operator).
+    F32,
+    /// TF32: f32 exponent, 10 mantissa bits (emulated).
+    Tf32,
+    /// bfloat16 (emulated).
+    Bf16,
+    /// IEEE half (emulated).
+    F16,
+    /// 16-bit fixed point with a per-site norm (emulated).
+    Fixed16,
+    /// 20-bit packed groups of 6 with a shared exponent (emulated).
+    Packed20,
+    /// 30-bit packed groups of 6 with a shared exponent (emulated).
+    Packed30,
+}
+
+impl LowPrecision {
+    /// Every precision, widest first within each family.
+    pub const ALL: [LowPrecision; 8] = [
+        LowPrecision::F64,
+        LowPrecision::F32,
+        LowPrecision::Tf32,
+        LowPrecision::Bf16,
+        LowPrecision::F16,
+        LowPrecision::Fixed16,
+        LowPrecision::Packed20,
+        LowPrecision::Packed30,
+    ];
+
+    /// The name [`FromStr`] accepts: "f64", "f32", "tf32", "bf16", "f16", "fixed16",
+    /// "packed20", "packed30".
+    pub fn name(self) -> &'static str {
+        match self {
+            LowPrecision::F64 => "f64",
+            LowPrecision::F32 => "f32",
+            LowPrecision::Tf32 => "tf32",
+            LowPrecision::Bf16 => "bf16",
+            LowPrecision::F16 => "f16",
+            LowPrecision::Fixed16 => "fixed16",
+            LowPrecision::Packed20 => "packed20",
+            LowPrecision::Packed30 => "packed30",
+        }
+    }
+
+    /// Solves M x = b with `solver` from the guess in `x`: the solution and the true
+    /// residual with `high` in f64, the iteration in this precision — with `single` for
+    /// f32, and for the emulated formats with round_S(M ψ) computed by `high`
+    /// ([`QuantizedOperator`]).
+    pub fn solve<OH, OS>(
+        self,
+        solver: SolverKind,
+        high: &OH,
+        single: &OS,
+        b: &F64,
+        x: &mut F64,
+        opts: &SolverOptions,
+    ) -> Result<SolveResult, SolverError>
+    where
+        OH: LinearOperator<F64>,
+        OS: LinearOperator<ColourSpinorField<f32>>,
+    {
+        /// The iteration stored in format S.
+        fn stored<S: qdsl_runtime::solver::SpinorStorage, OH: LinearOperator<F64>>(
+            solver: SolverKind,
+            high: &OH,
+            b: &F64,
+            x: &mut F64,
+            opts: &SolverOptions,
+        ) -> Result<SolveResult, SolverError> {
+            let low = QuantizedOperator(high);
+            solver.solve::<F64, QuantizedField<S>, _, _>(high, &low, b, x, opts)
+        }
+        match self {
+            LowPrecision::F64 => solver.solve(high, high, b, x, opts),
+            LowPrecision::F32 => solver.solve(high, single, b, x, opts),
+            LowPrecision::Tf32 => stored::<Tf32, _>(solver, high, b, x, opts),
+            LowPrecision::Bf16 => stored::<BFloat16, _>(solver, high, b, x, opts),
+            LowPrecision::F16 => stored::<Half, _>(solver, high, b, x, opts),
+            LowPrecision::Fixed16 => stored::<Fixed16, _>(solver, high, b, x, opts),
+            LowPrecision::Packed20 => stored::<Packed20, _>(solver, high, b, x, opts),
+            LowPrecision::Packed30 => stored::<Packed30, _>(solver, high, b, x, opts),
+        }
+    }
+}
+
+impl fmt::Display for LowPrecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for LowPrecision {
+    type Err = String;
+
+    /// One of the names of [`LowPrecision::name`] (ASCII case ignored).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown precision {s:?}: expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in LowPrecision::ALL {
+            assert_eq!(p.name().parse::<LowPrecision>(), Ok(p));
+        }
+        assert_eq!("TF32".parse::<LowPrecision>(), Ok(LowPrecision::Tf32));
+        assert!("f8"
+            .parse::<LowPrecision>()
+            .unwrap_err()
+            .contains("packed30"));
+    }
+}

@@ -1,0 +1,196 @@
+//! [`SolveConfig`] and its [`Source`]; the check of an action's parameters and the
+//! report's parameter line.
+
+use super::{wilson_mass, Action, Precision, SolveError};
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_runtime::solver::SolverKind;
+
+/// The right-hand side b, on the even sites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Independent complex Gaussian components (unit variance per real part) from `seed`.
+    Gaussian {
+        /// Seed of the random stream.
+        seed: u64,
+    },
+    /// δ at the origin, spin 0, colour 0.
+    Point,
+}
+
+/// Everything a solve needs besides the gauge links.
+#[derive(Clone, Debug)]
+pub struct SolveConfig {
+    /// The action.
+    pub action: Action,
+    /// κ (Wilson, clover and twisted mass only): must be > 0.
+    pub kappa: Option<f64>,
+    /// Quark mass m (staggered, asqtad and HISQ only): must be ≥ 0.
+    pub mass: Option<f64>,
+    /// Tadpole factor u0 (asqtad only); `None`: P^{1/4}.
+    pub u0: Option<f64>,
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted mass: default 0).
+    pub csw: Option<f64>,
+    /// Twisted mass μ (twisted mass only, required).
+    pub mu: Option<f64>,
+    /// Naik correction ε of the HISQ links (HISQ only, default 0).
+    pub epsilon_naik: Option<f64>,
+    /// The solver.
+    pub solver: SolverKind,
+    /// The iteration precision.
+    pub precision: Precision,
+    /// Target relative residual ‖b − M̂ x‖/‖b‖.
+    pub tolerance: f64,
+    /// Iteration limit.
+    pub max_iterations: usize,
+    /// The source.
+    pub source: Source,
+    /// The fermions' time boundary (space is periodic); the CLI's default is
+    /// antiperiodic. Wilson-like operators apply it in their hops; the staggered actions
+    /// fold it into the links (MILC's convention: the t-links of the last time slice
+    /// negated before smearing).
+    pub boundary: TimeBoundary,
+}
+/// The checked operator parameters of an action.
+pub(super) enum Parameters {
+    /// Wilson; clover and twisted mass with c_sw and μ (0 for Wilson).
+    Wilson { kappa: f64, csw: f64, mu: f64 },
+    /// Staggered, asqtad (u0) and HISQ (ε).
+    Staggered {
+        mass: f64,
+        u0: Option<f64>,
+        epsilon_naik: f64,
+    },
+}
+
+fn positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// HISQ's tadpole factor u0 = 1 (its links are reunitarised between the smearing
+/// levels): `None` or `Some(1.0)` pass, any other value is [`SolveError::HisqU0`].
+pub fn check_hisq_u0(u0: Option<f64>) -> Result<(), SolveError> {
+    match u0 {
+        Some(found) if found != 1.0 => Err(SolveError::HisqU0 { found }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that the action gets exactly the parameters it uses, and their ranges.
+pub(super) fn check_parameters(config: &SolveConfig) -> Result<Parameters, SolveError> {
+    let action = config.action;
+    let wilson_like = action.is_wilson_like();
+    let expected = if wilson_like { "--kappa" } else { "--mass" };
+    if action == Action::Hisq {
+        check_hisq_u0(config.u0)?;
+    }
+    let given: [(&'static str, bool, bool); 6] = [
+        ("--kappa", config.kappa.is_some(), wilson_like),
+        ("--mass", config.mass.is_some(), !wilson_like),
+        (
+            "--u0",
+            config.u0.is_some(),
+            matches!(action, Action::Asqtad | Action::Hisq),
+        ),
+        (
+            "--csw",
+            config.csw.is_some(),
+            matches!(action, Action::Clover | Action::TwistedMass),
+        ),
+        ("--mu", config.mu.is_some(), action == Action::TwistedMass),
+        (
+            "--epsilon-naik",
+            config.epsilon_naik.is_some(),
+            action == Action::Hisq,
+        ),
+    ];
+    if let Some(&(flag, ..)) = given.iter().find(|(_, given, used)| *given && !used) {
+        return Err(SolveError::UnusedParameter {
+            action,
+            flag,
+            expected,
+        });
+    }
+    let missing = |flag| SolveError::MissingParameter { action, flag };
+    if wilson_like {
+        let kappa = config.kappa.ok_or(missing("--kappa K"))?;
+        if !positive(kappa) {
+            return Err(SolveError::InvalidKappa { found: kappa });
+        }
+        let csw = match action {
+            Action::Clover => config.csw.ok_or(missing("--csw C"))?,
+            _ => config.csw.unwrap_or(0.0),
+        };
+        if !(csw.is_finite() && csw >= 0.0) {
+            return Err(SolveError::InvalidCsw { found: csw });
+        }
+        let mu = match action {
+            Action::TwistedMass => config.mu.ok_or(missing("--mu MU"))?,
+            _ => 0.0,
+        };
+        finite("--mu", mu)?;
+        if config.solver == SolverKind::Cg {
+            return Err(SolveError::NotHermitian { action });
+        }
+        Ok(Parameters::Wilson { kappa, csw, mu })
+    } else {
+        let mass = config.mass.ok_or(missing("--mass M"))?;
+        if !(mass.is_finite() && mass >= 0.0) {
+            return Err(SolveError::InvalidMass { found: mass });
+        }
+        if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
+            return Err(SolveError::InvalidU0 { found: u0 });
+        }
+        let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
+        finite("--epsilon-naik", epsilon_naik)?;
+        Ok(Parameters::Staggered {
+            mass,
+            u0: config.u0,
+            epsilon_naik,
+        })
+    }
+}
+
+/// `Ok` if `value` of `flag` is finite.
+fn finite(flag: &'static str, value: f64) -> Result<(), SolveError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(SolveError::NotFinite { flag, found: value })
+    }
+}
+/// The report's parameter line; clover and twisted mass also state their mass
+/// normalisation.
+pub(super) fn describe(
+    action: Action,
+    parameters: &Parameters,
+    u0: f64,
+    boundary: TimeBoundary,
+) -> String {
+    let time = match boundary {
+        TimeBoundary::Periodic => "periodic time",
+        TimeBoundary::Antiperiodic => "antiperiodic time",
+    };
+    match *parameters {
+        Parameters::Wilson { kappa, .. } if action == Action::Wilson => {
+            format!("κ = {kappa}, {time}")
+        }
+        Parameters::Wilson { kappa, csw, mu } => {
+            let m = wilson_mass(kappa);
+            format!(
+                "κ = {kappa} (m = {m:.6}), c_sw = {csw}, μ = {mu}, {time}; \
+                 normalised as M = (m + 4) + clover + iμγ5 − H/2, i.e. {:.6} × the Wilson \
+                 M̂ at c_sw = μ = 0",
+                m + 4.0
+            )
+        }
+        Parameters::Staggered { mass, .. } if action == Action::Asqtad => {
+            format!("m = {mass}, u0 = {u0:.6}, {time}")
+        }
+        Parameters::Staggered {
+            mass, epsilon_naik, ..
+        } if action == Action::Hisq => {
+            format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time}")
+        }
+        Parameters::Staggered { mass, .. } => format!("m = {mass}, {time}"),
+    }
+}

@@ -1,0 +1,95 @@
+//! The GPU solve: device vectors and operators in every iteration precision, the
+//! solution downloaded.
+
+use super::system::HostSystem;
+use super::{solve_fields, Precision, SolveConfig, SolveError};
+use qdsl_core::field::ColourSpinorField;
+use qdsl_runtime::solver::device::converting::ConvertingOperator;
+use qdsl_runtime::solver::device::{
+    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
+};
+use qdsl_runtime::solver::{
+    ConvertFrom, Fixed16, Half, LinearOperator, Packed20, Packed30, SolveResult, SolverField,
+    SolverOptions,
+};
+use std::sync::Arc;
+
+/// Applies `op` and its adjoint once to `x` (results discarded), so that the kernels are
+/// compiled and tuned before the solve is timed: that is set-up, not solve time.
+fn warm_up<F: SolverField>(
+    op: &(dyn LinearOperator<F> + Send + Sync),
+    x: &F,
+) -> Result<(), SolveError> {
+    let mut out = x.zeros_like();
+    op.apply(&mut out, x)?;
+    op.apply_dagger(&mut out, x)?;
+    Ok(())
+}
+
+/// The device solve with f64 operator `high` and iteration operator `low`; returns the
+/// result and the downloaded solution. Both operators are applied once first
+/// ([`warm_up`]), so that the result's time is the solve's only. A failure recorded in the context (see
+/// [`qdsl_runtime::solver::device::context`]) is an error, not a result.
+fn device_run<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &DeviceOperator<Double>,
+    low: &(dyn LinearOperator<DeviceVector<P>> + Send + Sync),
+    config: &SolveConfig,
+    b: &ColourSpinorField<f64>,
+    opts: &SolverOptions,
+) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
+    let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
+    let b_dev = DeviceVector::<Double>::upload(ctx, b).map_err(device)?;
+    let mut x_dev =
+        DeviceVector::<Double>::zeros(ctx, b_dev.layout().host_reals, b_dev.layout().sites)
+            .map_err(device)?;
+    warm_up(high, &b_dev)?;
+    warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    if let Some(e) = ctx.take_error() {
+        return Err(SolveError::Device(e));
+    }
+    let outcome =
+        solve_fields::<_, DeviceVector<P>>(high, low, config.solver, &b_dev, &mut x_dev, opts);
+    if let Some(e) = ctx.take_error() {
+        return Err(SolveError::Device(e));
+    }
+    let (result, _) = outcome?;
+    let x = x_dev.download(*b.layout()).map_err(device)?;
+    Ok((result, x))
+}
+
+/// The GPU solve in `config.precision`: (result, downloaded solution).
+pub(super) fn device_solve(
+    ctx: &Arc<DeviceContext>,
+    system: &HostSystem,
+    config: &SolveConfig,
+    b: &ColourSpinorField<f64>,
+    opts: &SolverOptions,
+) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
+    let high = system.device_operator::<Double>(ctx)?;
+    match config.precision {
+        Precision::F64 => device_run(ctx, &high, &high, config, b, opts),
+        Precision::F32 => {
+            let low = system.device_operator::<Single>(ctx)?;
+            device_run(ctx, &high, &low, config, b, opts)
+        }
+        Precision::Fixed16 => {
+            let low = system.device_operator::<Fixed16>(ctx)?;
+            device_run(ctx, &high, &low, config, b, opts)
+        }
+        Precision::F16 => {
+            let low = system.device_operator::<Half>(ctx)?;
+            device_run(ctx, &high, &low, config, b, opts)
+        }
+        // Packed vectors: the operator runs on f32 (packed20) or f64 (packed30) work
+        // vectors, converted on the device around each application.
+        Precision::Packed20 => {
+            let low = ConvertingOperator::<_, Single>::new(system.device_operator::<Single>(ctx)?);
+            device_run::<Packed20>(ctx, &high, &low, config, b, opts)
+        }
+        Precision::Packed30 => {
+            let low = ConvertingOperator::<_, Double>::new(system.device_operator::<Double>(ctx)?);
+            device_run::<Packed30>(ctx, &high, &low, config, b, opts)
+        }
+    }
+}

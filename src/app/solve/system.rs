@@ -1,0 +1,155 @@
+//! [`HostSystem`]: an action's system on the host in f64 (links, clover field), from
+//! which both backends build their operators.
+
+use super::config::Parameters;
+use super::{wilson_mass, Action, SolveError};
+use crate::app::propagator::prepared_links;
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SpinorLayout};
+use qdsl_core::gauge::clover_field;
+use qdsl_core::lattice::Parity;
+use qdsl_core::Real;
+use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
+use qdsl_runtime::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
+use qdsl_runtime::operator::EvenOddClover;
+use qdsl_runtime::solver::device::{DeviceContext, DeviceOperator, DevicePrecision};
+use qdsl_runtime::solver::LinearOperator;
+use std::sync::Arc;
+
+/// A CPU operator in precision T, as a trait object.
+pub(super) type CpuOperator<T> = Box<dyn LinearOperator<ColourSpinorField<T>> + Send + Sync>;
+
+/// The links of the staggered operator, in f64 (phases and the time `boundary` folded
+/// in). Asqtad with tadpole factor `u0`, HISQ with Naik correction `epsilon_naik`.
+fn staggered_links(
+    gauge: &GaugeField<f64>,
+    action: Action,
+    u0: f64,
+    epsilon_naik: f64,
+    boundary: TimeBoundary,
+) -> Result<StaggeredLinks<f64>, SolveError> {
+    let gauge = &prepared_links(gauge, action, boundary, 1.0);
+    let smearing = |message: String| SolveError::Smearing { action, message };
+    let (fat, long) = match action {
+        Action::Asqtad => asqtad_links(gauge, u0).map_err(|e| smearing(e.to_string()))?,
+        Action::Hisq => hisq_links(gauge, epsilon_naik).map_err(|e| smearing(e.to_string()))?,
+        _ => return Ok(StaggeredLinks::Naive(fold_staggered_phases(gauge))),
+    };
+    Ok(StaggeredLinks::Improved { fat, long })
+}
+
+/// The system of an action on the host, in f64: what both backends build their
+/// operators from.
+pub(super) enum HostSystem {
+    Wilson {
+        gauge: GaugeField<f64>,
+        kappa: f64,
+        boundary: TimeBoundary,
+    },
+    Staggered {
+        links: StaggeredLinks<f64>,
+        mass: f64,
+    },
+    /// Clover and twisted mass: the host operator, and the links, the full-lattice
+    /// clover field A and the twist μ it was built from.
+    Clover {
+        op: Box<EvenOddClover<f64>>,
+        gauge: GaugeField<f64>,
+        clover: CloverField<f64>,
+        mu: f64,
+        boundary: TimeBoundary,
+    },
+}
+
+/// The parity the system is solved on.
+pub(super) const PARITY: Parity = Parity::Even;
+
+impl HostSystem {
+    pub(super) fn new(
+        gauge: &GaugeField<f64>,
+        parameters: &Parameters,
+        action: Action,
+        u0: f64,
+        boundary: TimeBoundary,
+    ) -> Result<Self, SolveError> {
+        Ok(match *parameters {
+            Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
+                gauge: gauge.clone(),
+                kappa,
+                boundary,
+            },
+            Parameters::Wilson { kappa, csw, mu } => {
+                let clover = clover_field(gauge, wilson_mass(kappa), csw);
+                HostSystem::Clover {
+                    op: Box::new(EvenOddClover::from_clover(
+                        gauge.clone(),
+                        &clover,
+                        mu,
+                        PARITY,
+                        boundary,
+                    )?),
+                    gauge: gauge.clone(),
+                    clover,
+                    mu,
+                    boundary,
+                }
+            }
+            Parameters::Staggered {
+                mass, epsilon_naik, ..
+            } => HostSystem::Staggered {
+                links: staggered_links(gauge, action, u0, epsilon_naik, boundary)?,
+                mass,
+            },
+        })
+    }
+
+    /// The CPU operator in precision T and the layout it acts on.
+    pub(super) fn cpu_operator<T: Real>(&self) -> (CpuOperator<T>, SpinorLayout) {
+        match self {
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => {
+                let op = EvenOddWilson::<T>::new(gauge.cast(), *kappa, PARITY, *boundary);
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+            HostSystem::Staggered { links, mass } => {
+                let op = EvenOddStaggered::<T>::new(links.cast(), *mass, PARITY);
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+            HostSystem::Clover { op, .. } => {
+                let op = op.cast::<T>();
+                let layout = op.layout();
+                (Box::new(op), layout)
+            }
+        }
+    }
+
+    /// The device operator for vectors of precision P.
+    pub(super) fn device_operator<P: DevicePrecision>(
+        &self,
+        ctx: &Arc<DeviceContext>,
+    ) -> Result<DeviceOperator<P>, SolveError> {
+        match self {
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => DeviceOperator::wilson(ctx, gauge, *kappa, PARITY, *boundary),
+            HostSystem::Staggered { links, mass } => {
+                DeviceOperator::staggered(ctx, links, *mass, PARITY)
+            }
+            HostSystem::Clover {
+                gauge,
+                clover,
+                mu,
+                boundary,
+                ..
+            } => DeviceOperator::clover(ctx, gauge, clover, *mu, PARITY, *boundary),
+        }
+        .map_err(|e| SolveError::Device(e.to_string()))
+    }
+}

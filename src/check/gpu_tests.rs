@@ -1,0 +1,305 @@
+//! GPU tests of the check and bench paths (each returns early, printing why, where there
+//! is no GPU): generated kernels and operators against the CPU reference, and a bench
+//! smoke run.
+
+use super::*;
+use crate::bench::report::{BenchCase, BenchKernel};
+use crate::bench::run::copy_bandwidth;
+use crate::bench::{run_bench, BenchOptions};
+
+use qdsl_runtime::testing::gpu;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// A spread of variants of every catalog kernel (parities, full lattice, dagger, xpay,
+/// f64/f32, recon 12/18, both boundaries) on random fields and the real configurations:
+/// every one within its bound.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn device_kernels_match_the_cpu_reference() {
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    for entry in qdsl_kernels::catalog::stencils() {
+        let ir = (entry.ir)();
+        // Dense-link kernels have their own rows and GPU test (`check::dense`).
+        if lower(&ir).is_ok_and(|l| l.dense.is_some()) {
+            continue;
+        }
+        let gauges = ir
+            .fields
+            .iter()
+            .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+            .count();
+        let random = DataSet {
+            name: "random".into(),
+            // A gauge-free kernel still takes its lattice from one field.
+            links: (0..gauges.max(1) as u64)
+                .map(|k| GaugeField::random(lat, 40 + k))
+                .collect(),
+        };
+        let real = real_links(&data_dir(), &entry.name, gauges).unwrap();
+        let variants: Vec<Variant> = Variant::all()
+            .into_iter()
+            .enumerate()
+            .filter(|(k, v)| k % 7 == 0 && ir.knobs.check(&ir.name, v).is_ok())
+            .map(|(_, v)| v)
+            .collect();
+        assert!(variants.len() >= 6, "{}", entry.name);
+        for data in [&random, &real] {
+            for v in &variants {
+                let o = compare_kernel_any(&gpu, &entry, v, data, 5);
+                assert!(
+                    matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                    "{} {v} {}: {o:?}",
+                    entry.name,
+                    data.name
+                );
+            }
+        }
+    }
+}
+
+/// The compressed long-link rows of `qdsl check` — long recon 13, 12 + sign and 9, each
+/// in f64, f32 and fixed16 with three settings of the other knobs — on asqtad long links
+/// of random thin links and on MILC's fat.l8 + long.l8: every row compared and within its
+/// bound, except the fixed16 rows on MILC's fat links (entries above 1), skipped with the
+/// reason. Kernels without long links get no such rows.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn compressed_long_link_rows_match_the_cpu_reference() {
+    let wilson = (qdsl_kernels::catalog::stencils().into_iter())
+        .find(|e| e.name == "wilson_hop")
+        .unwrap();
+    assert!(long_recon_variants(&(wilson.ir)()).is_empty());
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let entry = (qdsl_kernels::catalog::stencils().into_iter())
+        .find(|e| e.name == "improved_staggered_hop")
+        .unwrap();
+    let ir = (entry.ir)();
+    let variants = long_recon_variants(&ir);
+    assert_eq!(variants.len(), 27);
+    let random = random_links(lat, &ir, 2, 7).unwrap();
+    let real = real_links(&data_dir(), &entry.name, 2).unwrap();
+    let mut compared = 0;
+    for data in [&random, &real] {
+        for v in &variants {
+            let o = compare_kernel_any(&gpu, &entry, v, data, 11);
+            let fixed_on_milc = data.name != "random" && v.spinor == StorageFormat::Fixed16;
+            match o {
+                Outcome::Skipped(ref why) if fixed_on_milc => {
+                    assert!(why.contains("cannot be stored"), "{v}: {why}")
+                }
+                _ => {
+                    assert!(
+                        matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                        "{v} {}: {o:?}",
+                        data.name
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 27 + 18);
+}
+
+/// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
+/// the host operators.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn device_operators_match_the_host_operators() {
+    let (gpu, _dir) = gpu();
+    let rows = check_operators(&gpu, &data_dir());
+    assert_eq!(rows.len(), 8);
+    for r in &rows {
+        assert!(
+            matches!(r.outcome, Outcome::Compared { .. }) && !r.outcome.is_failure(),
+            "{r:?}"
+        );
+    }
+}
+
+/// The bench runs end to end on a small lattice: a plausible copy bandwidth, one hop
+/// and M̂ measured with positive times, a fixed-point case skipped with the emitter's
+/// reason.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn bench_smoke_run() {
+    let (gpu, dir) = gpu();
+    let c = copy_bandwidth(&gpu, 64 << 20, 2, 5).unwrap();
+    assert!(c.memcpy_gbs > 10.0 && c.kernel_gbs > 10.0, "{c:?}");
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_progress(false);
+    let case = |kernel, format, recon| BenchCase {
+        kernel,
+        format,
+        recon,
+    };
+    let opts = BenchOptions {
+        extents: vec![8],
+        cases: vec![
+            case(BenchKernel::WilsonHop, StorageFormat::F32, Recon::R12),
+            case(
+                BenchKernel::ImprovedStaggeredHop,
+                StorageFormat::F32,
+                Recon::R18,
+            ),
+            case(BenchKernel::WilsonEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::CloverEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::TwistedMassEo, StorageFormat::F32, Recon::R12),
+            case(BenchKernel::WilsonHop, StorageFormat::Fixed16, Recon::R12),
+        ],
+        warmup: 2,
+        reps: 5,
+        copy_bytes: 16 << 20,
+        seed: 1,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
+    // The improved staggered f32 case also runs with long links in recon 13, 12 + sign
+    // and 9.
+    assert_eq!(report.results.len(), 9, "{:?}", report.skipped);
+    for suffix in [" long13", " long12", " long9"] {
+        assert!(
+            report.results.iter().any(|r| r.label.ends_with(suffix)),
+            "no{suffix} row"
+        );
+    }
+    for r in &report.results {
+        assert!(r.time_us > 0.0 && r.rates.gflops > 0.0, "{r:?}");
+        assert_eq!(r.sites, 8usize.pow(4) / 2);
+    }
+    let row = |label: &str| {
+        let found = report.results.iter().find(|r| r.label == label);
+        found.unwrap_or_else(|| panic!("no row {label}"))
+    };
+    assert_eq!(
+        row("wilson_eo f32 recon12").flops_per_site,
+        1320 + 1320 + 72
+    );
+    // Clover M̂: two hops (the second with xpay a·x + b·y, 72 more), two clover products
+    // of 504; twisted mass: a third clover product and two twists of 48. Their bytes are
+    // more than the Wilson operator's (the clover fields and the intermediates).
+    assert_eq!(
+        row("clover_eo f32 recon12").flops_per_site,
+        1320 + 1392 + 2 * 504
+    );
+    assert_eq!(
+        row("twisted_mass_eo f32 recon12").flops_per_site,
+        1320 + 1392 + 3 * 504 + 2 * 48
+    );
+    for label in ["clover_eo f32 recon12", "twisted_mass_eo f32 recon12"] {
+        let (op, wilson) = (row(label).bytes, row("wilson_eo f32 recon12").bytes);
+        assert!(
+            op.minimal > wilson.minimal && op.quda > wilson.quda,
+            "{label}"
+        );
+    }
+    // fixed16 recon 12, QUDA's byte model: the output site (48 B + a 4 B norm) and 8 ×
+    // (neighbour site 52 B + link 24 B) = 660 B per site.
+    assert_eq!(
+        row("wilson_hop fixed16 recon12").bytes.quda,
+        52 + 8 * (52 + 24)
+    );
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+}
+
+/// The narrow storage formats on the GPU (decoding on load, fixed-point norms, encoding
+/// on store) against the CPU path, which rounds through qdsl_core::format's exact
+/// encodings: f16, bf16, fixed16, fixed8 for spinor and links, recon 18 and 12, with and
+/// without xpay, even and odd (dagger) outputs, on random SU(3) links (every kernel) and
+/// the real Wilson configuration; each within the format's bound.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn narrow_formats_match_the_cpu_path() {
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let narrow = [
+        StorageFormat::F16,
+        StorageFormat::BF16,
+        StorageFormat::Fixed16,
+        StorageFormat::Fixed8,
+    ];
+    for entry in qdsl_kernels::catalog::stencils() {
+        let ir = (entry.ir)();
+        let gauges = ir
+            .fields
+            .iter()
+            .filter(|f| matches!(f.shape, FieldShape::Gauge { .. }))
+            .count();
+        let mut sets = vec![DataSet {
+            name: "random".into(),
+            // A gauge-free kernel still takes its lattice from one field.
+            links: (0..gauges.max(1) as u64)
+                .map(|k| GaugeField::random(lat, 60 + k))
+                .collect(),
+        }];
+        if entry.name == "wilson_hop" {
+            sets.push(real_links(&data_dir(), &entry.name, gauges).unwrap());
+        }
+        for data in &sets {
+            for format in narrow {
+                for recon in Recon::ALL {
+                    for (xpay, odd) in [(false, false), (true, true)] {
+                        let v = Variant {
+                            sites: OutputSites::Parity(if odd {
+                                Parity::Odd
+                            } else {
+                                Parity::Even
+                            }),
+                            dagger: odd,
+                            xpay,
+                            spinor: format,
+                            gauge: format,
+                            recon,
+                            ..Variant::default()
+                        };
+                        if ir.knobs.check(&ir.name, &v).is_err() || (entry.cuda)(&v).is_err() {
+                            continue;
+                        }
+                        let o = compare_kernel_any(&gpu, &entry, &v, data, 9);
+                        assert!(
+                            matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                            "{} {v} {}: {o:?}",
+                            entry.name,
+                            data.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `qdsl check`'s smearing rows: three specs (with uncompressed and recon-12 input links),
+/// HISQ fat and long links and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
+/// matching spec.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn check_rows_of_the_smearing_specs_pass() {
+    let (gpu, _dir) = gpu();
+    let dir = data_dir();
+    let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
+    assert_eq!(rows.len(), 20);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.variant.ends_with("input=recon12"))
+            .count(),
+        6
+    );
+    for r in &rows {
+        assert!(
+            matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
+            "{r:?}"
+        );
+    }
+    let fat7 = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.contains("fat7"));
+    assert_eq!(fat7.len(), 4);
+    let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
+    assert_eq!(forces.len(), 4);
+    let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));
+    assert_eq!(hisq.len(), 4);
+}

@@ -1,0 +1,189 @@
+//! The link-smearing rows of `qdsl check`: [`AsqtadFat`], [`AsqtadLong`] and [`Fat7`] run
+//! on the GPU ([`GpuSmearer`]) and on the CPU (the plan's host runner) in f64 and f32, on
+//! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the gauge forces of
+//! [`WilsonGauge`] and [`SymanzikGauge`] ([`GpuGaugeForce`] against the CPU force) on the
+//! thin links at β = [`FORCE_BETA`]; the relative error ‖F_gpu − F_cpu‖/‖F_cpu‖ over all
+//! link components against the precision's bound. HISQ: [`hisq_links_gpu`] against
+//! `qdsl_kernels::hisq_links` on the thin links at ε = [`HISQ_EPSILON_NAIK`], one row for
+//! the fat links X (`hisq_links_fat`) and one for the long links L (`hisq_links_long`).
+//! The three smearing specs again with the thin links in recon 12 + phase (variant
+//! `input=recon12`): the GPU kernels rebuild the links inline, the CPU side smears the
+//! links rebuilt the same way ([`LinkPaths::smear_cpu_with`]), so both sides see the same
+//! rounded input.
+
+use super::report::{bound, relative_error, CheckRow, Outcome};
+use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+use qdsl_core::dsl::variant::{Recon, StorageFormat};
+use qdsl_core::field::GaugeField;
+use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::Complex;
+use qdsl_kernels::{
+    fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
+};
+use qdsl_runtime::device::Gpu;
+use qdsl_runtime::smear::{hisq_links_gpu, GpuGaugeForce, GpuReal, GpuSmearer};
+use std::path::Path;
+
+/// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
+pub const SMEAR_U0: f64 = 0.502;
+
+/// The coupling of the force rows (the force is linear in β).
+pub const FORCE_BETA: f64 = 5.7;
+
+/// The Naik-term correction ε of the HISQ rows (non-zero, so that the ε terms applied
+/// after the GPU schedules are compared too).
+pub const HISQ_EPSILON_NAIK: f64 = -0.05;
+
+/// The configuration the rows run on, relative to the data directory.
+const CONFIG: &str = "milc/lat.sample.l8";
+
+fn components<T: GpuReal>(f: &GaugeField<T>) -> Vec<Complex<f64>> {
+    f.links()
+        .iter()
+        .flat_map(|m| m.0.iter().flatten().copied())
+        .map(|z| Complex::new(z.re.to_f64(), z.im.to_f64()))
+        .collect()
+}
+
+/// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u`, the
+/// input links stored as recon `input` on both sides.
+fn compare<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    input: Recon,
+) -> Result<f64, String> {
+    let knobs = PathKnobs::with_input(input);
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GpuSmearer::<T>::with_knobs::<S>(gpu, knobs)
+        .map_err(|e| e.to_string())?
+        .smear(gpu, &v, SMEAR_U0)
+        .map_err(|e| e.to_string())?;
+    let c = S::smear_cpu_with(&v, SMEAR_U0, &knobs).map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// GPU versus CPU relative error of the gauge force of action `A` in precision `T` on
+/// links `u` at β = [`FORCE_BETA`].
+fn compare_force<A: GaugeAction, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+) -> Result<f64, String> {
+    let v = u.cast::<T>();
+    let g = GpuGaugeForce::<T>::new::<A>(gpu)
+        .map_err(|e| e.to_string())?
+        .force(gpu, &v, FORCE_BETA)
+        .map_err(|e| e.to_string())?;
+    let c = A::force_cpu(&v, FORCE_BETA).map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// GPU versus CPU relative error of the HISQ fat links X (`long` false) or long links L
+/// (`long` true) in precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`].
+fn compare_hisq<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, long: bool) -> Result<f64, String> {
+    let v = u.cast::<T>();
+    let (gx, gl) = hisq_links_gpu(gpu, &v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (cx, cl) = hisq_links(&v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (g, c) = if long { (gl, cl) } else { (gx, cx) };
+    Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// The rows of every smearing spec and gauge force whose name `wanted` accepts, in f64
+/// and f32.
+pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<CheckRow> {
+    type Compare = fn(&Gpu, &GaugeField<f64>) -> Result<f64, String>;
+    let smear = format!("u0={SMEAR_U0}");
+    let force = format!("beta={FORCE_BETA}");
+    let hisq = format!("eps={HISQ_EPSILON_NAIK}");
+    let smear12 = format!("{smear} input=recon12");
+    let specs: [(String, &str, Compare, Compare); 10] = [
+        (
+            AsqtadFat::spec().name,
+            &smear,
+            |g, u| compare::<AsqtadFat, f64>(g, u, Recon::R18),
+            |g, u| compare::<AsqtadFat, f32>(g, u, Recon::R18),
+        ),
+        (
+            AsqtadLong::spec().name,
+            &smear,
+            |g, u| compare::<AsqtadLong, f64>(g, u, Recon::R18),
+            |g, u| compare::<AsqtadLong, f32>(g, u, Recon::R18),
+        ),
+        (
+            Fat7::spec().name,
+            &smear,
+            |g, u| compare::<Fat7, f64>(g, u, Recon::R18),
+            |g, u| compare::<Fat7, f32>(g, u, Recon::R18),
+        ),
+        (
+            AsqtadFat::spec().name,
+            &smear12,
+            |g, u| compare::<AsqtadFat, f64>(g, u, Recon::R12),
+            |g, u| compare::<AsqtadFat, f32>(g, u, Recon::R12),
+        ),
+        (
+            AsqtadLong::spec().name,
+            &smear12,
+            |g, u| compare::<AsqtadLong, f64>(g, u, Recon::R12),
+            |g, u| compare::<AsqtadLong, f32>(g, u, Recon::R12),
+        ),
+        (
+            Fat7::spec().name,
+            &smear12,
+            |g, u| compare::<Fat7, f64>(g, u, Recon::R12),
+            |g, u| compare::<Fat7, f32>(g, u, Recon::R12),
+        ),
+        (
+            "hisq_links_fat".into(),
+            &hisq,
+            |g, u| compare_hisq::<f64>(g, u, false),
+            |g, u| compare_hisq::<f32>(g, u, false),
+        ),
+        (
+            "hisq_links_long".into(),
+            &hisq,
+            |g, u| compare_hisq::<f64>(g, u, true),
+            |g, u| compare_hisq::<f32>(g, u, true),
+        ),
+        (
+            format!("{}_force", WilsonGauge::spec().name),
+            &force,
+            compare_force::<WilsonGauge, f64>,
+            compare_force::<WilsonGauge, f32>,
+        ),
+        (
+            format!("{}_force", SymanzikGauge::spec().name),
+            &force,
+            compare_force::<SymanzikGauge, f64>,
+            compare_force::<SymanzikGauge, f32>,
+        ),
+    ];
+    let specs: Vec<_> = specs.into_iter().filter(|s| wanted(&s.0)).collect();
+    if specs.is_empty() {
+        return Vec::new();
+    }
+    let thin = read_gauge(dir.join(CONFIG), &ReadOptions::default())
+        .map(|g| g.field)
+        .map_err(|e| format!("reading {CONFIG}: {e}"));
+    let mut rows = Vec::new();
+    for (name, knob, f64_run, f32_run) in specs {
+        for (format, run) in [(StorageFormat::F64, f64_run), (StorageFormat::F32, f32_run)] {
+            let outcome = match &thin {
+                Ok(u) => match run(gpu, u) {
+                    Ok(error) => Outcome::Compared {
+                        error,
+                        bound: bound(format),
+                    },
+                    Err(e) => Outcome::Failed(e),
+                },
+                Err(e) => Outcome::Failed(e.clone()),
+            };
+            rows.push(CheckRow {
+                kernel: name.clone(),
+                variant: format!("{} {knob}", format.name()),
+                data: CONFIG.into(),
+                outcome,
+            });
+        }
+    }
+    rows
+}

@@ -1,0 +1,89 @@
+//! `qdsl bench`: the copy roofline, then each kernel and operator at each size; a table
+//! on stdout and a JSON file; `--compare-quda` adds the ratios to QUDA's H100 numbers.
+
+use super::CliError;
+use crate::bench::cpu::{cpu_json, render_cpu, run_cpu_bench};
+use crate::bench::{default_cases, render, run_bench, to_json, BenchOptions};
+use clap::Args;
+use qdsl_runtime::backend::BackendChoice;
+use qdsl_runtime::device::Gpu;
+use qdsl_runtime::operator::device::codegen_hash;
+use qdsl_runtime::tune::{default_path, Tuner};
+use std::path::PathBuf;
+
+/// Arguments of `qdsl bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Lattice extents L of the L⁴ lattices, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "24,32")]
+    pub sizes: Vec<usize>,
+    /// Only cases whose label (e.g. "wilson_hop f32 recon12") contains this.
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: usize,
+    /// Timed launches; the median is reported.
+    #[arg(long, default_value_t = 200)]
+    pub reps: usize,
+    /// MiB copied by the bandwidth measurement.
+    #[arg(long, default_value_t = 1024)]
+    pub copy_mib: usize,
+    /// The JSON output file.
+    #[arg(long, default_value = "bench.json")]
+    pub json: PathBuf,
+    /// Print QUDA's H100 time and the ratio QUDA/qdsl (> 1: qdsl faster).
+    #[arg(long)]
+    pub compare_quda: bool,
+}
+
+/// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
+/// ([`crate::bench::cpu`]: the generated Rust of the hops, at most 50 timed runs each).
+/// `auto` without a GPU is an error: the GPU table is the bench's purpose.
+pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
+        return run_cpu(args);
+    }
+    let gpu = Gpu::open(0).map_err(|e| {
+        format!("qdsl bench needs a GPU ({e}); `--backend cpu` times the CPU backend")
+    })?;
+    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()));
+    let cases = default_cases()
+        .into_iter()
+        .filter(|c| args.case.as_deref().is_none_or(|f| c.label().contains(f)))
+        .collect();
+    let opts = BenchOptions {
+        extents: args.sizes.clone(),
+        cases,
+        warmup: args.warmup,
+        reps: args.reps,
+        copy_bytes: args.copy_mib << 20,
+        seed: 7,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |line| {
+        eprintln!("qdsl bench: {line}")
+    })?;
+    print!("{}", render(&report, args.compare_quda));
+    let text = serde_json::to_string_pretty(&to_json(&report))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}
+
+/// The CPU bench: table on stdout, rows as JSON.
+fn run_cpu(args: &BenchArgs) -> Result<(), CliError> {
+    let rows = run_cpu_bench(
+        &args.sizes,
+        args.case.as_deref(),
+        args.warmup.min(5),
+        args.reps.min(50),
+        &mut |line| eprintln!("qdsl bench: {line}"),
+    )?;
+    print!("{}", render_cpu(&rows));
+    let text = serde_json::to_string_pretty(&cpu_json(&rows))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}

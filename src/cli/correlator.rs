@@ -1,0 +1,229 @@
+//! `qdsl correlator`: read a gauge configuration, compute the point-source propagator
+//! (every spin and colour) and print the pion correlator C(t) with its effective mass.
+
+use super::fermion_file_args::PropagatorOutputArgs;
+use super::gauge_read::{read_config, GaugeReadArgs};
+use super::CliError;
+use crate::app::correlator::{
+    measure, parse_boundary, parse_normalisation, CorrelatorConfig, Normalisation,
+};
+use crate::app::low_precision::LowPrecision;
+use crate::app::propagator::SolveSettings;
+use crate::app::solve::Action;
+use clap::Args;
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::io::UnitarityCheck;
+use qdsl_core::lattice::Coords;
+use qdsl_runtime::solver::{SolverKind, SolverOptions};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct CorrelatorArgs {
+    /// The gauge configuration (thin links; any supported format).
+    config: PathBuf,
+    /// The action: wilson (--kappa), staggered (naive, --mass), asqtad (--mass, --u0) or
+    /// hisq (--mass, --epsilon-naik). Clover and twisted-mass are `qdsl solve` only: the
+    /// correlator supports wilson, staggered, asqtad, hisq.
+    #[arg(long, default_value = "wilson")]
+    action: Action,
+    /// Hopping parameter κ > 0 (Wilson).
+    #[arg(long, allow_negative_numbers = true)]
+    kappa: Option<f64>,
+    /// Quark mass m > 0 (staggered, asqtad, hisq).
+    #[arg(long, allow_negative_numbers = true)]
+    mass: Option<f64>,
+    /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad;
+    /// hisq has u0 = 1 by construction and accepts only 1).
+    #[arg(long, allow_negative_numbers = true)]
+    u0: Option<f64>,
+    /// Naik-term correction ε of the HISQ links (hisq, default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon_naik: Option<f64>,
+    /// Time boundary of the fermions: periodic or antiperiodic.
+    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
+    boundary: TimeBoundary,
+    /// Source position x,y,z,t.
+    #[arg(long, default_value = "0,0,0,0", value_delimiter = ',')]
+    source: Vec<usize>,
+    /// Solver of the even-odd systems (default: cgnr for Wilson, cg for staggered).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Iteration precision: f64 (pure), or f32, tf32, bf16, f16, fixed16, packed20,
+    /// packed30 (mixed with f64 reliable updates; all but f32 emulated on the CPU).
+    #[arg(long, default_value = "f64")]
+    precision: LowPrecision,
+    /// Target relative residual of each solve.
+    #[arg(long, default_value_t = 1e-10)]
+    tol: f64,
+    /// Iteration limit of each solve.
+    #[arg(long, default_value_t = 10_000)]
+    max_iter: usize,
+    #[command(flatten)]
+    propagator_output: PropagatorOutputArgs,
+    /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
+    /// time slice, spins and colours) or milc (the same divided by (Lx Ly Lz)², MILC's
+    /// source volume factor: 4096 on a 4³×8 lattice). The table and the JSON state it.
+    #[arg(long, default_value = "none", value_parser = parse_normalisation)]
+    normalisation: Normalisation,
+    /// Write the correlator as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    #[command(flatten)]
+    read: GaugeReadArgs,
+}
+
+impl CorrelatorArgs {
+    /// The source position from --source: exactly 4 coordinates.
+    fn origin(&self) -> Result<Coords, String> {
+        match self.source.as_slice() {
+            &[x, y, z, t] => Ok([x, y, z, t]),
+            other => Err(format!(
+                "--source needs 4 coordinates x,y,z,t, found {}",
+                other.len()
+            )),
+        }
+    }
+}
+
+/// Runs the measurement and prints the table; a solve that does not converge is an error.
+pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let read_seconds = read.seconds;
+    let file = read.file;
+    let origin = args.origin()?;
+    let solver = args.solver.unwrap_or(match args.action {
+        Action::Wilson => SolverKind::Cgnr,
+        _ => SolverKind::Cg,
+    });
+    let config = CorrelatorConfig {
+        action: args.action,
+        kappa: args.kappa,
+        mass: args.mass,
+        u0: args.u0,
+        epsilon_naik: args.epsilon_naik,
+        boundary: args.boundary,
+        origin,
+        settings: SolveSettings {
+            solver,
+            precision: args.precision,
+            options: SolverOptions {
+                max_iterations: args.max_iter,
+                polak_ribiere: args.precision != LowPrecision::F64,
+                ..SolverOptions::with_tolerance(args.tol)
+            },
+        },
+        normalisation: args.normalisation,
+    };
+    println!("{}", file.path.display());
+    let report = measure(&file.field, &config)?;
+    println!("  action      {} ({})", report.action, report.parameters);
+    println!(
+        "  lattice     {}, point source at {:?}",
+        report.lattice, report.origin
+    );
+    println!(
+        "  solves      {} ({}, iteration in {}), {} iterations, worst true residual {:.3e}",
+        report.solves, solver, args.precision, report.iterations, report.worst_residual,
+    );
+    println!(
+        "  time        set-up {:.3} s (file read {:.3} s, links and operator {:.3} s), \
+         solves {:.3} s",
+        read_seconds + report.setup.as_secs_f64(),
+        read_seconds,
+        report.setup.as_secs_f64(),
+        report.elapsed.as_secs_f64()
+    );
+    println!(
+        "  normalised  {} (--normalisation {}, divisor {})",
+        report.normalisation.definition(),
+        report.normalisation.name(),
+        report.normalisation.divisor(&report.lattice)
+    );
+    print!("{}", report.table());
+    if let Some(path) = &args.json {
+        report.write_json(path)?;
+        println!("  json        {}", path.display());
+    }
+    let info = format!(
+        "qdsl correlator: point-source propagator S(x, x0), x0 = {:?}, {} action ({})",
+        report.origin, report.action, report.parameters
+    );
+    args.propagator_output.write(&report.propagator, info)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command};
+    use super::*;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<CorrelatorArgs, String> {
+        let argv = ["qdsl", "correlator", "lat"].iter().chain(args);
+        match Cli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Correlator(a) => Ok(a),
+            _ => Err("not the correlator command".into()),
+        }
+    }
+
+    #[test]
+    fn flags_parse_with_defaults() {
+        let a = parse(&["--kappa", "0.12"]).unwrap();
+        assert_eq!(a.action, Action::Wilson);
+        assert_eq!(a.boundary, TimeBoundary::Antiperiodic);
+        assert_eq!(a.source, vec![0, 0, 0, 0]);
+        assert_eq!(a.precision, LowPrecision::F64);
+        assert_eq!(a.solver, None);
+        let a = parse(&[
+            "--action",
+            "asqtad",
+            "--mass",
+            "0.05",
+            "--boundary",
+            "periodic",
+            "--source",
+            "1,2,3,4",
+            "--precision",
+            "tf32",
+        ])
+        .unwrap();
+        assert_eq!(a.action, Action::Asqtad);
+        assert_eq!(a.boundary, TimeBoundary::Periodic);
+        assert_eq!(a.origin(), Ok([1, 2, 3, 4]));
+        assert_eq!(a.precision, LowPrecision::Tf32);
+        let a = parse(&[
+            "--action",
+            "hisq",
+            "--mass",
+            "0.05",
+            "--epsilon-naik",
+            "-0.1",
+        ])
+        .unwrap();
+        assert_eq!((a.action, a.epsilon_naik), (Action::Hisq, Some(-0.1)));
+    }
+
+    #[test]
+    fn bad_flags_are_refused_with_the_expected_values() {
+        assert!(parse(&["--boundary", "open"])
+            .unwrap_err()
+            .contains("periodic or antiperiodic"));
+        assert!(parse(&["--precision", "f8"])
+            .unwrap_err()
+            .contains("packed30"));
+        let three = parse(&["--source", "1,2,3"]).unwrap().origin();
+        assert!(three
+            .unwrap_err()
+            .contains("4 coordinates x,y,z,t, found 3"));
+    }
+}

@@ -1,0 +1,107 @@
+//! `qdsl emit KERNEL --ir|--lowered|--interface|--cuda|--ptx`: print each stage of what
+//! the generator made for one variant — the spec's IR, the lowered spec (projectors,
+//! dagger coefficients, where each input is read), the compiled kernel's interface
+//! (entry name, parameters in signature order with what binds to each, launch geometry,
+//! source hash), the CUDA source, the PTX.
+
+use super::variant_args::VariantArgs;
+use super::CliError;
+use clap::{ArgGroup, Args};
+use qdsl_kernels::catalog::find_stencil as find;
+use qdsl_runtime::backend::{Backend, CudaBackend};
+use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
+
+/// Arguments of `qdsl emit`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "interface", "cuda", "ptx"])))]
+pub struct EmitArgs {
+    /// Kernel name (see `qdsl info`).
+    pub kernel: String,
+    /// Print the IR.
+    #[arg(long)]
+    pub ir: bool,
+    /// Print the lowered spec (spin projection, dagger coefficients, input parities).
+    #[arg(long)]
+    pub lowered: bool,
+    /// Print the compiled kernel's interface: entry name, parameters in signature order
+    /// (what the launcher binds to each), launch geometry and source hash.
+    #[arg(long)]
+    pub interface: bool,
+    /// Print the CUDA C++ source.
+    #[arg(long)]
+    pub cuda: bool,
+    /// Print the PTX (compiled by NVRTC; no GPU needed) and ptxas's register and spill
+    /// report on stderr.
+    #[arg(long)]
+    pub ptx: bool,
+    /// Architecture for --ptx (default: the GPU's own, else sm_90).
+    #[arg(long)]
+    pub arch: Option<Arch>,
+    /// The variant.
+    #[command(flatten)]
+    pub variant: VariantArgs,
+}
+
+/// Prints the requested stage to stdout.
+pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    let entry = find(&args.kernel)?;
+    let variant = args.variant.variant();
+    if args.ir {
+        println!("{:#?}", (entry.ir)());
+        return Ok(());
+    }
+    if args.lowered {
+        println!("{:#?}", qdsl_core::dsl::lower::lower(&(entry.ir)())?);
+        return Ok(());
+    }
+    if args.interface {
+        let k = (entry.compiled)(&variant)?;
+        println!("kernel      {}", k.name);
+        println!("variant     {variant}");
+        println!(
+            "source      {} bytes, fnv {:016x}",
+            k.source.len(),
+            k.source_hash()
+        );
+        println!(
+            "geometry    one thread per output site, one grid row per 5D slice, {} bytes of shared memory per thread",
+            k.geometry.shared_bytes_per_thread
+        );
+        println!("parameters");
+        for (i, p) in k.params.iter().enumerate() {
+            println!("  {i:>2}  {:<14} {p:?}", p.cuda_name());
+        }
+        return Ok(());
+    }
+    let source = (entry.cuda)(&variant)?;
+    if args.cuda {
+        print!("{source}");
+        return Ok(());
+    }
+    let arch = match args.arch {
+        Some(a) => a,
+        None => CudaBackend::new(0)
+            .ok()
+            .and_then(|b| b.device().map(|d| d.arch))
+            .unwrap_or(Arch::SM_90),
+    };
+    let jit = Jit::new(
+        &cache::cache_root(),
+        std::env::var_os(qdsl_runtime::jit::DUMP_DIR_ENV).map(Into::into),
+    )?;
+    let name = (entry.kernel_name)(&variant);
+    let ptx = jit.compile(&name, &source, arch, &[])?;
+    print!("{}", ptx.ptx);
+    match ptxas::report(&ptx.ptx, arch) {
+        Ok(reports) => {
+            for r in reports {
+                eprintln!(
+                    "ptxas {arch}: {}: {} registers, {} bytes stack, spill stores {} bytes, spill loads {} bytes",
+                    r.function, r.registers, r.stack_frame, r.spill_stores, r.spill_loads
+                );
+            }
+        }
+        Err(e) => eprintln!("qdsl: no ptxas report: {e}"),
+    }
+    Ok(())
+}

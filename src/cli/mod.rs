@@ -1,0 +1,126 @@
+//! The `qdsl` command line: one module per subcommand.
+
+mod bench;
+mod check;
+mod correlator;
+mod emit;
+mod fermion_file_args;
+mod gauge_read;
+mod info;
+mod inspect;
+mod smear;
+mod solve;
+mod variant_args;
+
+use clap::{Parser, Subcommand};
+use qdsl_runtime::backend::BackendChoice;
+
+/// Boxed error returned by subcommands; `main` prints it with its chain of causes.
+pub type CliError = Box<dyn std::error::Error + Send + Sync>;
+
+/// qdsl: a kernel DSL for lattice QCD.
+#[derive(Debug, Parser)]
+#[command(name = "qdsl", version, about)]
+pub struct Cli {
+    /// Backend: cpu, cuda or auto (default: $QDSL_BACKEND, else auto: the GPU if there is
+    /// one, else the CPU).
+    #[arg(long, global = true)]
+    backend: Option<BackendChoice>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Read gauge configurations (MILC, NERSC, ILDG/SciDAC LIME, openQCD), verify their
+    /// checksums and recorded observables, and print plaquette, link trace and unitarity;
+    /// every file is reported, the exit status is non-zero if any failed.
+    Inspect(inspect::InspectArgs),
+    /// Print the backend, device, NVRTC version, cache locations and the kernel catalog.
+    Info(info::InfoArgs),
+    /// Print a kernel variant's IR, CUDA source or PTX.
+    Emit(emit::EmitArgs),
+    /// Run every kernel variant and the even-odd operators on the GPU against the CPU
+    /// reference (random fields and real configurations); non-zero exit on any failure.
+    Check(check::CheckArgs),
+    /// Measure copy bandwidth, then each kernel and operator (24⁴ and 32⁴, one parity);
+    /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
+    Bench(bench::BenchArgs),
+    /// Solve the even-odd Wilson, clover, twisted-mass, staggered, asqtad or HISQ system on a
+    /// gauge configuration (on the GPU if there is one): progress, a summary (set-up and
+    /// solve apart), the history as JSON and an SVG plot.
+    Solve(solve::SolveArgs),
+    /// Point-source propagator and pion correlator C(t) with effective mass (Wilson,
+    /// staggered, asqtad or HISQ; CPU backend): a table and JSON stating the normalisation
+    /// (--normalisation none: C(t) = Σ_x Σ_ab |G_ab(x, x0)|²; milc: divided by (Lx Ly Lz)²).
+    Correlator(correlator::CorrelatorArgs),
+    /// Build asqtad or HISQ fat and long links (or fat7 links) of a thin-link
+    /// configuration, on the GPU if there is one, and write them (SciDAC LIME f32 by
+    /// default).
+    Smear(smear::SmearArgs),
+}
+
+impl Cli {
+    /// Runs the chosen subcommand.
+    pub fn run(self) -> Result<(), CliError> {
+        match self.command {
+            Command::Inspect(args) => inspect::run(&args),
+            Command::Info(args) => info::run(&args, self.backend),
+            Command::Emit(args) => emit::run(&args),
+            Command::Check(args) => check::run(&args, self.backend),
+            Command::Bench(args) => bench::run(&args, self.backend),
+            Command::Smear(args) => smear::run(&args, self.backend),
+            Command::Solve(args) => solve::run(&args, self.backend),
+            Command::Correlator(args) => correlator::run(&args),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_backend_flag_and_variant_flags_parse() {
+        let cli = Cli::try_parse_from(["qdsl", "info", "--backend", "cpu"]).unwrap();
+        assert_eq!(cli.backend, Some(BackendChoice::Cpu));
+        assert!(Cli::try_parse_from(["qdsl", "--backend", "tpu", "info"]).is_err());
+        let cli = Cli::try_parse_from([
+            "qdsl",
+            "emit",
+            "wilson_hop",
+            "--cuda",
+            "--recon",
+            "18",
+            "--precision",
+            "f64",
+            "--sites",
+            "odd",
+            "--dagger",
+        ])
+        .unwrap();
+        let Command::Emit(e) = cli.command else {
+            panic!("expected emit");
+        };
+        assert_eq!(
+            e.variant.variant().canonical(),
+            "sites=odd dagger=1 xpay=0 spinor=f64 gauge=f64 recon=18 boundary=periodic"
+        );
+        assert!(
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop"]).is_err(),
+            "one of --ir/--cuda/--ptx is required"
+        );
+        assert!(
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "13"]).is_err()
+        );
+        let cli =
+            Cli::try_parse_from(["qdsl", "emit", "wilson_hop", "--cuda", "--recon", "8"]).unwrap();
+        let Command::Emit(e) = cli.command else {
+            panic!("expected emit");
+        };
+        assert_eq!(
+            e.variant.variant().recon,
+            qdsl_core::dsl::variant::Recon::R8
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! `qdsl solve`: read a gauge configuration, build an even-odd operator and solve
+//! M̂ x = b with a progress bar, on the GPU if there is one (the global `--backend`
+//! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
+//! (JSON, SVG). Every action runs on both backends.
+
+use super::fermion_file_args::FullSystemArgs;
+use super::gauge_read::{read_config, GaugeReadArgs};
+use super::CliError;
+use crate::app::correlator::parse_boundary;
+use crate::app::history::{write_json, write_plot};
+use crate::app::solve::{
+    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
+    SolveReport, Source,
+};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::io::UnitarityCheck;
+use qdsl_runtime::backend::BackendChoice;
+use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The gauge configuration (thin links; any supported format).
+    config: PathBuf,
+    /// The action: wilson (--kappa), clover (--kappa, --csw), twisted-mass (--kappa,
+    /// --mu, optional --csw), staggered (naive), asqtad (--mass, --u0) or hisq (--mass,
+    /// --epsilon-naik). Clover and twisted mass are normalised as
+    /// M = (m + 4) + clover + iμγ5 − H/2 with m = 1/(2κ) − 4: (m + 4) × Wilson's M̂ at
+    /// c_sw = μ = 0.
+    #[arg(long, default_value = "wilson")]
+    action: Action,
+    /// Hopping parameter κ > 0 (wilson, clover, twisted-mass).
+    #[arg(long, allow_negative_numbers = true)]
+    kappa: Option<f64>,
+    /// Quark mass m ≥ 0 (staggered, asqtad, hisq).
+    #[arg(long, allow_negative_numbers = true)]
+    mass: Option<f64>,
+    /// Tadpole factor u0 of the asqtad smearing (default: P^(1/4), P the plaquette).
+    #[arg(long, allow_negative_numbers = true)]
+    u0: Option<f64>,
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted-mass: default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    csw: Option<f64>,
+    /// Twisted mass μ (twisted-mass, required).
+    #[arg(long, allow_negative_numbers = true)]
+    mu: Option<f64>,
+    /// Naik-term correction ε of the HISQ links (hisq, default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon_naik: Option<f64>,
+    /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
+    /// staggered actions).
+    #[arg(long, default_value = "cgnr")]
+    solver: SolverKind,
+    /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point), f16,
+    /// packed20 or packed30 (bit-packed, shared exponent), each mixed with f64 through
+    /// reliable updates.
+    #[arg(long, default_value = "f64")]
+    precision: Precision,
+    /// Target relative residual ‖b − M̂x‖/‖b‖.
+    #[arg(long, default_value_t = 1e-10)]
+    tol: f64,
+    /// Iteration limit.
+    #[arg(long, default_value_t = 10_000)]
+    max_iter: usize,
+    /// Time boundary of the fermions: periodic or antiperiodic (space is periodic).
+    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
+    boundary: TimeBoundary,
+    /// Seed of the random source: Gaussian on the even sites, or `--source gaussian|z2`
+    /// on every site.
+    #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
+    seed: u64,
+    /// A point source at the origin (spin 0, colour 0) instead of a random one.
+    #[arg(long)]
+    point_source: bool,
+    /// Replicate the configuration periodically this many times in every direction
+    /// before solving (a large lattice derived from a real one, e.g. 8⁴ × 4 → 32⁴; local
+    /// observables such as the plaquette are unchanged).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    tile: u32,
+    /// Write the convergence history as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Plot log10 of the residual against the iteration to this SVG file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    full: FullSystemArgs,
+    #[command(flatten)]
+    read: GaugeReadArgs,
+}
+
+/// A progress bar over the iteration limit showing the iterated residual.
+fn progress_bar(max_iter: usize) -> (ProgressBar, ProgressCallback) {
+    let bar = ProgressBar::new(max_iter as u64);
+    let style = ProgressStyle::with_template("{spinner} iteration {pos:>6}  {msg}  [{elapsed}]")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    let handle = bar.clone();
+    let callback: ProgressCallback = Arc::new(move |p: &Progress| {
+        handle.set_position(p.iteration as u64);
+        handle.set_message(format!(
+            "|r|/|b| = {:.3e} (target {:.0e})",
+            p.residual, p.tolerance
+        ));
+    });
+    (bar, callback)
+}
+
+fn print_summary(report: &SolveReport) {
+    let r = &report.result;
+    println!("  action      {} ({})", report.action, report.parameters);
+    println!(
+        "  lattice     {}, even-odd preconditioned, even sites",
+        report.lattice
+    );
+    println!("  backend     {}", report.backend);
+    if let Some(warning) = precision_note(report) {
+        println!("  note        {warning}");
+    }
+    println!(
+        "  solver      {}, precision {}",
+        report.solver,
+        report.precision.describe()
+    );
+    println!(
+        "  result      {} (tolerance {:.1e})",
+        r.convergence, report.tolerance
+    );
+    println!(
+        "  iterations  {}, reliable updates {}",
+        r.iterations, r.reliable_updates
+    );
+    println!(
+        "  residual    true {:.3e} at the end of the solve, recomputed {:.3e}",
+        r.true_residual, report.recomputed_residual
+    );
+    let t = &report.times;
+    println!(
+        "  set-up      {:.3} s (file read {:.3} s; links, operator, JIT and tuning {:.3} s)",
+        t.total_setup().as_secs_f64(),
+        t.file_read.as_secs_f64(),
+        t.setup.as_secs_f64()
+    );
+    println!(
+        "  solve       {:.3} s, {:.2} GFLOP/s (operator flops of the solve only)",
+        t.solve.as_secs_f64(),
+        report.gflops
+    );
+}
+
+/// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
+fn precision_note(report: &SolveReport) -> Option<&'static str> {
+    let narrow = !matches!(report.precision, Precision::F64 | Precision::F32);
+    (narrow && report.backend == "CPU").then_some(
+        "the low precision is emulated on the CPU (f64 fields rounded through the format)",
+    )
+}
+
+/// Runs the solve on the backend of `choice` (flag, else `$QDSL_BACKEND`, else auto;
+/// the CPU for an action the GPU has no operator for, see [`SolveBackend::select_for`]);
+/// a solve that does not converge is an error after the summary and the
+/// history have been printed and written.
+pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    let backend =
+        SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
+            eprintln!("{line}")
+        })?;
+    let read = read_config(
+        &args.config,
+        &args.read,
+        UnitarityCheck::ForPrecision,
+        false,
+    )
+    .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+    read.print_notes();
+    let read_seconds = read.seconds;
+    let file = read.file;
+    let config = SolveConfig {
+        action: args.action,
+        kappa: args.kappa,
+        mass: args.mass,
+        u0: args.u0,
+        csw: args.csw,
+        mu: args.mu,
+        epsilon_naik: args.epsilon_naik,
+        solver: args.solver,
+        precision: args.precision,
+        tolerance: args.tol,
+        max_iterations: args.max_iter,
+        source: if args.point_source {
+            Source::Point
+        } else {
+            Source::Gaussian { seed: args.seed }
+        },
+        boundary: args.boundary,
+    };
+    let reps = args.tile as usize;
+    let gauge = file
+        .field
+        .tiled([reps; 4])
+        .map_err(|e| format!("cannot tile the configuration {reps} times: {e}"))?;
+    println!("{}", file.path.display());
+    if reps > 1 {
+        println!(
+            "tiled {reps}× in every direction: {:?}",
+            gauge.lattice().dims()
+        );
+    }
+    let full_source = match args.full.source(args.seed) {
+        Some(source) => {
+            let eta = source.build(full_layout(args.action, *gauge.lattice()))?;
+            Some((source, eta))
+        }
+        None => None,
+    };
+    let (bar, callback) = progress_bar(args.max_iter);
+    let report = match full_source {
+        None => {
+            let outcome = solve_on(&backend, &gauge, &config, Some(callback));
+            bar.finish_and_clear();
+            let mut report = outcome?;
+            report.times.file_read = Duration::from_secs_f64(read_seconds);
+            print_summary(&report);
+            report
+        }
+        Some((source, eta)) => {
+            let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
+            bar.finish_and_clear();
+            let mut full = outcome?;
+            full.report.times.file_read = Duration::from_secs_f64(read_seconds);
+            print_summary(&full.report);
+            args.full.finish(&full, &source)?;
+            full.report
+        }
+    };
+    if let Some(path) = &args.json {
+        write_json(&report, path)?;
+        println!("  history     {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        write_plot(&report, path)?;
+        println!("  plot        {}", path.display());
+    }
+    if !report.result.is_converged() {
+        return Err(format!(
+            "the solve did not converge: {} after {} iterations (true residual {:.3e}, \
+             tolerance {:.1e})",
+            report.result.convergence,
+            report.result.iterations,
+            report.result.true_residual,
+            report.tolerance
+        )
+        .into());
+    }
+    Ok(())
+}
