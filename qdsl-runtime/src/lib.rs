@@ -14,6 +14,7 @@
 //! | [`smear`] | `link_paths!` plans run on the GPU: asqtad, fat7 smeared links |
 //! | [`libs`] | finding the CUDA libraries without panicking |
 //! | [`hash`] | the stable FNV-1a-128 content hash of cache keys |
+//! | [`linear`] | the interfaces between operators and solvers: vector space, linear operator, their error |
 //! | [`solver`] | Krylov solvers on host and device vectors, mixed precision with reliable updates |
 //! | `testing` | (feature `testing`, and this crate's tests) NVRTC and GPU access for tests |
 //!
@@ -25,6 +26,7 @@ pub mod device;
 pub mod hash;
 pub mod jit;
 pub mod libs;
+pub mod linear;
 pub mod operator;
 pub mod smear;
 pub mod solver;

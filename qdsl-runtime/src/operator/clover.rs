@@ -22,7 +22,7 @@
 
 use super::cpu::{hop_variant, wilson_hop_flops};
 use super::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay as BlockXpay};
-use crate::solver::SolverError;
+use crate::linear::SolverError;
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{
@@ -339,8 +339,8 @@ impl<T: Real> EvenOddClover<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linear::LinearOperator;
     use crate::operator::EvenOddWilson;
-    use crate::solver::LinearOperator;
     use qdsl_core::field::GaugeField;
     use qdsl_core::gauge::clover_field;
     use qdsl_core::lattice::Lattice;

@@ -11,7 +11,7 @@
 //!   A† = A; CG on A solves the staggered system on one parity as MILC does.
 
 use super::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay as BlockXpay};
-use crate::solver::{SolverError, SolverField};
+use crate::linear::{SolverError, SolverField};
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{DslError, KernelInfo, Stencil, Variant};

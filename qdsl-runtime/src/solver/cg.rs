@@ -2,11 +2,11 @@
 //! with reliable updates.
 
 use super::driver::{Driver, Start, Step};
-use super::field::real;
 use super::{
     Breakdown, Convergence, ConvertFrom, LinearOperator, SolveResult, SolverError, SolverField,
     SolverOptions,
 };
+use crate::linear::real;
 
 /// Solves A x = b for a Hermitian positive-definite A by conjugate gradients, starting
 /// from the guess in `x` (x = 0 for none).

@@ -24,11 +24,11 @@
 //! x ← x + s x_L. The solvers see ‖r_L‖² in these units; the history, the progress
 //! and the tolerance use the true scale.
 
-use super::field::real;
 use super::{
     Breakdown, Convergence, ConvertFrom, LinearOperator, Progress, ResidualKind, ResidualRecord,
     SolveResult, SolverError, SolverField, SolverOptions,
 };
+use crate::linear::real;
 use std::time::Instant;
 
 /// How a solve starts: finished at once (zero or non-finite source, or an initial guess

@@ -66,25 +66,23 @@ mod bicgstab;
 mod cg;
 pub mod device;
 mod driver;
-mod error;
-mod field;
 mod kind;
 mod multishift;
 mod normal;
-mod operator;
 mod options;
 mod quantized;
 mod result;
 mod spinor_field;
 
+pub use crate::linear::{
+    Adjoint, Chain, ConvertFrom, LinearOperator, NormalForm, NormalOperator, ShiftedOperator,
+    SolverError, SolverField,
+};
 pub use bicgstab::bicgstab;
 pub use cg::cg;
-pub use error::SolverError;
-pub use field::{ConvertFrom, SolverField};
 pub use kind::{SolverKind, UnknownSolver};
 pub use multishift::{multishift_cg, MultiShiftResult};
 pub use normal::{cgne, cgnr};
-pub use operator::{Adjoint, Chain, LinearOperator, NormalForm, NormalOperator, ShiftedOperator};
 pub use options::{
     Progress, ProgressCallback, SolverOptions, DEFAULT_RELIABLE_DELTA, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };

@@ -1,12 +1,12 @@
 //! Multi-shift CG: (A + σ_i) x_i = b for many shifts σ_i in one Krylov space, followed
 //! by a per-shift refinement.
 
-use super::field::real;
 use super::{
     cg, Breakdown, Convergence, ConvertFrom, LinearOperator, Progress, ResidualKind,
     ResidualRecord, ShiftedOperator, SolveResult, SolverError, SolverField, SolverOptions,
     TOLERANCE_FLOOR_IN_ROUNDOFF,
 };
+use crate::linear::real;
 use std::time::Instant;
 
 /// The outcome of [`multishift_cg`].

@@ -1,12 +1,12 @@
 //! CG on the normal equations of a general operator M: CGNR (M†M x = M† b) and CGNE
 //! (M M† y = b, x = M† y).
 
-use super::field::real;
 use super::{
     cg, Convergence, ConvertFrom, LinearOperator, NormalForm, NormalOperator, Progress,
     ProgressCallback, ResidualKind, ResidualRecord, SolveResult, SolverError, SolverField,
     SolverOptions, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };
+use crate::linear::real;
 use std::sync::Arc;
 use std::time::Instant;
 

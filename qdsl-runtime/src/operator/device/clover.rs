@@ -440,8 +440,8 @@ impl Schur<DeviceCloverBlocks> {
 mod tests {
     use super::*;
 
+    use crate::linear::LinearOperator;
     use crate::operator::EvenOddClover;
-    use crate::solver::LinearOperator;
     use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary};
     use qdsl_core::field::{ColourSpinorField, GaugeField};
     use qdsl_core::format::{Compression, LinkFormat};

@@ -3,7 +3,7 @@
 //! (equations in the [module docs](super)).
 
 use super::{Diagonal, EvenOddBlocks, Xpay};
-use crate::solver::{LinearOperator, SolverError, SolverField};
+use crate::linear::{LinearOperator, SolverError, SolverField};
 use qdsl_core::lattice::Parity;
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};

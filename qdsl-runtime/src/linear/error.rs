@@ -1,7 +1,7 @@
 //! Errors that stop a solve before or outside the iteration.
 //!
 //! Breakdown, stagnation and the iteration limit are *outcomes* of a solve, reported in
-//! [`SolveResult`](super::SolveResult); a [`SolverError`] means the solve could not be set
+//! [`SolveResult`](crate::solver::SolveResult); a [`SolverError`] means the solve could not be set
 //! up or an operation on a field or an operator failed.
 
 use thiserror::Error;
