@@ -10,8 +10,7 @@ pub use qdsl_core::io::nersc::{write_nersc, NerscWriteOptions};
 pub use qdsl_core::io::openqcd::write_openqcd;
 pub use qdsl_core::io::{
     read_fermion, read_gauge, write_fermion, Check, ChecksumPolicy, FermionFileFormat,
-    FermionWriteOptions, IoError, LimeFlavour, Precision, ReadOptions,
-    UnitarityCheck,
+    FermionWriteOptions, IoError, LimeFlavour, Precision, ReadOptions, UnitarityCheck,
 };
 pub use qdsl_core::lattice::{Lattice, Parity};
 pub use qdsl_core::Complex;
@@ -24,6 +23,7 @@ pub use qdsl_runtime::app::propagator::{
 pub use qdsl_runtime::app::solve::{tadpole_factor, wilson_mass, Action, SolveBackend};
 pub use qdsl_runtime::backend::BackendChoice;
 pub use qdsl_runtime::device::gpu::Gpu;
+pub use qdsl_runtime::operator::even_odd::Xpay;
 pub use qdsl_runtime::operator::{
     EvenOddBlocks, EvenOddClover, EvenOddStaggered, EvenOddWilson, Schur, StaggeredLinks,
 };
@@ -32,6 +32,6 @@ pub use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DeviceVector, Double, Single,
 };
 pub use qdsl_runtime::solver::{
-    Convergence, LinearOperator, ResidualKind, SolveResult, SolverError, SolverField,
-    SolverKind, SolverOptions,
+    Convergence, LinearOperator, ResidualKind, SolveResult, SolverError, SolverField, SolverKind,
+    SolverOptions,
 };

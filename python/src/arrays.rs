@@ -79,7 +79,10 @@ fn cb_data(
     };
     match array.as_slice() {
         Ok(lex) => copy(&mut out, lex),
-        Err(_) => copy(&mut out, &array.as_array().iter().copied().collect::<Vec<_>>()),
+        Err(_) => copy(
+            &mut out,
+            &array.as_array().iter().copied().collect::<Vec<_>>(),
+        ),
     }
     Ok((lattice, out))
 }
@@ -124,7 +127,12 @@ pub fn fermion_to_array<'py>(
     field: &ColourSpinorField<f64>,
 ) -> PyResult<Bound<'py, PyArrayDyn<C64>>> {
     let layout = field.layout();
-    lex_array(py, layout.lattice(), &site_shape(layout.nspin()), field.data())
+    lex_array(
+        py,
+        layout.lattice(),
+        &site_shape(layout.nspin()),
+        field.data(),
+    )
 }
 
 /// The full-lattice fermion field of an array shaped (T, Z, Y, X, 4, 3) (`spins` = 4) or

@@ -119,7 +119,10 @@ pub fn pion_correlator<'py>(
     out.set_item("correlator", PyArray1::from_vec(py, report.correlator))?;
     out.set_item(
         "effective_mass",
-        PyArray1::from_iter(py, report.effective_mass.iter().map(|m| m.unwrap_or(f64::NAN))),
+        PyArray1::from_iter(
+            py,
+            report.effective_mass.iter().map(|m| m.unwrap_or(f64::NAN)),
+        ),
     )?;
     out.set_item("propagator", numpy.getattr("stack")?.call1((columns,))?)?;
     out.set_item("parameters", report.parameters)?;

@@ -3,7 +3,7 @@
 
 use crate::api::{read_fermion as read_fermion_file, write_fermion as write_fermion_file};
 use crate::api::{FermionFileFormat, FermionWriteOptions};
-use crate::arrays::{fermion_from_array, fermion_to_array, spins_of, C64};
+use crate::arrays::{fermion_from_array, fermion_to_array, C64};
 use crate::errors::{io_error, value_error};
 use crate::gauge::{parse_precision, precision_name};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
@@ -43,14 +43,15 @@ pub fn read_fermion<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, 
     Ok(out)
 }
 
-/// write_fermion(path, data, format="scidac", *, precision="f64", info="written by qdsl")
+/// write_fermion(path, data, format="scidac", *, precision="f64", info="written by qdsl", kind=None)
 ///
 /// Writes fermion columns: `data` of shape (T, Z, Y, X, 3) or (T, Z, Y, X, 4, 3) (one
 /// vector), or with a leading column axis (a propagator's 3 or 12 columns), in `format`
 /// "scidac" (USQCD records, big-endian) or "qdsl" (JSON header + little-endian payload),
-/// stored in `precision` "f32" or "f64".
+/// stored in `precision` "f32" or "f64". An array of rank 6 ending in (4, 3) is one
+/// Dirac fermion unless `kind="colour-vector"` (a staggered propagator with X = 4).
 #[pyfunction]
-#[pyo3(signature = (path, data, format="scidac", *, precision="f64", info="written by qdsl"))]
+#[pyo3(signature = (path, data, format="scidac", *, precision="f64", info="written by qdsl", kind=None))]
 pub fn write_fermion(
     py: Python<'_>,
     path: PathBuf,
@@ -58,6 +59,7 @@ pub fn write_fermion(
     format: &str,
     precision: &str,
     info: &str,
+    kind: Option<&str>,
 ) -> PyResult<()> {
     let format = match format {
         "scidac" => FermionFileFormat::Scidac,
@@ -72,33 +74,45 @@ pub fn write_fermion(
         precision: parse_precision(precision)?,
         info: info.to_string(),
     };
-    let rank = data.ndim();
-    let is_column = |rank| {
-        rank == 5 && data.shape()[4] == 3 || rank == 6 && data.shape()[4..] == [4, 3]
+    let shape = data.shape().to_vec();
+    // The rank of one column: 5 for a colour vector (T, Z, Y, X, 3), 6 for a Dirac
+    // fermion (T, Z, Y, X, 4, 3). Rank 6 with trailing (4, 3) is a Dirac fermion unless
+    // `kind` says colour vectors (a staggered propagator with X = 4).
+    let column_rank = match (kind, shape.len(), &shape[shape.len().saturating_sub(2)..]) {
+        (Some("colour-vector"), 5 | 6, [.., 3]) => 5,
+        (Some("dirac-fermion"), 6 | 7, [4, 3]) => 6,
+        (None, 5, [.., 3]) => 5,
+        (None, 6 | 7, [4, 3]) => 6,
+        (None, 6, [.., 3]) => 5,
+        (Some(k), ..) if k != "colour-vector" && k != "dirac-fermion" => {
+            return Err(value_error(format!(
+                "kind: expected \"colour-vector\" or \"dirac-fermion\", found {k:?}"
+            )))
+        }
+        _ => {
+            return Err(value_error(format!(
+                "data: expected shape ([columns,] T, Z, Y, X, 3) (colour vectors) or \
+                 ([columns,] T, Z, Y, X, 4, 3) (Dirac fermions), found {shape:?}"
+            )))
+        }
     };
-    let arrays: Vec<Bound<'_, PyArrayDyn<C64>>> = if is_column(rank) {
+    let arrays: Vec<Bound<'_, PyArrayDyn<C64>>> = if shape.len() == column_rank {
         vec![data.clone()]
-    } else if is_column(rank - 1) {
-        (0..data.shape()[0])
+    } else {
+        (0..shape[0])
             .map(|i| {
-                data.as_any().get_item(i)?
+                data.as_any()
+                    .get_item(i)?
                     .cast_into::<PyArrayDyn<C64>>()
                     .map_err(PyErr::from)
             })
             .collect::<PyResult<_>>()?
-    } else {
-        return Err(value_error(format!(
-            "data: expected shape ([columns,] T, Z, Y, X, 3) or ([columns,] T, Z, Y, X, 4, 3), \
-             found {:?}",
-            data.shape()
-        )));
     };
     let columns = arrays
         .iter()
         .map(|a| {
             let a = a.readonly();
-            let spins = spins_of(&a, "data")?;
-            fermion_from_array(&a, spins, "data")
+            fermion_from_array(&a, if column_rank == 5 { 1 } else { 4 }, "data")
         })
         .collect::<PyResult<Vec<_>>>()?;
     py.detach(|| write_fermion_file(&path, format, &columns, &options))

@@ -2,10 +2,9 @@
 
 use crate::api::{
     asqtad_links, asqtad_links_gpu, hisq_links, hisq_links_gpu, link_trace, plaquette,
-    read_gauge as read_gauge_file, reunitarize, tadpole_factor, unitarity_report,
-    write_lime_gauge, write_milc, write_nersc, write_openqcd, Check, ChecksumPolicy,
-    GaugeField, Gpu, LimeFlavour, LimeWriteOptions, MilcWriteOptions, NerscWriteOptions,
-    Precision, ReadOptions, UnitarityCheck,
+    read_gauge as read_gauge_file, reunitarize, tadpole_factor, unitarity_report, write_lime_gauge,
+    write_milc, write_nersc, write_openqcd, Check, ChecksumPolicy, GaugeField, Gpu, LimeFlavour,
+    LimeWriteOptions, MilcWriteOptions, NerscWriteOptions, Precision, ReadOptions, UnitarityCheck,
 };
 use crate::arrays::{gauge_from_array, gauge_to_array, C64};
 use crate::device::Device;
@@ -69,7 +68,9 @@ fn describe_check(check: &Check) -> String {
             tolerance,
         } => match tolerance {
             Some(t) => format!("links finite, max ‖U†U − 1‖ = {max_unitarity_deviation:e} ≤ {t:e}"),
-            None => format!("links finite, max ‖U†U − 1‖ = {max_unitarity_deviation:e} (not checked)"),
+            None => {
+                format!("links finite, max ‖U†U − 1‖ = {max_unitarity_deviation:e} (not checked)")
+            }
         },
     }
 }
@@ -181,7 +182,10 @@ impl PyGaugeField {
         let [x, y, z, t] = self.field.lattice().dims();
         match (&self.path, &self.format) {
             (Some(p), Some(f)) => {
-                format!("<qdsl.GaugeField {x}x{y}x{z}x{t} from {} ({f})>", p.display())
+                format!(
+                    "<qdsl.GaugeField {x}x{y}x{z}x{t} from {} ({f})>",
+                    p.display()
+                )
             }
             _ => format!("<qdsl.GaugeField {x}x{y}x{z}x{t}>"),
         }
@@ -227,7 +231,8 @@ pub fn read_gauge(
         .map_err(|e| io_error(py, &e, &path))?;
     let mut field = file.field;
     if reunitarize {
-        self::reunitarize(&mut field).map_err(|e| qdsl_error(format!("{}: {e}", path.display())))?;
+        self::reunitarize(&mut field)
+            .map_err(|e| qdsl_error(format!("{}: {e}", path.display())))?;
     }
     Ok(PyGaugeField {
         field,

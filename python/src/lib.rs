@@ -30,8 +30,14 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("QdslError", py.get_type::<errors::QdslError>())?;
-    m.add("DeviceUnavailable", py.get_type::<errors::DeviceUnavailable>())?;
-    m.add("SolverNotConverged", py.get_type::<errors::SolverNotConverged>())?;
+    m.add(
+        "DeviceUnavailable",
+        py.get_type::<errors::DeviceUnavailable>(),
+    )?;
+    m.add(
+        "SolverNotConverged",
+        py.get_type::<errors::SolverNotConverged>(),
+    )?;
     m.add("FileFormatError", errors::file_format_error(py)?)?;
     m.add_class::<gauge::PyGaugeField>()?;
     m.add_class::<operator::PyOperator>()?;

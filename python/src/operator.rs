@@ -7,12 +7,12 @@
 //! blocks (`Schur::apply_full`).
 
 use crate::api::{
-    asqtad_links, clover_field, fold_staggered_phases, hisq_links, join_parities,
-    prepared_links, split_parities, tadpole_factor, wilson_mass, Action, ColourSpinorField,
-    DeviceContext, DeviceOperator, Double, EvenOddClover, EvenOddStaggered, EvenOddWilson,
-    GaugeField, LinearOperator, Parity, SolverError, SolverField, StaggeredLinks, TimeBoundary,
+    asqtad_links, clover_field, fold_staggered_phases, hisq_links, join_parities, prepared_links,
+    split_parities, tadpole_factor, wilson_mass, Action, ColourSpinorField, DeviceContext,
+    DeviceOperator, Double, EvenOddClover, EvenOddStaggered, EvenOddWilson, GaugeField,
+    LinearOperator, Parity, SolverError, SolverField, StaggeredLinks, TimeBoundary,
 };
-use crate::api::{EvenOddBlocks, Schur, Single};
+use crate::api::{EvenOddBlocks, Schur, Single, Xpay};
 use crate::arrays::{fermion_from_array, fermion_to_array, spins_of, C64};
 use crate::device::{gpu_context, Device};
 use crate::errors::{qdsl_error, value_error};
@@ -31,8 +31,12 @@ pub const PARITY: Parity = Parity::Even;
 /// What the bindings need of a host Schur complement M̂ in f64.
 pub trait HostSchur: LinearOperator<F64> + Send + Sync {
     /// (out_e, out_o) = M (ψ_e, ψ_o) (dagger: M†).
-    fn full(&self, out: (&mut F64, &mut F64), psi: (&F64, &F64), dagger: bool)
-        -> Result<(), SolverError>;
+    fn full(
+        &self,
+        out: (&mut F64, &mut F64),
+        psi: (&F64, &F64),
+        dagger: bool,
+    ) -> Result<(), SolverError>;
     /// b̂ = η_e − D_eo D_oo⁻¹ η_o (the normal form: times the scalar diagonal).
     fn source(&self, eta_e: &F64, eta_o: &F64) -> Result<F64, SolverError>;
     /// ψ_o = D_oo⁻¹ (η_o − D_oe ψ_e).
@@ -57,6 +61,58 @@ where
     }
     fn odd(&self, psi_e: &F64, eta_o: &F64) -> Result<F64, SolverError> {
         self.reconstruct(psi_e, eta_o)
+    }
+}
+
+/// Clover and twisted mass: the blocks of a Schur complement on parity p hold D_pp and
+/// D_qq⁻¹ only, so M on both parities takes the blocks of the complements on both
+/// parities, out_r = D_rr ψ_r + h K_rs ψ_s with those of parity r. M̂ and the source
+/// preparation and reconstruction are the even complement's.
+pub struct CloverBothParities {
+    pub even: EvenOddClover<f64>,
+    pub odd: EvenOddClover<f64>,
+}
+
+impl LinearOperator<F64> for CloverBothParities {
+    fn apply(&self, out: &mut F64, psi: &F64) -> Result<(), SolverError> {
+        self.even.apply(out, psi)
+    }
+    fn apply_dagger(&self, out: &mut F64, psi: &F64) -> Result<(), SolverError> {
+        self.even.apply_dagger(out, psi)
+    }
+    fn flops_per_apply(&self) -> u64 {
+        LinearOperator::flops_per_apply(&self.even)
+    }
+}
+
+impl HostSchur for CloverBothParities {
+    fn full(
+        &self,
+        out: (&mut F64, &mut F64),
+        psi: (&F64, &F64),
+        dagger: bool,
+    ) -> Result<(), SolverError> {
+        let parities = [
+            (self.even.blocks(), Parity::Even, out.0, psi.0, psi.1),
+            (self.odd.blocks(), Parity::Odd, out.1, psi.1, psi.0),
+        ];
+        for (blocks, r, out, psi_r, psi_s) in parities {
+            let mut d_psi = psi_r.zeros_like();
+            blocks.apply_diagonal((), r, &mut d_psi, psi_r, dagger)?;
+            let xpay = Xpay {
+                a: 1.0,
+                x: &d_psi,
+                b: blocks.hop_coefficient(dagger),
+            };
+            blocks.hop((), r, out, psi_s, dagger, Some(xpay))?;
+        }
+        Ok(())
+    }
+    fn source(&self, eta_e: &F64, eta_o: &F64) -> Result<F64, SolverError> {
+        self.even.prepare_source(eta_e, eta_o)
+    }
+    fn odd(&self, psi_e: &F64, eta_o: &F64) -> Result<F64, SolverError> {
+        self.even.reconstruct(psi_e, eta_o)
     }
 }
 
@@ -141,24 +197,34 @@ fn wilson_family(
         return Err(value_error(format!("mu must be finite, found {mu}")));
     }
     let dims = gauge.lattice().dims();
-    let (host, host_single, parameters): (Box<dyn HostSchur>, Box<dyn LinearOperator<F32> + Send + Sync>, _) =
-        if action == Action::Wilson {
-            (
-                Box::new(EvenOddWilson::new(gauge.clone(), kappa, PARITY, boundary)),
-                Box::new(EvenOddWilson::new(gauge.cast::<f32>(), kappa, PARITY, boundary)),
-                vec![("kappa", kappa)],
-            )
-        } else {
-            let a = clover_field(gauge, wilson_mass(kappa), csw);
-            let op = EvenOddClover::from_clover(gauge.clone(), &a, mu, PARITY, boundary)
-                .map_err(qdsl_error)?;
-            let single = op.cast::<f32>();
-            (
-                Box::new(op),
-                Box::new(single),
-                vec![("kappa", kappa), ("csw", csw), ("mu", mu)],
-            )
+    let (host, host_single, parameters): (
+        Box<dyn HostSchur>,
+        Box<dyn LinearOperator<F32> + Send + Sync>,
+        _,
+    ) = if action == Action::Wilson {
+        (
+            Box::new(EvenOddWilson::new(gauge.clone(), kappa, PARITY, boundary)),
+            Box::new(EvenOddWilson::new(
+                gauge.cast::<f32>(),
+                kappa,
+                PARITY,
+                boundary,
+            )),
+            vec![("kappa", kappa)],
+        )
+    } else {
+        let a = clover_field(gauge, wilson_mass(kappa), csw);
+        let complement = |parity| {
+            EvenOddClover::from_clover(gauge.clone(), &a, mu, parity, boundary).map_err(qdsl_error)
         };
+        let (even, odd) = (complement(PARITY)?, complement(PARITY.opposite())?);
+        let single = even.cast::<f32>();
+        (
+            Box::new(CloverBothParities { even, odd }),
+            Box::new(single),
+            vec![("kappa", kappa), ("csw", csw), ("mu", mu)],
+        )
+    };
     let gpu = match device {
         Device::Cpu => None,
         Device::Gpu => {
@@ -212,7 +278,8 @@ fn staggered_family(
         )));
     }
     let thin = prepared_links(gauge, action, boundary, u0);
-    let smearing = |e: &dyn std::fmt::Display| qdsl_error(format!("{} smearing: {e}", action.name()));
+    let smearing =
+        |e: &dyn std::fmt::Display| qdsl_error(format!("{} smearing: {e}", action.name()));
     let links = match action {
         Action::Asqtad => {
             let (fat, long) = asqtad_links(&thin, u0).map_err(|e| smearing(&e))?;
@@ -268,7 +335,17 @@ pub fn wilson(
     device: &str,
 ) -> PyResult<PyOperator> {
     let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| wilson_family(&gauge.field, Action::Wilson, kappa, 0.0, 0.0, boundary, device))
+    py.detach(|| {
+        wilson_family(
+            &gauge.field,
+            Action::Wilson,
+            kappa,
+            0.0,
+            0.0,
+            boundary,
+            device,
+        )
+    })
 }
 
 /// clover(gauge, kappa, csw, *, mu=0.0, boundary="antiperiodic", device="cpu") -> Operator
@@ -312,7 +389,15 @@ pub fn twisted_mass(
 ) -> PyResult<PyOperator> {
     let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
     py.detach(|| {
-        wilson_family(&gauge.field, Action::TwistedMass, kappa, csw, mu, boundary, device)
+        wilson_family(
+            &gauge.field,
+            Action::TwistedMass,
+            kappa,
+            csw,
+            mu,
+            boundary,
+            device,
+        )
     })
 }
 
@@ -332,7 +417,15 @@ pub fn staggered(
 ) -> PyResult<PyOperator> {
     let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
     py.detach(|| {
-        staggered_family(&gauge.field, Action::Staggered, mass, u0, 0.0, boundary, device)
+        staggered_family(
+            &gauge.field,
+            Action::Staggered,
+            mass,
+            u0,
+            0.0,
+            boundary,
+            device,
+        )
     })
 }
 
@@ -353,7 +446,15 @@ pub fn asqtad(
     let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
     py.detach(|| {
         let u0 = tadpole_factor(&gauge.field, u0);
-        staggered_family(&gauge.field, Action::Asqtad, mass, u0, 0.0, boundary, device)
+        staggered_family(
+            &gauge.field,
+            Action::Asqtad,
+            mass,
+            u0,
+            0.0,
+            boundary,
+            device,
+        )
     })
 }
 
@@ -373,7 +474,15 @@ pub fn hisq(
 ) -> PyResult<PyOperator> {
     let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
     py.detach(|| {
-        staggered_family(&gauge.field, Action::Hisq, mass, 1.0, epsilon_naik, boundary, device)
+        staggered_family(
+            &gauge.field,
+            Action::Hisq,
+            mass,
+            1.0,
+            epsilon_naik,
+            boundary,
+            device,
+        )
     })
 }
 
@@ -417,7 +526,10 @@ impl PyOperator {
         py: Python<'py>,
         even: &F64,
     ) -> PyResult<Bound<'py, PyArrayDyn<C64>>> {
-        let odd = F64::zeros(even.layout().with_subset(crate::api::SiteSubset::Single(Parity::Odd)));
+        let odd = F64::zeros(
+            even.layout()
+                .with_subset(crate::api::SiteSubset::Single(Parity::Odd)),
+        );
         fermion_to_array(py, &join_parities(even, &odd).map_err(qdsl_error)?)
     }
 }

@@ -3,8 +3,8 @@
 //! even-odd system, on the host or the GPU.
 
 use crate::api::{
-    join_parities, split_parities, Convergence, DeviceVector, Double, LinearOperator,
-    ResidualKind, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
+    join_parities, split_parities, Convergence, DeviceVector, Double, LinearOperator, ResidualKind,
+    SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
 };
 use crate::arrays::C64;
 use crate::errors::{qdsl_error, value_error, SolverNotConverged};
@@ -15,8 +15,8 @@ use pyo3::prelude::*;
 /// out = M̂ ψ (dagger: M̂† ψ) on the GPU: ψ uploaded, out downloaded.
 pub fn gpu_apply(gpu: &GpuOperator, psi: &F64, dagger: bool) -> Result<F64, SolverError> {
     let x = DeviceVector::<Double>::upload(&gpu.ctx, psi).map_err(SolverError::field)?;
-    let mut y = DeviceVector::<Double>::upload(&gpu.ctx, &psi.zeros_like())
-        .map_err(SolverError::field)?;
+    let mut y =
+        DeviceVector::<Double>::upload(&gpu.ctx, &psi.zeros_like()).map_err(SolverError::field)?;
     if dagger {
         gpu.double.apply_dagger(&mut y, &x)?;
     } else {
@@ -66,7 +66,9 @@ fn parse_solver(name: Option<&str>, op: &PyOperator) -> PyResult<SolverKind> {
         // M̂ is Hermitian positive definite for the staggered family only.
         None if op.spins == 1 => Ok(SolverKind::Cg),
         None => Ok(SolverKind::BiCgStab),
-        Some(name) => name.parse().map_err(|e| value_error(format!("solver: {e}"))),
+        Some(name) => name
+            .parse()
+            .map_err(|e| value_error(format!("solver: {e}"))),
     }
 }
 
@@ -89,7 +91,8 @@ fn solve_even(
             Ok((result, x))
         }
         Some(gpu) => {
-            let up = |f: &F64| DeviceVector::<Double>::upload(&gpu.ctx, f).map_err(SolverError::field);
+            let up =
+                |f: &F64| DeviceVector::<Double>::upload(&gpu.ctx, f).map_err(SolverError::field);
             let db = up(b)?;
             let mut dx = up(&b.zeros_like())?;
             let result = if mixed {
@@ -97,7 +100,10 @@ fn solve_even(
             } else {
                 kind.solve(&gpu.double, &gpu.double, &db, &mut dx, opts)?
             };
-            Ok((result, dx.download(*b.layout()).map_err(SolverError::field)?))
+            Ok((
+                result,
+                dx.download(*b.layout()).map_err(SolverError::field)?,
+            ))
         }
     }
 }

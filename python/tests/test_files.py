@@ -154,6 +154,8 @@ def test_bad_arrays_are_value_errors(tmp_path):
     with pytest.raises(ValueError, match="lattice"):
         qdsl.GaugeField.from_numpy(np.zeros((3, 4, 4, 4, 4, 3, 3), complex))
     with pytest.raises(ValueError, match="shape"):
-        qdsl.write_fermion(tmp_path / "x", np.zeros((4, 4, 4, 4, 2, 3), complex))
+        qdsl.write_fermion(tmp_path / "x", np.zeros((4, 4, 4, 4, 4, 2), complex))
+    with pytest.raises(ValueError, match="kind"):
+        qdsl.write_fermion(tmp_path / "x", np.zeros((4, 4, 4, 4, 3), complex), kind="quark")
     with pytest.raises(ValueError, match="format"):
         qdsl.write_gauge(tmp_path / "x", qdsl.GaugeField.unit([2, 2, 2, 2]), "jpeg")
