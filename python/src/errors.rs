@@ -15,19 +15,19 @@ use pyo3::prelude::*;
 use std::path::Path;
 
 pyo3::create_exception!(
-    _native,
+    qdsl,
     QdslError,
     PyException,
     "Base class of the errors qdsl raises."
 );
 pyo3::create_exception!(
-    _native,
+    qdsl,
     DeviceUnavailable,
     QdslError,
     "device=\"gpu\" was asked for but no usable GPU was found (the message says why)."
 );
 pyo3::create_exception!(
-    _native,
+    qdsl,
     SolverNotConverged,
     QdslError,
     "A solve ended without converging; `.result` holds its SolveResult (solution, history)."

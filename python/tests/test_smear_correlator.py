@@ -68,3 +68,20 @@ def test_pion_correlator_from_a_checked_propagator(action, params, spins):
     milc = qdsl.pion_correlator(gauge, action, origin=origin, tol=1e-12,
                                 normalisation="milc", **params)
     assert np.allclose(milc["correlator"] * 64**2, c["correlator"], rtol=1e-12)
+
+
+@pytest.mark.skipif(not qdsl.gpu_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("kind", ["asqtad", "hisq"])
+def test_gpu_smearing_agrees_with_the_cpu(kind):
+    thin = qdsl.read_gauge(data("milc/lat.sample.l8"))
+    cpu = qdsl.smear(thin, kind)
+    gpu = qdsl.smear(thin, kind, device="gpu")
+    for name in ["fat", "long"]:
+        a, b = cpu[name].to_numpy(), gpu[name].to_numpy()
+        assert np.abs(a - b).max() <= 1e-12 * np.abs(a).max(), name
+
+
+@pytest.mark.skipif(qdsl.gpu_available(), reason="a GPU is present")
+def test_gpu_smearing_without_a_gpu_is_a_clear_error():
+    with pytest.raises(qdsl.DeviceUnavailable, match="GPU"):
+        qdsl.smear(qdsl.GaugeField.unit([4, 4, 4, 4]), "asqtad", device="gpu")
