@@ -146,7 +146,7 @@ pub fn join_parities(even: &F64, odd: &F64) -> Result<F64, FieldError> {
 /// and HISQ take no division), and for
 /// staggered fermions with a periodic time boundary the t-links of the last time slice
 /// negated, so that the antiperiodic sign [`fold_staggered_phases`] folds in cancels.
-pub(crate) fn prepared_links(
+pub fn prepared_links(
     gauge: &GaugeField<f64>,
     action: Action,
     boundary: TimeBoundary,
