@@ -15,12 +15,12 @@ pub use qdsl_core::io::{
 pub use qdsl_core::lattice::{Lattice, Parity};
 pub use qdsl_core::Complex;
 pub use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
-pub use qdsl_runtime::app::correlator::{measure, CorrelatorConfig, Normalisation};
-pub use qdsl_runtime::app::low_precision::LowPrecision;
-pub use qdsl_runtime::app::propagator::{
+pub use qdsl::app::correlator::{measure, CorrelatorConfig, Normalisation};
+pub use qdsl::app::low_precision::LowPrecision;
+pub use qdsl::app::propagator::{
     join_parities, prepared_links, split_parities, SolveSettings,
 };
-pub use qdsl_runtime::app::solve::{tadpole_factor, wilson_mass, Action, SolveBackend};
+pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, SolveBackend};
 pub use qdsl_runtime::backend::BackendChoice;
 pub use qdsl_runtime::device::gpu::Gpu;
 pub use qdsl_runtime::operator::even_odd::Xpay;
