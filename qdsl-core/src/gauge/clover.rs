@@ -293,13 +293,15 @@ fn hermitian_part(x: &Block) -> Block {
 
 /// Applies `f` to every chiral block of `a` (unpacked to f64), packing the hermitian
 /// results into a field of the same lattice and subset; `f`'s (pivot, scale) failure and
-/// non-finite input blocks become errors naming the site and block.
+/// non-finite input blocks become errors naming the site and block (the first failing site).
 fn map_blocks<T: Real>(
     a: &CloverField<T>,
     f: impl Fn(&Block) -> Result<Block, (f64, f64)> + Sync,
 ) -> Result<CloverField<T>, CloverError> {
     let subset = a.subset();
-    let data: Result<Vec<Vec<T>>, CloverError> = a
+    // Collected per site and then searched in site order, so the error reported is the
+    // first failing site's whatever order the threads finished in.
+    let sites: Vec<Result<Vec<T>, CloverError>> = a
         .data()
         .par_chunks(CLOVER_SITE_REALS)
         .enumerate()
@@ -336,7 +338,7 @@ fn map_blocks<T: Real>(
             Ok(out)
         })
         .collect();
-    let data = data?.concat();
+    let data = sites.into_iter().collect::<Result<Vec<_>, _>>()?.concat();
     // The length is that of `a`, which is valid for its lattice and subset.
     let mut result = CloverField::zeros(*a.lattice(), subset);
     result.data_mut().copy_from_slice(&data);
