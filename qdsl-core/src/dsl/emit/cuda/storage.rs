@@ -29,8 +29,9 @@
 //! rounding of a half-integer; f16 overflow stores ±∞ (the device cannot return an error).
 
 use super::Src;
+use crate::dsl::kernel_ir::{Reads, Scaling};
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::variant::{Recon, StorageFormat, Variant};
+use crate::dsl::variant::{LongRecon, Recon, StorageFormat};
 use crate::format::link::ScaledCompression;
 use crate::format::FixedWidth;
 
@@ -180,26 +181,13 @@ fn norm_of(base: &str) -> String {
     format!("norm_{}", bare(base))
 }
 
-/// How a load goes through the caches: neighbour sites, read by several threads, the
-/// default way; the link of a one-link hop and the xpay operand's site (each read once
-/// per launch) streaming, evict first. The links of longer paths keep the default: a kernel reads them from
-/// several paths, and the streaming loads (inline PTX the compiler cannot move) raise the
-/// register pressure of those long products.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Reads {
-    /// Read by several threads or terms: the default cache path.
-    Shared,
-    /// Read once per launch: `__ldcs`.
-    Once,
-}
-
-impl Reads {
-    /// The template arguments after the chunk count: none, or `, true` (STREAM).
-    fn template_args(self) -> &'static str {
-        match self {
-            Reads::Shared => "",
-            Reads::Once => ", true",
-        }
+/// The template arguments after the chunk count of a load through the cache path
+/// `reads`: none (the default path, for neighbour sites read by several threads), or
+/// `, true` (STREAM: `__ldcs`, evict first, for records read once per launch).
+fn template_args(reads: Reads) -> &'static str {
+    match reads {
+        Reads::Shared => "",
+        Reads::Once => ", true",
     }
 }
 
@@ -254,7 +242,7 @@ fn native_record(
     access: Access,
 ) {
     let (op, stream, constness) = match access {
-        Access::Load(reads) => ("load", reads.template_args(), "const "),
+        Access::Load(reads) => ("load", template_args(reads), "const "),
         Access::Store => ("store", "", ""),
     };
     let (head, tail) = native_parts(base, layout, subs, constness);
@@ -331,25 +319,9 @@ fn load_raw(
         &format!(
             "load_words<{}{}>({w}, {ptr}, {site}, {stride});",
             chunks(layout),
-            reads.template_args()
+            template_args(reads)
         ),
     );
-}
-
-/// Where a fixed-point record's scale is applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Scaling {
-    /// Every decoded real is multiplied by it at the load.
-    Applied,
-    /// The reals stay the stored integers q and the caller gets the scale as one factor
-    /// (a term: its arithmetic is linear in the record, so the factor joins the one
-    /// multiply-add of the accumulation instead of costing a multiply per real).
-    Deferred,
-    /// As `Deferred`, and the integers of a fixed-point site record are left biased by
-    /// B = 2^23 + 2^(b−1) (the decoder's last subtract skipped), for a caller that only
-    /// combines them in pairs: x − y exactly as the biased difference, x + y as
-    /// x − (2B − y) ([`twice_bias`]), every step exact in f32 — the spin projection.
-    Biased,
 }
 
 /// The literal 2B of a fixed-point format's bias ([`Scaling::Biased`]); `None` for the
@@ -670,8 +642,13 @@ pub(super) fn store_site(
 /// raw-word loads and stores for the chunk types of the device layout, the decoder (and,
 /// for the spinor format, the encoder) of each narrow format in use, and the recon-8
 /// reconstruction. Nothing is appended for f64/f32 with recon 18/12.
-pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
-    let (spinor, gauge, recon) = (variant.spinor, variant.gauge, variant.recon);
+pub(super) fn narrow_helpers(
+    src: &mut Src,
+    spinor: StorageFormat,
+    gauge: StorageFormat,
+    recon: Recon,
+    long_recon: LongRecon,
+) {
     let narrow: Vec<StorageFormat> =
         [spinor, gauge]
             .into_iter()
@@ -689,10 +666,10 @@ pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
         src.0
             .push_str(&codec(*f, *f == spinor, spinor == StorageFormat::F64));
     }
-    if recon == Recon::R8 || super::long_link::needs_recon8_helpers(variant) {
+    if recon == Recon::R8 || super::long_link::needs_recon8_helpers(long_recon) {
         src.0.push_str(RECON8);
     }
-    super::long_link::helpers(src, variant);
+    super::long_link::helpers(src, long_recon);
 }
 
 /// Loads and stores of raw 32-bit words: chunk c of a record of `W`-byte chunks covers
