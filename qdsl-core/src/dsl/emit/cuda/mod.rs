@@ -39,6 +39,7 @@
 //! | `dense` | dense-link (multigrid coarse) stencils, printed directly |
 
 mod dense;
+pub mod library;
 mod long_link;
 mod stmt;
 mod storage;
@@ -76,22 +77,7 @@ impl Src {
 
 /// The complex arithmetic every kernel source starts with, for compute type `real`.
 fn arithmetic_helpers(src: &mut Src) {
-    src.0.push_str(
-        r#"struct cplx { real re, im; };
-__device__ __forceinline__ cplx c_add(cplx a, cplx b) { return {a.re + b.re, a.im + b.im}; }
-__device__ __forceinline__ cplx c_sub(cplx a, cplx b) { return {a.re - b.re, a.im - b.im}; }
-__device__ __forceinline__ cplx c_scale(real s, cplx a) { return {s * a.re, s * a.im}; }
-// a b
-__device__ __forceinline__ cplx c_mul(cplx a, cplx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
-// conj(a) b
-__device__ __forceinline__ cplx c_conj_mul(cplx a, cplx b) { return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re}; }
-// acc + a b
-__device__ __forceinline__ cplx c_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re - a.im * b.im, acc.im + a.re * b.im + a.im * b.re}; }
-// acc + conj(a) b
-__device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re + a.im * b.im, acc.im + a.re * b.im - a.im * b.re}; }
-
-"#,
-    );
+    src.0.push_str(library::COMPLEX);
 }
 
 /// `qdsl_grid_dependency_wait()`, after the arithmetic helpers: `griddepcontrol.wait`
@@ -99,17 +85,7 @@ __device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {a
 /// for stencils) may start while the kernel before it is still running; the wait returns
 /// once that kernel has finished and its writes are visible, and is a no-op otherwise.
 fn dependency_wait_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// Programmatic dependent launch: waits for the kernel this one depends on to finish
-// (sm_90+; a no-op for a normal launch).
-__device__ __forceinline__ void qdsl_grid_dependency_wait() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-"#,
-    );
+    src.0.push_str(library::GRID_DEPENDENCY_WAIT);
 }
 
 /// The kernel's wait on its grid dependency, placed after the index arithmetic and before
@@ -124,55 +100,13 @@ fn dependency_wait(s: &mut Src) {
 /// The colour transport v ← U v (or U† v) of K colour vectors, after the storage
 /// helpers.
 fn transport_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// v <- U v (DAGGER: v <- U^dagger v) for each of K rows.
-template <int K, bool DAGGER> __device__ __forceinline__ void transport(cplx (&v)[K][3], const cplx (&m)[3][3]) {
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        cplx w[3];
-#pragma unroll
-        for (int a = 0; a < 3; a++) {
-            w[a] = DAGGER ? c_conj_mul(m[0][a], v[k][0]) : c_mul(m[a][0], v[k][0]);
-#pragma unroll
-            for (int b = 1; b < 3; b++) { w[a] = DAGGER ? c_conj_fma(w[a], m[b][a], v[k][b]) : c_fma(w[a], m[a][b], v[k][b]); }
-        }
-#pragma unroll
-        for (int a = 0; a < 3; a++) { v[k][a] = w[a]; }
-    }
-}
-"#,
-    );
+    src.0.push_str(library::TRANSPORT);
 }
 
 /// The clover product v ← A v on a packed site ([`crate::field::CloverField`]), after the
 /// arithmetic helpers; emitted only for specs with a clover term.
 fn clover_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// v <- A v for a packed clover site a: chiral block b (spins 2b, 2b + 1, row r = 3 s' + colour)
-// holds reals 36 b + r (the real diagonal), then the strictly-lower entries (r, c), r > c, row
-// by row as (re, im) at 36 b + 6 + r (r - 1) + 2 c; the upper entries are their conjugates.
-__device__ __forceinline__ void clover_mul(cplx (&v)[4][3], const real* a) {
-    cplx w[4][3];
-#pragma unroll
-    for (int b = 0; b < 2; b++) {
-        const real* blk = a + 36 * b;
-#pragma unroll
-        for (int r = 0; r < 6; r++) {
-            cplx acc = c_scale(blk[r], v[2 * b + r / 3][r % 3]);
-#pragma unroll
-            for (int c = 0; c < 6; c++) {
-                const cplx vc = v[2 * b + c / 3][c % 3];
-                if (c < r) { const int o = 6 + r * (r - 1) + 2 * c; acc = c_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
-                if (c > r) { const int o = 6 + c * (c - 1) + 2 * r; acc = c_conj_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
-            }
-            w[2 * b + r / 3][r % 3] = acc;
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < 4; q++) { for (int c = 0; c < 3; c++) { v[q][c] = w[q][c]; } }
-}
-"#,
-    );
+    src.0.push_str(library::CLOVER);
 }
 
 /// The CUDA source of one variant (see the module docs). Errors for knobs the spec does
