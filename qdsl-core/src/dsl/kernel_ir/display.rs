@@ -114,7 +114,7 @@ fn library(lib: &DeviceLib) -> String {
 fn load(l: &Load) -> String {
     let at = match &l.at {
         LoadAt::Site { site, dest } => format!("{dest} <- {}[{site}]", l.field),
-        LoadAt::Link { mu, at } => format!("m <- {}[{mu}] at x + {at}·mu{mu}", l.field),
+        LoadAt::Link { mu, at } => format!("m <- {}[{mu}] at x {at:+}·mu{mu}", l.field),
     };
     format!(
         "load {:?} {at} (reads {:?}, scale {:?})",
@@ -315,7 +315,7 @@ mod tests {
     project h <- v: h0 = v0 + (-i) v3, h1 = v1 + (-i) v2
     scope // u[0](x)
       ln = site of u[0](x)
-      load Link(0) m <- u[0] at x + 0·mu0 (reads Once, scale Deferred)
+      load Link(0) m <- u[0] at x +0·mu0 (reads Once, scale Deferred)
       transport h[2] <- m h[2]
     acc += reconstruct(1 - gamma0) h · left-out factors of [Source, Link(0)]
 "
