@@ -14,6 +14,7 @@
 //! | [`lower`] | lowering: projector recognition, dagger conjugation, parity of each input |
 //! | [`variant`] | the knobs of one spec (parity, dagger, xpay, formats, recon, boundary) |
 //! | [`knobs`] | the knob values a spec allows |
+//! | [`codec`] | one storage codec per format: the chunk rule, CUDA decode/encode, extra arguments, byte model, CPU rounding formats |
 //! | [`layout`] | the device structure-of-arrays layout in 16-byte chunks |
 //! | [`long_links`] | which gauge fields are long (Naik) links, stored with the `long_recon` knob |
 //! | [`kernel_ir`] | the typed kernel IR between lowering and CUDA text: plan, named passes |
@@ -24,6 +25,7 @@
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
 
+pub mod codec;
 pub mod cpu;
 pub mod dense;
 pub mod emit;

@@ -190,7 +190,7 @@ fn prefetch_stage(fields: &[super::KernelField], t: &TermReads, parity_output: b
 }
 
 fn is_fixed(f: StorageFormat) -> bool {
-    matches!(f, StorageFormat::Fixed16 | StorageFormat::Fixed8)
+    f.codec().fixed_q().is_some()
 }
 
 /// Whether any statement (at any depth) satisfies `p`.

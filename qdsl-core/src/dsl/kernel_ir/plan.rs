@@ -301,78 +301,8 @@ fn term_stage(
         }),
         Stmt::Spinor { spins: ns },
     ];
-    let rows = match &t.spin {
-        SpinLowering::Clover { field } => {
-            if !fields.iter().any(|f| &f.name == field) {
-                return Err(invalid(format!("unknown clover field `{field}`")));
-            }
-            inner.extend([
-                Stmt::Comment(
-                    "the clover matrix at this (output) site: index i in the output's sites".into(),
-                ),
-                Stmt::Load(Load {
-                    value: Value::Clover,
-                    field: field.clone(),
-                    at: LoadAt::Site {
-                        site: "i",
-                        dest: "ca",
-                    },
-                    reads: Reads::Shared,
-                    scaling: Scaling::Applied,
-                }),
-                Stmt::CloverMul,
-            ]);
-            Rows::Full(ns)
-        }
-        &SpinLowering::Projected { plan, dagger_plan } => {
-            let p = if variant.dagger { dagger_plan } else { plan };
-            inner.push(Stmt::Project {
-                rows: p.project,
-                biased: None,
-            });
-            Rows::Half
-        }
-        SpinLowering::Twisted => {
-            inner.push(Stmt::Twist);
-            Rows::Full(ns)
-        }
-        SpinLowering::Rows { .. } => Rows::Full(ns),
-    };
-    // Link product, rightmost link first; the link of a one-link hop is read once.
-    let link_reads = match term.links.len() {
-        1 => Reads::Once,
-        _ => Reads::Shared,
-    };
-    let mut scaled_by = vec![Value::Source];
-    for (j, l) in term.links.iter().enumerate().rev() {
-        let gauge = fields
-            .iter()
-            .any(|f| f.name == l.field && matches!(f.shape, FieldShape::Gauge { .. }));
-        if !gauge {
-            return Err(DslError::InvalidSpec {
-                kernel: String::new(),
-                reason: format!("`{}` is not a gauge field", l.field),
-            });
-        }
-        inner.push(Stmt::Scope {
-            comment: Some(describe_link(l)),
-            body: vec![
-                Stmt::LinkSite(l.clone()),
-                Stmt::Load(Load {
-                    value: Value::Link(j),
-                    field: l.field.clone(),
-                    at: LoadAt::Link { mu: l.mu, at: l.at },
-                    reads: link_reads,
-                    scaling: Scaling::Applied,
-                }),
-                Stmt::Transport {
-                    rows,
-                    dagger: l.dagger,
-                },
-            ],
-        });
-        scaled_by.push(Value::Link(j));
-    }
+    let rows = spin_stmts(&mut inner, t, variant.dagger, ns, fields).map_err(invalid)?;
+    let scaled_by = link_scopes(&mut inner, &term.links, rows, fields)?;
     let coeff = if variant.dagger {
         t.dagger_coeff
     } else {
@@ -429,4 +359,101 @@ fn term_stage(
         }],
         barrier: false,
     })
+}
+
+/// Appends the term's spin statements after the source load (the clover product, the
+/// projection to a half spinor, or the twist) and returns the rows the links transport.
+/// Errors name an unknown clover field.
+fn spin_stmts(
+    inner: &mut Vec<Stmt>,
+    t: &LoweredTerm,
+    dagger: bool,
+    ns: usize,
+    fields: &[KernelField],
+) -> Result<Rows, String> {
+    Ok(match &t.spin {
+        SpinLowering::Clover { field } => {
+            if !fields.iter().any(|f| &f.name == field) {
+                return Err(format!("unknown clover field `{field}`"));
+            }
+            inner.extend([
+                Stmt::Comment(
+                    "the clover matrix at this (output) site: index i in the output's sites".into(),
+                ),
+                Stmt::Load(Load {
+                    value: Value::Clover,
+                    field: field.clone(),
+                    at: LoadAt::Site {
+                        site: "i",
+                        dest: "ca",
+                    },
+                    reads: Reads::Shared,
+                    scaling: Scaling::Applied,
+                }),
+                Stmt::CloverMul,
+            ]);
+            Rows::Full(ns)
+        }
+        &SpinLowering::Projected { plan, dagger_plan } => {
+            let p = if dagger { dagger_plan } else { plan };
+            inner.push(Stmt::Project {
+                rows: p.project,
+                biased: None,
+            });
+            Rows::Half
+        }
+        SpinLowering::Twisted => {
+            inner.push(Stmt::Twist);
+            Rows::Full(ns)
+        }
+        SpinLowering::Rows { .. } => Rows::Full(ns),
+    })
+}
+
+/// Appends the link product, rightmost link first — per link a scope with its site, its
+/// load (the link of a one-link hop read once, streaming) and the transport of `rows` —
+/// and returns the loads whose left-out factors the accumulation takes: the source, then
+/// the links in load order.
+fn link_scopes(
+    inner: &mut Vec<Stmt>,
+    links: &[crate::dsl::ir::LinkRef],
+    rows: Rows,
+    fields: &[KernelField],
+) -> Result<Vec<Value>, DslError> {
+    // Link product, rightmost link first; the link of a one-link hop is read once.
+    let link_reads = match links.len() {
+        1 => Reads::Once,
+        _ => Reads::Shared,
+    };
+    let mut scaled_by = vec![Value::Source];
+    for (j, l) in links.iter().enumerate().rev() {
+        let gauge = fields
+            .iter()
+            .any(|f| f.name == l.field && matches!(f.shape, FieldShape::Gauge { .. }));
+        if !gauge {
+            return Err(DslError::InvalidSpec {
+                kernel: String::new(),
+                reason: format!("`{}` is not a gauge field", l.field),
+            });
+        }
+        inner.push(Stmt::Scope {
+            comment: Some(describe_link(l)),
+            body: vec![
+                Stmt::LinkSite(l.clone()),
+                Stmt::Load(Load {
+                    value: Value::Link(j),
+                    field: l.field.clone(),
+                    at: LoadAt::Link { mu: l.mu, at: l.at },
+                    reads: link_reads,
+                    scaling: Scaling::Applied,
+                }),
+                Stmt::Transport {
+                    rows,
+                    dagger: l.dagger,
+                },
+            ],
+        });
+        scaled_by.push(Value::Link(j));
+    }
+    Ok(scaled_by)
 }

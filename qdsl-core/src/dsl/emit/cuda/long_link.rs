@@ -27,8 +27,9 @@
 //! the wrap), the CUDA form of qdsl-core's `lattice::staggered_link_sign`: a few integer
 //! operations of the term's own coordinates in place of a load.
 
-use super::storage::{chunk_type, fixed_factor};
+use super::storage::fixed_factor;
 use super::Src;
+use crate::dsl::codec::chunk_type;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::long_links::LONG_LINK_STEPS;
 use crate::dsl::variant::{LongRecon, StorageFormat};
