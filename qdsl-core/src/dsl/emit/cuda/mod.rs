@@ -33,6 +33,7 @@
 //! |---|---|
 //! | this one | the kernel IR's frame: device library, constants, signature, prologue, stages, epilogue |
 //! | `stmt` | the kernel IR's statements |
+//! | [`library`] | the shared device library: complex, 3 × 3 matrices, transport, clover, lattice indexing, link-path codecs |
 //! | `storage` | how fields are read and written: chunk loads/stores, narrow-format decode/encode, link reconstruction (recon 12/8) |
 //! | `long_link` | compressed long links (recon 13, 12 + sign, 9 of L = c·W): parameters, phase load or sign, decode |
 //! | `term` | text pieces of terms: neighbour wraps, site indices, phase arithmetic, comments |
@@ -216,7 +217,9 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
         name: k.name.clone(),
         source: s.0,
         params,
-        geometry: LaunchGeometry::SITE_PER_THREAD,
+        geometry: LaunchGeometry {
+            shared_bytes_per_thread: u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX),
+        },
     }
 }
 

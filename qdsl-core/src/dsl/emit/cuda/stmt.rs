@@ -94,6 +94,32 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
                 &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ v[q][a] = {{r[6 * q + 2 * a], r[6 * q + 2 * a + 1]}}; }} }}"),
             );
         }
+        Stmt::Project { .. } | Stmt::Twist | Stmt::CloverMul => spin(s, d, st),
+        Stmt::SharedStore { .. } | Stmt::SharedLoad { .. } | Stmt::AddReals { .. } => {
+            shared(s, d, st)
+        }
+        &Stmt::Transport { rows, dagger } => {
+            let (name, n) = rows_of(rows);
+            s.line(d, &format!("transport<{n}, {dagger}>({name}, m);"));
+        }
+        Stmt::Accumulate(a) => accumulate(s, d, a, f),
+        Stmt::PrefetchSite { field } => {
+            if let Some(x) = k.field(field) {
+                storage::prefetch_site(s, d, (&format!("f_{field}"), &x.layout), "n");
+            }
+        }
+        Stmt::PrefetchLink { field, mu } => {
+            if let Some(x) = k.field(field) {
+                storage::prefetch_link(s, d, (&format!("f_{field}"), &x.layout), *mu, "ln");
+            }
+        }
+        Stmt::Mma(op) => match *op {},
+    }
+}
+
+/// The spin statements: projection to a half spinor, the twist, the clover product.
+fn spin(s: &mut Src, d: usize, st: &Stmt) {
+    match st {
         Stmt::Project { rows, biased } => {
             s.line(d, "cplx h[2][3];");
             let twice = biased.and_then(storage::twice_bias);
@@ -125,21 +151,13 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
             s.line(d, "}");
         }
         Stmt::CloverMul => s.line(d, "clover_mul(v, ca);"),
-        &Stmt::Transport { rows, dagger } => {
-            let (name, n) = rows_of(rows);
-            s.line(d, &format!("transport<{n}, {dagger}>({name}, m);"));
-        }
-        Stmt::Accumulate(a) => accumulate(s, d, a, f),
-        Stmt::PrefetchSite { field } => {
-            if let Some(x) = k.field(field) {
-                storage::prefetch_site(s, d, (&format!("f_{field}"), &x.layout), "n");
-            }
-        }
-        Stmt::PrefetchLink { field, mu } => {
-            if let Some(x) = k.field(field) {
-                storage::prefetch_link(s, d, (&format!("f_{field}"), &x.layout), *mu, "ln");
-            }
-        }
+        _ => {}
+    }
+}
+
+/// The shared-memory statements and the addition of a record into the accumulator.
+fn shared(s: &mut Src, d: usize, st: &Stmt) {
+    match st {
         Stmt::SharedStore { buffer, src, reals } => {
             s.line(d, "#pragma unroll");
             s.line(
@@ -177,7 +195,7 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
                 &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ acc[q][a] = c_add(acc[q][a], c_scale({}, cplx{{{src}[6 * q + 2 * a], {src}[6 * q + 2 * a + 1]}})); }} }}", literal(coeff)),
             );
         }
-        Stmt::Mma(op) => match *op {},
+        _ => {}
     }
 }
 
