@@ -1,6 +1,6 @@
 //! `qdsl emit` prints every stage of one kernel variant: the spec's IR, the lowered spec,
-//! the compiled kernel's interface and the CUDA source, each with what identifies that
-//! stage (and the stages agree on the kernel's name and parameters).
+//! the kernel IR, the compiled kernel's interface and the CUDA source, each with what
+//! identifies that stage (and the stages agree on the kernel's name and parameters).
 
 use std::process::Command;
 
@@ -62,4 +62,51 @@ fn every_stage_is_printed() {
             .unwrap_or_else(|| panic!("{p} missing or out of order"));
         at += found;
     }
+}
+
+/// `--kernel-ir` prints the kernel IR after the passes: the same entry name and
+/// parameters as the interface, the long-link terms first (the term-order pass), a
+/// prefetch stage before each term (the prefetch pass), and the statements of each term;
+/// the whole text is a reviewed snapshot.
+#[test]
+fn the_kernel_ir_is_printed() {
+    let args = |stage: &str| {
+        emit(&[
+            "improved_staggered_hop",
+            "--precision",
+            "f32",
+            "--recon",
+            "18",
+            stage,
+        ])
+    };
+    let text = args("--kernel-ir");
+    let interface = args("--interface");
+    let name = interface
+        .lines()
+        .find_map(|l| l.strip_prefix("kernel      "))
+        .expect("the kernel line");
+    assert!(
+        text.starts_with(&format!("kernel {name} (real = float)\n")),
+        "{text}"
+    );
+    let stages: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("stage "))
+        .collect();
+    // 16 terms (8 long, 8 one-link), the first term's prefetch ahead of everything and
+    // the next term's before each term but the last.
+    assert_eq!(stages.len(), 32, "{text}");
+    assert_eq!(
+        stages[..4],
+        [
+            "prefetch of term 2:",
+            "prefetch of term 3:",
+            "term 2 (long link):",
+            "prefetch of term 6:"
+        ]
+    );
+    assert_eq!(stages[31], "term 13:");
+    assert!(text.contains("  InputStride { name: \"long\", index: 2 }: const int stride_long"));
+    insta::assert_snapshot!("kernel_ir_improved_staggered_hop_f32_recon18", text);
 }

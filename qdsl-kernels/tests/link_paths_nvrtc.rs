@@ -49,7 +49,7 @@ fn link_path_kernels_compile_and_do_not_spill() {
         {
             let src = source(&PathKnobs::with_input(input)).unwrap();
             assert_eq!(
-                src.contains("load_link12(u, 4 * cb_of(lat, c) + d)"),
+                src.contains(qdsl_core::dsl::emit::cuda::library::LINK12),
                 input == Recon::R12,
                 "{name}: hop reads recon 12 exactly when asked"
             );

@@ -1,6 +1,8 @@
-//! `qdsl emit KERNEL --ir|--lowered|--interface|--cuda|--ptx`: print each stage of what
-//! the generator made for one variant — the spec's IR, the lowered spec (projectors,
-//! dagger coefficients, where each input is read), the compiled kernel's interface
+//! `qdsl emit KERNEL --ir|--lowered|--kernel-ir|--interface|--cuda|--ptx`: print each
+//! stage of what the generator made for one variant — the spec's IR, the lowered spec
+//! (projectors, dagger coefficients, where each input is read), the kernel IR after its
+//! passes (parameters, prologue, stages of typed statements, epilogue; see
+//! `qdsl_core::dsl::kernel_ir`), the compiled kernel's interface
 //! (entry name, parameters in signature order with what binds to each, launch geometry,
 //! source hash), the CUDA source, the PTX.
 
@@ -13,7 +15,7 @@ use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
 
 /// Arguments of `qdsl emit`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "interface", "cuda", "ptx"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "kernel_ir", "interface", "cuda", "ptx"])))]
 pub struct EmitArgs {
     /// Kernel name (see `qdsl info`).
     pub kernel: String,
@@ -23,6 +25,10 @@ pub struct EmitArgs {
     /// Print the lowered spec (spin projection, dagger coefficients, input parities).
     #[arg(long)]
     pub lowered: bool,
+    /// Print the kernel IR after the passes (what the CUDA printer prints): parameters,
+    /// prologue, stages of typed statements, epilogue.
+    #[arg(long)]
+    pub kernel_ir: bool,
     /// Print the compiled kernel's interface: entry name, parameters in signature order
     /// (what the launcher binds to each), launch geometry and source hash.
     #[arg(long)]
@@ -52,6 +58,14 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     }
     if args.lowered {
         println!("{:#?}", qdsl_core::dsl::lower::lower(&(entry.ir)())?);
+        return Ok(());
+    }
+    if args.kernel_ir {
+        let lowered = qdsl_core::dsl::lower::lower(&(entry.ir)())?;
+        print!(
+            "{}",
+            qdsl_core::dsl::emit::cuda::kernel_ir(&lowered, &variant)?
+        );
         return Ok(());
     }
     if args.interface {

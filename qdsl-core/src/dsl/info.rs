@@ -6,7 +6,6 @@ use super::knobs::KnobSet;
 use super::lower::{Lowered, ReadSites, SpinLowering};
 use super::variant::{OutputSites, Recon, StorageFormat, Variant};
 use crate::format::link::ScaledLinkFormat;
-use crate::format::LinkFormat;
 use std::collections::BTreeSet;
 
 /// Bytes moved per output site under the two byte models of DESIGN.md.
@@ -181,15 +180,15 @@ pub fn flops_per_site(lowered: &Lowered, xpay: bool) -> usize {
 pub fn bytes_per_site(lowered: &Lowered, v: &Variant) -> ByteModels {
     let out_reals = 2 * lowered.nspin * lowered.ncolour;
     // One site record of the spinor format (a fixed-point site includes its f32 norm).
-    let site_bytes = v.spinor.fermion_format().bytes_per_site(out_reals);
+    let site_bytes = v.spinor.codec().site_bytes(out_reals);
     let link_bytes = match lowered.dense {
         Some(n) => 2 * n * n * v.gauge.bytes(),
-        None => LinkFormat::new(v.gauge.link_storage(), v.recon.compression()).bytes_per_link(),
+        None => v.gauge.codec().link_bytes(v.recon),
     };
     // Compressed long links (`long_recon` 13, 12 + sign, 9): the record and the phase.
     let bytes_of = |field: &str| match v.long_recon.compression() {
         Some(c) if super::long_links::is_long(&lowered.ir, field) => {
-            ScaledLinkFormat::new(v.gauge.link_storage(), c).bytes_per_link()
+            ScaledLinkFormat::new(v.gauge.codec().link_storage(), c).bytes_per_link()
         }
         _ => link_bytes,
     };

@@ -48,15 +48,16 @@ impl SoaLayout {
         self.reals * self.format.bytes()
     }
 
-    /// Whole 16-byte chunks per record, H = ⌊B/16⌋.
+    /// Whole 16-byte chunks per record, H = ⌊B/16⌋ (the chunk rule of
+    /// [`crate::dsl::codec::chunking`]).
     pub fn head_chunks(&self) -> usize {
-        self.record_bytes() / 16
+        crate::dsl::codec::chunking(self.record_bytes(), true).head_chunks
     }
 
     /// Bytes of the tail, B mod 16 (0 or 8 for f32 and f64, whose records have an even
     /// number of reals).
     pub fn tail_bytes(&self) -> usize {
-        self.record_bytes() % 16
+        crate::dsl::codec::chunking(self.record_bytes(), true).tail_bytes
     }
 
     /// Reals per 16-byte chunk.

@@ -14,15 +14,18 @@
 //! | [`lower`] | lowering: projector recognition, dagger conjugation, parity of each input |
 //! | [`variant`] | the knobs of one spec (parity, dagger, xpay, formats, recon, boundary) |
 //! | [`knobs`] | the knob values a spec allows |
+//! | [`codec`] | one storage codec per format: the chunk rule, CUDA decode/encode, extra arguments, byte model, CPU rounding formats |
 //! | [`layout`] | the device structure-of-arrays layout in 16-byte chunks |
 //! | [`long_links`] | which gauge fields are long (Naik) links, stored with the `long_recon` knob |
-//! | [`emit`] | the CUDA C++ and CPU Rust emitters |
+//! | [`kernel_ir`] | the typed kernel IR between lowering and CUDA text: plan, named passes |
+//! | [`emit`] | the CUDA C++ (printer of the kernel IR) and CPU Rust emitters |
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
 //! | [`interface`] | [`CompiledKernel`]: a generated kernel's source with its parameters (what binds to each), launch geometry and source hash |
 //! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
 
+pub mod codec;
 pub mod cpu;
 pub mod dense;
 pub mod emit;
@@ -30,6 +33,7 @@ mod error;
 pub mod info;
 pub mod interface;
 pub mod ir;
+pub mod kernel_ir;
 pub mod knobs;
 pub mod layout;
 pub mod long_links;

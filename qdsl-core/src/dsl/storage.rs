@@ -85,7 +85,7 @@ pub fn round_long_field<T: Real>(
         return Ok(None);
     };
     let scale = compression.field_scale(u, LONG_LINK_STEPS, SCALED_TOLERANCE)?;
-    let format = ScaledLinkFormat::new(variant.gauge.link_storage(), compression);
+    let format = ScaledLinkFormat::new(variant.gauge.codec().link_storage(), compression);
     round_scaled_field(format, u, scale, LONG_LINK_STEPS)?;
     Ok(Some(scale))
 }

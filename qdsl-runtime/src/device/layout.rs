@@ -5,7 +5,8 @@
 //! b bytes. f32 and f64 records follow SoaLayout: H = ⌊R·b/16⌋ chunks of W = 16 bytes,
 //! then, where 16 does not divide R·b, an 8-byte tail kept in its own array after all
 //! the head arrays. Every other format is cut into chunks of W bytes, W the largest of
-//! 16, 8, 4, 2, 1 that divides R·b, and has no tail. Stored real k of record (site i,
+//! 16, 8, 4, 2, 1 that divides R·b, and has no tail (the one chunk rule,
+//! `qdsl_core::dsl::codec::chunking`). Stored real k of record (site i,
 //! sub-record μ of S) lies at byte
 //!
 //! offset(i, μ, k) = ((μ·H + ⌊k/P⌋)·stride + i)·W + (k mod P)·b        (k < H·P),
@@ -59,15 +60,8 @@ impl DeviceLayout {
             format.stored_real()?,
             StoredReal::Float(FloatWidth::F32 | FloatWidth::F64)
         );
-        let (chunk_bytes, tail_bytes) = if float {
-            (16, record % 16)
-        } else {
-            let w = [16, 8, 4, 2, 1]
-                .into_iter()
-                .find(|w| record.is_multiple_of(*w))
-                .unwrap_or(1);
-            (w, 0)
-        };
+        let chunking = qdsl_core::dsl::codec::chunking(record, float);
+        let (chunk_bytes, tail_bytes) = (chunking.chunk_bytes, chunking.tail_bytes);
         Ok(Self {
             format,
             sites,

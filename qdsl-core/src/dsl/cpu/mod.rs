@@ -23,7 +23,7 @@ use super::variant::{DirichletBlocks, OutputSites, Recon, TimeBoundary, Variant}
 use super::DslError;
 use crate::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use crate::format::link::ScaledLinkFormat;
-use crate::format::{FormatError, LinkFormat};
+use crate::format::FormatError;
 use crate::lattice::{BlockDecomposition, BoundaryConditions, Coords, Lattice};
 use crate::Real;
 use num_complex::Complex;
@@ -204,7 +204,7 @@ impl Context {
             return Ok(Cow::Borrowed(field));
         }
         let mut copy = field.clone();
-        round_spinor_field(format.fermion_format(), &mut copy)
+        round_spinor_field(format.codec().fermion(), &mut copy)
             .map_err(|e| self.storage_error(name, format.name().to_string(), e))?;
         Ok(Cow::Owned(copy))
     }
@@ -221,7 +221,7 @@ impl Context {
         if v.gauge.is_native() && v.recon != Recon::R8 {
             return Ok(Cow::Borrowed(u));
         }
-        let format = LinkFormat::new(v.gauge.link_storage(), v.recon.compression());
+        let format = v.gauge.codec().link(v.recon);
         let mut copy = u.clone();
         round_gauge_field(format, &mut copy)
             .map_err(|e| self.storage_error(name, format.name(), e))?;
@@ -245,7 +245,7 @@ impl Context {
         round_long_field(v, &mut copy).map_err(|e| DslError::Storage {
             kernel: self.kernel.into(),
             field: name.into(),
-            format: ScaledLinkFormat::new(v.gauge.link_storage(), compression).name(),
+            format: ScaledLinkFormat::new(v.gauge.codec().link_storage(), compression).name(),
             detail: e.to_string(),
         })?;
         Ok(Cow::Owned(copy))
@@ -293,7 +293,7 @@ impl Context {
         T::apply_terms(&job, out.data_mut());
         let format = v.spinor;
         if !format.is_native() {
-            round_spinor_field(format.fermion_format(), out)
+            round_spinor_field(format.codec().fermion(), out)
                 .map_err(|e| self.storage_error(out_name, format.name().to_string(), e))?;
         }
         Ok(())

@@ -22,73 +22,19 @@
 use super::knobs::PathKnobs;
 use super::plan::PathPlan;
 pub use super::schedule::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
+use crate::dsl::emit::cuda::library;
 use crate::dsl::variant::Recon;
 use crate::dsl::DslError;
 use crate::real::Real;
 
-/// The helpers shared by the kernels: complex 3 × 3 products, site indexing.
-const HELPERS: &str = r#"struct mat { real re[9], im[9]; };
-__device__ __forceinline__ mat load(const real* p) {
-    mat m;
-    for (int k = 0; k < 9; k++) { m.re[k] = p[2 * k]; m.im[k] = p[2 * k + 1]; }
-    return m;
-}
-__device__ __forceinline__ void store(real* p, const mat& m) {
-    for (int k = 0; k < 9; k++) { p[2 * k] = m.re[k]; p[2 * k + 1] = m.im[k]; }
-}
-__device__ __forceinline__ mat adjoint(const mat& a) {
-    mat m;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) { m.re[3 * i + j] = a.re[3 * j + i]; m.im[3 * i + j] = -a.im[3 * j + i]; }
-    return m;
-}
-// a b: 27 complex multiply-adds (198 flops)
-__device__ __forceinline__ mat mul(const mat& a, const mat& b) {
-    mat m;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            real re = 0, im = 0;
-            for (int k = 0; k < 3; k++) {
-                re += a.re[3 * i + k] * b.re[3 * k + j] - a.im[3 * i + k] * b.im[3 * k + j];
-                im += a.re[3 * i + k] * b.im[3 * k + j] + a.im[3 * i + k] * b.re[3 * k + j];
-            }
-            m.re[3 * i + j] = re;
-            m.im[3 * i + j] = im;
-        }
-    return m;
-}
-struct lattice { int L[4]; };
-// coordinates of checkerboard index cb (even sites first, lexicographic x fastest)
-__device__ __forceinline__ void coords_of_cb(const lattice& lat, int cb, int c[4]) {
-    int half = lat.L[0] * lat.L[1] * lat.L[2] * lat.L[3] / 2;
-    int parity = cb >= half;
-    int lex = 2 * (cb - parity * half);
-    int r = lex;
-    for (int d = 0; d < 4; d++) { c[d] = r % lat.L[d]; r /= lat.L[d]; }
-    if (((c[0] + c[1] + c[2] + c[3]) & 1) != parity) c[0] += 1;
-}
-__device__ __forceinline__ int cb_of(const lattice& lat, const int c[4]) {
-    int half = lat.L[0] * lat.L[1] * lat.L[2] * lat.L[3] / 2;
-    int lex = c[0] + lat.L[0] * (c[1] + lat.L[1] * (c[2] + lat.L[2] * c[3]));
-    return ((c[0] + c[1] + c[2] + c[3]) & 1) * half + lex / 2;
-}
-__device__ __forceinline__ void shift(const lattice& lat, int c[4], int d, int s) {
-    c[d] = ((c[d] + s) % lat.L[d] + lat.L[d]) % lat.L[d];
-}
-"#;
-
-/// `hop`, the link W_s(y) from y to y + ŝ, reading link i of `u` with `LOAD_LINK(u, i)`;
-/// then `add` (a + b) and `staple_at`, W_s(x) N(x + ŝ) W_s(x + nμ̂)†, built on it.
+/// `hop`, the link W_s(y) from y to y + ŝ (link i of `u` read by the input codec's
+/// `load_link`, [`library::LINK18`] or [`library::LINK12`]); then `staple_at`,
+/// W_s(x) N(x + ŝ) W_s(x + nμ̂)†, built on it.
 const HOP: &str = r#"// the link W_s(y) from y to y + s for s = (d, o), moving y to y + s
 __device__ __forceinline__ mat hop(const lattice& lat, const real* u, int c[4], int d, int o) {
-    if (o > 0) { mat w = LOAD_LINK(u, 4 * cb_of(lat, c) + d); shift(lat, c, d, 1); return w; }
+    if (o > 0) { mat w = load_link(u, 4 * cb_of(lat, c) + d); shift(lat, c, d, 1); return w; }
     shift(lat, c, d, -1);
-    return adjoint(LOAD_LINK(u, 4 * cb_of(lat, c) + d));
-}
-__device__ __forceinline__ mat add(const mat& a, const mat& b) {
-    mat m;
-    for (int k = 0; k < 9; k++) { m.re[k] = a.re[k] + b.re[k]; m.im[k] = a.im[k] + b.im[k]; }
-    return m;
+    return adjoint(load_link(u, 4 * cb_of(lat, c) + d));
 }
 // the staple W_s(x) inner(x + s) W_s(x + n mu)^dagger for s = (d, o)
 __device__ __forceinline__ mat staple_at(const lattice& lat, const real* inner, const real* u, const int x[4], int mu, int n, int d, int o) {
@@ -98,29 +44,6 @@ __device__ __forceinline__ mat staple_at(const lattice& lat, const real* inner, 
     mat w_in = hop(lat, u, y, d, o);
     mat w_out = hop(lat, u, e, d, o);
     return mul(mul(w_in, load(inner + 18 * cb_of(lat, y))), adjoint(w_out));
-}
-"#;
-
-/// The recon-12 + phase link decoder ([`super::knobs`]): rows 0 and 1, λ = det L, then
-/// c_k = λ · conj(a_i b_j − a_j b_i) in the order of [`super::knobs::decode_link`].
-const LOAD_LINK12: &str = r#"// link i of u in recon 12 + phase (14 reals: rows 0 and 1, then lambda = det L);
-// row 2 = lambda * conj(row 0 x row 1)
-__device__ __forceinline__ mat load_link12(const real* u, int i) {
-    const real* g = u + 14 * i;
-    mat m;
-    for (int k = 0; k < 6; k++) { m.re[k] = g[2 * k]; m.im[k] = g[2 * k + 1]; }
-    const real lre = g[12], lim = g[13];
-    for (int k = 0; k < 3; k++) {
-        const int i1 = (k + 1) % 3, j1 = (k + 2) % 3;
-        const real pre = m.re[i1] * m.re[3 + j1] - m.im[i1] * m.im[3 + j1];
-        const real pim = m.re[i1] * m.im[3 + j1] + m.im[i1] * m.re[3 + j1];
-        const real qre = m.re[j1] * m.re[3 + i1] - m.im[j1] * m.im[3 + i1];
-        const real qim = m.re[j1] * m.im[3 + i1] + m.im[j1] * m.re[3 + i1];
-        const real cre = pre - qre, cim = -(pim - qim);
-        m.re[6 + k] = lre * cre - lim * cim;
-        m.im[6 + k] = lre * cim + lim * cre;
-    }
-    return m;
 }
 "#;
 
@@ -159,16 +82,13 @@ pub fn emit_with<T: Real>(plan: &PathPlan, knobs: &PathKnobs) -> Result<String, 
         s.push_str("// input links: recon 12 + phase, 14 reals per link\n");
     }
     s.push_str(&format!("typedef {real} real;\n"));
-    s.push_str(HELPERS);
-    if knobs.input == Recon::R12 {
-        s.push_str(LOAD_LINK12);
-        s.push_str(&HOP.replace("LOAD_LINK(u, ", "load_link12(u, "));
-    } else {
-        s.push_str(&HOP.replace(
-            "LOAD_LINK(u, 4 * cb_of(lat, c) + d)",
-            "load(u + (4 * cb_of(lat, c) + d) * 18)",
-        ));
-    }
+    s.push_str(library::MATRIX);
+    s.push_str(library::LATTICE);
+    s.push_str(match knobs.input {
+        Recon::R12 => library::LINK12,
+        _ => library::LINK18,
+    });
+    s.push_str(HOP);
     let dims = "int L0, int L1, int L2, int L3";
     let setup = "    lattice lat = {{L0, L1, L2, L3}};\n    int cb = blockIdx.x * blockDim.x + threadIdx.x;\n    if (cb >= L0 * L1 * L2 * L3) return;\n";
     s.push_str(&format!(

@@ -194,22 +194,10 @@ pub fn force_cpu<T: Real>(
 /// force_μ(x) = c · TA[U_μ(x) staples_μ(x)†] for the four μ, c = −β/3.
 pub fn force_cuda<T: Real>(plan: &ForcePlan) -> Result<String, DslError> {
     let mut s = cuda::emit::<T>(&plan.staples)?;
+    s.push_str(crate::dsl::emit::cuda::library::TRACELESS_ANTIHERMITIAN);
     let name = &plan.action.name;
     s.push_str(&format!(
-        r#"// c TA(m), TA(m) = (m - m^+)/2 - tr[(m - m^+)/2]/3
-__device__ __forceinline__ mat scaled_ta(const mat& m, real c) {{
-    mat a;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {{
-            a.re[3 * i + j] = (real)0.5 * (m.re[3 * i + j] - m.re[3 * j + i]);
-            a.im[3 * i + j] = (real)0.5 * (m.im[3 * i + j] + m.im[3 * j + i]);
-        }}
-    real t = (a.im[0] + a.im[4] + a.im[8]) / (real)3;
-    for (int i = 0; i < 3; i++) a.im[4 * i] -= t;
-    for (int k = 0; k < 9; k++) {{ a.re[k] *= c; a.im[k] *= c; }}
-    return a;
-}}
-extern "C" __global__ void {name}_force(real* force, const real* u, const real* staples, real c, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {name}_force(real* force, const real* u, const real* staples, real c, int L0, int L1, int L2, int L3) {{
     int cb = blockIdx.x * blockDim.x + threadIdx.x;
     if (cb >= L0 * L1 * L2 * L3) return;
     for (int mu = 0; mu < 4; mu++) {{

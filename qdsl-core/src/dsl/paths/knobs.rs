@@ -15,7 +15,7 @@
 //!
 //! computed in `T` in exactly this order (complex products expanded as
 //! (p.re·q.re − p.im·q.im, p.re·q.im + p.im·q.re)), on the host by [`decode_link`] and in
-//! the kernel by the emitted `load_link12`. λ costs 2 reals per link over QUDA's
+//! the kernel by `load_link` of [`crate::dsl::emit::cuda::library::LINK12`]. λ costs 2 reals per link over QUDA's
 //! recon 12 (which recomputes the staggered sign from the coordinates) and makes the
 //! format independent of the phase convention. Recon 8 is not offered: its sin/cos and
 //! square roots are not reproducible between host and device.

@@ -8,6 +8,7 @@
 //! a link whose V is not finite or whose g₂/g₀ ≤ `threshold` is left as it is and flagged
 //! `bad[i] = 1`.
 
+use crate::dsl::emit::cuda::library;
 use crate::dsl::DslError;
 use crate::real::Real;
 
@@ -20,53 +21,8 @@ pub fn singular_threshold<T: Real>() -> f64 {
     4.0 * T::epsilon().to_f64().sqrt()
 }
 
-const SOURCE: &str = r#"struct mat { real re[9], im[9]; };
-__device__ __forceinline__ mat load(const real* p) {
-    mat m;
-    for (int k = 0; k < 9; k++) { m.re[k] = p[2 * k]; m.im[k] = p[2 * k + 1]; }
-    return m;
-}
-__device__ __forceinline__ void store(real* p, const mat& m) {
-    for (int k = 0; k < 9; k++) { p[2 * k] = m.re[k]; p[2 * k + 1] = m.im[k]; }
-}
-// a^+ b
-__device__ __forceinline__ mat adjoint_mul(const mat& a, const mat& b) {
-    mat m;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            real re = 0, im = 0;
-            for (int k = 0; k < 3; k++) {
-                re += a.re[3 * k + i] * b.re[3 * k + j] + a.im[3 * k + i] * b.im[3 * k + j];
-                im += a.re[3 * k + i] * b.im[3 * k + j] - a.im[3 * k + i] * b.re[3 * k + j];
-            }
-            m.re[3 * i + j] = re;
-            m.im[3 * i + j] = im;
-        }
-    return m;
-}
-__device__ __forceinline__ mat mul(const mat& a, const mat& b) {
-    mat m;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            real re = 0, im = 0;
-            for (int k = 0; k < 3; k++) {
-                re += a.re[3 * i + k] * b.re[3 * k + j] - a.im[3 * i + k] * b.im[3 * k + j];
-                im += a.re[3 * i + k] * b.im[3 * k + j] + a.im[3 * i + k] * b.re[3 * k + j];
-            }
-            m.re[3 * i + j] = re;
-            m.im[3 * i + j] = im;
-        }
-    return m;
-}
-// the cofactor C_ij (cyclic indices carry the sign); det = sum_j m_0j C_0j
-__device__ __forceinline__ void cofactor(const mat& m, int i, int j, real* re, real* im) {
-    int i1 = 3 * ((i + 1) % 3), i2 = 3 * ((i + 2) % 3), j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-    *re = m.re[i1 + j1] * m.re[i2 + j2] - m.im[i1 + j1] * m.im[i2 + j2]
-        - (m.re[i1 + j2] * m.re[i2 + j1] - m.im[i1 + j2] * m.im[i2 + j1]);
-    *im = m.re[i1 + j1] * m.im[i2 + j2] + m.im[i1 + j1] * m.re[i2 + j2]
-        - (m.re[i1 + j2] * m.im[i2 + j1] + m.im[i1 + j2] * m.re[i2 + j1]);
-}
-extern "C" __global__ void u3_project(real* links, int* bad, int nlinks, real threshold) {
+/// The kernel, after [`library::MATRIX`].
+const SOURCE: &str = r#"extern "C" __global__ void u3_project(real* links, int* bad, int nlinks, real threshold) {
     int l = blockIdx.x * blockDim.x + threadIdx.x;
     if (l >= nlinks) return;
     mat v = load(links + 18 * l);
@@ -157,6 +113,7 @@ pub fn project_source<T: Real>() -> Result<String, DslError> {
         }
     };
     Ok(format!(
-        "// HISQ U(3) projection W = V (V^+V)^(-1/2), one Newton step\ntypedef {real} real;\n{SOURCE}"
+        "// HISQ U(3) projection W = V (V^+V)^(-1/2), one Newton step\ntypedef {real} real;\n{}{SOURCE}",
+        library::MATRIX
     ))
 }

@@ -27,18 +27,13 @@
 //! the wrap), the CUDA form of qdsl-core's `lattice::staggered_link_sign`: a few integer
 //! operations of the term's own coordinates in place of a load.
 
-use super::storage::{chunk_type, fixed_factor};
+use super::storage::fixed_factor;
 use super::Src;
+use crate::dsl::codec::chunk_type;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::long_links::LONG_LINK_STEPS;
-use crate::dsl::variant::{LongRecon, StorageFormat, Variant};
+use crate::dsl::variant::{LongRecon, StorageFormat};
 use crate::format::link::ScaledCompression;
-
-/// The layout of the link record of a long field in `format` with `comp` (12 or 8 reals:
-/// the phase, where there is one, lives in its own array).
-pub(super) fn record_layout(comp: ScaledCompression, format: StorageFormat) -> SoaLayout {
-    SoaLayout::new(comp.record_reals(), format)
-}
 
 /// The parameters `f_<name>`, `phase_<name>` (recon 13, 9), `scale_<name>` of a long
 /// field at `base` (`f_<name>`) with record layout `record`.
@@ -122,14 +117,14 @@ pub(super) fn unpack(
 
 /// Whether `variant`'s long links need the recon-8 helpers (`sincos_pi`, `unpack_link8`):
 /// recon 13 and 9, which decode a stored phase.
-pub(super) fn needs_recon8_helpers(variant: &Variant) -> bool {
-    matches!(variant.long_recon, LongRecon::R13 | LongRecon::R9)
+pub(super) fn needs_recon8_helpers(long_recon: LongRecon) -> bool {
+    matches!(long_recon, LongRecon::R13 | LongRecon::R9)
 }
 
 /// The device functions of the long-link decode, for variants with compressed long links
 /// (after the recon-8 helpers, which recon 9 calls).
-pub(super) fn helpers(src: &mut Src, variant: &Variant) {
-    match variant.long_recon {
+pub(super) fn helpers(src: &mut Src, long_recon: LongRecon) {
+    match long_recon {
         LongRecon::R18 => {}
         LongRecon::R12 => src.0.push_str(STAGGERED_SIGN),
         LongRecon::R13 | LongRecon::R9 => src.0.push_str(SCALED),
@@ -186,7 +181,7 @@ mod tests {
     #[test]
     fn parameters_and_records_by_hand() {
         let c13 = ScaledCompression::Recon13;
-        let l13 = record_layout(c13, StorageFormat::F32);
+        let l13 = SoaLayout::new(c13.record_reals(), StorageFormat::F32);
         assert_eq!(l13.reals, 12);
         assert_eq!(
             pointer_params("f_long", c13, &l13),
@@ -197,14 +192,14 @@ mod tests {
             ]
         );
         let c12 = ScaledCompression::Recon12;
-        let l12 = record_layout(c12, StorageFormat::F32);
+        let l12 = SoaLayout::new(c12.record_reals(), StorageFormat::F32);
         assert_eq!(l12, l13);
         assert_eq!(
             pointer_params("f_long", c12, &l12),
             ["const float4* __restrict__ f_long", "const real scale_long"]
         );
         let c9 = ScaledCompression::Recon9;
-        let l9 = record_layout(c9, StorageFormat::Fixed16);
+        let l9 = SoaLayout::new(c9.record_reals(), StorageFormat::Fixed16);
         assert_eq!(l9.reals, 8);
         assert_eq!(chunk_type(&l9), "uint4");
         assert_eq!(

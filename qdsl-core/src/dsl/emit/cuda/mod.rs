@@ -1,5 +1,8 @@
 //! The CUDA C++ emitter: a lowered spec and a [`Variant`] → the source of one
-//! `extern "C" __global__` kernel, for NVRTC.
+//! `extern "C" __global__` kernel, for NVRTC. [`compile`] plans the kernel IR
+//! ([`crate::dsl::kernel_ir`]), runs its passes and prints it ([`print`]); the printer
+//! makes no decisions (term order, prefetch, scale deferral are passes). Dense-link
+//! stencils (`dense`) are still printed directly.
 //!
 //! The generated kernel runs one thread per output site with 32-bit indices, and one
 //! grid row (blockIdx.y) per fifth-dimension slice of 5D colour-spinor fields: slice s
@@ -28,29 +31,31 @@
 //!
 //! | module | emits |
 //! |---|---|
-//! | this one | the kernel: signature, site coordinates, accumulator, xpay and store |
+//! | this one | the kernel IR's frame: device library, constants, signature, prologue, stages, epilogue |
+//! | `stmt` | the kernel IR's statements |
+//! | [`library`] | the shared device library: complex, 3 × 3 matrices, transport, clover, lattice indexing, link-path codecs |
 //! | `storage` | how fields are read and written: chunk loads/stores, narrow-format decode/encode, link reconstruction (recon 12/8) |
 //! | `long_link` | compressed long links (recon 13, 12 + sign, 9 of L = c·W): parameters, phase load or sign, decode |
-//! | `term` | one term: neighbour, source load, spin projection, link product, accumulation |
+//! | `term` | text pieces of terms: neighbour wraps, site indices, phase arithmetic, comments |
+//! | `dense` | dense-link (multigrid coarse) stencils, printed directly |
 
 mod dense;
+pub mod library;
 mod long_link;
+mod stmt;
 mod storage;
 mod term;
 
-use crate::dsl::info::flops_per_site;
 use crate::dsl::interface::{CompiledKernel, KernelParam, LaunchGeometry};
-use crate::dsl::ir::{FieldShape, Role};
-use crate::dsl::layout::SoaLayout;
-use crate::dsl::lower::{Lowered, SpinLowering};
-use crate::dsl::variant::{
-    DirichletBlocks, OutputSites, Recon, StorageFormat, TimeBoundary, Variant,
+use crate::dsl::ir::FieldShape;
+use crate::dsl::kernel_ir::{
+    self, passes, Bounds, DeviceLib, FifthIndex, KernelField, KernelIr, Prologue,
 };
+use crate::dsl::layout::SoaLayout;
+use crate::dsl::lower::Lowered;
+use crate::dsl::variant::{DirichletBlocks, Variant};
 use crate::dsl::DslError;
-use crate::field::CLOVER_SITE_REALS;
-use crate::format::link::ScaledCompression;
-use crate::lattice::Parity;
-use term::{emit_term, TermContext};
+pub(crate) use term::{describe_link, describe_term};
 
 /// The kernel's `extern "C"` name: `<name>_<16 hex digits of the variant's stable hash>`.
 pub fn kernel_name(name: &str, variant: &Variant) -> String {
@@ -73,22 +78,7 @@ impl Src {
 
 /// The complex arithmetic every kernel source starts with, for compute type `real`.
 fn arithmetic_helpers(src: &mut Src) {
-    src.0.push_str(
-        r#"struct cplx { real re, im; };
-__device__ __forceinline__ cplx c_add(cplx a, cplx b) { return {a.re + b.re, a.im + b.im}; }
-__device__ __forceinline__ cplx c_sub(cplx a, cplx b) { return {a.re - b.re, a.im - b.im}; }
-__device__ __forceinline__ cplx c_scale(real s, cplx a) { return {s * a.re, s * a.im}; }
-// a b
-__device__ __forceinline__ cplx c_mul(cplx a, cplx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
-// conj(a) b
-__device__ __forceinline__ cplx c_conj_mul(cplx a, cplx b) { return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re}; }
-// acc + a b
-__device__ __forceinline__ cplx c_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re - a.im * b.im, acc.im + a.re * b.im + a.im * b.re}; }
-// acc + conj(a) b
-__device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {acc.re + a.re * b.re + a.im * b.im, acc.im + a.re * b.im - a.im * b.re}; }
-
-"#,
-    );
+    src.0.push_str(library::COMPLEX);
 }
 
 /// `qdsl_grid_dependency_wait()`, after the arithmetic helpers: `griddepcontrol.wait`
@@ -96,17 +86,7 @@ __device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {a
 /// for stencils) may start while the kernel before it is still running; the wait returns
 /// once that kernel has finished and its writes are visible, and is a no-op otherwise.
 fn dependency_wait_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// Programmatic dependent launch: waits for the kernel this one depends on to finish
-// (sm_90+; a no-op for a normal launch).
-__device__ __forceinline__ void qdsl_grid_dependency_wait() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-"#,
-    );
+    src.0.push_str(library::GRID_DEPENDENCY_WAIT);
 }
 
 /// The kernel's wait on its grid dependency, placed after the index arithmetic and before
@@ -121,86 +101,13 @@ fn dependency_wait(s: &mut Src) {
 /// The colour transport v ← U v (or U† v) of K colour vectors, after the storage
 /// helpers.
 fn transport_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// v <- U v (DAGGER: v <- U^dagger v) for each of K rows.
-template <int K, bool DAGGER> __device__ __forceinline__ void transport(cplx (&v)[K][3], const cplx (&m)[3][3]) {
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        cplx w[3];
-#pragma unroll
-        for (int a = 0; a < 3; a++) {
-            w[a] = DAGGER ? c_conj_mul(m[0][a], v[k][0]) : c_mul(m[a][0], v[k][0]);
-#pragma unroll
-            for (int b = 1; b < 3; b++) { w[a] = DAGGER ? c_conj_fma(w[a], m[b][a], v[k][b]) : c_fma(w[a], m[a][b], v[k][b]); }
-        }
-#pragma unroll
-        for (int a = 0; a < 3; a++) { v[k][a] = w[a]; }
-    }
-}
-"#,
-    );
+    src.0.push_str(library::TRANSPORT);
 }
 
 /// The clover product v ← A v on a packed site ([`crate::field::CloverField`]), after the
 /// arithmetic helpers; emitted only for specs with a clover term.
 fn clover_helper(src: &mut Src) {
-    src.0.push_str(
-        r#"// v <- A v for a packed clover site a: chiral block b (spins 2b, 2b + 1, row r = 3 s' + colour)
-// holds reals 36 b + r (the real diagonal), then the strictly-lower entries (r, c), r > c, row
-// by row as (re, im) at 36 b + 6 + r (r - 1) + 2 c; the upper entries are their conjugates.
-__device__ __forceinline__ void clover_mul(cplx (&v)[4][3], const real* a) {
-    cplx w[4][3];
-#pragma unroll
-    for (int b = 0; b < 2; b++) {
-        const real* blk = a + 36 * b;
-#pragma unroll
-        for (int r = 0; r < 6; r++) {
-            cplx acc = c_scale(blk[r], v[2 * b + r / 3][r % 3]);
-#pragma unroll
-            for (int c = 0; c < 6; c++) {
-                const cplx vc = v[2 * b + c / 3][c % 3];
-                if (c < r) { const int o = 6 + r * (r - 1) + 2 * c; acc = c_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
-                if (c > r) { const int o = 6 + c * (c - 1) + 2 * r; acc = c_conj_fma(acc, cplx{blk[o], blk[o + 1]}, vc); }
-            }
-            w[2 * b + r / 3][r % 3] = acc;
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < 4; q++) { for (int c = 0; c < 3; c++) { v[q][c] = w[q][c]; } }
-}
-"#,
-    );
-}
-
-/// The order in which the kernel computes the terms (indices into `lowered.terms`): the
-/// terms that read a long (Naik) link first ([`LoweredTerm::long_link`]), then the
-/// others, each group in spec order. The sum is the same up to rounding; the order only
-/// changes what the compiler makes of the straight-line code. Measured on the H100
-/// (standalone harness, 32⁴, improved staggered hop, f32, long links in recon 12 + sign,
-/// two runs of four): the eight Naik terms ahead of the one-link terms took 177.9–178.9 µs
-/// against 179.6–180.6 µs in spec order (72 against 78 registers; with the arithmetic
-/// removed, the loads alone 177.6–177.8 against 178.2–178.4 µs: the bandwidth floor of
-/// the access pattern). Kernels without long links keep the spec order — among them
-/// 3-site hops along paths of three links, which in f64 spill when moved ahead (a test
-/// spec: 184 bytes at 255 registers).
-///
-/// [`LoweredTerm::long_link`]: crate::dsl::lower::LoweredTerm::long_link
-fn emission_order(lowered: &Lowered) -> Vec<usize> {
-    let long = |k: &usize| lowered.terms[*k].long_link;
-    let n = lowered.terms.len();
-    (0..n)
-        .filter(long)
-        .chain((0..n).filter(|k| !long(k)))
-        .collect()
-}
-
-/// A field of the kernel: its name, device layout and shape; a compressed long field
-/// ([`long_link`]) has its compression and, as layout, its link record's.
-struct FieldInfo {
-    name: String,
-    layout: SoaLayout,
-    shape: FieldShape,
-    long: Option<ScaledCompression>,
+    src.0.push_str(library::CLOVER);
 }
 
 /// The CUDA source of one variant (see the module docs). Errors for knobs the spec does
@@ -209,10 +116,9 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
     compile(lowered, variant).map(|k| k.source)
 }
 
-/// One variant as a [`CompiledKernel`]: the source of [`emit`] with its entry name, its
-/// parameters in signature order (the list the signature is printed from) and its
-/// launch geometry.
-pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, DslError> {
+/// Checks `variant` against the spec: its knobs, long-link compression, dagger and
+/// Dirichlet blocks.
+fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), DslError> {
     let ir = &lowered.ir;
     ir.knobs.check(&ir.name, variant)?;
     crate::dsl::long_links::check_long_recon(ir, variant)?;
@@ -234,175 +140,157 @@ pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, D
             });
         }
     }
+    Ok(())
+}
+
+/// The kernel IR of one variant of a 3-colour stencil after every pass of
+/// [`passes::PASSES`] — what [`compile`] prints. Errors as [`compile`]; dense-link specs
+/// (still printed directly, `dense`) have no kernel IR yet.
+pub fn kernel_ir(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> {
+    check_variant(lowered, variant)?;
+    if lowered.dense.is_some() {
+        return Err(DslError::UnsupportedVariant {
+            kernel: lowered.ir.name.clone(),
+            knob: "kernel IR",
+            reason: "dense-link stencils are printed without a kernel IR".into(),
+        });
+    }
+    let mut k = kernel_ir::plan(lowered, variant)?;
+    passes::run_all(&mut k);
+    Ok(k)
+}
+
+/// One variant as a [`CompiledKernel`]: the source of [`emit`] with its entry name, its
+/// parameters in signature order (the list the signature is printed from) and its
+/// launch geometry. Plans the kernel IR, runs the passes and prints it ([`print`]).
+pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, DslError> {
+    check_variant(lowered, variant)?;
     if let Some(n) = lowered.dense {
         return dense::compile(lowered, variant, n);
     }
-    let name = kernel_name(&ir.name, variant);
-    let (ns, nc) = (lowered.nspin, lowered.ncolour);
-    let spinor_reals = 2 * ns * nc;
-    // The compute precision: clover fields are stored in it.
-    let compute = match variant.spinor {
-        StorageFormat::F64 => StorageFormat::F64,
-        _ => StorageFormat::F32,
-    };
-    let fields: Vec<FieldInfo> = ir
-        .fields
-        .iter()
-        .map(|f| {
-            let long = variant
-                .long_recon
-                .compression()
-                .filter(|_| crate::dsl::long_links::is_long(ir, &f.name));
-            let layout = match (f.shape, long) {
-                (FieldShape::Gauge { .. }, Some(c)) => long_link::record_layout(c, variant.gauge),
-                (FieldShape::Spinor { .. }, _) => SoaLayout::new(spinor_reals, variant.spinor),
-                (FieldShape::Gauge { .. }, None) => {
-                    SoaLayout::new(variant.recon.reals(), variant.gauge)
-                }
-                (FieldShape::Clover, _) => SoaLayout::new(CLOVER_SITE_REALS, compute),
-            };
-            FieldInfo {
-                name: f.name.clone(),
-                layout,
-                shape: f.shape,
-                long,
-            }
-        })
-        .collect();
-    let out_layout = SoaLayout::new(spinor_reals, variant.spinor);
-    let real = match variant.spinor {
-        StorageFormat::F64 => "double",
-        _ => "float",
-    };
+    Ok(print(&kernel_ir(lowered, variant)?))
+}
+
+/// Prints a kernel IR as CUDA: header, `real`, the device library pieces, the constants,
+/// the signature, then the body — shared-memory slices, prologue, stages (each followed
+/// by `__syncthreads()` where it ends with a barrier) and epilogue.
+pub fn print(k: &KernelIr) -> CompiledKernel {
     let mut s = Src(String::new(), 0);
-    header(&mut s, &name, lowered, variant);
-    s.line(0, &format!("typedef {real} real;"));
-    arithmetic_helpers(&mut s);
-    dependency_wait_helper(&mut s);
-    storage::storage_helpers(&mut s);
-    storage::narrow_helpers(&mut s, variant);
-    transport_helper(&mut s);
-    if lowered
-        .terms
-        .iter()
-        .any(|t| matches!(t.spin, SpinLowering::Clover { .. }))
-    {
-        clover_helper(&mut s);
+    for l in &k.header {
+        s.line(0, &format!("//{l}"));
+    }
+    s.line(0, &format!("typedef {} real;", k.real.c_type()));
+    for lib in &k.library {
+        library(&mut s, *lib);
     }
     s.line(0, "");
-    // Knobs as compile-time constants.
     s.line(
         0,
         "// The variant's knobs (already resolved in the code below).",
     );
-    let out_parity = match variant.sites {
-        OutputSites::Parity(Parity::Even) => 0,
-        OutputSites::Parity(Parity::Odd) => 1,
-        OutputSites::Full => -1,
-    };
-    s.line(
-        0,
-        &format!("constexpr int OUT_PARITY = {out_parity}; // -1: full lattice"),
-    );
-    s.line(0, &format!("constexpr bool DAGGER = {};", variant.dagger));
-    s.line(0, &format!("constexpr bool XPAY = {};", variant.xpay));
-    s.line(
-        0,
-        &format!("constexpr bool RECON12 = {};", variant.recon == Recon::R12),
-    );
-    s.line(
-        0,
-        &format!(
-            "constexpr bool ANTIPERIODIC_T = {};",
-            variant.boundary == TimeBoundary::Antiperiodic
-        ),
-    );
-    s.line(0, "");
-    // Signature.
-    let mut params = Vec::new();
-    let (mut inputs, mut longs) = (0, 0);
-    for f in &fields {
-        let output = ir.field(&f.name).map(|d| d.role) == Some(Role::Out);
-        let base = format!("f_{}", f.name);
-        let name = f.name.clone();
-        let decls = match f.long {
-            Some(c) => long_link::pointer_params(&base, c, &f.layout),
-            None => storage::pointer_params(
-                &base,
-                &f.layout,
-                output,
-                !matches!(f.shape, FieldShape::Gauge { .. }),
-            ),
-        };
-        let roles = match (output, f.long) {
-            (true, _) => vec![
-                KernelParam::Output(name.clone()),
-                KernelParam::OutputNorm(name),
-            ],
-            (false, None) => {
-                let index = inputs;
-                vec![
-                    KernelParam::Input {
-                        name: name.clone(),
-                        index,
-                    },
-                    KernelParam::InputNorm { name, index },
-                ]
-            }
-            (false, Some(c)) => {
-                let (index, long) = (inputs, longs);
-                longs += 1;
-                let mut roles = vec![KernelParam::Input {
-                    name: name.clone(),
-                    index,
-                }];
-                if c.stores_phase() {
-                    roles.push(KernelParam::LongPhase {
-                        name: name.clone(),
-                        long,
-                    });
-                }
-                roles.push(KernelParam::LongScale { name, long });
-                roles
-            }
-        };
-        inputs += usize::from(!output);
-        // The declarations come in the order of the roles (the pointer first, then its
-        // norms, or its phases and scale).
-        params.extend(roles.into_iter().zip(decls));
-    }
-    if variant.xpay {
-        let decls = storage::pointer_params("xpay_x", &out_layout, false, true);
-        params.extend(
-            [KernelParam::XpayX, KernelParam::XpayNorm]
-                .into_iter()
-                .zip(decls),
+    for c in &k.constants {
+        let comment = c.comment.map_or(String::new(), |c| format!(" // {c}"));
+        s.line(
+            0,
+            &format!("constexpr {} {} = {};{comment}", c.ty, c.name, c.value),
         );
     }
-    let names: Vec<(&str, bool)> = fields
+    s.line(0, "");
+    let params: Vec<(KernelParam, String)> = k
+        .params
         .iter()
-        .map(|f| {
-            (
-                f.name.as_str(),
-                ir.field(&f.name).map(|d| d.role) == Some(Role::Out),
-            )
-        })
+        .map(|p| (p.role.clone(), p.decl.clone()))
         .collect();
-    let params = kernel_signature(&mut s, &name, params, &names, variant.xpay);
+    let params = print_signature(&mut s, &k.name, params);
     s.line(0, "{");
-    s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
-    s.line(1, "if (i >= n_out) return;");
+    shared_buffers(&mut s, k);
+    prologue(&mut s, &k.prologue);
+    for stage in &k.stages {
+        stmt::print_body(&mut s, 1, &stage.body, k);
+        if stage.barrier {
+            s.line(1, "__syncthreads();");
+        }
+    }
+    epilogue(&mut s, k);
+    s.line(0, "}");
+    CompiledKernel {
+        name: k.name.clone(),
+        source: s.0,
+        params,
+        geometry: LaunchGeometry {
+            shared_bytes_per_thread: u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX),
+        },
+    }
+}
+
+/// Prints one piece of the device library.
+fn library(s: &mut Src, lib: DeviceLib) {
+    match lib {
+        DeviceLib::Complex => arithmetic_helpers(s),
+        DeviceLib::GridDependencyWait => dependency_wait_helper(s),
+        DeviceLib::Storage => storage::storage_helpers(s),
+        DeviceLib::Codecs {
+            spinor,
+            gauge,
+            recon,
+            long_recon,
+        } => storage::narrow_helpers(s, spinor, gauge, recon, long_recon),
+        DeviceLib::Transport => transport_helper(s),
+        DeviceLib::Clover => clover_helper(s),
+    }
+}
+
+/// The kernel's slices of its dynamic shared memory, one per buffer, each
+/// `elems_per_thread` reals for every thread of the block.
+fn shared_buffers(s: &mut Src, k: &KernelIr) {
+    if k.shared.is_empty() {
+        return;
+    }
     s.line(
         1,
-        "const int s5 = blockIdx.y; // fifth-dimension slice: grid.y = Ls (1 for 4D fields)",
+        "extern __shared__ real qdsl_shared[]; // sized at launch from the block",
     );
+    s.line(
+        1,
+        "const int block_threads = blockDim.x * blockDim.y * blockDim.z;",
+    );
+    let mut offset = 0;
+    for b in &k.shared {
+        s.line(
+            1,
+            &format!(
+                "real* const {} = qdsl_shared + {offset} * block_threads; // {} reals per thread",
+                b.name, b.elems_per_thread
+            ),
+        );
+        offset += b.elems_per_thread;
+    }
+}
+
+/// The index prologue: this thread's output site i, its slice s5 and index io, the
+/// lattice, parity and coordinates, cb, the grid-dependency wait and the accumulator.
+fn prologue(s: &mut Src, p: &Prologue) {
+    s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
+    if p.bounds == Bounds::Return {
+        s.line(1, "if (i >= n_out) return;");
+    }
+    match p.fifth {
+        FifthIndex::GridY => s.line(
+            1,
+            "const int s5 = blockIdx.y; // fifth-dimension slice: grid.y = Ls (1 for 4D fields)",
+        ),
+        FifthIndex::ThreadY => s.line(
+            1,
+            "const int s5 = threadIdx.y; // fifth-dimension slice: block.y = Ls",
+        ),
+    }
     s.line(
         1,
         "const int io = s5 * n_out + i; // the output's index: slice s5 of n_out sites",
     );
     s.line(1, "const int L[4] = {L0, L1, L2, L3};");
     s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");
-    if out_parity < 0 {
+    if p.out_parity < 0 {
         s.line(1, "const int parity = i >= half ? 1 : 0;");
         s.line(1, "const int idx = i - parity * half;");
     } else {
@@ -413,60 +301,35 @@ pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, D
         1,
         "// Coordinates: lex = 2 idx or 2 idx + 1, whichever has this parity (L0 is even).",
     );
-    site_coordinates(&mut s);
-    if lowered
-        .terms
-        .iter()
-        .any(|t| t.term.links.iter().any(|l| l.at == 0))
-    {
+    site_coordinates(s);
+    if p.checkerboard_index {
         s.line(
             1,
             "const int cb = parity * half + idx; // this site's checkerboard index",
         );
     }
-    dependency_wait(&mut s);
+    dependency_wait(s);
+    let ns = p.spins;
     s.line(1, &format!("cplx acc[{ns}][3];"));
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
-    let cx = TermContext {
-        lowered,
-        variant,
-        fields: &fields,
-        out_parity,
-        ns,
+}
+
+/// The epilogue: `o` = acc (with xpay, a·x + b·acc), stored to the output at io.
+fn epilogue(s: &mut Src, k: &KernelIr) {
+    let e = &k.epilogue;
+    let Some(out) = k.field(&e.out) else {
+        return;
     };
-    // The terms in emission order; the prefetch build (a tuner knob) asks for the next
-    // term's records before each term. Terms keep their spec numbers in the comments.
-    let order = emission_order(lowered);
-    if let Some(&k) = order.first() {
-        term::emit_prefetch(&mut s, &cx, k, &lowered.terms[k]);
-    }
-    for (pos, &k) in order.iter().enumerate() {
-        if let Some(&next) = order.get(pos + 1) {
-            term::emit_prefetch(&mut s, &cx, next, &lowered.terms[next]);
-        }
-        emit_term(&mut s, &cx, k, &lowered.terms[k])?;
-    }
-    // Store.
-    let out = &lowered.output.name;
-    s.line(1, &format!("real o[{spinor_reals}];"));
-    if variant.xpay {
-        let xpay_x = ("xpay_x", &out_layout);
-        storage::load_site(
-            &mut s,
-            1,
-            xpay_x,
-            "io",
-            "xr",
-            storage::Reads::Once,
-            storage::Scaling::Applied,
-        );
+    s.line(1, &format!("real o[{}];", out.layout.reals));
+    if let Some(x) = &e.xpay {
+        stmt::print_load(s, 1, x, k);
     }
     s.line(1, "#pragma unroll");
-    s.line(1, &format!("for (int q = 0; q < {ns}; q++) {{"));
+    s.line(1, &format!("for (int q = 0; q < {}; q++) {{", e.spins));
     s.line(2, "#pragma unroll");
     s.line(2, "for (int a = 0; a < 3; a++) {");
-    if variant.xpay {
+    if e.xpay.is_some() {
         s.line(
             3,
             "o[6 * q + 2 * a] = xpay_a * xr[6 * q + 2 * a] + xpay_b * acc[q][a].re;",
@@ -481,39 +344,34 @@ pub fn compile(lowered: &Lowered, variant: &Variant) -> Result<CompiledKernel, D
     }
     s.line(2, "}");
     s.line(1, "}");
-    storage::store_site(&mut s, 1, &format!("f_{out}"), &out_layout, "io", "o");
-    s.line(0, "}");
-    Ok(CompiledKernel {
-        name,
-        source: s.0,
-        params,
-        geometry: LaunchGeometry::SITE_PER_THREAD,
-    })
+    storage::store_site(s, 1, &format!("f_{}", e.out), &out.layout, "io", "o");
 }
 
-/// The kernel's opening comment: its name, the spec it came from, the spec's doc (the
-/// operator's equation), the variant and the flop count per site.
-fn header(s: &mut Src, name: &str, lowered: &Lowered, variant: &Variant) {
-    let ir = &lowered.ir;
-    s.line(0, &format!("// {name}"));
-    s.line(
-        0,
-        &format!(
-            "// Generated by qdsl from the stencil spec `{}`. Do not edit.",
-            ir.name
+/// The parameter declarations of a field: its chunk pointer `f_<name>`, then a
+/// fixed-point colour spinor's norms, or a long field's phases and scale.
+pub(crate) fn param_decls(f: &KernelField, output: bool) -> Vec<String> {
+    let base = format!("f_{}", f.name);
+    match f.long {
+        Some(c) => long_link::pointer_params(&base, c, &f.layout),
+        None => storage::pointer_params(
+            &base,
+            &f.layout,
+            output,
+            !matches!(f.shape, FieldShape::Gauge { .. }),
         ),
-    );
-    for l in ir.doc.lines() {
-        s.line(0, &format!("//{}", l.trim_end()));
     }
-    s.line(0, &format!("// variant: {}", variant.canonical()));
-    s.line(
-        0,
-        &format!(
-            "// flops per site: {}",
-            flops_per_site(lowered, variant.xpay)
-        ),
-    );
+}
+
+/// The declarations of a site field's pointer `base` and (fixed point) norms.
+pub(crate) fn site_pointer_params(base: &str, layout: &SoaLayout, output: bool) -> Vec<String> {
+    storage::pointer_params(base, layout, output, true)
+}
+
+/// The kernel's opening comment ([`kernel_ir::plan::header`]), for the dense emitter.
+fn header(s: &mut Src, name: &str, lowered: &Lowered, variant: &Variant) {
+    for l in kernel_ir::plan::header(name, lowered, variant) {
+        s.line(0, &format!("//{l}"));
+    }
 }
 
 /// Prints `int x[4]`, the coordinates of the output site from `idx` (its index within
@@ -531,19 +389,13 @@ fn site_coordinates(s: &mut Src) {
     s.line(1, "}");
 }
 
-/// Prints `extern "C" __global__ void <name>(…)`: the field pointers `params` (and the
-/// xpay operand pointer, when the caller added it), then what every stencil kernel takes
-/// after them — the xpay factors a and b (with xpay), the lattice extents, the number of
-/// output sites, and the chunk stride of each field in `fields` (name, whether it is the
-/// output; and of the xpay operand). Returns the parameters in signature order. Shared by
-/// the 3-colour and the dense emitters.
-fn kernel_signature(
-    s: &mut Src,
-    name: &str,
-    mut params: Vec<(KernelParam, String)>,
-    fields: &[(&str, bool)],
-    xpay: bool,
-) -> Vec<KernelParam> {
+/// What every stencil kernel takes after its field pointers (and the xpay operand's):
+/// the xpay factors a and b (with xpay), the lattice extents (one declaration), the
+/// number of output sites, and the chunk stride of each field in `fields` (name, whether
+/// it is the output; and of the xpay operand). Shared by the 3-colour and the dense
+/// emitters.
+pub(crate) fn trailing_params(fields: &[(&str, bool)], xpay: bool) -> Vec<(KernelParam, String)> {
+    let mut params = Vec::new();
     if xpay {
         params.push((KernelParam::XpayA, "const real xpay_a".into()));
         params.push((KernelParam::XpayB, "const real xpay_b".into()));
@@ -568,12 +420,22 @@ fn kernel_signature(
     if xpay {
         params.push((KernelParam::XpayStride, "const int stride_xpay_x".into()));
     }
+    params
+}
+
+/// Prints `extern "C" __global__ void <name>(…)` with the declarations of `params`;
+/// returns the parameters in signature order (the four extents, declared together,
+/// as four).
+fn print_signature(
+    s: &mut Src,
+    name: &str,
+    params: Vec<(KernelParam, String)>,
+) -> Vec<KernelParam> {
     s.line(0, &format!("extern \"C\" __global__ void {name}("));
     for (k, (_, p)) in params.iter().enumerate() {
         let end = if k + 1 == params.len() { ")" } else { "," };
         s.line(1, &format!("{p}{end}"));
     }
-    // The four extents share one declaration line.
     params
         .into_iter()
         .flat_map(|(p, _)| match p {
@@ -581,4 +443,16 @@ fn kernel_signature(
             p => vec![p],
         })
         .collect()
+}
+
+/// [`trailing_params`] after `params`, printed as the signature ([`print_signature`]).
+fn kernel_signature(
+    s: &mut Src,
+    name: &str,
+    mut params: Vec<(KernelParam, String)>,
+    fields: &[(&str, bool)],
+    xpay: bool,
+) -> Vec<KernelParam> {
+    params.extend(trailing_params(fields, xpay));
+    print_signature(s, name, params)
 }

@@ -29,10 +29,12 @@
 //! rounding of a half-integer; f16 overflow stores ±∞ (the device cannot return an error).
 
 use super::Src;
+pub(super) use crate::dsl::codec::twice_bias;
+use crate::dsl::codec::{chunk_type, chunks, cuda_codec, fixed_q, words};
+use crate::dsl::kernel_ir::{Reads, Scaling};
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::variant::{Recon, StorageFormat, Variant};
+use crate::dsl::variant::{LongRecon, Recon, StorageFormat};
 use crate::format::link::ScaledCompression;
-use crate::format::FixedWidth;
 
 /// The load/store/unpack helpers every kernel source includes after the arithmetic.
 pub(super) fn storage_helpers(src: &mut Src) {
@@ -97,51 +99,13 @@ template <bool RECON12> __device__ __forceinline__ void unpack_link(cplx (&m)[3]
     );
 }
 
-/// Chunk width W in bytes of a field in the device layout: 16 (the head chunks of
-/// [`SoaLayout`]) for f64/f32, else the largest of 16, 8, 4, 2, 1 that divides the
-/// record's bytes.
-pub(super) fn chunk_bytes(layout: &SoaLayout) -> usize {
-    if layout.format.is_native() {
-        return 16;
-    }
-    let record = layout.reals * layout.format.bytes();
-    [16, 8, 4, 2]
-        .into_iter()
-        .find(|w| record.is_multiple_of(*w))
-        .unwrap_or(1)
-}
-
-/// Chunks per record in the device layout, ⌈R·b / W⌉.
-pub(super) fn chunks(layout: &SoaLayout) -> usize {
-    if layout.format.is_native() {
-        return layout.chunks();
-    }
-    (layout.reals * layout.format.bytes()).div_ceil(chunk_bytes(layout))
-}
-
-/// The CUDA type of one chunk: [`SoaLayout::cuda_type`] for f64/f32, the raw word of
-/// width W for the narrow formats.
-pub(super) fn chunk_type(layout: &SoaLayout) -> &'static str {
-    if layout.format.is_native() {
-        return layout.cuda_type();
-    }
-    match chunk_bytes(layout) {
-        16 => "uint4",
-        8 => "uint2",
-        4 => "unsigned",
-        2 => "unsigned short",
-        _ => "unsigned char",
-    }
-}
-
-/// Raw 32-bit words holding one narrow record, ⌈C·W / 4⌉.
-fn words(layout: &SoaLayout) -> usize {
-    (chunks(layout) * chunk_bytes(layout)).div_ceil(4)
-}
-
 /// Whether a site field (colour spinor, xpay x) in `layout` carries per-site norms.
 fn has_norm(layout: &SoaLayout) -> bool {
-    fixed_q(layout.format).is_some()
+    layout
+        .format
+        .codec()
+        .site_args()
+        .contains(&crate::dsl::codec::ExtraArg::SiteNorm)
 }
 
 /// The kernel parameters that carry a field's data: its chunk pointer `<base>`, then
@@ -180,26 +144,13 @@ fn norm_of(base: &str) -> String {
     format!("norm_{}", bare(base))
 }
 
-/// How a load goes through the caches: neighbour sites, read by several threads, the
-/// default way; the link of a one-link hop and the xpay operand's site (each read once
-/// per launch) streaming, evict first. The links of longer paths keep the default: a kernel reads them from
-/// several paths, and the streaming loads (inline PTX the compiler cannot move) raise the
-/// register pressure of those long products.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Reads {
-    /// Read by several threads or terms: the default cache path.
-    Shared,
-    /// Read once per launch: `__ldcs`.
-    Once,
-}
-
-impl Reads {
-    /// The template arguments after the chunk count: none, or `, true` (STREAM).
-    fn template_args(self) -> &'static str {
-        match self {
-            Reads::Shared => "",
-            Reads::Once => ", true",
-        }
+/// The template arguments after the chunk count of a load through the cache path
+/// `reads`: none (the default path, for neighbour sites read by several threads), or
+/// `, true` (STREAM: `__ldcs`, evict first, for records read once per launch).
+fn template_args(reads: Reads) -> &'static str {
+    match reads {
+        Reads::Shared => "",
+        Reads::Once => ", true",
     }
 }
 
@@ -254,7 +205,7 @@ fn native_record(
     access: Access,
 ) {
     let (op, stream, constness) = match access {
-        Access::Load(reads) => ("load", reads.template_args(), "const "),
+        Access::Load(reads) => ("load", template_args(reads), "const "),
         Access::Store => ("store", "", ""),
     };
     let (head, tail) = native_parts(base, layout, subs, constness);
@@ -331,35 +282,9 @@ fn load_raw(
         &format!(
             "load_words<{}{}>({w}, {ptr}, {site}, {stride});",
             chunks(layout),
-            reads.template_args()
+            template_args(reads)
         ),
     );
-}
-
-/// Where a fixed-point record's scale is applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Scaling {
-    /// Every decoded real is multiplied by it at the load.
-    Applied,
-    /// The reals stay the stored integers q and the caller gets the scale as one factor
-    /// (a term: its arithmetic is linear in the record, so the factor joins the one
-    /// multiply-add of the accumulation instead of costing a multiply per real).
-    Deferred,
-    /// As `Deferred`, and the integers of a fixed-point site record are left biased by
-    /// B = 2^23 + 2^(b−1) (the decoder's last subtract skipped), for a caller that only
-    /// combines them in pairs: x − y exactly as the biased difference, x + y as
-    /// x − (2B − y) ([`twice_bias`]), every step exact in f32 — the spin projection.
-    Biased,
-}
-
-/// The literal 2B of a fixed-point format's bias ([`Scaling::Biased`]); `None` for the
-/// float formats.
-pub(super) fn twice_bias(format: StorageFormat) -> Option<&'static str> {
-    match format {
-        StorageFormat::Fixed16 => Some("16842752.0f"),
-        StorageFormat::Fixed8 => Some("16777472.0f"),
-        _ => None,
-    }
 }
 
 /// Declares `real <dest>[reals]` and loads site `site` of the site field at `base` into
@@ -670,8 +595,13 @@ pub(super) fn store_site(
 /// raw-word loads and stores for the chunk types of the device layout, the decoder (and,
 /// for the spinor format, the encoder) of each narrow format in use, and the recon-8
 /// reconstruction. Nothing is appended for f64/f32 with recon 18/12.
-pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
-    let (spinor, gauge, recon) = (variant.spinor, variant.gauge, variant.recon);
+pub(super) fn narrow_helpers(
+    src: &mut Src,
+    spinor: StorageFormat,
+    gauge: StorageFormat,
+    recon: Recon,
+    long_recon: LongRecon,
+) {
     let narrow: Vec<StorageFormat> =
         [spinor, gauge]
             .into_iter()
@@ -687,12 +617,12 @@ pub(super) fn narrow_helpers(src: &mut Src, variant: &Variant) {
     }
     for f in &narrow {
         src.0
-            .push_str(&codec(*f, *f == spinor, spinor == StorageFormat::F64));
+            .push_str(&cuda_codec(*f, *f == spinor, spinor == StorageFormat::F64));
     }
-    if recon == Recon::R8 || super::long_link::needs_recon8_helpers(variant) {
+    if recon == Recon::R8 || super::long_link::needs_recon8_helpers(long_recon) {
         src.0.push_str(RECON8);
     }
-    super::long_link::helpers(src, variant);
+    super::long_link::helpers(src, long_recon);
 }
 
 /// Loads and stores of raw 32-bit words: chunk c of a record of `W`-byte chunks covers
@@ -749,87 +679,6 @@ template <int B> __device__ __forceinline__ void put_raw_real(unsigned* w, int k
 }
 "#;
 
-/// The decoder `decode_<fmt>(raw bits) → real` of a narrow format and, when `encoder`
-/// (the spinor format, written by the output store), `encode_<fmt>(value, c) → bits`.
-///
-/// * f16: v = the binary16 value (`cvt.f32.f16`, exact); encode `cvt.rn.f16.f32`;
-/// * bf16: v = the bits << 16 as an f32 (exact); encode `cvt.rn.bf16.f32`;
-/// * fixed16/fixed8: decode gives the integer q (exact in f32) without the quarter-rate
-///   integer conversion: q + 2^(b−1) (the bits with the sign bit flipped) as the low
-///   mantissa bits of 2^23, minus 2^23 + 2^(b−1), both steps exact; the caller multiplies by
-///   the scale (s = fl(norm·fl(1/Q)) for fermions, fl(1/Q) for links, with
-///   `inv_q_<fmt>()` = fl(1/Q) in the compute type, `f64_compute`); encode
-///   q = round_half_even(v·c) clamped to ±Q, c = Q/norm.
-fn codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> String {
-    let name = format.name();
-    let (decode, encode) = match format {
-        StorageFormat::F16 => (
-            "float v; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"((unsigned short)bits)); return (real)v;",
-            "unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"((float)v)); return h;",
-        ),
-        StorageFormat::BF16 => (
-            "return (real)__uint_as_float(bits << 16);",
-            "unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"((float)v)); return h;",
-        ),
-        StorageFormat::Fixed16 => (
-            "return (real)(__uint_as_float(0x4b000000u | (bits ^ 0x8000u)) - 8421376.0f);",
-            "return (unsigned)max(-32767, min(32767, __float2int_rn((float)v * c)));",
-        ),
-        StorageFormat::Fixed8 => (
-            "return (real)(__uint_as_float(0x4b000000u | (bits ^ 0x80u)) - 8388736.0f);",
-            "return (unsigned)max(-127, min(127, __float2int_rn((float)v * c)));",
-        ),
-        StorageFormat::F64 | StorageFormat::F32 => return String::new(),
-    };
-    let mut s = format!(
-        "// {name}: raw bits -> value{}\n__device__ __forceinline__ real decode_{name}(unsigned bits) {{ {decode} }}\n",
-        if fixed_q(format).is_some() { " (the integer q; times the scale)" } else { "" }
-    );
-    if let Some(q) = fixed_q(format) {
-        s.push_str(&fixed_word_decoder(format));
-        let inv = if f64_compute {
-            format!("{:e}", 1.0 / f64::from(q))
-        } else {
-            format!("{:e}f", 1.0 / q as f32)
-        };
-        s.push_str(&format!(
-            "__device__ __forceinline__ real inv_q_{name}() {{ return {inv}; }} // fl(1/{q})\n"
-        ));
-    }
-    if encoder {
-        s.push_str(&format!(
-            "// {name}: value -> raw bits{}\n__device__ __forceinline__ unsigned encode_{name}(real v, float c) {{ {encode} }}\n",
-            if fixed_q(format).is_some() { " (q = round_half_even(v c), c = Q / norm)" } else { " (c unused)" }
-        ));
-    }
-    s
-}
-
-/// The word-at-a-time decoder `decode_q_<fmt><N>(q, w)` of a fixed-point record: the
-/// integers q of its first N reals, as `decode_<fmt>` gives them, in fewer instructions:
-/// each 32-bit word gets its sign bits flipped once (one `xor` for 2 or 4 reals), then a
-/// byte permute puts real j's byte(s) under the exponent bits 0x4b (2^23) and one subtract
-/// of 2^23 + 2^(b−1) leaves q, exactly.
-fn fixed_word_decoder(format: StorageFormat) -> String {
-    let name = format.name();
-    let (per_word, flip, selector, offset) = match format {
-        StorageFormat::Fixed16 => (
-            2,
-            "0x80008000u",
-            "(k % 2 == 0 ? 0x7610 : 0x7632)",
-            "8421376.0f",
-        ),
-        _ => (4, "0x80808080u", "(0x7540 | (k % 4))", "8388736.0f"),
-    };
-    format!(
-        "// {name}: the integers q of reals 0..N-1 of a record held in words w (BIASED: q + {offset}).\n\
-         template <int N, bool BIASED = false> __device__ __forceinline__ void decode_q_{name}(real* q, const unsigned* w) {{\n\
-         #pragma unroll\n    \
-         for (int k = 0; k < N; k++) {{ const float b = __uint_as_float(__byte_perm(w[k / {per_word}] ^ {flip}, 0x4b000000u, {selector})); q[k] = (real)(BIASED ? b : b - {offset}); }}\n\
-         }}\n"
-    )
-}
-
 /// QUDA's recon-8 reconstruction, as `qdsl_core::format` defines it (order of operations
 /// included; sin/cos through `sincospi`).
 const RECON8: &str = r#"__device__ __forceinline__ void sincos_pi(float t, float* s, float* c) { sincospif(t, s, c); }
@@ -868,150 +717,9 @@ pub(super) fn fixed_factor(format: StorageFormat) -> Option<String> {
     fixed_q(format).map(|_| format!("inv_q_{}()", format.name()))
 }
 
-/// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
-fn fixed_q(format: StorageFormat) -> Option<i32> {
-    match format {
-        StorageFormat::Fixed16 => Some(FixedWidth::Bits16.max_int()),
-        StorageFormat::Fixed8 => Some(FixedWidth::Bits8.max_int()),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Hand-computed device chunks (the runtime's rule: W the largest of 16, 8, 4, 2, 1
-    /// dividing the record's bytes): Wilson fixed16 48 B = 3 × uint4; staggered fixed16
-    /// 12 B = 3 × 4 B; staggered fixed8 6 B = 3 × 2 B; fixed16 recon 18 36 B = 9 × 4 B;
-    /// fixed16 recon 12 24 B = 3 × uint2; f16 recon 8 16 B = 1 × uint4; fixed8 recon 8
-    /// 8 B = 1 × uint2; fixed8 recon 18 18 B = 9 × 2 B; f32 keeps SoaLayout (6 float4).
-    #[test]
-    fn device_chunks_by_hand() {
-        let cases = [
-            (24, StorageFormat::Fixed16, 16, 3, "uint4"),
-            (6, StorageFormat::Fixed16, 4, 3, "unsigned"),
-            (6, StorageFormat::Fixed8, 2, 3, "unsigned short"),
-            (18, StorageFormat::Fixed16, 4, 9, "unsigned"),
-            (12, StorageFormat::Fixed16, 8, 3, "uint2"),
-            (8, StorageFormat::F16, 16, 1, "uint4"),
-            (8, StorageFormat::Fixed8, 8, 1, "uint2"),
-            (18, StorageFormat::Fixed8, 2, 9, "unsigned short"),
-            (24, StorageFormat::BF16, 16, 3, "uint4"),
-            (24, StorageFormat::F32, 16, 6, "float4"),
-        ];
-        for (reals, format, w, c, ty) in cases {
-            let l = SoaLayout::new(reals, format);
-            assert_eq!(
-                (chunk_bytes(&l), chunks(&l), chunk_type(&l)),
-                (w, c, ty),
-                "{reals} {format:?}"
-            );
-        }
-        // Raw words: 3 × 16 B = 12 words; 3 × 2 B = 6 B → 2 words.
-        assert_eq!(words(&SoaLayout::new(24, StorageFormat::Fixed16)), 12);
-        assert_eq!(words(&SoaLayout::new(6, StorageFormat::Fixed8)), 2);
-    }
-
-    /// The fl(1/Q) literal in the source parses (as C does, to the nearest value) back to
-    /// the constant qdsl_core::format multiplies by, in f32 and in f64.
-    #[test]
-    fn inv_q_literals_are_the_format_constants() {
-        for (format, w) in [
-            (StorageFormat::Fixed16, FixedWidth::Bits16),
-            (StorageFormat::Fixed8, FixedWidth::Bits8),
-        ] {
-            for f64_compute in [false, true] {
-                let src = codec(format, false, f64_compute);
-                let lit = src
-                    .split("return ")
-                    .nth(2)
-                    .and_then(|t| t.split(';').next())
-                    .expect("inv_q body");
-                if f64_compute {
-                    assert_eq!(lit.parse::<f64>().unwrap(), w.inv_max::<f64>(), "{lit}");
-                } else {
-                    let lit = lit.strip_suffix('f').expect("an f32 literal");
-                    assert_eq!(lit.parse::<f32>().unwrap(), w.inv_max::<f32>(), "{lit}");
-                }
-            }
-        }
-    }
-
-    /// The exact integer decode of the source (`as_float(0x4b000000 | (bits ^ 2^(b−1)))
-    /// − (2^23 + 2^(b−1))`), emulated in f32 for every 16-bit and 8-bit pattern, equals
-    /// the two's-complement integer; and the emitted source holds exactly that expression.
-    #[test]
-    fn fixed_decode_identity_holds_for_every_pattern() {
-        for bits in 0u32..=0xffff {
-            let v = f32::from_bits(0x4b00_0000 | (bits ^ 0x8000)) - 8_421_376.0;
-            assert_eq!(v, f32::from(bits as u16 as i16), "{bits:#x}");
-        }
-        for bits in 0u32..=0xff {
-            let v = f32::from_bits(0x4b00_0000 | (bits ^ 0x80)) - 8_388_736.0;
-            assert_eq!(v, f32::from(bits as u8 as i8), "{bits:#x}");
-        }
-        // The word decoder: __byte_perm(x, y, s) takes result byte n from byte s_n of
-        // (y:x) (0–3 of x, 4–7 of y); emulated for both reals of every 32-bit pattern
-        // whose halves run over all 16-bit values, and every byte of the 8-bit one.
-        let byte_perm = |x: u32, y: u32, sel: u32| -> u32 {
-            let bytes = (u64::from(y) << 32 | u64::from(x)).to_le_bytes();
-            (0..4).fold(0, |r, n| {
-                r | u32::from(bytes[((sel >> (4 * n)) & 7) as usize]) << (8 * n)
-            })
-        };
-        for bits in 0u32..=0xffff {
-            let w = bits | (bits.wrapping_mul(40503) & 0xffff) << 16;
-            for (k, sel) in [(0, 0x7610), (1, 0x7632)] {
-                let v = f32::from_bits(byte_perm(w ^ 0x8000_8000, 0x4b00_0000, sel)) - 8_421_376.0;
-                assert_eq!(v, f32::from((w >> (16 * k)) as u16 as i16), "{w:#x} {k}");
-            }
-        }
-        for bits in 0u32..=0xff {
-            let w = bits | ((bits * 37) & 0xff) << 8 | (bits ^ 0x5a) << 16 | (0xff - bits) << 24;
-            for k in 0..4 {
-                let v = f32::from_bits(byte_perm(w ^ 0x8080_8080, 0x4b00_0000, 0x7540 | k))
-                    - 8_388_736.0;
-                assert_eq!(v, f32::from((w >> (8 * k)) as u8 as i8), "{w:#x} {k}");
-            }
-        }
-        assert!(codec(StorageFormat::Fixed16, false, false).contains(
-            "__byte_perm(w[k / 2] ^ 0x80008000u, 0x4b000000u, (k % 2 == 0 ? 0x7610 : 0x7632))); q[k] = (real)(BIASED ? b : b - 8421376.0f)"
-        ));
-        assert!(codec(StorageFormat::Fixed8, false, false).contains(
-            "__byte_perm(w[k / 4] ^ 0x80808080u, 0x4b000000u, (0x7540 | (k % 4)))); q[k] = (real)(BIASED ? b : b - 8388736.0f)"
-        ));
-        assert!(codec(StorageFormat::Fixed16, false, false)
-            .contains("__uint_as_float(0x4b000000u | (bits ^ 0x8000u)) - 8421376.0f"));
-        assert!(codec(StorageFormat::Fixed8, false, false)
-            .contains("__uint_as_float(0x4b000000u | (bits ^ 0x80u)) - 8388736.0f"));
-    }
-
-    /// The biased sums and differences of `Scaling::Biased` equal the integer ones in f32,
-    /// over a grid of q pairs covering both extremes, for both widths.
-    #[test]
-    fn biased_pairs_are_exact() {
-        for (bias, twice, qmax) in [
-            (8_421_376.0f32, 16_842_752.0f32, 32767),
-            (8_388_736.0, 16_777_472.0, 127),
-        ] {
-            assert_eq!(2.0 * bias, twice);
-            let qs: Vec<i32> = (-qmax..=qmax)
-                .step_by(97)
-                .chain([-qmax, -1, 0, 1, qmax])
-                .collect();
-            for &x in &qs {
-                for &y in &qs {
-                    let (bx, by) = (x as f32 + bias, y as f32 + bias);
-                    assert_eq!(bx - by, (x - y) as f32, "{x} - {y}");
-                    assert_eq!(bx - (twice - by), (x + y) as f32, "{x} + {y}");
-                }
-            }
-        }
-        assert_eq!(twice_bias(StorageFormat::Fixed16), Some("16842752.0f"));
-        assert_eq!(twice_bias(StorageFormat::Fixed8), Some("16777472.0f"));
-        assert_eq!(twice_bias(StorageFormat::F16), None);
-    }
 
     /// Norm parameters: a fixed-point site field gets `norm_<name>` (const for inputs),
     /// a fixed-point gauge field and float formats none.

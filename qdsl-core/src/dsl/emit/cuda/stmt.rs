@@ -1,0 +1,283 @@
+//! The kernel IR's statements as CUDA: one arm per [`Stmt`], each printing exactly what
+//! the IR says (the passes made the decisions). Loads go through the storage codec
+//! printers ([`super::storage`], [`super::long_link`]); the factor a load leaves out is
+//! kept by value until the accumulation that names it.
+
+use super::storage::{self, LinkField};
+use super::term::{biased_phase_add, link_site, literal, phase_add, shift_and_wrap, source_index};
+use super::Src;
+use crate::dsl::kernel_ir::{
+    Accumulate, BuildFlag, Cond, KernelIr, Load, LoadAt, Reconstruct, Rows, Stmt, Value,
+};
+use crate::dsl::layout::SoaLayout;
+use crate::dsl::spin::Phase;
+
+/// The factors the loads of the enclosing stage left out, by value.
+#[derive(Default)]
+struct Deferred(Vec<(Value, String)>);
+
+/// Prints the statements of a stage body at indentation `d`.
+pub(super) fn print_body(s: &mut Src, d: usize, body: &[Stmt], k: &KernelIr) {
+    let mut deferred = Deferred::default();
+    stmts(s, d, body, k, &mut deferred);
+}
+
+fn stmts(s: &mut Src, d: usize, body: &[Stmt], k: &KernelIr, f: &mut Deferred) {
+    for st in body {
+        stmt(s, d, st, k, f);
+    }
+}
+
+fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
+    match st {
+        Stmt::Scope { comment, body } => {
+            match comment {
+                Some(c) => s.line(d, &format!("{{ // {c}")),
+                None => s.line(d, "{"),
+            }
+            stmts(s, d + 1, body, k, f);
+            s.line(d, "}");
+        }
+        Stmt::Build { flag, body } => {
+            s.0.push_str(match flag {
+                BuildFlag::Prefetch => "#if QDSL_PREFETCH\n",
+                BuildFlag::NotLinksOnly => "#if !QDSL_PREFETCH_LINKS_ONLY\n",
+            });
+            stmts(s, d, body, k, f);
+            s.0.push_str("#endif\n");
+        }
+        Stmt::If { cond, body } => {
+            let Cond::SameDirichletBlock { mu, block: b } = *cond;
+            s.line(
+                d,
+                &format!(
+                    "if (x[{mu}] / {b} == y[{mu}] / {b}) {{ // Dirichlet: the hop stays in x's block"
+                ),
+            );
+            stmts(s, d + 1, body, k, f);
+            s.line(d, "}");
+        }
+        Stmt::Comment(c) => s.line(d, &format!("// {c}")),
+        &Stmt::Neighbour {
+            mu,
+            steps,
+            tracks_wraps,
+        } => {
+            s.line(d, "int y[4] = {x[0], x[1], x[2], x[3]};");
+            if tracks_wraps {
+                s.line(
+                    d,
+                    "bool wraps = false; // an odd number of wraps of the antiperiodic t boundary",
+                );
+            }
+            let flip = if tracks_wraps { " wraps = !wraps;" } else { "" };
+            shift_and_wrap(s, d, "y", mu, steps, flip);
+        }
+        &Stmt::SourceIndex {
+            reads,
+            parity_output,
+        } => s.line(
+            d,
+            &format!("const int n = {};", source_index(reads, parity_output)),
+        ),
+        Stmt::LinkSite(l) => link_site(s, d, "const int ln", l),
+        Stmt::Load(load) => {
+            if let Some(factor) = print_load(s, d, load, k) {
+                f.0.push((load.value, factor));
+            }
+        }
+        &Stmt::Spinor { spins } => {
+            s.line(d, &format!("cplx v[{spins}][3];"));
+            s.line(d, "#pragma unroll");
+            s.line(
+                d,
+                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ v[q][a] = {{r[6 * q + 2 * a], r[6 * q + 2 * a + 1]}}; }} }}"),
+            );
+        }
+        Stmt::Project { .. } | Stmt::Twist | Stmt::CloverMul => spin(s, d, st),
+        Stmt::SharedStore { .. } | Stmt::SharedLoad { .. } | Stmt::AddReals { .. } => {
+            shared(s, d, st)
+        }
+        &Stmt::Transport { rows, dagger } => {
+            let (name, n) = rows_of(rows);
+            s.line(d, &format!("transport<{n}, {dagger}>({name}, m);"));
+        }
+        Stmt::Accumulate(a) => accumulate(s, d, a, f),
+        Stmt::PrefetchSite { field } => {
+            if let Some(x) = k.field(field) {
+                storage::prefetch_site(s, d, (&format!("f_{field}"), &x.layout), "n");
+            }
+        }
+        Stmt::PrefetchLink { field, mu } => {
+            if let Some(x) = k.field(field) {
+                storage::prefetch_link(s, d, (&format!("f_{field}"), &x.layout), *mu, "ln");
+            }
+        }
+        Stmt::Mma(op) => match *op {},
+    }
+}
+
+/// The spin statements: projection to a half spinor, the twist, the clover product.
+fn spin(s: &mut Src, d: usize, st: &Stmt) {
+    match st {
+        Stmt::Project { rows, biased } => {
+            s.line(d, "cplx h[2][3];");
+            let twice = biased.and_then(storage::twice_bias);
+            for (r, &(c, ph)) in rows.iter().enumerate() {
+                let (a, b) = (format!("v[{r}][a]"), format!("v[{c}][a]"));
+                let sum = match twice {
+                    Some(t) => biased_phase_add(&a, ph, &b, t),
+                    None => phase_add(&a, ph, None, &b),
+                };
+                s.line(d, "#pragma unroll");
+                s.line(
+                    d,
+                    &format!("for (int a = 0; a < 3; a++) {{ h[{r}][a] = {sum}; }}"),
+                );
+            }
+        }
+        Stmt::Twist => {
+            s.line(d, "// i gamma5 = diag(i, i, -i, -i)");
+            s.line(d, "#pragma unroll");
+            s.line(d, "for (int a = 0; a < 3; a++) {");
+            s.line(
+                d + 1,
+                "v[0][a] = cplx{-v[0][a].im, v[0][a].re}; v[1][a] = cplx{-v[1][a].im, v[1][a].re};",
+            );
+            s.line(
+                d + 1,
+                "v[2][a] = cplx{v[2][a].im, -v[2][a].re}; v[3][a] = cplx{v[3][a].im, -v[3][a].re};",
+            );
+            s.line(d, "}");
+        }
+        Stmt::CloverMul => s.line(d, "clover_mul(v, ca);"),
+        _ => {}
+    }
+}
+
+/// The shared-memory statements and the addition of a record into the accumulator.
+fn shared(s: &mut Src, d: usize, st: &Stmt) {
+    match st {
+        Stmt::SharedStore { buffer, src, reals } => {
+            s.line(d, "#pragma unroll");
+            s.line(
+                d,
+                &format!("for (int k = 0; k < {reals}; k++) {{ {buffer}[(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) * {reals} + k] = {src}[k]; }}"),
+            );
+        }
+        Stmt::SharedLoad {
+            buffer,
+            dest,
+            reals,
+            dy,
+        } => {
+            s.line(d, &format!("real {dest}[{reals}];"));
+            s.line(d, "{");
+            s.line(
+                d + 1,
+                &format!(
+                    "const int ty = (threadIdx.y + blockDim.y {} {}) % blockDim.y; // slice s5 {dy:+}, periodic in the block",
+                    if *dy < 0 { '-' } else { '+' },
+                    dy.abs()
+                ),
+            );
+            s.line(d + 1, "#pragma unroll");
+            s.line(
+                d + 1,
+                &format!("for (int k = 0; k < {reals}; k++) {{ {dest}[k] = {buffer}[(threadIdx.x + blockDim.x * (ty + blockDim.y * threadIdx.z)) * {reals} + k]; }}"),
+            );
+            s.line(d, "}");
+        }
+        &Stmt::AddReals { src, coeff, spins } => {
+            s.line(d, "#pragma unroll");
+            s.line(
+                d,
+                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ acc[q][a] = c_add(acc[q][a], c_scale({}, cplx{{{src}[6 * q + 2 * a], {src}[6 * q + 2 * a + 1]}})); }} }}", literal(coeff)),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The array a transport or accumulation works on, and its rows.
+fn rows_of(rows: Rows) -> (&'static str, usize) {
+    match rows {
+        Rows::Half => ("h", 2),
+        Rows::Full(n) => ("v", n),
+    }
+}
+
+/// Prints a load through the field's codec; returns the factor the load left out.
+pub(super) fn print_load(s: &mut Src, d: usize, load: &Load, k: &KernelIr) -> Option<String> {
+    let field = k.field(&load.field)?;
+    match load.at {
+        LoadAt::Site { site, dest } => {
+            // The xpay operand has the output's layout and its own pointer.
+            let base = match load.value {
+                Value::XpayX => "xpay_x".to_string(),
+                _ => format!("f_{}", field.name),
+            };
+            let layout: &SoaLayout = &field.layout;
+            storage::load_site(s, d, (&base, layout), site, dest, load.reads, load.scaling)
+        }
+        LoadAt::Link { mu, at } => {
+            let base = format!("f_{}", field.name);
+            let link = LinkField {
+                base: &base,
+                layout: &field.layout,
+                long: field.long,
+            };
+            storage::load_link(s, d, link, mu, ("ln", at), load.reads, load.scaling)
+        }
+    }
+}
+
+/// acc += sign · tf · rows, tf the product of the coefficient (or the boundary sign
+/// times it) and the factors the named loads left out; the projected rows reconstructed.
+fn accumulate(s: &mut Src, d: usize, a: &Accumulate, f: &Deferred) {
+    let mut factors = Vec::new();
+    if a.wraps {
+        factors.push(format!(
+            "(wraps ? {} : {})",
+            literal(-a.scale),
+            literal(a.scale)
+        ));
+    } else if a.scale != 1.0 {
+        factors.push(literal(a.scale));
+    }
+    for v in &a.scaled_by {
+        factors.extend(f.0.iter().filter(|(w, _)| w == v).map(|(_, x)| x.clone()));
+    }
+    let factor = (!factors.is_empty()).then(|| {
+        s.line(d, &format!("const real tf = {};", factors.join(" * ")));
+        "tf"
+    });
+    let one = Phase::ONE.times(a.sign);
+    let add = |s: &mut Src, q: usize, ph: Phase, src: String| {
+        s.line(
+            d + 1,
+            &format!(
+                "acc[{q}][a] = {};",
+                phase_add(&format!("acc[{q}][a]"), ph, factor, &src)
+            ),
+        );
+    };
+    s.line(d, "#pragma unroll");
+    s.line(d, "for (int a = 0; a < 3; a++) {");
+    match a.reconstruct {
+        Reconstruct::Projected(p) => {
+            for r in 0..2 {
+                add(s, r, one, format!("h[{r}][a]"));
+            }
+            for (k2, &(r, ph)) in p.reconstruct.iter().enumerate() {
+                add(s, 2 + k2, ph.times(a.sign), format!("h[{r}][a]"));
+            }
+        }
+        Reconstruct::Rows(ns) => {
+            for q in 0..ns {
+                add(s, q, one, format!("v[{q}][a]"));
+            }
+        }
+    }
+    s.line(d, "}");
+}
