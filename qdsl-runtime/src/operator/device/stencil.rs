@@ -17,8 +17,8 @@ use crate::device::launch::KernelArgs;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
-    self, compile_knobs, launch_candidates, Candidate, CompileKnob, TuneKey, Tuner, TwoStageSearch,
-    PREFETCH_MACRO,
+    self, compile_knobs, heuristic_knob, launch_candidates, Candidate, CompileKnob, TuneKey,
+    TunePolicy, Tuner, TwoStageSearch, PREFETCH_MACRO,
 };
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
@@ -98,8 +98,10 @@ impl DeviceStencil {
         )
     }
 
-    /// Loads `kernel` (generated from `ir` for `variant`); its arguments are bound in the
-    /// order of the kernel's own parameter list.
+    /// Loads `kernel` (generated from `ir` for `variant`): its heuristic build
+    /// ([`heuristic_knob`], the one the launch policy tunes and untuned runs use) is
+    /// compiled now (a lookup after [`Self::initial_build`] was preloaded); its
+    /// arguments are bound in the order of the kernel's own parameter list.
     pub fn new(
         gpu: &Gpu,
         ir: Ir,
@@ -107,9 +109,15 @@ impl DeviceStencil {
         kernel: CompiledKernel,
         info: KernelInfo,
     ) -> Result<Self, OperatorError> {
-        let function = gpu.function(&kernel.name, &kernel.source, &[])?;
+        let knob = heuristic_knob(&kernel.source);
+        let function = gpu.function_built(
+            &kernel.name,
+            &kernel.source,
+            &knob.nvrtc_options(),
+            knob.register_cap(),
+        )?;
         let (uses, spinor_reals) = field_uses(&ir)?;
-        let default = Arc::new(Build {
+        let first = Arc::new(Build {
             function,
             shared_allowed: AtomicU32::new(48 * 1024),
         });
@@ -122,9 +130,16 @@ impl DeviceStencil {
             variant: *variant,
             info,
             compiled: kernel,
-            builds: Mutex::new(HashMap::from([(CompileKnob::Default, default)])),
+            builds: Mutex::new(HashMap::from([(knob, first)])),
             tuned: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The NVRTC options and register cap of the build [`Self::new`] compiles for
+    /// `kernel` (to compile several kernels at once with [`Gpu::preload`]).
+    pub fn initial_build(kernel: &CompiledKernel) -> (Vec<String>, Option<u32>) {
+        let knob = heuristic_knob(&kernel.source);
+        (knob.nvrtc_options(), knob.register_cap())
     }
 
     /// The build `knob`, loaded on first use (a register cap: the same PTX with a
@@ -511,17 +526,35 @@ impl DeviceStencil {
             &formats_key(&self.variant),
             &gpu.device_key(),
         );
-        let launches =
-            launch_candidates(output_sites(&self.variant, lattice), &gpu.launch_limits()?);
-        // The register count is only needed (and the attribute only read) when tuning.
-        let uncapped = match tuner.enabled() {
-            true => Some(self.registers(gpu, CompileKnob::Default)?),
-            false => None,
+        let threads = output_sites(&self.variant, lattice);
+        let launches = launch_candidates(threads, &gpu.launch_limits()?);
+        let heuristic = heuristic_knob(&self.compiled.source).label();
+        let full = match tuner.policy() {
+            // The register count is only needed (and the attribute only read) for the
+            // full search.
+            TunePolicy::Full => {
+                let uncapped = self.registers(gpu, CompileKnob::Default)?;
+                let prefetch = self.compiled.source.contains(PREFETCH_MACRO);
+                let knobs = compile_knobs(Some(uncapped), prefetch);
+                TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches)
+            }
+            TunePolicy::Launch | TunePolicy::Off => {
+                TwoStageSearch::new(vec![heuristic.clone()], launches)
+            }
         };
-        let prefetch = self.compiled.source.contains(PREFETCH_MACRO);
-        let knobs = compile_knobs(uncapped, prefetch);
-        let search = TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches);
-        let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
+        // A winner at another volume keeps its build, block and shared memory; the grid
+        // covers this volume's sites.
+        let rescale = |c: &Candidate| {
+            Some(Candidate {
+                compile: c.compile.clone(),
+                launch: tune::LaunchConfig::covering(
+                    threads,
+                    c.launch.block,
+                    c.launch.shared_bytes,
+                ),
+            })
+        };
+        let tuned = tuner.tune_launch(&key, &heuristic, &full, rescale, |c: &Candidate| {
             let choice = self.choice(c)?;
             gpu.time_us(1, 5, || {
                 self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
