@@ -103,6 +103,8 @@ pub struct Gpu {
     backend: CudaBackend,
     jit: Jit,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Whole programs loaded by [`Gpu::module`], by name and options.
+    modules: Mutex<HashMap<String, std::sync::Arc<cudarc::driver::CudaModule>>>,
     /// Modules loaded (the driver assembles their PTX for the device) and the time.
     loads: WorkCounter,
     /// sm_90 or later: programmatic dependent launches exist.
@@ -118,6 +120,7 @@ impl Gpu {
             backend,
             jit,
             functions: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
             loads: WorkCounter::default(),
             sm90,
             dependent_launch: AtomicBool::new(sm90 && super::launch::dependent_launch_enabled()),
@@ -227,6 +230,40 @@ impl Gpu {
             .map_err(driver(format!("finding {name} in its module")))?;
         let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
         Ok(map.entry(key).or_insert(f).clone())
+    }
+
+    /// The module of program `name` (`source` compiled with `extra` options, PTX
+    /// cached), loaded once per name and options: for programs of several kernels.
+    pub fn module(
+        &self,
+        name: &str,
+        source: &str,
+        extra: &[String],
+    ) -> Result<std::sync::Arc<cudarc::driver::CudaModule>, DeviceError> {
+        let key = build_key(name, extra, None);
+        if let Some(m) = self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(m.clone());
+        }
+        let arch = self
+            .backend
+            .device()
+            .map(|d| d.arch)
+            .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
+        let ptx = self.jit.compile(name, source, arch, extra)?.ptx;
+        let start = std::time::Instant::now();
+        let module = self
+            .backend
+            .context()
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(driver(format!("loading the module of {name}")))?;
+        self.loads.add(start);
+        let mut map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map.entry(key).or_insert(module).clone())
     }
 
     /// The loaded function of a build key, if any.

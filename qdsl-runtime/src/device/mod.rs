@@ -22,6 +22,7 @@ pub mod format;
 pub mod gpu;
 #[cfg(test)]
 mod gpu_tests;
+pub mod kernel;
 pub mod launch;
 pub mod layout;
 pub mod long_links;

@@ -1,0 +1,153 @@
+//! Binding arguments by name, on the CPU: fake buffers stand for device memory (only
+//! [`check`] runs; nothing is launched).
+
+use super::*;
+use qdsl_core::dsl::{Geometry, ParamDecl};
+
+/// A buffer of `Elem` that is never dereferenced.
+struct Fake(Elem);
+
+impl ReadBuffer for Fake {
+    fn elem(&self) -> Elem {
+        self.0
+    }
+    fn address<'s>(&'s self, _: &'s CudaStream) -> (u64, SyncOnDrop<'s>) {
+        (0, SyncOnDrop::Sync(None))
+    }
+}
+
+impl WriteBuffer for Fake {
+    fn elem(&self) -> Elem {
+        self.0
+    }
+    fn address_mut<'s>(&'s mut self, _: &'s CudaStream) -> (u64, SyncOnDrop<'s>) {
+        (0, SyncOnDrop::Sync(None))
+    }
+}
+
+/// `axpy(const float* x, float* y, float* norms_or_null, float a, int n)`.
+fn axpy() -> KernelInterface {
+    KernelInterface {
+        name: "axpy".into(),
+        params: vec![
+            ParamDecl::new("x", ParamKind::read(Elem::F32)),
+            ParamDecl::new("y", ParamKind::write(Elem::F32)),
+            ParamDecl::new("norms", ParamKind::write(Elem::F32).or_null()),
+            ParamDecl::new("a", ParamKind::F32),
+            ParamDecl::new("n", ParamKind::I32),
+        ],
+        geometry: Geometry::linear(),
+    }
+}
+
+/// Buffers that outlive the arguments.
+static X: Fake = Fake(Elem::F32);
+static X64: Fake = Fake(Elem::F64);
+
+/// Every argument of [`axpy`], then `spoil` applied.
+fn check_with(spoil: impl FnOnce(&mut Args<'static>)) -> Result<(), BindError> {
+    let x = &X;
+    let y: &'static mut Fake = Box::leak(Box::new(Fake(Elem::F32)));
+    let mut a = Args::new();
+    a.read("x", x)
+        .write("y", y)
+        .write_or_null("norms", None)
+        .real("a", 2.0)
+        .count("n", 1000);
+    spoil(&mut a);
+    check(&axpy(), &a)
+}
+
+#[test]
+fn complete_arguments_of_the_right_kinds_bind() {
+    assert_eq!(check_with(|_| {}), Ok(()));
+}
+
+#[test]
+fn a_missing_argument_names_kernel_and_parameter() {
+    let x = Fake(Elem::F32);
+    let mut a = Args::new();
+    a.read("x", &x)
+        .real("a", 2.0)
+        .int("n", 3)
+        .set("norms", Arg::Null);
+    let e = check(&axpy(), &a).unwrap_err();
+    assert_eq!(
+        e,
+        BindError::Missing {
+            kernel: "axpy".into(),
+            param: "y".into(),
+            expected: "a written F32 buffer".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "axpy: no argument for parameter y (a written F32 buffer)"
+    );
+}
+
+#[test]
+fn an_extra_argument_is_named_with_the_parameters() {
+    let e = check_with(|a| {
+        a.int("stride", 4);
+    })
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "axpy: argument stride is not a parameter of the kernel (parameters: x, y, norms, a, n)"
+    );
+}
+
+#[test]
+fn mistyped_arguments_name_what_was_expected_and_found() {
+    let mistyped = |e: BindError, param: &str| {
+        assert!(
+            matches!(&e, BindError::Mistyped { param: p, .. } if p == param),
+            "{e}"
+        );
+        e.to_string()
+    };
+    let e = check_with(|a| {
+        a.real("x", 1.0);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "x"),
+        "axpy: parameter x takes a read-only F32 buffer, found the real 1"
+    );
+    let e = check_with(|a| {
+        a.int("n", 1i64 << 40);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "n"),
+        "axpy: parameter n takes a 32-bit integer, found the integer 1099511627776, beyond 32 bits"
+    );
+    let e = check_with(|a| {
+        a.int("a", 2);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "a"),
+        "axpy: parameter a takes an f32 real, found the integer 2"
+    );
+    let e = check_with(|a| {
+        a.set("x", Arg::Null);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "x"),
+        "axpy: parameter x takes a read-only F32 buffer, found null"
+    );
+    // The element type and the access count too.
+    let e = check_with(|a| {
+        a.read("x", &X64);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "x"),
+        "axpy: parameter x takes a read-only F32 buffer, found a read-only F64 buffer"
+    );
+    let e = check_with(|a| {
+        a.read("y", &X);
+    });
+    assert_eq!(
+        mistyped(e.unwrap_err(), "y"),
+        "axpy: parameter y takes a written F32 buffer, found a read-only F32 buffer"
+    );
+}
