@@ -361,6 +361,37 @@ impl KernelProgram {
     pub fn kernel(&self, name: &str) -> Option<&KernelInterface> {
         self.kernels.iter().find(|k| k.name == name)
     }
+
+    /// Every kernel whose declared parameter names differ from the signature in the
+    /// source ([`signature_names`]), as "name: declared [..], source [..]" (empty when
+    /// the interfaces agree with the text).
+    pub fn signature_mismatches(&self) -> Vec<String> {
+        self.kernels
+            .iter()
+            .filter_map(|k| {
+                let declared: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+                let text = signature_names(&self.source, &k.name);
+                (declared != text)
+                    .then(|| format!("{}: declared {declared:?}, source {text:?}", k.name))
+            })
+            .collect()
+    }
+}
+
+/// The parameter names of the `extern "C"` kernel `name` of `source`, read from the text
+/// (empty if there is no such kernel): `const real* __restrict__ x` → `x`.
+pub fn signature_names(source: &str, name: &str) -> Vec<String> {
+    let head = format!("extern \"C\" __global__ void {name}(");
+    let Some(start) = source.find(&head) else {
+        return Vec::new();
+    };
+    let rest = &source[start + head.len()..];
+    let end = rest.find(')').unwrap_or(rest.len());
+    rest[..end]
+        .split(',')
+        .filter_map(|p| p.split_whitespace().last())
+        .map(|p| p.trim_start_matches('*').to_string())
+        .collect()
 }
 
 /// A generated kernel with its interface: what the launcher needs besides the GPU.
@@ -385,17 +416,7 @@ impl CompiledKernel {
     /// The parameter names of the `extern "C"` signature of [`Self::source`], read from
     /// the text (independent of [`Self::params`]): `const real xpay_a` → `xpay_a`.
     pub fn signature_names(&self) -> Vec<String> {
-        let head = format!("extern \"C\" __global__ void {}(", self.name);
-        let Some(start) = self.source.find(&head) else {
-            return Vec::new();
-        };
-        let rest = &self.source[start + head.len()..];
-        let end = rest.find(')').unwrap_or(rest.len());
-        rest[..end]
-            .split(',')
-            .filter_map(|p| p.split_whitespace().last())
-            .map(str::to_string)
-            .collect()
+        signature_names(&self.source, &self.name)
     }
 }
 

@@ -151,3 +151,38 @@ fn mistyped_arguments_name_what_was_expected_and_found() {
         "axpy: parameter y takes a written F32 buffer, found a read-only F32 buffer"
     );
 }
+
+/// Every hand-written program's declared parameters are its source's signature, in
+/// order (read back from the text independently of the declarations).
+#[test]
+fn the_declared_interfaces_match_the_sources() {
+    use crate::device::codegen::{conversion_program, reduction_program, Direction};
+    use crate::device::{DeviceFormat, DeviceLayout, HostReal};
+    use crate::solver::device::blas_source::blas_program;
+    use qdsl_core::dsl::variant::StorageFormat;
+    use qdsl_core::format::{Compression, LinkFormat};
+    let mut programs = Vec::new();
+    let fermions: Vec<DeviceLayout> = StorageFormat::EVERY
+        .iter()
+        .filter_map(|f| DeviceLayout::new(DeviceFormat::Fermion(f.fermion_format()), 24, 64).ok())
+        .collect();
+    assert!(fermions.len() >= 4);
+    for l in &fermions {
+        for host in [HostReal::F64, HostReal::F32] {
+            for dir in [Direction::Encode, Direction::Decode] {
+                programs.push(conversion_program(l, host, dir).unwrap());
+            }
+        }
+        programs.push(reduction_program(l).unwrap());
+        for x in &fermions {
+            programs.push(blas_program(l, x).unwrap());
+        }
+    }
+    let link = LinkFormat::new(StorageFormat::F32.link_storage(), Compression::Full);
+    let links = DeviceLayout::new(DeviceFormat::Link(link), 0, 64).unwrap();
+    programs.push(conversion_program(&links, HostReal::F64, Direction::Encode).unwrap());
+    for p in &programs {
+        assert!(!p.kernels.is_empty(), "{}", p.name);
+        assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
+    }
+}
