@@ -186,3 +186,50 @@ fn the_declared_interfaces_match_the_sources() {
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
     }
 }
+
+/// The link-path, gauge-force and projection programs: every declared interface is its
+/// source's signature, for f32 and f64 and both input-link storages.
+#[test]
+fn the_smearing_interfaces_match_the_sources() {
+    use crate::smear::{force_program, projection_program};
+    use qdsl_core::dsl::paths::cuda::program;
+    use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+    use qdsl_core::dsl::variant::Recon;
+    use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge, WilsonGauge};
+    let knobs = [
+        PathKnobs::default(),
+        PathKnobs {
+            input: Recon::R12,
+            ..PathKnobs::default()
+        },
+    ];
+    let plans = [
+        AsqtadFat::plan().unwrap(),
+        AsqtadLong::plan().unwrap(),
+        Fat7::plan().unwrap(),
+        HisqFat::plan().unwrap(),
+    ];
+    let mut programs = Vec::new();
+    for plan in &plans {
+        for k in &knobs {
+            programs.push(program::<f32>(plan, k, "p32").unwrap());
+            programs.push(program::<f64>(plan, k, "p64").unwrap());
+        }
+    }
+    for plan in [
+        WilsonGauge::force_plan().unwrap(),
+        SymanzikGauge::force_plan().unwrap(),
+    ] {
+        programs.push(force_program::<f32>(&plan).unwrap());
+        programs.push(force_program::<f64>(&plan).unwrap());
+    }
+    programs.push(projection_program::<f32>().unwrap());
+    programs.push(projection_program::<f64>().unwrap());
+    for p in &programs {
+        assert!(!p.kernels.is_empty(), "{}", p.name);
+        assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
+    }
+    // Five kernels per smearing program, six with the force.
+    assert_eq!(programs[0].kernels.len(), 5);
+    assert_eq!(programs[plans.len() * 4].kernels.len(), 6);
+}
