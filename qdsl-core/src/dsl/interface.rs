@@ -172,6 +172,8 @@ pub enum ParamKind {
     },
     /// A 32-bit integer.
     I32,
+    /// A 64-bit integer (`long`).
+    I64,
     /// A single-precision real.
     F32,
     /// A double-precision real.

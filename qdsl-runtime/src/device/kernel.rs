@@ -208,6 +208,7 @@ fn expected(kind: &ParamKind) -> String {
             if *nullable { " or null" } else { "" }
         ),
         ParamKind::I32 => "a 32-bit integer".into(),
+        ParamKind::I64 => "a 64-bit integer".into(),
         ParamKind::F32 => "an f32 real".into(),
         ParamKind::F64 => "an f64 real".into(),
     }
@@ -234,7 +235,7 @@ fn fits(kind: &ParamKind, arg: &Arg<'_>) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(|_| format!("the integer {v}, beyond 32 bits"))
         }
-        (ParamKind::F32 | ParamKind::F64, Arg::Real(_)) => true,
+        (ParamKind::I64, Arg::Int(_)) | (ParamKind::F32 | ParamKind::F64, Arg::Real(_)) => true,
         _ => false,
     };
     if ok {
@@ -301,6 +302,9 @@ pub fn bind<'a>(
             }
             Some(Arg::Null) | None => {
                 out.null();
+            }
+            Some(Arg::Int(v)) if p.kind == ParamKind::I64 => {
+                out.i64(v);
             }
             Some(Arg::Int(v)) => {
                 out.i32(v as i32);

@@ -100,6 +100,12 @@ impl<'a> KernelArgs<'a> {
         self
     }
 
+    /// A 64-bit integer.
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.values.push(v as u64);
+        self
+    }
+
     /// A single-precision real.
     pub fn f32(&mut self, v: f32) -> &mut Self {
         self.values.push(slot_f32(v));
