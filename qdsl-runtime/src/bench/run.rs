@@ -6,7 +6,7 @@ use crate::backend::Backend;
 use crate::device::gpu::driver;
 use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceError, DeviceField, Gpu};
-use crate::operator::device::{device_spinor, DeviceStencil, OperatorError};
+use crate::operator::device::{device_spinor, DeviceStencil, OperatorError, StencilArgs};
 use crate::tune::Tuner;
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
@@ -270,7 +270,12 @@ fn bench_case(
     let long_args: Vec<_> = d_long_scaled.iter().map(DeviceLongLinks::args).collect();
     let t0 = Instant::now();
     let cfg = stencil
-        .tuned_config_long(gpu, tuner, &lat, &mut d_out, &inputs, &long_args, None)
+        .tuned_config(
+            gpu,
+            tuner,
+            &lat,
+            StencilArgs::new(&mut d_out, &inputs).long(&long_args),
+        )
         .map_err(|e| err(&e))?;
 
     let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -278,7 +283,12 @@ fn bench_case(
         .time_us(opts.warmup, opts.reps, || {
             for _ in 0..BATCH {
                 stencil
-                    .launch_long(gpu, &lat, cfg, &mut d_out, &inputs, &long_args, None)
+                    .launch(
+                        gpu,
+                        &lat,
+                        cfg,
+                        StencilArgs::new(&mut d_out, &inputs).long(&long_args),
+                    )
                     .map_err(as_driver("launching a hop"))?;
             }
             Ok(())

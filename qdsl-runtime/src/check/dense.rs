@@ -8,7 +8,9 @@ use super::reference::apply_cpu_dense;
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use super::run::random_spinors;
 use crate::device::{DeviceField, Gpu};
-use crate::operator::device::{device_spinor, output_sites, DeviceStencil};
+use crate::operator::device::{
+    device_spinor, output_sites, DeviceStencil, StencilArgs, StencilLaunch,
+};
 use crate::operator::DeviceXpay;
 use crate::tune::LaunchConfig;
 use qdsl_core::dsl::cpu::Xpay;
@@ -106,10 +108,8 @@ pub fn compare_dense<T: Real>(
         .launch(
             gpu,
             &lat,
-            LaunchConfig::default_for(n_out),
-            &mut d_out,
-            &inputs,
-            v.xpay.then_some(&xp),
+            StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
+            StencilArgs::new(&mut d_out, &inputs).xpay(v.xpay.then_some(&xp)),
         )
         .map_err(err)?;
     let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;

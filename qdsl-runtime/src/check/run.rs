@@ -8,7 +8,7 @@ use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::operator::device::{
-    clover_format, device_spinor, output_sites, DeviceStencil, StencilLaunch,
+    clover_format, device_spinor, output_sites, DeviceStencil, StencilArgs, StencilLaunch,
 };
 use crate::operator::{DeviceRun, Schur};
 use crate::solver::LinearOperator;
@@ -234,14 +234,13 @@ fn compare_kernel<T: Real>(
     let long_args: Vec<_> = d_long.iter().map(DeviceLongLinks::args).collect();
     let xp = crate::operator::DeviceXpay { a, x: &d_x, b };
     stencil
-        .launch_long(
+        .launch(
             gpu,
             &lat,
             StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
-            &mut d_out,
-            &inputs,
-            &long_args,
-            v.xpay.then_some(&xp),
+            StencilArgs::new(&mut d_out, &inputs)
+                .long(&long_args)
+                .xpay(v.xpay.then_some(&xp)),
         )
         .map_err(err)?;
     let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;

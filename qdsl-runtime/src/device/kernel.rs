@@ -320,6 +320,39 @@ pub fn bind<'a>(
     Ok(out)
 }
 
+/// Queues `function` (with `interface`) over `work` items in blocks of `block` (a
+/// fixed block of the geometry wins) with the geometry's shared memory plus
+/// `extra_shared` bytes (the tuner's occupancy throttling), binding `args` by name;
+/// `dependent`: as a programmatic dependent ([`super::launch`]; only for kernels that
+/// wait on their grid dependency before touching memory).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_function<'a>(
+    gpu: &'a Gpu,
+    function: &CudaFunction,
+    interface: &KernelInterface,
+    work: [usize; 3],
+    block: [u32; 3],
+    extra_shared: u32,
+    dependent: bool,
+    args: Args<'a>,
+) -> Result<(), DeviceError> {
+    let g = &interface.geometry;
+    let block = g.block(block);
+    let grid = g.grid(work, block);
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (grid[0], grid[1], grid[2]),
+        block_dim: (block[0], block[1], block[2]),
+        shared_mem_bytes: g.shared(block).saturating_add(extra_shared),
+    };
+    let values = bind(interface, args, gpu.backend().stream())?;
+    // SAFETY: `bind` checked every argument against the interface's parameter list
+    // (number, order by name, pointer element types and access, scalar types), which is
+    // the kernel's signature (CPU tests compare the two for every program); the callers
+    // size the buffers for `work` items.
+    unsafe { values.launch(function, cfg, dependent) }
+        .map_err(driver(format!("launching {}", interface.name)))
+}
+
 /// A loaded kernel with its interface.
 #[derive(Clone, Debug)]
 pub struct LoadedKernel {
@@ -340,21 +373,16 @@ impl LoadedKernel {
         block: [u32; 3],
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
-        let g = &self.interface.geometry;
-        let block = g.block(block);
-        let grid = g.grid(work, block);
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (grid[0], grid[1], grid[2]),
-            block_dim: (block[0], block[1], block[2]),
-            shared_mem_bytes: g.shared(block),
-        };
-        let stream = gpu.backend().stream();
-        let values = bind(&self.interface, args, stream)?;
-        // SAFETY: `bind` checked every argument against the interface's parameter list
-        // (number, order by name, pointer element types and access, scalar types), which
-        // is the kernel's signature; the callers size the buffers for `work` items.
-        unsafe { values.launch(&self.function, cfg, false) }
-            .map_err(driver(format!("launching {}", self.interface.name)))
+        launch_function(
+            gpu,
+            &self.function,
+            &self.interface,
+            work,
+            block,
+            0,
+            false,
+            args,
+        )
     }
 }
 

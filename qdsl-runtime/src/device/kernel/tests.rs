@@ -233,3 +233,45 @@ fn the_smearing_interfaces_match_the_sources() {
     assert_eq!(programs[0].kernels.len(), 5);
     assert_eq!(programs[plans.len() * 4].kernels.len(), 6);
 }
+
+/// The launcher's interface of every catalog stencil (f64 and f32, plain and xpay):
+/// the parameter names are the signature's, reals in the compute type.
+#[test]
+fn the_stencil_interfaces_match_the_sources() {
+    use crate::operator::device::stencil_interface;
+    use qdsl_core::dsl::variant::{OutputSites, StorageFormat, Variant};
+    use qdsl_core::lattice::Parity;
+    let mut checked = 0;
+    for entry in qdsl_kernels::catalog::stencils() {
+        for spinor in [StorageFormat::F64, StorageFormat::F32] {
+            for xpay in [false, true] {
+                let v = Variant {
+                    spinor,
+                    gauge: spinor,
+                    xpay,
+                    sites: OutputSites::Parity(Parity::Even),
+                    ..Variant::default()
+                };
+                if !(entry.supports)(&v) {
+                    continue;
+                }
+                let Ok(k) = (entry.compiled)(&v) else {
+                    continue;
+                };
+                let iface = stencil_interface(&k, &v);
+                let names: Vec<String> = iface.params.iter().map(|p| p.name.clone()).collect();
+                assert_eq!(names, k.signature_names(), "{} {v}", entry.name);
+                let real = if spinor == StorageFormat::F64 {
+                    ParamKind::F64
+                } else {
+                    ParamKind::F32
+                };
+                for p in iface.params.iter().filter(|p| p.name.starts_with("xpay_a")) {
+                    assert_eq!(p.kind, real, "{} {v}", entry.name);
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 8, "only {checked} variants checked");
+}

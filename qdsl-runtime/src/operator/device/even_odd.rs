@@ -204,7 +204,12 @@ impl HopKernels {
             x: x.x,
             b: x.b,
         });
-        kernel.run(cx.gpu, cx.tuner, lattice, out, &inputs, xpay.as_ref())
+        kernel.run(
+            cx.gpu,
+            cx.tuner,
+            lattice,
+            StencilArgs::new(out, &inputs).xpay(xpay.as_ref()),
+        )
     }
 }
 

@@ -265,4 +265,4 @@ mod tests;
 
 pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
 pub use even_odd::{device_spinor, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun};
-pub use stencil::{codegen_hash, DeviceStencil, StencilLaunch};
+pub use stencil::{codegen_hash, stencil_interface, DeviceStencil, StencilArgs, StencilLaunch};

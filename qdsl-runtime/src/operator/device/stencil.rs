@@ -9,11 +9,14 @@
 //! each build used is loaded once. With tuning off (`QDSL_TUNE=0`) the default build and
 //! launch are used.
 //!
-//! Compressed long links (long recon 13/9) are passed as their record field among the
-//! inputs plus [`LongLinkArgs`] (phase array, scale) in the `*_long` methods.
+//! One entry point each launches ([`DeviceStencil::launch`]), tunes
+//! ([`DeviceStencil::tuned_config`]) and does both ([`DeviceStencil::run`]), all on
+//! [`StencilArgs`]: compressed long links (long recon 13/9, 12 + sign) are their record
+//! field among the inputs plus [`LongLinkArgs`] (phase array, scale), bound like every
+//! other argument by the parameter's name.
 
 use crate::device::gpu::driver;
-use crate::device::launch::KernelArgs;
+use crate::device::kernel::Args;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
@@ -25,7 +28,10 @@ use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
-use qdsl_core::dsl::{CompiledKernel, Ir, KernelInfo, KernelParam, Stencil, Variant};
+use qdsl_core::dsl::{
+    BlockShape, CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam,
+    ParamDecl, ParamKind, Stencil, Variant,
+};
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
 use std::fmt;
@@ -71,6 +77,96 @@ impl fmt::Display for StencilLaunch {
     }
 }
 
+/// The fields of one stencil launch: the output, the inputs in declaration order (a
+/// compressed long field as its record,
+/// [`crate::device::long_links::DeviceLongLinks::record`]), the phases and scale of each
+/// compressed long field in declaration order of the long fields, and the xpay operands.
+pub struct StencilArgs<'a> {
+    /// The output field.
+    pub out: &'a mut DeviceField,
+    /// The input fields.
+    pub inputs: &'a [&'a DeviceField],
+    /// Phases and scale of the compressed long fields (long recon 13/9, 12 + sign).
+    pub long: &'a [LongLinkArgs<'a>],
+    /// out = a·x + b·D ψ operands (xpay variants only).
+    pub xpay: Option<&'a DeviceXpay<'a>>,
+}
+
+impl<'a> StencilArgs<'a> {
+    /// `out` ← the stencil of `inputs`, no long links, no xpay.
+    pub fn new(out: &'a mut DeviceField, inputs: &'a [&'a DeviceField]) -> Self {
+        Self {
+            out,
+            inputs,
+            long: &[],
+            xpay: None,
+        }
+    }
+
+    /// With the phases and scales of compressed long fields.
+    pub fn long(mut self, long: &'a [LongLinkArgs<'a>]) -> Self {
+        self.long = long;
+        self
+    }
+
+    /// With xpay operands (or none).
+    pub fn xpay(mut self, xpay: Option<&'a DeviceXpay<'a>>) -> Self {
+        self.xpay = xpay;
+        self
+    }
+
+    /// The same arguments, borrowed again (to launch several times).
+    pub fn reborrow(&mut self) -> StencilArgs<'_> {
+        StencilArgs {
+            out: &mut *self.out,
+            inputs: self.inputs,
+            long: self.long,
+            xpay: self.xpay,
+        }
+    }
+}
+
+/// The launcher's interface of a stencil kernel: each [`KernelParam`] under its name in
+/// the signature, field storage as byte buffers, norms f32, phases bytes, the long-link
+/// scale and the xpay factors in the compute type (f64 for f64 spinors, else f32),
+/// extents, site count and strides 32-bit; one thread per output site (x) and Ls slices
+/// (y).
+pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelInterface {
+    let compute = match variant.spinor {
+        StorageFormat::F64 => Elem::F64,
+        _ => Elem::F32,
+    };
+    let kind = |p: &KernelParam| match p {
+        KernelParam::Output(_) => ParamKind::write(Elem::U8),
+        KernelParam::OutputNorm(_) => ParamKind::write(Elem::F32),
+        KernelParam::Input { .. } | KernelParam::XpayX | KernelParam::LongPhase { .. } => {
+            ParamKind::read(Elem::U8)
+        }
+        KernelParam::InputNorm { .. } | KernelParam::XpayNorm => ParamKind::read(Elem::F32),
+        KernelParam::LongScale { .. } | KernelParam::XpayA | KernelParam::XpayB => {
+            ParamKind::real(compute)
+        }
+        KernelParam::Extent(_)
+        | KernelParam::NOut
+        | KernelParam::OutputStride(_)
+        | KernelParam::InputStride { .. }
+        | KernelParam::XpayStride => ParamKind::I32,
+    };
+    KernelInterface {
+        name: kernel.name.clone(),
+        params: kernel
+            .params
+            .iter()
+            .map(|p| ParamDecl::new(p.cuda_name(), kind(p)))
+            .collect(),
+        geometry: Geometry {
+            block: BlockShape::Tunable(1),
+            shared_per_thread: kernel.geometry.shared_bytes_per_thread,
+            ..Geometry::linear()
+        },
+    }
+}
+
 /// One generated kernel variant loaded on a GPU.
 #[derive(Debug)]
 pub struct DeviceStencil {
@@ -82,6 +178,7 @@ pub struct DeviceStencil {
     spinor_reals: usize,
     info: KernelInfo,
     compiled: CompiledKernel,
+    interface: KernelInterface,
     builds: Mutex<HashMap<CompileKnob, Arc<Build>>>,
     tuned: Mutex<HashMap<usize, StencilLaunch>>,
 }
@@ -129,6 +226,7 @@ impl DeviceStencil {
             ir,
             variant: *variant,
             info,
+            interface: stencil_interface(&kernel, variant),
             compiled: kernel,
             builds: Mutex::new(HashMap::from([(knob, first)])),
             tuned: Mutex::new(HashMap::new()),
@@ -303,180 +401,136 @@ impl DeviceStencil {
         }
     }
 
-    /// Queues one launch of the default build with `cfg` on the GPU's stream (no
-    /// synchronisation); 5D fields (Ls slices) run one grid row per slice.
+    /// Queues one launch of the build `choice.compile` with `choice.launch` on the GPU's
+    /// stream (no synchronisation): every argument bound by its parameter's name
+    /// ([`crate::device::kernel`]) over the output sites × Ls slices of 5D fields (a 2-D
+    /// index space; the block runs along the sites).
     pub fn launch(
         &self,
         gpu: &Gpu,
         lattice: &Lattice,
-        cfg: tune::LaunchConfig,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
-        let choice = StencilLaunch::default_build(cfg);
-        self.launch_with(gpu, lattice, choice, out, inputs, xpay)
-    }
-
-    /// Queues one launch of the build `choice.compile` with `choice.launch`, as
-    /// [`Self::launch`].
-    pub fn launch_with(
-        &self,
-        gpu: &Gpu,
-        lattice: &Lattice,
         choice: StencilLaunch,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
+        args: StencilArgs<'_>,
     ) -> Result<(), OperatorError> {
-        self.launch_long(gpu, lattice, choice, out, inputs, &[], xpay)
-    }
-
-    /// [`Self::launch_with`] for variants with compressed long links: `inputs` holds each
-    /// long field's record ([`crate::device::long_links::DeviceLongLinks::record`]),
-    /// `long` its phases and scale, in declaration order of the long fields.
-    #[allow(clippy::too_many_arguments)]
-    pub fn launch_long(
-        &self,
-        gpu: &Gpu,
-        lattice: &Lattice,
-        choice: StencilLaunch,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
+        let StencilArgs {
+            out,
+            inputs,
+            long,
+            xpay,
+        } = args;
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
-        let int = |x: usize, what: &str| {
-            i32::try_from(x)
-                .map_err(|_| self.field_error(what, ("a 32-bit index".into(), format!("{x}"))))
-        };
-        let dims = lattice.dims();
-        let extents = [
-            int(dims[0], "L0")?,
-            int(dims[1], "L1")?,
-            int(dims[2], "L2")?,
-            int(dims[3], "L3")?,
-        ];
-        let n_out = int(output_sites(&self.variant, lattice), "n_out")?;
-        let out_stride = int(out.layout().stride, "stride")?;
-        let in_strides = inputs
-            .iter()
-            .map(|f| int(f.layout().stride, "stride"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let x_stride = int(xpay.map_or(0, |x| x.x.layout().stride), "stride")?;
-        let (a, b) = xpay.map_or((0.0, 0.0), |x| (x.a, x.b));
-        let (a32, b32) = (a as f32, b as f32);
-        let scales: Vec<f64> = long.iter().map(|l| l.scale).collect();
-        let scales32: Vec<f32> = scales.iter().map(|&c| c as f32).collect();
-        let f32_compute = self.variant.spinor != StorageFormat::F64;
+        let block = [cfg.block, 1, 1];
+        let shared = self
+            .interface
+            .geometry
+            .shared(block)
+            .saturating_add(cfg.shared_bytes);
         // Launches beyond 48 KiB of dynamic shared memory need the opt-in attribute (set
         // once per larger value, not per launch).
-        if cfg.shared_bytes > build.shared_allowed.load(Ordering::Relaxed) {
+        if shared > build.shared_allowed.load(Ordering::Relaxed) {
             build
                 .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    cfg.shared_bytes as i32,
+                    shared as i32,
                 )
                 .map_err(driver(format!("allowing shared memory for {}", self.name)))?;
-            build
-                .shared_allowed
-                .store(cfg.shared_bytes, Ordering::Relaxed);
+            build.shared_allowed.store(shared, Ordering::Relaxed);
         }
-        let stream = gpu.backend().stream();
-        let mut args = KernelArgs::new(stream);
         let missing_norms = |field: &str| {
             self.field_error(
                 field,
                 ("per-site norms (fixed point)".into(), "none".into()),
             )
         };
+        let n_out = output_sites(&self.variant, lattice);
+        let dims = lattice.dims();
+        let out_stride = out.layout().stride;
+        let mut a = Args::new();
         let (out_values, out_norms) = out.buffers_mut();
         let (mut out_values, mut out_norms) = (Some(out_values), out_norms);
         for p in &self.compiled.params {
+            let name = p.cuda_name();
             match p {
                 KernelParam::Output(_) => {
                     if let Some(v) = out_values.take() {
-                        args.write(v);
+                        a.write(&name, v);
                     }
                 }
-                KernelParam::OutputNorm(name) => {
-                    args.write(out_norms.take().ok_or_else(|| missing_norms(name))?);
+                KernelParam::OutputNorm(field) => {
+                    let n = out_norms.take().ok_or_else(|| missing_norms(field))?;
+                    a.write(&name, n);
                 }
                 KernelParam::Input { index, .. } => {
-                    args.read(inputs[*index].values());
+                    a.read(&name, inputs[*index].values());
                 }
-                KernelParam::InputNorm { index, name } => {
-                    args.read(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
+                KernelParam::InputNorm { index, name: field } => {
+                    let n = inputs[*index].norms().ok_or_else(|| missing_norms(field))?;
+                    a.read(&name, n);
                 }
-                KernelParam::LongPhase { long: k, name } => {
-                    args.read(long[*k].phase.ok_or_else(|| {
+                KernelParam::LongPhase {
+                    long: k,
+                    name: field,
+                } => {
+                    let phase = long[*k].phase.ok_or_else(|| {
                         self.field_error(
-                            name,
+                            field,
                             ("the phases of its recon-13/9 links".into(), "none".into()),
                         )
-                    })?);
-                }
-                KernelParam::LongScale { long: k, .. } if f32_compute => {
-                    args.f32(scales32[*k]);
+                    })?;
+                    a.read(&name, phase);
                 }
                 KernelParam::LongScale { long: k, .. } => {
-                    args.f64(scales[*k]);
+                    a.real(&name, long[*k].scale);
                 }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
-                        args.read(x.x.values());
+                        a.read(&name, x.x.values());
                     }
                 }
                 KernelParam::XpayNorm => {
                     if let Some(x) = xpay {
-                        args.read(x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
+                        a.read(&name, x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
                     }
                 }
-                KernelParam::XpayA if f32_compute => {
-                    args.f32(a32);
-                }
                 KernelParam::XpayA => {
-                    args.f64(a);
-                }
-                KernelParam::XpayB if f32_compute => {
-                    args.f32(b32);
+                    a.real(&name, xpay.map_or(0.0, |x| x.a));
                 }
                 KernelParam::XpayB => {
-                    args.f64(b);
+                    a.real(&name, xpay.map_or(0.0, |x| x.b));
                 }
                 KernelParam::Extent(mu) => {
-                    args.i32(extents[*mu]);
+                    a.count(&name, dims[*mu]);
                 }
                 KernelParam::NOut => {
-                    args.i32(n_out);
+                    a.count(&name, n_out);
                 }
                 KernelParam::OutputStride(_) => {
-                    args.i32(out_stride);
+                    a.count(&name, out_stride);
                 }
                 KernelParam::InputStride { index, .. } => {
-                    args.i32(in_strides[*index]);
+                    a.count(&name, inputs[*index].layout().stride);
                 }
                 KernelParam::XpayStride => {
-                    args.i32(x_stride);
+                    a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
                 }
             }
         }
-        let launch = cudarc::driver::LaunchConfig {
-            grid_dim: (cfg.grid, ls, 1),
-            block_dim: (cfg.block, 1, 1),
-            shared_mem_bytes: cfg.shared_bytes,
-        };
-        // SAFETY: the arguments follow the kernel's own parameter list (the list its
-        // signature was printed from), every field was checked against the
-        // variant's shapes above, and the kernel guards i < n_out. Generated stencils wait
-        // on their grid dependency before touching memory, so they may launch as
-        // programmatic dependents.
-        unsafe { args.launch(&build.function, launch, gpu.dependent_launch()) }
-            .map_err(driver(format!("launching {}", self.name)))?;
+        // Every field was checked against the variant's shapes above, and the kernel
+        // guards i < n_out. Generated stencils wait on their grid dependency before
+        // touching memory, so they may launch as programmatic dependents.
+        crate::device::kernel::launch_function(
+            gpu,
+            &build.function,
+            &self.interface,
+            [n_out, ls as usize, 1],
+            block,
+            cfg.shared_bytes,
+            gpu.dependent_launch(),
+            a,
+        )?;
         Ok(())
     }
 
@@ -489,24 +543,7 @@ impl DeviceStencil {
         gpu: &Gpu,
         tuner: &Tuner,
         lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<StencilLaunch, OperatorError> {
-        self.tuned_config_long(gpu, tuner, lattice, out, inputs, &[], xpay)
-    }
-
-    /// [`Self::tuned_config`] with compressed long links (see [`Self::launch_long`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn tuned_config_long(
-        &self,
-        gpu: &Gpu,
-        tuner: &Tuner,
-        lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
+        mut args: StencilArgs<'_>,
     ) -> Result<StencilLaunch, OperatorError> {
         let volume = lattice.volume();
         if let Some(c) = self
@@ -517,7 +554,7 @@ impl DeviceStencil {
         {
             return Ok(*c);
         }
-        self.check(lattice, out, inputs, long, xpay)?;
+        self.check(lattice, args.out, args.inputs, args.long, args.xpay)?;
         let key = TuneKey::new(
             &self.kernel,
             self.variant.stable_hash(),
@@ -557,7 +594,7 @@ impl DeviceStencil {
         let tuned = tuner.tune_launch(&key, &heuristic, &full, rescale, |c: &Candidate| {
             let choice = self.choice(c)?;
             gpu.time_us(1, 5, || {
-                self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
+                self.launch(gpu, lattice, choice, args.reborrow())
                     .map_err(|e| DeviceError::Driver {
                         what: format!("tuning {} [{}]", self.name, choice.compile),
                         message: e.to_string(),
@@ -591,27 +628,10 @@ impl DeviceStencil {
         gpu: &Gpu,
         tuner: &Tuner,
         lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
+        mut args: StencilArgs<'_>,
     ) -> Result<(), OperatorError> {
-        self.run_long(gpu, tuner, lattice, out, inputs, &[], xpay)
-    }
-
-    /// [`Self::run`] with compressed long links (see [`Self::launch_long`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_long(
-        &self,
-        gpu: &Gpu,
-        tuner: &Tuner,
-        lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
-        let choice = self.tuned_config_long(gpu, tuner, lattice, out, inputs, long, xpay)?;
-        self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
+        let choice = self.tuned_config(gpu, tuner, lattice, args.reborrow())?;
+        self.launch(gpu, lattice, choice, args)
     }
 }
 
