@@ -8,6 +8,8 @@
 //!   cache's [`Fingerprint`] (crate version, codegen hash, GPU, sm, driver, NVRTC).
 //! * [`cache`]: the human-readable TSV file keeping every candidate's time.
 //! * [`lock`]: the inter-process lock writers take.
+//! * [`tunable`]: the [`Tunable`] trait every tuned kernel implements and
+//!   [`Tuner::tune_kernel`], the one entry point under the [`TunePolicy`].
 //! * `tuner`: [`Tuner::tune`], which takes a closure "run this candidate, return its
 //!   time in µs", so it can be tested with a fake timer.
 //!
@@ -21,6 +23,7 @@ pub mod key;
 pub mod launch;
 pub mod lock;
 pub mod search;
+pub mod tunable;
 mod tuner;
 
 #[cfg(test)]
@@ -31,6 +34,7 @@ pub use compile::{compile_knobs, heuristic_knob, CompileKnob, PREFETCH_MACRO, RE
 pub use key::{Fingerprint, TuneKey};
 pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
 pub use search::TwoStageSearch;
+pub use tunable::Tunable;
 pub use tuner::{
     tuning_enabled, TuneError, TunePolicy, TuneSource, Tuned, Tuner, TRANSFER_VOLUME_RATIO,
     TUNE_ENV,

@@ -20,8 +20,8 @@ use crate::device::kernel::Args;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
-    self, compile_knobs, heuristic_knob, launch_candidates, Candidate, CompileKnob, TuneKey,
-    TunePolicy, Tuner, TwoStageSearch, PREFETCH_MACRO,
+    self, compile_knobs, heuristic_knob, launch_candidates, Candidate, CompileKnob, Tunable,
+    TuneKey, Tuner, PREFETCH_MACRO,
 };
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
@@ -534,16 +534,18 @@ impl DeviceStencil {
         Ok(())
     }
 
-    /// The tuned build and launch for this lattice: from memory, else from the tuner's
-    /// two-stage search (key: kernel, variant hash, volume, formats, device; compile
-    /// labels: the default build and the caps of [`compile_knobs`] below its register
-    /// count), timing each candidate on these fields.
+    /// The tuned build and launch for this lattice: from memory, else from
+    /// [`Tuner::tune_kernel`] of the stencil on these fields ([`StencilTuning`]: key
+    /// kernel, variant hash, source hash, volume, formats, device; the heuristic build,
+    /// or under the full policy the default build, the caps of [`compile_knobs`] below
+    /// its register count and the prefetch builds), timing each candidate on these
+    /// fields.
     pub fn tuned_config(
         &self,
         gpu: &Gpu,
         tuner: &Tuner,
         lattice: &Lattice,
-        mut args: StencilArgs<'_>,
+        args: StencilArgs<'_>,
     ) -> Result<StencilLaunch, OperatorError> {
         let volume = lattice.volume();
         if let Some(c) = self
@@ -555,53 +557,13 @@ impl DeviceStencil {
             return Ok(*c);
         }
         self.check(lattice, args.out, args.inputs, args.long, args.xpay)?;
-        let key = TuneKey::new(
-            &self.kernel,
-            self.variant.stable_hash(),
-            self.compiled.source_hash(),
-            volume,
-            &formats_key(&self.variant),
-            &gpu.device_key(),
-        );
-        let threads = output_sites(&self.variant, lattice);
-        let launches = launch_candidates(threads, &gpu.launch_limits()?);
-        let heuristic = heuristic_knob(&self.compiled.source).label();
-        let full = match tuner.policy() {
-            // The register count is only needed (and the attribute only read) for the
-            // full search.
-            TunePolicy::Full => {
-                let uncapped = self.registers(gpu, CompileKnob::Default)?;
-                let prefetch = self.compiled.source.contains(PREFETCH_MACRO);
-                let knobs = compile_knobs(Some(uncapped), prefetch);
-                TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches)
-            }
-            TunePolicy::Launch | TunePolicy::Off => {
-                TwoStageSearch::new(vec![heuristic.clone()], launches)
-            }
+        let mut tuning = StencilTuning {
+            stencil: self,
+            gpu,
+            lattice,
+            args,
         };
-        // A winner at another volume keeps its build, block and shared memory; the grid
-        // covers this volume's sites.
-        let rescale = |c: &Candidate| {
-            Some(Candidate {
-                compile: c.compile.clone(),
-                launch: tune::LaunchConfig::covering(
-                    threads,
-                    c.launch.block,
-                    c.launch.shared_bytes,
-                ),
-            })
-        };
-        let tuned = tuner.tune_launch(&key, &heuristic, &full, rescale, |c: &Candidate| {
-            let choice = self.choice(c)?;
-            gpu.time_us(1, 5, || {
-                self.launch(gpu, lattice, choice, args.reborrow())
-                    .map_err(|e| DeviceError::Driver {
-                        what: format!("tuning {} [{}]", self.name, choice.compile),
-                        message: e.to_string(),
-                    })
-            })
-            .map_err(OperatorError::from)
-        })?;
+        let tuned = tuner.tune_kernel(&mut tuning)?;
         let best = self.choice(&tuned.best)?;
         self.tuned
             .lock()
@@ -632,6 +594,68 @@ impl DeviceStencil {
     ) -> Result<(), OperatorError> {
         let choice = self.tuned_config(gpu, tuner, lattice, args.reborrow())?;
         self.launch(gpu, lattice, choice, args)
+    }
+}
+
+/// A stencil on its fields, as the tuner sees it ([`Tunable`]).
+struct StencilTuning<'s, 'a> {
+    stencil: &'s DeviceStencil,
+    gpu: &'s Gpu,
+    lattice: &'s Lattice,
+    args: StencilArgs<'a>,
+}
+
+impl Tunable for StencilTuning<'_, '_> {
+    type Error = OperatorError;
+
+    fn tune_key(&self) -> TuneKey {
+        let s = self.stencil;
+        TuneKey::new(
+            &s.kernel,
+            s.variant.stable_hash(),
+            s.compiled.source_hash(),
+            self.lattice.volume(),
+            &formats_key(&s.variant),
+            &self.gpu.device_key(),
+        )
+    }
+
+    fn threads(&self) -> usize {
+        output_sites(&self.stencil.variant, self.lattice)
+    }
+
+    fn launches(&self) -> Result<Vec<tune::LaunchConfig>, OperatorError> {
+        Ok(launch_candidates(
+            self.threads(),
+            &self.gpu.launch_limits()?,
+        ))
+    }
+
+    fn heuristic_build(&self) -> CompileKnob {
+        heuristic_knob(&self.stencil.compiled.source)
+    }
+
+    /// The default build, the caps below its register count (read from the loaded
+    /// default build) and, for sources with prefetch blocks, the prefetch builds.
+    fn builds(&mut self) -> Result<Vec<CompileKnob>, OperatorError> {
+        let s = self.stencil;
+        let uncapped = s.registers(self.gpu, CompileKnob::Default)?;
+        let prefetch = s.compiled.source.contains(PREFETCH_MACRO);
+        Ok(compile_knobs(Some(uncapped), prefetch))
+    }
+
+    fn time_us(&mut self, c: &Candidate) -> Result<f64, OperatorError> {
+        let s = self.stencil;
+        let choice = s.choice(c)?;
+        let (gpu, lattice, args) = (self.gpu, self.lattice, &mut self.args);
+        gpu.time_us(1, 5, || {
+            s.launch(gpu, lattice, choice, args.reborrow())
+                .map_err(|e| DeviceError::Driver {
+                    what: format!("tuning {} [{}]", s.name, choice.compile),
+                    message: e.to_string(),
+                })
+        })
+        .map_err(OperatorError::from)
     }
 }
 
