@@ -97,6 +97,47 @@ fn build_key(name: &str, extra: &[String], cap: Option<u32>) -> String {
     key
 }
 
+/// Runs `work` on every item, in at most one thread per available core; the first error.
+fn in_parallel<T: Sync>(
+    items: &[T],
+    work: impl Fn(&T) -> Result<(), DeviceError> + Sync,
+) -> Result<(), DeviceError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().try_for_each(work);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<(), DeviceError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| -> Result<(), DeviceError> {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return Ok(());
+                        };
+                        work(item)?;
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(DeviceError::Driver {
+                        what: "a kernel build thread".into(),
+                        message: "panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
 /// A GPU ready to run generated code.
 #[derive(Debug)]
 pub struct Gpu {
@@ -281,43 +322,27 @@ impl Gpu {
             .iter()
             .filter(|b| self.loaded(&build_key(b.name, b.extra, b.cap)).is_none())
             .collect();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(missing.len());
-        if threads <= 1 {
-            for b in missing {
-                self.load(b.name, b.source, b.extra, b.cap)?;
-            }
-            return Ok(());
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<Result<(), DeviceError>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| -> Result<(), DeviceError> {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(b) = missing.get(i) else {
-                                return Ok(());
-                            };
-                            self.load(b.name, b.source, b.extra, b.cap)?;
-                        }
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join().unwrap_or_else(|_| {
-                        Err(DeviceError::Driver {
-                            what: "a kernel build thread".into(),
-                            message: "panicked".into(),
-                        })
-                    })
-                })
+        in_parallel(&missing, |b| {
+            self.load(b.name, b.source, b.extra, b.cap).map(|_| ())
+        })
+    }
+
+    /// Compiles and loads every program of `programs` not loaded yet ([`Self::module`]),
+    /// in parallel threads as [`Self::preload`]. Returns the first error.
+    pub fn preload_programs(
+        &self,
+        programs: &[qdsl_core::dsl::KernelProgram],
+    ) -> Result<(), DeviceError> {
+        let missing: Vec<&qdsl_core::dsl::KernelProgram> = {
+            let map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+            programs
+                .iter()
+                .filter(|p| !map.contains_key(&build_key(&p.name, &p.options, None)))
                 .collect()
-        });
-        results.into_iter().collect()
+        };
+        in_parallel(&missing, |p| {
+            self.module(&p.name, &p.source, &p.options).map(|_| ())
+        })
     }
 
     /// The modules loaded so far (each one's PTX assembled by the driver) and the time.
