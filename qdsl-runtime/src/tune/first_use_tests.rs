@@ -163,6 +163,29 @@ fn measure(programs: &[Program], arch: Arch) -> (usize, Duration, usize, Duratio
     (w.count, w.time, assemblies, assembly)
 }
 
+/// The wall time of compiling and assembling `programs` (one build each) on an empty
+/// cache in `threads` threads, as [`crate::device::Gpu::preload`] does.
+fn measure_parallel(programs: &[Program], arch: Arch, threads: usize) -> Duration {
+    let dir = tempfile::tempdir().unwrap();
+    let jit = Jit::new(dir.path(), None).unwrap();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = programs.get(i) else { return };
+                let ptx = jit
+                    .compile(&p.name, &p.source, arch, &p.options)
+                    .unwrap()
+                    .ptx;
+                ptxas::report(&ptx, arch).unwrap();
+            });
+        }
+    });
+    start.elapsed()
+}
+
 #[test]
 #[ignore = "measurement (tens of seconds of NVRTC and ptxas): run with --ignored --nocapture"]
 fn first_use_compiles_of_the_main_job() {
@@ -184,6 +207,14 @@ fn first_use_compiles_of_the_main_job() {
             at.as_secs_f64()
         );
         rows.push((n, a));
+        if !full {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let wall = measure_parallel(&programs, arch, threads);
+            println!(
+                "launch policy in {threads} threads: {:.2} s wall (NVRTC + ptxas)",
+                wall.as_secs_f64()
+            );
+        }
     }
     // The launch policy compiles one build per hop: 8 hop programs, 8 assemblies.
     assert_eq!(rows[1], (8 + support.len(), 8 + support.len()));

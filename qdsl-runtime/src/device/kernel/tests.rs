@@ -275,3 +275,76 @@ fn the_stencil_interfaces_match_the_sources() {
     }
     assert!(checked >= 8, "only {checked} variants checked");
 }
+
+/// `index3(int* out, int nx, int ny, int nz, int scale)`: out[x + nx (y + ny z)] =
+/// scale · (x + 1000 y + 1000000 z) over a 3-D index space.
+const INDEX3: &str = "extern \"C\" __global__ void index3(int* out, int nx, int ny, int nz, int scale) {\n    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y, z = blockIdx.z * blockDim.z + threadIdx.z;\n    if (x < nx && y < ny && z < nz) out[x + nx * (y + ny * z)] = scale * (x + 1000 * y + 1000000 * z);\n}\n";
+
+fn index3_program() -> qdsl_core::dsl::KernelProgram {
+    use qdsl_core::dsl::{BlockShape, KernelProgram};
+    KernelProgram {
+        name: "index3".into(),
+        source: INDEX3.into(),
+        options: Vec::new(),
+        kernels: vec![KernelInterface {
+            name: "index3".into(),
+            params: vec![
+                ParamDecl::new("out", ParamKind::write(Elem::I32)),
+                ParamDecl::new("nx", ParamKind::I32),
+                ParamDecl::new("ny", ParamKind::I32),
+                ParamDecl::new("nz", ParamKind::I32),
+                ParamDecl::new("scale", ParamKind::I32),
+            ],
+            geometry: Geometry {
+                block: BlockShape::Tunable(3),
+                ..Geometry::linear()
+            },
+        }],
+    }
+}
+
+#[test]
+fn the_index3_interface_matches_its_source() {
+    assert_eq!(
+        index3_program().signature_mismatches(),
+        Vec::<String>::new()
+    );
+}
+
+/// The launcher covers a 3-D index space with 1-, 2- and 3-D blocks (every item written
+/// once with its coordinates), and refuses a missing argument before launching.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn the_launcher_covers_one_to_three_dimensional_index_spaces() {
+    let (gpu, _dir) = crate::test_gpu::gpu();
+    let kernel = load_program(&gpu, &index3_program()).unwrap().remove(0);
+    let (nx, ny, nz) = (37usize, 9usize, 5usize);
+    let expected: Vec<i32> = (0..nz)
+        .flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
+        .map(|(x, y, z)| 3 * (x + 1000 * y + 1_000_000 * z) as i32)
+        .collect();
+    for block in [[64, 1, 1], [8, 4, 1], [4, 4, 2]] {
+        let mut out = gpu.alloc::<i32>("the index field", nx * ny * nz).unwrap();
+        let mut args = Args::new();
+        args.write("out", &mut out)
+            .count("nx", nx)
+            .count("ny", ny)
+            .count("nz", nz)
+            .int("scale", 3);
+        kernel.launch(&gpu, [nx, ny, nz], block, args).unwrap();
+        let got = gpu.backend().stream().clone_dtoh(&out).unwrap();
+        assert_eq!(got, expected, "block {block:?}");
+    }
+    let mut out = gpu.alloc::<i32>("the index field", 1).unwrap();
+    let mut args = Args::new();
+    args.write("out", &mut out)
+        .int("nx", 1)
+        .int("ny", 1)
+        .int("nz", 1);
+    let e = kernel.launch(&gpu, [1, 1, 1], [1, 1, 1], args).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("index3: no argument for parameter scale"),
+        "{e}"
+    );
+}
