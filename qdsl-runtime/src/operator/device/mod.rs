@@ -1,6 +1,6 @@
 //! Generated stencil kernels on the GPU ([`DeviceStencil`]: compile for the device's
-//! architecture, bind the parameters of [`super::params`], launch with tuned launch
-//! parameters) and the even-odd blocks on device fields (the operators are the generic
+//! architecture, bind their parameters by name through [`crate::device::kernel`], launch
+//! with tuned parameters) and the even-odd blocks on device fields (the operators are the generic
 //! [`crate::operator::Schur`] of them).
 
 use crate::device::DeviceFormat;

@@ -1,13 +1,17 @@
 //! [`DeviceStencil`]: one generated kernel variant on the GPU: compiled for the device's
-//! architecture (JIT, PTX cache), its parameters bound ([`super::super::params`]), launched
-//! with tuned compile and launch knobs.
+//! architecture (JIT, PTX cache), its parameters bound by name through the one launcher
+//! ([`crate::device::kernel`], [`stencil_interface`]), launched with tuned compile and
+//! launch knobs.
 //!
-//! The compile knob is the register cap ([`crate::tune::compile`]): the tuner's two-stage
-//! search ([`crate::tune::search`]) times the default build with every launch, then each
-//! cap below the default build's register count with the three fastest launches. The
-//! winner (compile label and launch) is kept in the tune cache and in memory per volume;
-//! each build used is loaded once. With tuning off (`QDSL_TUNE=0`) the default build and
-//! launch are used.
+//! Tuning goes through [`Tuner::tune_kernel`] ([`StencilTuning`] is the stencil's
+//! [`Tunable`]). Under the default launch policy only the heuristic build
+//! ([`heuristic_knob`], compiled when the stencil is made) has its launches timed; under
+//! `QDSL_TUNE=full` the two-stage search ([`crate::tune::search`]) times the default build
+//! with every launch, then each other build (register caps below the default build's
+//! count, prefetch builds) with the three fastest launches. The winner (compile label and
+//! launch) is kept in the tune cache and in memory per volume; each build used is loaded
+//! once. With tuning off (`QDSL_TUNE=0`) the heuristic build and the default launch are
+//! used.
 //!
 //! One entry point each launches ([`DeviceStencil::launch`]), tunes
 //! ([`DeviceStencil::tuned_config`]) and does both ([`DeviceStencil::run`]), all on
