@@ -8,9 +8,7 @@ use super::reference::apply_cpu_dense;
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use super::run::random_spinors;
 use crate::device::{DeviceField, Gpu};
-use crate::operator::device::{
-    device_spinor, output_sites, DeviceStencil, StencilArgs, StencilLaunch,
-};
+use crate::operator::device::{device_spinor, output_sites, DeviceStencil, StencilArgs};
 use crate::operator::DeviceXpay;
 use crate::tune::LaunchConfig;
 use qdsl_core::dsl::cpu::Xpay;
@@ -108,7 +106,7 @@ pub fn compare_dense<T: Real>(
         .launch(
             gpu,
             &lat,
-            StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
+            stencil.untuned(LaunchConfig::default_for(n_out)),
             StencilArgs::new(&mut d_out, &inputs).xpay(v.xpay.then_some(&xp)),
         )
         .map_err(err)?;

@@ -8,7 +8,7 @@ use crate::device::long_links::DeviceLongLinks;
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use crate::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use crate::operator::device::{
-    clover_format, device_spinor, output_sites, DeviceStencil, StencilArgs, StencilLaunch,
+    clover_format, device_spinor, output_sites, DeviceStencil, StencilArgs,
 };
 use crate::operator::{DeviceRun, Schur};
 use crate::solver::LinearOperator;
@@ -237,7 +237,7 @@ fn compare_kernel<T: Real>(
         .launch(
             gpu,
             &lat,
-            StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
+            stencil.untuned(LaunchConfig::default_for(n_out)),
             StencilArgs::new(&mut d_out, &inputs)
                 .long(&long_args)
                 .xpay(v.xpay.then_some(&xp)),

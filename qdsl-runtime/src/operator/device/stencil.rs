@@ -237,6 +237,15 @@ impl DeviceStencil {
         })
     }
 
+    /// The build [`Self::new`] compiled (the heuristic one, what untuned runs use) with
+    /// `launch`: no further compile.
+    pub fn untuned(&self, launch: tune::LaunchConfig) -> StencilLaunch {
+        StencilLaunch {
+            compile: heuristic_knob(&self.compiled.source),
+            launch,
+        }
+    }
+
     /// The NVRTC options and register cap of the build [`Self::new`] compiles for
     /// `kernel` (to compile several kernels at once with [`Gpu::preload`]).
     pub fn initial_build(kernel: &CompiledKernel) -> (Vec<String>, Option<u32>) {
