@@ -72,6 +72,8 @@ pub fn history_json(report: &SolveReport) -> Value {
         "seconds": r.elapsed.as_secs_f64(),
         "file_read_seconds": report.times.file_read.as_secs_f64(),
         "setup_seconds": report.times.setup.as_secs_f64(),
+        "setup_jit": {"nvrtc_compiles": report.times.jit.count, "nvrtc_seconds": report.times.jit.time.as_secs_f64(), "module_loads": report.times.loads.count, "module_load_seconds": report.times.loads.time.as_secs_f64()},
+        "setup_tuning": {"kernels": report.times.tuning.count, "seconds": report.times.tuning.time.as_secs_f64()},
         "solve_seconds": report.times.solve.as_secs_f64(),
         "operator_applications": r.operator_applications,
         "gflops": report.gflops,

@@ -15,7 +15,7 @@ use qdsl_runtime::backend::Backend;
 use qdsl_runtime::device::copy::copy_times;
 use qdsl_runtime::device::long_links::DeviceLongLinks;
 use qdsl_runtime::device::{DeviceError, DeviceField, Gpu};
-use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, OperatorError};
+use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, OperatorError, StencilArgs};
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
 
@@ -233,7 +233,12 @@ fn bench_case(
     let long_args: Vec<_> = d_long_scaled.iter().map(DeviceLongLinks::args).collect();
     let t0 = Instant::now();
     let cfg = stencil
-        .tuned_config_long(gpu, tuner, &lat, &mut d_out, &inputs, &long_args, None)
+        .tuned_config(
+            gpu,
+            tuner,
+            &lat,
+            StencilArgs::new(&mut d_out, &inputs).long(&long_args),
+        )
         .map_err(|e| err(&e))?;
 
     let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -241,7 +246,12 @@ fn bench_case(
         .time_us(opts.warmup, opts.reps, || {
             for _ in 0..BATCH {
                 stencil
-                    .launch_long(gpu, &lat, cfg, &mut d_out, &inputs, &long_args, None)
+                    .launch(
+                        gpu,
+                        &lat,
+                        cfg,
+                        StencilArgs::new(&mut d_out, &inputs).long(&long_args),
+                    )
                     .map_err(as_driver("launching a hop"))?;
             }
             Ok(())

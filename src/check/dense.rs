@@ -17,7 +17,7 @@ use qdsl_core::lattice::Lattice;
 use qdsl_core::{Complex, Real};
 use qdsl_kernels::catalog::StencilEntry;
 use qdsl_runtime::device::{DeviceField, Gpu};
-use qdsl_runtime::operator::device::{device_spinor, output_sites, DeviceStencil};
+use qdsl_runtime::operator::device::{device_spinor, output_sites, DeviceStencil, StencilArgs};
 use qdsl_runtime::operator::DeviceXpay;
 use qdsl_runtime::tune::LaunchConfig;
 
@@ -106,10 +106,8 @@ pub fn compare_dense<T: Real>(
         .launch(
             gpu,
             &lat,
-            LaunchConfig::default_for(n_out),
-            &mut d_out,
-            &inputs,
-            v.xpay.then_some(&xp),
+            stencil.untuned(LaunchConfig::default_for(n_out)),
+            StencilArgs::new(&mut d_out, &inputs).xpay(v.xpay.then_some(&xp)),
         )
         .map_err(err)?;
     let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;

@@ -26,7 +26,7 @@ use qdsl_runtime::device::long_links::DeviceLongLinks;
 use qdsl_runtime::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use qdsl_runtime::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
 use qdsl_runtime::operator::device::{
-    clover_format, device_spinor, output_sites, DeviceStencil, StencilLaunch,
+    clover_format, device_spinor, output_sites, DeviceStencil, StencilArgs,
 };
 use qdsl_runtime::operator::{DeviceRun, Schur};
 use qdsl_runtime::solver::LinearOperator;
@@ -234,14 +234,13 @@ fn compare_kernel<T: Real>(
     let long_args: Vec<_> = d_long.iter().map(DeviceLongLinks::args).collect();
     let xp = qdsl_runtime::operator::DeviceXpay { a, x: &d_x, b };
     stencil
-        .launch_long(
+        .launch(
             gpu,
             &lat,
-            StencilLaunch::default_build(LaunchConfig::default_for(n_out)),
-            &mut d_out,
-            &inputs,
-            &long_args,
-            v.xpay.then_some(&xp),
+            stencil.untuned(LaunchConfig::default_for(n_out)),
+            StencilArgs::new(&mut d_out, &inputs)
+                .long(&long_args)
+                .xpay(v.xpay.then_some(&xp)),
         )
         .map_err(err)?;
     let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;

@@ -47,7 +47,9 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     let gpu = Gpu::open(0).map_err(|e| {
         format!("qdsl bench needs a GPU ({e}); `--backend cpu` times the CPU backend")
     })?;
-    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()));
+    // Benchmarks search compile knobs too unless QDSL_TUNE says otherwise.
+    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
+        .with_default_policy(qdsl_runtime::tune::TunePolicy::Full);
     let cases = default_cases()
         .into_iter()
         .filter(|c| args.case.as_deref().is_none_or(|f| c.label().contains(f)))

@@ -66,11 +66,14 @@ pub fn run(_args: &InfoArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
 pub fn cache_report() -> String {
     let root = cache::cache_root();
     let dump = std::env::var(jit::DUMP_DIR_ENV).unwrap_or_default();
-    let tuning = if tune::tuning_enabled(std::env::var(tune::TUNE_ENV).ok().as_deref()) {
-        "on"
-    } else {
-        "off (QDSL_TUNE=0)"
-    };
+    let tuning =
+        match tune::TunePolicy::from_env_value(std::env::var(tune::TUNE_ENV).ok().as_deref()) {
+            tune::TunePolicy::Launch => {
+                "launch knobs of one build per kernel (QDSL_TUNE=full: compile knobs too)"
+            }
+            tune::TunePolicy::Full => "compile and launch knobs (QDSL_TUNE=full)",
+            tune::TunePolicy::Off => "off (QDSL_TUNE=0)",
+        };
     format!(
         "cache:       {} (set QDSL_CACHE_DIR to move it)\n\
          ptx cache:   {}\n\

@@ -145,6 +145,12 @@ fn print_summary(report: &SolveReport) {
         t.file_read.as_secs_f64(),
         t.setup.as_secs_f64()
     );
+    if t.jit.count + t.loads.count + t.tuning.count > 0 {
+        println!(
+            "  of which    JIT: NVRTC {}, module loads {}; tuning {} kernels",
+            t.jit, t.loads, t.tuning
+        );
+    }
     println!(
         "  solve       {:.3} s, {:.2} GFLOP/s (operator flops of the solve only)",
         t.solve.as_secs_f64(),

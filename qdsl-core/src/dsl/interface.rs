@@ -133,6 +133,269 @@ impl LaunchGeometry {
     }
 }
 
+/// The element type of a buffer parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    /// Bytes (`unsigned char*`: formatted field storage).
+    U8,
+    /// `int`.
+    I32,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl Elem {
+    /// The real type of `bytes` bytes (4: f32, 8: f64).
+    pub fn real(bytes: usize) -> Option<Elem> {
+        match bytes {
+            4 => Some(Elem::F32),
+            8 => Some(Elem::F64),
+            _ => None,
+        }
+    }
+}
+
+/// What one kernel parameter takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// A device pointer to `elem`s, written when `write`, possibly null when `nullable`
+    /// (the kernel then does not dereference it).
+    Buffer {
+        /// Element type.
+        elem: Elem,
+        /// The kernel writes through it (a non-const pointer).
+        write: bool,
+        /// Null is a valid value.
+        nullable: bool,
+    },
+    /// A 32-bit integer.
+    I32,
+    /// A 64-bit integer (`long`).
+    I64,
+    /// A single-precision real.
+    F32,
+    /// A double-precision real.
+    F64,
+}
+
+impl ParamKind {
+    /// A const buffer of `elem`.
+    pub const fn read(elem: Elem) -> Self {
+        ParamKind::Buffer {
+            elem,
+            write: false,
+            nullable: false,
+        }
+    }
+
+    /// A written buffer of `elem`.
+    pub const fn write(elem: Elem) -> Self {
+        ParamKind::Buffer {
+            elem,
+            write: true,
+            nullable: false,
+        }
+    }
+
+    /// This buffer kind, null allowed.
+    pub const fn or_null(self) -> Self {
+        match self {
+            ParamKind::Buffer { elem, write, .. } => ParamKind::Buffer {
+                elem,
+                write,
+                nullable: true,
+            },
+            k => k,
+        }
+    }
+
+    /// The real scalar of `elem` (f32 or f64; i32 for the others).
+    pub const fn real(elem: Elem) -> Self {
+        match elem {
+            Elem::F64 => ParamKind::F64,
+            Elem::F32 => ParamKind::F32,
+            _ => ParamKind::I32,
+        }
+    }
+}
+
+/// One parameter of a kernel signature: its name in the source and what it takes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ParamDecl {
+    /// The name in the signature (what arguments are bound by).
+    pub name: String,
+    /// What it takes.
+    pub kind: ParamKind,
+}
+
+impl ParamDecl {
+    /// A parameter `name` of `kind`.
+    pub fn new(name: impl Into<String>, kind: ParamKind) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+        }
+    }
+}
+
+/// The block of a kernel: chosen by the tuner in 1 to 3 dimensions, or fixed by the
+/// source (a shared-memory reduction written for one block size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockShape {
+    /// Tunable, in this many dimensions (1–3).
+    Tunable(u8),
+    /// Fixed at (x, y, z).
+    Fixed([u32; 3]),
+}
+
+/// How any kernel is launched: one thread per work item of a 1- to 3-D index space, the
+/// block shape, the largest grid the kernel covers (a grid-stride loop covers the rest;
+/// `u32::MAX` for none) and the dynamic shared memory of a block as a function of it:
+/// `shared_per_thread · threads + shared_fixed` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Geometry {
+    /// The block.
+    pub block: BlockShape,
+    /// Largest grid per dimension.
+    pub max_grid: [u32; 3],
+    /// Dynamic shared memory per thread of a block, in bytes.
+    pub shared_per_thread: u32,
+    /// Dynamic shared memory per block besides, in bytes.
+    pub shared_fixed: u32,
+}
+
+impl Geometry {
+    /// One thread per item along x, a tunable 1-D block, no shared memory.
+    pub const fn linear() -> Self {
+        Geometry {
+            block: BlockShape::Tunable(1),
+            max_grid: [u32::MAX, 65_535, 65_535],
+            shared_per_thread: 0,
+            shared_fixed: 0,
+        }
+    }
+
+    /// This geometry with at most `blocks` blocks along x (a grid-stride kernel).
+    pub const fn with_max_grid_x(mut self, blocks: u32) -> Self {
+        self.max_grid[0] = blocks;
+        self
+    }
+
+    /// This geometry with the block fixed at `block` threads along x.
+    pub const fn with_fixed_block(mut self, block: u32) -> Self {
+        self.block = BlockShape::Fixed([block, 1, 1]);
+        self
+    }
+
+    /// The block of a launch given the tuner's (or the default) choice `tuned`: the
+    /// fixed block if there is one, else `tuned` with the unused dimensions set to 1.
+    pub fn block(&self, tuned: [u32; 3]) -> [u32; 3] {
+        match self.block {
+            BlockShape::Fixed(b) => b,
+            BlockShape::Tunable(d) => {
+                let mut b = [1; 3];
+                for (k, x) in b.iter_mut().enumerate().take(usize::from(d.clamp(1, 3))) {
+                    *x = tuned[k].max(1);
+                }
+                b
+            }
+        }
+    }
+
+    /// The grid covering `work` items per dimension in blocks of `block`:
+    /// ⌈work_k / block_k⌉ (at least 1, at most `max_grid`).
+    pub fn grid(&self, work: [usize; 3], block: [u32; 3]) -> [u32; 3] {
+        let mut g = [1; 3];
+        for k in 0..3 {
+            let n = work[k].max(1).div_ceil(block[k].max(1) as usize);
+            g[k] = u32::try_from(n)
+                .unwrap_or(u32::MAX)
+                .min(self.max_grid[k])
+                .max(1);
+        }
+        g
+    }
+
+    /// The dynamic shared memory of a block of shape `block`.
+    pub fn shared(&self, block: [u32; 3]) -> u32 {
+        let threads = block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
+        self.shared_per_thread
+            .saturating_mul(threads)
+            .saturating_add(self.shared_fixed)
+    }
+}
+
+/// The interface of a hand-written or emitted kernel besides its source: entry name,
+/// parameters in signature order (bound by name), geometry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInterface {
+    /// The `extern "C"` entry name.
+    pub name: String,
+    /// The parameters in signature order.
+    pub params: Vec<ParamDecl>,
+    /// How it is launched.
+    pub geometry: Geometry,
+}
+
+/// A program of one or more kernels: source, extra NVRTC options and the kernels'
+/// interfaces, with the source hash the tune keys use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelProgram {
+    /// The program's name (PTX cache, dumps, error messages).
+    pub name: String,
+    /// The CUDA C++ source.
+    pub source: String,
+    /// Extra NVRTC options.
+    pub options: Vec<String>,
+    /// The kernels it defines.
+    pub kernels: Vec<KernelInterface>,
+}
+
+impl KernelProgram {
+    /// FNV-1a of the source.
+    pub fn source_hash(&self) -> u64 {
+        fnv1a(self.source.as_bytes())
+    }
+
+    /// The interface of kernel `name`.
+    pub fn kernel(&self, name: &str) -> Option<&KernelInterface> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Every kernel whose declared parameter names differ from the signature in the
+    /// source ([`signature_names`]), as "name: declared [..], source [..]" (empty when
+    /// the interfaces agree with the text).
+    pub fn signature_mismatches(&self) -> Vec<String> {
+        self.kernels
+            .iter()
+            .filter_map(|k| {
+                let declared: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+                let text = signature_names(&self.source, &k.name);
+                (declared != text)
+                    .then(|| format!("{}: declared {declared:?}, source {text:?}", k.name))
+            })
+            .collect()
+    }
+}
+
+/// The parameter names of the `extern "C"` kernel `name` of `source`, read from the text
+/// (empty if there is no such kernel): `const real* __restrict__ x` → `x`.
+pub fn signature_names(source: &str, name: &str) -> Vec<String> {
+    let head = format!("extern \"C\" __global__ void {name}(");
+    let Some(start) = source.find(&head) else {
+        return Vec::new();
+    };
+    let rest = &source[start + head.len()..];
+    let end = rest.find(')').unwrap_or(rest.len());
+    rest[..end]
+        .split(',')
+        .filter_map(|p| p.split_whitespace().last())
+        .map(|p| p.trim_start_matches('*').to_string())
+        .collect()
+}
+
 /// A generated kernel with its interface: what the launcher needs besides the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompiledKernel {
@@ -155,23 +418,41 @@ impl CompiledKernel {
     /// The parameter names of the `extern "C"` signature of [`Self::source`], read from
     /// the text (independent of [`Self::params`]): `const real xpay_a` → `xpay_a`.
     pub fn signature_names(&self) -> Vec<String> {
-        let head = format!("extern \"C\" __global__ void {}(", self.name);
-        let Some(start) = self.source.find(&head) else {
-            return Vec::new();
-        };
-        let rest = &self.source[start + head.len()..];
-        let end = rest.find(')').unwrap_or(rest.len());
-        rest[..end]
-            .split(',')
-            .filter_map(|p| p.split_whitespace().last())
-            .map(str::to_string)
-            .collect()
+        signature_names(&self.source, &self.name)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geometry_in_one_to_three_dimensions() {
+        let g = Geometry::linear();
+        assert_eq!(g.block([128, 7, 9]), [128, 1, 1]);
+        assert_eq!(g.grid([1000, 12, 1], [128, 1, 1]), [8, 12, 1]);
+        assert_eq!(g.grid([0, 0, 0], [32, 1, 1]), [1, 1, 1]);
+        let cube = Geometry {
+            block: BlockShape::Tunable(3),
+            shared_per_thread: 16,
+            shared_fixed: 64,
+            ..Geometry::linear()
+        };
+        assert_eq!(cube.block([8, 4, 2]), [8, 4, 2]);
+        assert_eq!(cube.grid([17, 8, 3], [8, 4, 2]), [3, 2, 2]);
+        assert_eq!(cube.shared([8, 4, 2]), 16 * 64 + 64);
+        let plane = Geometry {
+            block: BlockShape::Tunable(2),
+            ..Geometry::linear()
+        };
+        assert_eq!(plane.block([16, 8, 4]), [16, 8, 1]);
+        // A fixed block ignores the tuner; a grid-stride kernel caps the grid.
+        let fixed = Geometry::linear()
+            .with_fixed_block(256)
+            .with_max_grid_x(1024);
+        assert_eq!(fixed.block([32, 1, 1]), [256, 1, 1]);
+        assert_eq!(fixed.grid([1 << 30, 1, 1], [256, 1, 1]), [1024, 1, 1]);
+    }
 
     #[test]
     fn the_grid_covers_every_site_of_every_slice() {

@@ -46,7 +46,10 @@ pub mod variant;
 
 pub use error::{DslError, TermPart};
 pub use info::KernelInfo;
-pub use interface::{CompiledKernel, KernelParam};
+pub use interface::{
+    BlockShape, CompiledKernel, Elem, Geometry, KernelInterface, KernelParam, KernelProgram,
+    ParamDecl, ParamKind,
+};
 pub use ir::Ir;
 pub use stencil::Stencil;
 pub use variant::Variant;

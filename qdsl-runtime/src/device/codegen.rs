@@ -31,6 +31,7 @@
 
 use super::format::{DeviceFormat, HostReal, StoredReal};
 use super::layout::DeviceLayout;
+use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::format::{Compression, FixedWidth, FloatWidth};
 use std::fmt::Write;
 
@@ -318,6 +319,99 @@ fn decode_record(
 fn is_recon8(format: &DeviceFormat) -> bool {
     matches!(format, DeviceFormat::Link(l) if l.compression == Compression::Recon8)
 }
+
+/// The conversion kernel of [`conversion_source`] with its interface (256-thread
+/// blocks by default, a grid-stride loop; `norms` null unless the format has norms).
+pub fn conversion_program(
+    layout: &DeviceLayout,
+    host: HostReal,
+    direction: Direction,
+) -> Result<KernelProgram, super::format::UnsupportedFormat> {
+    let name = conversion_name(layout, host, direction);
+    let host_elem = match host {
+        HostReal::F64 => Elem::F64,
+        HostReal::F32 => Elem::F32,
+    };
+    let params = match direction {
+        Direction::Encode => vec![
+            ParamDecl::new("in", ParamKind::read(host_elem)),
+            ParamDecl::new("out", ParamKind::write(Elem::U8)),
+            ParamDecl::new("norms", ParamKind::write(Elem::F32).or_null()),
+        ],
+        Direction::Decode => vec![
+            ParamDecl::new("in", ParamKind::read(Elem::U8)),
+            ParamDecl::new("norms", ParamKind::read(Elem::F32).or_null()),
+            ParamDecl::new("out", ParamKind::write(host_elem)),
+        ],
+    };
+    Ok(KernelProgram {
+        source: conversion_source(layout, host, direction)?,
+        options: options(),
+        kernels: vec![KernelInterface {
+            name: name.clone(),
+            params: params.into_iter().chain(site_params()).collect(),
+            geometry: Geometry::linear().with_max_grid_x(u32::MAX >> 1),
+        }],
+        name,
+    })
+}
+
+/// `sites`, `stride`, `status` (the last parameters of the conversion and BLAS kernels).
+pub fn site_params() -> [ParamDecl; 3] {
+    [
+        ParamDecl::new("sites", ParamKind::I32),
+        ParamDecl::new("stride", ParamKind::I32),
+        ParamDecl::new("status", ParamKind::write(Elem::I32)),
+    ]
+}
+
+/// [`OPTIONS`] as NVRTC wants them.
+pub fn options() -> Vec<String> {
+    OPTIONS.iter().map(|s| s.to_string()).collect()
+}
+
+/// The reduction kernels of [`reduction_source`] with their interfaces: `<name>_partial`
+/// and `<name>_final`, blocks of [`REDUCTION_BLOCK`] fixed by the source, the partial
+/// pass on at most 1024 blocks (a grid-stride loop).
+pub fn reduction_program(
+    layout: &DeviceLayout,
+) -> Result<KernelProgram, super::format::UnsupportedFormat> {
+    let name = reduction_name(layout);
+    let fixed = Geometry::linear().with_fixed_block(REDUCTION_BLOCK);
+    let partial = KernelInterface {
+        name: format!("{name}_partial"),
+        params: vec![
+            ParamDecl::new("x", ParamKind::read(Elem::U8)),
+            ParamDecl::new("xn", ParamKind::read(Elem::F32).or_null()),
+            ParamDecl::new("y", ParamKind::read(Elem::U8)),
+            ParamDecl::new("yn", ParamKind::read(Elem::F32).or_null()),
+            ParamDecl::new("sites", ParamKind::I32),
+            ParamDecl::new("stride", ParamKind::I32),
+            ParamDecl::new("dot", ParamKind::I32),
+            ParamDecl::new("partials", ParamKind::write(Elem::F64)),
+            ParamDecl::new("status", ParamKind::write(Elem::I32)),
+        ],
+        geometry: fixed.with_max_grid_x(REDUCTION_PARTIALS),
+    };
+    let fin = KernelInterface {
+        name: format!("{name}_final"),
+        params: vec![
+            ParamDecl::new("partials", ParamKind::read(Elem::F64)),
+            ParamDecl::new("blocks", ParamKind::I32),
+            ParamDecl::new("result", ParamKind::write(Elem::F64)),
+        ],
+        geometry: fixed.with_max_grid_x(1),
+    };
+    Ok(KernelProgram {
+        source: reduction_source(layout)?,
+        options: options(),
+        kernels: vec![partial, fin],
+        name,
+    })
+}
+
+/// The most blocks of a reduction's partial pass (each writes one partial sum).
+pub const REDUCTION_PARTIALS: u32 = 1024;
 
 /// The CUDA source of one conversion kernel (see the module doc), named
 /// [`conversion_name`]. Signatures:

@@ -3,12 +3,31 @@
 //! judged against these times (`qdsl bench`).
 
 use super::gpu::driver;
+use super::kernel::{load_program, Args};
 use super::{DeviceError, Gpu};
-use crate::tune::LaunchConfig;
-use cudarc::driver::PushKernelArg;
+use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 
 /// The float4 grid-stride copy kernel of the roofline.
 const COPY_SOURCE: &str = "extern \"C\" __global__ void qdsl_bench_copy(const float4* __restrict__ x, float4* __restrict__ y, long n) {\n    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) y[i] = x[i];\n}\n";
+
+/// [`COPY_SOURCE`] with its interface (x, y: f32 buffers holding float4 groups; n: the
+/// number of float4 groups).
+fn copy_program() -> KernelProgram {
+    KernelProgram {
+        name: "qdsl_bench_copy".into(),
+        source: COPY_SOURCE.into(),
+        options: Vec::new(),
+        kernels: vec![KernelInterface {
+            name: "qdsl_bench_copy".into(),
+            params: vec![
+                ParamDecl::new("x", ParamKind::read(Elem::F32)),
+                ParamDecl::new("y", ParamKind::write(Elem::F32)),
+                ParamDecl::new("n", ParamKind::I64),
+            ],
+            geometry: Geometry::linear(),
+        }],
+    }
+}
 
 /// Median times of copying `bytes` (rounded up to whole 16-byte elements).
 #[derive(Clone, Copy, Debug)]
@@ -38,21 +57,12 @@ pub fn copy_times(
             .memcpy_dtod(&x, &mut y)
             .map_err(driver("cuMemcpyDtoD"))
     })?;
-    let f = gpu.function("qdsl_bench_copy", COPY_SOURCE, &[])?;
-    let n = n4 as i64;
-    let cfg = LaunchConfig::covering(n4, 256, 0);
-    let launch = cudarc::driver::LaunchConfig {
-        grid_dim: (cfg.grid, 1, 1),
-        block_dim: (cfg.block, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let copy = load_program(gpu, &copy_program())?;
     let kernel_us = gpu.time_us(warmup, reps, || {
-        let mut b = stream.launch_builder(&f);
-        b.arg(&x).arg(&mut y).arg(&n);
-        // SAFETY: (const float4*, float4*, long n) with n float4 elements in each buffer.
-        unsafe { b.launch(launch) }
-            .map(|_| ())
-            .map_err(driver("launching the copy kernel"))
+        let mut args = Args::new();
+        args.read("x", &x).write("y", &mut y).int("n", n4 as i64);
+        // n float4 groups (4 f32 each) in each buffer.
+        copy[0].launch(gpu, [n4, 1, 1], [256, 1, 1], args)
     })?;
     Ok(CopyTimes {
         bytes: 16 * n4,

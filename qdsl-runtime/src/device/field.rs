@@ -4,9 +4,11 @@
 use super::codegen::{self, Direction, REDUCTION_BLOCK};
 use super::format::{DeviceFormat, HostReal};
 use super::gpu::{driver, DeviceError, Gpu};
+use super::kernel::{load_program, Args, LoadedKernel};
 use super::layout::DeviceLayout;
 use super::reference::DeviceImage;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::CudaSlice;
+use qdsl_core::dsl::KernelProgram;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
 use qdsl_core::format::{FermionFormat, LinkFormat, SuCheck};
 use qdsl_core::lattice::Lattice;
@@ -14,7 +16,7 @@ use qdsl_core::math::ColourMatrix;
 use qdsl_core::{Complex, Real};
 
 /// Threads per block of the conversion kernels.
-const CONVERSION_BLOCK: u32 = 256;
+const CONVERSION_BLOCK: [u32; 3] = [256, 1, 1];
 
 /// A field on the GPU. It owns its memory: the value arrays (bytes, in the layout) and,
 /// for fixed-point fermions, one f32 norm per site.
@@ -31,21 +33,11 @@ enum HostArray {
     F32(Vec<f32>),
 }
 
-fn grid(sites: usize, block: u32) -> u32 {
-    u32::try_from(sites.div_ceil(block as usize).max(1)).unwrap_or(u32::MAX >> 1)
-}
-
-fn config(grid: u32, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-fn int_arg(x: usize, what: &str) -> Result<i32, DeviceError> {
-    i32::try_from(x)
-        .map_err(|_| DeviceError::Shape(format!("{what} = {x} exceeds the kernels' 32-bit index")))
+/// The one kernel of `program`, loaded.
+fn one_kernel(gpu: &Gpu, program: &KernelProgram) -> Result<LoadedKernel, DeviceError> {
+    load_program(gpu, program)?
+        .pop()
+        .ok_or_else(|| DeviceError::Shape(format!("{} defines no kernel", program.name)))
 }
 
 /// Describes the set status bits of a conversion kernel.
@@ -139,32 +131,24 @@ impl DeviceField {
             HostReal::F32 => HostArray::F32(host.iter().map(|x| Real::to_f64(*x) as f32).collect()),
         };
         let mut field = Self::zeros(gpu, layout)?;
-        let name = codegen::conversion_name(&layout, precision, Direction::Encode);
-        let source = codegen::conversion_source(&layout, precision, Direction::Encode)?;
-        let f = gpu.function(&name, &source, &codegen_options())?;
+        let program = codegen::conversion_program(&layout, precision, Direction::Encode)?;
+        let name = program.name.clone();
+        let kernel = one_kernel(gpu, &program)?;
         let stream = gpu.backend().stream().clone();
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
-        let (sites, stride) = (
-            int_arg(layout.sites, "sites")?,
-            int_arg(layout.stride, "stride")?,
-        );
-        let null = 0u64;
-        let cfg = config(grid(layout.sites, CONVERSION_BLOCK), CONVERSION_BLOCK);
         let copy = |e| driver("copying host data to the GPU")(e);
+        let work = [layout.sites, 1, 1];
         macro_rules! launch {
             ($input:expr) => {{
                 let input = stream.clone_htod($input).map_err(copy)?;
-                let mut b = stream.launch_builder(&f);
-                b.arg(&input).arg(&mut field.values);
-                match field.norms.as_mut() {
-                    Some(n) => b.arg(n),
-                    None => b.arg(&null),
-                };
-                b.arg(&sites).arg(&stride).arg(&mut status);
-                // SAFETY: the arguments match the generated signature
-                // (const host_t*, unsigned char*, float*, int, int, int*), and the
-                // buffers hold sites·subs·reals inputs and layout.value_bytes() bytes.
-                unsafe { b.launch(cfg) }.map_err(driver(format!("launching {name}")))?;
+                let mut args = Args::new();
+                args.read("in", &input)
+                    .write("out", &mut field.values)
+                    .write_or_null("norms", field.norms.as_mut().map(|n| n as _))
+                    .count("sites", layout.sites)
+                    .count("stride", layout.stride)
+                    .write("status", &mut status);
+                kernel.launch(gpu, work, CONVERSION_BLOCK, args)?;
             }};
         }
         match &array {
@@ -183,32 +167,24 @@ impl DeviceField {
     pub fn download<T: Real>(&self, gpu: &Gpu) -> Result<Vec<T>, DeviceError> {
         let layout = self.layout;
         let precision = HostReal::of::<T>();
-        let name = codegen::conversion_name(&layout, precision, Direction::Decode);
-        let source = codegen::conversion_source(&layout, precision, Direction::Decode)?;
-        let f = gpu.function(&name, &source, &codegen_options())?;
+        let program = codegen::conversion_program(&layout, precision, Direction::Decode)?;
+        let name = program.name.clone();
+        let kernel = one_kernel(gpu, &program)?;
         let stream = gpu.backend().stream().clone();
         let n = layout.sites * layout.subs * layout.host_reals;
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
-        let (sites, stride) = (
-            int_arg(layout.sites, "sites")?,
-            int_arg(layout.stride, "stride")?,
-        );
-        let null = 0u64;
-        let cfg = config(grid(layout.sites, CONVERSION_BLOCK), CONVERSION_BLOCK);
         let back = |e| driver("copying the decoded field to the host")(e);
         macro_rules! launch {
             ($t:ty) => {{
                 let mut out = gpu.alloc::<$t>("the decoded field", n)?;
-                let mut b = stream.launch_builder(&f);
-                b.arg(&self.values);
-                match self.norms.as_ref() {
-                    Some(nm) => b.arg(nm),
-                    None => b.arg(&null),
-                };
-                b.arg(&mut out).arg(&sites).arg(&stride).arg(&mut status);
-                // SAFETY: arguments match (const unsigned char*, const float*, host_t*,
-                // int, int, int*); `out` holds sites·subs·reals values.
-                unsafe { b.launch(cfg) }.map_err(driver(format!("launching {name}")))?;
+                let mut args = Args::new();
+                args.read("in", &self.values)
+                    .read_or_null("norms", self.norms.as_ref().map(|n| n as _))
+                    .write("out", &mut out)
+                    .count("sites", layout.sites)
+                    .count("stride", layout.stride)
+                    .write("status", &mut status);
+                kernel.launch(gpu, [layout.sites, 1, 1], CONVERSION_BLOCK, args)?;
                 let host = stream.clone_dtoh(&out).map_err(back)?;
                 host.into_iter()
                     .map(|x| T::from_f64(x as f64))
@@ -362,58 +338,43 @@ impl DeviceField {
 
     fn reduce(&self, gpu: &Gpu, other: Option<&DeviceField>) -> Result<Complex<f64>, DeviceError> {
         let layout = self.layout;
-        let name = codegen::reduction_name(&layout);
-        let source = codegen::reduction_source(&layout)?;
-        let opts = codegen_options();
-        let partial = gpu.function(&format!("{name}_partial"), &source, &opts)?;
-        let fin = gpu.function(&format!("{name}_final"), &source, &opts)?;
-        let blocks = grid(layout.sites, REDUCTION_BLOCK).min(1024);
+        let program = codegen::reduction_program(&layout)?;
+        let name = program.name.clone();
+        let kernels = load_program(gpu, &program)?;
+        let [partial, fin] = kernels.as_slice() else {
+            return Err(DeviceError::Shape(format!("{name}: expected two kernels")));
+        };
+        let blocks = partial
+            .interface
+            .geometry
+            .grid([layout.sites, 1, 1], [REDUCTION_BLOCK, 1, 1])[0];
         let mut partials = gpu.alloc::<f64>("reduction partials", 2 * blocks as usize)?;
         let mut result = gpu.alloc::<f64>("reduction result", 2)?;
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
-        let (sites, stride) = (
-            int_arg(layout.sites, "sites")?,
-            int_arg(layout.stride, "stride")?,
-        );
-        let (dot, blocks_i) = (i32::from(other.is_some()), blocks as i32);
         let y = other.unwrap_or(self);
-        let null = 0u64;
+        let mut args = Args::new();
+        args.read("x", &self.values)
+            .read_or_null("xn", self.norms.as_ref().map(|n| n as _))
+            .read("y", &y.values)
+            .read_or_null("yn", y.norms.as_ref().map(|n| n as _))
+            .count("sites", layout.sites)
+            .count("stride", layout.stride)
+            .int("dot", i32::from(other.is_some()))
+            .write("partials", &mut partials)
+            .write("status", &mut status);
+        partial.launch(gpu, [layout.sites, 1, 1], [REDUCTION_BLOCK, 1, 1], args)?;
+        let mut args = Args::new();
+        args.read("partials", &partials)
+            .int("blocks", blocks)
+            .write("result", &mut result);
+        fin.launch(gpu, [1, 1, 1], [REDUCTION_BLOCK, 1, 1], args)?;
         let stream = gpu.backend().stream();
-        let mut b = stream.launch_builder(&partial);
-        b.arg(&self.values);
-        match self.norms.as_ref() {
-            Some(n) => b.arg(n),
-            None => b.arg(&null),
-        };
-        b.arg(&y.values);
-        match y.norms.as_ref() {
-            Some(n) => b.arg(n),
-            None => b.arg(&null),
-        };
-        b.arg(&sites)
-            .arg(&stride)
-            .arg(&dot)
-            .arg(&mut partials)
-            .arg(&mut status);
-        // SAFETY: arguments match the generated `_partial` signature; `partials` holds
-        // 2·blocks doubles and the kernel runs with REDUCTION_BLOCK threads.
-        unsafe { b.launch(config(blocks, REDUCTION_BLOCK)) }
-            .map_err(driver(format!("launching {name}_partial")))?;
-        let mut b = stream.launch_builder(&fin);
-        b.arg(&partials).arg(&blocks_i).arg(&mut result);
-        // SAFETY: arguments match `_final` (const double*, int, double*); one block.
-        unsafe { b.launch(config(1, REDUCTION_BLOCK)) }
-            .map_err(driver(format!("launching {name}_final")))?;
         check_status(gpu, &status, &name)?;
         let r = stream
             .clone_dtoh(&result)
             .map_err(driver("reading a reduction"))?;
         Ok(Complex::new(r[0], r[1]))
     }
-}
-
-fn codegen_options() -> Vec<String> {
-    codegen::OPTIONS.iter().map(|s| s.to_string()).collect()
 }
 
 fn check_status(gpu: &Gpu, status: &CudaSlice<i32>, kernel: &str) -> Result<(), DeviceError> {
@@ -493,8 +454,6 @@ mod tests {
             problems(codegen::STATUS_OVERFLOW | codegen::STATUS_CORRUPT),
             "a finite value beyond the format's range; corrupt data (a negative norm or the integer −2^(b−1))"
         );
-        assert_eq!(grid(0, 256), 1);
-        assert_eq!(grid(257, 256), 2);
     }
 
     /// Two sites of 4 identity links, link 5 (site 1, μ = 1) replaced by i·1: unitary,

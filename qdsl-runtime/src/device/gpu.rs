@@ -4,7 +4,7 @@
 use super::format::UnsupportedFormat;
 use crate::backend::{Backend, CudaBackend};
 use crate::jit::register_cap::{cap_registers, RegisterCapError};
-use crate::jit::{Jit, JitError};
+use crate::jit::{Jit, JitError, Work, WorkCounter};
 use crate::tune::{Fingerprint, LaunchLimits};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
@@ -71,12 +71,83 @@ pub(crate) fn driver(
     }
 }
 
+/// One build of a kernel to compile and load: the program's source, its extra NVRTC
+/// options and an optional register cap ([`Gpu::function_built`]'s arguments).
+#[derive(Clone, Copy, Debug)]
+pub struct Build<'a> {
+    /// The entry name (also the program's name).
+    pub name: &'a str,
+    /// The CUDA source.
+    pub source: &'a str,
+    /// Extra NVRTC options.
+    pub extra: &'a [String],
+    /// The register cap, if any.
+    pub cap: Option<u32>,
+}
+
+/// The key of a build in the loaded-function map: name, options and cap.
+fn build_key(name: &str, extra: &[String], cap: Option<u32>) -> String {
+    let mut key = name.to_string();
+    for o in extra {
+        key += &format!("\0{o}");
+    }
+    if let Some(r) = cap {
+        key += &format!("\0.maxnreg {r}");
+    }
+    key
+}
+
+/// Runs `work` on every item, in at most one thread per available core; the first error.
+fn in_parallel<T: Sync>(
+    items: &[T],
+    work: impl Fn(&T) -> Result<(), DeviceError> + Sync,
+) -> Result<(), DeviceError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().try_for_each(work);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<(), DeviceError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| -> Result<(), DeviceError> {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return Ok(());
+                        };
+                        work(item)?;
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(DeviceError::Driver {
+                        what: "a kernel build thread".into(),
+                        message: "panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
 /// A GPU ready to run generated code.
 #[derive(Debug)]
 pub struct Gpu {
     backend: CudaBackend,
     jit: Jit,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Whole programs loaded by [`Gpu::module`], by name and options.
+    modules: Mutex<HashMap<String, std::sync::Arc<cudarc::driver::CudaModule>>>,
+    /// Modules loaded (the driver assembles their PTX for the device) and the time.
+    loads: WorkCounter,
     /// sm_90 or later: programmatic dependent launches exist.
     sm90: bool,
     dependent_launch: AtomicBool,
@@ -90,6 +161,8 @@ impl Gpu {
             backend,
             jit,
             functions: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
+            loads: WorkCounter::default(),
             sm90,
             dependent_launch: AtomicBool::new(sm90 && super::launch::dependent_launch_enabled()),
         }
@@ -164,7 +237,8 @@ impl Gpu {
     }
 
     /// Compiles (or reads from the PTX cache), caps and loads; the in-memory map is
-    /// keyed by name, options and cap.
+    /// keyed by name, options and cap. The map is not locked while compiling, so
+    /// several threads may build different kernels at once ([`Self::preload`]).
     fn load(
         &self,
         name: &str,
@@ -172,16 +246,9 @@ impl Gpu {
         extra: &[String],
         cap: Option<u32>,
     ) -> Result<CudaFunction, DeviceError> {
-        let mut key = name.to_string();
-        for o in extra {
-            key += &format!("\0{o}");
-        }
-        if let Some(r) = cap {
-            key += &format!("\0.maxnreg {r}");
-        }
-        let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = map.get(&key) {
-            return Ok(f.clone());
+        let key = build_key(name, extra, cap);
+        if let Some(f) = self.loaded(&key) {
+            return Ok(f);
         }
         let arch = self
             .backend
@@ -192,16 +259,95 @@ impl Gpu {
         if let Some(r) = cap {
             ptx = cap_registers(&ptx, name, r)?;
         }
+        let start = std::time::Instant::now();
         let module = self
             .backend
             .context()
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
             .map_err(driver(format!("loading the module of {name}")))?;
+        self.loads.add(start);
         let f = module
             .load_function(name)
             .map_err(driver(format!("finding {name} in its module")))?;
-        map.insert(key, f.clone());
-        Ok(f)
+        let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map.entry(key).or_insert(f).clone())
+    }
+
+    /// The module of program `name` (`source` compiled with `extra` options, PTX
+    /// cached), loaded once per name and options: for programs of several kernels.
+    pub fn module(
+        &self,
+        name: &str,
+        source: &str,
+        extra: &[String],
+    ) -> Result<std::sync::Arc<cudarc::driver::CudaModule>, DeviceError> {
+        let key = build_key(name, extra, None);
+        if let Some(m) = self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(m.clone());
+        }
+        let arch = self
+            .backend
+            .device()
+            .map(|d| d.arch)
+            .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
+        let ptx = self.jit.compile(name, source, arch, extra)?.ptx;
+        let start = std::time::Instant::now();
+        let module = self
+            .backend
+            .context()
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(driver(format!("loading the module of {name}")))?;
+        self.loads.add(start);
+        let mut map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map.entry(key).or_insert(module).clone())
+    }
+
+    /// The loaded function of a build key, if any.
+    fn loaded(&self, key: &str) -> Option<CudaFunction> {
+        let map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(key).cloned()
+    }
+
+    /// Compiles and loads every build of `builds` not loaded yet, in parallel threads
+    /// (NVRTC and the driver's assembler are thread-safe per program; at most one
+    /// thread per available core): afterwards [`Self::function_built`] of each is a
+    /// lookup. Returns the first error.
+    pub fn preload(&self, builds: &[Build<'_>]) -> Result<(), DeviceError> {
+        let missing: Vec<&Build<'_>> = builds
+            .iter()
+            .filter(|b| self.loaded(&build_key(b.name, b.extra, b.cap)).is_none())
+            .collect();
+        in_parallel(&missing, |b| {
+            self.load(b.name, b.source, b.extra, b.cap).map(|_| ())
+        })
+    }
+
+    /// Compiles and loads every program of `programs` not loaded yet ([`Self::module`]),
+    /// in parallel threads as [`Self::preload`]. Returns the first error.
+    pub fn preload_programs(
+        &self,
+        programs: &[qdsl_core::dsl::KernelProgram],
+    ) -> Result<(), DeviceError> {
+        let missing: Vec<&qdsl_core::dsl::KernelProgram> = {
+            let map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+            programs
+                .iter()
+                .filter(|p| !map.contains_key(&build_key(&p.name, &p.options, None)))
+                .collect()
+        };
+        in_parallel(&missing, |p| {
+            self.module(&p.name, &p.source, &p.options).map(|_| ())
+        })
+    }
+
+    /// The modules loaded so far (each one's PTX assembled by the driver) and the time.
+    pub fn load_work(&self) -> Work {
+        self.loads.get()
     }
 
     /// `n` zeroed elements of device memory for `what`; an out-of-memory error names the

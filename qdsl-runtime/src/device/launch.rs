@@ -81,9 +81,28 @@ impl<'a> KernelArgs<'a> {
         self
     }
 
+    /// A device address with the record of its use (kept until the launch is queued).
+    pub fn pointer(&mut self, address: u64, record: SyncOnDrop<'a>) -> &mut Self {
+        self.values.push(address);
+        self.records.push(record);
+        self
+    }
+
+    /// A null pointer.
+    pub fn null(&mut self) -> &mut Self {
+        self.values.push(0);
+        self
+    }
+
     /// A 32-bit integer.
     pub fn i32(&mut self, v: i32) -> &mut Self {
         self.values.push(slot_i32(v));
+        self
+    }
+
+    /// A 64-bit integer.
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.values.push(v as u64);
         self
     }
 

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::backend::Backend;
-use crate::operator::device::{device_spinor, DeviceStencil, StencilLaunch};
+use crate::operator::device::{device_spinor, DeviceStencil, StencilArgs, StencilLaunch};
 use crate::tune::LaunchConfig;
 use qdsl_core::dsl::storage::round_long_field;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
@@ -95,7 +95,12 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
         let run = |args: LongLinkArgs<'_>| {
             let mut d_out = device_spinor(&gpu, StorageFormat::F32, 6, half).unwrap();
             stencil
-                .launch_long(&gpu, &lat, choice, &mut d_out, &inputs, &[args], None)
+                .launch(
+                    &gpu,
+                    &lat,
+                    choice,
+                    StencilArgs::new(&mut d_out, &inputs).long(&[args]),
+                )
                 .unwrap();
             gpu.backend().synchronize().unwrap();
             d_out.to_spinor::<f64>(&gpu, out_layout).unwrap()
@@ -110,7 +115,7 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
         assert!(err > 1e-2, "{v}: scale 1 gave relative error {err:e}");
         let mut d_out = device_spinor(&gpu, StorageFormat::F32, 6, half).unwrap();
         let refused = stencil
-            .launch_with(&gpu, &lat, choice, &mut d_out, &inputs, None)
+            .launch(&gpu, &lat, choice, StencilArgs::new(&mut d_out, &inputs))
             .unwrap_err()
             .to_string();
         assert!(refused.contains("compressed long fields"), "{refused}");
@@ -121,7 +126,12 @@ fn improved_staggered_long_recon_matches_the_cpu_on_milc_links() {
             ..d_long.args()
         };
         let refused = stencil
-            .launch_long(&gpu, &lat, choice, &mut d_out, &inputs, &[other], None)
+            .launch(
+                &gpu,
+                &lat,
+                choice,
+                StencilArgs::new(&mut d_out, &inputs).long(&[other]),
+            )
             .unwrap_err()
             .to_string();
         assert!(refused.contains("phases"), "{refused}");

@@ -8,6 +8,7 @@
 //! | [`codegen`] | the generator of the conversion and reduction kernels' CUDA source |
 //! | [`reference`](mod@reference) | CPU references: the exact device image, and the kernels' arithmetic emulated |
 //! | [`gpu`] | [`Gpu`]: a device with the JIT, loaded functions, allocation with clear OOM errors |
+//! | [`kernel`] | the one launcher: a kernel's interface, arguments bound by name ([`kernel::Args`]), 1–3-D launches |
 //! | [`launch`] | [`launch::KernelArgs`]: launches through `cuLaunchKernelEx`, as programmatic dependents on sm_90+ |
 //! | [`field`] | [`DeviceField`]: upload/download with conversion on the GPU, norms and dots in f64 |
 //! | [`dense`] | dense N × N link fields (the coarse operator's links): layout, upload, download |
@@ -23,6 +24,7 @@ pub mod format;
 pub mod gpu;
 #[cfg(test)]
 mod gpu_tests;
+pub mod kernel;
 pub mod launch;
 pub mod layout;
 pub mod long_links;

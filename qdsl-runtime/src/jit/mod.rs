@@ -25,7 +25,8 @@ pub use cache::PtxCache;
 
 use crate::hash::StableHasher;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Environment variable naming the directory every generated `.cu` and `.ptx` is dumped to.
 pub const DUMP_DIR_ENV: &str = "QDSL_DUMP_DIR";
@@ -88,6 +89,57 @@ pub struct JitStats {
     pub compiles: usize,
 }
 
+/// How much of one kind of work was done: how many times, in how long (wall clock,
+/// summed over threads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// How many.
+    pub count: usize,
+    /// Their summed wall-clock time.
+    pub time: Duration,
+}
+
+impl Work {
+    /// `self − earlier`: the work done since `earlier` was read.
+    pub fn since(&self, earlier: Work) -> Work {
+        Work {
+            count: self.count.saturating_sub(earlier.count),
+            time: self.time.saturating_sub(earlier.time),
+        }
+    }
+}
+
+impl std::fmt::Display for Work {
+    /// `3 in 1.234 s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} in {:.3} s", self.count, self.time.as_secs_f64())
+    }
+}
+
+/// A thread-safe [`Work`] counter.
+#[derive(Debug, Default)]
+pub struct WorkCounter {
+    count: AtomicUsize,
+    nanos: AtomicU64,
+}
+
+impl WorkCounter {
+    /// Counts one piece of work that began at `start`.
+    pub fn add(&self, start: Instant) {
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// The work counted so far.
+    pub fn get(&self) -> Work {
+        Work {
+            count: self.count.load(Ordering::Relaxed),
+            time: Duration::from_nanos(self.nanos.load(Ordering::Relaxed)),
+        }
+    }
+}
+
 /// The NVRTC compiler with its PTX cache.
 #[derive(Debug)]
 pub struct Jit {
@@ -97,6 +149,7 @@ pub struct Jit {
     nvrtc_version: (i32, i32),
     hits: AtomicUsize,
     compiles: AtomicUsize,
+    nvrtc: WorkCounter,
 }
 
 impl Jit {
@@ -111,6 +164,7 @@ impl Jit {
             nvrtc_version,
             hits: AtomicUsize::new(0),
             compiles: AtomicUsize::new(0),
+            nvrtc: WorkCounter::default(),
         })
     }
 
@@ -138,6 +192,11 @@ impl Jit {
             hits: self.hits.load(Ordering::Relaxed),
             compiles: self.compiles.load(Ordering::Relaxed),
         }
+    }
+
+    /// The NVRTC compilations so far and their summed time (cache hits excluded).
+    pub fn nvrtc_work(&self) -> Work {
+        self.nvrtc.get()
     }
 
     /// The full NVRTC option list: `--std=c++17`, `-default-device`,
@@ -195,7 +254,9 @@ impl Jit {
                 (ptx, true)
             }
             None => {
+                let start = Instant::now();
                 let ptx = self.compile_uncached(name, source, arch, &options, &key)?;
+                self.nvrtc.add(start);
                 self.compiles.fetch_add(1, Ordering::Relaxed);
                 if let Err(e) = self.cache.store(&key, &ptx) {
                     eprintln!(

@@ -5,13 +5,15 @@
 //! writes F_μ(x) = −(β/3) TA[U_μ(x) Σ_μ(x)†] for the four μ
 //! ([`qdsl_core::dsl::paths::force`] states the convention).
 
-use super::runner::{config, download_links, int, load_module, GpuReal, GpuSmearer};
+use super::runner::{download_links, find, lattice_args, GpuReal, GpuSmearer, BLOCK};
 use super::runner::{SmearBuffers, SmearGpuError, REALS};
-use crate::device::gpu::driver;
+use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::{DeviceError, Gpu};
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
+use qdsl_core::dsl::paths::cuda::interfaces;
 use qdsl_core::dsl::paths::force::force_cuda;
 use qdsl_core::dsl::paths::{ForcePlan, GaugeAction};
+use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 
@@ -20,7 +22,38 @@ use qdsl_core::lattice::Lattice;
 pub struct GpuGaugeForce<T> {
     plan: ForcePlan,
     staples: GpuSmearer<T>,
-    force: CudaFunction,
+    force: LoadedKernel,
+}
+
+/// `<action>_force(real* force, const real* u, const real* staples, real c, int L0..L3)`
+/// of [`force_cuda`], one thread per site.
+fn force_interface(action: &str, real: Elem) -> KernelInterface {
+    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
+    KernelInterface {
+        name: format!("{action}_force"),
+        params: [
+            p("force", ParamKind::write(real)),
+            p("u", ParamKind::read(real)),
+            p("staples", ParamKind::read(real)),
+            p("c", ParamKind::real(real)),
+        ]
+        .into_iter()
+        .chain((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)))
+        .collect(),
+        geometry: Geometry::linear(),
+    }
+}
+
+/// The program of [`force_cuda`]: the staple kernels and the force kernel.
+pub fn force_program<T: GpuReal>(plan: &ForcePlan) -> Result<KernelProgram, SmearGpuError> {
+    let mut kernels = interfaces(&plan.staples.spec.name, T::ELEM);
+    kernels.push(force_interface(&plan.action.name, T::ELEM));
+    Ok(KernelProgram {
+        name: format!("{}_force_{}", plan.action.name, T::NAME),
+        source: force_cuda::<T>(plan)?,
+        options: Vec::new(),
+        kernels,
+    })
 }
 
 /// Device memory of one force computation: the links, the staple sums (in the smearing
@@ -36,14 +69,14 @@ impl<T: GpuReal> GpuGaugeForce<T> {
     /// kernels and `<action>_force`).
     pub fn new<A: GaugeAction>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         let plan = A::force_plan()?;
-        let source = force_cuda::<T>(&plan)?;
-        let program = format!("{}_force_{}", plan.action.name, T::NAME);
-        let module = load_module(gpu, &program, &source)?;
-        let staples = GpuSmearer::from_module(plan.staples.clone(), &module, &program)?;
-        let full = format!("{}_force", plan.action.name);
-        let force = module
-            .load_function(&full)
-            .map_err(driver(format!("finding {full} in {program}")))?;
+        let program = force_program::<T>(&plan)?;
+        let kernels = load_program(gpu, &program)?;
+        let staples = GpuSmearer::from_kernels(plan.staples.clone(), &kernels, &program.name)?;
+        let force = find(
+            &kernels,
+            &format!("{}_force", plan.action.name),
+            &program.name,
+        )?;
         Ok(Self {
             plan,
             staples,
@@ -84,26 +117,14 @@ impl<T: GpuReal> GpuGaugeForce<T> {
     ) -> Result<(), DeviceError> {
         self.staples.enqueue(gpu, &mut bufs.staples, 1.0)?;
         let lat = bufs.staples.lattice;
-        let dims = lat.dims();
-        let [l0, l1, l2, l3] = [
-            int(dims[0], "L0")?,
-            int(dims[1], "L1")?,
-            int(dims[2], "L2")?,
-            int(dims[3], "L3")?,
-        ];
-        let c = T::from_f64(-beta / 3.0);
-        let stream = gpu.backend().stream();
-        let mut b = stream.launch_builder(&self.force);
-        b.arg(&mut bufs.force)
-            .arg(&bufs.staples.input)
-            .arg(&bufs.staples.output)
-            .arg(&c);
-        b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-        // SAFETY: (real* force, const real* u, const real* staples, real c, int L0..L3);
-        // the three buffers hold 4·V·18 reals.
-        unsafe { b.launch(config(lat.volume())?) }
-            .map_err(driver(format!("launching {}_force", self.plan.action.name)))?;
-        Ok(())
+        let mut args = Args::new();
+        lattice_args(&mut args, &lat);
+        args.write("force", &mut bufs.force)
+            .read("u", &bufs.staples.input)
+            .read("staples", &bufs.staples.output)
+            .real("c", -beta / 3.0);
+        // The three buffers hold 4·V·18 reals.
+        self.force.launch(gpu, [lat.volume(), 1, 1], BLOCK, args)
     }
 
     /// Copies the force back into a host field (one su(3) matrix per link).

@@ -7,25 +7,47 @@
 //! (`qdsl_kernels::add_naik_epsilon`) are applied on the host to the downloaded fields.
 
 use super::runner::SmearGpuError;
-use super::runner::{config, download_links, int, load_module, GpuReal, GpuSmearer};
+use super::runner::{download_links, find, GpuReal, GpuSmearer, BLOCK};
 use super::SmearBuffers;
 use crate::device::gpu::driver;
+use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::Gpu;
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::project::{project_source, singular_threshold, PROJECT_KERNEL};
+use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{
     add_naik_epsilon, fold_staggered_phases, hisq_chain, AsqtadLong, Fat7, HisqFat, HisqStages,
 };
 
+/// The U(3) projection program for `T`:
+/// `u3_project(real* links, int* bad, int nlinks, real threshold)`, one thread per link.
+pub fn projection_program<T: GpuReal>() -> Result<KernelProgram, SmearGpuError> {
+    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
+    let real = T::ELEM;
+    Ok(KernelProgram {
+        name: format!("{PROJECT_KERNEL}_{}", T::NAME),
+        source: project_source::<T>()?,
+        options: Vec::new(),
+        kernels: vec![KernelInterface {
+            name: PROJECT_KERNEL.to_string(),
+            params: vec![
+                p("links", ParamKind::write(real)),
+                p("bad", ParamKind::write(Elem::I32)),
+                p("nlinks", ParamKind::I32),
+                p("threshold", ParamKind::real(real)),
+            ],
+            geometry: Geometry::linear(),
+        }],
+    })
+}
+
 /// The compiled U(3) projection kernel for `T`.
-fn projection<T: GpuReal>(gpu: &Gpu) -> Result<CudaFunction, SmearGpuError> {
-    let program = format!("{PROJECT_KERNEL}_{}", T::NAME);
-    let module = load_module(gpu, &program, &project_source::<T>()?)?;
-    Ok(module
-        .load_function(PROJECT_KERNEL)
-        .map_err(driver(format!("finding {PROJECT_KERNEL} in {program}")))?)
+fn projection<T: GpuReal>(gpu: &Gpu) -> Result<LoadedKernel, SmearGpuError> {
+    let program = projection_program::<T>()?;
+    let kernels = load_program(gpu, &program)?;
+    Ok(find(&kernels, PROJECT_KERNEL, &program.name)?)
 }
 
 /// The three schedules (fat7, `HisqFat`, `AsqtadLong`) and the U(3) projection of the
@@ -34,7 +56,7 @@ pub struct HisqGpu<T> {
     fat7: GpuSmearer<T>,
     fat: GpuSmearer<T>,
     long: GpuSmearer<T>,
-    project: CudaFunction,
+    project: LoadedKernel,
 }
 
 /// Device memory of one HISQ construction: the buffers of the three schedules and one
@@ -148,22 +170,16 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
     fn project_u3(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
         let nlinks = 4 * bufs.level1.lattice.volume();
-        let n = int(nlinks, "links")?;
-        let threshold = T::from_f64(singular_threshold::<T>());
-        let mut b = self
-            .gpu
-            .backend()
-            .stream()
-            .launch_builder(&self.hisq.project);
-        b.arg(&mut bufs.level1.output)
-            .arg(&mut bufs.bad)
-            .arg(&n)
-            .arg(&threshold);
-        // SAFETY: (real* links, int* bad, int nlinks, real threshold); links hold
-        // nlinks·18 reals, bad nlinks ints.
-        unsafe { b.launch(config(nlinks)?) }
-            .map_err(driver(format!("launching {PROJECT_KERNEL}")))?;
-        Ok(())
+        let mut args = Args::new();
+        args.write("links", &mut bufs.level1.output)
+            .write("bad", &mut bufs.bad)
+            .count("nlinks", nlinks)
+            .real("threshold", singular_threshold::<T>());
+        // links hold nlinks·18 reals, bad nlinks ints.
+        Ok(self
+            .hisq
+            .project
+            .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
     }
 
     /// W copied into the inputs of `HisqFat`, X₀ = `HisqFat`(W).

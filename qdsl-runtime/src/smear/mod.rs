@@ -16,8 +16,8 @@ pub mod force;
 pub mod hisq;
 pub mod runner;
 
-pub use force::{ForceBuffers, GpuGaugeForce};
-pub use hisq::hisq_links_gpu;
+pub use force::{force_program, ForceBuffers, GpuGaugeForce};
+pub use hisq::{hisq_links_gpu, projection_program};
 pub use runner::{asqtad_links_gpu, GpuReal, GpuSmearer, SmearBuffers, SmearGpuError};
 
 #[cfg(test)]

@@ -8,14 +8,12 @@
 //! recon 12 ([`PathKnobs`]) the thin links are uploaded as 14-real records (rows 0 and 1,
 //! λ = det L) and rebuilt inline by the kernels.
 
-use crate::backend::Backend;
 use crate::device::gpu::driver;
+use crate::device::kernel::{load_program, Args, DeviceElem, LoadedKernel};
 use crate::device::{DeviceError, Gpu};
 use cudarc::driver::ValidAsZeroBits;
-use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
-};
-use qdsl_core::dsl::paths::cuda::{buffer_count, emit_with, schedule, Launch, ACCUMULATE_WIDTH};
+use cudarc::driver::{CudaSlice, DeviceRepr};
+use qdsl_core::dsl::paths::cuda::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathPlan};
 use qdsl_core::dsl::DslError;
@@ -24,16 +22,15 @@ use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
-use std::sync::Arc;
 
 /// Threads per block of the smearing kernels (one thread per site).
-const BLOCK: u32 = 128;
+pub(super) const BLOCK: [u32; 3] = [128, 1, 1];
 
 /// Reals per link or per node-buffer site (3 × 3 complex).
 pub(super) const REALS: usize = 18;
 
 /// A real type the GPU kernels take: f32 or f64.
-pub trait GpuReal: Real + DeviceRepr + ValidAsZeroBits {}
+pub trait GpuReal: Real + DeviceRepr + ValidAsZeroBits + DeviceElem {}
 impl GpuReal for f32 {}
 impl GpuReal for f64 {}
 
@@ -63,45 +60,32 @@ pub struct GpuSmearer<T> {
     plan: PathPlan,
     knobs: PathKnobs,
     launches: Vec<Launch>,
-    path: CudaFunction,
-    staple: CudaFunction,
-    staple_pair: CudaFunction,
-    sum: CudaFunction,
-    accumulate: CudaFunction,
+    path: LoadedKernel,
+    staple: LoadedKernel,
+    staple_pair: LoadedKernel,
+    sum: LoadedKernel,
+    accumulate: LoadedKernel,
     _real: std::marker::PhantomData<T>,
 }
 
-pub(super) fn int(x: usize, what: &str) -> Result<i32, DeviceError> {
-    i32::try_from(x)
-        .map_err(|_| DeviceError::Shape(format!("{what} = {x} exceeds the kernels' 32-bit index")))
+/// The kernel `name` among `kernels`, or an error naming the program.
+pub(super) fn find(
+    kernels: &[LoadedKernel],
+    name: &str,
+    program: &str,
+) -> Result<LoadedKernel, DeviceError> {
+    kernels
+        .iter()
+        .find(|k| k.interface.name == name)
+        .cloned()
+        .ok_or_else(|| DeviceError::Shape(format!("{program} declares no kernel {name}")))
 }
 
-pub(super) fn config(n: usize) -> Result<LaunchConfig, DeviceError> {
-    let blocks = u32::try_from(n.div_ceil(BLOCK as usize).max(1))
-        .map_err(|_| DeviceError::Shape(format!("{n} threads exceed the grid limit")))?;
-    Ok(LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    })
-}
-
-/// Compiles `source` as `program` for the GPU's architecture (PTX cached by the JIT) and
-/// loads the module.
-pub fn load_module(gpu: &Gpu, program: &str, source: &str) -> Result<Arc<CudaModule>, DeviceError> {
-    let arch = gpu
-        .backend()
-        .device()
-        .map(|d| d.arch)
-        .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
-    let ptx = gpu
-        .jit()
-        .compile(program, source, arch, &[])
-        .map_err(DeviceError::from)?;
-    gpu.backend()
-        .context()
-        .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
-        .map_err(driver(format!("loading the module of {program}")))
+/// `L0`..`L3` of `lattice`.
+pub(super) fn lattice_args(args: &mut Args<'_>, lattice: &Lattice) {
+    for (k, l) in lattice.dims().iter().enumerate() {
+        args.count(&format!("L{k}"), *l);
+    }
 }
 
 impl<T: GpuReal> GpuSmearer<T> {
@@ -116,32 +100,27 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
     pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
         let plan = S::plan()?;
-        let source = emit_with::<T>(&plan, &knobs)?;
-        let program = match knobs.tag() {
+        let name = match knobs.tag() {
             "" => format!("{}_{}", plan.spec.name, T::NAME),
             tag => format!("{}_{}_{tag}", plan.spec.name, T::NAME),
         };
-        let module = load_module(gpu, &program, &source)?;
-        let mut smearer = Self::from_module(plan, &module, &program)?;
+        let program = qdsl_core::dsl::paths::cuda::program::<T>(&plan, &knobs, &name)?;
+        let kernels = load_program(gpu, &program)?;
+        let mut smearer = Self::from_kernels(plan, &kernels, &name)?;
         smearer.knobs = knobs;
         Ok(smearer)
     }
 
-    /// The smearer of `plan` whose four kernels live in `module` (compiled from a source
-    /// that contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for `plan`, links
-    /// uncompressed, possibly with more after them).
-    pub fn from_module(
+    /// The smearer of `plan` whose five kernels are among `kernels` (loaded from a
+    /// program that contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for `plan`,
+    /// links uncompressed, possibly with more after them).
+    pub fn from_kernels(
         plan: PathPlan,
-        module: &Arc<CudaModule>,
+        kernels: &[LoadedKernel],
         program: &str,
     ) -> Result<Self, DeviceError> {
         let name = plan.spec.name.clone();
-        let load = |kernel: &str| {
-            let full = format!("{name}_{kernel}");
-            module
-                .load_function(&full)
-                .map_err(driver(format!("finding {full} in {program}")))
-        };
+        let load = |kernel: &str| find(kernels, &format!("{name}_{kernel}"), program);
         Ok(Self {
             path: load("path")?,
             staple: load("staple")?,
@@ -232,38 +211,28 @@ impl<T: GpuReal> GpuSmearer<T> {
         bufs: &mut SmearBuffers<T>,
         u0: f64,
     ) -> Result<(), DeviceError> {
-        let stream = gpu.backend().stream();
-        let dims = bufs.lattice.dims();
-        let [l0, l1, l2, l3] = [
-            int(dims[0], "L0")?,
-            int(dims[1], "L1")?,
-            int(dims[2], "L2")?,
-            int(dims[3], "L3")?,
-        ];
-        let volume = bufs.lattice.volume();
-        let sites = config(volume)?;
-        let reals = config(volume * REALS)?;
-        let nreals = int(volume * REALS, "node reals")?;
-        let name = &self.plan.spec.name;
-        let launch_err = |k: &str| driver(format!("launching {name}_{k}"));
+        let lattice = bufs.lattice;
+        let volume = lattice.volume();
+        let sites = [volume, 1, 1];
         let mut path_index = 0;
         for launch in &self.launches {
+            let mut args = Args::new();
+            lattice_args(&mut args, &lattice);
             match launch {
                 Launch::Path { out, steps } => {
                     let d_steps = bufs.steps.get(path_index).ok_or_else(|| {
                         DeviceError::Shape(format!("path launch {path_index} has no step buffer"))
                     })?;
                     path_index += 1;
-                    let n = int(steps.len(), "path length")?;
-                    let mut b = stream.launch_builder(&self.path);
-                    b.arg(&mut bufs.nodes[*out])
-                        .arg(&bufs.input)
-                        .arg(d_steps)
-                        .arg(&n);
-                    b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-                    // SAFETY: (real* out, const real* u, const int* steps, int nsteps,
-                    // int L0..L3); out holds V·18 reals, u 4·V·18, steps nsteps codes.
-                    unsafe { b.launch(sites) }.map_err(launch_err("path"))?;
+                    let out = bufs.nodes.get_mut(*out).ok_or_else(|| {
+                        DeviceError::Shape(format!("path launch writes missing node {out}"))
+                    })?;
+                    args.write("out", out)
+                        .read("u", &bufs.input)
+                        .read("steps", d_steps)
+                        .count("nsteps", steps.len());
+                    // out holds V·18 reals, u 4·V·18, steps nsteps codes.
+                    self.path.launch(gpu, sites, BLOCK, args)?;
                 }
                 Launch::Staple {
                     out,
@@ -272,20 +241,12 @@ impl<T: GpuReal> GpuSmearer<T> {
                     n,
                     step: (d, o),
                 } => {
-                    let (mu, n, d, o) = (
-                        int(*mu, "mu")?,
-                        int(*n, "displacement")?,
-                        int(*d, "step direction")?,
-                        *o as i32,
-                    );
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*inner])?;
-                    let mut b = stream.launch_builder(&self.staple);
-                    b.arg(dst).arg(&earlier[*inner]).arg(&bufs.input);
-                    b.arg(&mu).arg(&n).arg(&d).arg(&o);
-                    b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-                    // SAFETY: (real* out, const real* inner, const real* u, int mu, int n,
-                    // int d, int o, int L0..L3); node buffers hold V·18 reals.
-                    unsafe { b.launch(sites) }.map_err(launch_err("staple"))?;
+                    args.write("out", dst)
+                        .read("inner", &earlier[*inner])
+                        .read("u", &bufs.input);
+                    staple_args(&mut args, *mu, *n, *d, *o);
+                    self.staple.launch(gpu, sites, BLOCK, args)?;
                 }
                 Launch::StaplePair {
                     out,
@@ -294,53 +255,42 @@ impl<T: GpuReal> GpuSmearer<T> {
                     n,
                     step: (d, o),
                 } => {
-                    let (mu, n, d, o) = (
-                        int(*mu, "mu")?,
-                        int(*n, "displacement")?,
-                        int(*d, "step direction")?,
-                        *o as i32,
-                    );
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*i0, *i1])?;
-                    let mut b = stream.launch_builder(&self.staple_pair);
-                    b.arg(dst).arg(&earlier[*i0]).arg(&earlier[*i1]);
-                    b.arg(&bufs.input);
-                    b.arg(&mu).arg(&n).arg(&d).arg(&o);
-                    b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-                    // SAFETY: (real* out, const real* inner0, const real* inner1,
-                    // const real* u, int mu, int n, int d, int o, int L0..L3); node
-                    // buffers hold V·18 reals.
-                    unsafe { b.launch(sites) }.map_err(launch_err("staple_pair"))?;
+                    args.write("out", dst)
+                        .read("inner0", &earlier[*i0])
+                        .read("inner1", &earlier[*i1])
+                        .read("u", &bufs.input);
+                    staple_args(&mut args, *mu, *n, *d, *o);
+                    self.staple_pair.launch(gpu, sites, BLOCK, args)?;
                 }
                 Launch::Sum { out, a, b: second } => {
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*a, *second])?;
-                    let mut b = stream.launch_builder(&self.sum);
-                    b.arg(dst).arg(&earlier[*a]).arg(&earlier[*second]);
-                    b.arg(&nreals);
-                    // SAFETY: (real* out, const real* a, const real* b, int nreals); all
-                    // three hold nreals = V·18 reals.
-                    unsafe { b.launch(reals) }.map_err(launch_err("sum"))?;
+                    let mut args = Args::new();
+                    args.write("out", dst)
+                        .read("a", &earlier[*a])
+                        .read("b", &earlier[*second])
+                        .count("nreals", volume * REALS);
+                    // All three hold nreals = V·18 reals.
+                    self.sum.launch(gpu, [volume * REALS, 1, 1], BLOCK, args)?;
                 }
                 Launch::Accumulate { mu, terms, first } => {
                     let (nodes, coeffs) = accumulate_args::<T>(terms, u0)?;
-                    let count = int(terms.len(), "accumulated terms")?;
-                    let (mu, first) = (int(*mu, "mu")?, i32::from(*first));
-                    let mut b = stream.launch_builder(&self.accumulate);
-                    b.arg(&mut bufs.output);
-                    for &node in &nodes {
+                    args.write("links", &mut bufs.output);
+                    for (k, &node) in nodes.iter().enumerate() {
                         let buffer = bufs.nodes.get(node).ok_or_else(|| {
                             DeviceError::Shape(format!("accumulate reads missing node {node}"))
                         })?;
-                        b.arg(buffer);
+                        args.read(&format!("n{k}"), buffer);
                     }
-                    for c in &coeffs {
-                        b.arg(c);
+                    for (k, c) in coeffs.iter().enumerate() {
+                        args.real(&format!("c{k}"), Real::to_f64(*c));
                     }
-                    b.arg(&count).arg(&mu).arg(&first);
-                    b.arg(&l0).arg(&l1).arg(&l2).arg(&l3);
-                    // SAFETY: (real* links, const real* n0..n7, real c0..c7, int count,
-                    // int mu, int first, int L0..L3); links hold 4·V·18 reals, each node
-                    // V·18; the kernel reads only the first `count` nodes.
-                    unsafe { b.launch(sites) }.map_err(launch_err("accumulate"))?;
+                    args.count("count", terms.len())
+                        .count("mu", *mu)
+                        .int("first", i32::from(*first));
+                    // links hold 4·V·18 reals, each node V·18; the kernel reads only the
+                    // first `count` nodes.
+                    self.accumulate.launch(gpu, sites, BLOCK, args)?;
                 }
             }
         }
@@ -404,6 +354,14 @@ pub struct SmearBuffers<T> {
     steps: Vec<CudaSlice<i32>>,
 }
 
+/// `mu`, `n`, `d`, `o` of a staple launch: direction, displacement, step (d, o).
+fn staple_args(args: &mut Args<'_>, mu: usize, n: usize, d: usize, o: isize) {
+    args.count("mu", mu)
+        .count("n", n)
+        .count("d", d)
+        .int("o", o as i64);
+}
+
 /// The node buffers and coefficients c_k u0^(−(L_k − 1)) of one accumulate launch,
 /// padded to [`ACCUMULATE_WIDTH`] with the first node and coefficient 0 (never read: the
 /// kernel stops at `count`). Errors for an empty or over-long group.
@@ -421,7 +379,9 @@ fn accumulate_args<T: Real>(
     let mut coeffs = [T::zero(); ACCUMULATE_WIDTH];
     for (k, &(node, coeff, length)) in terms.iter().enumerate() {
         nodes[k] = node;
-        coeffs[k] = T::from_f64(coeff / u0.powi(int(length, "path length")? - 1));
+        let length = i32::try_from(length)
+            .map_err(|_| DeviceError::Shape(format!("path length {length} exceeds 32 bits")))?;
+        coeffs[k] = T::from_f64(coeff / u0.powi(length - 1));
     }
     Ok((nodes, coeffs))
 }

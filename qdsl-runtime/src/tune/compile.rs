@@ -166,6 +166,22 @@ impl fmt::Display for CompileKnob {
     }
 }
 
+/// The one build compiled for a kernel on first use under the launch policy
+/// ([`crate::tune::TunePolicy::Launch`]; also used untuned): for a source with prefetch
+/// blocks the links-only prefetch build, uncapped (`prefetch-links`), else the default
+/// build. Why: in the H100 tables of `BENCHMARKS.md` (2026-11-26, 24⁴ and 32⁴) the
+/// winner of the full search was a links-only prefetch build (uncapped or capped at 128
+/// registers) for every Wilson hop and most staggered hops, and a 128 cap only matters
+/// where the uncapped build needs more; the full search (`QDSL_TUNE=full`) remains for
+/// the last per cent.
+pub fn heuristic_knob(source: &str) -> CompileKnob {
+    if source.contains(PREFETCH_MACRO) {
+        CompileKnob::Prefetch(PrefetchScope::Links, None)
+    } else {
+        CompileKnob::Default
+    }
+}
+
 /// The compile knobs to tune, default first: every cap of [`REGISTER_CAPS`] below
 /// `uncapped_registers` (the default build's count; all caps when unknown), then, for a
 /// source with prefetch blocks (`prefetch`), the prefetch builds of both scopes with the
@@ -263,6 +279,19 @@ mod tests {
                 P(Links, Some(128)),
                 P(Links, Some(96)),
             ]
+        );
+    }
+
+    #[test]
+    fn the_heuristic_build_is_links_only_prefetch_where_the_source_has_it() {
+        let with = format!("#if {PREFETCH_MACRO}\n#endif\n");
+        let knob = heuristic_knob(&with);
+        assert_eq!(knob, CompileKnob::Prefetch(PrefetchScope::Links, None));
+        // It is a point of the full search, so a full tuning's cache entry covers it.
+        assert!(compile_knobs(Some(200), true).contains(&knob));
+        assert_eq!(
+            heuristic_knob("extern \"C\" __global__ void k() {}"),
+            CompileKnob::Default
         );
     }
 

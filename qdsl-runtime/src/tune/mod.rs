@@ -8,11 +8,14 @@
 //!   cache's [`Fingerprint`] (crate version, codegen hash, GPU, sm, driver, NVRTC).
 //! * [`cache`]: the human-readable TSV file keeping every candidate's time.
 //! * [`lock`]: the inter-process lock writers take.
+//! * [`tunable`]: the [`Tunable`] trait every tuned kernel implements and
+//!   [`Tuner::tune_kernel`], the one entry point under the [`TunePolicy`].
 //! * `tuner`: [`Tuner::tune`], which takes a closure "run this candidate, return its
 //!   time in µs", so it can be tested with a fake timer.
 //!
-//! The cache file is `<cache root>/tunecache.tsv` ([`default_path`]); `QDSL_TUNE=0`
-//! turns tuning off (the default launch, the first candidate, is then used).
+//! The cache file is `<cache root>/tunecache.tsv` ([`default_path`]). `QDSL_TUNE`
+//! chooses the [`TunePolicy`]: launch knobs of one heuristic build on first use (the
+//! default), `full` (compile × launch knobs), or `0` (off: the default build and launch).
 
 pub mod cache;
 pub mod compile;
@@ -20,14 +23,22 @@ pub mod key;
 pub mod launch;
 pub mod lock;
 pub mod search;
+pub mod tunable;
 mod tuner;
 
+#[cfg(test)]
+mod first_use_tests;
+
 pub use cache::{Measurement, TuneCache};
-pub use compile::{compile_knobs, CompileKnob, PREFETCH_MACRO, REGISTER_CAPS};
+pub use compile::{compile_knobs, heuristic_knob, CompileKnob, PREFETCH_MACRO, REGISTER_CAPS};
 pub use key::{Fingerprint, TuneKey};
 pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
 pub use search::TwoStageSearch;
-pub use tuner::{tuning_enabled, TuneError, TuneSource, Tuned, Tuner, TUNE_ENV};
+pub use tunable::Tunable;
+pub use tuner::{
+    tuning_enabled, TuneError, TunePolicy, TuneSource, Tuned, Tuner, TRANSFER_VOLUME_RATIO,
+    TUNE_ENV,
+};
 
 /// The tune cache file: `<cache root>/tunecache.tsv` (see [`crate::jit::cache`]).
 pub fn default_path() -> std::path::PathBuf {

@@ -1,11 +1,26 @@
 //! The autotuner: times every candidate of a key once, keeps every time in the tune
 //! cache, and afterwards answers from the cache.
+//!
+//! # Policies ([`TunePolicy`], `QDSL_TUNE`)
+//!
+//! * `launch` (the default): the kernel's heuristic build only (one compile per kernel,
+//!   [`crate::tune::compile::heuristic_knob`]), its launch knobs timed on first use (a
+//!   few dozen launches of one build: milliseconds). A cached entry of any build (say
+//!   one `full` tuning found) is used as it is. With no entry for the key, the winner of
+//!   the same kernel at the nearest tuned volume within a factor
+//!   [`TRANSFER_VOLUME_RATIO`] is reused ([`TuneSource::Transferred`], not saved):
+//!   block and shared memory carry over, the grid is recomputed for this volume.
+//! * `full` (`QDSL_TUNE=full`, `qdsl bench`): the two-stage search over compile knobs
+//!   (register caps, prefetch builds) × launches ([`Tuner::tune_two_stage`]), each
+//!   build compiled and loaded: seconds per kernel, kept in the cache for later runs.
+//! * `off` (`QDSL_TUNE=0`): the default build and launch, untimed.
 
 use super::cache::{best, CacheProblem, Measurement, TuneCache};
 use super::key::{Fingerprint, TuneKey};
 use super::launch::Candidate;
 use super::lock::FileLock;
 use super::search::TwoStageSearch;
+use crate::jit::{Work, WorkCounter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
@@ -21,6 +36,42 @@ pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 /// Age after which a lock file is taken to be left by a crashed process.
 pub const STALE_LOCK: Duration = Duration::from_secs(120);
 
+/// How much the tuner searches (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunePolicy {
+    /// No tuning: default build and launch.
+    Off,
+    /// Launch knobs of the heuristic build only (the default).
+    Launch,
+    /// Compile × launch knobs.
+    Full,
+}
+
+impl TunePolicy {
+    /// The policy of a `QDSL_TUNE` value: `0`, `off`, `false`, `no` → off; `full` →
+    /// full; anything else (or unset) → launch.
+    pub fn from_env_value(value: Option<&str>) -> Self {
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            Some("0" | "off" | "false" | "no") => Self::Off,
+            Some("full") => Self::Full,
+            _ => Self::Launch,
+        }
+    }
+
+    /// `off`, `launch` or `full`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Launch => "launch",
+            Self::Full => "full",
+        }
+    }
+}
+
+/// A cached winner is reused at another volume of the same kernel if the two volumes
+/// differ by at most this factor (launch policy only).
+pub const TRANSFER_VOLUME_RATIO: f64 = 2.0;
+
 /// Where a tuning answer came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TuneSource {
@@ -30,6 +81,11 @@ pub enum TuneSource {
     Cache,
     /// Measured now.
     Measured,
+    /// The cached winner at another volume (launch policy; not saved).
+    Transferred {
+        /// The volume it was measured at.
+        from_volume: usize,
+    },
 }
 
 /// The tuner's answer for one key.
@@ -71,10 +127,14 @@ pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct Tuner {
     path: PathBuf,
     fingerprint: Fingerprint,
-    enabled: bool,
+    policy: TunePolicy,
+    /// Whether `$QDSL_TUNE` chose the policy (then [`Tuner::with_default_policy`] keeps it).
+    policy_from_env: bool,
     progress: bool,
     warn: WarningSink,
     cache: Mutex<Option<TuneCache>>,
+    /// Keys measured (not answered from the cache) and the time spent.
+    measured: WorkCounter,
 }
 
 impl std::fmt::Debug for Tuner {
@@ -82,7 +142,7 @@ impl std::fmt::Debug for Tuner {
         f.debug_struct("Tuner")
             .field("path", &self.path)
             .field("fingerprint", &self.fingerprint)
-            .field("enabled", &self.enabled)
+            .field("policy", &self.policy)
             .finish()
     }
 }
@@ -101,20 +161,53 @@ impl Tuner {
     /// off by `$QDSL_TUNE`; progress bar on stderr (drawn only on a terminal); warnings
     /// to stderr.
     pub fn new(path: &Path, fingerprint: Fingerprint) -> Self {
+        let env = std::env::var(TUNE_ENV).ok();
         Self {
             path: path.to_path_buf(),
             fingerprint,
-            enabled: tuning_enabled(std::env::var(TUNE_ENV).ok().as_deref()),
+            policy: TunePolicy::from_env_value(env.as_deref()),
+            policy_from_env: env.is_some_and(|v| !v.trim().is_empty()),
             progress: true,
             warn: Arc::new(|w| eprintln!("qdsl: warning: {w}")),
             cache: Mutex::new(None),
+            measured: WorkCounter::default(),
         }
     }
 
-    /// Turns tuning on or off (overriding `$QDSL_TUNE`).
+    /// Turns tuning on (the full search, as before policies existed) or off
+    /// (overriding `$QDSL_TUNE`).
     pub fn with_enabled(mut self, enabled: bool) -> Self {
-        self.enabled = enabled;
+        self.policy = if enabled {
+            TunePolicy::Full
+        } else {
+            TunePolicy::Off
+        };
         self
+    }
+
+    /// Sets the policy (overriding `$QDSL_TUNE`).
+    pub fn with_policy(mut self, policy: TunePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the policy unless `$QDSL_TUNE` chose one (`qdsl bench` tunes fully by
+    /// default).
+    pub fn with_default_policy(mut self, policy: TunePolicy) -> Self {
+        if !self.policy_from_env {
+            self.policy = policy;
+        }
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> TunePolicy {
+        self.policy
+    }
+
+    /// The keys measured so far (cache answers excluded) and the time spent measuring.
+    pub fn work(&self) -> Work {
+        self.measured.get()
     }
 
     /// Shows or hides the progress bar.
@@ -136,7 +229,7 @@ impl Tuner {
 
     /// Whether tuning is on.
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.policy != TunePolicy::Off
     }
 
     /// Reads the cache file: an empty cache if it does not exist, and (with a warning)
@@ -189,7 +282,7 @@ impl Tuner {
                 kernel: key.kernel.clone(),
             });
         };
-        if !self.enabled {
+        if !self.enabled() {
             return Ok(Tuned {
                 best: first.clone(),
                 time_us: None,
@@ -199,11 +292,14 @@ impl Tuner {
         if let Some(hit) = self.lookup(key, |c| candidates.contains(c), |_| true) {
             return Ok(hit);
         }
+        let start = std::time::Instant::now();
         let bar = self.progress_bar(key, candidates.len());
         let mut runs = Runs::default();
         runs.measure(key, candidates, &mut run, &bar);
         bar.finish_and_clear();
-        self.finish(key, runs)
+        let tuned = self.finish(key, runs);
+        self.measured.add(start);
+        tuned
     }
 
     /// The candidate to use for `key` from the two-stage `search` over compile × launch
@@ -223,7 +319,7 @@ impl Tuner {
                 kernel: key.kernel.clone(),
             });
         };
-        if !self.enabled {
+        if !self.enabled() {
             return Ok(Tuned {
                 best: first,
                 time_us: None,
@@ -234,6 +330,7 @@ impl Tuner {
         {
             return Ok(hit);
         }
+        let start = std::time::Instant::now();
         let bar = self.progress_bar(key, search.runs());
         let mut runs = Runs::default();
         runs.measure(key, &search.stage_one(), &mut run, &bar);
@@ -241,7 +338,88 @@ impl Tuner {
         bar.set_length((runs.measurements.len() + two.len()) as u64);
         runs.measure(key, &two, &mut run, &bar);
         bar.finish_and_clear();
-        self.finish(key, runs)
+        let tuned = self.finish(key, runs);
+        self.measured.add(start);
+        tuned
+    }
+
+    /// The launch policy's answer for `key` ([`TunePolicy::Launch`], see the module
+    /// doc): a cached winner of any build whose launch is among `launches`; else the
+    /// winner at the nearest volume within [`TRANSFER_VOLUME_RATIO`], mapped to this
+    /// volume by `rescale` (`None`: it does not transfer); else `build` (the heuristic
+    /// build's label) with every launch of `launches` timed through `run` and saved.
+    /// Under the other policies this is [`Self::tune_two_stage`] over `full` (off: its
+    /// default candidate).
+    pub fn tune_launch<E: Display>(
+        &self,
+        key: &TuneKey,
+        build: &str,
+        full: &TwoStageSearch,
+        rescale: impl Fn(&Candidate) -> Option<Candidate>,
+        mut run: impl FnMut(&Candidate) -> Result<f64, E>,
+    ) -> Result<Tuned, TuneError> {
+        if self.policy != TunePolicy::Launch {
+            return self.tune_two_stage(key, full, run);
+        }
+        let launches = &full.launches;
+        if let Some(hit) = self.lookup(key, |c| launches.contains(&c.launch), |_| true) {
+            return Ok(hit);
+        }
+        if let Some(t) = self.transfer(key, &rescale) {
+            return Ok(t);
+        }
+        let candidates: Vec<Candidate> = launches
+            .iter()
+            .map(|&launch| Candidate {
+                compile: build.to_string(),
+                launch,
+            })
+            .collect();
+        self.tune(key, &candidates, &mut run)
+    }
+
+    /// The cached winner of the same kernel (every key field but the volume equal) at
+    /// the volume nearest `key.volume` within [`TRANSFER_VOLUME_RATIO`], rescaled.
+    fn transfer(
+        &self,
+        key: &TuneKey,
+        rescale: &impl Fn(&Candidate) -> Option<Candidate>,
+    ) -> Option<Tuned> {
+        let mut guard = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = guard.get_or_insert_with(|| self.read());
+        let ratio = |v: usize| {
+            let (a, b) = (v.max(1) as f64, key.volume.max(1) as f64);
+            a.max(b) / a.min(b)
+        };
+        let (from, rows) = cache
+            .entries
+            .iter()
+            .filter(|(k, _)| {
+                k.volume != key.volume
+                    && (
+                        &k.kernel,
+                        k.variant_hash,
+                        k.source_hash,
+                        &k.formats,
+                        &k.device,
+                    ) == (
+                        &key.kernel,
+                        key.variant_hash,
+                        key.source_hash,
+                        &key.formats,
+                        &key.device,
+                    )
+                    && ratio(k.volume) <= TRANSFER_VOLUME_RATIO
+            })
+            .min_by(|a, b| ratio(a.0.volume).total_cmp(&ratio(b.0.volume)))?;
+        let best = rescale(&best(rows)?.candidate)?;
+        Some(Tuned {
+            best,
+            time_us: None,
+            source: TuneSource::Transferred {
+                from_volume: from.volume,
+            },
+        })
     }
 
     /// The fastest of `runs` (saved to the cache), or every candidate's failure.

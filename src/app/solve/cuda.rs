@@ -39,6 +39,13 @@ fn device_run<P: DevicePrecision>(
     opts: &SolverOptions,
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
     let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
+    let l = b.layout();
+    let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
+    let layouts = [
+        DeviceVector::<Double>::layout_of(reals, sites).map_err(device)?,
+        DeviceVector::<P>::layout_of(reals, sites).map_err(device)?,
+    ];
+    ctx.preload_vector_kernels(&layouts).map_err(device)?;
     let b_dev = DeviceVector::<Double>::upload(ctx, b).map_err(device)?;
     let mut x_dev =
         DeviceVector::<Double>::zeros(ctx, b_dev.layout().host_reals, b_dev.layout().sites)

@@ -123,6 +123,14 @@ pub struct SolveTimes {
     pub setup: Duration,
     /// The solver's iterations ([`SolveResult::elapsed`]): what GFLOP/s counts.
     pub solve: Duration,
+    /// Part of the set-up (GPU): NVRTC compilations (PTX-cache hits excluded) and their
+    /// summed time.
+    pub jit: qdsl_runtime::jit::Work,
+    /// Part of the set-up (GPU): modules loaded (the driver assembling their PTX) and
+    /// the time.
+    pub loads: qdsl_runtime::jit::Work,
+    /// Part of the set-up (GPU): kernels tuned (cache answers excluded) and the time.
+    pub tuning: qdsl_runtime::jit::Work,
 }
 
 impl SolveTimes {
@@ -264,6 +272,7 @@ impl Setup {
     ) -> Result<SolveReport, SolveError> {
         let (action, system, opts) = (config.action, &self.system, &self.opts);
         let (high, _) = system.cpu_operator::<f64>();
+        let mut work = [qdsl_runtime::jit::Work::default(); 3];
         let (result, x, recomputed_residual, through_solve) = match backend {
             SolveBackend::Cpu => {
                 let (low, _) = system.cpu_operator::<f32>();
@@ -282,7 +291,13 @@ impl Setup {
                 (result, x, residual, through_solve)
             }
             SolveBackend::Cuda(ctx) => {
+                let (gpu, tuner) = (ctx.gpu(), ctx.tuner());
+                let before = [gpu.jit().nvrtc_work(), gpu.load_work(), tuner.work()];
                 let (result, x) = device_solve(ctx, system, config, &b, opts)?;
+                let after = [gpu.jit().nvrtc_work(), gpu.load_work(), tuner.work()];
+                for k in 0..3 {
+                    work[k] = after[k].since(before[k]);
+                }
                 let through_solve = self.start.elapsed();
                 let residual = relative_residual(high.as_ref(), &b, &x)?;
                 (result, x, residual, through_solve)
@@ -292,6 +307,9 @@ impl Setup {
             file_read: Duration::ZERO,
             setup: through_solve.saturating_sub(result.elapsed),
             solve: result.elapsed,
+            jit: work[0],
+            loads: work[1],
+            tuning: work[2],
         };
         let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
         Ok(SolveReport {

@@ -23,6 +23,7 @@ use super::knobs::PathKnobs;
 use super::plan::PathPlan;
 pub use super::schedule::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
 use crate::dsl::emit::cuda::library;
+use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use crate::dsl::variant::Recon;
 use crate::dsl::DslError;
 use crate::real::Real;
@@ -46,6 +47,105 @@ __device__ __forceinline__ mat staple_at(const lattice& lat, const real* inner, 
     return mul(mul(w_in, load(inner + 18 * cb_of(lat, y))), adjoint(w_out));
 }
 "#;
+
+/// The interfaces of the five kernels of [`emit_with`] for spec `name` and real type
+/// `real` (parameters in signature order, one thread per site or per real: a tunable
+/// 1-D block).
+pub fn interfaces(name: &str, real: Elem) -> Vec<KernelInterface> {
+    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
+    let (read, write, scalar) = (
+        ParamKind::read(real),
+        ParamKind::write(real),
+        ParamKind::real(real),
+    );
+    let lattice = || (0..4).map(|k| ParamDecl::new(format!("L{k}"), ParamKind::I32));
+    let staple = || {
+        ["mu", "n", "d", "o"]
+            .map(|n| ParamDecl::new(n, ParamKind::I32))
+            .into_iter()
+    };
+    let kernel = |suffix: &str, params: Vec<ParamDecl>| KernelInterface {
+        name: format!("{name}_{suffix}"),
+        params,
+        geometry: Geometry::linear(),
+    };
+    let nodes = (0..ACCUMULATE_WIDTH).map(|k| p(&format!("n{k}"), read));
+    let coeffs = (0..ACCUMULATE_WIDTH).map(|k| p(&format!("c{k}"), scalar));
+    vec![
+        kernel(
+            "path",
+            [
+                p("out", write),
+                p("u", read),
+                p("steps", ParamKind::read(Elem::I32)),
+            ]
+            .into_iter()
+            .chain([p("nsteps", ParamKind::I32)])
+            .chain(lattice())
+            .collect(),
+        ),
+        kernel(
+            "staple",
+            [p("out", write), p("inner", read), p("u", read)]
+                .into_iter()
+                .chain(staple())
+                .chain(lattice())
+                .collect(),
+        ),
+        kernel(
+            "sum",
+            vec![
+                p("out", write),
+                p("a", read),
+                p("b", read),
+                p("nreals", ParamKind::I32),
+            ],
+        ),
+        kernel(
+            "staple_pair",
+            [
+                p("out", write),
+                p("inner0", read),
+                p("inner1", read),
+                p("u", read),
+            ]
+            .into_iter()
+            .chain(staple())
+            .chain(lattice())
+            .collect(),
+        ),
+        kernel(
+            "accumulate",
+            std::iter::once(p("links", write))
+                .chain(nodes)
+                .chain(coeffs)
+                .chain(["count", "mu", "first"].map(|n| p(n, ParamKind::I32)))
+                .chain(lattice())
+                .collect(),
+        ),
+    ]
+}
+
+/// [`emit_with`]'s source as the program `program` with the interfaces of its kernels
+/// ([`interfaces`]).
+pub fn program<T: Real>(
+    plan: &PathPlan,
+    knobs: &PathKnobs,
+    program: &str,
+) -> Result<KernelProgram, DslError> {
+    let source = emit_with::<T>(plan, knobs)?;
+    let real = Elem::real(T::BYTES).ok_or_else(|| DslError::UnsupportedVariant {
+        kernel: plan.spec.name.clone(),
+        knob: "precision",
+        reason: format!("expected a 4- or 8-byte real, found {} bytes", T::BYTES),
+    })?;
+    Ok(KernelProgram {
+        name: program.to_string(),
+        source,
+        options: Vec::new(),
+        kernels: interfaces(&plan.spec.name, real),
+    })
+}
 
 /// The CUDA C++ source of a plan for real type `T` (`float` or `double`), links
 /// uncompressed.

@@ -108,7 +108,12 @@ impl SiteLocal {
             found: "μ = 0".into(),
         })?;
         let xpay = DeviceXpay { a: 1.0, x, b };
-        twist.run(gpu, tuner, lattice, out, &[psi], Some(&xpay))
+        twist.run(
+            gpu,
+            tuner,
+            lattice,
+            StencilArgs::new(out, &[psi]).xpay(Some(&xpay)),
+        )
     }
 }
 
@@ -350,11 +355,21 @@ impl EvenOddBlocks for DeviceCloverBlocks {
         let (gpu, tuner, lattice) = (cx.gpu, cx.tuner, &self.lattice);
         let clover = &self.local_p.clover;
         if self.mu == 0.0 {
-            return clover.run(gpu, tuner, lattice, out, &[psi, &self.clover], None);
+            return clover.run(
+                gpu,
+                tuner,
+                lattice,
+                StencilArgs::new(out, &[psi, &self.clover]),
+            );
         }
         let mut scratch = self.twisted_scratch()?;
         let a_psi = &mut scratch[0];
-        clover.run(gpu, tuner, lattice, a_psi, &[psi, &self.clover], None)?;
+        clover.run(
+            gpu,
+            tuner,
+            lattice,
+            StencilArgs::new(a_psi, &[psi, &self.clover]),
+        )?;
         let twist = self.twist(dagger);
         self.local_p
             .twist(gpu, tuner, lattice, out, psi, a_psi, twist)
@@ -379,13 +394,13 @@ impl EvenOddBlocks for DeviceCloverBlocks {
         let clover = &self.local_q.clover;
         match &self.inverse {
             DeviceInverse::Clover(a_inv) => {
-                clover.run(gpu, tuner, lattice, out, &[psi, a_inv], None)
+                clover.run(gpu, tuner, lattice, StencilArgs::new(out, &[psi, a_inv]))
             }
             DeviceInverse::Twisted { b, c } => {
                 let mut scratch = self.twisted_scratch()?;
                 let [b_psi, c_psi] = &mut *scratch;
-                clover.run(gpu, tuner, lattice, b_psi, &[psi, b], None)?;
-                clover.run(gpu, tuner, lattice, c_psi, &[psi, c], None)?;
+                clover.run(gpu, tuner, lattice, StencilArgs::new(b_psi, &[psi, b]))?;
+                clover.run(gpu, tuner, lattice, StencilArgs::new(c_psi, &[psi, c]))?;
                 let twist = -self.twist(dagger);
                 self.local_q
                     .twist(gpu, tuner, lattice, out, c_psi, b_psi, twist)

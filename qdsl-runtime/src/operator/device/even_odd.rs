@@ -4,6 +4,7 @@
 //! of device blocks ([`DeviceRun`]). The Schur complement on them is the generic
 //! [`Schur`]: [`DeviceEvenOddHop`].
 
+use crate::device::gpu::Build;
 use crate::device::{DeviceError, DeviceField, DeviceLayout, Gpu};
 use crate::operator::cpu::HopAdjoint;
 use crate::operator::even_odd::{
@@ -61,12 +62,17 @@ impl<'a> DeviceRun<'a> {
 /// Compiles one variant of a stencil.
 type MakeKernel = fn(&Gpu, &Variant) -> Result<DeviceStencil, OperatorError>;
 
+/// Generates one variant of a stencil (its source and interface).
+type GenerateKernel =
+    fn(&Variant) -> Result<qdsl_core::dsl::CompiledKernel, qdsl_core::dsl::DslError>;
+
 /// The variants of one hop kernel an even-odd operator launches, by (output parity,
 /// dagger, xpay): the four of M̂ (to q, to p with xpay; plain and dagger) compiled at
 /// construction, the others (source preparation, reconstruction, the full operator) on
 /// first use.
 pub(crate) struct HopKernels {
     make: MakeKernel,
+    generate: GenerateKernel,
     base: Variant,
     /// The parity of the Schur complement.
     pub(crate) parity: Parity,
@@ -95,16 +101,51 @@ impl HopKernels {
     ) -> Result<Self, OperatorError> {
         let kernels = Self {
             make: DeviceStencil::of::<S>,
+            generate: S::compiled,
             base: *base,
             parity,
             dagger_knob,
             built: Mutex::new(HashMap::new()),
         };
+        kernels.preload(gpu)?;
         for dagger in [false, true] {
             kernels.get(gpu, parity.opposite(), dagger, false)?;
             kernels.get(gpu, parity, dagger, true)?;
         }
         Ok(kernels)
+    }
+
+    /// Compiles and loads the first builds of M̂'s four kernels (to q, to p with xpay;
+    /// plain and dagger) in parallel ([`Gpu::preload`]), so that making them is lookups.
+    fn preload(&self, gpu: &Gpu) -> Result<(), OperatorError> {
+        let q = self.parity.opposite();
+        let daggers: &[bool] = if self.dagger_knob {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let mut kernels = Vec::new();
+        for &dagger in daggers {
+            for (r, xpay) in [(q, false), (self.parity, true)] {
+                kernels.push((self.generate)(&device_variant(
+                    &self.base, r, dagger, xpay,
+                ))?);
+            }
+        }
+        let builds: Vec<_> = kernels
+            .iter()
+            .map(|k| (k, DeviceStencil::initial_build(k)))
+            .collect();
+        let requests: Vec<Build<'_>> = builds
+            .iter()
+            .map(|(k, (extra, cap))| Build {
+                name: &k.name,
+                source: &k.source,
+                extra,
+                cap: *cap,
+            })
+            .collect();
+        Ok(gpu.preload(&requests)?)
     }
 
     /// The kernel writing parity `r` (dagger: the adjoint's, xpay: out = a·x + b·K ψ).
@@ -163,7 +204,12 @@ impl HopKernels {
             x: x.x,
             b: x.b,
         });
-        kernel.run(cx.gpu, cx.tuner, lattice, out, &inputs, xpay.as_ref())
+        kernel.run(
+            cx.gpu,
+            cx.tuner,
+            lattice,
+            StencilArgs::new(out, &inputs).xpay(xpay.as_ref()),
+        )
     }
 }
 

@@ -1,6 +1,6 @@
 //! Generated stencil kernels on the GPU ([`DeviceStencil`]: compile for the device's
-//! architecture, bind the parameters of [`super::params`], launch with tuned launch
-//! parameters) and the even-odd blocks on device fields (the operators are the generic
+//! architecture, bind their parameters by name through [`crate::device::kernel`], launch
+//! with tuned parameters) and the even-odd blocks on device fields (the operators are the generic
 //! [`crate::operator::Schur`] of them).
 
 use crate::device::DeviceFormat;
@@ -265,4 +265,4 @@ mod tests;
 
 pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
 pub use even_odd::{device_spinor, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun};
-pub use stencil::{codegen_hash, DeviceStencil, StencilLaunch};
+pub use stencil::{codegen_hash, stencil_interface, DeviceStencil, StencilArgs, StencilLaunch};

@@ -1,31 +1,41 @@
 //! [`DeviceStencil`]: one generated kernel variant on the GPU: compiled for the device's
-//! architecture (JIT, PTX cache), its parameters bound ([`super::super::params`]), launched
-//! with tuned compile and launch knobs.
+//! architecture (JIT, PTX cache), its parameters bound by name through the one launcher
+//! ([`crate::device::kernel`], [`stencil_interface`]), launched with tuned compile and
+//! launch knobs.
 //!
-//! The compile knob is the register cap ([`crate::tune::compile`]): the tuner's two-stage
-//! search ([`crate::tune::search`]) times the default build with every launch, then each
-//! cap below the default build's register count with the three fastest launches. The
-//! winner (compile label and launch) is kept in the tune cache and in memory per volume;
-//! each build used is loaded once. With tuning off (`QDSL_TUNE=0`) the default build and
-//! launch are used.
+//! Tuning goes through [`Tuner::tune_kernel`] ([`StencilTuning`] is the stencil's
+//! [`Tunable`]). Under the default launch policy only the heuristic build
+//! ([`heuristic_knob`], compiled when the stencil is made) has its launches timed; under
+//! `QDSL_TUNE=full` the two-stage search ([`crate::tune::search`]) times the default build
+//! with every launch, then each other build (register caps below the default build's
+//! count, prefetch builds) with the three fastest launches. The winner (compile label and
+//! launch) is kept in the tune cache and in memory per volume; each build used is loaded
+//! once. With tuning off (`QDSL_TUNE=0`) the heuristic build and the default launch are
+//! used.
 //!
-//! Compressed long links (long recon 13/9) are passed as their record field among the
-//! inputs plus [`LongLinkArgs`] (phase array, scale) in the `*_long` methods.
+//! One entry point each launches ([`DeviceStencil::launch`]), tunes
+//! ([`DeviceStencil::tuned_config`]) and does both ([`DeviceStencil::run`]), all on
+//! [`StencilArgs`]: compressed long links (long recon 13/9, 12 + sign) are their record
+//! field among the inputs plus [`LongLinkArgs`] (phase array, scale), bound like every
+//! other argument by the parameter's name.
 
 use crate::device::gpu::driver;
-use crate::device::launch::KernelArgs;
+use crate::device::kernel::Args;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{
-    self, compile_knobs, launch_candidates, Candidate, CompileKnob, TuneKey, Tuner, TwoStageSearch,
-    PREFETCH_MACRO,
+    self, compile_knobs, heuristic_knob, launch_candidates, Candidate, CompileKnob, Tunable,
+    TuneKey, Tuner, PREFETCH_MACRO,
 };
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
-use qdsl_core::dsl::{CompiledKernel, Ir, KernelInfo, KernelParam, Stencil, Variant};
+use qdsl_core::dsl::{
+    BlockShape, CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam,
+    ParamDecl, ParamKind, Stencil, Variant,
+};
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
 use std::fmt;
@@ -71,6 +81,96 @@ impl fmt::Display for StencilLaunch {
     }
 }
 
+/// The fields of one stencil launch: the output, the inputs in declaration order (a
+/// compressed long field as its record,
+/// [`crate::device::long_links::DeviceLongLinks::record`]), the phases and scale of each
+/// compressed long field in declaration order of the long fields, and the xpay operands.
+pub struct StencilArgs<'a> {
+    /// The output field.
+    pub out: &'a mut DeviceField,
+    /// The input fields.
+    pub inputs: &'a [&'a DeviceField],
+    /// Phases and scale of the compressed long fields (long recon 13/9, 12 + sign).
+    pub long: &'a [LongLinkArgs<'a>],
+    /// out = a·x + b·D ψ operands (xpay variants only).
+    pub xpay: Option<&'a DeviceXpay<'a>>,
+}
+
+impl<'a> StencilArgs<'a> {
+    /// `out` ← the stencil of `inputs`, no long links, no xpay.
+    pub fn new(out: &'a mut DeviceField, inputs: &'a [&'a DeviceField]) -> Self {
+        Self {
+            out,
+            inputs,
+            long: &[],
+            xpay: None,
+        }
+    }
+
+    /// With the phases and scales of compressed long fields.
+    pub fn long(mut self, long: &'a [LongLinkArgs<'a>]) -> Self {
+        self.long = long;
+        self
+    }
+
+    /// With xpay operands (or none).
+    pub fn xpay(mut self, xpay: Option<&'a DeviceXpay<'a>>) -> Self {
+        self.xpay = xpay;
+        self
+    }
+
+    /// The same arguments, borrowed again (to launch several times).
+    pub fn reborrow(&mut self) -> StencilArgs<'_> {
+        StencilArgs {
+            out: &mut *self.out,
+            inputs: self.inputs,
+            long: self.long,
+            xpay: self.xpay,
+        }
+    }
+}
+
+/// The launcher's interface of a stencil kernel: each [`KernelParam`] under its name in
+/// the signature, field storage as byte buffers, norms f32, phases bytes, the long-link
+/// scale and the xpay factors in the compute type (f64 for f64 spinors, else f32),
+/// extents, site count and strides 32-bit; one thread per output site (x) and Ls slices
+/// (y).
+pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelInterface {
+    let compute = match variant.spinor {
+        StorageFormat::F64 => Elem::F64,
+        _ => Elem::F32,
+    };
+    let kind = |p: &KernelParam| match p {
+        KernelParam::Output(_) => ParamKind::write(Elem::U8),
+        KernelParam::OutputNorm(_) => ParamKind::write(Elem::F32),
+        KernelParam::Input { .. } | KernelParam::XpayX | KernelParam::LongPhase { .. } => {
+            ParamKind::read(Elem::U8)
+        }
+        KernelParam::InputNorm { .. } | KernelParam::XpayNorm => ParamKind::read(Elem::F32),
+        KernelParam::LongScale { .. } | KernelParam::XpayA | KernelParam::XpayB => {
+            ParamKind::real(compute)
+        }
+        KernelParam::Extent(_)
+        | KernelParam::NOut
+        | KernelParam::OutputStride(_)
+        | KernelParam::InputStride { .. }
+        | KernelParam::XpayStride => ParamKind::I32,
+    };
+    KernelInterface {
+        name: kernel.name.clone(),
+        params: kernel
+            .params
+            .iter()
+            .map(|p| ParamDecl::new(p.cuda_name(), kind(p)))
+            .collect(),
+        geometry: Geometry {
+            block: BlockShape::Tunable(1),
+            shared_per_thread: kernel.geometry.shared_bytes_per_thread,
+            ..Geometry::linear()
+        },
+    }
+}
+
 /// One generated kernel variant loaded on a GPU.
 #[derive(Debug)]
 pub struct DeviceStencil {
@@ -82,6 +182,7 @@ pub struct DeviceStencil {
     spinor_reals: usize,
     info: KernelInfo,
     compiled: CompiledKernel,
+    interface: KernelInterface,
     builds: Mutex<HashMap<CompileKnob, Arc<Build>>>,
     tuned: Mutex<HashMap<usize, StencilLaunch>>,
 }
@@ -98,8 +199,10 @@ impl DeviceStencil {
         )
     }
 
-    /// Loads `kernel` (generated from `ir` for `variant`); its arguments are bound in the
-    /// order of the kernel's own parameter list.
+    /// Loads `kernel` (generated from `ir` for `variant`): its heuristic build
+    /// ([`heuristic_knob`], the one the launch policy tunes and untuned runs use) is
+    /// compiled now (a lookup after [`Self::initial_build`] was preloaded); its
+    /// arguments are bound in the order of the kernel's own parameter list.
     pub fn new(
         gpu: &Gpu,
         ir: Ir,
@@ -107,9 +210,15 @@ impl DeviceStencil {
         kernel: CompiledKernel,
         info: KernelInfo,
     ) -> Result<Self, OperatorError> {
-        let function = gpu.function(&kernel.name, &kernel.source, &[])?;
+        let knob = heuristic_knob(&kernel.source);
+        let function = gpu.function_built(
+            &kernel.name,
+            &kernel.source,
+            &knob.nvrtc_options(),
+            knob.register_cap(),
+        )?;
         let (uses, spinor_reals) = field_uses(&ir)?;
-        let default = Arc::new(Build {
+        let first = Arc::new(Build {
             function,
             shared_allowed: AtomicU32::new(48 * 1024),
         });
@@ -121,10 +230,27 @@ impl DeviceStencil {
             ir,
             variant: *variant,
             info,
+            interface: stencil_interface(&kernel, variant),
             compiled: kernel,
-            builds: Mutex::new(HashMap::from([(CompileKnob::Default, default)])),
+            builds: Mutex::new(HashMap::from([(knob, first)])),
             tuned: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The build [`Self::new`] compiled (the heuristic one, what untuned runs use) with
+    /// `launch`: no further compile.
+    pub fn untuned(&self, launch: tune::LaunchConfig) -> StencilLaunch {
+        StencilLaunch {
+            compile: heuristic_knob(&self.compiled.source),
+            launch,
+        }
+    }
+
+    /// The NVRTC options and register cap of the build [`Self::new`] compiles for
+    /// `kernel` (to compile several kernels at once with [`Gpu::preload`]).
+    pub fn initial_build(kernel: &CompiledKernel) -> (Vec<String>, Option<u32>) {
+        let knob = heuristic_knob(&kernel.source);
+        (knob.nvrtc_options(), knob.register_cap())
     }
 
     /// The build `knob`, loaded on first use (a register cap: the same PTX with a
@@ -288,210 +414,151 @@ impl DeviceStencil {
         }
     }
 
-    /// Queues one launch of the default build with `cfg` on the GPU's stream (no
-    /// synchronisation); 5D fields (Ls slices) run one grid row per slice.
+    /// Queues one launch of the build `choice.compile` with `choice.launch` on the GPU's
+    /// stream (no synchronisation): every argument bound by its parameter's name
+    /// ([`crate::device::kernel`]) over the output sites × Ls slices of 5D fields (a 2-D
+    /// index space; the block runs along the sites).
     pub fn launch(
         &self,
         gpu: &Gpu,
         lattice: &Lattice,
-        cfg: tune::LaunchConfig,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
-        let choice = StencilLaunch::default_build(cfg);
-        self.launch_with(gpu, lattice, choice, out, inputs, xpay)
-    }
-
-    /// Queues one launch of the build `choice.compile` with `choice.launch`, as
-    /// [`Self::launch`].
-    pub fn launch_with(
-        &self,
-        gpu: &Gpu,
-        lattice: &Lattice,
         choice: StencilLaunch,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
+        args: StencilArgs<'_>,
     ) -> Result<(), OperatorError> {
-        self.launch_long(gpu, lattice, choice, out, inputs, &[], xpay)
-    }
-
-    /// [`Self::launch_with`] for variants with compressed long links: `inputs` holds each
-    /// long field's record ([`crate::device::long_links::DeviceLongLinks::record`]),
-    /// `long` its phases and scale, in declaration order of the long fields.
-    #[allow(clippy::too_many_arguments)]
-    pub fn launch_long(
-        &self,
-        gpu: &Gpu,
-        lattice: &Lattice,
-        choice: StencilLaunch,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
+        let StencilArgs {
+            out,
+            inputs,
+            long,
+            xpay,
+        } = args;
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
-        let int = |x: usize, what: &str| {
-            i32::try_from(x)
-                .map_err(|_| self.field_error(what, ("a 32-bit index".into(), format!("{x}"))))
-        };
-        let dims = lattice.dims();
-        let extents = [
-            int(dims[0], "L0")?,
-            int(dims[1], "L1")?,
-            int(dims[2], "L2")?,
-            int(dims[3], "L3")?,
-        ];
-        let n_out = int(output_sites(&self.variant, lattice), "n_out")?;
-        let out_stride = int(out.layout().stride, "stride")?;
-        let in_strides = inputs
-            .iter()
-            .map(|f| int(f.layout().stride, "stride"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let x_stride = int(xpay.map_or(0, |x| x.x.layout().stride), "stride")?;
-        let (a, b) = xpay.map_or((0.0, 0.0), |x| (x.a, x.b));
-        let (a32, b32) = (a as f32, b as f32);
-        let scales: Vec<f64> = long.iter().map(|l| l.scale).collect();
-        let scales32: Vec<f32> = scales.iter().map(|&c| c as f32).collect();
-        let f32_compute = self.variant.spinor != StorageFormat::F64;
+        let block = [cfg.block, 1, 1];
+        let shared = self
+            .interface
+            .geometry
+            .shared(block)
+            .saturating_add(cfg.shared_bytes);
         // Launches beyond 48 KiB of dynamic shared memory need the opt-in attribute (set
         // once per larger value, not per launch).
-        if cfg.shared_bytes > build.shared_allowed.load(Ordering::Relaxed) {
+        if shared > build.shared_allowed.load(Ordering::Relaxed) {
             build
                 .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    cfg.shared_bytes as i32,
+                    shared as i32,
                 )
                 .map_err(driver(format!("allowing shared memory for {}", self.name)))?;
-            build
-                .shared_allowed
-                .store(cfg.shared_bytes, Ordering::Relaxed);
+            build.shared_allowed.store(shared, Ordering::Relaxed);
         }
-        let stream = gpu.backend().stream();
-        let mut args = KernelArgs::new(stream);
         let missing_norms = |field: &str| {
             self.field_error(
                 field,
                 ("per-site norms (fixed point)".into(), "none".into()),
             )
         };
+        let n_out = output_sites(&self.variant, lattice);
+        let dims = lattice.dims();
+        let out_stride = out.layout().stride;
+        let mut a = Args::new();
         let (out_values, out_norms) = out.buffers_mut();
         let (mut out_values, mut out_norms) = (Some(out_values), out_norms);
         for p in &self.compiled.params {
+            let name = p.cuda_name();
             match p {
                 KernelParam::Output(_) => {
                     if let Some(v) = out_values.take() {
-                        args.write(v);
+                        a.write(&name, v);
                     }
                 }
-                KernelParam::OutputNorm(name) => {
-                    args.write(out_norms.take().ok_or_else(|| missing_norms(name))?);
+                KernelParam::OutputNorm(field) => {
+                    let n = out_norms.take().ok_or_else(|| missing_norms(field))?;
+                    a.write(&name, n);
                 }
                 KernelParam::Input { index, .. } => {
-                    args.read(inputs[*index].values());
+                    a.read(&name, inputs[*index].values());
                 }
-                KernelParam::InputNorm { index, name } => {
-                    args.read(inputs[*index].norms().ok_or_else(|| missing_norms(name))?);
+                KernelParam::InputNorm { index, name: field } => {
+                    let n = inputs[*index].norms().ok_or_else(|| missing_norms(field))?;
+                    a.read(&name, n);
                 }
-                KernelParam::LongPhase { long: k, name } => {
-                    args.read(long[*k].phase.ok_or_else(|| {
+                KernelParam::LongPhase {
+                    long: k,
+                    name: field,
+                } => {
+                    let phase = long[*k].phase.ok_or_else(|| {
                         self.field_error(
-                            name,
+                            field,
                             ("the phases of its recon-13/9 links".into(), "none".into()),
                         )
-                    })?);
-                }
-                KernelParam::LongScale { long: k, .. } if f32_compute => {
-                    args.f32(scales32[*k]);
+                    })?;
+                    a.read(&name, phase);
                 }
                 KernelParam::LongScale { long: k, .. } => {
-                    args.f64(scales[*k]);
+                    a.real(&name, long[*k].scale);
                 }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
-                        args.read(x.x.values());
+                        a.read(&name, x.x.values());
                     }
                 }
                 KernelParam::XpayNorm => {
                     if let Some(x) = xpay {
-                        args.read(x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
+                        a.read(&name, x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
                     }
                 }
-                KernelParam::XpayA if f32_compute => {
-                    args.f32(a32);
-                }
                 KernelParam::XpayA => {
-                    args.f64(a);
-                }
-                KernelParam::XpayB if f32_compute => {
-                    args.f32(b32);
+                    a.real(&name, xpay.map_or(0.0, |x| x.a));
                 }
                 KernelParam::XpayB => {
-                    args.f64(b);
+                    a.real(&name, xpay.map_or(0.0, |x| x.b));
                 }
                 KernelParam::Extent(mu) => {
-                    args.i32(extents[*mu]);
+                    a.count(&name, dims[*mu]);
                 }
                 KernelParam::NOut => {
-                    args.i32(n_out);
+                    a.count(&name, n_out);
                 }
                 KernelParam::OutputStride(_) => {
-                    args.i32(out_stride);
+                    a.count(&name, out_stride);
                 }
                 KernelParam::InputStride { index, .. } => {
-                    args.i32(in_strides[*index]);
+                    a.count(&name, inputs[*index].layout().stride);
                 }
                 KernelParam::XpayStride => {
-                    args.i32(x_stride);
+                    a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
                 }
             }
         }
-        let launch = cudarc::driver::LaunchConfig {
-            grid_dim: (cfg.grid, ls, 1),
-            block_dim: (cfg.block, 1, 1),
-            shared_mem_bytes: cfg.shared_bytes,
-        };
-        // SAFETY: the arguments follow the kernel's own parameter list (the list its
-        // signature was printed from), every field was checked against the
-        // variant's shapes above, and the kernel guards i < n_out. Generated stencils wait
-        // on their grid dependency before touching memory, so they may launch as
-        // programmatic dependents.
-        unsafe { args.launch(&build.function, launch, gpu.dependent_launch()) }
-            .map_err(driver(format!("launching {}", self.name)))?;
+        // Every field was checked against the variant's shapes above, and the kernel
+        // guards i < n_out. Generated stencils wait on their grid dependency before
+        // touching memory, so they may launch as programmatic dependents.
+        crate::device::kernel::launch_function(
+            gpu,
+            &build.function,
+            &self.interface,
+            [n_out, ls as usize, 1],
+            block,
+            cfg.shared_bytes,
+            gpu.dependent_launch(),
+            a,
+        )?;
         Ok(())
     }
 
-    /// The tuned build and launch for this lattice: from memory, else from the tuner's
-    /// two-stage search (key: kernel, variant hash, volume, formats, device; compile
-    /// labels: the default build and the caps of [`compile_knobs`] below its register
-    /// count), timing each candidate on these fields.
+    /// The tuned build and launch for this lattice: from memory, else from
+    /// [`Tuner::tune_kernel`] of the stencil on these fields ([`StencilTuning`]: key
+    /// kernel, variant hash, source hash, volume, formats, device; the heuristic build,
+    /// or under the full policy the default build, the caps of [`compile_knobs`] below
+    /// its register count and the prefetch builds), timing each candidate on these
+    /// fields.
     pub fn tuned_config(
         &self,
         gpu: &Gpu,
         tuner: &Tuner,
         lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<StencilLaunch, OperatorError> {
-        self.tuned_config_long(gpu, tuner, lattice, out, inputs, &[], xpay)
-    }
-
-    /// [`Self::tuned_config`] with compressed long links (see [`Self::launch_long`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn tuned_config_long(
-        &self,
-        gpu: &Gpu,
-        tuner: &Tuner,
-        lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
+        args: StencilArgs<'_>,
     ) -> Result<StencilLaunch, OperatorError> {
         let volume = lattice.volume();
         if let Some(c) = self
@@ -502,36 +569,14 @@ impl DeviceStencil {
         {
             return Ok(*c);
         }
-        self.check(lattice, out, inputs, long, xpay)?;
-        let key = TuneKey::new(
-            &self.kernel,
-            self.variant.stable_hash(),
-            self.compiled.source_hash(),
-            volume,
-            &formats_key(&self.variant),
-            &gpu.device_key(),
-        );
-        let launches =
-            launch_candidates(output_sites(&self.variant, lattice), &gpu.launch_limits()?);
-        // The register count is only needed (and the attribute only read) when tuning.
-        let uncapped = match tuner.enabled() {
-            true => Some(self.registers(gpu, CompileKnob::Default)?),
-            false => None,
+        self.check(lattice, args.out, args.inputs, args.long, args.xpay)?;
+        let mut tuning = StencilTuning {
+            stencil: self,
+            gpu,
+            lattice,
+            args,
         };
-        let prefetch = self.compiled.source.contains(PREFETCH_MACRO);
-        let knobs = compile_knobs(uncapped, prefetch);
-        let search = TwoStageSearch::new(knobs.iter().map(CompileKnob::label).collect(), launches);
-        let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
-            let choice = self.choice(c)?;
-            gpu.time_us(1, 5, || {
-                self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
-                    .map_err(|e| DeviceError::Driver {
-                        what: format!("tuning {} [{}]", self.name, choice.compile),
-                        message: e.to_string(),
-                    })
-            })
-            .map_err(OperatorError::from)
-        })?;
+        let tuned = tuner.tune_kernel(&mut tuning)?;
         let best = self.choice(&tuned.best)?;
         self.tuned
             .lock()
@@ -558,27 +603,72 @@ impl DeviceStencil {
         gpu: &Gpu,
         tuner: &Tuner,
         lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        xpay: Option<&DeviceXpay<'_>>,
+        mut args: StencilArgs<'_>,
     ) -> Result<(), OperatorError> {
-        self.run_long(gpu, tuner, lattice, out, inputs, &[], xpay)
+        let choice = self.tuned_config(gpu, tuner, lattice, args.reborrow())?;
+        self.launch(gpu, lattice, choice, args)
+    }
+}
+
+/// A stencil on its fields, as the tuner sees it ([`Tunable`]).
+struct StencilTuning<'s, 'a> {
+    stencil: &'s DeviceStencil,
+    gpu: &'s Gpu,
+    lattice: &'s Lattice,
+    args: StencilArgs<'a>,
+}
+
+impl Tunable for StencilTuning<'_, '_> {
+    type Error = OperatorError;
+
+    fn tune_key(&self) -> TuneKey {
+        let s = self.stencil;
+        TuneKey::new(
+            &s.kernel,
+            s.variant.stable_hash(),
+            s.compiled.source_hash(),
+            self.lattice.volume(),
+            &formats_key(&s.variant),
+            &self.gpu.device_key(),
+        )
     }
 
-    /// [`Self::run`] with compressed long links (see [`Self::launch_long`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_long(
-        &self,
-        gpu: &Gpu,
-        tuner: &Tuner,
-        lattice: &Lattice,
-        out: &mut DeviceField,
-        inputs: &[&DeviceField],
-        long: &[LongLinkArgs<'_>],
-        xpay: Option<&DeviceXpay<'_>>,
-    ) -> Result<(), OperatorError> {
-        let choice = self.tuned_config_long(gpu, tuner, lattice, out, inputs, long, xpay)?;
-        self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
+    fn threads(&self) -> usize {
+        output_sites(&self.stencil.variant, self.lattice)
+    }
+
+    fn launches(&self) -> Result<Vec<tune::LaunchConfig>, OperatorError> {
+        Ok(launch_candidates(
+            self.threads(),
+            &self.gpu.launch_limits()?,
+        ))
+    }
+
+    fn heuristic_build(&self) -> CompileKnob {
+        heuristic_knob(&self.stencil.compiled.source)
+    }
+
+    /// The default build, the caps below its register count (read from the loaded
+    /// default build) and, for sources with prefetch blocks, the prefetch builds.
+    fn builds(&mut self) -> Result<Vec<CompileKnob>, OperatorError> {
+        let s = self.stencil;
+        let uncapped = s.registers(self.gpu, CompileKnob::Default)?;
+        let prefetch = s.compiled.source.contains(PREFETCH_MACRO);
+        Ok(compile_knobs(Some(uncapped), prefetch))
+    }
+
+    fn time_us(&mut self, c: &Candidate) -> Result<f64, OperatorError> {
+        let s = self.stencil;
+        let choice = s.choice(c)?;
+        let (gpu, lattice, args) = (self.gpu, self.lattice, &mut self.args);
+        gpu.time_us(1, 5, || {
+            s.launch(gpu, lattice, choice, args.reborrow())
+                .map_err(|e| DeviceError::Driver {
+                    what: format!("tuning {} [{}]", s.name, choice.compile),
+                    message: e.to_string(),
+                })
+        })
+        .map_err(OperatorError::from)
     }
 }
 

@@ -143,10 +143,8 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
     hop.launch(
         &gpu,
         &lat,
-        tune::LaunchConfig::default_for(n4),
-        &mut d_out,
-        &[&d_psi, &d_u],
-        None,
+        StencilLaunch::default_build(tune::LaunchConfig::default_for(n4)),
+        StencilArgs::new(&mut d_out, &[&d_psi, &d_u]),
     )
     .unwrap();
     let got = d_out.to_spinor::<f32>(&gpu, layout(Parity::Odd)).unwrap();
@@ -203,10 +201,8 @@ fn five_d_and_dirichlet_launches_match_the_cpu() {
     op.launch(
         &gpu,
         &lat,
-        tune::LaunchConfig::default_for(lat.volume()),
-        &mut d_out,
-        &[&d_psi, &d_u, &d_a],
-        Some(&dx),
+        StencilLaunch::default_build(tune::LaunchConfig::default_for(lat.volume())),
+        StencilArgs::new(&mut d_out, &[&d_psi, &d_u, &d_a]).xpay(Some(&dx)),
     )
     .unwrap();
     let got = d_out.to_spinor::<f64>(&gpu, full).unwrap();
@@ -272,7 +268,12 @@ fn dependent_launches_give_the_stream_ordered_result() {
                 b: 0.0625,
             };
             hops[out_parity]
-                .launch(&gpu, &lat, cfg, dst, &[src, &d_u], Some(&xp))
+                .launch(
+                    &gpu,
+                    &lat,
+                    StencilLaunch::default_build(cfg),
+                    StencilArgs::new(dst, &[src, &d_u]).xpay(Some(&xp)),
+                )
                 .unwrap();
         }
         fields[0].download::<f32>(&gpu).unwrap()

@@ -17,9 +17,10 @@
 //! a status word, as the conversion kernels do.
 
 use super::precision::compute_precision;
-use crate::device::codegen::{conversion_source, Direction};
+use crate::device::codegen::{conversion_source, site_params, Direction};
 use crate::device::format::{DeviceFormat, HostReal, UnsupportedFormat};
 use crate::device::DeviceLayout;
+use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::format::FermionFormat;
 use std::fmt::Write;
 
@@ -59,6 +60,36 @@ pub fn blas_name(y: &DeviceLayout, x: &DeviceLayout) -> String {
         x.format.name(),
         y.host_reals
     )
+}
+
+/// The BLAS kernel of [`blas_source`] with its interface: x, xn, yn null when unread or
+/// absent, blocks of 256 by default, at most 65 535 of them (a grid-stride loop).
+pub fn blas_program(
+    y: &DeviceLayout,
+    x: &DeviceLayout,
+) -> Result<KernelProgram, UnsupportedFormat> {
+    let name = blas_name(y, x);
+    let params = [
+        ParamDecl::new("x", ParamKind::read(Elem::U8).or_null()),
+        ParamDecl::new("xn", ParamKind::read(Elem::F32).or_null()),
+        ParamDecl::new("y", ParamKind::write(Elem::U8)),
+        ParamDecl::new("yn", ParamKind::write(Elem::F32).or_null()),
+        ParamDecl::new("a_re", ParamKind::F64),
+        ParamDecl::new("a_im", ParamKind::F64),
+        ParamDecl::new("b_re", ParamKind::F64),
+        ParamDecl::new("b_im", ParamKind::F64),
+        ParamDecl::new("mode", ParamKind::I32),
+    ];
+    Ok(KernelProgram {
+        source: blas_source(y, x)?,
+        options: crate::device::codegen::options(),
+        kernels: vec![KernelInterface {
+            name: name.clone(),
+            params: params.into_iter().chain(site_params()).collect(),
+            geometry: Geometry::linear().with_max_grid_x(65_535),
+        }],
+        name,
+    })
 }
 
 /// The CUDA source of [`blas_name`]; signature

@@ -20,8 +20,10 @@
 //! a device status word that every reduction reads (reductions synchronise anyway), and
 //! are recorded the same way.
 
+use super::blas_source::blas_program;
+use crate::device::codegen::{conversion_program, reduction_program, Direction};
 use crate::device::gpu::driver;
-use crate::device::{DeviceError, Gpu};
+use crate::device::{DeviceError, DeviceLayout, Gpu, HostReal};
 use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
 use std::fmt;
@@ -88,6 +90,29 @@ impl DeviceContext {
         if slot.is_none() {
             *slot = Some(e.to_string());
         }
+    }
+
+    /// Compiles and loads, in parallel, the kernels the device vectors of `layouts` use
+    /// (BLAS between every pair, reductions, encoding from and decoding to f64 host
+    /// fields), so that a solve's first iterations find them loaded: first-use set-up.
+    /// Kernels a format does not have are left out (their use reports that); a failed
+    /// compilation is an error.
+    pub fn preload_vector_kernels(&self, layouts: &[DeviceLayout]) -> Result<(), DeviceError> {
+        let mut distinct: Vec<DeviceLayout> = Vec::new();
+        for l in layouts {
+            if !distinct.contains(l) {
+                distinct.push(*l);
+            }
+        }
+        let mut programs = Vec::new();
+        for y in &distinct {
+            programs.extend(distinct.iter().filter_map(|x| blas_program(y, x).ok()));
+            programs.extend(reduction_program(y).ok());
+            for dir in [Direction::Encode, Direction::Decode] {
+                programs.extend(conversion_program(y, HostReal::F64, dir).ok());
+            }
+        }
+        self.gpu.preload_programs(&programs)
     }
 
     /// The BLAS status word (kernels OR their status bits into it).

@@ -423,3 +423,132 @@ fn two_stage_search_off_and_out_of_space_cases() {
         .unwrap_err();
     assert!(matches!(e, TuneError::NoCandidates { .. }), "{e}");
 }
+
+#[test]
+fn the_policy_of_qdsl_tune() {
+    for (v, p) in [
+        (None, TunePolicy::Launch),
+        (Some("1"), TunePolicy::Launch),
+        (Some("launch"), TunePolicy::Launch),
+        (Some(" Full\n"), TunePolicy::Full),
+        (Some("0"), TunePolicy::Off),
+        (Some("off"), TunePolicy::Off),
+    ] {
+        assert_eq!(TunePolicy::from_env_value(v), p, "{v:?}");
+    }
+}
+
+/// The key of [`key`] at another volume.
+fn key_at(kernel: &str, volume: usize) -> TuneKey {
+    TuneKey {
+        volume,
+        ..key(kernel)
+    }
+}
+
+/// Rescaling as a stencil does: same build, block and shared memory, grid for 4096.
+fn rescale(c: &Candidate) -> Option<Candidate> {
+    Some(Candidate {
+        compile: c.compile.clone(),
+        launch: LaunchConfig::covering(4096, c.launch.block, c.launch.shared_bytes),
+    })
+}
+
+#[test]
+fn the_launch_policy_times_launches_of_one_build_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let launch = || tuner(&path, "cg", &w).with_policy(TunePolicy::Launch);
+    let mut order = Vec::new();
+    let r = launch()
+        .tune_launch(&key("k"), "maxnreg=64", &two_stage(), rescale, |c| {
+            order.push(c.clone());
+            fake_capped(c)
+        })
+        .unwrap();
+    // Every launch of the heuristic build, no other build.
+    assert_eq!(order.len(), 8);
+    assert!(order.iter().all(|c| c.compile == "maxnreg=64"));
+    assert_eq!(r.source, TuneSource::Measured);
+    assert_eq!(r.best.launch, LaunchConfig::covering(4096, 128, 0));
+    // The work counter saw one measured key; the second call is a cache answer.
+    let t = launch();
+    let again = t
+        .tune_launch(
+            &key("k"),
+            "maxnreg=64",
+            &two_stage(),
+            rescale,
+            |_| -> Result<f64, String> { panic!("cached") },
+        )
+        .unwrap();
+    assert_eq!((again.source, t.work().count), (TuneSource::Cache, 0));
+    // A full tuning's entry (other builds) is used as it is by the launch policy.
+    let full = tuner(&path, "cg", &w).with_policy(TunePolicy::Full);
+    let f = full
+        .tune_launch(&key("f"), "", &two_stage(), rescale, fake_capped)
+        .unwrap();
+    assert_eq!((f.source, full.work().count), (TuneSource::Measured, 1));
+    let reused = launch()
+        .tune_launch(
+            &key("f"),
+            "prefetch-links",
+            &two_stage(),
+            rescale,
+            |_| -> Result<f64, String> { panic!("cached") },
+        )
+        .unwrap();
+    assert_eq!((reused.source, reused.best), (TuneSource::Cache, f.best));
+    assert!(w.lock().unwrap().is_empty(), "{:?}", w.lock().unwrap());
+}
+
+#[test]
+fn a_winner_transfers_to_a_volume_within_a_factor_two_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunecache.tsv");
+    let w = Arc::new(Mutex::new(Vec::new()));
+    let launch = || tuner(&path, "cg", &w).with_policy(TunePolicy::Launch);
+    // Tuned at 6000 sites: blocks of 16 with 8 KiB shared won.
+    let at = |v| key_at("k", v);
+    let r = launch()
+        .tune_launch(&at(6000), "", &two_stage(), rescale, fake)
+        .unwrap();
+    assert_eq!(
+        (r.best.launch.block, r.best.launch.shared_bytes),
+        (16, 8192)
+    );
+    // 4096 sites (ratio 1.46): reused untimed, the grid recomputed for 4096.
+    let t = launch()
+        .tune_launch(
+            &at(4096),
+            "",
+            &two_stage(),
+            rescale,
+            |_| -> Result<f64, String> { panic!("transferred") },
+        )
+        .unwrap();
+    assert_eq!(t.source, TuneSource::Transferred { from_volume: 6000 });
+    assert_eq!(t.best.launch, LaunchConfig::covering(4096, 16, 8192));
+    // 2048 sites (ratio 2.9), or another kernel: measured.
+    for k in [at(2048), key_at("other", 4096)] {
+        let mut runs = 0;
+        let m = launch()
+            .tune_launch(&k, "", &two_stage(), rescale, |c| {
+                runs += 1;
+                fake(c)
+            })
+            .unwrap();
+        assert_eq!((m.source, runs), (TuneSource::Measured, 8), "{k:?}");
+    }
+    // The full policy never transfers.
+    let mut runs = 0;
+    tuner(&path, "cg", &w)
+        .with_policy(TunePolicy::Full)
+        .tune_launch(&at(5000), "", &two_stage(), rescale, |c| {
+            runs += 1;
+            fake_capped(c)
+        })
+        .unwrap();
+    assert!(runs > 8);
+}

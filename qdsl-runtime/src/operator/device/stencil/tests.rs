@@ -71,7 +71,12 @@ fn capped_builds_load_and_match_the_uncapped_build() {
     let mut run = |compile| {
         let choice = StencilLaunch { compile, launch };
         c.hop
-            .launch_with(&gpu, &c.lat, choice, &mut c.out, &[&c.psi, &c.u], None)
+            .launch(
+                &gpu,
+                &c.lat,
+                choice,
+                StencilArgs::new(&mut c.out, &[&c.psi, &c.u]),
+            )
             .unwrap();
         c.out.to_spinor::<f32>(&gpu, c.layout).unwrap()
     };
@@ -118,7 +123,7 @@ fn tuning_searches_the_caps_and_records_them() {
     let inputs = [&c.psi, &c.u];
     let choice = c
         .hop
-        .tuned_config(&gpu, &tuner, &c.lat, &mut c.out, &inputs, None)
+        .tuned_config(&gpu, &tuner, &c.lat, StencilArgs::new(&mut c.out, &inputs))
         .unwrap();
     let regs = c.hop.registers(&gpu, CompileKnob::Default).unwrap();
     let knobs = compile_knobs(Some(regs), true);
@@ -144,7 +149,7 @@ fn tuning_searches_the_caps_and_records_them() {
         "{best} vs {choice}"
     );
     c.hop
-        .run(&gpu, &tuner, &c.lat, &mut c.out, &inputs, None)
+        .run(&gpu, &tuner, &c.lat, StencilArgs::new(&mut c.out, &inputs))
         .unwrap();
     let got = c.out.to_spinor::<f32>(&gpu, c.layout).unwrap();
     assert!(rel_err(&got, &c.cpu) < 1e-5, "tuned ({choice}) vs CPU");
