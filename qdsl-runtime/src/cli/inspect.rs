@@ -107,6 +107,10 @@ fn describe(check: &Check) -> String {
         } => format!(
             "{name}: recorded {recorded}, computed {computed:.16e} (tolerance {tolerance:.1e})"
         ),
+        Check::OpenTimeBoundary { zero_links } => format!(
+            "open time boundary (openQCD): the {zero_links} time links of the last time \
+             slice are zero, exempt from the unitarity check"
+        ),
         Check::Links {
             max_unitarity_deviation,
             tolerance,
