@@ -31,16 +31,18 @@
 //! * [`OpenBoundary::hop_links`]: a copy of the links with every link that has an end on
 //!   a vanishing slice set to zero, so the generated hops (any backend, uncompressed
 //!   links) connect no vanishing site to anything: the operator is block diagonal, D on
-//!   the active slices and the site term alone on the vanishing ones.
+//!   the active slices and the site term alone on the vanishing ones (1, or 1 + iμγ5
+//!   with a twisted mass: decoupled, and zero on a source that is zero there).
 //! * [`OpenBoundary::improve_clover`]: the clover field made the unit matrix on the
 //!   vanishing slices (openQCD's choice; any invertible block decouples) and shifted by
 //!   (c_F − 1) on the improvement slices.
 //! * [`OpenBoundary::project`]: a quark field set to zero on the vanishing slices (a
 //!   source there would otherwise be copied into the solution unchanged).
 //!
-//! Compressed links cannot carry the zero links everywhere: recon 12 rebuilds a zero
-//! matrix exactly (the third row is (u₀ × u₁)* = 0) but recon 8 rebuilds an SU(3) matrix
-//! from any 8 reals, so the operators use recon 18 with these boundaries.
+//! The zero links need uncompressed (recon 18) links: recon 12 and 8 rebuild SU(3)
+//! matrices, and [`crate::format::LinkFormat::encode`] refuses to store a link that is
+//! not in SU(3) with them ([`crate::format::FormatError::NotSpecialUnitary`]). The solve's
+//! operators, host and device, use recon 18.
 
 use crate::field::{
     CloverField, ColourSpinorField, GaugeField, SiteSubset, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS,
@@ -241,7 +243,8 @@ impl OpenBoundary {
         for s in 0..layout.ls() {
             for i in 0..layout.sites_per_slice() {
                 if self.vanishes(layout.coords_of_site(i)[3], lt) {
-                    psi.site_mut(s, i).fill(num_complex::Complex::new(T::zero(), T::zero()));
+                    psi.site_mut(s, i)
+                        .fill(num_complex::Complex::new(T::zero(), T::zero()));
                 }
             }
         }

@@ -110,7 +110,10 @@ fn clover_is_unit_on_vanishing_and_shifted_by_cf_minus_one_on_improvement_slices
 fn project_zeroes_vanishing_slices_of_any_subset() {
     let lat = lattice();
     let b = OpenBoundary::open(1.0);
-    for subset in [SiteSubset::Full, SiteSubset::Single(crate::lattice::Parity::Odd)] {
+    for subset in [
+        SiteSubset::Full,
+        SiteSubset::Single(crate::lattice::Parity::Odd),
+    ] {
         let layout = SpinorLayout::wilson(lat, subset);
         let mut psi = ColourSpinorField::<f64>::gaussian(layout, 9);
         let before = psi.clone();
@@ -139,9 +142,35 @@ fn bad_lattices_coefficients_and_fields_are_errors() {
         .clover_fields(&u, 0.1, 1.0)
         .unwrap_err();
     assert!(err.to_string().contains("c_F'"), "{err}");
-    let mut half = CloverField::<f64>::zeros(lattice(), SiteSubset::Single(crate::lattice::Parity::Even));
+    let mut half =
+        CloverField::<f64>::zeros(lattice(), SiteSubset::Single(crate::lattice::Parity::Even));
     assert!(matches!(
         OpenBoundary::open(1.0).improve_clover(&mut half),
         Err(OpenBoundaryError::CloverField { .. })
     ));
+}
+
+/// The zero links of the hops survive uncompressed storage exactly and are refused, not
+/// silently rebuilt into SU(3), by the compressed formats (recon 12 and 8 check that a
+/// link is in SU(3) before storing it).
+#[test]
+fn zero_links_store_in_recon18_and_are_refused_by_recon12_and_recon8() {
+    use crate::format::{Compression, FloatWidth, FormatError, LinkFormat, LinkSign, LinkStorage};
+    let zero = ColourMatrix::<f64>::zero();
+    for compression in Compression::ALL {
+        let format = LinkFormat::new(LinkStorage::Float(FloatWidth::F32), compression);
+        let mut bytes = vec![0u8; format.bytes_per_link()];
+        let stored = format.encode(&zero, LinkSign::Plus, &mut bytes);
+        match compression {
+            Compression::Full => {
+                stored.unwrap();
+                let back: ColourMatrix<f32> = format.decode(&bytes, LinkSign::Plus).unwrap();
+                assert_eq!(back, ColourMatrix::zero());
+            }
+            _ => assert!(
+                matches!(stored, Err(FormatError::NotSpecialUnitary { .. })),
+                "{compression:?}: {stored:?}"
+            ),
+        }
+    }
 }

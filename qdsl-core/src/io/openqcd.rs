@@ -29,8 +29,8 @@
 
 use super::bytes::{decode_real, encode_real, read_file, write_file, ByteOrder, Bytes, Precision};
 use super::{
-    check_links_except, check_observable, Check, exact_payload, lattice_from_header, GaugeFile, GaugeFileFormat,
-    IoError, ReadOptions,
+    check_links_except, check_observable, exact_payload, lattice_from_header, Check, GaugeFile,
+    GaugeFileFormat, IoError, ReadOptions,
 };
 use crate::field::GaugeField;
 use crate::gauge::plaquette;

@@ -4,6 +4,7 @@
 use super::{wilson_mass, Action, Precision, SolveError};
 use crate::solver::SolverKind;
 use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::gauge::OpenBoundary;
 
 /// The right-hand side b, on the even sites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,34 @@ pub enum Source {
     },
     /// δ at the origin, spin 0, colour 0.
     Point,
+}
+
+/// The fermions' time boundary (space is periodic): one the hops wrap across, or
+/// openQCD's open or Schrödinger-functional boundaries, across which no hop goes
+/// ([`OpenBoundary`]; Wilson, clover and twisted mass only).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FermionBoundary {
+    /// Periodic or antiperiodic: the kernels' sign on the hops that wrap.
+    Wrap(TimeBoundary),
+    /// Open or SF, with the boundary improvement coefficients c_F (and c_F').
+    Open(OpenBoundary),
+}
+
+impl From<TimeBoundary> for FermionBoundary {
+    fn from(b: TimeBoundary) -> Self {
+        FermionBoundary::Wrap(b)
+    }
+}
+
+impl FermionBoundary {
+    /// The words of the report: "antiperiodic time", "open time boundaries, c_F = 1.3".
+    pub fn describe(&self) -> String {
+        match self {
+            FermionBoundary::Wrap(TimeBoundary::Periodic) => "periodic time".to_string(),
+            FermionBoundary::Wrap(TimeBoundary::Antiperiodic) => "antiperiodic time".to_string(),
+            FermionBoundary::Open(b) => b.to_string(),
+        }
+    }
 }
 
 /// Everything a solve needs besides the gauge links.
@@ -45,10 +74,11 @@ pub struct SolveConfig {
     /// The source.
     pub source: Source,
     /// The fermions' time boundary (space is periodic); the CLI's default is
-    /// antiperiodic. Wilson-like operators apply it in their hops; the staggered actions
-    /// fold it into the links (MILC's convention: the t-links of the last time slice
-    /// negated before smearing).
-    pub boundary: TimeBoundary,
+    /// antiperiodic. Wilson-like operators apply a periodic or antiperiodic one in their
+    /// hops; the staggered actions fold it into the links (MILC's convention: the
+    /// t-links of the last time slice negated before smearing). Open and SF boundaries
+    /// (Wilson-like actions only) enter through the fields: see [`OpenBoundary`].
+    pub boundary: FermionBoundary,
 }
 /// The checked operator parameters of an action.
 pub(super) enum Parameters {
@@ -164,14 +194,12 @@ pub(super) fn describe(
     action: Action,
     parameters: &Parameters,
     u0: f64,
-    boundary: TimeBoundary,
+    boundary: FermionBoundary,
 ) -> String {
-    let time = match boundary {
-        TimeBoundary::Periodic => "periodic time",
-        TimeBoundary::Antiperiodic => "antiperiodic time",
-    };
+    let time = boundary.describe();
+    let wrapping = matches!(boundary, FermionBoundary::Wrap(_));
     match *parameters {
-        Parameters::Wilson { kappa, .. } if action == Action::Wilson => {
+        Parameters::Wilson { kappa, .. } if action == Action::Wilson && wrapping => {
             format!("κ = {kappa}, {time}")
         }
         Parameters::Wilson { kappa, csw, mu } => {

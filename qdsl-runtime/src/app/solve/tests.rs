@@ -17,7 +17,7 @@ fn config(action: Action) -> SolveConfig {
         tolerance: 1e-10,
         max_iterations: 100,
         source: Source::Point,
-        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
+        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic.into(),
     }
 }
 

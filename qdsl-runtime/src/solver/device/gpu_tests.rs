@@ -207,7 +207,7 @@ fn config(action: Action, solver: SolverKind, precision: Precision) -> SolveConf
         tolerance: 1e-10,
         max_iterations: 5000,
         source: Source::Gaussian { seed: 7 },
-        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
+        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic.into(),
     }
 }
 
