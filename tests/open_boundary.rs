@@ -413,8 +413,9 @@ fn textbook_with_mass(u: &GaugeField<f64>, boundary: &OpenBoundary, m: f64, psi:
     let mut out = textbook(u, boundary, 0.0, psi);
     for cb in 0..lat.volume() {
         if !boundary.vanishes(lat.coords_of_cb(cb)[3], lt) {
-            for k in 12 * cb..12 * cb + 12 {
-                out[k] += psi[k] * (m - MASS);
+            let range = 12 * cb..12 * cb + 12;
+            for (o, p) in out[range.clone()].iter_mut().zip(&psi[range]) {
+                *o += p * (m - MASS);
             }
         }
     }
