@@ -6,7 +6,6 @@
 use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
-use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
     full_layout, solve_full_on, solve_on, Action, FermionBoundary, Precision, SolveBackend,
@@ -16,8 +15,6 @@ use crate::backend::BackendChoice;
 use crate::solver::{Progress, ProgressCallback, SolverKind};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::gauge::{OpenBoundary, OpenBoundaryKind};
 use qdsl_core::io::UnitarityCheck;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,8 +68,8 @@ pub struct SolveArgs {
     /// openQCD's open or sf (Schrödinger functional) boundaries for wilson, clover and
     /// twisted-mass: the quark fields vanish on x0 = 0 (and x0 = L_t − 1, open), no hop
     /// crosses the boundary, c_F (--cf) improves the slices next to it.
-    #[arg(long, default_value = "antiperiodic", value_parser = parse_solve_boundary)]
-    boundary: BoundaryName,
+    #[arg(long, default_value = "antiperiodic")]
+    boundary: String,
     /// The boundary improvement coefficient c_F of open and sf boundaries (default 1:
     /// unimproved; openQCD's default too).
     #[arg(long, allow_negative_numbers = true)]
@@ -103,48 +100,6 @@ pub struct SolveArgs {
     full: FullSystemArgs,
     #[command(flatten)]
     read: GaugeReadArgs,
-}
-
-/// The `--boundary` of `qdsl solve`: one the kernels wrap across, or open or SF.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BoundaryName {
-    Wrap(TimeBoundary),
-    Open(OpenBoundaryKind),
-}
-
-/// periodic, antiperiodic, open or sf (ASCII case ignored).
-fn parse_solve_boundary(s: &str) -> Result<BoundaryName, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "open" => Ok(BoundaryName::Open(OpenBoundaryKind::Open)),
-        "sf" => Ok(BoundaryName::Open(OpenBoundaryKind::Sf)),
-        _ => parse_boundary(s).map(BoundaryName::Wrap).map_err(|_| {
-            format!("unknown time boundary {s:?}: expected periodic, antiperiodic, open or sf")
-        }),
-    }
-}
-
-/// The boundary of `--boundary`, `--cf` and `--cf-prime`; c_F flags without open or sf
-/// boundaries, and --cf-prime with open ones, are errors.
-fn fermion_boundary(args: &SolveArgs) -> Result<FermionBoundary, String> {
-    let c_f = args.cf.unwrap_or(1.0);
-    match args.boundary {
-        BoundaryName::Wrap(b) => match (args.cf, args.cf_prime) {
-            (None, None) => Ok(b.into()),
-            _ => Err("--cf and --cf-prime apply to --boundary open or sf only".to_string()),
-        },
-        BoundaryName::Open(OpenBoundaryKind::Open) => match args.cf_prime {
-            None => Ok(FermionBoundary::Open(OpenBoundary::open(c_f))),
-            Some(_) => Err(
-                "--cf-prime applies to --boundary sf only (open boundaries take --cf at both \
-                 ends)"
-                    .to_string(),
-            ),
-        },
-        BoundaryName::Open(OpenBoundaryKind::Sf) => Ok(FermionBoundary::Open(OpenBoundary::sf(
-            c_f,
-            args.cf_prime.unwrap_or(c_f),
-        ))),
-    }
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -219,11 +174,11 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    let boundary = FermionBoundary::from_flags(&args.boundary, args.cf, args.cf_prime)?;
     let backend =
         SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
             eprintln!("{line}")
         })?;
-    let boundary = fermion_boundary(args)?;
     let read = read_config(
         &args.config,
         &args.read,

@@ -36,6 +36,45 @@ impl From<TimeBoundary> for FermionBoundary {
 }
 
 impl FermionBoundary {
+    /// The boundary `qdsl solve` names: `name` periodic, antiperiodic, open or sf (ASCII
+    /// case ignored) with `--cf` c_F (default 1) and `--cf-prime` c_F' (sf only, default
+    /// c_F). c_F with a wrapping boundary, or c_F' with open ones, is an error.
+    pub fn from_flags(
+        name: &str,
+        c_f: Option<f64>,
+        c_f_prime: Option<f64>,
+    ) -> Result<Self, String> {
+        let wrap = match name.to_ascii_lowercase().as_str() {
+            "periodic" => Some(TimeBoundary::Periodic),
+            "antiperiodic" => Some(TimeBoundary::Antiperiodic),
+            "open" | "sf" => None,
+            _ => {
+                return Err(format!(
+                    "unknown time boundary {name:?}: expected periodic, antiperiodic, open or sf"
+                ))
+            }
+        };
+        if let Some(b) = wrap {
+            return match (c_f, c_f_prime) {
+                (None, None) => Ok(b.into()),
+                _ => Err("--cf and --cf-prime apply to --boundary open or sf only".to_string()),
+            };
+        }
+        let c_f_value = c_f.unwrap_or(1.0);
+        if name.eq_ignore_ascii_case("sf") {
+            let prime = c_f_prime.unwrap_or(c_f_value);
+            return Ok(FermionBoundary::Open(OpenBoundary::sf(c_f_value, prime)));
+        }
+        match c_f_prime {
+            None => Ok(FermionBoundary::Open(OpenBoundary::open(c_f_value))),
+            Some(_) => Err(
+                "--cf-prime applies to --boundary sf only (open boundaries take --cf at both \
+                 ends)"
+                    .to_string(),
+            ),
+        }
+    }
+
     /// The words of the report: "antiperiodic time", "open time boundaries, c_F = 1.3".
     pub fn describe(&self) -> String {
         match self {
