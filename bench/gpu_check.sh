@@ -28,11 +28,22 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 case "${1:-check}" in
 check)
     # STEPS picks the steps (default all); GPU_TESTS filters the test names.
-    steps=${STEPS:-"info main_job check gpu_tests memcheck racecheck"}
+    steps=${STEPS:-"info main_job first_use_full tiled check gpu_tests memcheck racecheck python"}
     has() { [[ " $steps " == *" $1 "* ]]; }
     has info && run info "$QDSL" info
     has main_job && run main_job "$QDSL" solve tests/data/milc/lat.sample.l8 --action wilson \
         --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10
+    # The main job again on an empty cache with the full compile-knob search (QDSL_TUNE=full).
+    has first_use_full && QDSL_CACHE_DIR=$(mktemp -d) QDSL_TUNE=full run first_use_full "$QDSL" \
+        solve tests/data/milc/lat.sample.l8 --action wilson --kappa 0.12 --solver bicgstab \
+        --precision f32 --tol 1e-10
+    # The README's 32^4 (tiled) solve on the GPU, then on the CPU.
+    if has tiled; then
+        for backend in cuda cpu; do
+            run "tiled_$backend" "$QDSL" --backend "$backend" solve tests/data/milc/lat.sample.l8 \
+                --tile 4 --action wilson --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10
+        done
+    fi
     has check && run check "$QDSL" check
     # The library test binaries of qdsl-runtime and qdsl (bench/build_gpu.sh lists them);
     # insta finds the snapshots through the workspace root (no cargo here to ask).
@@ -49,10 +60,19 @@ check)
         "$QDSL" check --kernel wilson_hop --lattice 4,4,4,4
     has racecheck && run racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
         "$QDSL" check --kernel improved_staggered_hop --lattice 4,4,4,4
-    grep -hE "^test result|FAILED|panicked" "$OUT/gpu_tests.log" 2>/dev/null | tail -5
+    # The Python package's GPU tests, from a wheel built here (pip wheel ./python -w target/wheel).
+    if has python && ls target/wheel/*.whl >/dev/null 2>&1; then
+        run python bash -c "python3 -m pip install --quiet --no-deps --force-reinstall target/wheel/*.whl \
+            && python3 -m pytest -q python/tests"
+        tail -3 "$OUT/python.log"
+    fi
+    grep -hE "^test result|FAILED|panicked" "$OUT/gpu_tests.log" 2>/dev/null | tail -8
     tail -2 "$OUT/check.log" 2>/dev/null
     grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" 2>/dev/null
-    grep -hiE "setup|solve|backend|iterations|residual" "$OUT/main_job.log" 2>/dev/null | head -12
+    for log in main_job first_use_full tiled_cuda tiled_cpu; do
+        echo "-- $log"
+        grep -hiE "set-up|setup|jit|tuning|solve|backend|iterations|residual" "$OUT/$log.log" 2>/dev/null | head -12
+    done
     ;;
 bench)
     bin=${2:-$QDSL}

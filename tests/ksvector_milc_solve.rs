@@ -58,7 +58,7 @@ fn full_asqtad_solve_reproduces_milcs_minv_answer() {
         tolerance: 1e-12,
         max_iterations: 2000,
         source: Source::Point,
-        boundary: TimeBoundary::Antiperiodic,
+        boundary: TimeBoundary::Antiperiodic.into(),
     };
     let full = solve_full_on(&SolveBackend::Cpu, &gauge.field, &config, &eta, None).unwrap();
     assert!(full.report.result.is_converged());

@@ -38,7 +38,7 @@ fn solutions_satisfy_the_reference_even_odd_wilson_equation() {
             tolerance: 1e-10,
             max_iterations: 1000,
             source: Source::Gaussian { seed: 7 },
-            boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
+            boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic.into(),
         };
         let report = solve(&gauge, &config, None).unwrap();
         assert!(

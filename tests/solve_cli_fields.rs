@@ -144,21 +144,60 @@ fn sources_that_do_not_fit_are_refused_with_a_reason() {
     args.extend(["--output", "x.lime"]);
     let err = stderr(&qdsl(&args));
     assert!(err.contains("--source"), "{err}");
-    // Clover's full system is not available yet.
+}
+
+/// Clover and twisted mass solve the full system too: a Z2 source, and a source FILE
+/// (a Wilson solution written by `qdsl solve --output`, read back as η).
+#[test]
+fn clover_and_twisted_mass_solve_the_full_system_from_a_source_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let l4 = data("milc/lat.sample.l4444");
+    let eta = dir.path().join("eta.qdsl");
     let out = qdsl(&[
-        l8.to_str().unwrap(),
-        "--action",
-        "clover",
+        l4.to_str().unwrap(),
         "--kappa",
         "0.12",
-        "--csw",
-        "1",
         "--solver",
         "bicgstab",
         "--source",
-        "z2",
+        "point",
+        "--output",
+        eta.to_str().unwrap(),
+        "--output-format",
+        "qdsl",
     ]);
-    assert!(stderr(&out).contains("not available for the clover action"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (action, extra) in [
+        ("clover", ["--csw", "1"]),
+        ("twisted-mass", ["--mu", "0.1"]),
+    ] {
+        for source in ["z2", eta.to_str().unwrap()] {
+            let psi = dir.path().join(format!("psi-{action}.lime"));
+            let mut args = vec![
+                l4.to_str().unwrap(),
+                "--action",
+                action,
+                "--kappa",
+                "0.12",
+                "--solver",
+                "bicgstab",
+                "--source",
+                source,
+                "--output",
+                psi.to_str().unwrap(),
+            ];
+            args.extend(extra);
+            let out = qdsl(&args);
+            assert!(out.status.success(), "{action} {source}: {}", stderr(&out));
+            assert!(
+                stdout(&out).contains("M ψ = η on every site"),
+                "{}",
+                stdout(&out)
+            );
+            let written = read_fermion(&psi).unwrap();
+            assert_eq!(written.kind, FermionKind::DiracFermion);
+        }
+    }
 }
 
 /// `qdsl correlator --save-propagator` writes the 3 columns of the asqtad point-source

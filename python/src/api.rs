@@ -1,5 +1,5 @@
 //! Every item of the qdsl crates the bindings use, imported in this one module: when a
-//! path moves (e.g. `qdsl_runtime::app` into the root package), only this file changes.
+//! path moves (e.g. `qdsl::app` into the root package), only this file changes.
 
 pub use qdsl::app::correlator::{measure, CorrelatorConfig, Normalisation};
 pub use qdsl::app::low_precision::LowPrecision;

@@ -1,5 +1,5 @@
 //! `qdsl.pion_correlator`: the point-source propagator and the pion correlator of
-//! `qdsl_runtime::app::correlator` (the `qdsl correlator` program's measurement).
+//! `qdsl::app::correlator` (the `qdsl correlator` program's measurement).
 
 use crate::api::{
     measure, Action, CorrelatorConfig, LowPrecision, Normalisation, SolveSettings, SolverKind,

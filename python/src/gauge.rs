@@ -43,38 +43,6 @@ impl PyGaugeField {
     }
 }
 
-fn describe_check(check: &Check) -> String {
-    match check {
-        Check::MilcChecksum { sum29, sum31 } => {
-            format!("MILC checksum sum29 = {sum29:x}, sum31 = {sum31:x}")
-        }
-        Check::NerscChecksum(sum) => format!("NERSC checksum {sum:x}"),
-        Check::ScidacChecksum { suma, sumb } => {
-            format!("SciDAC checksum suma = {suma:x}, sumb = {sumb:x}")
-        }
-        Check::ChecksumMismatchIgnored {
-            what,
-            expected,
-            computed,
-        } => format!("IGNORED {what} mismatch: expected {expected}, computed {computed}"),
-        Check::Observable {
-            name,
-            recorded,
-            computed,
-            tolerance,
-        } => format!("{name}: recorded {recorded}, computed {computed} (tolerance {tolerance:e})"),
-        Check::Links {
-            max_unitarity_deviation,
-            tolerance,
-        } => match tolerance {
-            Some(t) => format!("links finite, max ‖U†U − 1‖ = {max_unitarity_deviation:e} ≤ {t:e}"),
-            None => {
-                format!("links finite, max ‖U†U − 1‖ = {max_unitarity_deviation:e} (not checked)")
-            }
-        },
-    }
-}
-
 pub fn precision_name(p: Precision) -> &'static str {
     match p {
         Precision::Single => "f32",
@@ -240,7 +208,7 @@ pub fn read_gauge(
         format: Some(file.format.to_string()),
         precision: Some(precision_name(file.precision).to_string()),
         metadata: file.metadata,
-        checks: file.checks.iter().map(describe_check).collect(),
+        checks: file.checks.iter().map(Check::to_string).collect(),
     })
 }
 

@@ -51,8 +51,8 @@ impl From<StoredPrecision> for Precision {
 /// The options of the full system.
 #[derive(Debug, Args)]
 pub struct FullSystemArgs {
-    /// Solve the full system M ψ = η (M = 1 − κH for Wilson, 2m + D for the staggered
-    /// actions; clover and twisted mass not yet) with this source on every site:
+    /// Solve the full system M ψ = η (M = 1 − κH for Wilson, A + iμγ5 − H/2 for clover
+    /// and twisted mass, 2m + D for the staggered actions) with this source on every site:
     /// `gaussian` or `z2` (noise from --seed), `point` (at --source-site, spin
     /// --source-spin, colour --source-colour), `wall` (the time slice of --source-site),
     /// or a fermion file (SciDAC/QIO LIME or qdsl format, e.g. MILC's ksvector files;

@@ -81,45 +81,8 @@ fn print_summary(read: &ConfigRead) {
 
 /// One line per check: "verified …", or "IGNORED …" for a checksum mismatch.
 fn describe(check: &Check) -> String {
-    let verified = match check {
-        Check::ChecksumMismatchIgnored {
-            what,
-            expected,
-            computed,
-        } => {
-            return format!(
-                "IGNORED     {what} mismatch (--ignore-checksum): expected {expected}, found \
-                 {computed}"
-            )
-        }
-        Check::MilcChecksum { sum29, sum31 } => {
-            format!("MILC checksum sum29 = {sum29:#010x}, sum31 = {sum31:#010x}")
-        }
-        Check::NerscChecksum(sum) => format!("NERSC CHECKSUM = {sum:08x}"),
-        Check::ScidacChecksum { suma, sumb } => {
-            format!("SciDAC checksum suma = {suma:#x}, sumb = {sumb:#x}")
-        }
-        Check::Observable {
-            name,
-            recorded,
-            computed,
-            tolerance,
-        } => format!(
-            "{name}: recorded {recorded}, computed {computed:.16e} (tolerance {tolerance:.1e})"
-        ),
-        Check::Links {
-            max_unitarity_deviation,
-            tolerance,
-        } => match tolerance {
-            Some(t) => format!(
-                "links finite and unitary: max |U†U − 1| = {max_unitarity_deviation:.2e} \
-                 (tolerance {t:.1e})"
-            ),
-            None => format!(
-                "links finite (unitarity not required): max |U†U − 1| = \
-                 {max_unitarity_deviation:.2e}"
-            ),
-        },
-    };
-    format!("verified    {verified}")
+    match check {
+        Check::ChecksumMismatchIgnored { .. } => format!("IGNORED     {check} (--ignore-checksum)"),
+        _ => format!("verified    {check}"),
+    }
 }

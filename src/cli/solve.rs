@@ -6,15 +6,13 @@
 use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
-use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
 use crate::app::solve::{
-    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
-    SolveReport, Source,
+    full_layout, solve_full_on, solve_on, Action, FermionBoundary, Precision, SolveBackend,
+    SolveConfig, SolveReport, Source,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind};
@@ -66,9 +64,20 @@ pub struct SolveArgs {
     /// Iteration limit.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
-    /// Time boundary of the fermions: periodic or antiperiodic (space is periodic).
-    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
-    boundary: TimeBoundary,
+    /// Time boundary of the fermions (space is periodic): periodic or antiperiodic, or
+    /// openQCD's open or sf (Schrödinger functional) boundaries for wilson, clover and
+    /// twisted-mass: the quark fields vanish on x0 = 0 (and x0 = L_t − 1, open), no hop
+    /// crosses the boundary, c_F (--cf) improves the slices next to it.
+    #[arg(long, default_value = "antiperiodic")]
+    boundary: String,
+    /// The boundary improvement coefficient c_F of open and sf boundaries (default 1:
+    /// unimproved; openQCD's default too).
+    #[arg(long, allow_negative_numbers = true)]
+    cf: Option<f64>,
+    /// c_F' at the far boundary x0 = L_t − 1 of sf boundaries (default: --cf; openQCD's
+    /// open-SF type sets it apart).
+    #[arg(long, allow_negative_numbers = true)]
+    cf_prime: Option<f64>,
     /// Seed of the random source: Gaussian on the even sites, or `--source gaussian|z2`
     /// on every site.
     #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
@@ -171,6 +180,7 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    let boundary = FermionBoundary::from_flags(&args.boundary, args.cf, args.cf_prime)?;
     let backend =
         SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
             eprintln!("{line}")
@@ -202,7 +212,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         } else {
             Source::Gaussian { seed: args.seed }
         },
-        boundary: args.boundary,
+        boundary,
     };
     let reps = args.tile as usize;
     let gauge = file

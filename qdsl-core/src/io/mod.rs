@@ -17,7 +17,9 @@
 //! 3. rejects links with ‖U†U − 1‖_F above the tolerance of [`ReadOptions::unitarity`]
 //!    ([`IoError::NonUnitary`]; by default [`unitarity_limit`], which scales with the
 //!    stored precision and the lattice); smeared links (MILC's fat and long links) are
-//!    not unitary: read them with [`UnitarityCheck::Off`];
+//!    not unitary: read them with [`UnitarityCheck::Off`]; openQCD files with open time
+//!    boundaries (all time links of the last time slice zero) pass with those links
+//!    exempt ([`Check::OpenTimeBoundary`]);
 //! 4. compares the observables a header or metadata record holds (NERSC PLAQUETTE and
 //!    LINK_TRACE, the openQCD plaquette, the plaquettes and link traces of LIME metadata:
 //!    see [`recorded_observables`]) with [`crate::gauge::plaquette`] and
@@ -65,7 +67,7 @@ pub use unitarity_limit::{unitarity_limit, ROUNDING_STEPS};
 use crate::field::GaugeField;
 use crate::lattice::Lattice;
 use bytes::Bytes;
-use links::{verify_links, UnitarityLimit};
+use links::{verify_links_except, UnitarityLimit};
 use std::path::{Path, PathBuf};
 
 /// A gauge-file format.
@@ -190,6 +192,13 @@ pub enum Check {
         /// The largest |recorded − computed| accepted.
         tolerance: f64,
     },
+    /// openQCD's open time boundary: every time link U_t(x) of the last time slice
+    /// x0 = L_t − 1 is exactly zero (openQCD stores open boundaries so); those links are
+    /// exempt from the unitarity requirement, every other link is held to it.
+    OpenTimeBoundary {
+        /// The number of zero links found (L_x L_y L_z).
+        zero_links: usize,
+    },
     /// Every link was finite; the largest ‖U†U − 1‖_F found, and the tolerance it passed
     /// (`None` when the unitarity requirement was off).
     Links {
@@ -198,6 +207,63 @@ pub enum Check {
         /// The tolerance it was held to.
         tolerance: Option<f64>,
     },
+}
+
+/// What was checked, in one line: "MILC checksum sum29 = …", "plaquette: recorded …,
+/// computed …", "checksum mismatch ignored: …" (`qdsl inspect`, the Python `checks`).
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Check::ChecksumMismatchIgnored {
+                what,
+                expected,
+                computed,
+            } => write!(
+                f,
+                "{what} mismatch ignored: expected {expected}, found {computed}"
+            ),
+            Check::MilcChecksum { sum29, sum31 } => {
+                write!(
+                    f,
+                    "MILC checksum sum29 = {sum29:#010x}, sum31 = {sum31:#010x}"
+                )
+            }
+            Check::NerscChecksum(sum) => write!(f, "NERSC CHECKSUM = {sum:08x}"),
+            Check::ScidacChecksum { suma, sumb } => {
+                write!(f, "SciDAC checksum suma = {suma:#x}, sumb = {sumb:#x}")
+            }
+            Check::Observable {
+                name,
+                recorded,
+                computed,
+                tolerance,
+            } => write!(
+                f,
+                "{name}: recorded {recorded}, computed {computed:.16e} (tolerance {tolerance:.1e})"
+            ),
+            Check::OpenTimeBoundary { zero_links } => write!(
+                f,
+                "open time boundary (openQCD): the {zero_links} time links of the last time \
+                 slice are zero, exempt from the unitarity check"
+            ),
+            Check::Links {
+                max_unitarity_deviation,
+                tolerance: Some(t),
+            } => write!(
+                f,
+                "links finite and unitary: max |U†U − 1| = {max_unitarity_deviation:.2e} \
+                 (tolerance {t:.1e})"
+            ),
+            Check::Links {
+                max_unitarity_deviation,
+                tolerance: None,
+            } => write!(
+                f,
+                "links finite (unitarity not required): max |U†U − 1| = \
+                 {max_unitarity_deviation:.2e}"
+            ),
+        }
+    }
 }
 
 /// A gauge configuration read from a file.
@@ -239,8 +305,21 @@ pub(crate) fn check_links(
     path: &Path,
     checks: &mut Vec<Check>,
 ) -> Result<(), IoError> {
+    check_links_except(field, unitarity, precision, path, checks, |_, _| false)
+}
+
+/// [`check_links`] with the unitarity requirement lifted for the links U_μ(x) with
+/// `exempt(x, μ)` (openQCD's zero links of open boundaries); they must still be finite.
+pub(crate) fn check_links_except(
+    field: &GaugeField<f64>,
+    unitarity: UnitarityCheck,
+    precision: Precision,
+    path: &Path,
+    checks: &mut Vec<Check>,
+    exempt: impl Fn(crate::lattice::Coords, usize) -> bool,
+) -> Result<(), IoError> {
     let limit = unitarity.limit(precision, 4 * field.lattice().volume());
-    let max_unitarity_deviation = verify_links(field, limit, path)?;
+    let max_unitarity_deviation = verify_links_except(field, limit, path, exempt)?;
     checks.push(Check::Links {
         max_unitarity_deviation,
         tolerance: match limit {

@@ -18,15 +18,19 @@
 //! * `import_cnfg` accepts the file if the recomputed average plaquette agrees with the
 //!   header to `√(6V) ε` (ε = 2⁻⁵²); qdsl allows [`PLAQUETTE_TOLERANCE_UNITS`] times that.
 //!
-//! Configurations with open boundary conditions store zero time links on the last time
-//! slice: read them with [`super::UnitarityCheck::Off`]. Their recorded plaquette is still
-//! verified (the zero links contribute Re tr 0, as openQCD's omission of those plaquettes
-//! does).
+//! Configurations with open boundary conditions (openQCD's boundary type 0) store the
+//! time links U(x,0) of the last time slice x0 = N0 − 1 as zero. A file whose time links
+//! on that slice are *all* exactly zero is read as such: those links are exempt from the
+//! unitarity requirement, every other link is held to it, and the file's checks include
+//! [`super::Check::OpenTimeBoundary`]. A zero (or otherwise non-unitary) link anywhere
+//! else, or a last slice with only some time links zero, is [`IoError::NonUnitary`]
+//! naming the link. The recorded plaquette is verified as for any file (the zero links
+//! contribute Re tr 0, as openQCD's omission of those plaquettes does).
 
 use super::bytes::{decode_real, encode_real, read_file, write_file, ByteOrder, Bytes, Precision};
 use super::{
-    check_links, check_observable, exact_payload, lattice_from_header, GaugeFile, GaugeFileFormat,
-    IoError, ReadOptions,
+    check_links_except, check_observable, exact_payload, lattice_from_header, Check, GaugeFile,
+    GaugeFileFormat, IoError, ReadOptions,
 };
 use crate::field::GaugeField;
 use crate::gauge::plaquette;
@@ -133,13 +137,21 @@ pub(crate) fn decode(
         }
     }
     let mut checks = Vec::new();
-    check_links(
+    let open = has_open_time_boundary(&field);
+    let lt = lattice.dims()[3];
+    check_links_except(
         &field,
         options.unitarity,
         Precision::Double,
         path,
         &mut checks,
+        |c, mu| open && is_open_boundary_link(c, mu, lt),
     )?;
+    if open {
+        checks.push(Check::OpenTimeBoundary {
+            zero_links: lattice.volume() / lt,
+        });
+    }
     let n_plaquettes = 6.0 * lattice.volume() as f64;
     let tolerance =
         PLAQUETTE_TOLERANCE_UNITS * n_plaquettes.sqrt() * f64::EPSILON * recorded.abs().max(3.0);
@@ -163,6 +175,23 @@ pub(crate) fn decode(
             ("plaquette".to_string(), format!("{recorded:e}")),
         ],
         checks,
+    })
+}
+
+/// Whether U_μ(x) is a time link of the last time slice x0 = L_t − 1 (`lt` = L_t): the
+/// links openQCD stores as zero with open boundaries.
+fn is_open_boundary_link(c: Coords, mu: usize, lt: usize) -> bool {
+    mu == 3 && c[3] + 1 == lt
+}
+
+/// Whether every time link of the last time slice is exactly zero (openQCD's open
+/// boundary conditions).
+pub fn has_open_time_boundary(field: &GaugeField<f64>) -> bool {
+    let lattice = field.lattice();
+    let lt = lattice.dims()[3];
+    (0..lattice.volume()).all(|cb| {
+        let c = lattice.coords_of_cb(cb);
+        c[3] + 1 != lt || *field.link(cb, 3) == ColourMatrix::zero()
     })
 }
 
@@ -196,6 +225,95 @@ pub fn write_openqcd<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const OPEN_FILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/openqcd/gauge.bc_0.bin"
+    );
+
+    /// openQCD's own file with open boundaries (tests/data/README.md): read with the
+    /// default unitarity check, the 64 zero links recognised, the recorded plaquette
+    /// verified.
+    #[test]
+    fn openqcd_open_boundary_file_reads_with_its_zero_links_recognised() {
+        let file = read_openqcd(OPEN_FILE, &ReadOptions::default()).unwrap();
+        assert_eq!(file.field.lattice().dims(), [4, 4, 4, 4]);
+        assert!(has_open_time_boundary(&file.field));
+        assert!(file
+            .checks
+            .contains(&Check::OpenTimeBoundary { zero_links: 64 }));
+        let plaquette = file.checks.iter().find_map(|c| match c {
+            Check::Observable {
+                recorded, computed, ..
+            } => Some((*recorded, *computed)),
+            _ => None,
+        });
+        let (recorded, computed) = plaquette.expect("the header plaquette is checked");
+        assert_eq!(recorded, -0.0027247910219612096);
+        assert!((recorded - computed).abs() < 1e-14, "{computed}");
+        // Every other link is held to the f64 limit (and is unitary to rounding).
+        let links = file.checks.iter().find_map(|c| match c {
+            Check::Links {
+                max_unitarity_deviation,
+                tolerance,
+            } => Some((*max_unitarity_deviation, *tolerance)),
+            _ => None,
+        });
+        let (deviation, tolerance) = links.unwrap();
+        assert!(deviation < 1e-14 && tolerance.is_some(), "{deviation:e}");
+    }
+
+    /// A zero link anywhere but the last slice's time links, or a last slice with only
+    /// some of them zero, is an error naming the link.
+    #[test]
+    fn stray_zero_links_are_errors_naming_the_link() {
+        let field = read_openqcd(OPEN_FILE, &ReadOptions::default())
+            .unwrap()
+            .field;
+        let dir = std::env::temp_dir().join(format!("qdsl-openqcd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lat = *field.lattice();
+        let cases: [(Coords, usize); 2] = [
+            // A spatial link on the last slice.
+            ([1, 2, 3, 3], 0),
+            // A time link on slice 1.
+            ([0, 1, 0, 1], 3),
+        ];
+        for (k, (c, mu)) in cases.into_iter().enumerate() {
+            let mut bad = field.clone();
+            *bad.link_mut(lat.cb_index(c), mu) = ColourMatrix::zero();
+            let path = dir.join(format!("stray{k}.bin"));
+            write_openqcd(&path, &bad).unwrap();
+            match read_openqcd(&path, &ReadOptions::default()) {
+                Err(IoError::NonUnitary {
+                    coords,
+                    mu: found_mu,
+                    path: p,
+                    ..
+                }) => {
+                    assert_eq!((coords, found_mu), (c, mu));
+                    assert_eq!(p, path);
+                }
+                other => panic!("expected NonUnitary at {c:?} μ={mu}, got {other:?}"),
+            }
+        }
+        // One time link of the last slice made unitary again: no longer the open
+        // pattern, so the first zero one is reported.
+        let mut partial = field.clone();
+        *partial.link_mut(lat.cb_index([0, 0, 0, 3]), 3) = ColourMatrix::identity();
+        let path = dir.join("partial.bin");
+        write_openqcd(&path, &partial).unwrap();
+        let err = read_openqcd(&path, &ReadOptions::default()).unwrap_err();
+        match &err {
+            IoError::NonUnitary { coords, mu, .. } => {
+                assert_eq!((coords[3], *mu), (3, 3), "{err}");
+                assert_ne!(*coords, [0, 0, 0, 3]);
+            }
+            other => panic!("expected NonUnitary, got {other:?}"),
+        }
+        assert!(err.to_string().contains("partial.bin"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn odd_points_cover_every_link_once_in_openqcd_order() {

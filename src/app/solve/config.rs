@@ -3,6 +3,7 @@
 
 use super::{wilson_mass, Action, Precision, SolveError};
 use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::gauge::OpenBoundary;
 use qdsl_runtime::solver::SolverKind;
 
 /// The right-hand side b, on the even sites.
@@ -15,6 +16,73 @@ pub enum Source {
     },
     /// δ at the origin, spin 0, colour 0.
     Point,
+}
+
+/// The fermions' time boundary (space is periodic): one the hops wrap across, or
+/// openQCD's open or Schrödinger-functional boundaries, across which no hop goes
+/// ([`OpenBoundary`]; Wilson, clover and twisted mass only).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FermionBoundary {
+    /// Periodic or antiperiodic: the kernels' sign on the hops that wrap.
+    Wrap(TimeBoundary),
+    /// Open or SF, with the boundary improvement coefficients c_F (and c_F').
+    Open(OpenBoundary),
+}
+
+impl From<TimeBoundary> for FermionBoundary {
+    fn from(b: TimeBoundary) -> Self {
+        FermionBoundary::Wrap(b)
+    }
+}
+
+impl FermionBoundary {
+    /// The boundary `qdsl solve` names: `name` periodic, antiperiodic, open or sf (ASCII
+    /// case ignored) with `--cf` c_F (default 1) and `--cf-prime` c_F' (sf only, default
+    /// c_F). c_F with a wrapping boundary, or c_F' with open ones, is an error.
+    pub fn from_flags(
+        name: &str,
+        c_f: Option<f64>,
+        c_f_prime: Option<f64>,
+    ) -> Result<Self, String> {
+        let wrap = match name.to_ascii_lowercase().as_str() {
+            "periodic" => Some(TimeBoundary::Periodic),
+            "antiperiodic" => Some(TimeBoundary::Antiperiodic),
+            "open" | "sf" => None,
+            _ => {
+                return Err(format!(
+                    "unknown time boundary {name:?}: expected periodic, antiperiodic, open or sf"
+                ))
+            }
+        };
+        if let Some(b) = wrap {
+            return match (c_f, c_f_prime) {
+                (None, None) => Ok(b.into()),
+                _ => Err("--cf and --cf-prime apply to --boundary open or sf only".to_string()),
+            };
+        }
+        let c_f_value = c_f.unwrap_or(1.0);
+        if name.eq_ignore_ascii_case("sf") {
+            let prime = c_f_prime.unwrap_or(c_f_value);
+            return Ok(FermionBoundary::Open(OpenBoundary::sf(c_f_value, prime)));
+        }
+        match c_f_prime {
+            None => Ok(FermionBoundary::Open(OpenBoundary::open(c_f_value))),
+            Some(_) => Err(
+                "--cf-prime applies to --boundary sf only (open boundaries take --cf at both \
+                 ends)"
+                    .to_string(),
+            ),
+        }
+    }
+
+    /// The words of the report: "antiperiodic time", "open time boundaries, c_F = 1.3".
+    pub fn describe(&self) -> String {
+        match self {
+            FermionBoundary::Wrap(TimeBoundary::Periodic) => "periodic time".to_string(),
+            FermionBoundary::Wrap(TimeBoundary::Antiperiodic) => "antiperiodic time".to_string(),
+            FermionBoundary::Open(b) => b.to_string(),
+        }
+    }
 }
 
 /// Everything a solve needs besides the gauge links.
@@ -45,10 +113,11 @@ pub struct SolveConfig {
     /// The source.
     pub source: Source,
     /// The fermions' time boundary (space is periodic); the CLI's default is
-    /// antiperiodic. Wilson-like operators apply it in their hops; the staggered actions
-    /// fold it into the links (MILC's convention: the t-links of the last time slice
-    /// negated before smearing).
-    pub boundary: TimeBoundary,
+    /// antiperiodic. Wilson-like operators apply a periodic or antiperiodic one in their
+    /// hops; the staggered actions fold it into the links (MILC's convention: the
+    /// t-links of the last time slice negated before smearing). Open and SF boundaries
+    /// (Wilson-like actions only) enter through the fields: see [`OpenBoundary`].
+    pub boundary: FermionBoundary,
 }
 /// The checked operator parameters of an action.
 pub(super) enum Parameters {
@@ -164,14 +233,12 @@ pub(super) fn describe(
     action: Action,
     parameters: &Parameters,
     u0: f64,
-    boundary: TimeBoundary,
+    boundary: FermionBoundary,
 ) -> String {
-    let time = match boundary {
-        TimeBoundary::Periodic => "periodic time",
-        TimeBoundary::Antiperiodic => "antiperiodic time",
-    };
+    let time = boundary.describe();
+    let wrapping = matches!(boundary, FermionBoundary::Wrap(_));
     match *parameters {
-        Parameters::Wilson { kappa, .. } if action == Action::Wilson => {
+        Parameters::Wilson { kappa, .. } if action == Action::Wilson && wrapping => {
             format!("κ = {kappa}, {time}")
         }
         Parameters::Wilson { kappa, csw, mu } => {

@@ -97,6 +97,9 @@ pub enum SolveError {
         /// Why.
         reason: &'static str,
     },
+    /// Open or SF boundaries for an action that has none, or that do not fit.
+    #[error("{0}")]
+    OpenBoundary(String),
     /// A source file could not be read or does not fit the action.
     #[error("cannot use the source file: {0}")]
     SourceFile(String),

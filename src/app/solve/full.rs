@@ -7,11 +7,14 @@
 //! * Staggered, asqtad and HISQ, M = 2m + D = [[2m, D_eo], [D_oe, 2m]]:
 //!   b = 2m η_e − D_eo η_o,  (4m² − D_eo D_oe) ψ_e = b,  ψ_o = (η_o − D_oe ψ_e)/(2m),
 //!   which needs m > 0. This is MILC's M = 2m + D: its `ksvector.ans.Minv` is M⁻¹ η.
-//! * Clover and twisted mass: not available yet (their odd-site block D_oo⁻¹ is not
-//!   exposed by the host operator); an error says so.
+//! * Clover and twisted mass (and every Wilson-like action with open or SF boundaries),
+//!   M = [[D_ee, −½H_eo], [−½H_oe, D_oo]], D = A + iμγ5: the host operator's Schur
+//!   complement prepares b = η_e + ½ H_eo D_oo⁻¹ η_o and reconstructs
+//!   ψ_o = D_oo⁻¹ (η_o + ½ H_oe ψ_e). With open or SF boundaries η is first set to zero
+//!   on the slices where the quark fields vanish.
 
 use super::system::{HostSystem, PARITY};
-use super::{Action, Setup, SolveBackend, SolveConfig, SolveError, SolveReport};
+use super::{Action, FermionBoundary, Setup, SolveBackend, SolveConfig, SolveError, SolveReport};
 use crate::app::propagator::{join_parities, split_parities};
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
@@ -54,9 +57,6 @@ pub fn solve_full_on(
 ) -> Result<FullSolveReport, SolveError> {
     let action = config.action;
     let unsupported = |reason| SolveError::FullSystemUnsupported { action, reason };
-    if matches!(action, Action::Clover | Action::TwistedMass) {
-        return Err(clover_refused());
-    }
     if !action.is_wilson_like() && config.mass == Some(0.0) {
         return Err(unsupported(
             "the odd sites are reconstructed with 1/(2m), so m > 0",
@@ -65,7 +65,17 @@ pub fn solve_full_on(
     let lattice = *gauge.lattice();
     full_layout(action, lattice).expect_same(eta.layout())?;
     let setup = Setup::new(gauge, config, progress)?;
-    let (eta_e, eta_o) = split_parities(eta)?;
+    let mut eta = eta.clone();
+    if let FermionBoundary::Open(open) = config.boundary {
+        open.project(&mut eta);
+        if eta.data().iter().all(|z| z.norm_sqr() == 0.0) {
+            return Err(SolveError::OpenBoundary(format!(
+                "the source lies entirely on time slices where the quark fields vanish \
+                 ({open}): put it on 0 < t < L_t − 1 (open) or 0 < t (SF)"
+            )));
+        }
+    }
+    let (eta_e, eta_o) = split_parities(&eta)?;
     let b = schur_source(&setup.system, &eta_e, &eta_o)?;
     let report = setup.solve(backend, config, lattice, b)?;
     let psi_o = odd_solution(&setup.system, &eta_o, &report.solution)?;
@@ -81,7 +91,7 @@ fn schur_source(system: &HostSystem, eta_e: &F64, eta_o: &F64) -> Result<F64, So
         HostSystem::Staggered { mass, .. } => {
             hop_xpay(system, &mut b, eta_o, eta_e, 2.0 * mass, -1.0)?
         }
-        HostSystem::Clover { .. } => return Err(clover_refused()),
+        HostSystem::Clover { op, .. } => b = op.prepare_source(eta_e, eta_o)?,
     }
     Ok(b)
 }
@@ -97,7 +107,7 @@ fn odd_solution(system: &HostSystem, eta_o: &F64, psi_e: &F64) -> Result<F64, So
             let inverse = 0.5 / mass;
             hop_xpay(system, &mut psi_o, psi_e, eta_o, inverse, -inverse)?
         }
-        HostSystem::Clover { .. } => return Err(clover_refused()),
+        HostSystem::Clover { op, .. } => psi_o = op.reconstruct(psi_e, eta_o)?,
     }
     Ok(psi_o)
 }
@@ -138,15 +148,11 @@ fn hop_xpay(
                 xpay,
             )
             .map_err(|e| SolverError::operator(e).into()),
-        HostSystem::Clover { .. } => Err(clover_refused()),
-    }
-}
-
-/// Clover systems are refused by [`solve_full_on`] before they are built.
-fn clover_refused() -> SolveError {
-    SolveError::FullSystemUnsupported {
-        action: Action::Clover,
-        reason: "only Wilson and the staggered actions solve it so far",
+        // The clover systems prepare and reconstruct through their Schur complement.
+        HostSystem::Clover { .. } => Err(SolverError::Operator(
+            "the clover hop with xpay is part of the Schur complement, not of hop_xpay".into(),
+        )
+        .into()),
     }
 }
 
@@ -172,7 +178,7 @@ mod tests {
             tolerance: 1e-12,
             max_iterations: 1000,
             source: Source::Point,
-            boundary: TimeBoundary::Antiperiodic,
+            boundary: TimeBoundary::Antiperiodic.into(),
         }
     }
 
@@ -193,14 +199,14 @@ mod tests {
 
     /// The full solutions agree with the propagator module's full solvers, which
     /// reconstruct differently (staggered: M† (M M†)⁻¹ η with two solves), for both time
-    /// boundaries.
+    /// boundaries; clover at c_sw = 0 agrees with Wilson over m + 4.
     #[test]
     fn full_solutions_agree_with_the_propagator_solvers() {
         let lattice = Lattice::new([4, 4, 4, 4]).unwrap();
         let gauge = GaugeField::random(lattice, 3);
         for boundary in [TimeBoundary::Periodic, TimeBoundary::Antiperiodic] {
             let mut wilson = config(Action::Wilson, SolverKind::BiCgStab);
-            (wilson.kappa, wilson.boundary) = (Some(0.11), boundary);
+            (wilson.kappa, wilson.boundary) = (Some(0.11), boundary.into());
             let eta = ColourSpinorField::gaussian(full_layout(Action::Wilson, lattice), 4);
             let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &wilson, &eta, None).unwrap();
             let settings_w = settings(SolverKind::BiCgStab);
@@ -208,9 +214,10 @@ mod tests {
             let mut psi = F64::zeros(reference.layout());
             reference.solve(&eta, &mut psi).unwrap();
             assert!(deviation(&ours.solution, &psi) < 1e-9, "{boundary:?}");
+            let psi_wilson = psi;
 
             let mut asqtad = config(Action::Asqtad, SolverKind::Cg);
-            (asqtad.mass, asqtad.u0, asqtad.boundary) = (Some(0.2), Some(0.9), boundary);
+            (asqtad.mass, asqtad.u0, asqtad.boundary) = (Some(0.2), Some(0.9), boundary.into());
             let eta = ColourSpinorField::gaussian(full_layout(Action::Asqtad, lattice), 5);
             let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &asqtad, &eta, None).unwrap();
             let settings_s = settings(SolverKind::Cg);
@@ -220,6 +227,16 @@ mod tests {
             let mut psi = F64::zeros(reference.layout());
             reference.solve(&eta, &mut psi).unwrap();
             assert!(deviation(&ours.solution, &psi) < 1e-9, "{boundary:?}");
+
+            // Clover at c_sw = μ = 0 is (m + 4) × Wilson: ψ_clover = ψ_Wilson/(m + 4).
+            let mut clover = config(Action::Clover, SolverKind::BiCgStab);
+            (clover.kappa, clover.csw, clover.boundary) = (Some(0.11), Some(0.0), boundary.into());
+            let eta = ColourSpinorField::gaussian(full_layout(Action::Wilson, lattice), 4);
+            let ours = solve_full_on(&SolveBackend::Cpu, &gauge, &clover, &eta, None).unwrap();
+            let mut scaled = psi_wilson.clone();
+            let m4 = 0.5 / 0.11;
+            scaled.data_mut().iter_mut().for_each(|z| *z /= m4);
+            assert!(deviation(&ours.solution, &scaled) < 1e-9, "{boundary:?}");
 
             asqtad.mass = Some(0.0);
             assert!(matches!(

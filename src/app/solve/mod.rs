@@ -13,7 +13,12 @@
 //!   (m + 4) times the Wilson M̂ above, so its solution is the Wilson one divided by
 //!   (m + 4).
 //!
-//! The fermions' time boundary is [`SolveConfig::boundary`] (periodic or antiperiodic).
+//! The fermions' time boundary is [`SolveConfig::boundary`]: periodic or antiperiodic,
+//! or openQCD's open or SF boundaries ([`FermionBoundary::Open`]) for the Wilson-like
+//! actions, which then solve the clover system of
+//! [`qdsl_core::gauge::OpenBoundary::clover_fields`] (Wilson as clover with c_sw = 0, in
+//! mass normalisation) with the source set to zero on the slices where the quark fields
+//! vanish (openQCD's convention; a source with nothing left is an error).
 //! [`SolveConfig`] names the [`Action`] and carries its parameters (κ or m, u0, c_sw, μ,
 //! ε); [`solve_on`] checks that the action gets exactly the ones it uses.
 //! [`solve_full_on`] solves the full system M ψ = η for a source on every site.
@@ -58,7 +63,7 @@ mod tests;
 
 pub use action::{Action, Precision};
 pub use backend::SolveBackend;
-pub use config::{check_hisq_u0, SolveConfig, Source};
+pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, FullSolveReport};
@@ -212,10 +217,20 @@ pub fn solve_on(
 ) -> Result<SolveReport, SolveError> {
     let setup = Setup::new(gauge, config, progress)?;
     let (_, layout) = setup.system.cpu_operator::<f64>();
-    let b = match config.source {
+    let mut b = match config.source {
         Source::Gaussian { seed } => ColourSpinorField::gaussian(layout, seed),
         Source::Point => ColourSpinorField::point_source(layout, 0, [0; 4], 0, 0)?,
     };
+    if let FermionBoundary::Open(open) = config.boundary {
+        open.project(&mut b);
+        if b.data().iter().all(|z| z.norm_sqr() == 0.0) {
+            return Err(SolveError::OpenBoundary(format!(
+                "the source lies entirely on time slices where the quark fields vanish \
+                 ({open}): the origin's slice x0 = 0 is one; use a Gaussian source or \
+                 --source point --source-site x,y,z,t with 0 < t < L_t − 1"
+            )));
+        }
+    }
     setup.solve(backend, config, *gauge.lattice(), b)
 }
 

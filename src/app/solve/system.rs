@@ -1,12 +1,12 @@
 //! [`HostSystem`]: an action's system on the host in f64 (links, clover field), from
 //! which both backends build their operators.
 
-use super::config::Parameters;
+use super::config::{FermionBoundary, Parameters};
 use super::{wilson_mass, Action, SolveError};
 use crate::app::propagator::prepared_links;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SpinorLayout};
-use qdsl_core::gauge::clover_field;
+use qdsl_core::gauge::{clover_field, OpenBoundary};
 use qdsl_core::lattice::Parity;
 use qdsl_core::Real;
 use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
@@ -65,13 +65,21 @@ pub(super) enum HostSystem {
 pub(super) const PARITY: Parity = Parity::Even;
 
 impl HostSystem {
+    /// The system of `action` with its checked `parameters` on the thin links `gauge`.
+    /// Open and SF boundaries (Wilson-like actions only) make every Wilson-like system a
+    /// clover one: the hop links and the clover field of [`OpenBoundary::clover_fields`]
+    /// (c_sw = 0 for Wilson, so Wilson is then solved in mass normalisation).
     pub(super) fn new(
         gauge: &GaugeField<f64>,
         parameters: &Parameters,
         action: Action,
         u0: f64,
-        boundary: TimeBoundary,
+        boundary: FermionBoundary,
     ) -> Result<Self, SolveError> {
+        let boundary = match boundary {
+            FermionBoundary::Wrap(b) => b,
+            FermionBoundary::Open(open) => return Self::open(gauge, parameters, action, &open),
+        };
         Ok(match *parameters {
             Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
                 gauge: gauge.clone(),
@@ -100,6 +108,40 @@ impl HostSystem {
                 links: staggered_links(gauge, action, u0, epsilon_naik, boundary)?,
                 mass,
             },
+        })
+    }
+
+    /// The clover system with open or SF boundaries (see [`Self::new`]).
+    fn open(
+        gauge: &GaugeField<f64>,
+        parameters: &Parameters,
+        action: Action,
+        open: &OpenBoundary,
+    ) -> Result<Self, SolveError> {
+        let Parameters::Wilson { kappa, csw, mu } = *parameters else {
+            return Err(SolveError::OpenBoundary(format!(
+                "{} boundaries apply to the Wilson, clover and twisted-mass actions, not to \
+                 {action}",
+                open.kind
+            )));
+        };
+        let (links, clover) = open
+            .clover_fields(gauge, wilson_mass(kappa), csw)
+            .map_err(|e| SolveError::OpenBoundary(e.to_string()))?;
+        // No link crosses the time boundary any more: the kernels' wrap sign is moot.
+        let boundary = TimeBoundary::Periodic;
+        Ok(HostSystem::Clover {
+            op: Box::new(EvenOddClover::from_clover(
+                links.clone(),
+                &clover,
+                mu,
+                PARITY,
+                boundary,
+            )?),
+            gauge: links,
+            clover,
+            mu,
+            boundary,
         })
     }
 

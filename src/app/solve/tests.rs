@@ -17,7 +17,7 @@ fn config(action: Action) -> SolveConfig {
         tolerance: 1e-10,
         max_iterations: 100,
         source: Source::Point,
-        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic,
+        boundary: qdsl_core::dsl::variant::TimeBoundary::Antiperiodic.into(),
     }
 }
 
@@ -322,4 +322,46 @@ fn hisq_matches_asqtad_on_the_free_field_only() {
     }
     assert!(distances[0] < 1e-9, "{distances:?}");
     assert!(distances[1] > 1e-2, "{distances:?}");
+}
+
+/// `--boundary`, `--cf` and `--cf-prime` name one boundary: the wrapping ones without
+/// coefficients, open with c_F at both ends (default 1), SF with c_F' defaulting to c_F.
+#[test]
+fn boundary_flags_name_one_boundary() {
+    use qdsl_core::dsl::variant::TimeBoundary;
+    use qdsl_core::gauge::OpenBoundary;
+    let b = |name, cf, cfp| FermionBoundary::from_flags(name, cf, cfp);
+    assert_eq!(
+        b("Antiperiodic", None, None),
+        Ok(FermionBoundary::Wrap(TimeBoundary::Antiperiodic))
+    );
+    assert_eq!(
+        b("periodic", None, None),
+        Ok(FermionBoundary::Wrap(TimeBoundary::Periodic))
+    );
+    assert_eq!(
+        b("open", None, None),
+        Ok(FermionBoundary::Open(OpenBoundary::open(1.0)))
+    );
+    assert_eq!(
+        b("open", Some(1.3), None),
+        Ok(FermionBoundary::Open(OpenBoundary::open(1.3)))
+    );
+    assert_eq!(
+        b("SF", Some(1.3), None),
+        Ok(FermionBoundary::Open(OpenBoundary::sf(1.3, 1.3)))
+    );
+    assert_eq!(
+        b("sf", Some(1.3), Some(0.9)),
+        Ok(FermionBoundary::Open(OpenBoundary::sf(1.3, 0.9)))
+    );
+    assert!(b("antiperiodic", Some(1.3), None)
+        .unwrap_err()
+        .contains("--cf"));
+    assert!(b("open", None, Some(1.0))
+        .unwrap_err()
+        .contains("--cf-prime"));
+    assert!(b("dirichlet", None, None)
+        .unwrap_err()
+        .contains("dirichlet"));
 }
