@@ -43,7 +43,7 @@ def test_tmlqcd_plaquette_and_checksum():
     assert abs(u.plaquette() - 0.63500557222887) < 1e-12
     assert u.format == "ILDG (LIME)" or "LIME" in u.format
     assert u.precision == "f64"
-    assert any("SciDAC checksum suma = 1c231a18" in c for c in u.checks), u.checks
+    assert any("SciDAC checksum suma = 0x1c231a18" in c for c in u.checks), u.checks
     assert "plaquette = 6.350056e-01" in dict(u.metadata)["xlf-info"]
 
 
