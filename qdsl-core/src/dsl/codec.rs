@@ -473,7 +473,10 @@ mod tests {
         use num_complex::Complex;
         let lattice = Lattice::new([2, 2, 2, 2]).unwrap();
         let mut u = GaugeField::<f64>::random(lattice, 3);
-        assert!((global_link_scale(&u) - 1.0).abs() < 0.5, "SU(3) entries are ≤ 1");
+        assert!(
+            (global_link_scale(&u) - 1.0).abs() < 0.5,
+            "SU(3) entries are ≤ 1"
+        );
         u.link_mut(5, 2).0[1][2] = Complex::new(0.5, -8.3);
         assert_eq!(global_link_scale(&u), 8.3);
         for l in u.links_mut() {

@@ -238,7 +238,10 @@ mod tests {
                 .fold(0.0, f64::max);
             let half_step = s / (2.0 * f64::from(width.max_int()));
             assert!(err <= e, "{width:?}: {err} > {e}");
-            assert!(err > 0.9 * half_step, "{width:?}: {err} vs s/(2Q) {half_step}");
+            assert!(
+                err > 0.9 * half_step,
+                "{width:?}: {err} vs s/(2Q) {half_step}"
+            );
             let bound = 8.0 * 3.0 * 2f64.sqrt() * e * psi_max;
             let worst = (0..lat.volume())
                 .map(|x| {

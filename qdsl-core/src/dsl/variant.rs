@@ -504,7 +504,10 @@ mod tests {
         );
         assert_ne!(global.stable_hash(), base.stable_hash());
         // Only fixed-point recon-18 gauge fields take the scale.
-        assert!(global.link_scale_conflict().unwrap().contains("fixed-point"));
+        assert!(global
+            .link_scale_conflict()
+            .unwrap()
+            .contains("fixed-point"));
         let fixed = Variant {
             gauge: StorageFormat::Fixed8,
             ..global
