@@ -82,15 +82,26 @@ pub fn round_gauge_field_scaled<T: Real>(
     format: LinkFormat,
     u: &mut GaugeField<T>,
 ) -> Result<f64, FormatError> {
-    let s = global_link_scale(u);
-    let (inv, scale) = (T::from_f64(1.0 / s), T::from_f64(s));
-    u.links_mut().par_iter_mut().try_for_each(|link| {
-        let mut bytes = vec![0u8; format.bytes_per_link()];
-        format.encode(&link.scale(inv), LinkSign::Plus, &mut bytes)?;
-        *link = format.decode(&bytes, LinkSign::Plus)?.scale(scale);
-        Ok(())
-    })?;
+    let s = divide_by_global_scale(u);
+    round_gauge_field(format, u)?;
+    let scale = T::from_f64(s);
+    u.links_mut()
+        .par_iter_mut()
+        .for_each(|link| *link = link.scale(scale));
     Ok(s)
+}
+
+/// Replaces `u` by U/s, each link scaled by fl(1/s) in `T`, s = [`global_link_scale`]
+/// (returned): what a gauge field with a global scale stores in the unit-scale link
+/// format — the CPU path ([`round_gauge_field_scaled`]) and the device upload encode the
+/// same values, and the kernel multiplies by s (`scale_<field>`).
+pub fn divide_by_global_scale<T: Real>(u: &mut GaugeField<T>) -> f64 {
+    let s = global_link_scale(u);
+    let inv = T::from_f64(1.0 / s);
+    u.links_mut()
+        .par_iter_mut()
+        .for_each(|link| *link = link.scale(inv));
+    s
 }
 
 /// Rounds the gauge field `u` (not a compressed long field) as `variant` stores it:

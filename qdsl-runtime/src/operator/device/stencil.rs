@@ -331,6 +331,26 @@ impl DeviceStencil {
         long: &[LongLinkArgs<'_>],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<(), OperatorError> {
+        self.launch_scaled(gpu, lattice, choice, out, inputs, long, &[], xpay)
+    }
+
+    /// [`Self::launch_long`] for variants whose fixed-point gauge fields carry a global
+    /// scale (`link_scale = global`): `link_scales` holds each such field's scale s
+    /// (`scale_<name>`, converted to the compute type), in declaration order; the fields
+    /// in `inputs` hold U/s in the unit-scale link format
+    /// ([`qdsl_core::dsl::storage::divide_by_global_scale`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_scaled(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        choice: StencilLaunch,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        link_scales: &[f64],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<(), OperatorError> {
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
@@ -379,6 +399,7 @@ impl DeviceStencil {
                 ("per-site norms (fixed point)".into(), "none".into()),
             )
         };
+        let mut next_scale = link_scales.iter();
         let (out_values, out_norms) = out.buffers_mut();
         let (mut out_values, mut out_norms) = (Some(out_values), out_norms);
         for p in &self.compiled.params {
@@ -410,6 +431,16 @@ impl DeviceStencil {
                 }
                 KernelParam::LongScale { long: k, .. } => {
                     args.f64(scales[*k]);
+                }
+                KernelParam::LinkScale { name, .. } => {
+                    let s = *next_scale.next().ok_or_else(|| {
+                        self.field_error(name, ("its global link scale".into(), "no scale".into()))
+                    })?;
+                    if f32_compute {
+                        args.f32(s as f32);
+                    } else {
+                        args.f64(s);
+                    }
                 }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
@@ -449,6 +480,15 @@ impl DeviceStencil {
                     args.i32(x_stride);
                 }
             }
+        }
+        if next_scale.next().is_some() {
+            return Err(self.field_error(
+                "link scales",
+                (
+                    "one per globally scaled gauge field".into(),
+                    format!("{}", link_scales.len()),
+                ),
+            ));
         }
         let launch = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid, ls, 1),
