@@ -533,6 +533,22 @@ impl DeviceStencil {
         long: &[LongLinkArgs<'_>],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<StencilLaunch, OperatorError> {
+        self.tuned_config_scaled(gpu, tuner, lattice, out, inputs, long, &[], xpay)
+    }
+
+    /// [`Self::tuned_config_long`] with global link scales (see [`Self::launch_scaled`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn tuned_config_scaled(
+        &self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        lattice: &Lattice,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        link_scales: &[f64],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<StencilLaunch, OperatorError> {
         let volume = lattice.volume();
         if let Some(c) = self
             .tuned
@@ -564,7 +580,7 @@ impl DeviceStencil {
         let tuned = tuner.tune_two_stage(&key, &search, |c: &Candidate| {
             let choice = self.choice(c)?;
             gpu.time_us(1, 5, || {
-                self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
+                self.launch_scaled(gpu, lattice, choice, out, inputs, long, link_scales, xpay)
                     .map_err(|e| DeviceError::Driver {
                         what: format!("tuning {} [{}]", self.name, choice.compile),
                         message: e.to_string(),
@@ -617,8 +633,25 @@ impl DeviceStencil {
         long: &[LongLinkArgs<'_>],
         xpay: Option<&DeviceXpay<'_>>,
     ) -> Result<(), OperatorError> {
-        let choice = self.tuned_config_long(gpu, tuner, lattice, out, inputs, long, xpay)?;
-        self.launch_long(gpu, lattice, choice, out, inputs, long, xpay)
+        self.run_scaled(gpu, tuner, lattice, out, inputs, long, &[], xpay)
+    }
+
+    /// [`Self::run_long`] with global link scales (see [`Self::launch_scaled`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_scaled(
+        &self,
+        gpu: &Gpu,
+        tuner: &Tuner,
+        lattice: &Lattice,
+        out: &mut DeviceField,
+        inputs: &[&DeviceField],
+        long: &[LongLinkArgs<'_>],
+        link_scales: &[f64],
+        xpay: Option<&DeviceXpay<'_>>,
+    ) -> Result<(), OperatorError> {
+        let choice =
+            self.tuned_config_scaled(gpu, tuner, lattice, out, inputs, long, link_scales, xpay)?;
+        self.launch_scaled(gpu, lattice, choice, out, inputs, long, link_scales, xpay)
     }
 }
 
