@@ -320,3 +320,58 @@ fn asqtad_fixed16_links_with_a_global_scale_match_the_cpu_operator() {
     assert!(refused.contains("fixed16 or fixed8"), "{refused}");
     assert!(ctx.error().is_none(), "{:?}", ctx.error());
 }
+
+/// CG on MILC's asqtad A (8⁴ sample, m = 0.05) with the iteration in fixed16 vectors and
+/// fixed16 links with a global scale (`staggered_fixed_links`), reliable updates against
+/// the f64 device operator, reaches a 1e−10 true residual recomputed with the CPU f64
+/// operator, and agrees with the CPU solve (the same system in f64, also to 1e−10): two
+/// solutions with relative residuals ≤ 1e−10 differ by at most 2κ·1e−10, κ ≤ 4m² +
+/// ‖D‖² over 4m² ≈ 10⁴ for these links and m = 0.05, so ≤ 2e−6.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn asqtad_solve_with_fixed16_links_agrees_with_the_cpu_solve() {
+    use crate::operator::cpu::StaggeredLinks;
+    use crate::operator::EvenOddStaggered;
+    use crate::solver::{cg, LinearOperator, SolverOptions};
+    use qdsl_core::io::{read_gauge, ReadOptions};
+    let (ctx, _dir) = context();
+    let read = |name: &str| {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/milc")
+            .join(name);
+        read_gauge(path, &ReadOptions::smeared_links()).unwrap().field
+    };
+    let links = StaggeredLinks::Improved {
+        fat: read("fat.l8"),
+        long: read("long.l8"),
+    };
+    let mass = 0.05;
+    let cpu = EvenOddStaggered::new(links.clone(), mass, Parity::Even);
+    let layout = cpu.layout();
+    let b_host = ColourSpinorField::<f64>::gaussian(layout, 22);
+    let opts = SolverOptions {
+        tolerance: 1e-10,
+        max_iterations: 5000,
+        ..SolverOptions::default()
+    };
+    let mut x_cpu = b_host.zeros_like();
+    let r = cg(&cpu, &cpu, &b_host, &mut x_cpu, &opts).unwrap();
+    assert!(r.is_converged(), "{r:?}");
+    let high = DeviceOperator::<Double>::staggered(&ctx, &links, mass, Parity::Even).unwrap();
+    let low =
+        DeviceOperator::<Fixed16>::staggered_fixed_links(&ctx, &links, mass, Parity::Even).unwrap();
+    let b = DeviceVector::<Double>::upload(&ctx, &b_host).unwrap();
+    let mut x = b.zeros_like();
+    let result = cg::<_, DeviceVector<Fixed16>, _, _>(&high, &low, &b, &mut x, &opts).unwrap();
+    assert!(result.is_converged(), "{result:?}");
+    assert!(result.reliable_updates > 0, "{result:?}");
+    println!("fixed16 links + vectors: {result:?}");
+    let xh = x.download(layout).unwrap();
+    let mut ax = xh.zeros_like();
+    cpu.apply(&mut ax, &xh).unwrap();
+    let res = distance(&ax, &b_host) / norm(&b_host);
+    assert!(res <= 1e-10 * 1.01, "true residual {res:e}");
+    let diff = distance(&xh, &x_cpu) / norm(&x_cpu);
+    assert!(diff <= 2e-6, "device vs CPU solution {diff:e}");
+    assert!(ctx.error().is_none(), "{:?}", ctx.error());
+}
