@@ -324,9 +324,10 @@ fn asqtad_fixed16_links_with_a_global_scale_match_the_cpu_operator() {
 /// CG on MILC's asqtad A (8⁴ sample, m = 0.05) with the iteration in fixed16 vectors and
 /// fixed16 links with a global scale (`staggered_fixed_links`), reliable updates against
 /// the f64 device operator, reaches a 1e−10 true residual recomputed with the CPU f64
-/// operator, and agrees with the CPU solve (the same system in f64, also to 1e−10): two
-/// solutions with relative residuals ≤ 1e−10 differ by at most 2κ·1e−10, κ ≤ 4m² +
-/// ‖D‖² over 4m² ≈ 10⁴ for these links and m = 0.05, so ≤ 2e−6.
+/// operator (the decisive check), and agrees with the CPU solve (the same system in f64,
+/// also to 1e−10): two solutions with relative residuals ≤ 1e−10 differ by at most
+/// 2κ·1e−10; the allowance 1e−5 assumes κ(A) ≤ 5·10⁴ (4m² = 0.01 at the bottom of the
+/// spectrum, ‖D‖² of a few hundred at the top) — a loose check, printed.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn asqtad_solve_with_fixed16_links_agrees_with_the_cpu_solve() {
@@ -372,6 +373,7 @@ fn asqtad_solve_with_fixed16_links_agrees_with_the_cpu_solve() {
     let res = distance(&ax, &b_host) / norm(&b_host);
     assert!(res <= 1e-10 * 1.01, "true residual {res:e}");
     let diff = distance(&xh, &x_cpu) / norm(&x_cpu);
-    assert!(diff <= 2e-6, "device vs CPU solution {diff:e}");
+    println!("‖x_gpu − x_cpu‖/‖x_cpu‖ = {diff:e}");
+    assert!(diff <= 1e-5, "device vs CPU solution {diff:e}");
     assert!(ctx.error().is_none(), "{:?}", ctx.error());
 }
