@@ -101,18 +101,17 @@ impl Codec {
     /// is its own) in this format with link scale `scale`: the global scale for fixed
     /// point with [`LinkScale::Global`], none otherwise (floats hold any scale).
     pub fn link_args(self, scale: LinkScale) -> &'static [ExtraArg] {
-        if self.scales_links(scale) {
-            &[ExtraArg::FieldScale]
-        } else {
-            &[]
+        match (self.fixed_q(), scale) {
+            (Some(_), LinkScale::Global) => &[ExtraArg::FieldScale],
+            _ => &[],
         }
     }
 
     /// Whether gauge fields in this format with link scale `scale` are stored as
-    /// s·q/Q with a global scale s ([`global_link_scale`]): fixed point with
-    /// [`LinkScale::Global`].
+    /// s·q/Q with a global scale s ([`global_link_scale`]): they take the
+    /// [`ExtraArg::FieldScale`] argument (fixed point with [`LinkScale::Global`]).
     pub fn scales_links(self, scale: LinkScale) -> bool {
-        self.fixed_q().is_some() && scale == LinkScale::Global
+        self.link_args(scale).contains(&ExtraArg::FieldScale)
     }
 
     /// The host format a colour-spinor site is rounded through on the CPU path.
