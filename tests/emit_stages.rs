@@ -113,7 +113,7 @@ fn the_kernel_ir_is_printed() {
 
 /// `--link-scale global` selects fixed-point links with a global scale: the interface
 /// lists `scale_fat` and `scale_long` (bound to the fat and long fields), the source
-/// declares them; with recon 12 the emitter refuses the knob by name.
+/// declares them; with recon 12 or float links the emitter refuses the knob by name.
 #[test]
 fn the_link_scale_flag_selects_global_scales() {
     let base = [
@@ -134,12 +134,16 @@ fn the_link_scale_flag_selects_global_scales() {
     }
     let cuda = emit(&with(&["--recon", "18", "--cuda"]));
     assert!(cuda.contains("const real scale_fat,"), "{cuda}");
-    let out = Command::new(env!("CARGO_BIN_EXE_qdsl"))
-        .arg("emit")
-        .args(with(&["--recon", "12", "--cuda"]))
-        .output()
-        .expect("running qdsl");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("link_scale"), "{stderr}");
+    // The Wilson hop allows recon 12, and refuses a global scale with it, and with f32.
+    for (precision, recon) in [("fixed16", "12"), ("f32", "18")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_qdsl"))
+            .arg("emit")
+            .args(["wilson_hop", "--link-scale", "global", "--cuda"])
+            .args(["--precision", precision, "--recon", recon])
+            .output()
+            .expect("running qdsl");
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("link_scale"), "{stderr}");
+    }
 }

@@ -340,7 +340,9 @@ fn asqtad_solve_with_fixed16_links_agrees_with_the_cpu_solve() {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/data/milc")
             .join(name);
-        read_gauge(path, &ReadOptions::smeared_links()).unwrap().field
+        read_gauge(path, &ReadOptions::smeared_links())
+            .unwrap()
+            .field
     };
     let links = StaggeredLinks::Improved {
         fat: read("fat.l8"),
