@@ -245,3 +245,44 @@ fn global_scale_variants_compile_without_spills() {
     // Long recon 12 + sign only for the improved hop: 12 + 12 + 24 + 12.
     assert_eq!(compiled, 60);
 }
+
+/// The interface the runtime binds by: a globally scaled fat field is followed by its
+/// `LinkScale` (same input index), and with long recon 12 + sign the long field keeps its
+/// own `LongScale` instead (written out by hand, in signature order up to the xpay).
+#[test]
+fn the_interface_lists_each_scale_after_its_field() {
+    use qdsl_core::dsl::KernelParam as P;
+    let v = Variant {
+        long_recon: LongRecon::R12,
+        ..global(
+            StorageFormat::Fixed16,
+            StorageFormat::Fixed16,
+            OutputSites::Parity(Parity::Even),
+        )
+    };
+    let params = ImprovedStaggeredHop::compiled(&v).unwrap().params;
+    let input = |name: &str, index| P::Input {
+        name: name.into(),
+        index,
+    };
+    let want = [
+        P::Output("out".into()),
+        P::OutputNorm("out".into()),
+        input("chi", 0),
+        P::InputNorm {
+            name: "chi".into(),
+            index: 0,
+        },
+        input("fat", 1),
+        P::LinkScale {
+            name: "fat".into(),
+            index: 1,
+        },
+        input("long", 2),
+        P::LongScale {
+            name: "long".into(),
+            long: 0,
+        },
+    ];
+    assert_eq!(params[..want.len()], want, "{params:?}");
+}
