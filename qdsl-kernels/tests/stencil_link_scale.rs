@@ -81,6 +81,7 @@ fn milc_asqtad_links_with_a_global_scale_match_the_textbook_hop() {
                 .apply_cpu(&v, &mut out, &chi_f, &fat.cast(), &long.cast(), None)
                 .unwrap();
             let err = rel_diff(&out, &want) * out_max;
+            println!("{v}: max |Δ out| {err:.3e} (bound {bound:.3e}, max |out| {out_max:.3})");
             assert!(err <= bound, "{v}: {err:e} > {bound:e}");
             // The host side of the codec on the f32 links the hop was given, then the
             // textbook on the rounded links.
