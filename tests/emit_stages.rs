@@ -110,3 +110,40 @@ fn the_kernel_ir_is_printed() {
     assert!(text.contains("  InputStride { name: \"long\", index: 2 }: const int stride_long"));
     insta::assert_snapshot!("kernel_ir_improved_staggered_hop_f32_recon18", text);
 }
+
+/// `--link-scale global` selects fixed-point links with a global scale: the interface
+/// lists `scale_fat` and `scale_long` (bound to the fat and long fields), the source
+/// declares them; with recon 12 or float links the emitter refuses the knob by name.
+#[test]
+fn the_link_scale_flag_selects_global_scales() {
+    let base = [
+        "improved_staggered_hop",
+        "--precision",
+        "fixed16",
+        "--link-scale",
+        "global",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        a
+    };
+    let interface = emit(&with(&["--recon", "18", "--interface"]));
+    for field in ["fat", "long"] {
+        assert!(interface.contains(&format!("scale_{field}")), "{interface}");
+    }
+    let cuda = emit(&with(&["--recon", "18", "--cuda"]));
+    assert!(cuda.contains("const real scale_fat,"), "{cuda}");
+    // The Wilson hop allows recon 12, and refuses a global scale with it, and with f32.
+    for (precision, recon) in [("fixed16", "12"), ("f32", "18")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_qdsl"))
+            .arg("emit")
+            .args(["wilson_hop", "--link-scale", "global", "--cuda"])
+            .args(["--precision", precision, "--recon", recon])
+            .output()
+            .expect("running qdsl");
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("link_scale"), "{stderr}");
+    }
+}

@@ -6,7 +6,9 @@
 //! * the `stencil!` kernels over [`variant_space`]: the full product of the boolean knobs
 //!   (sites × dagger × xpay × boundary, `variant_space`) for each storage format (spinor = gauge) and each
 //!   gauge compression; every mixed (spinor ≠ gauge) pair of formats in each compression;
-//!   Dirichlet walls; and every long-link compression in every format. Variants a spec
+//!   Dirichlet walls; every long-link compression in every format; and fixed16/fixed8
+//!   links with a global scale under every spinor format, with long recon 18 and
+//!   12 + sign. Variants a spec
 //!   excludes are counted, not listed;
 //! * the `link_paths!` smearing kernels in f64 and f32 with recon-18 and recon-12 + phase
 //!   input, the gauge forces derived from the actions, and the HISQ U(3) projection.
@@ -18,7 +20,7 @@ mod variant_space;
 
 use qdsl_core::dsl::paths::project::project_source;
 use qdsl_core::dsl::paths::PathKnobs;
-use qdsl_core::dsl::variant::{fnv1a, LongRecon, Recon, StorageFormat};
+use qdsl_core::dsl::variant::{fnv1a, LinkScale, LongRecon, Recon, StorageFormat};
 use qdsl_core::dsl::Variant;
 use qdsl_kernels::catalog::{self, ActionEntry, SmearingEntry, StencilEntry};
 use std::fmt::Write;
@@ -133,6 +135,9 @@ fn the_variant_space_covers_every_knob_value() {
     }
     for long in LongRecon::EVERY {
         assert!(space.iter().any(|v| v.long_recon == long));
+    }
+    for scale in LinkScale::EVERY {
+        assert!(space.iter().any(|v| v.link_scale == scale));
     }
     for sites in variant_space::SITES {
         assert!(space.iter().any(|v| v.sites == sites && v.dagger && v.xpay));

@@ -163,6 +163,7 @@ fn variants() -> Vec<Variant> {
                             boundary,
                             dirichlet: None,
                             long_recon: Default::default(),
+                            link_scale: Default::default(),
                         });
                     }
                 }

@@ -84,6 +84,7 @@ fn dirichlet_hop_equals_textbook_for_every_variant() {
                         boundary: TimeBoundary::Periodic,
                         dirichlet: dirichlet(),
                         long_recon: Default::default(),
+                        link_scale: Default::default(),
                     };
                     let h = textbook_wilson_hop(&u, &psi, dagger, false, Some(BLOCK));
                     let want: Plain = if xpay {
@@ -232,6 +233,7 @@ fn dirichlet_cuda_guards_hops_and_compiles() {
             boundary: TimeBoundary::Antiperiodic,
             dirichlet: dirichlet(),
             long_recon: Default::default(),
+            link_scale: Default::default(),
         },
     ];
     let src = WilsonHop::cuda_source(&variants[0]).unwrap();

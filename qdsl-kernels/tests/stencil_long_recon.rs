@@ -13,13 +13,10 @@ use qdsl_core::dsl::storage::round_long_field;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
-use qdsl_core::math::ColourMatrix;
 use qdsl_kernels::{
     fold_staggered_phases, AsqtadLong, ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop,
 };
-use std::path::PathBuf;
 use stencil_support::*;
 
 /// HISQ's Naik coefficient with its ε correction, −(1 + ε)/24, here ε = 0.07.
@@ -37,33 +34,6 @@ fn hisq_like_long(lat: Lattice) -> GaugeField<f64> {
     })
 }
 
-/// Textbook improved staggered hop on the full lattice (periodic; phases in the links):
-/// out(x) = Σ_μ F_μ(x)χ(x+μ̂) − F_μ†(x−μ̂)χ(x−μ̂) + L_μ(x)χ(x+3μ̂) − L_μ†(x−3μ̂)χ(x−3μ̂).
-fn textbook(fat: &GaugeField<f64>, long: &GaugeField<f64>, chi: &Plain) -> Plain {
-    let lat = *fat.lattice();
-    let mut out = vec![vec![[C::new(0.0, 0.0); 3]; 1]; lat.volume()];
-    for (lex, o) in out.iter_mut().enumerate() {
-        let x = lat.coords_of_lex(lex);
-        for mu in 0..4 {
-            for (links, n) in [(fat, 1), (fat, -1), (long, 3), (long, -3)] {
-                let (y, _) = lat.shift(x, mu, n);
-                let (m, sign): (ColourMatrix<f64>, f64) = if n > 0 {
-                    (*links.link_at(x, mu), 1.0)
-                } else {
-                    (links.link_at(y, mu).adjoint(), -1.0)
-                };
-                let source = &chi[lat.lex_index(y)][0];
-                for (a, row) in m.0.iter().enumerate() {
-                    for (z, s) in row.iter().zip(source) {
-                        o[0][a] += z * s * sign;
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 fn variant(long_recon: LongRecon, precision: StorageFormat, sites: OutputSites) -> Variant {
     Variant {
         sites,
@@ -79,17 +49,6 @@ fn variant(long_recon: LongRecon, precision: StorageFormat, sites: OutputSites) 
 /// staggered sign of each link.
 fn asqtad_like_long(lat: Lattice) -> GaugeField<f64> {
     AsqtadLong::smear_cpu(&fold_staggered_phases(&random_gauge(lat, 41)), 0.9).unwrap()
-}
-
-/// MILC's asqtad links of its 8⁴ sample configuration (u0 = 0.502), read from the files
-/// MILC wrote.
-fn milc(name: &str) -> GaugeField<f64> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data/milc")
-        .join(name);
-    read_gauge(path, &ReadOptions::smeared_links())
-        .expect("MILC smeared links")
-        .field
 }
 
 /// The CPU hop of every `long_recons` × {f64, f32} × {even, odd, full} variant, which
@@ -110,7 +69,7 @@ fn check_against_textbook(
     let lat = *fat.lattice();
     let full = SpinorLayout::staggered(lat, SiteSubset::Full);
     let chi = to_plain(&ColourSpinorField::gaussian(full, 21));
-    let want = textbook(fat, long, &chi);
+    let want = textbook_improved_staggered_hop(fat, long, &chi);
     let mut checked = 0;
     for &long_recon in long_recons {
         for precision in [StorageFormat::F64, StorageFormat::F32] {

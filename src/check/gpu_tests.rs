@@ -106,6 +106,45 @@ fn compressed_long_link_rows_match_the_cpu_reference() {
     assert_eq!(compared, 27 + 18);
 }
 
+/// The global-link-scale rows of `qdsl check` (fixed16 and fixed8 links stored as s·q/Q,
+/// [`link_scale_variants`]) of the naive and improved staggered hops and the Wilson hop on
+/// random links and on the real ones — MILC's fat.l8 (entries up to 8.3, which unit-scale
+/// fixed point skips) + long.l8, lat.sample.l8 for Wilson: every row compared (none
+/// skipped) and within its bound.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn global_link_scale_rows_match_the_cpu_reference() {
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let mut compared = 0;
+    for name in [
+        "naive_staggered_hop",
+        "improved_staggered_hop",
+        "wilson_hop",
+    ] {
+        let entry = (qdsl_kernels::catalog::stencils().into_iter())
+            .find(|e| e.name == name)
+            .unwrap();
+        let ir = (entry.ir)();
+        let gauges = gauge_names(&ir).len();
+        let random = random_links(lat, &ir, gauges, 7).unwrap();
+        let real = real_links(&data_dir(), &entry.name, gauges).unwrap();
+        for data in [&random, &real] {
+            for v in link_scale_variants(&ir) {
+                let o = compare_kernel_any(&gpu, &entry, &v, data, 13);
+                assert!(
+                    matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                    "{name} {v} {}: {o:?}",
+                    data.name
+                );
+                compared += 1;
+            }
+        }
+    }
+    // 8 variants per data set (16 for the improved hop: long recon 18 and 12 + sign).
+    assert_eq!(compared, 2 * (8 + 16 + 8));
+}
+
 /// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
 /// the host operators.
 #[test]

@@ -9,8 +9,10 @@ use qdsl_core::dsl::ir::{FieldShape, Ir, Role};
 use qdsl_core::dsl::long_links::{is_long, long_link_fields};
 use qdsl_core::dsl::lower::{lower, Lowered, ReadSites};
 use qdsl_core::dsl::paths::LinkPaths;
-use qdsl_core::dsl::storage::round_gauge_field;
-use qdsl_core::dsl::variant::{LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::storage::{divide_by_global_scale, round_gauge_field_for};
+use qdsl_core::dsl::variant::{
+    LinkScale, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{
     CloverField, ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout,
@@ -193,10 +195,18 @@ fn compare_kernel<T: Real>(
     let d_src = DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(err)?;
     let mut d_long = Vec::new();
     let mut d_links = Vec::new();
+    // Globally scaled links: U/s uploaded in the unit-scale format, s passed to the kernel.
+    let mut link_scales = Vec::new();
+    let scaled = v.gauge.codec().scales_links(v.link_scale);
     for (k, g) in links.iter().enumerate() {
         match long_at(k).then(|| DeviceLongLinks::upload_for(gpu, g, v)) {
             Some(Ok(Some(l))) => d_long.push(l),
             Some(Err(e)) => return Err(e.to_string()),
+            Some(Ok(None)) | None if scaled => {
+                let mut unit = g.clone();
+                link_scales.push(divide_by_global_scale(&mut unit));
+                d_links.push(DeviceField::from_gauge(gpu, &unit, link_format(v)).map_err(err)?)
+            }
             Some(Ok(None)) | None => {
                 d_links.push(DeviceField::from_gauge(gpu, g, link_format(v)).map_err(err)?)
             }
@@ -240,7 +250,8 @@ fn compare_kernel<T: Real>(
             stencil.untuned(LaunchConfig::default_for(n_out)),
             StencilArgs::new(&mut d_out, &inputs)
                 .long(&long_args)
-                .xpay(v.xpay.then_some(&xp)),
+                .xpay(v.xpay.then_some(&xp))
+                .link_scales(&link_scales),
         )
         .map_err(err)?;
     let gpu_out = d_out.to_spinor::<T>(gpu, out_layout).map_err(err)?;
@@ -288,13 +299,14 @@ fn storage_step(format: StorageFormat) -> f64 {
     }
 }
 
-/// Why the links of `data` cannot be stored as `v` stores them (fixed-point links beyond
-/// ±1, compressed links that are not SU(3)), if so.
+/// Why the links of `data` cannot be stored as `v` stores them (unit-scale fixed-point
+/// links beyond ±1, compressed links that are not SU(3)), if so; a global link scale
+/// stores any finite links.
 fn unstorable(v: &Variant, data: &DataSet) -> Option<String> {
     let format = link_format(v);
     data.links.iter().find_map(|g| {
         let mut copy = g.cast::<f32>();
-        round_gauge_field(format, &mut copy)
+        round_gauge_field_for(v, &mut copy)
             .err()
             .map(|e| format!("the links cannot be stored as {}: {e}", format.name()))
     })
@@ -369,6 +381,7 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
             }),
     );
     extra.extend(long_recon_variants(&ir));
+    extra.extend(link_scale_variants(&ir));
     for v in extra {
         if ir.knobs.check(&ir.name, &v).is_err() {
             continue;
@@ -425,6 +438,44 @@ fn long_recon_variants(ir: &Ir) -> Vec<Variant> {
                     long_recon,
                     ..Variant::default()
                 });
+            }
+        }
+    }
+    out
+}
+
+/// The global-link-scale variants of a kernel with gauge fields (none for the others):
+/// fixed16 and fixed8 links under f32 spinors and under spinors of the link format, even
+/// sites, and odd sites with dagger and xpay; for kernels with long links also with long
+/// recon 12 + sign (long links in their own scale c).
+pub(super) fn link_scale_variants(ir: &Ir) -> Vec<Variant> {
+    if gauge_names(ir).is_empty() {
+        return Vec::new();
+    }
+    let longs: &[LongRecon] = if long_link_fields(ir).is_empty() {
+        &[LongRecon::R18]
+    } else {
+        &[LongRecon::R18, LongRecon::R12]
+    };
+    let mut out = Vec::new();
+    for gauge in [StorageFormat::Fixed16, StorageFormat::Fixed8] {
+        for spinor in [StorageFormat::F32, gauge] {
+            for &long_recon in longs {
+                for (sites, on) in [
+                    (OutputSites::Parity(Parity::Even), false),
+                    (OutputSites::Parity(Parity::Odd), true),
+                ] {
+                    out.push(Variant {
+                        sites,
+                        dagger: on,
+                        xpay: on,
+                        spinor,
+                        gauge,
+                        long_recon,
+                        link_scale: LinkScale::Global,
+                        ..Variant::default()
+                    });
+                }
             }
         }
     }

@@ -1,7 +1,9 @@
 //! Command-line flags selecting a kernel [`Variant`].
 
 use clap::{Args, ValueEnum};
-use qdsl_core::dsl::variant::{LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::variant::{
+    LinkScale, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+};
 use qdsl_core::dsl::Variant;
 use qdsl_core::lattice::Parity;
 
@@ -89,6 +91,15 @@ pub enum LongReconArg {
     R9,
 }
 
+/// How fixed-point links are scaled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LinkScaleArg {
+    /// v = q/Q: links within [−1, 1].
+    Unit,
+    /// v = s·q/Q with s = max |entry| of each field (smeared links; recon 18).
+    Global,
+}
+
 /// The knobs of a kernel variant.
 #[derive(Clone, Debug, Args)]
 pub struct VariantArgs {
@@ -113,6 +124,9 @@ pub struct VariantArgs {
     /// Long-link compression (kernels with Naik links; the others refuse 13 and 9).
     #[arg(long, value_enum, default_value = "18")]
     pub long_recon: LongReconArg,
+    /// Scale of fixed-point links: unit, or one global scale per field (recon 18).
+    #[arg(long, value_enum, default_value = "unit")]
+    pub link_scale: LinkScaleArg,
 }
 
 impl VariantArgs {
@@ -146,6 +160,10 @@ impl VariantArgs {
                 LongReconArg::R13 => LongRecon::R13,
                 LongReconArg::R12 => LongRecon::R12,
                 LongReconArg::R9 => LongRecon::R9,
+            },
+            link_scale: match self.link_scale {
+                LinkScaleArg::Unit => LinkScale::Unit,
+                LinkScaleArg::Global => LinkScale::Global,
             },
             ..Variant::default()
         }

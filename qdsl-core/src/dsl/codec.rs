@@ -2,7 +2,8 @@
 //! kernel — the chunking of a record in the device layout (the one chunk rule), the CUDA
 //! decode/encode of its reals, the fixed-point constants (Q, the bias of the exact
 //! decode), the extra kernel arguments it needs (the per-site norms of fixed-point
-//! fermions), the byte model, and the host formats the CPU path rounds through.
+//! fermions, the global scale of fixed-point links with [`LinkScale::Global`]), the byte
+//! model, and the host formats the CPU path rounds through.
 //!
 //! The chunk rule ([`chunking`]): a record of B bytes in f64/f32 is cut into
 //! H = ⌊B/16⌋ chunks of 16 bytes and, where 16 does not divide B, an 8-byte tail in its
@@ -12,8 +13,10 @@
 //! take it from here.
 
 use crate::dsl::layout::SoaLayout;
-use crate::dsl::variant::{Recon, StorageFormat};
+use crate::dsl::variant::{LinkScale, Recon, StorageFormat};
+use crate::field::GaugeField;
 use crate::format::{FermionFormat, FixedWidth, LinkFormat, LinkStorage};
+use crate::Real;
 
 /// How one record is cut into chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +62,9 @@ pub fn chunking(record_bytes: usize, float: bool) -> Chunking {
 pub enum ExtraArg {
     /// One f32 norm per site, `norm_<field>` (fixed-point colour spinors).
     SiteNorm,
+    /// One real per field in the compute type, `scale_<field>`: the global scale s of a
+    /// fixed-point gauge field with [`LinkScale::Global`] (v = s·q/Q).
+    FieldScale,
 }
 
 /// The codec of one storage format (see the module doc).
@@ -89,6 +95,23 @@ impl Codec {
             Some(_) => &[ExtraArg::SiteNorm],
             None => &[],
         }
+    }
+
+    /// The extra arguments of a gauge field (not a compressed long field, whose scale c
+    /// is its own) in this format with link scale `scale`: the global scale for fixed
+    /// point with [`LinkScale::Global`], none otherwise (floats hold any scale).
+    pub fn link_args(self, scale: LinkScale) -> &'static [ExtraArg] {
+        match (self.fixed_q(), scale) {
+            (Some(_), LinkScale::Global) => &[ExtraArg::FieldScale],
+            _ => &[],
+        }
+    }
+
+    /// Whether gauge fields in this format with link scale `scale` are stored as
+    /// s·q/Q with a global scale s ([`global_link_scale`]): they take the
+    /// [`ExtraArg::FieldScale`] argument (fixed point with [`LinkScale::Global`]).
+    pub fn scales_links(self, scale: LinkScale) -> bool {
+        self.link_args(scale).contains(&ExtraArg::FieldScale)
     }
 
     /// The host format a colour-spinor site is rounded through on the CPU path.
@@ -244,6 +267,24 @@ fn fixed_word_decoder(format: StorageFormat) -> String {
          for (int k = 0; k < N; k++) {{ const float b = __uint_as_float(__byte_perm(w[k / {per_word}] ^ {flip}, 0x4b000000u, {selector})); q[k] = (real)(BIASED ? b : b - {offset}); }}\n\
          }}\n"
     )
+}
+
+/// The global scale s = max |entry| over every real of every link of `u` (1 for a field
+/// of zeros, so that s > 0): with [`LinkScale::Global`] a fixed-point gauge field stores
+/// q = round_half_even(v/s · Q), |q| ≤ Q, and the kernel decodes v̂ = s·q/Q (`s` the
+/// kernel argument `scale_<field>`), so that |v̂ − v| ≤ s/(2Q) plus the roundings of the
+/// decode. One definition for the CPU path, the device upload and `qdsl check`.
+pub fn global_link_scale<T: Real>(u: &GaugeField<T>) -> f64 {
+    let s = u
+        .links()
+        .iter()
+        .map(|l| l.max_abs_component().to_f64())
+        .fold(0.0, f64::max);
+    if s > 0.0 {
+        s
+    } else {
+        1.0
+    }
 }
 
 /// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
@@ -418,6 +459,36 @@ mod tests {
                     assert!(larger.clone().all(|w| b % w != 0), "{format:?} {reals}");
                 }
             }
+        }
+    }
+
+    /// The global link scale is the largest |entry| (a hand-made field: 8.3 at one real
+    /// of one link, every other real smaller); a field of zeros gets 1; only fixed-point
+    /// formats with the global knob take the `scale_<field>` argument.
+    #[test]
+    fn global_link_scale_is_the_largest_entry() {
+        use crate::lattice::Lattice;
+        use crate::math::ColourMatrix;
+        use num_complex::Complex;
+        let lattice = Lattice::new([2, 2, 2, 2]).unwrap();
+        let mut u = GaugeField::<f64>::random(lattice, 3);
+        assert!(
+            (global_link_scale(&u) - 1.0).abs() < 0.5,
+            "SU(3) entries are ≤ 1"
+        );
+        u.link_mut(5, 2).0[1][2] = Complex::new(0.5, -8.3);
+        assert_eq!(global_link_scale(&u), 8.3);
+        for l in u.links_mut() {
+            *l = ColourMatrix::zero();
+        }
+        assert_eq!(global_link_scale(&u), 1.0);
+        for f in StorageFormat::EVERY {
+            let fixed = f.codec().fixed_q().is_some();
+            assert_eq!(
+                f.codec().link_args(LinkScale::Global) == [ExtraArg::FieldScale],
+                fixed
+            );
+            assert!(f.codec().link_args(LinkScale::Unit).is_empty());
         }
     }
 

@@ -12,6 +12,7 @@ use super::variant::fnv1a;
 /// f_<field> for every field in declaration order (the output non-const), each
 ///   colour-spinor field followed by norm_<field> when stored in fixed point, each
 ///   compressed long field (long recon 13/9) by phase_<field>, and by scale_<field>,
+///   each fixed-point gauge field with a global link scale by scale_<field>,
 /// [xpay_x, [norm_xpay_x], xpay_a, xpay_b] (xpay only; a, b in the compute type),
 /// L0, L1, L2, L3, n_out,
 /// stride_<field> for every field in declaration order,
@@ -52,6 +53,14 @@ pub enum KernelParam {
         /// Position among the compressed long fields.
         long: usize,
     },
+    /// `scale_<name>`, the global scale s of the fixed-point gauge field at input `index`
+    /// stored as s·q/Q ([`crate::dsl::variant::LinkScale::Global`]; compute type).
+    LinkScale {
+        /// Field name.
+        name: String,
+        /// Position among the inputs.
+        index: usize,
+    },
     /// `xpay_x`, the chunk pointer of x in out = a·x + b·D ψ.
     XpayX,
     /// `norm_xpay_x`, the per-site norms of a fixed-point x.
@@ -86,7 +95,9 @@ impl KernelParam {
                 format!("norm_{n}")
             }
             KernelParam::LongPhase { name, .. } => format!("phase_{name}"),
-            KernelParam::LongScale { name, .. } => format!("scale_{name}"),
+            KernelParam::LongScale { name, .. } | KernelParam::LinkScale { name, .. } => {
+                format!("scale_{name}")
+            }
             KernelParam::XpayX => "xpay_x".into(),
             KernelParam::XpayNorm => "norm_xpay_x".into(),
             KernelParam::XpayA => "xpay_a".into(),

@@ -40,13 +40,15 @@ pub trait Stencil {
 
     /// Whether the spec supports `variant`: its knob values are allowed by the spec's
     /// `#[knobs(...)]`, dagger is defined for its fields, and compressed long links
-    /// (`long_recon` ≠ 18) only where the spec has long links.
+    /// (`long_recon` ≠ 18) only where the spec has long links, a global link scale only
+    /// with fixed-point recon-18 links ([`Variant::link_scale_conflict`]).
     fn supports(variant: &Variant) -> bool {
         match Self::lowered() {
             Ok(l) => {
                 l.ir.knobs.check(&l.ir.name, variant).is_ok()
                     && (l.dagger_supported || !variant.dagger)
                     && super::long_links::check_long_recon(&l.ir, variant).is_ok()
+                    && variant.link_scale_conflict().is_none()
             }
             Err(_) => false,
         }

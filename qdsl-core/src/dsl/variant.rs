@@ -187,6 +187,39 @@ impl LongRecon {
     ];
 }
 
+/// How the fixed-point reals of gauge fields (other than compressed long links, which
+/// carry their own scale c, [`LongRecon`]) map to values:
+///
+/// ```text
+/// Unit:   v = q / Q                  (|v| ≤ 1: thin links, recon 12/8)
+/// Global: v = s · q / Q,  s = max |entry| over the field
+/// ```
+///
+/// the global scale s stored with the field and passed to the kernel as `scale_<field>`
+/// (QUDA's fat-link fixed point): smeared links with entries beyond 1 (MILC's fat
+/// links reach 8.3) fit. Float formats ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LinkScale {
+    /// v = q/Q.
+    #[default]
+    Unit,
+    /// v = s·q/Q with one s per field.
+    Global,
+}
+
+impl LinkScale {
+    /// Short name: "unit", "global".
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkScale::Unit => "unit",
+            LinkScale::Global => "global",
+        }
+    }
+
+    /// Every value, in the order unit, global.
+    pub const EVERY: [LinkScale; 2] = [LinkScale::Unit, LinkScale::Global];
+}
+
 /// The fermion boundary condition in time (space is periodic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeBoundary {
@@ -230,7 +263,9 @@ impl DirichletBlocks {
 /// * `recon`: gauge compression; `boundary`: time boundary condition;
 /// * `dirichlet`: Dirichlet walls between blocks (the Schwarz-block operator), or none;
 /// * `long_recon`: compression of the long links of improved staggered kernels (the
-///   gauge fields read on 3-site hops); other gauge fields follow `recon`.
+///   gauge fields read on 3-site hops); other gauge fields follow `recon`;
+/// * `link_scale`: fixed-point gauge reals in units of 1/Q or of s/Q, s one global
+///   scale per field ([`LinkScale`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Output sites.
@@ -251,6 +286,8 @@ pub struct Variant {
     pub dirichlet: Option<DirichletBlocks>,
     /// Compression of the long links (gauge fields read on 3-site hops).
     pub long_recon: LongRecon,
+    /// Scale of fixed-point gauge fields (compressed long links excepted).
+    pub link_scale: LinkScale,
 }
 
 impl Default for Variant {
@@ -266,6 +303,7 @@ impl Default for Variant {
             boundary: TimeBoundary::Periodic,
             dirichlet: None,
             long_recon: LongRecon::R18,
+            link_scale: LinkScale::Unit,
         }
     }
 }
@@ -297,14 +335,40 @@ impl Variant {
             LongRecon::R18 => String::new(),
             l => format!(" long_recon={}", l.reals()),
         };
+        let scale = match self.link_scale {
+            LinkScale::Unit => String::new(),
+            s => format!(" link_scale={}", s.name()),
+        };
         format!(
-            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}",
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}{scale}",
             self.dagger as u8,
             self.xpay as u8,
             self.spinor.name(),
             self.gauge.name(),
             self.recon.reals()
         )
+    }
+
+    /// Why `link_scale` does not fit the other knobs, if so: a global scale needs
+    /// fixed-point gauge storage (floats hold any scale) and recon 18 (U/s of a
+    /// compressed link is no longer SU(3)).
+    pub fn link_scale_conflict(&self) -> Option<String> {
+        if self.link_scale == LinkScale::Unit {
+            return None;
+        }
+        if self.gauge.is_native() || matches!(self.gauge, StorageFormat::F16 | StorageFormat::BF16)
+        {
+            return Some(format!(
+                "link_scale = global needs fixed-point gauge storage, not {}",
+                self.gauge.name()
+            ));
+        }
+        (self.recon != Recon::R18).then(|| {
+            format!(
+                "link_scale = global needs recon 18, not {} (U/s is not SU(3))",
+                self.recon.reals()
+            )
+        })
     }
 
     /// A stable 64-bit hash of the variant (FNV-1a of [`Self::canonical`]), the key of
@@ -337,6 +401,7 @@ impl Variant {
                                     boundary,
                                     dirichlet: None,
                                     long_recon: LongRecon::R18,
+                                    link_scale: LinkScale::Unit,
                                 });
                             }
                         }
@@ -422,6 +487,38 @@ mod tests {
             ..base
         };
         assert_ne!(v9.stable_hash(), base.stable_hash());
+    }
+
+    /// A global link scale names itself; the unit scale keeps the name it had before the
+    /// knob existed.
+    #[test]
+    fn link_scale_is_in_the_name_only_when_global() {
+        let base = Variant::default();
+        let global = Variant {
+            link_scale: LinkScale::Global,
+            ..base
+        };
+        assert_eq!(
+            global.canonical(),
+            format!("{} link_scale=global", base.canonical())
+        );
+        assert_ne!(global.stable_hash(), base.stable_hash());
+        // Only fixed-point recon-18 gauge fields take the scale.
+        assert!(global
+            .link_scale_conflict()
+            .unwrap()
+            .contains("fixed-point"));
+        let fixed = Variant {
+            gauge: StorageFormat::Fixed8,
+            ..global
+        };
+        assert_eq!(fixed.link_scale_conflict(), None);
+        let r12 = Variant {
+            recon: Recon::R12,
+            ..fixed
+        };
+        assert!(r12.link_scale_conflict().unwrap().contains("recon 18"));
+        assert_eq!(Variant::default().link_scale_conflict(), None);
     }
 
     #[test]

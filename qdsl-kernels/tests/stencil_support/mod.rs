@@ -6,9 +6,11 @@ use qdsl_core::field::{
     haar_su3, ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout, StreamDomain,
 };
 use qdsl_core::gauge::GaugeTransform;
+use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Coords, Lattice, Parity};
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Complex;
+use std::path::PathBuf;
 
 pub type C = Complex<f64>;
 
@@ -229,4 +231,46 @@ pub fn textbook_wilson_hop(
         out.push(site.to_vec());
     }
     out
+}
+
+/// Textbook improved staggered hop on the full lattice (periodic; phases in the links):
+/// out(x) = Σ_μ F_μ(x)χ(x+μ̂) − F_μ†(x−μ̂)χ(x−μ̂) + L_μ(x)χ(x+3μ̂) − L_μ†(x−3μ̂)χ(x−3μ̂).
+pub fn textbook_improved_staggered_hop(
+    fat: &GaugeField<f64>,
+    long: &GaugeField<f64>,
+    chi: &Plain,
+) -> Plain {
+    let lat = *fat.lattice();
+    let mut out = vec![vec![[C::new(0.0, 0.0); 3]; 1]; lat.volume()];
+    for (lex, o) in out.iter_mut().enumerate() {
+        let x = lat.coords_of_lex(lex);
+        for mu in 0..4 {
+            for (links, n) in [(fat, 1), (fat, -1), (long, 3), (long, -3)] {
+                let (y, _) = lat.shift(x, mu, n);
+                let (m, sign): (ColourMatrix<f64>, f64) = if n > 0 {
+                    (*links.link_at(x, mu), 1.0)
+                } else {
+                    (links.link_at(y, mu).adjoint(), -1.0)
+                };
+                let source = &chi[lat.lex_index(y)][0];
+                for (a, row) in m.0.iter().enumerate() {
+                    for (z, s) in row.iter().zip(source) {
+                        o[0][a] += z * s * sign;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// MILC's asqtad links of its 8⁴ sample configuration (u0 = 0.502), read from the files
+/// MILC wrote.
+pub fn milc(name: &str) -> GaugeField<f64> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/milc")
+        .join(name);
+    read_gauge(path, &ReadOptions::smeared_links())
+        .expect("MILC smeared links")
+        .field
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use qdsl_core::dsl::variant::{
-    DirichletBlocks, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+    DirichletBlocks, LinkScale, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
 };
 use qdsl_core::dsl::Variant;
 use qdsl_core::lattice::Parity;
@@ -92,6 +92,19 @@ pub fn variant_space() -> Vec<Variant> {
                     gauge: format,
                     recon,
                     long_recon,
+                    ..Variant::default()
+                }));
+            }
+        }
+    }
+    for gauge in [StorageFormat::Fixed16, StorageFormat::Fixed8] {
+        for spinor in StorageFormat::EVERY {
+            for long_recon in [LongRecon::R18, LongRecon::R12] {
+                out.extend(two_settings(Variant {
+                    spinor,
+                    gauge,
+                    long_recon,
+                    link_scale: LinkScale::Global,
                     ..Variant::default()
                 }));
             }

@@ -18,7 +18,7 @@ pub use terms::{LinkRead, Term, TermSpin};
 
 use super::knobs::KnobSet;
 use super::lower::ReadSites;
-use super::storage::{round_gauge_field, round_long_field, round_spinor_field};
+use super::storage::{round_gauge_field_for, round_long_field, round_spinor_field};
 use super::variant::{DirichletBlocks, OutputSites, Recon, TimeBoundary, Variant};
 use super::DslError;
 use crate::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
@@ -211,7 +211,8 @@ impl Context {
 
     /// A gauge input as the variant stores it: the field itself for f64/f32 with recon
     /// 18/12 (recon 12 is rebuilt in [`Self::link`]), else a copy with every link rounded
-    /// through storage × compression ([`super::storage::round_gauge_field`]).
+    /// through storage × compression, with the field's global scale where the variant
+    /// asks for one ([`super::storage::round_gauge_field_for`]).
     pub fn stored_gauge<'a, T: Real>(
         &self,
         name: &str,
@@ -223,7 +224,7 @@ impl Context {
         }
         let format = v.gauge.codec().link(v.recon);
         let mut copy = u.clone();
-        round_gauge_field(format, &mut copy)
+        round_gauge_field_for(v, &mut copy)
             .map_err(|e| self.storage_error(name, format.name(), e))?;
         Ok(Cow::Owned(copy))
     }

@@ -149,6 +149,9 @@ pub struct KernelField {
     pub shape: FieldShape,
     /// The compression of a compressed long (Naik) field.
     pub long: Option<ScaledCompression>,
+    /// A fixed-point gauge field stored as s·q/Q with its global scale s, the parameter
+    /// `scale_<name>` ([`crate::dsl::codec::Codec::scales_links`]).
+    pub global_scale: bool,
 }
 
 /// One kernel parameter: what binds to it and its C declaration (the four lattice

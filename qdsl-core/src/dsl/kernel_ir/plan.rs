@@ -124,11 +124,15 @@ fn kernel_fields(lowered: &Lowered, variant: &Variant) -> Vec<KernelField> {
                 }
                 (FieldShape::Clover, _) => SoaLayout::new(CLOVER_SITE_REALS, compute),
             };
+            let global_scale = matches!(f.shape, FieldShape::Gauge { .. })
+                && long.is_none()
+                && variant.gauge.codec().scales_links(variant.link_scale);
             KernelField {
                 name: f.name.clone(),
                 layout,
                 shape: f.shape,
                 long,
+                global_scale,
             }
         })
         .collect()
@@ -201,6 +205,16 @@ fn params(lowered: &Lowered, variant: &Variant, fields: &[KernelField]) -> Vec<P
             (true, _) => vec![
                 KernelParam::Output(name.clone()),
                 KernelParam::OutputNorm(name),
+            ],
+            (false, None) if f.global_scale => vec![
+                KernelParam::Input {
+                    name: name.clone(),
+                    index: inputs,
+                },
+                KernelParam::LinkScale {
+                    name,
+                    index: inputs,
+                },
             ],
             (false, None) => vec![
                 KernelParam::Input {

@@ -331,8 +331,16 @@ impl EvenOddBlocks for DeviceCloverBlocks {
         dagger: bool,
         xpay: Option<Xpay<'_, DeviceField>>,
     ) -> Result<(), OperatorError> {
-        self.hops
-            .hop(cx, &self.lattice, &[&self.gauge], r, out, psi, dagger, xpay)
+        self.hops.hop(
+            cx,
+            &self.lattice,
+            (&[&self.gauge], &[]),
+            r,
+            out,
+            psi,
+            dagger,
+            xpay,
+        )
     }
 
     fn diagonal(&self) -> Diagonal {

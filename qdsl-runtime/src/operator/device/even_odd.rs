@@ -183,13 +183,14 @@ impl HopKernels {
         (q, p)
     }
 
-    /// out_r = K ψ (or a·x + b·K ψ) with the extra inputs `links` after ψ.
+    /// out_r = K ψ (or a·x + b·K ψ) with the extra inputs `links` after ψ, the global
+    /// scales of globally scaled links in `link_scales` (empty for the others).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn hop(
         &self,
         cx: DeviceRun<'_>,
         lattice: &Lattice,
-        links: &[&DeviceField],
+        (links, link_scales): (&[&DeviceField], &[f64]),
         r: Parity,
         out: &mut DeviceField,
         psi: &DeviceField,
@@ -208,7 +209,9 @@ impl HopKernels {
             cx.gpu,
             cx.tuner,
             lattice,
-            StencilArgs::new(out, &inputs).xpay(xpay.as_ref()),
+            StencilArgs::new(out, &inputs)
+                .xpay(xpay.as_ref())
+                .link_scales(link_scales),
         )
     }
 }
@@ -220,6 +223,9 @@ impl HopKernels {
 pub struct DeviceHopBlocks {
     kernels: HopKernels,
     links: Vec<DeviceField>,
+    /// The global scale of each link field stored with one (`link_scale = global`),
+    /// in declaration order; empty otherwise.
+    link_scales: Vec<f64>,
     lattice: Lattice,
     diagonal: f64,
     coefficient: f64,
@@ -247,6 +253,7 @@ impl DeviceHopBlocks {
         Ok(Self {
             kernels: HopKernels::new::<S>(gpu, formats, parity, knob)?,
             links,
+            link_scales: Vec::new(),
             lattice,
             diagonal: d,
             coefficient: h,
@@ -254,6 +261,15 @@ impl DeviceHopBlocks {
             spinor: formats.spinor,
             reals,
         })
+    }
+
+    /// The blocks with the global scales s of their links (`formats.link_scale` global:
+    /// the link fields hold U/s, [`qdsl_core::dsl::storage::divide_by_global_scale`]).
+    pub fn with_link_scales(self, link_scales: Vec<f64>) -> Self {
+        Self {
+            link_scales,
+            ..self
+        }
     }
 }
 
@@ -293,8 +309,16 @@ impl EvenOddBlocks for DeviceHopBlocks {
         xpay: Option<Xpay<'_, DeviceField>>,
     ) -> Result<(), OperatorError> {
         let links: Vec<&DeviceField> = self.links.iter().collect();
-        self.kernels
-            .hop(cx, &self.lattice, &links, r, out, psi, dagger, xpay)
+        self.kernels.hop(
+            cx,
+            &self.lattice,
+            (&links, &self.link_scales),
+            r,
+            out,
+            psi,
+            dagger,
+            xpay,
+        )
     }
 
     fn diagonal(&self) -> Diagonal {
@@ -379,9 +403,24 @@ impl Schur<DeviceHopBlocks> {
         parity: Parity,
         formats: &Variant,
     ) -> Result<Self, OperatorError> {
+        Self::staggered_scaled(gpu, (links, Vec::new()), lattice, mass, parity, formats)
+    }
+
+    /// [`Self::staggered`] with fixed-point links stored with a global scale
+    /// (`formats.link_scale` global): `links` holds each field's U/s
+    /// ([`qdsl_core::dsl::storage::divide_by_global_scale`]) and its scale s.
+    pub fn staggered_scaled(
+        gpu: &Gpu,
+        (links, link_scales): (Vec<DeviceField>, Vec<f64>),
+        lattice: Lattice,
+        mass: f64,
+        parity: Parity,
+        formats: &Variant,
+    ) -> Result<Self, OperatorError> {
         let base = Variant {
             spinor: formats.spinor,
             gauge: formats.gauge,
+            link_scale: formats.link_scale,
             ..Variant::default()
         };
         let (d, adjoint) = (2.0 * mass, HopAdjoint::AntiHermitian);
@@ -402,6 +441,9 @@ impl Schur<DeviceHopBlocks> {
             }
         };
         // Hop blocks have a scalar diagonal: the normal form exists.
-        Ok(Schur::with_form(blocks, SchurForm::TimesDqq))
+        Ok(Schur::with_form(
+            blocks.with_link_scales(link_scales),
+            SchurForm::TimesDqq,
+        ))
     }
 }

@@ -94,6 +94,10 @@ pub struct StencilArgs<'a> {
     pub long: &'a [LongLinkArgs<'a>],
     /// out = a·x + b·D ψ operands (xpay variants only).
     pub xpay: Option<&'a DeviceXpay<'a>>,
+    /// The global scale s of each gauge field stored with `link_scale = global`, in
+    /// declaration order (the field holds U/s in the unit-scale fixed-point format,
+    /// [`qdsl_core::dsl::storage::divide_by_global_scale`]).
+    pub link_scales: &'a [f64],
 }
 
 impl<'a> StencilArgs<'a> {
@@ -104,6 +108,7 @@ impl<'a> StencilArgs<'a> {
             inputs,
             long: &[],
             xpay: None,
+            link_scales: &[],
         }
     }
 
@@ -119,6 +124,12 @@ impl<'a> StencilArgs<'a> {
         self
     }
 
+    /// With the global scales of the globally scaled gauge fields.
+    pub fn link_scales(mut self, link_scales: &'a [f64]) -> Self {
+        self.link_scales = link_scales;
+        self
+    }
+
     /// The same arguments, borrowed again (to launch several times).
     pub fn reborrow(&mut self) -> StencilArgs<'_> {
         StencilArgs {
@@ -126,6 +137,7 @@ impl<'a> StencilArgs<'a> {
             inputs: self.inputs,
             long: self.long,
             xpay: self.xpay,
+            link_scales: self.link_scales,
         }
     }
 }
@@ -147,9 +159,10 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
             ParamKind::read(Elem::U8)
         }
         KernelParam::InputNorm { .. } | KernelParam::XpayNorm => ParamKind::read(Elem::F32),
-        KernelParam::LongScale { .. } | KernelParam::XpayA | KernelParam::XpayB => {
-            ParamKind::real(compute)
-        }
+        KernelParam::LongScale { .. }
+        | KernelParam::LinkScale { .. }
+        | KernelParam::XpayA
+        | KernelParam::XpayB => ParamKind::real(compute),
         KernelParam::Extent(_)
         | KernelParam::NOut
         | KernelParam::OutputStride(_)
@@ -430,7 +443,9 @@ impl DeviceStencil {
             inputs,
             long,
             xpay,
+            link_scales,
         } = args;
+        let mut next_scale = link_scales.iter();
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
@@ -498,6 +513,12 @@ impl DeviceStencil {
                 KernelParam::LongScale { long: k, .. } => {
                     a.real(&name, long[*k].scale);
                 }
+                KernelParam::LinkScale { name: field, .. } => {
+                    let s = *next_scale.next().ok_or_else(|| {
+                        self.field_error(field, ("its global link scale".into(), "none".into()))
+                    })?;
+                    a.real(&name, s);
+                }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
                         a.read(&name, x.x.values());
@@ -530,6 +551,15 @@ impl DeviceStencil {
                     a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
                 }
             }
+        }
+        if next_scale.next().is_some() {
+            return Err(self.field_error(
+                "link scales",
+                (
+                    "one per globally scaled gauge field".into(),
+                    format!("{}", link_scales.len()),
+                ),
+            ));
         }
         // Every field was checked against the variant's shapes above, and the kernel
         // guards i < n_out. Generated stencils wait on their grid dependency before

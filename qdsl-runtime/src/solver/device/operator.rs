@@ -28,7 +28,8 @@ use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, OperatorError};
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, Schur};
 use crate::solver::{LinearOperator, SolverError};
-use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary, Variant};
+use qdsl_core::dsl::storage::divide_by_global_scale;
+use qdsl_core::dsl::variant::{LinkScale, Recon, StorageFormat, TimeBoundary, Variant};
 use qdsl_core::field::{CloverField, GaugeField};
 use qdsl_core::format::{Compression, LinkFormat};
 use qdsl_core::lattice::{Lattice, Parity};
@@ -163,21 +164,69 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         mass: f64,
         parity: Parity,
     ) -> Result<Self, OperatorError> {
-        let (host, lattice): (Vec<&GaugeField<f64>>, Lattice) = match links {
-            StaggeredLinks::Naive(u) => (vec![u], *u.lattice()),
-            StaggeredLinks::Improved { fat, long } => (vec![fat, long], *fat.lattice()),
-        };
         let spinor = kernel_format::<P>()?;
         let formats = Variant {
             spinor,
             gauge: link_format(spinor, false),
             ..Variant::default()
         };
-        let device = host
-            .into_iter()
-            .map(|l| upload_links(ctx, l, formats.gauge))
-            .collect::<Result<Vec<_>, _>>()?;
-        let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?;
+        Self::staggered_in(ctx, links, mass, parity, &formats)
+    }
+
+    /// [`Self::staggered`] with the links in the vectors' own fixed-point format (fixed16,
+    /// fixed8) and a global scale per field, as QUDA stores fat links: each field U is
+    /// uploaded as U/s, s = max |entry| (smeared links reach beyond 1), and the kernels
+    /// decode s·q/Q. Vectors in a float format are refused (their links need no scale).
+    pub fn staggered_fixed_links(
+        ctx: &Arc<DeviceContext>,
+        links: &StaggeredLinks<f64>,
+        mass: f64,
+        parity: Parity,
+    ) -> Result<Self, OperatorError> {
+        let spinor = kernel_format::<P>()?;
+        let formats = Variant {
+            spinor,
+            gauge: spinor,
+            link_scale: LinkScale::Global,
+            ..Variant::default()
+        };
+        if let Some(reason) = formats.link_scale_conflict() {
+            return Err(OperatorError::Field {
+                kernel: "staggered operator".into(),
+                field: "vector format".into(),
+                expected: "fixed16 or fixed8 vectors (fixed-point links)".into(),
+                found: reason,
+            });
+        }
+        Self::staggered_in(ctx, links, mass, parity, &formats)
+    }
+
+    /// The staggered operator with links in `formats` (globally scaled links uploaded as
+    /// U/s with their scales).
+    fn staggered_in(
+        ctx: &Arc<DeviceContext>,
+        links: &StaggeredLinks<f64>,
+        mass: f64,
+        parity: Parity,
+        formats: &Variant,
+    ) -> Result<Self, OperatorError> {
+        let (host, lattice): (Vec<&GaugeField<f64>>, Lattice) = match links {
+            StaggeredLinks::Naive(u) => (vec![u], *u.lattice()),
+            StaggeredLinks::Improved { fat, long } => (vec![fat, long], *fat.lattice()),
+        };
+        let scaled = formats.gauge.codec().scales_links(formats.link_scale);
+        let (mut device, mut scales) = (Vec::new(), Vec::new());
+        for l in host {
+            if scaled {
+                let mut unit = l.clone();
+                scales.push(divide_by_global_scale(&mut unit));
+                device.push(upload_links(ctx, &unit, formats.gauge)?);
+            } else {
+                device.push(upload_links(ctx, l, formats.gauge)?);
+            }
+        }
+        let k =
+            Schur::staggered_scaled(ctx.gpu(), (device, scales), lattice, mass, parity, formats)?;
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 

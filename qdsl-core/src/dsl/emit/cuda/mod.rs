@@ -122,6 +122,13 @@ fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), DslError> {
     let ir = &lowered.ir;
     ir.knobs.check(&ir.name, variant)?;
     crate::dsl::long_links::check_long_recon(ir, variant)?;
+    if let Some(reason) = variant.link_scale_conflict() {
+        return Err(DslError::UnsupportedVariant {
+            kernel: ir.name.clone(),
+            knob: "link_scale",
+            reason,
+        });
+    }
     if variant.dagger && !lowered.dagger_supported {
         return Err(DslError::UnsupportedVariant {
             kernel: ir.name.clone(),
@@ -353,12 +360,18 @@ pub(crate) fn param_decls(f: &KernelField, output: bool) -> Vec<String> {
     let base = format!("f_{}", f.name);
     match f.long {
         Some(c) => long_link::pointer_params(&base, c, &f.layout),
-        None => storage::pointer_params(
-            &base,
-            &f.layout,
-            output,
-            !matches!(f.shape, FieldShape::Gauge { .. }),
-        ),
+        None => {
+            let mut decls = storage::pointer_params(
+                &base,
+                &f.layout,
+                output,
+                !matches!(f.shape, FieldShape::Gauge { .. }),
+            );
+            if f.global_scale {
+                decls.push(format!("const real scale_{}", f.name));
+            }
+            decls
+        }
     }
 }
 

@@ -226,6 +226,7 @@ pub(super) fn print_load(s: &mut Src, d: usize, load: &Load, k: &KernelIr) -> Op
                 base: &base,
                 layout: &field.layout,
                 long: field.long,
+                global_scale: field.global_scale,
             };
             storage::load_link(s, d, link, mu, ("ln", at), load.reads, load.scaling)
         }

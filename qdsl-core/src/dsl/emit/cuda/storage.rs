@@ -440,12 +440,15 @@ pub(super) fn prefetch_link(
 }
 
 /// A gauge field as a kernel reads it: the pointer `base`, the layout of its link
-/// records and, for a compressed long field, its compression ([`super::long_link`]).
+/// records, for a compressed long field its compression ([`super::long_link`]), and
+/// whether its fixed-point reals are in units of s/Q, s = `scale_<name>` (the global
+/// link scale).
 #[derive(Clone, Copy)]
 pub(super) struct LinkField<'a> {
     pub base: &'a str,
     pub layout: &'a SoaLayout,
     pub long: Option<ScaledCompression>,
+    pub global_scale: bool,
 }
 
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site`
@@ -456,8 +459,9 @@ pub(super) struct LinkField<'a> {
 /// [`Scaling::Deferred`] the link may come back as m = U / f with the factor f returned
 /// (an expression of kernel constants, parameters and coordinates): fixed-point recon
 /// 18/12 links stay in units of fl(1/Q) (recon 12's rebuilt row brought back to them),
-/// long links leave their scale c (c·s) to the caller. Recon 8 needs the true values and
-/// is always decoded whole.
+/// long links leave their scale c (c·s) to the caller, and so do links with a global
+/// scale s (m = U/s, or U/(s·fl(1/Q)) deferred; returned whatever the scaling). Recon 8
+/// needs the true values and is always decoded whole.
 pub(super) fn load_link(
     s: &mut Src,
     indent: usize,
@@ -467,7 +471,12 @@ pub(super) fn load_link(
     reads: Reads,
     scaling: Scaling,
 ) -> Option<String> {
-    let LinkField { base, layout, long } = field;
+    let LinkField {
+        base,
+        layout,
+        long,
+        global_scale,
+    } = field;
     let recon8 = layout.reals == Recon::R8.reals();
     // Whether the fixed-point reals stay integers (the factor fl(1/Q) deferred).
     let in_q = fixed_q(layout.format).is_some() && scaling != Scaling::Applied && !recon8;
@@ -504,6 +513,9 @@ pub(super) fn load_link(
         s.line(indent, "unpack_link8(m, g);");
     } else {
         s.line(indent, "unpack_link<RECON12>(m, g);");
+    }
+    if global_scale {
+        factors.push(format!("scale_{}", base.strip_prefix("f_").unwrap_or(base)));
     }
     if in_q {
         let inv_q = fixed_factor(layout.format).expect("a fixed-point format");
