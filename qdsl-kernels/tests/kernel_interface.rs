@@ -6,7 +6,7 @@
 
 mod variant_space;
 
-use qdsl_core::dsl::interface::LaunchGeometry;
+use qdsl_core::dsl::interface::Geometry;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
 use qdsl_core::dsl::{KernelParam, Stencil, Variant};
 use qdsl_kernels::{
@@ -27,7 +27,7 @@ fn matches_its_signature<S: Stencil>() {
         assert_eq!(names, k.signature_names(), "{} [{v}]", k.name);
         assert_eq!(k.name, S::kernel_name(v));
         assert_eq!(k.source, S::cuda_source(v).unwrap());
-        assert_eq!(k.geometry, LaunchGeometry::SITE_PER_THREAD);
+        assert_eq!(k.geometry, Geometry::per_site(0));
         checked += 1;
     }
     assert!(checked > 0, "{}: no supported variant", S::ir().name);

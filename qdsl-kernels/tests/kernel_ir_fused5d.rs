@@ -128,7 +128,7 @@ fn fifth_index_in_the_block_shared_memory_and_a_barrier_print() {
         assert!(text.contains(want), "{want}\nmissing from\n{text}");
     }
     let compiled = cuda::print(&k);
-    assert_eq!(compiled.geometry.shared_bytes_per_thread, 24 * 4);
+    assert_eq!(compiled.geometry.shared_per_thread, 24 * 4);
     let src = compiled.source;
     assert!(src.contains("const int s5 = threadIdx.y;"));
     assert!(src.contains("extern __shared__ real qdsl_shared[];"));

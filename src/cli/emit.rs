@@ -79,7 +79,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         );
         println!(
             "geometry    one thread per output site, one grid row per 5D slice, {} bytes of shared memory per thread",
-            k.geometry.shared_bytes_per_thread
+            k.geometry.shared_per_thread
         );
         println!("parameters");
         for (i, p) in k.params.iter().enumerate() {

@@ -112,38 +112,6 @@ impl KernelParam {
     }
 }
 
-/// How a kernel is launched: threads along x over the output sites (one thread per site),
-/// grid rows along y over the fifth-dimension slices of 5D fields, and the dynamic shared
-/// memory a block of `threads` threads needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchGeometry {
-    /// Dynamic shared memory per thread of a block, in bytes (0: none).
-    pub shared_bytes_per_thread: u32,
-}
-
-impl LaunchGeometry {
-    /// One thread per output site, no shared memory: every `stencil!` kernel.
-    pub const SITE_PER_THREAD: LaunchGeometry = LaunchGeometry {
-        shared_bytes_per_thread: 0,
-    };
-
-    /// The grid of a launch over `sites` output sites per slice and `slices` slices, in
-    /// blocks of `block` threads: (⌈sites / block⌉, slices, 1).
-    pub fn grid(&self, sites: usize, slices: usize, block: u32) -> (u32, u32, u32) {
-        let blocks = sites.div_ceil(block.max(1) as usize);
-        (
-            u32::try_from(blocks).unwrap_or(u32::MAX),
-            u32::try_from(slices.max(1)).unwrap_or(u32::MAX),
-            1,
-        )
-    }
-
-    /// The dynamic shared memory of a block of `block` threads.
-    pub fn shared_bytes(&self, block: u32) -> u32 {
-        self.shared_bytes_per_thread.saturating_mul(block)
-    }
-}
-
 /// The element type of a buffer parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Elem {
@@ -288,6 +256,16 @@ impl Geometry {
         }
     }
 
+    /// A generated stencil's: one thread per output site along x, the fifth-dimension
+    /// slices of 5D fields along y, a tunable 1-D block, and `shared_per_thread` bytes of
+    /// dynamic shared memory per thread (0 for every `stencil!` kernel today).
+    pub const fn per_site(shared_per_thread: u32) -> Self {
+        Geometry {
+            shared_per_thread,
+            ..Geometry::linear()
+        }
+    }
+
     /// This geometry with at most `blocks` blocks along x (a grid-stride kernel).
     pub const fn with_max_grid_x(mut self, blocks: u32) -> Self {
         self.max_grid[0] = blocks;
@@ -417,7 +395,7 @@ pub struct CompiledKernel {
     /// The parameters in signature order, each saying what binds to it.
     pub params: Vec<KernelParam>,
     /// How it is launched.
-    pub geometry: LaunchGeometry,
+    pub geometry: Geometry,
 }
 
 impl CompiledKernel {
@@ -466,17 +444,14 @@ mod tests {
     }
 
     #[test]
-    fn the_grid_covers_every_site_of_every_slice() {
-        let g = LaunchGeometry::SITE_PER_THREAD;
-        assert_eq!(g.grid(1000, 1, 128), (8, 1, 1));
-        assert_eq!(g.grid(1024, 12, 128), (8, 12, 1));
+    fn a_stencil_grid_covers_every_site_of_every_slice() {
+        let g = Geometry::per_site(0);
+        assert_eq!(g.grid([1000, 1, 1], [128, 1, 1]), [8, 1, 1]);
+        assert_eq!(g.grid([1024, 12, 1], [128, 1, 1]), [8, 12, 1]);
         // A 4D launch is one slice, whatever the caller passed for it.
-        assert_eq!(g.grid(1, 0, 32), (1, 1, 1));
-        assert_eq!(g.shared_bytes(256), 0);
-        let staged = LaunchGeometry {
-            shared_bytes_per_thread: 96,
-        };
-        assert_eq!(staged.shared_bytes(128), 96 * 128);
+        assert_eq!(g.grid([1, 0, 0], [32, 1, 1]), [1, 1, 1]);
+        assert_eq!(g.shared([256, 1, 1]), 0);
+        assert_eq!(Geometry::per_site(96).shared([128, 1, 1]), 96 * 128);
     }
 
     #[test]
@@ -487,7 +462,7 @@ mod tests {
                      const int L0, const int L1,\n    const int n_out)\n{\n}\n"
                 .into(),
             params: vec![],
-            geometry: LaunchGeometry::SITE_PER_THREAD,
+            geometry: Geometry::per_site(0),
         };
         assert_eq!(k.signature_names(), ["f_out", "L0", "L1", "n_out"]);
         assert_eq!(k.source_hash(), fnv1a(k.source.as_bytes()));

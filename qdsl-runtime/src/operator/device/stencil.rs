@@ -33,8 +33,8 @@ use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
 use qdsl_core::dsl::{
-    BlockShape, CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam,
-    ParamDecl, ParamKind, Stencil, Variant,
+    CompiledKernel, Elem, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl, ParamKind,
+    Stencil, Variant,
 };
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
@@ -176,11 +176,7 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
             .iter()
             .map(|p| ParamDecl::new(p.cuda_name(), kind(p)))
             .collect(),
-        geometry: Geometry {
-            block: BlockShape::Tunable(1),
-            shared_per_thread: kernel.geometry.shared_bytes_per_thread,
-            ..Geometry::linear()
-        },
+        geometry: kernel.geometry,
     }
 }
 

@@ -36,7 +36,7 @@ use super::{
     arithmetic_helpers, dependency_wait, dependency_wait_helper, header, kernel_name, Src,
 };
 use crate::dsl::dense::check_dense_variant;
-use crate::dsl::interface::{CompiledKernel, KernelParam, LaunchGeometry};
+use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::ir::{FieldShape, Role};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::{Lowered, LoweredTerm, ReadSites};
@@ -141,7 +141,7 @@ pub(super) fn compile(
         name,
         source: s.0,
         params,
-        geometry: LaunchGeometry::SITE_PER_THREAD,
+        geometry: Geometry::per_site(0),
     })
 }
 

@@ -46,7 +46,7 @@ mod stmt;
 mod storage;
 mod term;
 
-use crate::dsl::interface::{CompiledKernel, KernelParam, LaunchGeometry};
+use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::ir::FieldShape;
 use crate::dsl::kernel_ir::{
     self, passes, Bounds, DeviceLib, FifthIndex, KernelField, KernelIr, Prologue,
@@ -224,9 +224,7 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
         name: k.name.clone(),
         source: s.0,
         params,
-        geometry: LaunchGeometry {
-            shared_bytes_per_thread: u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX),
-        },
+        geometry: Geometry::per_site(u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX)),
     }
 }
 
