@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
+    qdsl_runtime::jit::trace::epoch();
     let cli = qdsl::cli::Cli::parse();
     match cli.run() {
         Ok(()) => ExitCode::SUCCESS,

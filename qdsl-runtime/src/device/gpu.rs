@@ -146,7 +146,7 @@ pub struct Gpu {
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// Whole programs loaded by [`Gpu::module`], by name and options.
     modules: Mutex<HashMap<String, std::sync::Arc<cudarc::driver::CudaModule>>>,
-    /// Modules loaded (the driver assembles their PTX for the device) and the time.
+    /// Modules loaded (cubins copied; capped PTX assembled by the driver) and the time.
     loads: WorkCounter,
     /// sm_90 or later: programmatic dependent launches exist.
     sm90: bool,
@@ -236,7 +236,8 @@ impl Gpu {
         self.load(name, source, extra, max_registers)
     }
 
-    /// Compiles (or reads from the PTX cache), caps and loads; the in-memory map is
+    /// Compiles to a cubin (capped: to PTX with `.maxnreg`), or reads it from the cache,
+    /// and loads it; the in-memory map is
     /// keyed by name, options and cap. The map is not locked while compiling, so
     /// several threads may build different kernels at once ([`Self::preload`]).
     fn load(
@@ -255,17 +256,32 @@ impl Gpu {
             .device()
             .map(|d| d.arch)
             .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
-        let mut ptx = self.jit.compile(name, source, arch, extra)?.ptx;
-        if let Some(r) = cap {
-            ptx = cap_registers(&ptx, name, r)?;
-        }
+        let image = match cap {
+            // What first use loads: the cubin NVRTC assembled (a copy to load).
+            None => {
+                let cubin = self
+                    .jit
+                    .compile_cubin(name, source, arch, extra, None)?
+                    .cubin;
+                cudarc::nvrtc::Ptx::from_binary(cubin)
+            }
+            // A register cap (a compile knob of the full search, which tries several per
+            // program): the one cached PTX with `.maxnreg`, assembled by the driver, costs
+            // one ptxas run per cap where a capped cubin would cost a whole NVRTC
+            // compilation.
+            Some(r) => {
+                let ptx = self.jit.compile(name, source, arch, extra)?.ptx;
+                cudarc::nvrtc::Ptx::from_src(cap_registers(&ptx, name, r)?)
+            }
+        };
         let start = std::time::Instant::now();
         let module = self
             .backend
             .context()
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .load_module(image)
             .map_err(driver(format!("loading the module of {name}")))?;
         self.loads.add(start);
+        crate::jit::trace::event("load", name, start);
         let f = module
             .load_function(name)
             .map_err(driver(format!("finding {name} in its module")))?;
@@ -273,7 +289,7 @@ impl Gpu {
         Ok(map.entry(key).or_insert(f).clone())
     }
 
-    /// The module of program `name` (`source` compiled with `extra` options, PTX
+    /// The module of program `name` (`source` compiled with `extra` options, cubin
     /// cached), loaded once per name and options: for programs of several kernels.
     pub fn module(
         &self,
@@ -295,14 +311,18 @@ impl Gpu {
             .device()
             .map(|d| d.arch)
             .ok_or_else(|| DeviceError::NoGpu("the backend has no device".into()))?;
-        let ptx = self.jit.compile(name, source, arch, extra)?.ptx;
+        let cubin = self
+            .jit
+            .compile_cubin(name, source, arch, extra, None)?
+            .cubin;
         let start = std::time::Instant::now();
         let module = self
             .backend
             .context()
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
             .map_err(driver(format!("loading the module of {name}")))?;
         self.loads.add(start);
+        crate::jit::trace::event("load", name, start);
         let mut map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
         Ok(map.entry(key).or_insert(module).clone())
     }
@@ -345,7 +365,8 @@ impl Gpu {
         })
     }
 
-    /// The modules loaded so far (each one's PTX assembled by the driver) and the time.
+    /// The modules loaded so far (cubins NVRTC assembled, which the driver only copies;
+    /// capped builds' PTX, which it assembles) and the time.
     pub fn load_work(&self) -> Work {
         self.loads.get()
     }

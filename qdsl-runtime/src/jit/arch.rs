@@ -20,6 +20,14 @@ impl Arch {
 
     /// The H100's architecture, sm_90: the default target of offline compiles.
     pub const SM_90: Arch = Arch::new(9, 0);
+
+    /// The virtual architecture of the same capability, `compute_XY`: what NVRTC is asked
+    /// for, since qdsl keeps only the PTX. (Given `sm_XY`, NVRTC also assembles a cubin —
+    /// a second ptxas run, 40–60 % of its time — that qdsl would throw away; the PTX is
+    /// the same either way.)
+    pub fn virtual_name(&self) -> String {
+        format!("compute_{}{}", self.major, self.minor)
+    }
 }
 
 impl fmt::Display for Arch {

@@ -1,4 +1,4 @@
-//! Where qdsl keeps its caches, and the on-disk PTX cache.
+//! Where qdsl keeps its caches, and the on-disk PTX and cubin caches.
 //!
 //! # Location
 //!
@@ -8,10 +8,11 @@
 //! | path | holds |
 //! |---|---|
 //! | `ptx/<key>.ptx` | compiled PTX, `<key>` the 32-hex-digit content hash |
+//! | `cubin/<key>.cubin` | assembled cubins (what the GPU loads), keyed likewise |
 //! | `failed/<name>-<key>.cu` | the source of a failed compile (and its `.log`) |
 //! | `tunecache.tsv` | the autotuner's cache ([`crate::tune`]) |
 //!
-//! PTX files are written to a temporary name and renamed into place, so a reader never
+//! Files are written to a temporary name and renamed into place, so a reader never
 //! sees a partial file and concurrent writers of the same key are harmless (same bytes).
 
 use std::io;
@@ -66,33 +67,46 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     })
 }
 
-/// The PTX cache: one file per key under `<root>/ptx`.
+/// A cache of compiled artifacts: one file per key under `<root>/<kind>`, named
+/// `<key>.<kind>` — PTX under `ptx/` ([`Self::ptx`]), cubins under `cubin/`
+/// ([`Self::cubin`]).
 #[derive(Clone, Debug)]
-pub struct PtxCache {
+pub struct ArtifactCache {
     dir: PathBuf,
+    kind: &'static str,
 }
 
-impl PtxCache {
+impl ArtifactCache {
     /// The PTX cache under cache root `root`.
-    pub fn new(root: &Path) -> Self {
+    pub fn ptx(root: &Path) -> Self {
+        Self::of_kind(root, "ptx")
+    }
+
+    /// The cubin cache under cache root `root`.
+    pub fn cubin(root: &Path) -> Self {
+        Self::of_kind(root, "cubin")
+    }
+
+    fn of_kind(root: &Path, kind: &'static str) -> Self {
         Self {
-            dir: root.join("ptx"),
+            dir: root.join(kind),
+            kind,
         }
     }
 
-    /// The file holding `key`'s PTX.
+    /// The file holding `key`'s artifact.
     pub fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.ptx"))
+        self.dir.join(format!("{key}.{}", self.kind))
     }
 
-    /// The cached PTX of `key`, if present and readable.
-    pub fn load(&self, key: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(key)).ok()
+    /// The cached artifact of `key`, if present and readable.
+    pub fn load(&self, key: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.path(key)).ok()
     }
 
-    /// Stores `ptx` under `key`.
-    pub fn store(&self, key: &str, ptx: &str) -> io::Result<()> {
-        write_atomic(&self.path(key), ptx.as_bytes())
+    /// Stores `artifact` under `key`.
+    pub fn store(&self, key: &str, artifact: &[u8]) -> io::Result<()> {
+        write_atomic(&self.path(key), artifact)
     }
 }
 
@@ -110,16 +124,23 @@ mod tests {
     }
 
     #[test]
-    fn stored_ptx_loads_back_and_no_temporary_file_remains() {
+    fn stored_artifacts_load_back_and_no_temporary_file_remains() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = PtxCache::new(dir.path());
-        assert_eq!(cache.load("k"), None);
-        cache.store("k", "// ptx\n").unwrap();
-        assert_eq!(cache.load("k").as_deref(), Some("// ptx\n"));
-        let names: Vec<_> = std::fs::read_dir(dir.path().join("ptx"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("k.ptx")]);
+        for (cache, kind) in [
+            (ArtifactCache::ptx(dir.path()), "ptx"),
+            (ArtifactCache::cubin(dir.path()), "cubin"),
+        ] {
+            assert_eq!(cache.load("k"), None);
+            cache.store("k", b"// artifact\n\0\x7f").unwrap();
+            assert_eq!(
+                cache.load("k").as_deref(),
+                Some(&b"// artifact\n\0\x7f"[..])
+            );
+            let names: Vec<_> = std::fs::read_dir(dir.path().join(kind))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, vec![std::ffi::OsString::from(format!("k.{kind}"))]);
+        }
     }
 }

@@ -1,16 +1,24 @@
-//! JIT compilation: CUDA C++ source → PTX with NVRTC, cached on disk.
+//! JIT compilation: CUDA C++ source → PTX or cubin with NVRTC, cached on disk.
 //!
-//! * **Options**: `--std=c++17 -default-device --gpu-architecture=sm_XY`, then the
-//!   kernel's own ([`Jit::options`]). `sm_XY` is the device's own architecture, or any
-//!   [`Arch`] for offline checks (NVRTC needs no GPU).
+//! * **Options**: `--std=c++17 -default-device --gpu-architecture=compute_XY`, then the
+//!   kernel's own ([`Jit::options`]). `XY` is the device's own architecture, or any
+//!   [`Arch`] for offline checks (NVRTC needs no GPU). The virtual architecture makes
+//!   NVRTC stop at the PTX, which the driver assembles once at load
+//!   ([`Arch::virtual_name`]).
 //! * **Cache**: PTX is stored under `<cache root>/ptx/<key>.ptx` (root: see [`cache`]),
 //!   key = FNV-1a-128 of (source, every option, arch, NVRTC version) ([`Jit::cache_key`]),
 //!   so a change of any of them recompiles.
 //! * **Failures**: a rejected program returns [`JitError::Compile`] with NVRTC's log, and
 //!   its source is written to `failed/<name>-<key>.cu` (under `$QDSL_DUMP_DIR` if set,
 //!   else under the cache root), whose path the error names.
-//! * **Register caps**: a capped build is the cached PTX with a `.maxnreg` directive
-//!   ([`register_cap`]), assembled by the driver at load.
+//! * **What the GPU loads**: [`Jit::compile_cubin`] compiles for the real
+//!   architecture `sm_XY` so that NVRTC assembles the cubin itself (cached under
+//!   `cubin/`); loading it is then a copy, where PTX would be assembled a second time by
+//!   the driver's JIT, which serialises concurrent loads (measured on the H100: the
+//!   README's first GPU solve set up in 1.2 s instead of 2.5 s). Register caps (compile
+//!   knobs of the full search) are the cached PTX with a `.maxnreg` directive
+//!   ([`register_cap`]), assembled by the driver: one ptxas run per cap instead of a
+//!   whole NVRTC compilation.
 //! * **Dumps**: with `$QDSL_DUMP_DIR=dir`, every compiled (or cache-loaded) program is
 //!   written to `dir/<name>.cu` and `dir/<name>.ptx`.
 
@@ -19,9 +27,10 @@ pub mod cache;
 mod nvrtc;
 pub mod ptxas;
 pub mod register_cap;
+pub mod trace;
 
 pub use arch::{Arch, InvalidArch};
-pub use cache::PtxCache;
+pub use cache::ArtifactCache;
 
 use crate::hash::StableHasher;
 use std::path::{Path, PathBuf};
@@ -65,6 +74,19 @@ pub enum JitError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// A cubin assembled by NVRTC for a real architecture, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledCubin {
+    /// The program's name.
+    pub name: String,
+    /// The cubin's bytes.
+    pub cubin: Vec<u8>,
+    /// Its cache key (32 hex digits).
+    pub key: String,
+    /// `true` if it was read from the cache rather than compiled.
+    pub from_cache: bool,
 }
 
 /// Compiled PTX and where it came from.
@@ -144,7 +166,8 @@ impl WorkCounter {
 #[derive(Debug)]
 pub struct Jit {
     root: PathBuf,
-    cache: PtxCache,
+    ptx_cache: ArtifactCache,
+    cubin_cache: ArtifactCache,
     dump_dir: Option<PathBuf>,
     nvrtc_version: (i32, i32),
     hits: AtomicUsize,
@@ -159,7 +182,8 @@ impl Jit {
         let nvrtc_version = nvrtc::version().map_err(JitError::Unavailable)?;
         Ok(Self {
             root: cache_root.to_path_buf(),
-            cache: PtxCache::new(cache_root),
+            ptx_cache: ArtifactCache::ptx(cache_root),
+            cubin_cache: ArtifactCache::cubin(cache_root),
             dump_dir,
             nvrtc_version,
             hits: AtomicUsize::new(0),
@@ -200,12 +224,12 @@ impl Jit {
     }
 
     /// The full NVRTC option list: `--std=c++17`, `-default-device`,
-    /// `--gpu-architecture=<arch>`, then `extra` in order.
+    /// `--gpu-architecture=compute_XY` ([`Arch::virtual_name`]), then `extra` in order.
     pub fn options(arch: Arch, extra: &[String]) -> Vec<String> {
         let mut o = vec![
             "--std=c++17".to_string(),
             "-default-device".to_string(),
-            format!("--gpu-architecture={arch}"),
+            format!("--gpu-architecture={}", arch.virtual_name()),
         ];
         o.extend(extra.iter().cloned());
         o
@@ -232,7 +256,8 @@ impl Jit {
     }
 
     /// Compiles `source` (program `name`, usually the kernel's name) for `arch` with the
-    /// kernel's `extra` options, or loads it from the cache.
+    /// kernel's `extra` options, or loads it from the cache: the PTX (for reading,
+    /// ptxas reports and offline checks; the GPU loads [`Self::compile_cubin`]'s).
     pub fn compile(
         &self,
         name: &str,
@@ -240,33 +265,12 @@ impl Jit {
         arch: Arch,
         extra: &[String],
     ) -> Result<CompiledPtx, JitError> {
-        if let Some(offset) = source.bytes().position(|b| b == 0) {
-            return Err(JitError::InvalidSource {
-                name: name.into(),
-                offset,
-            });
-        }
         let options = Self::options(arch, extra);
-        let key = Self::cache_key(source, &options, arch, self.nvrtc_version);
-        let (ptx, from_cache) = match self.cache.load(&key) {
-            Some(ptx) => {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                (ptx, true)
-            }
-            None => {
-                let start = Instant::now();
-                let ptx = self.compile_uncached(name, source, arch, &options, &key)?;
-                self.nvrtc.add(start);
-                self.compiles.fetch_add(1, Ordering::Relaxed);
-                if let Err(e) = self.cache.store(&key, &ptx) {
-                    eprintln!(
-                        "qdsl: warning: cannot write the PTX cache {}: {e}",
-                        self.cache.path(&key).display()
-                    );
-                }
-                (ptx, false)
-            }
-        };
+        let (ptx, key, from_cache) =
+            self.artifact(name, source, arch, &options, nvrtc::Output::Ptx)?;
+        let ptx = String::from_utf8(ptx).map_err(|_| {
+            JitError::Unavailable(format!("NVRTC returned PTX of {name} that is not UTF-8"))
+        })?;
         if let Some(dir) = &self.dump_dir {
             write_file(&dir.join(format!("{name}.cu")), source)?;
             write_file(&dir.join(format!("{name}.ptx")), &ptx)?;
@@ -279,6 +283,84 @@ impl Jit {
         })
     }
 
+    /// Compiles and assembles `source` for the real architecture `arch` (NVRTC runs
+    /// ptxas itself, so that loading the module is a copy, not a second assembly by the
+    /// driver), with at most `cap` registers per thread (`--maxrregcount`) if given, or
+    /// loads the cubin from the cache.
+    pub fn compile_cubin(
+        &self,
+        name: &str,
+        source: &str,
+        arch: Arch,
+        extra: &[String],
+        cap: Option<u32>,
+    ) -> Result<CompiledCubin, JitError> {
+        let options = Self::cubin_options(arch, extra, cap);
+        let (cubin, key, from_cache) =
+            self.artifact(name, source, arch, &options, nvrtc::Output::Cubin)?;
+        if let Some(dir) = &self.dump_dir {
+            write_file(&dir.join(format!("{name}.cu")), source)?;
+        }
+        Ok(CompiledCubin {
+            name: name.into(),
+            cubin,
+            key,
+            from_cache,
+        })
+    }
+
+    /// The full option list of a cubin build: `--std=c++17`, `-default-device`,
+    /// `--gpu-architecture=sm_XY`, `extra` in order, then `--maxrregcount=R` if capped.
+    pub fn cubin_options(arch: Arch, extra: &[String], cap: Option<u32>) -> Vec<String> {
+        let mut o = vec![
+            "--std=c++17".to_string(),
+            "-default-device".to_string(),
+            format!("--gpu-architecture={arch}"),
+        ];
+        o.extend(extra.iter().cloned());
+        o.extend(cap.map(|r| format!("--maxrregcount={r}")));
+        o
+    }
+
+    /// `output` of compiling `source` with `options`, from its cache or NVRTC (timed and
+    /// stored): (bytes, cache key, whether it came from the cache).
+    fn artifact(
+        &self,
+        name: &str,
+        source: &str,
+        arch: Arch,
+        options: &[String],
+        output: nvrtc::Output,
+    ) -> Result<(Vec<u8>, String, bool), JitError> {
+        if let Some(offset) = source.bytes().position(|b| b == 0) {
+            return Err(JitError::InvalidSource {
+                name: name.into(),
+                offset,
+            });
+        }
+        let cache = match output {
+            nvrtc::Output::Ptx => &self.ptx_cache,
+            nvrtc::Output::Cubin => &self.cubin_cache,
+        };
+        let key = Self::cache_key(source, options, arch, self.nvrtc_version);
+        if let Some(bytes) = cache.load(&key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok((bytes, key, true));
+        }
+        let start = Instant::now();
+        let bytes = self.compile_uncached(name, source, arch, options, &key, output)?;
+        self.nvrtc.add(start);
+        trace::event("nvrtc", name, start);
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = cache.store(&key, &bytes) {
+            eprintln!(
+                "qdsl: warning: cannot write the JIT cache {}: {e}",
+                cache.path(&key).display()
+            );
+        }
+        Ok((bytes, key, false))
+    }
+
     fn compile_uncached(
         &self,
         name: &str,
@@ -286,8 +368,9 @@ impl Jit {
         arch: Arch,
         options: &[String],
         key: &str,
-    ) -> Result<String, JitError> {
-        match nvrtc::compile(source, name, options) {
+        output: nvrtc::Output,
+    ) -> Result<Vec<u8>, JitError> {
+        match nvrtc::compile(source, name, options, output) {
             Ok(ptx) => Ok(ptx),
             Err(nvrtc::Failure::Unavailable(why)) => Err(JitError::Unavailable(why)),
             Err(nvrtc::Failure::Rejected(log)) => {

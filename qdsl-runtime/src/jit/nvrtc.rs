@@ -24,23 +24,85 @@ pub(crate) enum Failure {
     Unavailable(String),
 }
 
-/// Compiles `source` (named `<name>.cu` in NVRTC's messages) with `options`: the PTX text.
-pub(crate) fn compile(source: &str, name: &str, options: &[String]) -> Result<String, Failure> {
+/// What a compilation returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// The PTX text (as bytes); the options name a virtual architecture `compute_XY`.
+    Ptx,
+    /// The assembled cubin; the options name a real architecture `sm_XY`.
+    Cubin,
+}
+
+/// Compiles `source` (named `<name>.cu` in NVRTC's messages) with `options` and returns
+/// `output`.
+pub(crate) fn compile(
+    source: &str,
+    name: &str,
+    options: &[String],
+    output: Output,
+) -> Result<Vec<u8>, Failure> {
     libs::nvrtc().map_err(|e| Failure::Unavailable(e.to_string()))?;
-    let opts = cudarc::nvrtc::CompileOptions {
-        options: options.to_vec(),
-        name: Some(format!("{name}.cu")),
-        ..Default::default()
+    libs::catch_cuda_panic("NVRTC", || compile_loaded(source, name, options, output))
+        .map_err(Failure::Unavailable)?
+}
+
+/// [`compile`] once the library is known to load.
+fn compile_loaded(
+    source: &str,
+    name: &str,
+    options: &[String],
+    output: Output,
+) -> Result<Vec<u8>, Failure> {
+    use cudarc::nvrtc::{result, sys};
+    let unavailable =
+        |what: &str, e: result::NvrtcError| Failure::Unavailable(format!("{what}: {e:?}"));
+    let c = |s: &str, what: &str| {
+        std::ffi::CString::new(s)
+            .map_err(|_| Failure::Rejected(format!("the {what} contains a NUL byte")))
     };
-    let result = libs::catch_cuda_panic("NVRTC", || {
-        cudarc::nvrtc::compile_ptx_with_opts(source, opts)
-    })
-    .map_err(Failure::Unavailable)?;
-    match result {
-        Ok(ptx) => Ok(ptx.to_src()),
-        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
-            Err(Failure::Rejected(log.to_string_lossy().into_owned()))
-        }
-        Err(e) => Err(Failure::Unavailable(format!("NVRTC: {e}"))),
-    }
+    let (src, file) = (c(source, "source")?, c(&format!("{name}.cu"), "name")?);
+    let options = options
+        .iter()
+        .map(|o| c(o, "option"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let prog = result::create_program(&src, Some(&file))
+        .map_err(|e| unavailable("nvrtcCreateProgram", e))?;
+    // SAFETY: `prog` was created above and is destroyed once, at the end; `src`, `file`
+    // and `options` outlive it; each buffer is sized by NVRTC's own size query.
+    let out = unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let out = match compiled {
+            Err(_) => {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let log = std::ffi::CStr::from_ptr(log.as_ptr())
+                    .to_string_lossy()
+                    .into_owned();
+                Err(Failure::Rejected(log))
+            }
+            Ok(()) => match output {
+                Output::Ptx => result::get_ptx(prog)
+                    .map(|p| {
+                        let bytes: Vec<u8> = p.iter().map(|&b| b as u8).collect();
+                        bytes.into_iter().take_while(|&b| b != 0).collect()
+                    })
+                    .map_err(|e| unavailable("nvrtcGetPTX", e)),
+                Output::Cubin => {
+                    let mut size = 0usize;
+                    sys::nvrtcGetCUBINSize(prog, &mut size)
+                        .result()
+                        .map_err(|e| unavailable("nvrtcGetCUBINSize", e))
+                        .and_then(|()| {
+                            let mut cubin = vec![0u8; size];
+                            sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                                .result()
+                                .map(|()| cubin)
+                                .map_err(|e| unavailable("nvrtcGetCUBIN", e))
+                        })
+                }
+            },
+        };
+        let _ = result::destroy_program(prog);
+        out
+    };
+    out
 }

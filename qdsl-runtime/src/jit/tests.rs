@@ -32,7 +32,11 @@ fn key_changes_with_every_input() {
     }
     assert_eq!(
         o,
-        ["--std=c++17", "-default-device", "--gpu-architecture=sm_90"]
+        [
+            "--std=c++17",
+            "-default-device",
+            "--gpu-architecture=compute_90"
+        ]
     );
 }
 
@@ -88,6 +92,61 @@ fn compiles_then_hits_the_cache_and_dumps() {
         std::fs::read_to_string(dump.path().join("axpy.ptx")).unwrap(),
         first.ptx
     );
+}
+
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn cubins_are_assembled_for_the_real_architecture_capped_and_cached() {
+    let root = tempfile::tempdir().unwrap();
+    let j = jit(root.path(), None);
+    let first = j
+        .compile_cubin("axpy", AXPY, Arch::SM_90, &[], None)
+        .unwrap();
+    assert!(!first.from_cache);
+    assert_eq!(&first.cubin[..4], b"\x7fELF", "a cubin is an ELF image");
+    assert!(root
+        .path()
+        .join("cubin")
+        .join(format!("{}.cubin", first.key))
+        .is_file());
+    let again = jit(root.path(), None)
+        .compile_cubin("axpy", AXPY, Arch::SM_90, &[], None)
+        .unwrap();
+    assert!(again.from_cache);
+    assert_eq!(again.cubin, first.cubin);
+    // A register cap is an NVRTC option, hence another key and another cubin; the PTX of
+    // the same source is a different artifact with a different key.
+    let capped = j
+        .compile_cubin("axpy", AXPY, Arch::SM_90, &[], Some(32))
+        .unwrap();
+    assert!(!capped.from_cache);
+    assert_ne!(capped.key, first.key);
+    assert_eq!(
+        Jit::cubin_options(Arch::SM_90, &["-DX".into()], Some(32)),
+        [
+            "--std=c++17",
+            "-default-device",
+            "--gpu-architecture=sm_90",
+            "-DX",
+            "--maxrregcount=32"
+        ]
+    );
+    let ptx = j.compile("axpy", AXPY, Arch::SM_90, &[]).unwrap();
+    assert_ne!(ptx.key, first.key);
+    // A rejected program is an error with NVRTC's log on the cubin path too.
+    let err = j
+        .compile_cubin(
+            "broken",
+            "__global__ void f() { undeclared(); }",
+            Arch::SM_90,
+            &[],
+            None,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("undeclared"), "{err}");
 }
 
 #[test]

@@ -299,6 +299,7 @@ impl Tuner {
         bar.finish_and_clear();
         let tuned = self.finish(key, runs);
         self.measured.add(start);
+        crate::jit::trace::event("tune", &format!("{} {}", key.kernel, key.formats), start);
         tuned
     }
 
@@ -340,6 +341,7 @@ impl Tuner {
         bar.finish_and_clear();
         let tuned = self.finish(key, runs);
         self.measured.add(start);
+        crate::jit::trace::event("tune", &format!("{} {}", key.kernel, key.formats), start);
         tuned
     }
 

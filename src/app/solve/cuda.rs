@@ -26,7 +26,8 @@ fn warm_up<F: SolverField>(
     Ok(())
 }
 
-/// The device solve with f64 operator `high` and iteration operator `low`; returns the
+/// The device solve with f64 operator `high` and iteration operator `low` (their vector
+/// kernels loaded, see [`set_up`]); returns the
 /// result and the downloaded solution. Both operators are applied once first
 /// ([`warm_up`]), so that the result's time is the solve's only. A failure recorded in the context (see
 /// [`qdsl_runtime::solver::device::context`]) is an error, not a result.
@@ -39,13 +40,6 @@ fn device_run<P: DevicePrecision>(
     opts: &SolverOptions,
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
     let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
-    let l = b.layout();
-    let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
-    let layouts = [
-        DeviceVector::<Double>::layout_of(reals, sites).map_err(device)?,
-        DeviceVector::<P>::layout_of(reals, sites).map_err(device)?,
-    ];
-    ctx.preload_vector_kernels(&layouts).map_err(device)?;
     let b_dev = DeviceVector::<Double>::upload(ctx, b).map_err(device)?;
     let mut x_dev =
         DeviceVector::<Double>::zeros(ctx, b_dev.layout().host_reals, b_dev.layout().sites)
@@ -65,6 +59,39 @@ fn device_run<P: DevicePrecision>(
     Ok((result, x))
 }
 
+/// The set-up of a solve iterating in precision `P`: the f64 operator, built here, and
+/// what `low` builds (the iteration operator), at the same time as the vector kernels
+/// (BLAS, reductions, conversions) of f64 and `P` are compiled and loaded. Each of the
+/// three compiles its kernels in parallel threads, so that the first run waits for the
+/// slowest compilation once rather than once per stage.
+fn set_up<P: DevicePrecision, L: Send>(
+    ctx: &Arc<DeviceContext>,
+    system: &HostSystem,
+    b: &ColourSpinorField<f64>,
+    low: impl FnOnce() -> Result<L, SolveError> + Send,
+) -> Result<(DeviceOperator<Double>, L), SolveError> {
+    let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
+    let l = b.layout();
+    let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
+    let layouts = [
+        DeviceVector::<Double>::layout_of(reals, sites).map_err(device)?,
+        DeviceVector::<P>::layout_of(reals, sites).map_err(device)?,
+    ];
+    std::thread::scope(|scope| {
+        let vectors = scope.spawn(|| ctx.preload_vector_kernels(&layouts));
+        let low = scope.spawn(low);
+        let high = system.device_operator::<Double>(ctx);
+        let joined =
+            |what: &str| SolveError::Device(format!("the set-up thread building {what} panicked"));
+        let low = low.join().map_err(|_| joined("the iteration operator"))?;
+        vectors
+            .join()
+            .map_err(|_| joined("the vector kernels"))?
+            .map_err(device)?;
+        Ok((high?, low?))
+    })
+}
+
 /// The GPU solve in `config.precision`: (result, downloaded solution).
 pub(super) fn device_solve(
     ctx: &Arc<DeviceContext>,
@@ -73,29 +100,42 @@ pub(super) fn device_solve(
     b: &ColourSpinorField<f64>,
     opts: &SolverOptions,
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
-    let high = system.device_operator::<Double>(ctx)?;
     match config.precision {
-        Precision::F64 => device_run(ctx, &high, &high, config, b, opts),
+        Precision::F64 => {
+            let (high, ()) = set_up::<Double, _>(ctx, system, b, || Ok(()))?;
+            device_run(ctx, &high, &high, config, b, opts)
+        }
         Precision::F32 => {
-            let low = system.device_operator::<Single>(ctx)?;
+            let (high, low) =
+                set_up::<Single, _>(ctx, system, b, || system.device_operator::<Single>(ctx))?;
             device_run(ctx, &high, &low, config, b, opts)
         }
         Precision::Fixed16 => {
-            let low = system.device_operator::<Fixed16>(ctx)?;
+            let (high, low) =
+                set_up::<Fixed16, _>(ctx, system, b, || system.device_operator::<Fixed16>(ctx))?;
             device_run(ctx, &high, &low, config, b, opts)
         }
         Precision::F16 => {
-            let low = system.device_operator::<Half>(ctx)?;
+            let (high, low) =
+                set_up::<Half, _>(ctx, system, b, || system.device_operator::<Half>(ctx))?;
             device_run(ctx, &high, &low, config, b, opts)
         }
         // Packed vectors: the operator runs on f32 (packed20) or f64 (packed30) work
         // vectors, converted on the device around each application.
         Precision::Packed20 => {
-            let low = ConvertingOperator::<_, Single>::new(system.device_operator::<Single>(ctx)?);
+            let (high, low) = set_up::<Packed20, _>(ctx, system, b, || {
+                Ok(ConvertingOperator::<_, Single>::new(
+                    system.device_operator::<Single>(ctx)?,
+                ))
+            })?;
             device_run::<Packed20>(ctx, &high, &low, config, b, opts)
         }
         Precision::Packed30 => {
-            let low = ConvertingOperator::<_, Double>::new(system.device_operator::<Double>(ctx)?);
+            let (high, low) = set_up::<Packed30, _>(ctx, system, b, || {
+                Ok(ConvertingOperator::<_, Double>::new(
+                    system.device_operator::<Double>(ctx)?,
+                ))
+            })?;
             device_run::<Packed30>(ctx, &high, &low, config, b, opts)
         }
     }

@@ -99,20 +99,37 @@ impl HopKernels {
         parity: Parity,
         dagger_knob: bool,
     ) -> Result<Self, OperatorError> {
-        let kernels = Self {
-            make: DeviceStencil::of::<S>,
-            generate: S::compiled,
-            base: *base,
-            parity,
-            dagger_knob,
-            built: Mutex::new(HashMap::new()),
-        };
+        let kernels = Self::unbuilt::<S>(base, parity, dagger_knob);
         kernels.preload(gpu)?;
         for dagger in [false, true] {
             kernels.get(gpu, parity.opposite(), dagger, false)?;
             kernels.get(gpu, parity, dagger, true)?;
         }
         Ok(kernels)
+    }
+
+    /// The kernels as [`Self::new`] describes them, none compiled yet.
+    fn unbuilt<S: Stencil>(base: &Variant, parity: Parity, dagger_knob: bool) -> Self {
+        Self {
+            make: DeviceStencil::of::<S>,
+            generate: S::compiled,
+            base: *base,
+            parity,
+            dagger_knob,
+            built: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Compiles and loads (into `gpu`'s module map) the kernels [`Self::new`] would
+    /// build for the same arguments, so that a later [`Self::new`] finds them loaded:
+    /// for compiling while the links are still being converted and uploaded.
+    pub(crate) fn prebuild<S: Stencil>(
+        gpu: &Gpu,
+        base: &Variant,
+        parity: Parity,
+        dagger_knob: bool,
+    ) -> Result<(), OperatorError> {
+        Self::unbuilt::<S>(base, parity, dagger_knob).preload(gpu)
     }
 
     /// Compiles and loads the first builds of M̂'s four kernels (to q, to p with xpay;

@@ -264,5 +264,6 @@ mod stencil;
 mod tests;
 
 pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
+pub(crate) use even_odd::HopKernels;
 pub use even_odd::{device_spinor, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun};
 pub use stencil::{codegen_hash, stencil_interface, DeviceStencil, StencilArgs, StencilLaunch};

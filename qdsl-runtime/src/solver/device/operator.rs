@@ -25,7 +25,7 @@ use super::precision::DevicePrecision;
 use super::vector::DeviceVector;
 use crate::device::{DeviceError, DeviceField};
 use crate::operator::cpu::StaggeredLinks;
-use crate::operator::device::{DeviceRun, OperatorError};
+use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
@@ -105,6 +105,29 @@ fn upload_links(
     )
 }
 
+/// [`upload_links`] of the Wilson links while, on another thread, the Wilson hop kernels
+/// of `variant` on `parity` are compiled and loaded (their compilation would otherwise
+/// wait for the link conversion's own kernel), so that building the operator finds them
+/// loaded.
+fn upload_wilson_links(
+    ctx: &DeviceContext,
+    gauge: &GaugeField<f64>,
+    variant: &Variant,
+    parity: Parity,
+) -> Result<DeviceField, OperatorError> {
+    std::thread::scope(|scope| {
+        let hops = scope.spawn(|| {
+            HopKernels::prebuild::<qdsl_kernels::WilsonHop>(ctx.gpu(), variant, parity, true)
+        });
+        let links = upload_links(ctx, gauge, variant.gauge);
+        hops.join().map_err(|_| DeviceError::Driver {
+            what: "the thread building the Wilson hop kernels".into(),
+            message: "panicked".into(),
+        })??;
+        Ok(links?)
+    })
+}
+
 impl<P: DevicePrecision> DeviceOperator<P> {
     fn with_kernels(ctx: &Arc<DeviceContext>, kernels: Kernels) -> Self {
         Self {
@@ -132,7 +155,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     ) -> Result<Self, OperatorError> {
         let variant = wilson_variant::<P>(boundary)?;
         let lattice = *gauge.lattice();
-        let links = upload_links(ctx, gauge, variant.gauge)?;
+        let links = upload_wilson_links(ctx, gauge, &variant, parity)?;
         let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
@@ -151,7 +174,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         boundary: TimeBoundary,
     ) -> Result<Self, OperatorError> {
         let variant = wilson_variant::<P>(boundary)?;
-        let links = upload_links(ctx, gauge, variant.gauge)?;
+        let links = upload_wilson_links(ctx, gauge, &variant, parity)?;
         let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?;
         Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
