@@ -14,12 +14,14 @@
 mod blocks;
 mod boundary;
 pub mod decomposition;
+mod extended;
 mod geometry;
 mod staggered;
 
 pub use blocks::BlockDecomposition;
 pub use boundary::{BoundaryCondition, BoundaryConditions};
 pub use decomposition::{Decomposition, DecompositionError, ProcessGrid, Side};
+pub use extended::ExtendedLattice;
 pub use geometry::{Coords, Lattice, Lattice5D, Parity, MAX_SITES};
 pub use staggered::{staggered_link_sign, staggered_phase};
 
