@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`backend`] | the [`backend::Backend`] interface, CPU and CUDA backends, selection |
 //! | [`comm`] | communication between ranks: grouped face exchange, deterministic all-reduce; threads and NCCL |
+//! | [`distributed`] | operators on a lattice decomposed over ranks: halo exchange, the distributed host hop |
 //! | [`jit`] | NVRTC compilation, the PTX cache, ptxas reports |
 //! | [`tune`] | the autotuner and its TSV cache |
 //! | [`device`] | device fields: formats, layout, GPU conversion kernels, f64 reductions |
@@ -25,6 +26,7 @@
 pub mod backend;
 pub mod comm;
 pub mod device;
+pub mod distributed;
 pub mod hash;
 pub mod jit;
 pub mod libs;
