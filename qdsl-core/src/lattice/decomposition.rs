@@ -294,11 +294,11 @@ impl Decomposition {
     /// (the faces of a rank would overlap, and the halo would need sites of the
     /// neighbour's neighbour). Directions that are not cut need no halo.
     pub fn check_halo_depth(&self, depth: usize) -> Result<(), DecompositionError> {
-        for mu in 0..4 {
+        for (mu, &dir) in DIRECTION_NAMES.iter().enumerate() {
             let local = self.local.extent(mu);
             if self.grid.is_cut(mu) && local < depth {
                 return Err(DecompositionError::ShorterThanHalo {
-                    dir: DIRECTION_NAMES[mu],
+                    dir,
                     extent: self.global.extent(mu),
                     grid: self.grid.dims()[mu],
                     local,
