@@ -27,8 +27,8 @@
 
 use super::{CloverField, ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
 use crate::lattice::{
-    BoundaryConditions, Coords, Decomposition, DecompositionError, ExtendedLattice, Lattice, Side,
-    DIRECTION_NAMES,
+    BoundaryConditions, Coords, Decomposition, DecompositionError, ExtendedLattice, HaloShape,
+    Lattice, Side, DIRECTION_NAMES,
 };
 use crate::math::ColourMatrix;
 use crate::Real;
@@ -306,13 +306,14 @@ fn held<F: SiteField>(field: &F, sites: &[Coords]) -> Vec<usize> {
 pub fn pack_face<F: SiteField>(
     field: &F,
     ext: &ExtendedLattice,
+    shape: HaloShape,
     rank: usize,
     mu: usize,
     side: Side,
     bc: &BoundaryConditions,
 ) -> Vec<F::Elem> {
     let negate = face_negated(ext.decomposition(), bc, rank, mu, side);
-    let sites = held(field, &ext.boundary_layers(mu, side));
+    let sites = held(field, &ext.boundary_slab(mu, side, shape));
     let mut buf = Vec::with_capacity(field.slices() * sites.len() * field.elems_per_site());
     for s in 0..field.slices() {
         for &i in &sites {
@@ -329,8 +330,13 @@ pub fn pack_face<F: SiteField>(
 
 /// Elements of the face buffer of direction μ of `field` ([`pack_face`]; both sides
 /// have the same length).
-pub fn face_len<F: SiteField>(field: &F, ext: &ExtendedLattice, mu: usize) -> usize {
-    let sites = held(field, &ext.halo_layers(mu, Side::Backward)).len();
+pub fn face_len<F: SiteField>(
+    field: &F,
+    ext: &ExtendedLattice,
+    shape: HaloShape,
+    mu: usize,
+) -> usize {
+    let sites = held(field, &ext.halo_slab(mu, Side::Backward, shape)).len();
     field.slices() * sites * field.elems_per_site()
 }
 
@@ -339,11 +345,12 @@ pub fn face_len<F: SiteField>(field: &F, ext: &ExtendedLattice, mu: usize) -> us
 pub fn unpack_halo<F: SiteField>(
     field: &mut F,
     ext: &ExtendedLattice,
+    shape: HaloShape,
     mu: usize,
     side: Side,
     buf: &[F::Elem],
 ) -> Result<(), DistributionError> {
-    let sites = held(field, &ext.halo_layers(mu, side));
+    let sites = held(field, &ext.halo_slab(mu, side, shape));
     let per_site = field.elems_per_site();
     let expected = field.slices() * sites.len() * per_site;
     if buf.len() != expected {
@@ -365,11 +372,14 @@ pub fn unpack_halo<F: SiteField>(
 }
 
 /// The halo exchange of every cut direction between parts held in one place (`parts[r]`
-/// is rank r's): each rank's boundary layers packed ([`pack_face`]) and unpacked into
-/// its neighbour's halo. The reference for the transports of `qdsl_runtime::comm`.
+/// is rank r's): each rank's boundary slabs of `shape` packed ([`pack_face`]) and
+/// unpacked into its neighbour's halo, direction by direction in order (x, y, z, t: the
+/// order [`HaloShape::FacesAndCorners`] needs). The reference for the transports of
+/// `qdsl_runtime::comm`.
 pub fn exchange_in_place<F: SiteField>(
     parts: &mut [F],
     ext: &ExtendedLattice,
+    shape: HaloShape,
     bc: &BoundaryConditions,
 ) -> Result<(), DistributionError> {
     let dec = *ext.decomposition();
@@ -382,36 +392,34 @@ pub fn exchange_in_place<F: SiteField>(
     for mu in (0..4).filter(|&mu| dec.grid().is_cut(mu)) {
         for side in Side::BOTH {
             let bufs: Vec<Vec<F::Elem>> = (0..dec.size())
-                .map(|r| pack_face(&parts[r], ext, r, mu, side, bc))
+                .map(|r| pack_face(&parts[r], ext, shape, r, mu, side, bc))
                 .collect();
             for (r, buf) in bufs.iter().enumerate() {
                 let n = dec.neighbour(r, mu, side);
-                unpack_halo(&mut parts[n], ext, mu, side.opposite(), buf)?;
+                unpack_halo(&mut parts[n], ext, shape, mu, side.opposite(), buf)?;
             }
         }
     }
     Ok(())
 }
 
-/// Fills rank `rank`'s halos straight from the global field: each halo site takes the
-/// global site it stands for ([`ExtendedLattice::global_of_ext`]), times −1 for every
-/// crossing of an antiperiodic boundary. Independent of ranks, neighbours and messages:
-/// the reference the exchange is tested against.
+/// Fills rank `rank`'s halo sites of `shape` ([`ExtendedLattice::halo_sites`]) straight
+/// from the global field: each takes the global site it stands for
+/// ([`ExtendedLattice::global_of_ext`]), times −1 for every crossing of an antiperiodic
+/// boundary. Independent of ranks, neighbours and messages: the reference the exchange is
+/// tested against.
 pub fn fill_halos_from_global<F: SiteField>(
     part: &mut F,
     global: &F,
     ext: &ExtendedLattice,
+    shape: HaloShape,
     rank: usize,
     bc: &BoundaryConditions,
 ) {
-    for mu in 0..4 {
-        for side in Side::BOTH {
-            for e in ext.halo_layers(mu, side) {
-                let (g, wraps) = ext.global_of_ext(rank, e);
-                let sign: f64 = (0..4).map(|nu| bc.0[nu].sign(wraps[nu])).product();
-                copy_site(global, g, part, e, sign < 0.0);
-            }
-        }
+    for e in ext.halo_sites(shape) {
+        let (g, wraps) = ext.global_of_ext(rank, e);
+        let sign: f64 = (0..4).map(|nu| bc.0[nu].sign(wraps[nu])).product();
+        copy_site(global, g, part, e, sign < 0.0);
     }
 }
 
@@ -495,25 +503,26 @@ mod tests {
 
     /// After the exchange every halo holds what the global field holds at the site it
     /// stands for, negated across the antiperiodic time boundary (the reference fill,
-    /// computed from global coordinates, not from ranks and messages); checked for one
-    /// and three layers, full and one-parity Wilson, 5D, and gauge fields; and one face
-    /// spelled out: the first t-rank's backward halo is the last t-rank's top layer,
-    /// negated.
+    /// computed from global coordinates, not from ranks and messages); checked for faces
+    /// and for faces with corners (where a corner crossing the t boundary carries the
+    /// sign too), depths 1, 2 and 3, full and one-parity Wilson, 5D, and gauge fields; and
+    /// one face spelled out: the first t-rank's backward halo is the last t-rank's top
+    /// layer, negated.
     #[test]
     fn exchanged_halos_hold_the_neighbours_boundary_sites_with_the_time_sign() {
-        let global = Lattice::new([4, 4, 6, 12]).unwrap();
+        let big = Lattice::new([4, 8, 8, 16]).unwrap();
         let apt = BoundaryConditions::antiperiodic_time();
         let periodic = BoundaryConditions::periodic();
-        let u = GaugeField::<f64>::random(global, 11);
+        let u = GaugeField::<f64>::random(big, 11);
         let full =
-            ColourSpinorField::<f64>::gaussian(SpinorLayout::wilson(global, SiteSubset::Full), 12);
+            ColourSpinorField::<f64>::gaussian(SpinorLayout::wilson(big, SiteSubset::Full), 12);
         let even = ColourSpinorField::<f64>::gaussian(
-            SpinorLayout::wilson(global, SiteSubset::Single(Parity::Even)),
+            SpinorLayout::wilson(big, SiteSubset::Single(Parity::Even)),
             13,
         );
         let dwf = ColourSpinorField::<f64>::gaussian(
             SpinorLayout::domain_wall(
-                Lattice5D::new(global.dims(), 2).unwrap(),
+                Lattice5D::new(big.dims(), 2).unwrap(),
                 SiteSubset::Single(Parity::Odd),
             ),
             14,
@@ -521,37 +530,65 @@ mod tests {
         fn check<F: SiteField + PartialEq + std::fmt::Debug>(
             global: &F,
             e: &ExtendedLattice,
+            shape: HaloShape,
             bc: &BoundaryConditions,
         ) {
             let mut parts = scatter_all(global, e).unwrap();
-            exchange_in_place(&mut parts, e, bc).unwrap();
+            exchange_in_place(&mut parts, e, shape, bc).unwrap();
             for (rank, part) in parts.iter().enumerate() {
                 let mut reference = scatter(global, e, rank).unwrap();
-                fill_halos_from_global(&mut reference, global, e, rank, bc);
-                assert_eq!(*part, reference, "rank {rank}");
+                fill_halos_from_global(&mut reference, global, e, shape, rank, bc);
+                assert_eq!(*part, reference, "rank {rank} {shape:?}");
             }
         }
+        let mut checked = 0;
         for grid in [[1, 1, 1, 2], [1, 2, 1, 4], [2, 2, 2, 2]] {
-            for depth in [1, NAIK_DEPTH] {
+            for depth in [1, 2, NAIK_DEPTH] {
                 let Ok(d) =
-                    Decomposition::with_halo_depth(global, ProcessGrid::new(grid).unwrap(), depth)
+                    Decomposition::with_halo_depth(big, ProcessGrid::new(grid).unwrap(), depth)
                 else {
+                    assert_eq!((grid, depth), ([2, 2, 2, 2], NAIK_DEPTH), "local x = 2 < 3");
                     continue;
                 };
                 let e = ExtendedLattice::new(d, depth).unwrap();
-                check(&full, &e, &apt);
-                check(&even, &e, &apt);
-                check(&dwf, &e, &apt);
-                check(&u, &e, &periodic);
+                for shape in [HaloShape::Faces, HaloShape::FacesAndCorners] {
+                    check(&full, &e, shape, &apt);
+                    check(&even, &e, shape, &apt);
+                    check(&dwf, &e, shape, &apt);
+                    check(&u, &e, shape, &periodic);
+                    checked += 1;
+                }
             }
         }
+        assert_eq!(checked, 16);
+        // Corners are not faces: with a corner exchange a site diagonal to the interior
+        // (halo in both y and t) is filled, with faces only it stays zero.
+        let e = ext(big, [1, 2, 1, 2], 1);
+        // Margins 1 in y and t: extended y = 0 and t = 0 are halo layers.
+        let c = [1, 0, 2, 0];
+        for (shape, filled) in [
+            (HaloShape::Faces, false),
+            (HaloShape::FacesAndCorners, true),
+        ] {
+            let mut parts = scatter_all(&full, &e).unwrap();
+            exchange_in_place(&mut parts, &e, shape, &apt).unwrap();
+            let i = parts[0].index_of(c).unwrap();
+            assert_eq!(
+                parts[0].site(0, i).iter().any(|z| z.norm_sqr() > 0.0),
+                filled,
+                "{shape:?}"
+            );
+        }
+        let global = Lattice::new([4, 4, 6, 12]).unwrap();
+        let full =
+            ColourSpinorField::<f64>::gaussian(SpinorLayout::wilson(global, SiteSubset::Full), 12);
         // One face by hand: grid 1,1,1,2 (local Lt = 6), depth 1. Rank 0's backward halo
         // (extended t = 1, margin 2 after the parity fix) is global t = 11 = rank 1's top
         // layer (local t = 5), negated.
         let e = ext(global, [1, 1, 1, 2], 1);
         assert_eq!(e.margin()[3], 2);
         let mut parts = scatter_all(&full, &e).unwrap();
-        exchange_in_place(&mut parts, &e, &apt).unwrap();
+        exchange_in_place(&mut parts, &e, HaloShape::Faces, &apt).unwrap();
         let (h, top) = ([1, 2, 3, 1], [1, 2, 3, 7]);
         let i = parts[0].index_of(h).unwrap();
         let j = parts[1].index_of(top).unwrap();
@@ -583,11 +620,12 @@ mod tests {
                 found: 1
             }
         );
-        let n = face_len(&parts[0], &e, 3);
+        let n = face_len(&parts[0], &e, HaloShape::Faces, 3);
         assert_eq!(n, 4 * 4 * 4 * 12);
         let err = unpack_halo(
             &mut parts[0],
             &e,
+            HaloShape::Faces,
             3,
             Side::Backward,
             &vec![Complex::new(0.0, 0.0); n - 1],

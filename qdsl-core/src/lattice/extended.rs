@@ -153,9 +153,23 @@ impl ExtendedLattice {
     }
 
     /// The `depth` outermost interior layers on `side` of direction μ (extended
-    /// coordinates, slab order): what this rank sends to its neighbour on `side`. Empty
+    /// coordinates, slab order) spanning the interior in the other directions
+    /// ([`HaloShape::Faces`]): what this rank sends to its neighbour on `side`. Empty
     /// when μ is not cut.
     pub fn boundary_layers(&self, mu: usize, side: Side) -> Vec<Coords> {
+        self.boundary_slab(mu, side, HaloShape::Faces)
+    }
+
+    /// The `depth` halo layers beyond the local lattice on `side` of direction μ
+    /// (extended coordinates, slab order) spanning the interior in the other directions:
+    /// what this rank receives from its neighbour on `side`. Empty when μ is not cut.
+    pub fn halo_layers(&self, mu: usize, side: Side) -> Vec<Coords> {
+        self.halo_slab(mu, side, HaloShape::Faces)
+    }
+
+    /// [`Self::boundary_layers`] of either shape: for [`HaloShape::FacesAndCorners`] the
+    /// slab spans the whole extended lattice in the other directions.
+    pub fn boundary_slab(&self, mu: usize, side: Side, shape: HaloShape) -> Vec<Coords> {
         if !self.decomposition.grid().is_cut(mu) {
             return Vec::new();
         }
@@ -164,13 +178,11 @@ impl ExtendedLattice {
             Side::Backward => m..m + d,
             Side::Forward => m + l - d..m + l,
         };
-        self.slab(mu, range)
+        self.slab(mu, range, shape)
     }
 
-    /// The `depth` halo layers beyond the local lattice on `side` of direction μ
-    /// (extended coordinates, slab order): what this rank receives from its neighbour on
-    /// `side`. Empty when μ is not cut.
-    pub fn halo_layers(&self, mu: usize, side: Side) -> Vec<Coords> {
+    /// [`Self::halo_layers`] of either shape (see [`Self::boundary_slab`]).
+    pub fn halo_slab(&self, mu: usize, side: Side, shape: HaloShape) -> Vec<Coords> {
         if !self.decomposition.grid().is_cut(mu) {
             return Vec::new();
         }
@@ -179,18 +191,65 @@ impl ExtendedLattice {
             Side::Backward => m - d..m,
             Side::Forward => m + l..m + l + d,
         };
-        self.slab(mu, range)
+        self.slab(mu, range, shape)
     }
 
-    /// The sites with coordinate μ in `range` and interior coordinates in the other
-    /// directions, lexicographic.
-    fn slab(&self, mu: usize, range: std::ops::Range<usize>) -> Vec<Coords> {
-        let mut lo = self.margin;
-        let mut hi: Coords = std::array::from_fn(|nu| self.margin[nu] + self.local().extent(nu));
+    /// The halo sites a complete exchange of `shape` fills: for
+    /// [`HaloShape::Faces`] the union of the halo layers; for
+    /// [`HaloShape::FacesAndCorners`] every non-interior site within `depth` of the
+    /// interior in the cut directions (edges and corners included), lexicographic.
+    pub fn halo_sites(&self, shape: HaloShape) -> Vec<Coords> {
+        match shape {
+            HaloShape::Faces => (0..4)
+                .flat_map(|mu| Side::BOTH.map(|side| self.halo_layers(mu, side)))
+                .flatten()
+                .collect(),
+            HaloShape::FacesAndCorners => {
+                let cut = |mu: usize| self.decomposition.grid().is_cut(mu);
+                let d = self.depth;
+                let lo = std::array::from_fn(|mu| self.margin[mu] - if cut(mu) { d } else { 0 });
+                let hi = std::array::from_fn(|mu| {
+                    self.margin[mu] + self.local().extent(mu) + if cut(mu) { d } else { 0 }
+                });
+                box_sites(lo, hi)
+                    .into_iter()
+                    .filter(|&c| self.local_of_ext(c).is_none())
+                    .collect()
+            }
+        }
+    }
+
+    /// The sites with coordinate μ in `range` and, in the other directions, interior
+    /// coordinates ([`HaloShape::Faces`]) or the whole extended range
+    /// ([`HaloShape::FacesAndCorners`]); lexicographic.
+    fn slab(&self, mu: usize, range: std::ops::Range<usize>, shape: HaloShape) -> Vec<Coords> {
+        let (mut lo, mut hi): (Coords, Coords) = match shape {
+            HaloShape::Faces => (
+                self.margin,
+                std::array::from_fn(|nu| self.margin[nu] + self.local().extent(nu)),
+            ),
+            HaloShape::FacesAndCorners => ([0; 4], self.extended.dims()),
+        };
         lo[mu] = range.start;
         hi[mu] = range.end;
         box_sites(lo, hi)
     }
+}
+
+/// Which halo sites an exchange fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HaloShape {
+    /// The faces only: slabs spanning the interior in the other directions. Enough for
+    /// the straight hops of the Dirac operators (a hop changes one coordinate); all
+    /// directions travel in one grouped exchange.
+    Faces,
+    /// Faces, edges and corners: slabs spanning the whole extended lattice in the other
+    /// directions, exchanged **direction by direction in order** (x, y, z, t). A slab of
+    /// direction μ then carries the halos of the directions before μ, already filled, so
+    /// that after the last direction every site within `depth` of the interior holds its
+    /// global value; stale values sent along in directions after μ are overwritten when
+    /// those directions are exchanged. Needed by link paths (staples reach diagonally).
+    FacesAndCorners,
 }
 
 /// The sites `lo ≤ c < hi` (per direction), lexicographic (x fastest).

@@ -21,7 +21,7 @@ mod staggered;
 pub use blocks::BlockDecomposition;
 pub use boundary::{BoundaryCondition, BoundaryConditions};
 pub use decomposition::{Decomposition, DecompositionError, ProcessGrid, Side};
-pub use extended::ExtendedLattice;
+pub use extended::{ExtendedLattice, HaloShape};
 pub use geometry::{Coords, Lattice, Lattice5D, Parity, MAX_SITES};
 pub use staggered::{staggered_link_sign, staggered_phase};
 

@@ -9,7 +9,7 @@ use qdsl_core::dsl::variant::{TimeBoundary, Variant};
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::distributed::DistributionError;
 use qdsl_core::field::{ColourSpinorField, SiteSubset};
-use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice};
+use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, HaloShape};
 use qdsl_core::{Complex, Real};
 use thiserror::Error;
 
@@ -40,7 +40,7 @@ pub enum DistributedError {
 /// (K ψ)(x) = the single-process K ψ at every interior site x of this rank,
 ///
 /// computed by the hop kernel `hop` (its links: this rank's part on the extended lattice,
-/// halos filled by [`exchange_halos`] with periodic boundary conditions — links carry no
+/// halos filled by [`exchange_halos`] (faces) with periodic boundary conditions — links carry no
 /// boundary sign) after the exchange of ψ's halos. Every rank calls [`Self::apply`]
 /// together.
 pub struct DistributedHop<H: HostHop> {
@@ -82,7 +82,14 @@ impl<H: HostHop> DistributedHop<H> {
             TimeBoundary::Periodic => BoundaryConditions::periodic(),
             TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
         };
-        exchange_halos(comm, psi, &self.ext, &bc, "distributed hop: halo exchange")?;
+        exchange_halos(
+            comm,
+            psi,
+            &self.ext,
+            HaloShape::Faces,
+            &bc,
+            "distributed hop: halo exchange",
+        )?;
         let mut kernel_variant = *variant;
         if self.ext.decomposition().grid().is_cut(3) {
             kernel_variant.boundary = TimeBoundary::Periodic;
