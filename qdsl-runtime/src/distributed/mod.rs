@@ -1,6 +1,7 @@
 //! Operators on a lattice decomposed over ranks: the halo exchange of a distributed host
-//! field through a [`Communicator`](crate::comm::Communicator), and the distributed host hop — the CPU reference the
-//! multi-GPU operators will be checked against.
+//! field through a [`Communicator`](crate::comm::Communicator), the distributed host hop —
+//! the CPU reference the multi-GPU operators will be checked against — and deterministic
+//! global sums ([`reduce`]).
 //!
 //! Fields live on each rank's [`ExtendedLattice`](qdsl_core::lattice::ExtendedLattice) (local lattice + halos; see
 //! [`qdsl_core::field::distributed`] for scattering, gathering and face packing).
@@ -50,6 +51,7 @@
 
 mod halo;
 mod hop;
+pub mod reduce;
 #[cfg(test)]
 mod tests;
 
