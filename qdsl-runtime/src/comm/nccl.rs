@@ -212,6 +212,8 @@ pub struct DeviceMessage {
 pub struct NcclComm {
     lib: &'static NcclLibrary,
     comm: Comm,
+    /// Set once `ncclCommAbort` freed the communicator (it must not be destroyed then).
+    aborted: std::cell::Cell<bool>,
     rank: usize,
     size: usize,
     config: CommConfig,
@@ -262,6 +264,7 @@ impl NcclComm {
             Ok(Ok(SendComm(comm))) => Ok(Self {
                 lib,
                 comm,
+                aborted: std::cell::Cell::new(false),
                 rank,
                 size,
                 config,
@@ -309,6 +312,7 @@ impl NcclComm {
         sends: &[DeviceMessage],
         recvs: &[DeviceMessage],
     ) -> Result<(), CommError> {
+        self.bind()?;
         let lib = self.lib;
         let s = self.stream.cu_stream();
         self.call("ncclGroupStart", (lib.group_start)())?;
@@ -353,6 +357,7 @@ impl NcclComm {
         operation: &str,
         values: &[f64],
     ) -> Result<Vec<f64>, CommError> {
+        self.bind()?;
         let n = values.len();
         let cuda = |call: &str, e: cudarc::driver::DriverError| CommError::Call {
             rank: self.rank,
@@ -399,6 +404,27 @@ impl NcclComm {
         self.lib.check(self.rank, call, code)
     }
 
+    /// Before any NCCL call: refuses a communicator aborted after a timeout (its memory is
+    /// freed), and makes its GPU current on this thread (NCCL enqueues on the current
+    /// device).
+    fn bind(&self) -> Result<(), CommError> {
+        if self.aborted.get() {
+            return Err(CommError::Call {
+                rank: self.rank,
+                call: "NCCL communicator".into(),
+                message: "aborted after an earlier timeout; create a new one".into(),
+            });
+        }
+        self.stream
+            .context()
+            .bind_to_thread()
+            .map_err(|e| CommError::Call {
+                rank: self.rank,
+                call: "binding the GPU context".into(),
+                message: e.to_string(),
+            })
+    }
+
     /// Waits for the stream, polling it and NCCL's asynchronous error; at the timeout
     /// aborts the communicator (so that the GPU work ends) and names `peer`.
     fn wait(&self, operation: &str, peer: usize) -> Result<(), CommError> {
@@ -429,8 +455,10 @@ impl NcclComm {
                 });
             }
             if Instant::now() >= deadline {
-                // SAFETY: valid communicator; aborting ends its pending operations.
+                // SAFETY: valid communicator; aborting ends its pending operations and
+                // frees it (Drop then skips ncclCommDestroy).
                 unsafe { (self.lib.comm_abort)(self.comm) };
+                self.aborted.set(true);
                 return Err(CommError::Timeout {
                     rank: self.rank,
                     peer,
@@ -445,9 +473,10 @@ impl NcclComm {
 
 impl Drop for NcclComm {
     fn drop(&mut self) {
-        // SAFETY: valid communicator, destroyed once. (After an abort NCCL requires no
-        // destroy; destroying an aborted comm is still allowed and frees it.)
-        unsafe { (self.lib.comm_destroy)(self.comm) };
+        if !self.aborted.get() {
+            // SAFETY: valid communicator, destroyed once.
+            unsafe { (self.lib.comm_destroy)(self.comm) };
+        }
     }
 }
 
