@@ -562,4 +562,27 @@ mod tests {
             }
         });
     }
+
+    /// A rank that never joins: rank 0 of a 2-rank communicator alone ends its
+    /// `ncclCommInitRank` at the timeout (2 s here) with an error naming the operation,
+    /// instead of hanging.
+    #[test]
+    #[ignore = "needs a CUDA GPU and libnccl.so.2 (set QDSL_NCCL_LIB)"]
+    fn nccl_init_with_a_missing_rank_times_out() {
+        use cudarc::driver::CudaContext;
+        crate::libs::driver().unwrap();
+        let lib = NcclLibrary::get().unwrap();
+        let id = lib.unique_id().unwrap();
+        let stream = CudaContext::new(0).unwrap().new_stream().unwrap();
+        let config = CommConfig {
+            timeout: Duration::from_secs(2),
+        };
+        let start = Instant::now();
+        let err = NcclComm::init(stream, 2, 0, id, config)
+            .err()
+            .expect("must time out");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(matches!(err, CommError::Timeout { rank: 0, .. }), "{err}");
+        assert!(err.to_string().contains("ncclCommInitRank"), "{err}");
+    }
 }
