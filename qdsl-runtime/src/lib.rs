@@ -7,6 +7,8 @@
 //! | module | holds |
 //! |---|---|
 //! | [`backend`] | the [`backend::Backend`] interface, CPU and CUDA backends, selection |
+//! | [`comm`] | communication between ranks: grouped face exchange, deterministic all-reduce; threads and NCCL |
+//! | [`distributed`] | operators on a lattice decomposed over ranks: halo exchange, the distributed host hop |
 //! | [`jit`] | NVRTC compilation, the PTX cache, ptxas reports |
 //! | [`tune`] | the autotuner and its TSV cache |
 //! | [`device`] | device fields: formats, layout, GPU conversion kernels, f64 reductions |
@@ -19,10 +21,12 @@
 //! | `testing` | (feature `testing`, and this crate's tests) NVRTC and GPU access for tests |
 //!
 //! Environment: `QDSL_BACKEND` (cpu|cuda|auto), `QDSL_CACHE_DIR`, `QDSL_DUMP_DIR`,
-//! `QDSL_TUNE=0`, `QDSL_NVRTC_LIB`, `QDSL_PTXAS`, `QDSL_CUDA_WHEEL_DIR`.
+//! `QDSL_TUNE=0`, `QDSL_NVRTC_LIB`, `QDSL_NCCL_LIB`, `QDSL_COMM_TIMEOUT`, `QDSL_PTXAS`, `QDSL_CUDA_WHEEL_DIR`.
 
 pub mod backend;
+pub mod comm;
 pub mod device;
+pub mod distributed;
 pub mod hash;
 pub mod jit;
 pub mod libs;

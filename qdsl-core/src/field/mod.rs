@@ -8,11 +8,13 @@
 //! | [`DenseLinkField`] | a dense N × N link per site and direction (multigrid coarse links), or one site matrix per site |
 //! | [`CloverField`] | a packed hermitian clover block pair A(x) per site (72 reals) |
 //! | [`SpinorLayout`] | the shape of a colour-spinor field: Ls, subset, spins, colours |
+//! | [`distributed`] | a field scattered over the ranks of a process grid, with halos; face packing |
 //! | [`RandomStream`] | the counter-based (Philox-4x32-10) generator, one stream per link or site |
 
 mod clover_field;
 mod colour_spinor;
 mod dense_links;
+pub mod distributed;
 mod error;
 mod gauge_field;
 mod portable_math;

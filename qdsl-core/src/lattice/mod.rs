@@ -1,5 +1,5 @@
 //! Lattice geometry: extents, site indexing, neighbours, boundary phases, sub-domains,
-//! MILC's staggered signs.
+//! MILC's staggered signs, the decomposition over processes ([`decomposition`]).
 //!
 //! Sites carry coordinates `[x, y, z, t]` (direction μ = 0, 1, 2, 3). Two orders exist:
 //!
@@ -13,11 +13,15 @@
 
 mod blocks;
 mod boundary;
+pub mod decomposition;
+mod extended;
 mod geometry;
 mod staggered;
 
 pub use blocks::BlockDecomposition;
 pub use boundary::{BoundaryCondition, BoundaryConditions};
+pub use decomposition::{Decomposition, DecompositionError, ProcessGrid, Side};
+pub use extended::{ExtendedLattice, HaloShape};
 pub use geometry::{Coords, Lattice, Lattice5D, Parity, MAX_SITES};
 pub use staggered::{staggered_link_sign, staggered_phase};
 

@@ -1,0 +1,364 @@
+//! A rank's local lattice extended by halos: the storage every distributed field uses.
+//!
+//! # Why an extended (padded) field, not separate ghost buffers
+//! QUDA keeps each face's halo in its own ghost buffer and its kernels branch, per
+//! neighbour read, between the field and the ghost buffer (with a face index of its own);
+//! Grid's stencils likewise index either the local field or a communication buffer. qdsl
+//! stores a distributed field on the **extended lattice**: the local lattice with
+//! `margin_μ` extra layers below and above it in every cut direction, the halo sites
+//! living in the same checkerboarded array as the interior. Chosen because:
+//!
+//! * the generated kernels compute a neighbour's index from coordinates on a periodic
+//!   lattice; on the extended lattice an interior site's neighbour x ± nμ̂ (n ≤ depth) is
+//!   an ordinary site of the same array, never wrapped in a cut direction. The kernels
+//!   need no new read path: only the thread-to-site map changes (thread i → the i-th
+//!   interior site, coordinates + margin), with the extended extents as `L0..L3`. The
+//!   CPU kernels run on it **unchanged** today (they compute every extended site; the
+//!   interior ones are exact, see `qdsl_runtime::distributed`);
+//! * the interior/exterior split is a choice of which sites a launch covers, not a second
+//!   kernel body: interior sites (all neighbours local) run while faces travel, the
+//!   boundary layers after their halos arrived;
+//! * link smearing with an extended volume (Shi et al.) needs exactly this storage: thin
+//!   links exchanged once into a halo, every staple then computed locally;
+//! * uncut directions keep margin 0 and wrap locally as before, so the single-process
+//!   lattice is the special case of a 1,1,1,1 grid.
+//!
+//! The cost is memory for the halo layers (at 32⁴ per rank cut in four directions,
+//! (34/32)⁴ − 1 = 27 % for depth 1) and an unpack after each receive (halo sites are not
+//! contiguous); messages are contiguous face buffers either way ([`boundary_layers`],
+//! [`halo_layers`]), packed from and unpacked into the extended field.
+//!
+//! # Parity
+//! A site's parity on the extended lattice is that of its extended coordinates `c +
+//! margin`. So that it equals the site's global parity (and the even-odd kernels, which
+//! take the output parity as a knob, run unchanged), the margins must sum to an even
+//! number. They are `depth` in every cut direction; when depth · (cut directions) is odd
+//! the first cut direction gets one more layer on each side (never read or filled: no
+//! hop reaches beyond `depth`).
+//!
+//! # Faces
+//! Rank r's [`boundary_layers`] on side s of direction μ (its `depth` outermost layers
+//! there) are the [`halo_layers`] on side −s of its neighbour on side s: r sends them to
+//! that neighbour. Both lists hold the slab's sites in the same order (lexicographic in
+//! slab coordinates, x fastest), so entry k of one is entry k of the other. The slabs
+//! span the interior in the other directions (no corners: the straight hops of the Dirac
+//! operators never read a corner; staples for smearing will exchange direction by
+//! direction including the halos already filled).
+//!
+//! [`boundary_layers`]: ExtendedLattice::boundary_layers
+//! [`halo_layers`]: ExtendedLattice::halo_layers
+
+use super::decomposition::{Decomposition, DecompositionError, Side};
+use super::{Coords, Lattice};
+
+/// The local lattice of a [`Decomposition`] extended by halos of `depth` layers in the cut
+/// directions (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExtendedLattice {
+    decomposition: Decomposition,
+    depth: usize,
+    margin: [usize; 4],
+    extended: Lattice,
+}
+
+impl ExtendedLattice {
+    /// The local lattice of `decomposition` with halos of `depth` layers; refuses a depth
+    /// larger than a cut local extent ([`Decomposition::check_halo_depth`]).
+    pub fn new(decomposition: Decomposition, depth: usize) -> Result<Self, DecompositionError> {
+        decomposition.check_halo_depth(depth)?;
+        let grid = decomposition.grid();
+        let mut margin: [usize; 4] =
+            std::array::from_fn(|mu| if grid.is_cut(mu) { depth } else { 0 });
+        if (depth * grid.cut_count()) % 2 == 1 {
+            let first = (0..4)
+                .find(|&mu| grid.is_cut(mu))
+                .expect("an odd count cuts");
+            margin[first] += 1;
+        }
+        let local = decomposition.local().dims();
+        let extended = Lattice::new(std::array::from_fn(|mu| local[mu] + 2 * margin[mu]))?;
+        Ok(Self {
+            decomposition,
+            depth,
+            margin,
+            extended,
+        })
+    }
+
+    /// The decomposition.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// The halo depth.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Layers below (and above) the local lattice in each direction.
+    pub fn margin(&self) -> [usize; 4] {
+        self.margin
+    }
+
+    /// The extended lattice, the storage of every rank's fields.
+    pub fn extended(&self) -> &Lattice {
+        &self.extended
+    }
+
+    /// The local lattice (the interior of the extended one).
+    pub fn local(&self) -> &Lattice {
+        self.decomposition.local()
+    }
+
+    /// Extended coordinates of local site `c`.
+    pub fn ext_of_local(&self, c: Coords) -> Coords {
+        std::array::from_fn(|mu| c[mu] + self.margin[mu])
+    }
+
+    /// Local coordinates of extended site `e`, if it is an interior site.
+    pub fn local_of_ext(&self, e: Coords) -> Option<Coords> {
+        let l = self.local().dims();
+        let mut c = [0; 4];
+        for mu in 0..4 {
+            c[mu] = e[mu].checked_sub(self.margin[mu])?;
+            if c[mu] >= l[mu] {
+                return None;
+            }
+        }
+        Some(c)
+    }
+
+    /// The global site that extended site `e` of `rank` stands for (wrapped onto the
+    /// global lattice), and how many times the wrap crossed the global boundary in each
+    /// direction (signed, as [`Lattice::shift`]).
+    pub fn global_of_ext(&self, rank: usize, e: Coords) -> (Coords, [isize; 4]) {
+        let offset = self.decomposition.offset(rank);
+        let global = self.decomposition.global();
+        let mut g = [0; 4];
+        let mut wraps = [0; 4];
+        for mu in 0..4 {
+            let raw = (offset[mu] + e[mu]) as isize - self.margin[mu] as isize;
+            let l = global.extent(mu) as isize;
+            g[mu] = raw.rem_euclid(l) as usize;
+            wraps[mu] = raw.div_euclid(l);
+        }
+        (g, wraps)
+    }
+
+    /// Extended coordinates of every interior site, lexicographic (x fastest).
+    pub fn interior(&self) -> Vec<Coords> {
+        let lo = self.margin;
+        let hi = std::array::from_fn(|mu| self.margin[mu] + self.local().extent(mu));
+        box_sites(lo, hi)
+    }
+
+    /// The `depth` outermost interior layers on `side` of direction μ (extended
+    /// coordinates, slab order) spanning the interior in the other directions
+    /// ([`HaloShape::Faces`]): what this rank sends to its neighbour on `side`. Empty
+    /// when μ is not cut.
+    pub fn boundary_layers(&self, mu: usize, side: Side) -> Vec<Coords> {
+        self.boundary_slab(mu, side, HaloShape::Faces)
+    }
+
+    /// The `depth` halo layers beyond the local lattice on `side` of direction μ
+    /// (extended coordinates, slab order) spanning the interior in the other directions:
+    /// what this rank receives from its neighbour on `side`. Empty when μ is not cut.
+    pub fn halo_layers(&self, mu: usize, side: Side) -> Vec<Coords> {
+        self.halo_slab(mu, side, HaloShape::Faces)
+    }
+
+    /// [`Self::boundary_layers`] of either shape: for [`HaloShape::FacesAndCorners`] the
+    /// slab spans the whole extended lattice in the other directions.
+    pub fn boundary_slab(&self, mu: usize, side: Side, shape: HaloShape) -> Vec<Coords> {
+        if !self.decomposition.grid().is_cut(mu) {
+            return Vec::new();
+        }
+        let (m, l, d) = (self.margin[mu], self.local().extent(mu), self.depth);
+        let range = match side {
+            Side::Backward => m..m + d,
+            Side::Forward => m + l - d..m + l,
+        };
+        self.slab(mu, range, shape)
+    }
+
+    /// [`Self::halo_layers`] of either shape (see [`Self::boundary_slab`]).
+    pub fn halo_slab(&self, mu: usize, side: Side, shape: HaloShape) -> Vec<Coords> {
+        if !self.decomposition.grid().is_cut(mu) {
+            return Vec::new();
+        }
+        let (m, l, d) = (self.margin[mu], self.local().extent(mu), self.depth);
+        let range = match side {
+            Side::Backward => m - d..m,
+            Side::Forward => m + l..m + l + d,
+        };
+        self.slab(mu, range, shape)
+    }
+
+    /// The halo sites a complete exchange of `shape` fills: for
+    /// [`HaloShape::Faces`] the union of the halo layers; for
+    /// [`HaloShape::FacesAndCorners`] every non-interior site within `depth` of the
+    /// interior in the cut directions (edges and corners included), lexicographic.
+    pub fn halo_sites(&self, shape: HaloShape) -> Vec<Coords> {
+        match shape {
+            HaloShape::Faces => (0..4)
+                .flat_map(|mu| Side::BOTH.map(|side| self.halo_layers(mu, side)))
+                .flatten()
+                .collect(),
+            HaloShape::FacesAndCorners => {
+                let cut = |mu: usize| self.decomposition.grid().is_cut(mu);
+                let d = self.depth;
+                let lo = std::array::from_fn(|mu| self.margin[mu] - if cut(mu) { d } else { 0 });
+                let hi = std::array::from_fn(|mu| {
+                    self.margin[mu] + self.local().extent(mu) + if cut(mu) { d } else { 0 }
+                });
+                box_sites(lo, hi)
+                    .into_iter()
+                    .filter(|&c| self.local_of_ext(c).is_none())
+                    .collect()
+            }
+        }
+    }
+
+    /// The sites with coordinate μ in `range` and, in the other directions, interior
+    /// coordinates ([`HaloShape::Faces`]) or the whole extended range
+    /// ([`HaloShape::FacesAndCorners`]); lexicographic.
+    fn slab(&self, mu: usize, range: std::ops::Range<usize>, shape: HaloShape) -> Vec<Coords> {
+        let (mut lo, mut hi): (Coords, Coords) = match shape {
+            HaloShape::Faces => (
+                self.margin,
+                std::array::from_fn(|nu| self.margin[nu] + self.local().extent(nu)),
+            ),
+            HaloShape::FacesAndCorners => ([0; 4], self.extended.dims()),
+        };
+        lo[mu] = range.start;
+        hi[mu] = range.end;
+        box_sites(lo, hi)
+    }
+}
+
+/// Which halo sites an exchange fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HaloShape {
+    /// The faces only: slabs spanning the interior in the other directions. Enough for
+    /// the straight hops of the Dirac operators (a hop changes one coordinate); all
+    /// directions travel in one grouped exchange.
+    Faces,
+    /// Faces, edges and corners: slabs spanning the whole extended lattice in the other
+    /// directions, exchanged **direction by direction in order** (x, y, z, t). A slab of
+    /// direction μ then carries the halos of the directions before μ, already filled, so
+    /// that after the last direction every site within `depth` of the interior holds its
+    /// global value; stale values sent along in directions after μ are overwritten when
+    /// those directions are exchanged. Needed by link paths (staples reach diagonally).
+    FacesAndCorners,
+}
+
+/// The sites `lo ≤ c < hi` (per direction), lexicographic (x fastest).
+fn box_sites(lo: Coords, hi: Coords) -> Vec<Coords> {
+    let mut out = Vec::with_capacity((0..4).map(|mu| hi[mu] - lo[mu]).product());
+    for t in lo[3]..hi[3] {
+        for z in lo[2]..hi[2] {
+            for y in lo[1]..hi[1] {
+                for x in lo[0]..hi[0] {
+                    out.push([x, y, z, t]);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::decomposition::{ProcessGrid, NAIK_DEPTH};
+
+    fn ext(dims: [usize; 4], grid: [usize; 4], depth: usize) -> ExtendedLattice {
+        let d = Decomposition::new(Lattice::new(dims).unwrap(), ProcessGrid::new(grid).unwrap())
+            .unwrap();
+        ExtendedLattice::new(d, depth).unwrap()
+    }
+
+    /// Margins: depth in cut directions, 0 elsewhere, one more layer in the first cut
+    /// direction when depth · cuts is odd; then every interior site has the same parity
+    /// on the extended lattice as globally, on every rank.
+    #[test]
+    fn margins_keep_extended_parity_equal_to_global_parity() {
+        for (grid, depth, margin) in [
+            ([1, 1, 1, 2], 1, [0, 0, 0, 2]),
+            ([1, 1, 2, 2], 1, [0, 0, 1, 1]),
+            ([2, 1, 2, 2], 3, [4, 0, 3, 3]),
+            ([2, 2, 2, 2], 3, [3, 3, 3, 3]),
+            ([1, 1, 1, 1], 3, [0, 0, 0, 0]),
+        ] {
+            let e = ext([8, 8, 8, 8], grid, depth);
+            assert_eq!(e.margin(), margin, "{grid:?} depth {depth}");
+            let dec = e.decomposition();
+            for rank in 0..dec.size() {
+                for x in e.interior() {
+                    let (g, wraps) = e.global_of_ext(rank, x);
+                    assert_eq!(wraps, [0; 4]);
+                    let c = e.local_of_ext(x).unwrap();
+                    assert_eq!(dec.global_coords(rank, c), g);
+                    assert_eq!(e.extended().parity(x), dec.global().parity(g));
+                }
+            }
+        }
+    }
+
+    /// Boundary layers of a rank and the halo layers of its neighbour on that side name
+    /// the same global sites, entry by entry; crossing the torus' boundary shows in the
+    /// wrap count only at the first and last ranks.
+    #[test]
+    fn boundary_layers_are_the_neighbours_halo_layers() {
+        let e = ext([4, 8, 4, 12], [1, 2, 1, 2], NAIK_DEPTH);
+        let dec = e.decomposition();
+        for rank in 0..dec.size() {
+            for mu in [1, 3] {
+                for side in Side::BOTH {
+                    let n = dec.neighbour(rank, mu, side);
+                    let sent = e.boundary_layers(mu, side);
+                    let halo = e.halo_layers(mu, side.opposite());
+                    assert_eq!(
+                        sent.len(),
+                        NAIK_DEPTH * e.local().volume() / e.local().extent(mu)
+                    );
+                    assert_eq!(sent.len(), halo.len());
+                    for (s, h) in sent.iter().zip(&halo) {
+                        let (gs, _) = e.global_of_ext(rank, *s);
+                        let (gh, wraps) = e.global_of_ext(n, *h);
+                        assert_eq!(gs, gh);
+                        assert!(e.local_of_ext(*h).is_none(), "a halo site is not interior");
+                        let crossed = dec.face_wraps(rank, mu, side);
+                        assert_eq!(wraps[mu] != 0, crossed, "rank {rank} mu {mu} {side:?}");
+                    }
+                }
+            }
+            assert!(
+                e.boundary_layers(0, Side::Forward).is_empty(),
+                "x is not cut"
+            );
+        }
+    }
+
+    #[test]
+    fn a_halo_deeper_than_a_cut_extent_is_an_error() {
+        let d = Decomposition::new(
+            Lattice::new([4, 4, 4, 8]).unwrap(),
+            ProcessGrid::new([1, 1, 1, 4]).unwrap(),
+        )
+        .unwrap();
+        assert!(matches!(
+            ExtendedLattice::new(d, NAIK_DEPTH),
+            Err(DecompositionError::ShorterThanHalo {
+                dir: 't',
+                local: 2,
+                ..
+            })
+        ));
+        // Depth 1 in one cut direction: one more layer each side for the parity.
+        assert_eq!(
+            ExtendedLattice::new(d, 1).unwrap().extended().dims(),
+            [4, 4, 4, 6]
+        );
+    }
+}

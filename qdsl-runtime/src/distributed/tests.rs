@@ -1,0 +1,367 @@
+//! The distributed host hop against the single-process one, bit for bit, and the halo
+//! exchange over threads against the in-place reference exchange.
+
+use super::{exchange_halos, DistributedHop};
+use crate::comm::{run_ranks, CommConfig, Communicator};
+use crate::operator::cpu::{hop_variant, HostHop, StaggeredLinks, WilsonLinks};
+use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::variant::{TimeBoundary, Variant};
+use qdsl_core::field::distributed::{exchange_in_place, gather, scatter, scatter_all};
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::io::{read_gauge, ReadOptions};
+use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
+use qdsl_core::lattice::{
+    BoundaryConditions, Decomposition, ExtendedLattice, HaloShape, Lattice, Lattice5D, Parity,
+    ProcessGrid,
+};
+use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
+
+/// Grids cutting one direction (t, and x), two (z, t) and all four.
+const GRIDS: [[usize; 4]; 4] = [[1, 1, 1, 2], [2, 1, 1, 1], [1, 1, 2, 2], [2, 2, 2, 2]];
+
+fn data(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/milc")
+        .join(name)
+}
+
+fn extended(global: Lattice, grid: [usize; 4], depth: usize) -> ExtendedLattice {
+    let dec =
+        Decomposition::with_halo_depth(global, ProcessGrid::new(grid).unwrap(), depth).unwrap();
+    ExtendedLattice::new(dec, depth).unwrap()
+}
+
+/// K ψ on the decomposed lattice: every rank (a thread) takes its part of the links
+/// (halos exchanged, periodic), builds its hop with `make`, takes its part of ψ and
+/// applies the distributed hop; the parts are gathered.
+fn distributed<H: HostHop<Real = f64>>(
+    ext: ExtendedLattice,
+    links: &[&GaugeField<f64>],
+    make: impl Fn(Vec<GaugeField<f64>>) -> H + Sync,
+    variant: &Variant,
+    psi: &ColourSpinorField<f64>,
+) -> ColourSpinorField<f64> {
+    let size = ext.decomposition().size();
+    let parts = run_ranks(size, CommConfig::default(), |mut comm| {
+        let rank = comm.rank();
+        let periodic = BoundaryConditions::periodic();
+        let local: Vec<GaugeField<f64>> = links
+            .iter()
+            .map(|u| {
+                let mut part = scatter(*u, &ext, rank).unwrap();
+                exchange_halos(
+                    &mut comm,
+                    &mut part,
+                    &ext,
+                    HaloShape::Faces,
+                    &periodic,
+                    "links",
+                )
+                .unwrap();
+                part
+            })
+            .collect();
+        let hop = DistributedHop::new(ext, make(local)).unwrap();
+        let mut src = scatter(psi, &ext, rank).unwrap();
+        let qdsl_core::dsl::variant::OutputSites::Parity(p) = variant.sites else {
+            panic!("one-parity variant expected")
+        };
+        let mut out = ColourSpinorField::zeros(src.layout().with_subset(SiteSubset::Single(p)));
+        hop.apply(&mut comm, variant, &mut out, &mut src).unwrap();
+        out
+    });
+    gather(&parts, &ext).unwrap()
+}
+
+/// The single-process K ψ.
+fn single<H: HostHop<Real = f64>>(
+    hop: &H,
+    variant: &Variant,
+    psi: &ColourSpinorField<f64>,
+) -> ColourSpinorField<f64> {
+    let qdsl_core::dsl::variant::OutputSites::Parity(p) = variant.sites else {
+        panic!("one-parity variant expected")
+    };
+    let mut out = ColourSpinorField::zeros(psi.layout().with_subset(SiteSubset::Single(p)));
+    hop.apply(variant, &mut out, psi, None).unwrap();
+    out
+}
+
+/// Asserts equal bits in every component (== would let −0 pass for +0).
+fn assert_bits_equal(a: &ColourSpinorField<f64>, b: &ColourSpinorField<f64>, what: &str) {
+    assert_eq!(a.layout(), b.layout(), "{what}");
+    let bits = |f: &ColourSpinorField<f64>| -> Vec<(u64, u64)> {
+        f.data()
+            .iter()
+            .map(|z| (z.re.to_bits(), z.im.to_bits()))
+            .collect()
+    };
+    let (x, y) = (bits(a), bits(b));
+    let first = x.iter().zip(&y).position(|(p, q)| p != q);
+    assert!(
+        first.is_none(),
+        "{what}: first differing component {first:?}"
+    );
+    assert!(a.norm_sqr() > 0.0, "{what}: a zero result proves nothing");
+}
+
+/// The Wilson hop H (both output parities, plain and dagger, antiperiodic time) on a
+/// random gauge field: distributed over grids cutting 1, 2 and 4 directions (including
+/// t) it equals the single-process generated CPU hop bit for bit.
+#[test]
+fn distributed_wilson_hop_equals_the_single_process_hop_bit_for_bit() {
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 41);
+    let reference = WilsonLinks(u.clone());
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for parity in Parity::BOTH {
+            for dagger in [false, true] {
+                let v = hop_variant::<f64>(parity, dagger, false, TimeBoundary::Antiperiodic);
+                let layout = SpinorLayout::wilson(global, SiteSubset::Single(parity.opposite()));
+                let psi = ColourSpinorField::<f64>::gaussian(layout, 42);
+                let d = distributed(ext, &[&u], |mut l| WilsonLinks(l.remove(0)), &v, &psi);
+                let what = format!("grid {grid:?} {parity:?} dagger {dagger}");
+                assert_bits_equal(&d, &single(&reference, &v, &psi), &what);
+                if grid[3] > 1 && parity == Parity::Even && !dagger {
+                    // With t cut the kernel runs periodic: the antiperiodic sign comes
+                    // from the faces alone, and the periodic hop differs.
+                    let periodic = hop_variant::<f64>(parity, false, false, TimeBoundary::Periodic);
+                    assert_ne!(d, single(&reference, &periodic, &psi), "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// The 5D Wilson hop (Ls = 3: every s-slice hops in 4D) distributed over t and x·y·z·t.
+#[test]
+fn distributed_5d_wilson_hop_equals_the_single_process_hop_bit_for_bit() {
+    let global = Lattice::new([4, 4, 4, 4]).unwrap();
+    let u = GaugeField::<f64>::random(global, 43);
+    let reference = WilsonLinks(u.clone());
+    let v = hop_variant::<f64>(Parity::Odd, false, false, TimeBoundary::Antiperiodic);
+    let five = Lattice5D::new(global.dims(), 3).unwrap();
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::domain_wall(five, SiteSubset::Single(Parity::Even)),
+        44,
+    );
+    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        let d = distributed(ext, &[&u], |mut l| WilsonLinks(l.remove(0)), &v, &psi);
+        assert_bits_equal(
+            &d,
+            &single(&reference, &v, &psi),
+            &format!("5D grid {grid:?}"),
+        );
+    }
+}
+
+/// The improved staggered hop (fat and Naik links, halo depth 3) and the naive one on
+/// random links, with the periodic boundary of normal use (signs in the links) and with
+/// the antiperiodic knob (the Naik term's three-site hops across the t boundary carry the
+/// sign through the faces): bit-identical to one process on every grid.
+#[test]
+fn distributed_staggered_hops_equal_the_single_process_hops_bit_for_bit() {
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let (fat, long) = (
+        GaugeField::<f64>::random(global, 51),
+        GaugeField::<f64>::random(global, 52),
+    );
+    let improved = StaggeredLinks::Improved {
+        fat: fat.clone(),
+        long: long.clone(),
+    };
+    let naive = StaggeredLinks::Naive(fat.clone());
+    let make_improved = |mut l: Vec<GaugeField<f64>>| {
+        let long = l.pop().unwrap();
+        StaggeredLinks::Improved {
+            fat: l.pop().unwrap(),
+            long,
+        }
+    };
+    for grid in GRIDS {
+        let ext3 = extended(global, grid, NAIK_DEPTH);
+        let ext1 = extended(global, grid, ONE_HOP_DEPTH);
+        for boundary in [TimeBoundary::Periodic, TimeBoundary::Antiperiodic] {
+            for parity in Parity::BOTH {
+                let v = hop_variant::<f64>(parity, false, false, boundary);
+                let layout = SpinorLayout::staggered(global, SiteSubset::Single(parity.opposite()));
+                let chi = ColourSpinorField::<f64>::gaussian(layout, 53);
+                let what = format!("grid {grid:?} {boundary:?} {parity:?}");
+                let d = distributed(ext3, &[&fat, &long], make_improved, &v, &chi);
+                assert_bits_equal(
+                    &d,
+                    &single(&improved, &v, &chi),
+                    &format!("improved {what}"),
+                );
+                let d = distributed(
+                    ext1,
+                    &[&fat],
+                    |mut l| StaggeredLinks::Naive(l.remove(0)),
+                    &v,
+                    &chi,
+                );
+                assert_bits_equal(&d, &single(&naive, &v, &chi), &format!("naive {what}"));
+            }
+        }
+    }
+}
+
+/// A real configuration: the Wilson hop on MILC's lat.sample.l8 (antiperiodic time) and
+/// the asqtad hop with MILC's own fat.l8 and long.l8 links of it, distributed over grids
+/// cutting t, z·t and all four directions: bit-identical to one process.
+#[test]
+fn distributed_hops_on_milc_lat_sample_l8_equal_the_single_process_hops() {
+    let u = read_gauge(data("lat.sample.l8"), &ReadOptions::default())
+        .expect("lat.sample.l8")
+        .field;
+    let read = |n| {
+        read_gauge(data(n), &ReadOptions::smeared_links())
+            .expect("MILC links")
+            .field
+    };
+    let (fat, long) = (read("fat.l8"), read("long.l8"));
+    let global = *u.lattice();
+    let wilson = WilsonLinks(u.clone());
+    let asqtad = StaggeredLinks::Improved {
+        fat: fat.clone(),
+        long: long.clone(),
+    };
+    for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
+        let v = hop_variant::<f64>(Parity::Even, false, false, TimeBoundary::Antiperiodic);
+        let psi = ColourSpinorField::<f64>::gaussian(
+            SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+            61,
+        );
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        let d = distributed(ext, &[&u], |mut l| WilsonLinks(l.remove(0)), &v, &psi);
+        assert_bits_equal(&d, &single(&wilson, &v, &psi), &format!("Wilson {grid:?}"));
+
+        let v = hop_variant::<f64>(Parity::Odd, false, false, TimeBoundary::Periodic);
+        let chi = ColourSpinorField::<f64>::gaussian(
+            SpinorLayout::staggered(global, SiteSubset::Single(Parity::Even)),
+            62,
+        );
+        let ext = extended(global, grid, NAIK_DEPTH);
+        let make = |mut l: Vec<GaugeField<f64>>| {
+            let long = l.pop().unwrap();
+            StaggeredLinks::Improved {
+                fat: l.pop().unwrap(),
+                long,
+            }
+        };
+        let d = distributed(ext, &[&fat, &long], make, &v, &chi);
+        assert_bits_equal(&d, &single(&asqtad, &v, &chi), &format!("asqtad {grid:?}"));
+    }
+}
+
+/// The exchange through threads fills the same halos as the in-place reference exchange
+/// (5D one-parity spinor, antiperiodic time, depth 3; gauge field, periodic).
+#[test]
+fn exchange_over_threads_equals_the_in_place_exchange() {
+    let global = Lattice::new([8, 4, 8, 8]).unwrap();
+    let ext = extended(global, [2, 1, 2, 2], NAIK_DEPTH);
+    let five = Lattice5D::new(global.dims(), 2).unwrap();
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::domain_wall(five, SiteSubset::Single(Parity::Odd)),
+        71,
+    );
+    let u = GaugeField::<f64>::random(global, 72);
+    let apt = BoundaryConditions::antiperiodic_time();
+    let periodic = BoundaryConditions::periodic();
+    for shape in [HaloShape::Faces, HaloShape::FacesAndCorners] {
+        let mut expected_psi = scatter_all(&psi, &ext).unwrap();
+        exchange_in_place(&mut expected_psi, &ext, shape, &apt).unwrap();
+        let mut expected_u = scatter_all(&u, &ext).unwrap();
+        exchange_in_place(&mut expected_u, &ext, shape, &periodic).unwrap();
+        let got = run_ranks(
+            ext.decomposition().size(),
+            CommConfig::default(),
+            |mut comm| {
+                let rank = comm.rank();
+                let mut p = scatter(&psi, &ext, rank).unwrap();
+                exchange_halos(&mut comm, &mut p, &ext, shape, &apt, "psi").unwrap();
+                let mut v = scatter(&u, &ext, rank).unwrap();
+                exchange_halos(&mut comm, &mut v, &ext, shape, &periodic, "u").unwrap();
+                (p, v)
+            },
+        );
+        for (rank, (p, v)) in got.into_iter().enumerate() {
+            assert_eq!(p, expected_psi[rank], "rank {rank} {shape:?}");
+            assert_eq!(v, expected_u[rank], "rank {rank} {shape:?}");
+        }
+    }
+}
+
+/// Extended-volume smearing (Shi et al.): the thin links of MILC's lat.sample.l8, phases
+/// folded in, exchanged once with faces and corners of depth 2 (the Lepage term and the
+/// Naik link reach two sites; 7-staples reach diagonally), then the generated CPU asqtad
+/// fat and long links computed on each rank's extended lattice with no further
+/// communication. The gathered interiors equal the single-process links bit for bit on
+/// grids cutting t, z·t and all four directions, and MILC's own fat.l8 and long.l8 to
+/// f32 rounding (u0 = 0.502). With faces only (no corners) the fat links differ: the
+/// staples need the corners.
+#[test]
+fn extended_volume_smearing_reproduces_milc_fat_and_long_links() {
+    let u = read_gauge(data("lat.sample.l8"), &ReadOptions::default())
+        .expect("lat.sample.l8")
+        .field;
+    let read = |n| {
+        read_gauge(data(n), &ReadOptions::smeared_links())
+            .expect("MILC links")
+            .field
+    };
+    let (milc_fat, milc_long) = (read("fat.l8"), read("long.l8"));
+    let u0 = 0.502;
+    let v = fold_staggered_phases(&u);
+    let single_fat = AsqtadFat::smear_cpu(&v, u0).unwrap();
+    let single_long = AsqtadLong::smear_cpu(&v, u0).unwrap();
+    let rel = |a: &GaugeField<f64>, b: &GaugeField<f64>| {
+        let (mut d, mut m) = (0.0f64, 0.0f64);
+        for (x, y) in a.links().iter().zip(b.links()) {
+            d = d.max((*x - *y).max_abs_component());
+            m = m.max(y.max_abs_component());
+        }
+        d / m
+    };
+    let global = *u.lattice();
+    let smear = |ext: ExtendedLattice, shape: HaloShape| {
+        let parts = run_ranks(
+            ext.decomposition().size(),
+            CommConfig::default(),
+            |mut comm| {
+                let mut part = scatter(&v, &ext, comm.rank()).unwrap();
+                let periodic = BoundaryConditions::periodic();
+                exchange_halos(&mut comm, &mut part, &ext, shape, &periodic, "thin links").unwrap();
+                (
+                    AsqtadFat::smear_cpu(&part, u0).unwrap(),
+                    AsqtadLong::smear_cpu(&part, u0).unwrap(),
+                )
+            },
+        );
+        let (fat, long): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        (gather(&fat, &ext).unwrap(), gather(&long, &ext).unwrap())
+    };
+    for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, 2);
+        let (fat, long) = smear(ext, HaloShape::FacesAndCorners);
+        assert!(fat == single_fat, "fat links, grid {grid:?}");
+        assert!(long == single_long, "long links, grid {grid:?}");
+        assert!(
+            rel(&fat, &milc_fat) < 2e-6,
+            "{grid:?}: {:e}",
+            rel(&fat, &milc_fat)
+        );
+        assert!(
+            rel(&long, &milc_long) < 2e-6,
+            "{grid:?}: {:e}",
+            rel(&long, &milc_long)
+        );
+    }
+    let (fat, _) = smear(extended(global, [1, 1, 2, 2], 2), HaloShape::Faces);
+    assert!(
+        rel(&fat, &single_fat) > 1e-3,
+        "faces alone cannot give the staples"
+    );
+}
