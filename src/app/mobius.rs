@@ -256,24 +256,44 @@ mod tests {
         }
     }
 
-    /// The residual mass falls as Ls grows (Möbius b5 = 1.5, c5 = 0.5, M5 = 1.8,
-    /// m_f = 0.1 on MILC's 4⁴ sample), and is positive and below m_f.
-    #[test]
-    fn residual_mass_falls_as_ls_grows() {
+    /// m_res at each Ls of `ls` (Möbius b5 = 1.5, c5 = 0.5, M5 = 1.8, m_f = 0.1 on MILC's
+    /// 4⁴ sample, solves to `tol`), checked positive, below 1 and falling by more than a
+    /// factor 3 per step (at Ls = 4 it exceeds m_f: 0.18).
+    fn residual_mass_falls(ls: &[usize], tol: f64) {
         let u = sample_l4();
-        let m: Vec<f64> = [8, 12, 16]
+        let m: Vec<f64> = ls
             .iter()
             .map(|&ls| {
-                let c = correlators(&solver(&u, ls, LowPrecision::F64), [0, 0, 0, 0]).unwrap();
-                assert!(c.worst_residual < 1e-8, "Ls {ls}: {:e}", c.worst_residual);
+                let mut s = solver(&u, ls, LowPrecision::F64);
+                s.options.tolerance = tol;
+                let c = correlators(&s, [0, 0, 0, 0]).unwrap();
+                assert!(
+                    c.worst_residual < 10.0 * tol,
+                    "Ls {ls}: {:e}",
+                    c.worst_residual
+                );
                 eprintln!(
-                    "Ls {ls}: m_res = {:.6e}, m_res(t) = {:?}",
-                    c.m_res, c.m_res_t
+                    "Ls {ls}: m_res = {:.6e}, m_res(t) = {:?}, {} iterations",
+                    c.m_res, c.m_res_t, c.iterations
                 );
                 c.m_res
             })
             .collect();
-        assert!(m.iter().all(|&x| x > 0.0 && x < 0.1), "{m:?}");
-        assert!(m[0] > m[1] && m[1] > m[2], "{m:?}");
+        assert!(m.iter().all(|&x| x > 0.0 && x < 1.0), "{m:?}");
+        assert!(m.windows(2).all(|w| w[0] > 3.0 * w[1]), "{m:?}");
+    }
+
+    /// The residual mass falls as Ls grows: Ls = 4, 6, 8 (about a minute in the test
+    /// profile on two cores).
+    #[test]
+    fn residual_mass_falls_as_ls_grows() {
+        residual_mass_falls(&[4, 6, 8], 1e-8);
+    }
+
+    /// The same at Ls = 8, 12, 16 (measured: 5.12e-3, 3.03e-4, 2.41e-5).
+    #[test]
+    #[ignore = "slow: about 3 minutes in the test profile on two cores"]
+    fn residual_mass_falls_as_ls_grows_to_16() {
+        residual_mass_falls(&[8, 12, 16], 1e-9);
     }
 }

@@ -174,7 +174,9 @@ mod tests {
     use clap::Parser;
 
     fn mobius_args(command: &str, args: &[&str]) -> MobiusArgs {
-        let argv = ["qdsl", command, "lat"].iter().chain(args);
+        let argv = ["qdsl", command, "lat"]
+            .into_iter()
+            .chain(args.iter().copied());
         match Cli::try_parse_from(argv).expect("parses").command {
             Command::Solve(a) => a.mobius,
             Command::Correlator(a) => a.mobius,
