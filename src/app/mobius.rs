@@ -172,7 +172,7 @@ pub fn correlators(solver: &MobiusSolver, origin: Coords) -> Result<MobiusCorrel
     let blocks = solver.high.blocks();
     let lattice = *blocks.gauge().lattice();
     let four = SpinorLayout::wilson(lattice, SiteSubset::Full);
-    if solver.params().ls() % 2 != 0 {
+    if !solver.params().ls().is_multiple_of(2) {
         return Err(format!(
             "the midpoint correlator needs an even Ls, found {}",
             solver.params().ls()
