@@ -216,4 +216,54 @@ mod tests {
             .unwrap_err()
             .contains("Ls must be at least 2"));
     }
+
+    fn sample_l4() -> String {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/milc/lat.sample.l4444")
+            .display()
+            .to_string()
+    }
+
+    /// `qdsl solve --action mobius` and `qdsl correlator --action mobius` run end to end
+    /// on MILC's 4⁴ sample (the solve in f64–f32; each fails if a solve does not
+    /// converge).
+    #[test]
+    fn solve_and_correlator_commands_run_on_a_real_configuration() {
+        let config = sample_l4();
+        let flags = |ls: &'static str| {
+            vec![
+                "--action", "mobius", "--ls", ls, "--b5", "1.5", "--c5", "0.5", "--m5", "1.8",
+                "--mass", "0.1", "--tol", "1e-8",
+            ]
+        };
+        let argv: Vec<&str> = ["qdsl", "solve", &config]
+            .into_iter()
+            .chain(flags("8"))
+            .chain(["--precision", "f32"])
+            .collect();
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Solve(a) => super::super::solve::run(&a, None).expect("solve runs"),
+            _ => unreachable!(),
+        }
+        let argv: Vec<&str> = ["qdsl", "correlator", &config]
+            .into_iter()
+            .chain(flags("4"))
+            .collect();
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Correlator(a) => super::super::correlator::run(&a).expect("correlator runs"),
+            _ => unreachable!(),
+        }
+        // A Wilson solve refuses a Möbius flag before reading anything.
+        let argv = ["qdsl", "solve", &config, "--kappa", "0.12", "--m5", "1.8"];
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Solve(a) => {
+                let err = super::super::solve::run(&a, None).unwrap_err().to_string();
+                assert!(
+                    err.contains("--m5 is a parameter of --action mobius"),
+                    "{err}"
+                );
+            }
+            _ => unreachable!(),
+        }
+    }
 }

@@ -66,10 +66,14 @@
 //!
 //! 1. **Parsed form** (`qdsl_core::dsl::fused5d`): `Chain { name, ls: Ls, pieces:
 //!    Vec<Piece> }`, `Piece { op: Hop(stencil) | M5 | MPhi | M5Mob | M5Inv, dagger, span }`
-//!    written right to left as in `M5inv * Dw`; validation (errors at the piece's token,
-//!    trybuild cases): at most one hop per kernel and it must be the rightmost piece
-//!    (a hop needs its neighbours' values: a grid-wide barrier), Ls a compile-time
-//!    constant equal across pieces, unknown pieces named.
+//!    written as in a paper, `M5inv * Dw * Mphi`, applied right to left; validation
+//!    (errors at the piece's token, trybuild cases): at most one hop per kernel (a second
+//!    hop needs its neighbours' new values: a grid-wide barrier), Ls a compile-time
+//!    constant equal across pieces, unknown pieces named. Pieces right of the hop act on
+//!    its source: the threads (x, s), s = threadIdx.y, of one x share every neighbour y,
+//!    so per term each thread loads ψ(y, s) into shared memory, a barrier, and M_φ ψ(y, s)
+//!    is formed from the slices s ± 1 its block-mates loaded (QUDA's Dslash4pre fused
+//!    into the hop); pieces left of the hop act on the accumulator (below).
 //! 2. **Lowering** (`kernel_ir::plan_fused5d`): the hop's lowered stencil planned as today
 //!    ([`plan`](qdsl_core::dsl::kernel_ir::plan) of the Wilson hop, s5 = threadIdx.y, `WholeBlocks` so that every thread
 //!    reaches every barrier), its accumulator `acc[4][3]` not stored but handed to the
