@@ -7,12 +7,14 @@
 //! | [`propagator`] | point-source propagators on the full lattice from even-odd solves |
 //! | [`correlator`] | `qdsl correlator`: the pion two-point function and effective mass |
 //! | [`precision_study`] | CGNR with the iteration in f64 … packed30: the Gruber et al. table and plot |
+//! | [`mobius`] | Möbius domain-wall solves (CGNR on the asymmetric M̂), the 4D propagator, pion and midpoint correlators, m_res |
 //! | [`low_precision`] | the iteration precision chosen at run time (f64 … packed30), dispatching a solve |
 //! | [`history`] | a solve's convergence history as JSON and as an SVG plot |
 
 pub mod correlator;
 pub mod history;
 pub mod low_precision;
+pub mod mobius;
 pub mod precision_study;
 pub mod propagator;
 pub mod solve;

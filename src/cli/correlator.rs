@@ -3,6 +3,7 @@
 
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
 use crate::app::correlator::{
     measure, parse_boundary, parse_normalisation, CorrelatorConfig, Normalisation,
@@ -59,6 +60,8 @@ pub struct CorrelatorArgs {
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
     #[command(flatten)]
+    pub(super) mobius: MobiusArgs,
+    #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
     /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
     /// time slice, spins and colours) or milc (the same divided by (Lx Ly Lz)², MILC's
@@ -87,6 +90,21 @@ impl CorrelatorArgs {
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
 pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
+    if args.action == Action::Mobius {
+        return MobiusJob {
+            config: &args.config,
+            read: &args.read,
+            params: args.mobius.params(args.mass)?,
+            boundary: args.boundary,
+            precision: args.precision,
+            options: SolverOptions {
+                max_iterations: args.max_iter,
+                ..SolverOptions::with_tolerance(args.tol)
+            },
+        }
+        .correlator(args.origin()?);
+    }
+    args.mobius.refuse_for(args.action)?;
     let read = read_config(
         &args.config,
         &args.read,

@@ -8,6 +8,7 @@ mod fermion_file_args;
 mod gauge_read;
 mod info;
 mod inspect;
+mod mobius;
 mod smear;
 mod solve;
 mod variant_args;

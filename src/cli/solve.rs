@@ -5,8 +5,11 @@
 
 use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
+use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
+use crate::app::low_precision::LowPrecision;
 use crate::app::solve::{
     full_layout, solve_full_on, solve_on, Action, FermionBoundary, Precision, SolveBackend,
     SolveConfig, SolveReport, Source,
@@ -15,7 +18,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::io::UnitarityCheck;
 use qdsl_runtime::backend::BackendChoice;
-use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind};
+use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind, SolverOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +100,8 @@ pub struct SolveArgs {
     #[arg(long)]
     plot: Option<PathBuf>,
     #[command(flatten)]
+    pub(super) mobius: MobiusArgs,
+    #[command(flatten)]
     full: FullSystemArgs,
     #[command(flatten)]
     read: GaugeReadArgs,
@@ -168,6 +173,40 @@ fn print_summary(report: &SolveReport) {
 }
 
 /// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
+/// `--action mobius` (CPU, CGNR on the asymmetric M̂, f64 or f64–f32).
+fn run_mobius(args: &SolveArgs) -> Result<(), CliError> {
+    if args.solver != SolverKind::Cgnr {
+        return Err(format!(
+            "--action mobius solves with cgnr (CG on M̂†M̂), not {}",
+            args.solver
+        )
+        .into());
+    }
+    let precision = match args.precision {
+        Precision::F64 => LowPrecision::F64,
+        Precision::F32 => LowPrecision::F32,
+        other => {
+            return Err(format!(
+                "--action mobius iterates in f64 or f32, not {}",
+                other.describe()
+            )
+            .into())
+        }
+    };
+    MobiusJob {
+        config: &args.config,
+        read: &args.read,
+        params: args.mobius.params(args.mass)?,
+        boundary: parse_boundary(&args.boundary)?,
+        precision,
+        options: SolverOptions {
+            max_iterations: args.max_iter,
+            ..SolverOptions::with_tolerance(args.tol)
+        },
+    }
+    .solve(args.seed)
+}
+
 fn precision_note(report: &SolveReport) -> Option<&'static str> {
     let narrow = !matches!(report.precision, Precision::F64 | Precision::F32);
     (narrow && report.backend == "CPU").then_some(
@@ -180,6 +219,10 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    if args.action == Action::Mobius {
+        return run_mobius(args);
+    }
+    args.mobius.refuse_for(args.action)?;
     let boundary = FermionBoundary::from_flags(&args.boundary, args.cf, args.cf_prime)?;
     let backend =
         SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {

@@ -6,6 +6,7 @@
 //! | [`even_odd`] | the composition layer: [`EvenOddBlocks`] (D_pp, D_pq, D_qp, D_qq⁻¹ of an operator) and the one [`Schur`] complement M̂ = D_pp − D_pq D_qq⁻¹ D_qp over them, with source preparation and reconstruction, for host and device fields |
 //! | [`cpu`] | host blocks of hop operators M = d + h K ([`HopBlocks`] of a [`HostHop`]): [`EvenOddWilson`] and [`EvenOddStaggered`] |
 //! | [`clover`] | host [`CloverBlocks`]: [`EvenOddClover`], M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 (mass normalisation, μ = 0 for plain clover) |
+//! | [`mobius`] | Möbius (and Shamir, zMöbius) domain-wall fermions on host 5D fields: [`mobius::MobiusParams`], the s-operators M5, M_φ, M5⁻¹ ([`mobius::ChiralSOperator`]), [`mobius::MobiusBlocks`] and [`mobius::EvenOddMobius`] (asymmetric and symmetric M̂) |
 //! | [`device`] | [`DeviceStencil`] (compile, bind, tuned launch) and the same blocks on device fields |
 //!
 //! Conventions: even-odd Wilson M̂ = 1 − κ² H_pq H_qp on parity p (its dagger through the
@@ -16,6 +17,7 @@ pub mod clover;
 pub mod cpu;
 pub mod device;
 pub mod even_odd;
+pub mod mobius;
 #[cfg(test)]
 mod tests;
 

@@ -19,27 +19,31 @@ pub enum Action {
     Clover,
     /// Twisted-mass (clover) fermions, hopping parameter κ, twist μ, c_sw (default 0).
     TwistedMass,
+    /// Möbius domain-wall fermions (Ls, b5, c5, M5, m_f): solved by [`crate::app::mobius`].
+    Mobius,
 }
 
 impl Action {
     /// Every action, in the order of [`Self::NAMES`].
-    pub const ALL: [Action; 6] = [
+    pub const ALL: [Action; 7] = [
         Action::Wilson,
         Action::Staggered,
         Action::Asqtad,
         Action::Hisq,
         Action::Clover,
         Action::TwistedMass,
+        Action::Mobius,
     ];
 
     /// The names [`FromStr`] accepts.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "wilson",
         "staggered",
         "asqtad",
         "hisq",
         "clover",
         "twisted-mass",
+        "mobius",
     ];
 
     /// The action's name.
@@ -51,6 +55,7 @@ impl Action {
             Action::Hisq => Self::NAMES[3],
             Action::Clover => Self::NAMES[4],
             Action::TwistedMass => Self::NAMES[5],
+            Action::Mobius => Self::NAMES[6],
         }
     }
 

@@ -147,6 +147,9 @@ pub fn check_hisq_u0(u0: Option<f64>) -> Result<(), SolveError> {
 /// Checks that the action gets exactly the parameters it uses, and their ranges.
 pub(super) fn check_parameters(config: &SolveConfig) -> Result<Parameters, SolveError> {
     let action = config.action;
+    if action == Action::Mobius {
+        return Err(SolveError::MobiusNotHere);
+    }
     let wilson_like = action.is_wilson_like();
     let expected = if wilson_like { "--kappa" } else { "--mass" };
     if action == Action::Hisq {

@@ -8,6 +8,9 @@ use thiserror::Error;
 /// Why a solve could not be set up or run.
 #[derive(Debug, Error)]
 pub enum SolveError {
+    /// Möbius domain-wall fermions are solved by [`crate::app::mobius`], not here.
+    #[error("--action mobius is solved by the Möbius solver (app::mobius: CPU, CGNR on the 5D M̂), not by the 4D even-odd solve")]
+    MobiusNotHere,
     /// κ is not a positive finite number.
     #[error("--kappa must be a positive finite number (κ = 1/(2m + 8)), found {found}")]
     InvalidKappa {

@@ -30,6 +30,10 @@
 //!
 //! (device: [`super::device::DeviceHopBlocks`], [`super::device::DeviceCloverBlocks`]).
 //!
+//! The symmetric form ([`SchurForm::Symmetric`]) is D_pp⁻¹ M̂ = 1 − D_pp⁻¹ D_pq D_qq⁻¹ D_qp
+//! (QUDA's symmetric MatPC), with the source D_pp⁻¹ b̂ and the same reconstruction; its
+//! adjoint is 1 − D†_pq (D†_qq)⁻¹ D†_qp (D†_pp)⁻¹.
+//!
 //! Where both diagonal blocks are the same number d, [`SchurForm::TimesDqq`] gives the
 //! normal form d M̂ = d² − D_pq D_qp: for staggered fermions, M = 2m + D with D
 //! anti-Hermitian, that is MILC's A = 4m² − D_pq D_qp = (M†M)_pp, Hermitian positive
@@ -140,6 +144,20 @@ pub trait EvenOddBlocks {
         psi: &Self::Field,
         dagger: bool,
     ) -> Result<(), Self::Error>;
+
+    /// out_r = a·x + b·D_rr⁻¹ ψ_r (dagger: (D†_rr)⁻¹): the last step of the symmetric
+    /// form ([`SchurForm::Symmetric`]). Blocks without it refuse that form's application.
+    fn apply_diagonal_inverse_xpay(
+        &self,
+        _cx: Self::Context<'_>,
+        _r: Parity,
+        _out: &mut Self::Field,
+        _psi: &Self::Field,
+        _dagger: bool,
+        _xpay: Xpay<'_, Self::Field>,
+    ) -> Result<(), Self::Error> {
+        Err(SchurError::MissingBlock("D_rr⁻¹ with xpay (the symmetric form)").into())
+    }
 
     /// The sites of one parity (V/2).
     fn sites(&self) -> usize;

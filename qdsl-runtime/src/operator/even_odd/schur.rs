@@ -16,6 +16,10 @@ pub enum SchurForm {
     /// The normal form d M̂ = d² − D_pq D_qp of blocks with the scalar diagonal
     /// D_pp = D_qq = d (staggered: MILC's A = 4m² − D_pq D_qp = (M†M)_pp).
     TimesDqq,
+    /// The symmetric form D_pp⁻¹ M̂ = 1 − D_pp⁻¹ D_pq D_qq⁻¹ D_qp (QUDA's symmetric
+    /// MatPC), for blocks with a local diagonal that apply D_rr⁻¹ with xpay; its source is
+    /// D_pp⁻¹ b̂, its reconstruction that of M̂.
+    Symmetric,
 }
 
 /// What the Schur layer itself refuses.
@@ -152,6 +156,9 @@ impl<B: EvenOddBlocks> Schur<B> {
         b.expect_field(p, psi)?;
         b.expect_field(p, out)?;
         let h = b.hop_coefficient(dagger);
+        if self.form == SchurForm::Symmetric {
+            return self.apply_symmetric(cx, out, psi, h, dagger);
+        }
         // t = K_qp ψ.
         let mut t = self.take(cx, q)?;
         let result = b.hop(cx, q, &mut t, psi, dagger, None).and_then(|()| {
@@ -169,6 +176,7 @@ impl<B: EvenOddBlocks> Schur<B> {
                     };
                     b.hop(cx, p, out, &t, dagger, Some(xpay))
                 }
+                (SchurForm::Symmetric, _) => unreachable!("applied by apply_symmetric"),
                 // d² − h² K_pq t.
                 (SchurForm::TimesDqq, _) => {
                     let d = self.scalar_diagonal()?;
@@ -182,6 +190,43 @@ impl<B: EvenOddBlocks> Schur<B> {
             }
         });
         self.give_back(q, [t]);
+        result
+    }
+
+    /// The symmetric form: out = ψ − h² D_pp⁻¹ K_pq D_qq⁻¹ K_qp ψ; dagger:
+    /// out = ψ − h'² K'_pq (D†_qq)⁻¹ K'_qp (D†_pp)⁻¹ ψ (the adjoint reverses the order).
+    fn apply_symmetric(
+        &self,
+        cx: B::Context<'_>,
+        out: &mut B::Field,
+        psi: &B::Field,
+        h: f64,
+        dagger: bool,
+    ) -> Result<(), B::Error> {
+        let b = &self.blocks;
+        let (p, q) = (b.parity(), b.parity().opposite());
+        if b.diagonal() != Diagonal::Local {
+            return Err(SchurError::MissingBlock("a local diagonal (the symmetric form)").into());
+        }
+        let (mut t, mut u, mut w) = (self.take(cx, q)?, self.take(cx, q)?, self.take(cx, p)?);
+        let xpay = Xpay {
+            a: 1.0,
+            x: psi,
+            b: -(h * h),
+        };
+        let result = if dagger {
+            b.apply_diagonal_inverse(cx, p, &mut w, psi, true)
+                .and_then(|()| b.hop(cx, q, &mut t, &w, true, None))
+                .and_then(|()| b.apply_diagonal_inverse(cx, q, &mut u, &t, true))
+                .and_then(|()| b.hop(cx, p, out, &u, true, Some(xpay)))
+        } else {
+            b.hop(cx, q, &mut t, psi, false, None)
+                .and_then(|()| b.apply_diagonal_inverse(cx, q, &mut u, &t, false))
+                .and_then(|()| b.hop(cx, p, &mut w, &u, false, None))
+                .and_then(|()| b.apply_diagonal_inverse_xpay(cx, p, out, &w, false, xpay))
+        };
+        self.give_back(q, [t, u]);
+        self.give_back(p, [w]);
         result
     }
 
@@ -215,7 +260,7 @@ impl<B: EvenOddBlocks> Schur<B> {
     }
 
     /// The source of M̂ ψ_p = b̂ for M ψ = η: b̂ = η_p − D_pq D_qq⁻¹ η_q (the normal form:
-    /// d b̂ = d η_p − D_pq η_q).
+    /// d b̂ = d η_p − D_pq η_q; the symmetric form: D_pp⁻¹ b̂).
     pub fn prepare_source_in(
         &self,
         cx: B::Context<'_>,
@@ -246,7 +291,7 @@ impl<B: EvenOddBlocks> Schur<B> {
                 };
                 b.hop(cx, p, &mut out, eta_q, false, Some(xpay))?;
             }
-            (SchurForm::Complement, Diagonal::Local) => {
+            (SchurForm::Complement | SchurForm::Symmetric, Diagonal::Local) => {
                 let mut u = self.take(cx, q)?;
                 b.apply_diagonal_inverse(cx, q, &mut u, eta_q, false)?;
                 let xpay = Xpay {
@@ -257,6 +302,16 @@ impl<B: EvenOddBlocks> Schur<B> {
                 let result = b.hop(cx, p, &mut out, &u, false, Some(xpay));
                 self.give_back(q, [u]);
                 result?;
+                if self.form == SchurForm::Symmetric {
+                    let mut symmetric = b.zeros(cx, p)?;
+                    b.apply_diagonal_inverse(cx, p, &mut symmetric, &out, false)?;
+                    return Ok(symmetric);
+                }
+            }
+            (SchurForm::Symmetric, Diagonal::Scalar(_)) => {
+                return Err(
+                    SchurError::MissingBlock("a local diagonal (the symmetric form)").into(),
+                );
             }
         }
         Ok(out)
@@ -346,6 +401,7 @@ impl<B: EvenOddBlocks> Schur<B> {
         let f = self.blocks.flops_per_site();
         let local = match (self.form, self.blocks.diagonal()) {
             (SchurForm::Complement, Diagonal::Local) => f.diagonal + f.inverse,
+            (SchurForm::Symmetric, _) => 2 * f.inverse,
             _ => 0,
         };
         (self.blocks.sites() * (f.hop + f.hop_xpay + local)) as u64

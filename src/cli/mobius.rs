@@ -1,0 +1,269 @@
+//! `--action mobius` of `qdsl solve` and `qdsl correlator`: the Möbius parameters
+//! (`--ls`, `--b5`, `--c5`, `--m5`; the quark mass is the commands' `--mass`) and the two
+//! front ends over [`crate::app::mobius`] (CPU).
+
+use super::gauge_read::{read_config, GaugeReadArgs};
+use super::CliError;
+use crate::app::low_precision::LowPrecision;
+use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
+use clap::Args;
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::field::ColourSpinorField;
+use qdsl_core::io::UnitarityCheck;
+use qdsl_core::lattice::Coords;
+use qdsl_runtime::operator::mobius::MobiusParams;
+use qdsl_runtime::solver::SolverOptions;
+use std::path::Path;
+use std::time::Instant;
+
+/// The Möbius domain-wall parameters (Brower–Neff–Orginos; `--action mobius`).
+#[derive(Debug, Args, Clone, Copy, PartialEq)]
+pub struct MobiusArgs {
+    /// Möbius: the extent Ls of the fifth dimension.
+    #[arg(long)]
+    pub ls: Option<usize>,
+    /// Möbius: b5 (default 1; with --c5 0 Shamir's domain wall).
+    #[arg(long, allow_negative_numbers = true)]
+    pub b5: Option<f64>,
+    /// Möbius: c5 (default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    pub c5: Option<f64>,
+    /// Möbius: the domain-wall height M5 > 0 (QUDA's m5 is −M5).
+    #[arg(long, allow_negative_numbers = true)]
+    pub m5: Option<f64>,
+}
+
+impl MobiusArgs {
+    /// An error naming the first Möbius flag given to another action.
+    pub fn refuse_for(&self, action: impl std::fmt::Display) -> Result<(), String> {
+        let given = [
+            ("--ls", self.ls.is_some()),
+            ("--b5", self.b5.is_some()),
+            ("--c5", self.c5.is_some()),
+            ("--m5", self.m5.is_some()),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(format!(
+                "{flag} is a parameter of --action mobius, not of --action {action}"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The parameters with quark mass `mass`.
+    pub fn params(&self, mass: Option<f64>) -> Result<MobiusParams, String> {
+        params_from_flags(self.ls, self.b5, self.c5, self.m5, mass)
+    }
+}
+
+/// What both commands share: the configuration, the parameters, the boundary and the
+/// solver's precision and tolerance.
+pub struct MobiusJob<'a> {
+    /// The gauge file.
+    pub config: &'a Path,
+    /// Its reading options.
+    pub read: &'a GaugeReadArgs,
+    /// The parameters.
+    pub params: MobiusParams,
+    /// The fermions' time boundary.
+    pub boundary: TimeBoundary,
+    /// f64 or f32 (mixed with f64).
+    pub precision: LowPrecision,
+    /// Tolerance and iteration limit.
+    pub options: SolverOptions,
+}
+
+impl MobiusJob<'_> {
+    fn solver(&self) -> Result<(MobiusSolver, f64), CliError> {
+        let read = read_config(self.config, self.read, UnitarityCheck::ForPrecision, false)
+            .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
+        read.print_notes();
+        println!("{}", read.file.path.display());
+        let p = &self.params;
+        println!(
+            "  action      mobius (Ls {}, b5 {}, c5 {}, M5 {}, m_f {}), {:?} time",
+            p.ls(),
+            p.b5()[0].re,
+            p.c5()[0].re,
+            p.m5(),
+            p.mass(),
+            self.boundary
+        );
+        println!(
+            "  lattice     {:?} × Ls {}, asymmetric even-odd M̂ (even sites), CPU",
+            read.file.field.lattice().dims(),
+            p.ls()
+        );
+        let solver = MobiusSolver::new(
+            &read.file.field,
+            self.params.clone(),
+            self.boundary,
+            self.precision,
+            self.options.clone(),
+        )?;
+        Ok((solver, read.seconds))
+    }
+
+    /// `qdsl solve --action mobius`: D ψ = η for a Gaussian 5D source (`seed`).
+    pub fn solve(&self, seed: u64) -> Result<(), CliError> {
+        let (solver, read_seconds) = self.solver()?;
+        let eta = ColourSpinorField::gaussian(solver.layout(), seed);
+        let start = Instant::now();
+        let sol = solver.solve(&eta)?;
+        let r = &sol.result;
+        println!(
+            "  solver      CGNR on M̂ (CG on M̂†M̂), precision {}",
+            self.precision.name()
+        );
+        println!(
+            "  result      {} (tolerance {:.1e})",
+            r.convergence, self.options.tolerance
+        );
+        println!(
+            "  iterations  {}, reliable updates {}",
+            r.iterations, r.reliable_updates
+        );
+        println!(
+            "  residual    true {:.3e} on M̂, recomputed on the 5D D: ‖η − Dψ‖/‖η‖ = {:.3e}",
+            r.true_residual, sol.residual
+        );
+        println!(
+            "  time        file read {read_seconds:.3} s, solve {:.3} s, {:.2} GFLOP/s",
+            start.elapsed().as_secs_f64(),
+            r.operator_flops as f64 / r.elapsed.as_secs_f64().max(1e-9) / 1e9
+        );
+        if !r.is_converged() {
+            return Err(format!("the solve did not converge: {}", r.convergence).into());
+        }
+        Ok(())
+    }
+
+    /// `qdsl correlator --action mobius`: the point-source pion and midpoint correlators
+    /// and m_res.
+    pub fn correlator(&self, origin: Coords) -> Result<(), CliError> {
+        let (solver, _) = self.solver()?;
+        let start = Instant::now();
+        let c = correlators(&solver, origin)?;
+        println!(
+            "  solves      12 (CGNR, {}), {} iterations, worst ‖η − Dψ‖/‖η‖ {:.3e}, {:.3} s",
+            self.precision.name(),
+            c.iterations,
+            c.worst_residual,
+            start.elapsed().as_secs_f64()
+        );
+        println!("  source      point at {:?}", c.origin);
+        println!("     t   C_pi(t)              C_mid(t)             m_res(t)");
+        for t in 0..c.pion.len() {
+            println!(
+                "  {t:4}   {:<20.12e} {:<20.12e} {:.6e}",
+                c.pion[t], c.midpoint[t], c.m_res_t[t]
+            );
+        }
+        println!(
+            "  m_res       {:.6e} (mean of m_res(t) over t ≠ 0)",
+            c.m_res
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command};
+    use super::*;
+    use clap::Parser;
+
+    fn mobius_args(command: &str, args: &[&str]) -> MobiusArgs {
+        let argv = ["qdsl", command, "lat"]
+            .into_iter()
+            .chain(args.iter().copied());
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Solve(a) => a.mobius,
+            Command::Correlator(a) => a.mobius,
+            _ => panic!("not solve or correlator"),
+        }
+    }
+
+    /// The command line parses in both commands into the Möbius parameters.
+    #[test]
+    fn mobius_flags_parse_in_solve_and_correlator() {
+        let flags = [
+            "--action", "mobius", "--ls", "12", "--b5", "1.5", "--c5", "0.5", "--m5", "1.8",
+            "--mass", "0.01",
+        ];
+        for command in ["solve", "correlator"] {
+            let m = mobius_args(command, &flags);
+            let p = m.params(Some(0.01)).unwrap();
+            assert_eq!((p.ls(), p.b5()[11].re, p.c5()[0].re), (12, 1.5, 0.5));
+            assert_eq!((p.m5(), p.mass()), (1.8, 0.01));
+        }
+    }
+
+    /// Missing Möbius flags are named; Möbius flags with another action are refused.
+    #[test]
+    fn missing_and_misplaced_flags_are_errors() {
+        let m = mobius_args("solve", &["--action", "mobius", "--ls", "8"]);
+        assert!(m.params(Some(0.1)).unwrap_err().contains("--m5"));
+        let m = mobius_args("solve", &["--action", "mobius", "--m5", "1.8"]);
+        assert!(m.params(Some(0.1)).unwrap_err().contains("--ls"));
+        let m = mobius_args("solve", &["--action", "mobius", "--ls", "8", "--m5", "1.8"]);
+        assert!(m.params(None).unwrap_err().contains("--mass"));
+        let m = mobius_args("solve", &["--ls", "8", "--kappa", "0.12"]);
+        assert!(m.refuse_for("wilson").unwrap_err().contains("--ls"));
+        let m = mobius_args("correlator", &["--ls", "1", "--m5", "1.8", "--mass", "0.1"]);
+        assert!(m
+            .params(Some(0.1))
+            .unwrap_err()
+            .contains("Ls must be at least 2"));
+    }
+
+    fn sample_l4() -> String {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/milc/lat.sample.l4444")
+            .display()
+            .to_string()
+    }
+
+    /// `qdsl solve --action mobius` and `qdsl correlator --action mobius` run end to end
+    /// on MILC's 4⁴ sample (the solve in f64–f32; each fails if a solve does not
+    /// converge).
+    #[test]
+    fn solve_and_correlator_commands_run_on_a_real_configuration() {
+        let config = sample_l4();
+        let flags = |ls: &'static str| {
+            vec![
+                "--action", "mobius", "--ls", ls, "--b5", "1.5", "--c5", "0.5", "--m5", "1.8",
+                "--mass", "0.1", "--tol", "1e-8",
+            ]
+        };
+        let argv: Vec<&str> = ["qdsl", "solve", &config]
+            .into_iter()
+            .chain(flags("8"))
+            .chain(["--precision", "f32"])
+            .collect();
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Solve(a) => super::super::solve::run(&a, None).expect("solve runs"),
+            _ => unreachable!(),
+        }
+        let argv: Vec<&str> = ["qdsl", "correlator", &config]
+            .into_iter()
+            .chain(flags("4"))
+            .collect();
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Correlator(a) => super::super::correlator::run(&a).expect("correlator runs"),
+            _ => unreachable!(),
+        }
+        // A Wilson solve refuses a Möbius flag before reading anything.
+        let argv = ["qdsl", "solve", &config, "--kappa", "0.12", "--m5", "1.8"];
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Solve(a) => {
+                let err = super::super::solve::run(&a, None).unwrap_err().to_string();
+                assert!(
+                    err.contains("--m5 is a parameter of --action mobius"),
+                    "{err}"
+                );
+            }
+            _ => unreachable!(),
+        }
+    }
+}
