@@ -17,7 +17,7 @@
 
 use super::cache::{best, CacheProblem, Measurement, TuneCache};
 use super::key::{Fingerprint, TuneKey};
-use super::launch::Candidate;
+use super::launch::{Candidate, LaunchConfig};
 use super::lock::FileLock;
 use super::search::TwoStageSearch;
 use crate::jit::{Work, WorkCounter};
@@ -86,6 +86,10 @@ pub enum TuneSource {
         /// The volume it was measured at.
         from_volume: usize,
     },
+    /// The launch policy does not time this kernel on first use and the cache has no
+    /// winner for it: its default launch, untimed
+    /// ([`crate::tune::tunable::FirstUse::CachedOnly`]).
+    Default,
 }
 
 /// The tuner's answer for one key.
@@ -362,11 +366,8 @@ impl Tuner {
             return self.tune_two_stage(key, full, run);
         }
         let launches = &full.launches;
-        if let Some(hit) = self.lookup(key, |c| launches.contains(&c.launch), |_| true) {
+        if let Some(hit) = self.cached_launch(key, launches, &rescale) {
             return Ok(hit);
-        }
-        if let Some(t) = self.transfer(key, &rescale) {
-            return Ok(t);
         }
         let candidates: Vec<Candidate> = launches
             .iter()
@@ -376,6 +377,19 @@ impl Tuner {
             })
             .collect();
         self.tune(key, &candidates, &mut run)
+    }
+
+    /// The launch policy's answer from the cache alone: the cached winner of `key` (any
+    /// build) whose launch is among `launches`, else the winner at the nearest volume
+    /// within [`TRANSFER_VOLUME_RATIO`] mapped by `rescale`.
+    pub(super) fn cached_launch(
+        &self,
+        key: &TuneKey,
+        launches: &[LaunchConfig],
+        rescale: &impl Fn(&Candidate) -> Option<Candidate>,
+    ) -> Option<Tuned> {
+        self.lookup(key, |c| launches.contains(&c.launch), |_| true)
+            .or_else(|| self.transfer(key, rescale))
     }
 
     /// The cached winner of the same kernel (every key field but the volume equal) at
