@@ -22,6 +22,7 @@ use super::lock::FileLock;
 use super::search::TwoStageSearch;
 use crate::jit::{Work, WorkCounter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -139,7 +140,12 @@ pub struct Tuner {
     cache: Mutex<Option<TuneCache>>,
     /// Keys measured (not answered from the cache) and the time spent.
     measured: WorkCounter,
+    /// Launches decided in this process, by (program, kernel, work) ([`Tuner::remembered`]).
+    decided: Mutex<HashMap<Decision, LaunchConfig>>,
 }
+
+/// What a decided launch is remembered by: program name, kernel name, work.
+type Decision = (String, String, [usize; 3]);
 
 impl std::fmt::Debug for Tuner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -175,6 +181,7 @@ impl Tuner {
             warn: Arc::new(|w| eprintln!("qdsl: warning: {w}")),
             cache: Mutex::new(None),
             measured: WorkCounter::default(),
+            decided: Mutex::new(HashMap::new()),
         }
     }
 
@@ -224,6 +231,23 @@ impl Tuner {
     pub fn with_warnings(mut self, sink: WarningSink) -> Self {
         self.warn = sink;
         self
+    }
+
+    /// The launch decided earlier in this process for kernel `kernel` of program
+    /// `program` over `work` ([`Self::remember`]): a lookup, so that kernels launched
+    /// every iteration (BLAS, reductions) ask the tuner once. A program's name
+    /// determines its source within a process (the GPU's module cache relies on that
+    /// too), and a tuner serves one device (its fingerprint names it).
+    pub fn remembered(&self, program: &str, kernel: &str, work: [usize; 3]) -> Option<LaunchConfig> {
+        let map = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&(program.to_string(), kernel.to_string(), work))
+            .copied()
+    }
+
+    /// Remembers `launch` for kernel `kernel` of `program` over `work`.
+    pub fn remember(&self, program: &str, kernel: &str, work: [usize; 3], launch: LaunchConfig) {
+        let mut map = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert((program.to_string(), kernel.to_string(), work), launch);
     }
 
     /// The cache file.

@@ -564,8 +564,7 @@ impl DeviceStencil {
             &build.function,
             &self.interface,
             [n_out, ls as usize, 1],
-            block,
-            cfg.shared_bytes,
+            &cfg,
             gpu.dependent_launch(),
             a,
         )?;
