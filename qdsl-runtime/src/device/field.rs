@@ -166,7 +166,7 @@ impl DeviceField {
                 let cfg = tuned_launch(
                     gpu,
                     tuner,
-                    &program,
+                    (&program).into(),
                     &kernel,
                     &formats,
                     work,
@@ -229,7 +229,7 @@ impl DeviceField {
                 let cfg = tuned_launch(
                     gpu,
                     tuner,
-                    &program,
+                    (&program).into(),
                     &kernel,
                     &formats,
                     work,
@@ -463,7 +463,7 @@ impl DeviceField {
         let cfg = tuned_launch(
             gpu,
             tuner,
-            &program,
+            (&program).into(),
             partial,
             &formats,
             work,

@@ -217,8 +217,8 @@ fn errors_name_what_went_wrong() {
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn the_tuner_times_real_launches_with_device_events() {
     use crate::tune::{launch_candidates, Candidate, TuneKey, TuneSource, Tuner};
-    use qdsl_core::dsl::Geometry;
     use cudarc::driver::{LaunchConfig, PushKernelArg};
+    use qdsl_core::dsl::Geometry;
     let (gpu, dir) = gpu();
     let src = "extern \"C\" __global__ void qdsl_test_copy(const float4* x, float4* y, int n) {\n    \
                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = x[i];\n}\n";

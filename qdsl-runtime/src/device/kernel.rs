@@ -390,15 +390,7 @@ impl LoadedKernel {
         cfg: &TunedLaunch,
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
-        launch_function(
-            gpu,
-            &self.function,
-            &self.interface,
-            work,
-            cfg,
-            false,
-            args,
-        )
+        launch_function(gpu, &self.function, &self.interface, work, cfg, false, args)
     }
 
     /// Queues the kernel over `work` items with its launch space's default launch.

@@ -28,11 +28,49 @@ impl From<TuneError> for DeviceError {
     }
 }
 
+/// The program a tuned kernel belongs to: its name (which names the variant: formats,
+/// precision, knobs) and its source, hashed only when the tuner is asked.
+#[derive(Clone, Copy, Debug)]
+pub struct ProgramRef<'a> {
+    /// The program's name.
+    pub name: &'a str,
+    /// Its source text, or the text's hash ([`KernelProgram::source_hash`]).
+    pub source: Source<'a>,
+}
+
+/// A program's source, or its hash.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// The text.
+    Text(&'a str),
+    /// FNV-1a of the text.
+    Hash(u64),
+}
+
+impl ProgramRef<'_> {
+    /// FNV-1a of the source.
+    pub fn source_hash(&self) -> u64 {
+        match self.source {
+            Source::Text(t) => fnv1a(t.as_bytes()),
+            Source::Hash(h) => h,
+        }
+    }
+}
+
+impl<'a> From<&'a KernelProgram> for ProgramRef<'a> {
+    fn from(p: &'a KernelProgram) -> Self {
+        ProgramRef {
+            name: &p.name,
+            source: Source::Text(&p.source),
+        }
+    }
+}
+
 /// The tune key of kernel `kernel` of `program` over `work` on `device`: the kernel's
 /// name, the hash of the program's name as the variant hash, the hash of the program's
 /// own source, the work items, `formats`.
 pub fn kernel_key(
-    program: &KernelProgram,
+    program: ProgramRef<'_>,
     kernel: &str,
     work: [usize; 3],
     formats: &str,
@@ -67,7 +105,7 @@ where
     /// `kernel` of `program` over `work`, key formats `formats`, timed through `run`.
     pub fn new(
         gpu: &'a Gpu,
-        program: &KernelProgram,
+        program: ProgramRef<'_>,
         kernel: &'a LoadedKernel,
         formats: &str,
         work: [usize; 3],
@@ -123,14 +161,15 @@ where
     }
 }
 
-/// The launch of `kernel` (of `program`) over `work`: remembered by the tuner, else
+/// The launch of `kernel` (of `program`) over `work`: remembered by the tuner (the
+/// source is not even hashed then), else
 /// [`Tuner::tune_kernel`] of its [`KernelTuning`] (`formats` in the key, `run` timing
 /// a candidate), remembered. Without a tuner: the default launch.
 #[allow(clippy::too_many_arguments)]
 pub fn tuned_launch<F>(
     gpu: &Gpu,
     tuner: Option<&Tuner>,
-    program: &KernelProgram,
+    program: ProgramRef<'_>,
     kernel: &LoadedKernel,
     formats: &str,
     work: [usize; 3],
@@ -145,11 +184,14 @@ where
         return Ok(LaunchConfig::default_of(geometry, work));
     };
     let name = &kernel.interface.name;
-    if let Some(l) = tuner.remembered(&program.name, name, work) {
+    if let Some(l) = tuner.remembered(program.name, name, work) {
         return Ok(l);
     }
     let mut tuning = KernelTuning::new(gpu, program, kernel, formats, work, first_use, run);
     let launch = tuner.tune_kernel(&mut tuning)?.best.launch;
-    tuner.remember(&program.name, name, work, launch);
+    tuner.remember(program.name, name, work, launch);
     Ok(launch)
 }
+
+#[cfg(test)]
+mod tests;

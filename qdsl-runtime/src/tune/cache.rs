@@ -387,7 +387,10 @@ mod tests {
         c.entries.insert(
             key.clone(),
             // In the order rows are written (sorted), so the parse compares equal.
-            vec![launch([8, 4, 2], [4, 4, 4]), launch([32, 4, 1], [128, 3, 1])],
+            vec![
+                launch([8, 4, 2], [4, 4, 4]),
+                launch([32, 4, 1], [128, 3, 1]),
+            ],
         );
         let text = c.render();
         assert!(text.contains("\t32x4\t128x3\t0\t2\t"), "{text}");

@@ -272,8 +272,14 @@ mod tests {
             vec![Default, M(32), M(40), M(48), M(64), M(80)]
         );
         assert_eq!(compile_knobs(&stencil(false), Some(32)), vec![Default]);
-        assert_eq!(compile_knobs(&stencil(false), Some(33)), vec![Default, M(32)]);
-        assert_eq!(compile_knobs(&stencil(false), None).len(), 1 + REGISTER_CAPS.len());
+        assert_eq!(
+            compile_knobs(&stencil(false), Some(33)),
+            vec![Default, M(32)]
+        );
+        assert_eq!(
+            compile_knobs(&stencil(false), None).len(),
+            1 + REGISTER_CAPS.len()
+        );
         // Sources with prefetch blocks add the three prefetch builds of each scope.
         use CompileKnob::Prefetch as P;
         use PrefetchScope::{Links, Records};
@@ -316,7 +322,9 @@ mod tests {
         };
         let builds = compile_knobs(&prefetch_only, Some(255));
         assert_eq!(builds.len(), 1 + 6);
-        assert!(!builds.iter().any(|k| matches!(k, CompileKnob::MaxRegisters(_))));
+        assert!(!builds
+            .iter()
+            .any(|k| matches!(k, CompileKnob::MaxRegisters(_))));
     }
 
     #[test]

@@ -37,8 +37,8 @@ pub use cache::{Measurement, TuneCache};
 pub use compile::{compile_knobs, heuristic_knob, CompileKnob, PREFETCH_MACRO, REGISTER_CAPS};
 pub use key::{Fingerprint, TuneKey};
 pub use launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
-pub use tunable::FirstUse;
 pub use search::TwoStageSearch;
+pub use tunable::FirstUse;
 pub use tunable::Tunable;
 pub use tuner::{
     tuning_enabled, TuneError, TunePolicy, TuneSource, Tuned, Tuner, TRANSFER_VOLUME_RATIO,

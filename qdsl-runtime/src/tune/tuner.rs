@@ -238,7 +238,12 @@ impl Tuner {
     /// every iteration (BLAS, reductions) ask the tuner once. A program's name
     /// determines its source within a process (the GPU's module cache relies on that
     /// too), and a tuner serves one device (its fingerprint names it).
-    pub fn remembered(&self, program: &str, kernel: &str, work: [usize; 3]) -> Option<LaunchConfig> {
+    pub fn remembered(
+        &self,
+        program: &str,
+        kernel: &str,
+        work: [usize; 3],
+    ) -> Option<LaunchConfig> {
         let map = self.decided.lock().unwrap_or_else(|p| p.into_inner());
         map.get(&(program.to_string(), kernel.to_string(), work))
             .copied()

@@ -37,7 +37,7 @@ pub fn axpby(ctx: &DeviceContext, y: &mut DeviceField, op: Axpby<'_>) -> Result<
     let launch = tuned_launch(
         gpu,
         Some(ctx.tuner()),
-        &program,
+        (&program).into(),
         &kernel,
         &format!("y={} x={}", yl.format, xl.format),
         work,

@@ -165,7 +165,11 @@ fn shared_memory_as_a_function_of_the_block_limits_the_blocks() {
     // Throttling counts the block's own need: a 16-thread block needs 8 KiB, so the
     // 8-per-SM target of 28 KiB adds the difference.
     let total = (228 * 1024 / 8 - 1024) / 256 * 256;
-    assert!(c.contains(&LaunchConfig::covering(1 << 20, 16, total - (16 * 256 + 4096))));
+    assert!(c.contains(&LaunchConfig::covering(
+        1 << 20,
+        16,
+        total - (16 * 256 + 4096)
+    )));
     // A block whose need already exceeds a target is not throttled to it.
     assert!(c
         .iter()
@@ -214,7 +218,9 @@ fn a_grid_stride_kernel_with_a_fixed_block_tunes_its_grid() {
     let c = launch_candidates([1 << 20, 1, 1], &g, &LaunchLimits::H100);
     let grids: Vec<u32> = c.iter().map(|l| l.grid[0]).collect();
     assert_eq!(grids, vec![1024, 64, 128, 256, 512]);
-    assert!(c.iter().all(|l| l.block == [256, 1, 1] && l.shared_bytes == 0));
+    assert!(c
+        .iter()
+        .all(|l| l.block == [256, 1, 1] && l.shared_bytes == 0));
     // On little work the grid is what the work needs; duplicates fold.
     let c = launch_candidates([10_000, 1, 1], &g, &LaunchLimits::H100);
     let grids: Vec<u32> = c.iter().map(|l| l.grid[0]).collect();
