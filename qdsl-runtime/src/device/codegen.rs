@@ -384,18 +384,16 @@ pub fn reduction_program(
     layout: &DeviceLayout,
 ) -> Result<KernelProgram, super::format::UnsupportedFormat> {
     let name = reduction_name(layout);
-    let fixed = Geometry::linear().with_fixed_block(REDUCTION_BLOCK);
-    let grids = Extents::PowersOfTwo {
-        min: 64,
-        max: REDUCTION_PARTIALS,
-    };
-    let tuned_grid = fixed
-        .with_launch_space(
-            LaunchSpace::linear(REDUCTION_BLOCK)
-                .without_throttle()
-                .with_grid_x(grids),
-        )
+    // Blocks fixed by the source, no occupancy throttling; the partial pass's grid is
+    // its knob.
+    let fixed = Geometry::linear()
+        .with_launch_space(LaunchSpace::linear(REDUCTION_BLOCK).without_throttle())
         .with_fixed_block(REDUCTION_BLOCK);
+    let tuned_grid =
+        fixed.with_launch_space(fixed.knobs.launch.with_grid_x(Extents::PowersOfTwo {
+            min: 64,
+            max: REDUCTION_PARTIALS,
+        }));
     let partial = KernelInterface {
         name: format!("{name}_partial"),
         params: vec![
