@@ -76,7 +76,8 @@ impl Extents {
 pub struct LaunchSpace {
     /// The extents tried per block dimension (x, y, z).
     pub block: [Extents; 3],
-    /// The block of untuned launches (and the first candidate).
+    /// The block of untuned launches (and the first candidate); 0 along a dimension
+    /// stands for the work extent there (with [`Extents::Work`]).
     pub default_block: [u32; 3],
     /// Every block's thread count is a multiple of this (32: whole warps).
     pub thread_multiple: u32,
@@ -124,6 +125,21 @@ impl LaunchSpace {
         LaunchSpace {
             block: [x, y, Extents::List(&[1])],
             default_block: [default[0], default[1], 1],
+            thread_multiple: 32,
+            throttle: false,
+            grid_x: None,
+        }
+    }
+
+    /// The space of a kernel that keeps whole fifth-dimension columns in a block (the
+    /// coming `fused5d!` kernels: the 4D hop, then s-local stages on shared memory):
+    /// 4D sites along x (`x` extents, `default_x` by default), all Ls slices of a site
+    /// along y ([`Extents::Work`]), thread counts in whole warps (with Ls = 12, x in
+    /// multiples of 8).
+    pub const fn sites_by_slices(x: Extents, default_x: u32) -> Self {
+        LaunchSpace {
+            block: [x, Extents::Work, Extents::List(&[1])],
+            default_block: [default_x, 0, 1],
             thread_multiple: 32,
             throttle: false,
             grid_x: None,

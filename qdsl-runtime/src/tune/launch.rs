@@ -65,9 +65,16 @@ impl LaunchConfig {
     }
 
     /// The untuned launch of a kernel of `geometry` over `work` items: its launch
-    /// space's default block, the grid covering the work.
+    /// space's default block (a 0 there taking the work extent), the grid covering the
+    /// work.
     pub fn default_of(geometry: &Geometry, work: [usize; 3]) -> Self {
-        Self::of(geometry, work, geometry.default_block(), None, 0)
+        let mut block = geometry.knobs.launch.default_block;
+        for (b, w) in block.iter_mut().zip(work) {
+            if *b == 0 {
+                *b = u32::try_from(w.max(1)).unwrap_or(u32::MAX);
+            }
+        }
+        Self::of(geometry, work, block, None, 0)
     }
 
     /// This launch (chosen at another volume) for `work` items: the same block, extra

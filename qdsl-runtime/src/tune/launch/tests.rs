@@ -258,3 +258,36 @@ fn block_and_grid_notation_round_trips() {
         "block=16 grid=63 shared=256"
     );
 }
+
+#[test]
+fn fifth_dimension_columns_stay_whole_in_a_block() {
+    // A fused 5D kernel on Ls = 12: all 12 slices of a site in one block, 96 bytes of
+    // shared memory per thread (24 f32 reals), sites along x in multiples of 8.
+    let space = LaunchSpace::sites_by_slices(
+        Extents::Multiples {
+            step: 8,
+            min: 8,
+            max: 1024,
+        },
+        16,
+    );
+    let g = Geometry {
+        shared_per_thread: 96,
+        ..Geometry::per_site(0).with_tunable_block(2, space)
+    };
+    let work = [4096, 12, 1];
+    let c = launch_candidates(work, &g, &LaunchLimits::H100);
+    assert_eq!(c[0].block, [16, 12, 1]);
+    assert_eq!(c[0].grid, [256, 1, 1]);
+    assert_within_limits(&c, &g, work, &LaunchLimits::H100, 32);
+    assert!(c.iter().all(|l| l.block[1] == 12 && l.grid[1] == 1));
+    // x·12 ≤ 1024 and a whole number of warps: x = 8, 16, …, 80.
+    let xs: Vec<u32> = c.iter().skip(1).map(|l| l.block[0]).collect();
+    assert_eq!(
+        xs,
+        (1..=10)
+            .filter(|&k| k != 2)
+            .map(|k| 8 * k)
+            .collect::<Vec<_>>()
+    );
+}
