@@ -4,6 +4,7 @@
 //! The emitter that prints the signature returns this list, so the argument order is
 //! written down once: the runtime's launcher binds by walking it.
 
+use super::knob_space::{CompileSpace, KnobSpace, LaunchSpace};
 use super::variant::fnv1a;
 
 /// One parameter of a generated stencil kernel, in the order of its signature:
@@ -232,7 +233,8 @@ pub enum BlockShape {
 /// How any kernel is launched: one thread per work item of a 1- to 3-D index space, the
 /// block shape, the largest grid the kernel covers (a grid-stride loop covers the rest;
 /// `u32::MAX` for none) and the dynamic shared memory of a block as a function of it:
-/// `shared_per_thread · threads + shared_fixed` bytes.
+/// `shared_per_thread · threads + shared_fixed` bytes; and what the tuner may vary
+/// ([`KnobSpace`]: builds, block extents, grid sizes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
     /// The block.
@@ -243,27 +245,54 @@ pub struct Geometry {
     pub shared_per_thread: u32,
     /// Dynamic shared memory per block besides, in bytes.
     pub shared_fixed: u32,
+    /// The knob space the tuner enumerates candidates from.
+    pub knobs: KnobSpace,
 }
 
 impl Geometry {
-    /// One thread per item along x, a tunable 1-D block, no shared memory.
+    /// One thread per item along x, a tunable 1-D block (default 128 threads, the
+    /// extents of [`LaunchSpace::linear`]), no shared memory, no compile knobs.
     pub const fn linear() -> Self {
         Geometry {
             block: BlockShape::Tunable(1),
             max_grid: [u32::MAX, 65_535, 65_535],
             shared_per_thread: 0,
             shared_fixed: 0,
+            knobs: KnobSpace::linear(128),
         }
     }
 
     /// A generated stencil's: one thread per output site along x, the fifth-dimension
     /// slices of 5D fields along y, a tunable 1-D block, and `shared_per_thread` bytes of
-    /// dynamic shared memory per thread (0 for every `stencil!` kernel today).
+    /// dynamic shared memory per thread (0 for every `stencil!` kernel today); register
+    /// caps as compile knobs (the prefetch knob is declared by the source,
+    /// [`CompiledKernel::knobs`]).
     pub const fn per_site(shared_per_thread: u32) -> Self {
-        Geometry {
+        let mut g = Geometry {
             shared_per_thread,
             ..Geometry::linear()
-        }
+        };
+        g.knobs.compile.register_caps = true;
+        g
+    }
+
+    /// This geometry with the launch space `launch`.
+    pub const fn with_launch_space(mut self, launch: LaunchSpace) -> Self {
+        self.knobs.launch = launch;
+        self
+    }
+
+    /// This geometry with the compile knobs `compile`.
+    pub const fn with_compile_space(mut self, compile: CompileSpace) -> Self {
+        self.knobs.compile = compile;
+        self
+    }
+
+    /// This geometry with a tunable block in `dims` dimensions (1–3) from `launch`.
+    pub const fn with_tunable_block(mut self, dims: u8, launch: LaunchSpace) -> Self {
+        self.block = BlockShape::Tunable(dims);
+        self.knobs.launch = launch;
+        self
     }
 
     /// This geometry with at most `blocks` blocks along x (a grid-stride kernel).
@@ -272,10 +301,17 @@ impl Geometry {
         self
     }
 
-    /// This geometry with the block fixed at `block` threads along x.
+    /// This geometry with the block fixed at `block` threads along x (also the launch
+    /// space's default block).
     pub const fn with_fixed_block(mut self, block: u32) -> Self {
         self.block = BlockShape::Fixed([block, 1, 1]);
+        self.knobs.launch.default_block = [block, 1, 1];
         self
+    }
+
+    /// The block of untuned launches: [`Self::block`] of the launch space's default.
+    pub fn default_block(&self) -> [u32; 3] {
+        self.block(self.knobs.launch.default_block)
     }
 
     /// The block of a launch given the tuner's (or the default) choice `tuned`: the
@@ -307,6 +343,18 @@ impl Geometry {
         g
     }
 
+    /// The grid of a launch over `work` in blocks of `block` when the tuner chose
+    /// `grid_x` blocks along x: [`Self::grid`], along x at most `grid_x` where the
+    /// launch space tunes the grid (a grid-stride kernel; `grid_x` is ignored otherwise,
+    /// so a kernel that needs its whole grid always gets it).
+    pub fn grid_tuned(&self, work: [usize; 3], block: [u32; 3], grid_x: u32) -> [u32; 3] {
+        let mut g = self.grid(work, block);
+        if self.knobs.launch.grid_x.is_some() {
+            g[0] = g[0].min(grid_x.max(1));
+        }
+        g
+    }
+
     /// The dynamic shared memory of a block of shape `block`.
     pub fn shared(&self, block: [u32; 3]) -> u32 {
         let threads = block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
@@ -326,6 +374,13 @@ pub struct KernelInterface {
     pub params: Vec<ParamDecl>,
     /// How it is launched.
     pub geometry: Geometry,
+}
+
+impl KernelInterface {
+    /// The kernel's knob space (its geometry's).
+    pub fn knobs(&self) -> KnobSpace {
+        self.geometry.knobs
+    }
 }
 
 /// A program of one or more kernels: source, extra NVRTC options and the kernels'
@@ -404,6 +459,15 @@ impl CompiledKernel {
         fnv1a(self.source.as_bytes())
     }
 
+    /// The kernel's knob space: its geometry's, with the prefetch builds where the source
+    /// declares them (the printer's `#if QDSL_PREFETCH` blocks,
+    /// [`crate::dsl::knob_space::PREFETCH_MACRO`]).
+    pub fn knobs(&self) -> KnobSpace {
+        let mut k = self.geometry.knobs;
+        k.compile = k.compile.with_prefetch_of(&self.source);
+        k
+    }
+
     /// The parameter names of the `extern "C"` signature of [`Self::source`], read from
     /// the text (independent of [`Self::params`]): `const real xpay_a` → `xpay_a`.
     pub fn signature_names(&self) -> Vec<String> {
@@ -441,6 +505,45 @@ mod tests {
             .with_max_grid_x(1024);
         assert_eq!(fixed.block([32, 1, 1]), [256, 1, 1]);
         assert_eq!(fixed.grid([1 << 30, 1, 1], [256, 1, 1]), [1024, 1, 1]);
+    }
+
+    #[test]
+    fn every_geometry_carries_its_knob_space() {
+        use crate::dsl::knob_space::{Extents, LINEAR_BLOCKS};
+        // The stencils': register caps, 1-D blocks of LINEAR_BLOCKS, default 128,
+        // throttled; the plain 1-D kernels': no compile knobs.
+        let s = Geometry::per_site(0);
+        assert!(s.knobs.compile.register_caps && !s.knobs.compile.prefetch);
+        assert_eq!(s.knobs.launch.block[0], Extents::List(&LINEAR_BLOCKS));
+        assert!(s.knobs.launch.throttle);
+        assert_eq!(s.default_block(), [128, 1, 1]);
+        assert_eq!(Geometry::linear().knobs.compile, CompileSpace::NONE);
+        // A fixed block is its own default.
+        let r = Geometry::linear().with_fixed_block(256);
+        assert_eq!(r.default_block(), [256, 1, 1]);
+        // A compiled kernel adds the prefetch knob its source declares.
+        let k = |source: &str| CompiledKernel {
+            name: "k".into(),
+            source: source.into(),
+            params: vec![],
+            geometry: Geometry::per_site(0),
+        };
+        assert!(k("#if QDSL_PREFETCH\n#endif\n").knobs().compile.prefetch);
+        assert!(!k("// none").knobs().compile.prefetch);
+    }
+
+    #[test]
+    fn only_a_grid_stride_kernel_takes_the_tuned_grid() {
+        use crate::dsl::knob_space::Extents;
+        let work = [1 << 20, 1, 1];
+        let plain = Geometry::linear().with_max_grid_x(4096);
+        assert_eq!(plain.grid_tuned(work, [256, 1, 1], 64), [4096, 1, 1]);
+        let stride = plain.with_launch_space(
+            LaunchSpace::linear(256).with_grid_x(Extents::PowersOfTwo { min: 64, max: 4096 }),
+        );
+        assert_eq!(stride.grid_tuned(work, [256, 1, 1], 64), [64, 1, 1]);
+        // Never more blocks than the work needs.
+        assert_eq!(stride.grid_tuned([1000, 1, 1], [256, 1, 1], 64), [4, 1, 1]);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! | [`emit`] | the CUDA C++ (printer of the kernel IR) and CPU Rust emitters |
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
 //! | [`interface`] | [`CompiledKernel`]: a generated kernel's source with its parameters (what binds to each), launch geometry and source hash |
+//! | [`knob_space`] | [`KnobSpace`]: what the tuner may vary — compile knobs, block extents in 1–3 dimensions, grid sizes — carried in every kernel's geometry |
 //! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
@@ -34,6 +35,7 @@ pub mod info;
 pub mod interface;
 pub mod ir;
 pub mod kernel_ir;
+pub mod knob_space;
 pub mod knobs;
 pub mod layout;
 pub mod long_links;
@@ -51,5 +53,6 @@ pub use interface::{
     ParamDecl, ParamKind,
 };
 pub use ir::Ir;
+pub use knob_space::{CompileSpace, Extents, KnobSpace, LaunchSpace};
 pub use stencil::Stencil;
 pub use variant::Variant;

@@ -31,7 +31,9 @@
 
 use super::format::{DeviceFormat, HostReal, StoredReal};
 use super::layout::DeviceLayout;
-use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
+use qdsl_core::dsl::{
+    Elem, Extents, Geometry, KernelInterface, KernelProgram, LaunchSpace, ParamDecl, ParamKind,
+};
 use qdsl_core::format::{Compression, FixedWidth, FloatWidth};
 use std::fmt::Write;
 
@@ -320,8 +322,9 @@ fn is_recon8(format: &DeviceFormat) -> bool {
     matches!(format, DeviceFormat::Link(l) if l.compression == Compression::Recon8)
 }
 
-/// The conversion kernel of [`conversion_source`] with its interface (256-thread
-/// blocks by default, a grid-stride loop; `norms` null unless the format has norms).
+/// The conversion kernel of [`conversion_source`] with its interface (a grid-stride
+/// loop; `norms` null unless the format has norms); knob space: 1-D blocks, 256 by
+/// default, no occupancy throttling.
 pub fn conversion_program(
     layout: &DeviceLayout,
     host: HostReal,
@@ -350,7 +353,9 @@ pub fn conversion_program(
         kernels: vec![KernelInterface {
             name: name.clone(),
             params: params.into_iter().chain(site_params()).collect(),
-            geometry: Geometry::linear().with_max_grid_x(u32::MAX >> 1),
+            geometry: Geometry::linear()
+                .with_max_grid_x(u32::MAX >> 1)
+                .with_launch_space(LaunchSpace::linear(256).without_throttle()),
         }],
         name,
     })
@@ -372,12 +377,23 @@ pub fn options() -> Vec<String> {
 
 /// The reduction kernels of [`reduction_source`] with their interfaces: `<name>_partial`
 /// and `<name>_final`, blocks of [`REDUCTION_BLOCK`] fixed by the source, the partial
-/// pass on at most 1024 blocks (a grid-stride loop).
+/// pass on at most [`REDUCTION_PARTIALS`] blocks (a grid-stride loop) — its knob space
+/// is the grid: 64 to [`REDUCTION_PARTIALS`] blocks in powers of two (the default, the
+/// most, when tuning is off or nothing is cached).
 pub fn reduction_program(
     layout: &DeviceLayout,
 ) -> Result<KernelProgram, super::format::UnsupportedFormat> {
     let name = reduction_name(layout);
-    let fixed = Geometry::linear().with_fixed_block(REDUCTION_BLOCK);
+    // Blocks fixed by the source, no occupancy throttling; the partial pass's grid is
+    // its knob.
+    let fixed = Geometry::linear()
+        .with_launch_space(LaunchSpace::linear(REDUCTION_BLOCK).without_throttle())
+        .with_fixed_block(REDUCTION_BLOCK);
+    let tuned_grid =
+        fixed.with_launch_space(fixed.knobs.launch.with_grid_x(Extents::PowersOfTwo {
+            min: 64,
+            max: REDUCTION_PARTIALS,
+        }));
     let partial = KernelInterface {
         name: format!("{name}_partial"),
         params: vec![
@@ -391,7 +407,7 @@ pub fn reduction_program(
             ParamDecl::new("partials", ParamKind::write(Elem::F64)),
             ParamDecl::new("status", ParamKind::write(Elem::I32)),
         ],
-        geometry: fixed.with_max_grid_x(REDUCTION_PARTIALS),
+        geometry: tuned_grid.with_max_grid_x(REDUCTION_PARTIALS),
     };
     let fin = KernelInterface {
         name: format!("{name}_final"),

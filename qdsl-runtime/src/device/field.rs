@@ -1,12 +1,14 @@
 //! [`DeviceField`]: a field in GPU memory, in a storage format and the chunked
 //! structure-of-arrays layout, converted from and to host fields on the GPU.
 
-use super::codegen::{self, Direction, REDUCTION_BLOCK};
+use super::codegen::{self, Direction};
 use super::format::{DeviceFormat, HostReal};
 use super::gpu::{driver, DeviceError, Gpu};
 use super::kernel::{load_program, Args, LoadedKernel};
 use super::layout::DeviceLayout;
 use super::reference::DeviceImage;
+use super::tuned::tuned_launch;
+use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::KernelProgram;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SpinorLayout};
@@ -14,9 +16,6 @@ use qdsl_core::format::{FermionFormat, LinkFormat, SuCheck};
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::{Complex, Real};
-
-/// Threads per block of the conversion kernels.
-const CONVERSION_BLOCK: [u32; 3] = [256, 1, 1];
 
 /// A field on the GPU. It owns its memory: the value arrays (bytes, in the layout) and,
 /// for fixed-point fermions, one f32 norm per site.
@@ -110,9 +109,20 @@ impl DeviceField {
     }
 
     /// Uploads host-order reals (`layout.sites · subs · host_reals` of them) and encodes
-    /// them into `layout` on the GPU.
+    /// them into `layout` on the GPU (the conversion kernel's default launch).
     pub fn upload<T: Real>(
         gpu: &Gpu,
+        layout: DeviceLayout,
+        host: &[T],
+    ) -> Result<Self, DeviceError> {
+        Self::upload_with(gpu, None, layout, host)
+    }
+
+    /// [`Self::upload`] with the conversion kernel's launch from `tuner`
+    /// ([`super::tuned`]; a cached winner or the default under the launch policy).
+    pub fn upload_with<T: Real>(
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
         layout: DeviceLayout,
         host: &[T],
     ) -> Result<Self, DeviceError> {
@@ -138,17 +148,32 @@ impl DeviceField {
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
         let copy = |e| driver("copying host data to the GPU")(e);
         let work = [layout.sites, 1, 1];
+        let formats = format!("{} from {}", layout.format, precision.cuda_type());
         macro_rules! launch {
             ($input:expr) => {{
                 let input = stream.clone_htod($input).map_err(copy)?;
-                let mut args = Args::new();
-                args.read("in", &input)
-                    .write("out", &mut field.values)
-                    .write_or_null("norms", field.norms.as_mut().map(|n| n as _))
-                    .count("sites", layout.sites)
-                    .count("stride", layout.stride)
-                    .write("status", &mut status);
-                kernel.launch(gpu, work, CONVERSION_BLOCK, args)?;
+                let mut encode = |cfg: &LaunchConfig| {
+                    let mut args = Args::new();
+                    args.read("in", &input)
+                        .write("out", &mut field.values)
+                        .write_or_null("norms", field.norms.as_mut().map(|n| n as _))
+                        .count("sites", layout.sites)
+                        .count("stride", layout.stride)
+                        .write("status", &mut status);
+                    kernel.launch_with(gpu, work, cfg, args)
+                };
+                // Encoding is idempotent: candidates are timed on the real buffers.
+                let cfg = tuned_launch(
+                    gpu,
+                    tuner,
+                    (&program).into(),
+                    &kernel,
+                    &formats,
+                    work,
+                    FirstUse::CachedOnly,
+                    &mut encode,
+                )?;
+                encode(&cfg)?;
             }};
         }
         match &array {
@@ -163,8 +188,19 @@ impl DeviceField {
         Ok(field)
     }
 
-    /// Decodes the field on the GPU into host-order reals of `T`.
+    /// Decodes the field on the GPU into host-order reals of `T` (the conversion
+    /// kernel's default launch).
     pub fn download<T: Real>(&self, gpu: &Gpu) -> Result<Vec<T>, DeviceError> {
+        self.download_with(gpu, None)
+    }
+
+    /// [`Self::download`] with the conversion kernel's launch from `tuner`
+    /// ([`super::tuned`]).
+    pub fn download_with<T: Real>(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+    ) -> Result<Vec<T>, DeviceError> {
         let layout = self.layout;
         let precision = HostReal::of::<T>();
         let program = codegen::conversion_program(&layout, precision, Direction::Decode)?;
@@ -174,17 +210,33 @@ impl DeviceField {
         let n = layout.sites * layout.subs * layout.host_reals;
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
         let back = |e| driver("copying the decoded field to the host")(e);
+        let work = [layout.sites, 1, 1];
+        let formats = format!("{} to {}", layout.format, precision.cuda_type());
         macro_rules! launch {
             ($t:ty) => {{
                 let mut out = gpu.alloc::<$t>("the decoded field", n)?;
-                let mut args = Args::new();
-                args.read("in", &self.values)
-                    .read_or_null("norms", self.norms.as_ref().map(|n| n as _))
-                    .write("out", &mut out)
-                    .count("sites", layout.sites)
-                    .count("stride", layout.stride)
-                    .write("status", &mut status);
-                kernel.launch(gpu, [layout.sites, 1, 1], CONVERSION_BLOCK, args)?;
+                let mut decode = |cfg: &LaunchConfig| {
+                    let mut args = Args::new();
+                    args.read("in", &self.values)
+                        .read_or_null("norms", self.norms.as_ref().map(|n| n as _))
+                        .write("out", &mut out)
+                        .count("sites", layout.sites)
+                        .count("stride", layout.stride)
+                        .write("status", &mut status);
+                    kernel.launch_with(gpu, work, cfg, args)
+                };
+                // Decoding is idempotent: candidates are timed on the real buffers.
+                let cfg = tuned_launch(
+                    gpu,
+                    tuner,
+                    (&program).into(),
+                    &kernel,
+                    &formats,
+                    work,
+                    FirstUse::CachedOnly,
+                    &mut decode,
+                )?;
+                decode(&cfg)?;
                 let host = stream.clone_dtoh(&out).map_err(back)?;
                 host.into_iter()
                     .map(|x| T::from_f64(x as f64))
@@ -259,6 +311,16 @@ impl DeviceField {
         field: &ColourSpinorField<T>,
         format: FermionFormat,
     ) -> Result<Self, DeviceError> {
+        Self::from_spinor_with(gpu, None, field, format)
+    }
+
+    /// [`Self::from_spinor`] with the conversion's launch from `tuner`.
+    pub fn from_spinor_with<T: Real>(
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        field: &ColourSpinorField<T>,
+        format: FermionFormat,
+    ) -> Result<Self, DeviceError> {
         let l = field.layout();
         let layout = DeviceLayout::new(
             DeviceFormat::Fermion(format),
@@ -266,7 +328,7 @@ impl DeviceField {
             l.ls() * l.sites_per_slice(),
         )?;
         let reals: Vec<T> = field.data().iter().flat_map(|z| [z.re, z.im]).collect();
-        Self::upload(gpu, layout, &reals)
+        Self::upload_with(gpu, tuner, layout, &reals)
     }
 
     /// Downloads a colour-spinor field of host layout `layout`.
@@ -275,7 +337,17 @@ impl DeviceField {
         gpu: &Gpu,
         layout: SpinorLayout,
     ) -> Result<ColourSpinorField<T>, DeviceError> {
-        let reals = self.download::<T>(gpu)?;
+        self.to_spinor_with(gpu, None, layout)
+    }
+
+    /// [`Self::to_spinor`] with the conversion's launch from `tuner`.
+    pub fn to_spinor_with<T: Real>(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        layout: SpinorLayout,
+    ) -> Result<ColourSpinorField<T>, DeviceError> {
+        let reals = self.download_with::<T>(gpu, tuner)?;
         let data = reals
             .chunks_exact(2)
             .map(|c| Complex::new(c[0], c[1]))
@@ -321,22 +393,45 @@ impl DeviceField {
 
     /// ‖x‖² = Σ_k x_k², decoded and accumulated in f64 on the GPU.
     pub fn norm2(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
-        Ok(self.reduce(gpu, None)?.re)
+        self.norm2_with(gpu, None)
+    }
+
+    /// [`Self::norm2`] with the reduction's grid from `tuner` ([`super::tuned`]).
+    pub fn norm2_with(&self, gpu: &Gpu, tuner: Option<&Tuner>) -> Result<f64, DeviceError> {
+        Ok(self.reduce(gpu, tuner, None)?.re)
     }
 
     /// x†y = Σ conj(x_k) y_k over complex components, in f64 on the GPU; `other` must
     /// have the same layout.
     pub fn dot(&self, other: &DeviceField, gpu: &Gpu) -> Result<Complex<f64>, DeviceError> {
+        self.dot_with(other, gpu, None)
+    }
+
+    /// [`Self::dot`] with the reduction's grid from `tuner` ([`super::tuned`]).
+    pub fn dot_with(
+        &self,
+        other: &DeviceField,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+    ) -> Result<Complex<f64>, DeviceError> {
         if other.layout != self.layout {
             return Err(DeviceError::Shape(format!(
                 "dot of fields with different layouts: {:?} and {:?}",
                 self.layout, other.layout
             )));
         }
-        self.reduce(gpu, Some(other))
+        self.reduce(gpu, tuner, Some(other))
     }
 
-    fn reduce(&self, gpu: &Gpu, other: Option<&DeviceField>) -> Result<Complex<f64>, DeviceError> {
+    /// The two-pass reduction: the partial pass on the grid `tuner` chose (each block
+    /// one partial sum; timing reruns it, which only rewrites the partials), then the
+    /// final pass over the partials.
+    fn reduce(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        other: Option<&DeviceField>,
+    ) -> Result<Complex<f64>, DeviceError> {
         let layout = self.layout;
         let program = codegen::reduction_program(&layout)?;
         let name = program.name.clone();
@@ -344,30 +439,45 @@ impl DeviceField {
         let [partial, fin] = kernels.as_slice() else {
             return Err(DeviceError::Shape(format!("{name}: expected two kernels")));
         };
-        let blocks = partial
-            .interface
-            .geometry
-            .grid([layout.sites, 1, 1], [REDUCTION_BLOCK, 1, 1])[0];
-        let mut partials = gpu.alloc::<f64>("reduction partials", 2 * blocks as usize)?;
+        let geometry = &partial.interface.geometry;
+        let work = [layout.sites, 1, 1];
+        let most = geometry.grid(work, geometry.default_block())[0];
+        let mut partials = gpu.alloc::<f64>("reduction partials", 2 * most as usize)?;
         let mut result = gpu.alloc::<f64>("reduction result", 2)?;
         let mut status = gpu.alloc::<i32>("a status word", 1)?;
         let y = other.unwrap_or(self);
-        let mut args = Args::new();
-        args.read("x", &self.values)
-            .read_or_null("xn", self.norms.as_ref().map(|n| n as _))
-            .read("y", &y.values)
-            .read_or_null("yn", y.norms.as_ref().map(|n| n as _))
-            .count("sites", layout.sites)
-            .count("stride", layout.stride)
-            .int("dot", i32::from(other.is_some()))
-            .write("partials", &mut partials)
-            .write("status", &mut status);
-        partial.launch(gpu, [layout.sites, 1, 1], [REDUCTION_BLOCK, 1, 1], args)?;
+        let mut run = |cfg: &LaunchConfig| {
+            let mut args = Args::new();
+            args.read("x", &self.values)
+                .read_or_null("xn", self.norms.as_ref().map(|n| n as _))
+                .read("y", &y.values)
+                .read_or_null("yn", y.norms.as_ref().map(|n| n as _))
+                .count("sites", layout.sites)
+                .count("stride", layout.stride)
+                .int("dot", i32::from(other.is_some()))
+                .write("partials", &mut partials)
+                .write("status", &mut status);
+            partial.launch_with(gpu, work, cfg, args)
+        };
+        let formats = layout.format.to_string();
+        let cfg = tuned_launch(
+            gpu,
+            tuner,
+            (&program).into(),
+            partial,
+            &formats,
+            work,
+            FirstUse::CachedOnly,
+            &mut run,
+        )?;
+        run(&cfg)?;
+        // The blocks the partial pass ran (at most `most`: the partials' size).
+        let blocks = geometry.grid_tuned(work, geometry.block(cfg.block), cfg.grid[0])[0];
         let mut args = Args::new();
         args.read("partials", &partials)
             .int("blocks", blocks)
             .write("result", &mut result);
-        fin.launch(gpu, [1, 1, 1], [REDUCTION_BLOCK, 1, 1], args)?;
+        fin.launch_default(gpu, [1, 1, 1], args)?;
         let stream = gpu.backend().stream();
         check_status(gpu, &status, &name)?;
         let r = stream

@@ -218,6 +218,7 @@ fn errors_name_what_went_wrong() {
 fn the_tuner_times_real_launches_with_device_events() {
     use crate::tune::{launch_candidates, Candidate, TuneKey, TuneSource, Tuner};
     use cudarc::driver::{LaunchConfig, PushKernelArg};
+    use qdsl_core::dsl::Geometry;
     let (gpu, dir) = gpu();
     let src = "extern \"C\" __global__ void qdsl_test_copy(const float4* x, float4* y, int n) {\n    \
                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = x[i];\n}\n";
@@ -230,7 +231,7 @@ fn the_tuner_times_real_launches_with_device_events() {
         limits.max_block >= 1024 && limits.shared_per_sm >= 48 * 1024,
         "{limits:?}"
     );
-    let candidates: Vec<Candidate> = launch_candidates(n, &limits)
+    let candidates: Vec<Candidate> = launch_candidates([n, 1, 1], &Geometry::per_site(0), &limits)
         .into_iter()
         .map(Candidate::launch)
         .collect();
@@ -241,8 +242,8 @@ fn the_tuner_times_real_launches_with_device_events() {
     let mut run = |c: &Candidate| {
         gpu.time_us(2, 5, || {
             let cfg = LaunchConfig {
-                grid_dim: (c.launch.grid, 1, 1),
-                block_dim: (c.launch.block, 1, 1),
+                grid_dim: (c.launch.grid[0], 1, 1),
+                block_dim: (c.launch.block[0], 1, 1),
                 shared_mem_bytes: c.launch.shared_bytes,
             };
             let mut b = gpu.backend().stream().launch_builder(&f);

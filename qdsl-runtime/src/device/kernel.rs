@@ -6,11 +6,14 @@
 //! argument from the map: a missing argument, one the kernel has no parameter for, or
 //! one of the wrong kind (a read-only buffer for a written pointer, f32 elements for an
 //! f64 pointer, a real for an integer, an integer beyond 32 bits, null where the kernel
-//! dereferences) is a [`BindError`] naming the kernel and the parameter. [`launch`]
-//! then queues the kernel with the geometry's grid over a 1- to 3-D index space.
+//! dereferences) is a [`BindError`] naming the kernel and the parameter.
+//! [`launch_function`] then queues the kernel with the geometry's grid over a 1- to 3-D
+//! index space, with a default or tuned launch ([`crate::tune::LaunchConfig`];
+//! [`super::tuned`] chooses one through the tuner).
 
 use super::gpu::{driver, DeviceError, Gpu};
 use super::launch::KernelArgs;
+use crate::tune::LaunchConfig as TunedLaunch;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use qdsl_core::dsl::{Elem, KernelInterface, ParamKind};
 use std::collections::BTreeMap;
@@ -320,35 +323,36 @@ pub fn bind<'a>(
     Ok(out)
 }
 
-/// Queues `function` (with `interface`) over `work` items in blocks of `block` (a
-/// fixed block of the geometry wins) with the geometry's shared memory plus
-/// `extra_shared` bytes (the tuner's occupancy throttling), binding `args` by name;
+/// Queues `function` (with `interface`) over `work` items with the launch `cfg` (its
+/// block, a fixed block of the geometry winning; its grid along x where the geometry's
+/// launch space tunes the grid, else the grid covering the work,
+/// [`qdsl_core::dsl::Geometry::grid_tuned`]; the geometry's shared memory of the block
+/// plus `cfg.shared_bytes`, the tuner's occupancy throttling), binding `args` by name;
 /// `dependent`: as a programmatic dependent ([`super::launch`]; only for kernels that
 /// wait on their grid dependency before touching memory).
-#[allow(clippy::too_many_arguments)]
 pub fn launch_function<'a>(
     gpu: &'a Gpu,
     function: &CudaFunction,
     interface: &KernelInterface,
     work: [usize; 3],
-    block: [u32; 3],
-    extra_shared: u32,
+    cfg: &TunedLaunch,
     dependent: bool,
     args: Args<'a>,
 ) -> Result<(), DeviceError> {
     let g = &interface.geometry;
-    let block = g.block(block);
-    let grid = g.grid(work, block);
+    let block = g.block(cfg.block);
+    let grid = g.grid_tuned(work, block, cfg.grid[0]);
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (grid[0], grid[1], grid[2]),
         block_dim: (block[0], block[1], block[2]),
-        shared_mem_bytes: g.shared(block).saturating_add(extra_shared),
+        shared_mem_bytes: g.shared(block).saturating_add(cfg.shared_bytes),
     };
     let values = bind(interface, args, gpu.backend().stream())?;
     // SAFETY: `bind` checked every argument against the interface's parameter list
     // (number, order by name, pointer element types and access, scalar types), which is
     // the kernel's signature (CPU tests compare the two for every program); the callers
-    // size the buffers for `work` items.
+    // size the buffers for `work` items, and a grid below the covering one is taken only
+    // by grid-stride kernels (their launch space says so).
     unsafe { values.launch(function, cfg, dependent) }
         .map_err(driver(format!("launching {}", interface.name)))
 }
@@ -363,8 +367,8 @@ pub struct LoadedKernel {
 }
 
 impl LoadedKernel {
-    /// Queues the kernel over `work` items (x, y, z) with the block `block` (the
-    /// default or tuned one; a fixed block of the geometry wins) on the GPU's stream,
+    /// Queues the kernel over `work` items (x, y, z) with the block `block` (a fixed
+    /// block of the geometry wins) and the grid covering the work on the GPU's stream,
     /// binding `args` by name.
     pub fn launch<'a>(
         &self,
@@ -373,21 +377,33 @@ impl LoadedKernel {
         block: [u32; 3],
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
-        launch_function(
-            gpu,
-            &self.function,
-            &self.interface,
-            work,
-            block,
-            0,
-            false,
-            args,
-        )
+        let cfg = TunedLaunch::of(&self.interface.geometry, work, block, None, 0);
+        self.launch_with(gpu, work, &cfg, args)
+    }
+
+    /// Queues the kernel over `work` items with the (tuned) launch `cfg`
+    /// ([`launch_function`]), binding `args` by name.
+    pub fn launch_with<'a>(
+        &self,
+        gpu: &'a Gpu,
+        work: [usize; 3],
+        cfg: &TunedLaunch,
+        args: Args<'a>,
+    ) -> Result<(), DeviceError> {
+        launch_function(gpu, &self.function, &self.interface, work, cfg, false, args)
+    }
+
+    /// Queues the kernel over `work` items with its launch space's default launch.
+    pub fn launch_default<'a>(
+        &self,
+        gpu: &'a Gpu,
+        work: [usize; 3],
+        args: Args<'a>,
+    ) -> Result<(), DeviceError> {
+        let cfg = TunedLaunch::default_of(&self.interface.geometry, work);
+        self.launch_with(gpu, work, &cfg, args)
     }
 }
-
-/// The default block of a 1-D kernel launched by [`LoadedKernel::launch`].
-pub const DEFAULT_BLOCK: [u32; 3] = [128, 1, 1];
 
 /// Loads every kernel of `program` (compiled once, PTX cached) from one module.
 pub fn load_program(

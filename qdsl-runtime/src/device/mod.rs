@@ -12,6 +12,7 @@
 //! | [`launch`] | [`launch::KernelArgs`]: launches through `cuLaunchKernelEx`, as programmatic dependents on sm_90+ |
 //! | [`field`] | [`DeviceField`]: upload/download with conversion on the GPU, norms and dots in f64 |
 //! | [`dense`] | dense N × N link fields (the coarse operator's links): layout, upload, download |
+//! | [`tuned`] | tuned launches of BLAS, reduction, conversion and link-path kernels through the one `Tunable` |
 //! | [`long_links`] | [`long_links::DeviceLongLinks`]: compressed long links (recon 13/9), host encode and upload |
 //!
 //! Everything that needs a GPU fails with [`DeviceError::NoGpu`] where there is none.
@@ -29,6 +30,7 @@ pub mod launch;
 pub mod layout;
 pub mod long_links;
 pub mod reference;
+pub mod tuned;
 
 pub use field::DeviceField;
 pub use format::{DeviceFormat, HostReal, UnsupportedFormat};

@@ -71,7 +71,7 @@ impl<T: GpuReal> GpuGaugeForce<T> {
         let plan = A::force_plan()?;
         let program = force_program::<T>(&plan)?;
         let kernels = load_program(gpu, &program)?;
-        let staples = GpuSmearer::from_kernels(plan.staples.clone(), &kernels, &program.name)?;
+        let staples = GpuSmearer::from_kernels(plan.staples.clone(), &kernels, &program)?;
         let force = find(
             &kernels,
             &format!("{}_force", plan.action.name),

@@ -10,13 +10,15 @@
 
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, DeviceElem, LoadedKernel};
+use crate::device::tuned::{tuned_launch, ProgramRef, Source};
 use crate::device::{DeviceError, Gpu};
+use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
 use qdsl_core::dsl::paths::cuda::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathPlan};
-use qdsl_core::dsl::DslError;
+use qdsl_core::dsl::{DslError, KernelProgram};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
@@ -60,6 +62,10 @@ pub struct GpuSmearer<T> {
     plan: PathPlan,
     knobs: PathKnobs,
     launches: Vec<Launch>,
+    /// The name of the program the kernels come from (the tune keys' variant).
+    program: String,
+    /// FNV-1a of the program's source (the tune keys' source hash).
+    source_hash: u64,
     path: LoadedKernel,
     staple: LoadedKernel,
     staple_pair: LoadedKernel,
@@ -106,21 +112,21 @@ impl<T: GpuReal> GpuSmearer<T> {
         };
         let program = qdsl_core::dsl::paths::cuda::program::<T>(&plan, &knobs, &name)?;
         let kernels = load_program(gpu, &program)?;
-        let mut smearer = Self::from_kernels(plan, &kernels, &name)?;
+        let mut smearer = Self::from_kernels(plan, &kernels, &program)?;
         smearer.knobs = knobs;
         Ok(smearer)
     }
 
-    /// The smearer of `plan` whose five kernels are among `kernels` (loaded from a
-    /// program that contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for `plan`,
-    /// links uncompressed, possibly with more after them).
+    /// The smearer of `plan` whose five kernels are among `kernels` (loaded from
+    /// `program`, which contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for
+    /// `plan`, links uncompressed, possibly with more after them).
     pub fn from_kernels(
         plan: PathPlan,
         kernels: &[LoadedKernel],
-        program: &str,
+        program: &KernelProgram,
     ) -> Result<Self, DeviceError> {
         let name = plan.spec.name.clone();
-        let load = |kernel: &str| find(kernels, &format!("{name}_{kernel}"), program);
+        let load = |kernel: &str| find(kernels, &format!("{name}_{kernel}"), &program.name);
         Ok(Self {
             path: load("path")?,
             staple: load("staple")?,
@@ -128,6 +134,8 @@ impl<T: GpuReal> GpuSmearer<T> {
             sum: load("sum")?,
             accumulate: load("accumulate")?,
             launches: schedule(&plan),
+            program: program.name.clone(),
+            source_hash: program.source_hash(),
             plan,
             knobs: PathKnobs::default(),
             _real: std::marker::PhantomData,
@@ -204,10 +212,25 @@ impl<T: GpuReal> GpuSmearer<T> {
     }
 
     /// Queues the whole schedule on the GPU's stream: `bufs.output` becomes the smeared
-    /// links of `bufs.input` with tadpole factor `u0` (no synchronisation).
+    /// links of `bufs.input` with tadpole factor `u0` (no synchronisation; each kernel's
+    /// default launch).
     pub fn enqueue(
         &self,
         gpu: &Gpu,
+        bufs: &mut SmearBuffers<T>,
+        u0: f64,
+    ) -> Result<(), DeviceError> {
+        self.enqueue_with(gpu, None, bufs, u0)
+    }
+
+    /// [`Self::enqueue`] with each kernel's launch from `tuner` ([`crate::device::tuned`];
+    /// under the launch policy a cached winner or the default). Timing reruns a launch:
+    /// the path, staple and sum kernels only rewrite their node buffer; accumulate is
+    /// timed on a scratch output, since it adds to the links.
+    pub fn enqueue_with(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
         bufs: &mut SmearBuffers<T>,
         u0: f64,
     ) -> Result<(), DeviceError> {
@@ -216,8 +239,6 @@ impl<T: GpuReal> GpuSmearer<T> {
         let sites = [volume, 1, 1];
         let mut path_index = 0;
         for launch in &self.launches {
-            let mut args = Args::new();
-            lattice_args(&mut args, &lattice);
             match launch {
                 Launch::Path { out, steps } => {
                     let d_steps = bufs.steps.get(path_index).ok_or_else(|| {
@@ -227,12 +248,19 @@ impl<T: GpuReal> GpuSmearer<T> {
                     let out = bufs.nodes.get_mut(*out).ok_or_else(|| {
                         DeviceError::Shape(format!("path launch writes missing node {out}"))
                     })?;
-                    args.write("out", out)
-                        .read("u", &bufs.input)
-                        .read("steps", d_steps)
-                        .count("nsteps", steps.len());
-                    // out holds V·18 reals, u 4·V·18, steps nsteps codes.
-                    self.path.launch(gpu, sites, BLOCK, args)?;
+                    let input = &bufs.input;
+                    let mut go = |cfg: &LaunchConfig| {
+                        let mut args = Args::new();
+                        lattice_args(&mut args, &lattice);
+                        args.write("out", &mut *out)
+                            .read("u", input)
+                            .read("steps", d_steps)
+                            .count("nsteps", steps.len());
+                        // out holds V·18 reals, u 4·V·18, steps nsteps codes.
+                        self.path.launch_with(gpu, sites, cfg, args)
+                    };
+                    let cfg = self.tuned(gpu, tuner, &self.path, sites, &mut go)?;
+                    go(&cfg)?;
                 }
                 Launch::Staple {
                     out,
@@ -242,11 +270,18 @@ impl<T: GpuReal> GpuSmearer<T> {
                     step: (d, o),
                 } => {
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*inner])?;
-                    args.write("out", dst)
-                        .read("inner", &earlier[*inner])
-                        .read("u", &bufs.input);
-                    staple_args(&mut args, *mu, *n, *d, *o);
-                    self.staple.launch(gpu, sites, BLOCK, args)?;
+                    let input = &bufs.input;
+                    let mut go = |cfg: &LaunchConfig| {
+                        let mut args = Args::new();
+                        lattice_args(&mut args, &lattice);
+                        args.write("out", &mut *dst)
+                            .read("inner", &earlier[*inner])
+                            .read("u", input);
+                        staple_args(&mut args, *mu, *n, *d, *o);
+                        self.staple.launch_with(gpu, sites, cfg, args)
+                    };
+                    let cfg = self.tuned(gpu, tuner, &self.staple, sites, &mut go)?;
+                    go(&cfg)?;
                 }
                 Launch::StaplePair {
                     out,
@@ -256,45 +291,99 @@ impl<T: GpuReal> GpuSmearer<T> {
                     step: (d, o),
                 } => {
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*i0, *i1])?;
-                    args.write("out", dst)
-                        .read("inner0", &earlier[*i0])
-                        .read("inner1", &earlier[*i1])
-                        .read("u", &bufs.input);
-                    staple_args(&mut args, *mu, *n, *d, *o);
-                    self.staple_pair.launch(gpu, sites, BLOCK, args)?;
+                    let input = &bufs.input;
+                    let mut go = |cfg: &LaunchConfig| {
+                        let mut args = Args::new();
+                        lattice_args(&mut args, &lattice);
+                        args.write("out", &mut *dst)
+                            .read("inner0", &earlier[*i0])
+                            .read("inner1", &earlier[*i1])
+                            .read("u", input);
+                        staple_args(&mut args, *mu, *n, *d, *o);
+                        self.staple_pair.launch_with(gpu, sites, cfg, args)
+                    };
+                    let cfg = self.tuned(gpu, tuner, &self.staple_pair, sites, &mut go)?;
+                    go(&cfg)?;
                 }
                 Launch::Sum { out, a, b: second } => {
                     let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*a, *second])?;
-                    let mut args = Args::new();
-                    args.write("out", dst)
-                        .read("a", &earlier[*a])
-                        .read("b", &earlier[*second])
-                        .count("nreals", volume * REALS);
-                    // All three hold nreals = V·18 reals.
-                    self.sum.launch(gpu, [volume * REALS, 1, 1], BLOCK, args)?;
+                    let reals = [volume * REALS, 1, 1];
+                    let mut go = |cfg: &LaunchConfig| {
+                        let mut args = Args::new();
+                        args.write("out", &mut *dst)
+                            .read("a", &earlier[*a])
+                            .read("b", &earlier[*second])
+                            .count("nreals", volume * REALS);
+                        // All three hold nreals = V·18 reals.
+                        self.sum.launch_with(gpu, reals, cfg, args)
+                    };
+                    let cfg = self.tuned(gpu, tuner, &self.sum, reals, &mut go)?;
+                    go(&cfg)?;
                 }
                 Launch::Accumulate { mu, terms, first } => {
                     let (nodes, coeffs) = accumulate_args::<T>(terms, u0)?;
-                    args.write("links", &mut bufs.output);
-                    for (k, &node) in nodes.iter().enumerate() {
-                        let buffer = bufs.nodes.get(node).ok_or_else(|| {
-                            DeviceError::Shape(format!("accumulate reads missing node {node}"))
-                        })?;
-                        args.read(&format!("n{k}"), buffer);
-                    }
-                    for (k, c) in coeffs.iter().enumerate() {
-                        args.real(&format!("c{k}"), Real::to_f64(*c));
-                    }
-                    args.count("count", terms.len())
-                        .count("mu", *mu)
-                        .int("first", i32::from(*first));
-                    // links hold 4·V·18 reals, each node V·18; the kernel reads only the
-                    // first `count` nodes.
-                    self.accumulate.launch(gpu, sites, BLOCK, args)?;
+                    let node_buffers = &bufs.nodes;
+                    let go = |cfg: &LaunchConfig, links: &mut CudaSlice<T>| {
+                        let mut args = Args::new();
+                        lattice_args(&mut args, &lattice);
+                        args.write("links", links);
+                        for (k, &node) in nodes.iter().enumerate() {
+                            let buffer = node_buffers.get(node).ok_or_else(|| {
+                                DeviceError::Shape(format!("accumulate reads missing node {node}"))
+                            })?;
+                            args.read(&format!("n{k}"), buffer);
+                        }
+                        for (k, c) in coeffs.iter().enumerate() {
+                            args.real(&format!("c{k}"), Real::to_f64(*c));
+                        }
+                        args.count("count", terms.len())
+                            .count("mu", *mu)
+                            .int("first", i32::from(*first));
+                        // links hold 4·V·18 reals, each node V·18; the kernel reads only
+                        // the first `count` nodes.
+                        self.accumulate.launch_with(gpu, sites, cfg, args)
+                    };
+                    let mut scratch: Option<CudaSlice<T>> = None;
+                    let cfg = self.tuned(gpu, tuner, &self.accumulate, sites, |cfg| {
+                        if scratch.is_none() {
+                            scratch = Some(gpu.alloc::<T>("scratch links", 4 * volume * REALS)?);
+                        }
+                        match scratch.as_mut() {
+                            Some(links) => go(cfg, links),
+                            None => Err(DeviceError::Shape("no scratch links to tune on".into())),
+                        }
+                    })?;
+                    go(&cfg, &mut bufs.output)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// The launch of `kernel` over `work` from `tuner` (see [`Self::enqueue_with`]),
+    /// timing candidates through `time`.
+    fn tuned(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        kernel: &LoadedKernel,
+        work: [usize; 3],
+        time: impl FnMut(&LaunchConfig) -> Result<(), DeviceError>,
+    ) -> Result<LaunchConfig, DeviceError> {
+        let program = ProgramRef {
+            name: &self.program,
+            source: Source::Hash(self.source_hash),
+        };
+        tuned_launch(
+            gpu,
+            tuner,
+            program,
+            kernel,
+            T::NAME,
+            work,
+            FirstUse::CachedOnly,
+            time,
+        )
     }
 
     /// Copies `bufs.output` back into a host gauge field.
@@ -314,9 +403,20 @@ impl<T: GpuReal> GpuSmearer<T> {
         u: &GaugeField<T>,
         u0: f64,
     ) -> Result<GaugeField<T>, DeviceError> {
+        self.smear_with(gpu, None, u, u0)
+    }
+
+    /// [`Self::smear`] with the kernels' launches from `tuner`.
+    pub fn smear_with(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        u: &GaugeField<T>,
+        u0: f64,
+    ) -> Result<GaugeField<T>, DeviceError> {
         let mut bufs = self.buffers(gpu, u.lattice())?;
         self.upload(gpu, &mut bufs, u)?;
-        self.enqueue(gpu, &mut bufs, u0)?;
+        self.enqueue_with(gpu, tuner, &mut bufs, u0)?;
         self.download(gpu, &bufs)
     }
 }

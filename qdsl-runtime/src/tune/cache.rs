@@ -19,9 +19,14 @@
 //! on reading). Empty strings are written as `-`. Rows are sorted, so the file is
 //! deterministic. A file of the older format v1 (no `source_hash` column) is reported as
 //! such and re-tuned.
+//!
+//! `block` and `grid` are written `x`, `xXy` or `xXyXz` (trailing ones left out,
+//! [`super::launch::dims`]), so the rows of 1-D launches read exactly as the files v2
+//! always had, and those files stay valid (a file with 2-D or 3-D rows read by an older
+//! program is reported corrupt and re-tuned, never a crash).
 
 use super::key::{Fingerprint, TuneKey};
-use super::launch::{Candidate, LaunchConfig};
+use super::launch::{dims, parse_dims, Candidate, LaunchConfig};
 use std::collections::BTreeMap;
 
 /// First line of every tune cache.
@@ -134,8 +139,8 @@ impl TuneCache {
                     dash(&k.formats),
                     dash(&k.device),
                     dash(&c.compile),
-                    c.launch.block,
-                    c.launch.grid,
+                    dims(&c.launch.block),
+                    dims(&c.launch.grid),
                     c.launch.shared_bytes,
                     time,
                     if Some(c) == best { "*" } else { "" }
@@ -220,6 +225,16 @@ fn parse_row(line: &str) -> Result<(TuneKey, Measurement), String> {
     let small = |i: usize, what: &str| -> Result<u32, String> {
         u32::try_from(num(i, what)?).map_err(|_| format!("{what} {} is too large", f[i]))
     };
+    let extents = |i: usize, what: &str| -> Result<[u32; 3], String> {
+        parse_dims(f[i])
+            .filter(|d| d.iter().all(|&e| e > 0))
+            .ok_or_else(|| {
+                format!(
+                    "{what} must be one to three positive integers joined by 'x', found {:?}",
+                    f[i]
+                )
+            })
+    };
     let variant_hash = u64::from_str_radix(f[1], 16)
         .map_err(|_| format!("variant_hash must be hexadecimal, found {:?}", f[1]))?;
     let source_hash = u64::from_str_radix(f[2], 16)
@@ -249,8 +264,8 @@ fn parse_row(line: &str) -> Result<(TuneKey, Measurement), String> {
     let candidate = Candidate {
         compile: undash(f[6]),
         launch: LaunchConfig {
-            block: small(7, "block")?,
-            grid: small(8, "grid")?,
+            block: extents(7, "block")?,
+            grid: extents(8, "grid")?,
             shared_bytes: small(9, "shared_bytes")?,
         },
     };
@@ -301,7 +316,7 @@ mod tests {
         let back = TuneCache::parse(&text, &fp()).unwrap();
         let ms = &back.entries[&k];
         assert_eq!(ms.len(), 3);
-        assert_eq!(best(ms).unwrap().candidate.launch.block, 16);
+        assert_eq!(best(ms).unwrap().candidate.launch.block, [16, 1, 1]);
         assert_eq!(back.render(), text);
     }
 
@@ -333,6 +348,63 @@ mod tests {
             match TuneCache::parse(&text, &fp()) {
                 Err(CacheProblem::Corrupt { line: l, .. }) => assert_eq!(l, line, "{text}"),
                 other => panic!("expected corruption at line {line}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn files_written_before_multi_dimensional_blocks_still_read() {
+        // A v2 file as the program wrote it before blocks had three dimensions
+        // (hand-written): its rows are 1-D launches.
+        let header: String = Fingerprint::FIELDS
+            .iter()
+            .zip(fp().values())
+            .map(|(n, v)| format!("# {n}\t{v}\n"))
+            .collect();
+        let text = format!(
+            "{MAGIC}\n{header}{COLUMNS}\nwilson_hop\t0000000000000001\t0000000000000002\t4096\tspinor=f32\tGPU\t-\t16\t256\t13568\t9.5\t*\n"
+        );
+        let c = TuneCache::parse(&text, &fp()).unwrap();
+        let key = TuneKey::new("wilson_hop", 1, 2, 4096, "spinor=f32", "GPU");
+        assert_eq!(
+            c.entries[&key][0].candidate.launch,
+            LaunchConfig::covering(4096, 16, 13_568)
+        );
+        assert_eq!(c.render(), text, "1-D rows are written as before");
+        // 2-D and 3-D launches round-trip.
+        let mut c = TuneCache::new(fp());
+        let launch = |block, grid| Measurement {
+            candidate: Candidate {
+                compile: String::new(),
+                launch: LaunchConfig {
+                    block,
+                    grid,
+                    shared_bytes: 0,
+                },
+            },
+            time_us: Some(2.0),
+        };
+        c.entries.insert(
+            key.clone(),
+            // In the order rows are written (sorted), so the parse compares equal.
+            vec![
+                launch([8, 4, 2], [4, 4, 4]),
+                launch([32, 4, 1], [128, 3, 1]),
+            ],
+        );
+        let text = c.render();
+        assert!(text.contains("\t32x4\t128x3\t0\t2\t"), "{text}");
+        assert!(text.contains("\t8x4x2\t4x4x4\t0\t2\t"), "{text}");
+        assert_eq!(TuneCache::parse(&text, &fp()).unwrap(), c);
+        // A zero or malformed extent is corruption, named.
+        let row = 1 + text.lines().position(|l| l.contains("\t32x4\t")).unwrap();
+        for bad in ["\t32x0\t", "\t32x\t", "\t32x4x1x1\t"] {
+            let broken = text.replacen("\t32x4\t", bad, 1);
+            match TuneCache::parse(&broken, &fp()) {
+                Err(CacheProblem::Corrupt { line, reason }) if line == row => {
+                    assert!(reason.contains("block"), "{reason}")
+                }
+                other => panic!("{bad}: {other:?}"),
             }
         }
     }

@@ -27,7 +27,10 @@
 //! cache's `compile` column): `""` (shown `-`) for the default build, `maxnreg=R`,
 //! `prefetch`, `prefetch-links`, each of the two with `+maxnreg=R`.
 
+use qdsl_core::dsl::CompileSpace;
 use std::fmt;
+
+pub use qdsl_core::dsl::knob_space::PREFETCH_MACRO;
 
 /// The register caps tried (see the module doc for why these).
 pub const REGISTER_CAPS: [u32; 7] = [32, 40, 48, 64, 80, 96, 128];
@@ -44,9 +47,6 @@ pub const PREFETCH_DEFINE: &str = "-DQDSL_PREFETCH=1";
 /// The NVRTC define that, with [`PREFETCH_DEFINE`], leaves the source records out of the
 /// prefetch blocks.
 pub const PREFETCH_LINKS_ONLY_DEFINE: &str = "-DQDSL_PREFETCH_LINKS_ONLY=1";
-
-/// The macro whose presence in a source marks it as having prefetch blocks.
-pub const PREFETCH_MACRO: &str = "QDSL_PREFETCH";
 
 /// What a prefetch build asks L2 for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -167,29 +167,30 @@ impl fmt::Display for CompileKnob {
 }
 
 /// The one build compiled for a kernel on first use under the launch policy
-/// ([`crate::tune::TunePolicy::Launch`]; also used untuned): for a source with prefetch
-/// blocks the links-only prefetch build, uncapped (`prefetch-links`), else the default
-/// build. Why: in the H100 tables of `BENCHMARKS.md` (2026-11-26, 24⁴ and 32⁴) the
+/// ([`crate::tune::TunePolicy::Launch`]; also used untuned), given its compile knobs:
+/// for a kernel with the prefetch knob (a source with prefetch blocks) the links-only
+/// prefetch build, uncapped (`prefetch-links`), else the default build. Why: in the H100 tables of `BENCHMARKS.md` (2026-11-26, 24⁴ and 32⁴) the
 /// winner of the full search was a links-only prefetch build (uncapped or capped at 128
 /// registers) for every Wilson hop and most staggered hops, and a 128 cap only matters
 /// where the uncapped build needs more; the full search (`QDSL_TUNE=full`) remains for
 /// the last per cent.
-pub fn heuristic_knob(source: &str) -> CompileKnob {
-    if source.contains(PREFETCH_MACRO) {
+pub fn heuristic_knob(space: &CompileSpace) -> CompileKnob {
+    if space.prefetch {
         CompileKnob::Prefetch(PrefetchScope::Links, None)
     } else {
         CompileKnob::Default
     }
 }
 
-/// The compile knobs to tune, default first: every cap of [`REGISTER_CAPS`] below
-/// `uncapped_registers` (the default build's count; all caps when unknown), then, for a
-/// source with prefetch blocks (`prefetch`), the prefetch builds of both scopes with the
-/// caps of [`PREFETCH_CAPS`].
-pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<CompileKnob> {
+/// The builds of a kernel's compile knobs `space` to tune, default first: where the
+/// space has register caps, every cap of [`REGISTER_CAPS`] below `uncapped_registers`
+/// (the default build's count; all caps when unknown), then, where it has the prefetch
+/// knob, the prefetch builds of both scopes with the caps of [`PREFETCH_CAPS`] (kept
+/// capped even without the register-cap knob: they are prefetch builds).
+pub fn compile_knobs(space: &CompileSpace, uncapped_registers: Option<u32>) -> Vec<CompileKnob> {
     let prefetch_builds = PrefetchScope::ALL
         .into_iter()
-        .filter(|_| prefetch)
+        .filter(|_| space.prefetch)
         .flat_map(|scope| {
             PREFETCH_CAPS
                 .into_iter()
@@ -199,6 +200,7 @@ pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<Com
         .chain(
             REGISTER_CAPS
                 .into_iter()
+                .filter(|_| space.register_caps)
                 .filter(|&c| uncapped_registers.is_none_or(|r| c < r))
                 .map(CompileKnob::MaxRegisters),
         )
@@ -209,6 +211,14 @@ pub fn compile_knobs(uncapped_registers: Option<u32>, prefetch: bool) -> Vec<Com
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stencil's compile knobs: register caps, and prefetch if `prefetch`.
+    fn stencil(prefetch: bool) -> CompileSpace {
+        CompileSpace {
+            register_caps: true,
+            prefetch,
+        }
+    }
 
     #[test]
     fn labels_round_trip_and_bad_labels_are_named() {
@@ -225,7 +235,7 @@ mod tests {
             CompileKnob::Prefetch(Links, Some(128)).label(),
             "prefetch-links+maxnreg=128"
         );
-        for k in compile_knobs(None, true) {
+        for k in compile_knobs(&stencil(true), None) {
             assert_eq!(CompileKnob::parse(&k.label()), Ok(k));
         }
         assert_eq!(CompileKnob::parse("-"), Ok(CompileKnob::Default));
@@ -258,17 +268,23 @@ mod tests {
         use CompileKnob::{Default, MaxRegisters as M};
         // The fixed16 Wilson hop's 96 registers (H100 profile): six caps below it.
         assert_eq!(
-            compile_knobs(Some(96), false),
+            compile_knobs(&stencil(false), Some(96)),
             vec![Default, M(32), M(40), M(48), M(64), M(80)]
         );
-        assert_eq!(compile_knobs(Some(32), false), vec![Default]);
-        assert_eq!(compile_knobs(Some(33), false), vec![Default, M(32)]);
-        assert_eq!(compile_knobs(None, false).len(), 1 + REGISTER_CAPS.len());
+        assert_eq!(compile_knobs(&stencil(false), Some(32)), vec![Default]);
+        assert_eq!(
+            compile_knobs(&stencil(false), Some(33)),
+            vec![Default, M(32)]
+        );
+        assert_eq!(
+            compile_knobs(&stencil(false), None).len(),
+            1 + REGISTER_CAPS.len()
+        );
         // Sources with prefetch blocks add the three prefetch builds of each scope.
         use CompileKnob::Prefetch as P;
         use PrefetchScope::{Links, Records};
         assert_eq!(
-            compile_knobs(Some(33), true),
+            compile_knobs(&stencil(true), Some(33)),
             vec![
                 Default,
                 M(32),
@@ -285,14 +301,30 @@ mod tests {
     #[test]
     fn the_heuristic_build_is_links_only_prefetch_where_the_source_has_it() {
         let with = format!("#if {PREFETCH_MACRO}\n#endif\n");
-        let knob = heuristic_knob(&with);
+        let knob = heuristic_knob(&stencil(false).with_prefetch_of(&with));
         assert_eq!(knob, CompileKnob::Prefetch(PrefetchScope::Links, None));
         // It is a point of the full search, so a full tuning's cache entry covers it.
-        assert!(compile_knobs(Some(200), true).contains(&knob));
+        assert!(compile_knobs(&stencil(true), Some(200)).contains(&knob));
         assert_eq!(
-            heuristic_knob("extern \"C\" __global__ void k() {}"),
+            heuristic_knob(&stencil(false).with_prefetch_of("extern \"C\" __global__ void k() {}")),
             CompileKnob::Default
         );
+        // A kernel without compile knobs has the default build only.
+        assert_eq!(
+            compile_knobs(&CompileSpace::NONE, Some(255)),
+            vec![CompileKnob::Default]
+        );
+        assert_eq!(heuristic_knob(&CompileSpace::NONE), CompileKnob::Default);
+        // Prefetch without register caps: the prefetch builds, no plain caps.
+        let prefetch_only = CompileSpace {
+            register_caps: false,
+            prefetch: true,
+        };
+        let builds = compile_knobs(&prefetch_only, Some(255));
+        assert_eq!(builds.len(), 1 + 6);
+        assert!(!builds
+            .iter()
+            .any(|k| matches!(k, CompileKnob::MaxRegisters(_))));
     }
 
     #[test]

@@ -112,10 +112,9 @@ fn hop_programs(full: bool, arch: Arch, jit: &Jit) -> Vec<Program> {
         let knobs = if full {
             let ptx = jit.compile(&k.name, &k.source, arch, &[]).unwrap().ptx;
             let regs = ptxas::report(&ptx, arch).unwrap()[0].registers;
-            let prefetch = k.source.contains(super::PREFETCH_MACRO);
-            compile_knobs(Some(regs), prefetch)
+            compile_knobs(&k.knobs().compile, Some(regs))
         } else {
-            vec![heuristic_knob(&k.source)]
+            vec![heuristic_knob(&k.knobs().compile)]
         };
         // One program per distinct option list, with the caps assembled from it.
         let mut by_options: Vec<(Vec<String>, Vec<Option<u32>>)> = Vec::new();
@@ -223,7 +222,12 @@ fn first_use_compiles_of_the_main_job() {
         "{rows:?}"
     );
     assert_eq!(
-        heuristic_knob(&WilsonHop::compiled(&hop_variants()[0]).unwrap().source),
+        heuristic_knob(
+            &WilsonHop::compiled(&hop_variants()[0])
+                .unwrap()
+                .knobs()
+                .compile
+        ),
         CompileKnob::Prefetch(super::compile::PrefetchScope::Links, None)
     );
 }

@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(one.len(), 5);
         assert!(one.iter().all(|c| c.compile.is_empty()));
         assert_eq!(one[0], s.default_candidate().unwrap());
-        assert_eq!(one[0].launch.block, 128);
+        assert_eq!(one[0].launch.block[0], 128);
         assert_eq!(s.runs(), 5 + 2 * 3);
     }
 
@@ -160,7 +160,7 @@ mod tests {
         let two = search().stage_two(&m);
         let got: Vec<(&str, u32)> = two
             .iter()
-            .map(|c| (c.compile.as_str(), c.launch.block))
+            .map(|c| (c.compile.as_str(), c.launch.block[0]))
             .collect();
         assert_eq!(
             got,
@@ -177,7 +177,7 @@ mod tests {
         let tied = measured(&[Some(1.0), None, Some(1.0), Some(1.0), Some(1.0)]);
         let blocks: Vec<u32> = search().stage_two(&tied)[..3]
             .iter()
-            .map(|c| c.launch.block)
+            .map(|c| c.launch.block[0])
             .collect();
         assert_eq!(blocks, vec![128, 32, 64]);
         // Nothing succeeded: no stage two.

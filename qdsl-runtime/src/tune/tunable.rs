@@ -1,17 +1,41 @@
-//! [`Tunable`]: what any kernel offers the tuner — its key, its launch space, its
-//! compile knobs (if any) and a timer — and [`Tuner::tune_kernel`], the one entry point
-//! that tunes it under the tuner's [`TunePolicy`].
+//! [`Tunable`]: what any kernel offers the tuner — its key, its work, its geometry
+//! (whose knob space the candidates are enumerated from), its compile knobs (if any)
+//! and a timer — and [`Tuner::tune_kernel`], the one entry point that tunes it under the
+//! tuner's [`TunePolicy`].
 //!
 //! The key ([`TuneKey`]) is the kernel's name, its variant hash, the hash of the
 //! variant's own source, the volume (work items), the formats and the device, so a
 //! change of the generated code re-tunes exactly the variants whose source changed.
+//!
+//! # What is timed on first use
+//!
+//! Timing costs launches, and under the default launch policy a kernel's first use must
+//! not be slower than untuned. The generated stencils (the operators, most of a solve's
+//! time) have their launches timed on first use ([`FirstUse::Time`]); the BLAS,
+//! reduction, format-conversion and link-path kernels ([`FirstUse::CachedOnly`]) are
+//! cheap, run on many layouts or once per set-up, and a reduction's grid changes the
+//! order of its sum: under the launch policy they take a winner from the cache (one a
+//! `QDSL_TUNE=full` run or `qdsl bench` measured; also at a volume within
+//! [`super::TRANSFER_VOLUME_RATIO`]), else their default launch, untimed
+//! ([`TuneSource::Default`]). Under the full policy every kernel is tuned.
 
-use super::compile::CompileKnob;
+use super::compile::{compile_knobs, heuristic_knob, CompileKnob};
 use super::key::TuneKey;
-use super::launch::{Candidate, LaunchConfig};
+use super::launch::{launch_candidates, Candidate, LaunchConfig, LaunchLimits};
 use super::search::TwoStageSearch;
-use super::tuner::{TuneError, TunePolicy, Tuned, Tuner};
+use super::tuner::{TuneError, TunePolicy, TuneSource, Tuned, Tuner};
+use qdsl_core::dsl::Geometry;
 use std::fmt::Display;
+
+/// Whether the launch policy times a kernel's launches on first use (see the module
+/// doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstUse {
+    /// Timed on first use (the stencils).
+    Time,
+    /// A cached winner or the default launch, untimed (tuned under the full policy).
+    CachedOnly,
+}
 
 /// A kernel the tuner can tune.
 pub trait Tunable {
@@ -21,23 +45,53 @@ pub trait Tunable {
     /// The tune key.
     fn tune_key(&self) -> TuneKey;
 
-    /// Threads of work along the tuned block dimension (the grid of a launch covers
-    /// them).
-    fn threads(&self) -> usize;
+    /// The work items (x, y, z) a launch covers.
+    fn work(&self) -> [usize; 3];
 
-    /// The launches to try, the default first.
-    fn launches(&self) -> Result<Vec<LaunchConfig>, Self::Error>;
+    /// The kernel's geometry, with the knob space candidates are enumerated from.
+    fn geometry(&self) -> Geometry;
 
-    /// The build compiled on first use (the launch policy tunes only its launches):
-    /// [`CompileKnob::Default`] for kernels without compile knobs.
-    fn heuristic_build(&self) -> CompileKnob {
-        CompileKnob::Default
+    /// The device's launch limits.
+    fn limits(&self) -> Result<LaunchLimits, Self::Error>;
+
+    /// Whether the launch policy times this kernel on first use.
+    fn first_use(&self) -> FirstUse {
+        FirstUse::Time
     }
 
-    /// Every build of the full search, the default build first (only asked for under
-    /// [`TunePolicy::Full`]; may compile to learn, e.g., the register count).
+    /// The launches to try, the default first: [`launch_candidates`] of the geometry's
+    /// knob space over [`Self::work`].
+    fn launches(&self) -> Result<Vec<LaunchConfig>, Self::Error> {
+        Ok(launch_candidates(
+            self.work(),
+            &self.geometry(),
+            &self.limits()?,
+        ))
+    }
+
+    /// The build compiled on first use (the launch policy tunes only its launches):
+    /// [`heuristic_knob`] of the geometry's compile knobs ([`CompileKnob::Default`] for
+    /// kernels without any).
+    fn heuristic_build(&self) -> CompileKnob {
+        heuristic_knob(&self.geometry().knobs.compile)
+    }
+
+    /// The register count of the default build, where the compile knobs include
+    /// register caps (only asked for under [`TunePolicy::Full`]; may compile).
+    fn uncapped_registers(&mut self) -> Result<Option<u32>, Self::Error> {
+        Ok(None)
+    }
+
+    /// Every build of the full search, the default build first: [`compile_knobs`] of
+    /// the geometry's compile knobs (only asked for under [`TunePolicy::Full`]).
     fn builds(&mut self) -> Result<Vec<CompileKnob>, Self::Error> {
-        Ok(vec![CompileKnob::Default])
+        let space = self.geometry().knobs.compile;
+        let uncapped = if space.register_caps {
+            self.uncapped_registers()?
+        } else {
+            None
+        };
+        Ok(compile_knobs(&space, uncapped))
     }
 
     /// The time of one candidate in µs.
@@ -47,8 +101,9 @@ pub trait Tunable {
 impl Tuner {
     /// Tunes `kernel` under this tuner's policy: off → the heuristic build with the
     /// default launch; launch → the heuristic build's launches (or a cached or
-    /// transferred winner, see [`Tuner::tune_launch`]); full → the two-stage search over
-    /// [`Tunable::builds`] × launches.
+    /// transferred winner, see [`Tuner::tune_launch`]; a [`FirstUse::CachedOnly`]
+    /// kernel without one: its default launch, untimed); full → the two-stage search
+    /// over [`Tunable::builds`] × launches.
     pub fn tune_kernel<T: Tunable>(&self, kernel: &mut T) -> Result<Tuned, T::Error> {
         let key = kernel.tune_key();
         let launches = kernel.launches()?;
@@ -58,114 +113,33 @@ impl Tuner {
             TunePolicy::Launch | TunePolicy::Off => vec![heuristic.clone()],
         };
         let full = TwoStageSearch::new(builds, launches);
-        let threads = kernel.threads();
-        // A winner at another volume keeps its build, block and shared memory; the grid
-        // covers this volume's threads.
+        let (work, geometry) = (kernel.work(), kernel.geometry());
+        // A winner at another volume keeps its build, block, shared memory and grid
+        // limit; the grid covers this volume's work.
         let rescale = |c: &Candidate| {
             Some(Candidate {
                 compile: c.compile.clone(),
-                launch: LaunchConfig::covering(threads, c.launch.block, c.launch.shared_bytes),
+                launch: c.launch.rescaled(&geometry, work),
             })
         };
+        if self.policy() == TunePolicy::Launch && kernel.first_use() == FirstUse::CachedOnly {
+            let cached = self.cached_launch(&key, &full.launches, &rescale);
+            return match (cached, full.default_candidate()) {
+                (Some(hit), _) => Ok(hit),
+                (None, Some(best)) => Ok(Tuned {
+                    best,
+                    time_us: None,
+                    source: TuneSource::Default,
+                }),
+                (None, None) => Err(TuneError::NoCandidates {
+                    kernel: key.kernel.clone(),
+                }
+                .into()),
+            };
+        }
         Ok(self.tune_launch(&key, &heuristic, &full, rescale, |c| kernel.time_us(c))?)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tune::key::Fingerprint;
-    use crate::tune::launch::{launch_candidates, LaunchLimits};
-    use crate::tune::TuneSource;
-
-    /// A fake kernel: blocks of 64 are fastest; the cap of 64 registers is faster still.
-    struct Fake {
-        volume: usize,
-        timed: Vec<Candidate>,
-        asked_builds: bool,
-    }
-
-    impl Tunable for Fake {
-        type Error = TuneError;
-        fn tune_key(&self) -> TuneKey {
-            TuneKey::new("fake", 1, 2, self.volume, "f32", "Fake GPU")
-        }
-        fn threads(&self) -> usize {
-            self.volume
-        }
-        fn launches(&self) -> Result<Vec<LaunchConfig>, TuneError> {
-            Ok(launch_candidates(self.volume, &LaunchLimits::H100))
-        }
-        fn heuristic_build(&self) -> CompileKnob {
-            CompileKnob::MaxRegisters(128)
-        }
-        fn builds(&mut self) -> Result<Vec<CompileKnob>, TuneError> {
-            self.asked_builds = true;
-            Ok(vec![CompileKnob::Default, CompileKnob::MaxRegisters(64)])
-        }
-        fn time_us(&mut self, c: &Candidate) -> Result<f64, TuneError> {
-            self.timed.push(c.clone());
-            let cap = if c.compile == "maxnreg=64" { 1.0 } else { 2.0 };
-            Ok(cap
-                + (f64::from(c.launch.block) - 64.0).abs() / 64.0
-                + f64::from(c.launch.shared_bytes) / 1e5)
-        }
-    }
-
-    fn fake(volume: usize) -> Fake {
-        Fake {
-            volume,
-            timed: Vec::new(),
-            asked_builds: false,
-        }
-    }
-
-    fn tuner(dir: &std::path::Path, policy: TunePolicy) -> Tuner {
-        Tuner::new(
-            &dir.join("t.tsv"),
-            Fingerprint::new("cg", "Fake GPU", "sm_90", "1", "1"),
-        )
-        .with_policy(policy)
-        .with_progress(false)
-        .with_warnings(std::sync::Arc::new(|_| {}))
-    }
-
-    #[test]
-    fn each_policy_tunes_what_it_says() {
-        let dir = tempfile::tempdir().unwrap();
-        // Launch: only the heuristic build's launches, no builds asked for.
-        let mut k = fake(4096);
-        let r = tuner(dir.path(), TunePolicy::Launch)
-            .tune_kernel(&mut k)
-            .unwrap();
-        assert!(!k.asked_builds);
-        assert!(k.timed.iter().all(|c| c.compile == "maxnreg=128"));
-        assert_eq!(k.timed.len(), k.launches().unwrap().len());
-        assert_eq!((r.best.launch.block, r.best.launch.shared_bytes), (64, 0));
-        // Off: the heuristic build and the default launch, untimed.
-        let mut k = fake(8192);
-        let r = tuner(dir.path(), TunePolicy::Off)
-            .tune_kernel(&mut k)
-            .unwrap();
-        assert!(k.timed.is_empty());
-        assert_eq!(r.source, TuneSource::Disabled);
-        assert_eq!(r.best.compile, "maxnreg=128");
-        assert_eq!(r.best.launch, LaunchConfig::default_for(8192));
-        // Full: both builds; the cap of 64 wins.
-        let mut k = fake(65_536);
-        let r = tuner(dir.path(), TunePolicy::Full)
-            .tune_kernel(&mut k)
-            .unwrap();
-        assert!(k.asked_builds);
-        assert_eq!(r.best.compile, "maxnreg=64");
-        assert!(k.timed.iter().any(|c| c.compile.is_empty()));
-        // Launch at 1.5 times the volume of the first: transferred, grid recomputed.
-        let mut k = fake(6144);
-        let r = tuner(dir.path(), TunePolicy::Launch)
-            .tune_kernel(&mut k)
-            .unwrap();
-        assert!(k.timed.is_empty());
-        assert_eq!(r.source, TuneSource::Transferred { from_volume: 4096 });
-        assert_eq!(r.best.launch, LaunchConfig::covering(6144, 64, 0));
-    }
-}
+mod tests;

@@ -17,11 +17,12 @@
 
 use super::cache::{best, CacheProblem, Measurement, TuneCache};
 use super::key::{Fingerprint, TuneKey};
-use super::launch::Candidate;
+use super::launch::{Candidate, LaunchConfig};
 use super::lock::FileLock;
 use super::search::TwoStageSearch;
 use crate::jit::{Work, WorkCounter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -86,6 +87,10 @@ pub enum TuneSource {
         /// The volume it was measured at.
         from_volume: usize,
     },
+    /// The launch policy does not time this kernel on first use and the cache has no
+    /// winner for it: its default launch, untimed
+    /// ([`crate::tune::tunable::FirstUse::CachedOnly`]).
+    Default,
 }
 
 /// The tuner's answer for one key.
@@ -135,7 +140,12 @@ pub struct Tuner {
     cache: Mutex<Option<TuneCache>>,
     /// Keys measured (not answered from the cache) and the time spent.
     measured: WorkCounter,
+    /// Launches decided in this process, by (program, kernel, work) ([`Tuner::remembered`]).
+    decided: Mutex<HashMap<Decision, LaunchConfig>>,
 }
+
+/// What a decided launch is remembered by: program name, kernel name, work.
+type Decision = (String, String, [usize; 3]);
 
 impl std::fmt::Debug for Tuner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -171,6 +181,7 @@ impl Tuner {
             warn: Arc::new(|w| eprintln!("qdsl: warning: {w}")),
             cache: Mutex::new(None),
             measured: WorkCounter::default(),
+            decided: Mutex::new(HashMap::new()),
         }
     }
 
@@ -220,6 +231,28 @@ impl Tuner {
     pub fn with_warnings(mut self, sink: WarningSink) -> Self {
         self.warn = sink;
         self
+    }
+
+    /// The launch decided earlier in this process for kernel `kernel` of program
+    /// `program` over `work` ([`Self::remember`]): a lookup, so that kernels launched
+    /// every iteration (BLAS, reductions) ask the tuner once. A program's name
+    /// determines its source within a process (the GPU's module cache relies on that
+    /// too), and a tuner serves one device (its fingerprint names it).
+    pub fn remembered(
+        &self,
+        program: &str,
+        kernel: &str,
+        work: [usize; 3],
+    ) -> Option<LaunchConfig> {
+        let map = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&(program.to_string(), kernel.to_string(), work))
+            .copied()
+    }
+
+    /// Remembers `launch` for kernel `kernel` of `program` over `work`.
+    pub fn remember(&self, program: &str, kernel: &str, work: [usize; 3], launch: LaunchConfig) {
+        let mut map = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert((program.to_string(), kernel.to_string(), work), launch);
     }
 
     /// The cache file.
@@ -364,11 +397,8 @@ impl Tuner {
             return self.tune_two_stage(key, full, run);
         }
         let launches = &full.launches;
-        if let Some(hit) = self.lookup(key, |c| launches.contains(&c.launch), |_| true) {
+        if let Some(hit) = self.cached_launch(key, launches, &rescale) {
             return Ok(hit);
-        }
-        if let Some(t) = self.transfer(key, &rescale) {
-            return Ok(t);
         }
         let candidates: Vec<Candidate> = launches
             .iter()
@@ -378,6 +408,19 @@ impl Tuner {
             })
             .collect();
         self.tune(key, &candidates, &mut run)
+    }
+
+    /// The launch policy's answer from the cache alone: the cached winner of `key` (any
+    /// build) whose launch is among `launches`, else the winner at the nearest volume
+    /// within [`TRANSFER_VOLUME_RATIO`] mapped by `rescale`.
+    pub(super) fn cached_launch(
+        &self,
+        key: &TuneKey,
+        launches: &[LaunchConfig],
+        rescale: &impl Fn(&Candidate) -> Option<Candidate>,
+    ) -> Option<Tuned> {
+        self.lookup(key, |c| launches.contains(&c.launch), |_| true)
+            .or_else(|| self.transfer(key, rescale))
     }
 
     /// The cached winner of the same kernel (every key field but the volume equal) at

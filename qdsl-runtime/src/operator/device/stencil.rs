@@ -4,7 +4,9 @@
 //! launch knobs.
 //!
 //! Tuning goes through [`Tuner::tune_kernel`] ([`StencilTuning`] is the stencil's
-//! [`Tunable`]). Under the default launch policy only the heuristic build
+//! [`Tunable`]); its candidates come from the compiled kernel's knob space
+//! ([`CompiledKernel::knobs`]: register caps, prefetch where the source has it, 1-D
+//! blocks with throttling). Under the default launch policy only the heuristic build
 //! ([`heuristic_knob`], compiled when the stencil is made) has its launches timed; under
 //! `QDSL_TUNE=full` the two-stage search ([`crate::tune::search`]) times the default build
 //! with every launch, then each other build (register caps below the default build's
@@ -23,18 +25,15 @@ use crate::device::gpu::driver;
 use crate::device::kernel::Args;
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
-use crate::tune::{
-    self, compile_knobs, heuristic_knob, launch_candidates, Candidate, CompileKnob, Tunable,
-    TuneKey, Tuner, PREFETCH_MACRO,
-};
+use crate::tune::{self, heuristic_knob, Candidate, CompileKnob, Tunable, TuneKey, Tuner};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
 use qdsl_core::dsl::{
-    CompiledKernel, Elem, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl, ParamKind,
-    Stencil, Variant,
+    CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl,
+    ParamKind, Stencil, Variant,
 };
 use qdsl_core::lattice::Lattice;
 use std::collections::HashMap;
@@ -219,7 +218,7 @@ impl DeviceStencil {
         kernel: CompiledKernel,
         info: KernelInfo,
     ) -> Result<Self, OperatorError> {
-        let knob = heuristic_knob(&kernel.source);
+        let knob = heuristic_knob(&kernel.knobs().compile);
         let function = gpu.function_built(
             &kernel.name,
             &kernel.source,
@@ -250,7 +249,7 @@ impl DeviceStencil {
     /// `launch`: no further compile.
     pub fn untuned(&self, launch: tune::LaunchConfig) -> StencilLaunch {
         StencilLaunch {
-            compile: heuristic_knob(&self.compiled.source),
+            compile: heuristic_knob(&self.compiled.knobs().compile),
             launch,
         }
     }
@@ -258,7 +257,7 @@ impl DeviceStencil {
     /// The NVRTC options and register cap of the build [`Self::new`] compiles for
     /// `kernel` (to compile several kernels at once with [`Gpu::preload`]).
     pub fn initial_build(kernel: &CompiledKernel) -> (Vec<String>, Option<u32>) {
-        let knob = heuristic_knob(&kernel.source);
+        let knob = heuristic_knob(&kernel.knobs().compile);
         (knob.nvrtc_options(), knob.register_cap())
     }
 
@@ -445,7 +444,7 @@ impl DeviceStencil {
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
-        let block = [cfg.block, 1, 1];
+        let block = self.interface.geometry.block(cfg.block);
         let shared = self
             .interface
             .geometry
@@ -565,8 +564,7 @@ impl DeviceStencil {
             &build.function,
             &self.interface,
             [n_out, ls as usize, 1],
-            block,
-            cfg.shared_bytes,
+            &cfg,
             gpu.dependent_launch(),
             a,
         )?;
@@ -576,9 +574,9 @@ impl DeviceStencil {
     /// The tuned build and launch for this lattice: from memory, else from
     /// [`Tuner::tune_kernel`] of the stencil on these fields ([`StencilTuning`]: key
     /// kernel, variant hash, source hash, volume, formats, device; the heuristic build,
-    /// or under the full policy the default build, the caps of [`compile_knobs`] below
-    /// its register count and the prefetch builds), timing each candidate on these
-    /// fields.
+    /// or under the full policy the builds of the kernel's compile knobs — the default
+    /// build, the caps of [`tune::compile_knobs`] below its register count and the
+    /// prefetch builds), timing each candidate on these fields.
     pub fn tuned_config(
         &self,
         gpu: &Gpu,
@@ -659,28 +657,31 @@ impl Tunable for StencilTuning<'_, '_> {
         )
     }
 
-    fn threads(&self) -> usize {
-        output_sites(&self.stencil.variant, self.lattice)
+    /// The output sites along x (the candidates' grids cover the 4D sites; the launch
+    /// adds the Ls slices along y).
+    fn work(&self) -> [usize; 3] {
+        [output_sites(&self.stencil.variant, self.lattice), 1, 1]
     }
 
-    fn launches(&self) -> Result<Vec<tune::LaunchConfig>, OperatorError> {
-        Ok(launch_candidates(
-            self.threads(),
-            &self.gpu.launch_limits()?,
+    /// The compiled kernel's geometry, with its knob space (prefetch included where
+    /// the source has it).
+    fn geometry(&self) -> Geometry {
+        let c = &self.stencil.compiled;
+        Geometry {
+            knobs: c.knobs(),
+            ..c.geometry
+        }
+    }
+
+    fn limits(&self) -> Result<tune::LaunchLimits, OperatorError> {
+        Ok(self.gpu.launch_limits()?)
+    }
+
+    /// The default build's register count (read from the loaded default build).
+    fn uncapped_registers(&mut self) -> Result<Option<u32>, OperatorError> {
+        Ok(Some(
+            self.stencil.registers(self.gpu, CompileKnob::Default)?,
         ))
-    }
-
-    fn heuristic_build(&self) -> CompileKnob {
-        heuristic_knob(&self.stencil.compiled.source)
-    }
-
-    /// The default build, the caps below its register count (read from the loaded
-    /// default build) and, for sources with prefetch blocks, the prefetch builds.
-    fn builds(&mut self) -> Result<Vec<CompileKnob>, OperatorError> {
-        let s = self.stencil;
-        let uncapped = s.registers(self.gpu, CompileKnob::Default)?;
-        let prefetch = s.compiled.source.contains(PREFETCH_MACRO);
-        Ok(compile_knobs(Some(uncapped), prefetch))
     }
 
     fn time_us(&mut self, c: &Candidate) -> Result<f64, OperatorError> {

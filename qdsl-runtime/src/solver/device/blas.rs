@@ -1,15 +1,18 @@
 //! Launching the BLAS kernel of [`super::blas_source`] on device fields:
-//! y ← [x] a·x + [y] b·y.
+//! y ← [x] a·x + [y] b·y, with the launch the context's tuner chose
+//! ([`crate::device::tuned`]: a cached winner of a full tuning, or the default blocks of
+//! 256; a full tuning times the candidates on a scratch y, since the kernel reads y).
 
 use super::blas_source::{blas_program, READ_X, READ_Y};
 use super::context::DeviceContext;
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
+use crate::device::tuned::tuned_launch;
 use crate::device::{DeviceError, DeviceField, DeviceLayout, Gpu};
+use crate::tune::{FirstUse, LaunchConfig};
+use cudarc::driver::CudaSlice;
+use qdsl_core::dsl::KernelProgram;
 use qdsl_core::Complex;
-
-/// Threads per block of the BLAS kernel.
-const BLAS_BLOCK: [u32; 3] = [256, 1, 1];
 
 /// The operands of one BLAS launch: y ← a·x + b·y, either term optional (absent terms
 /// are not read: `Axpby { x: None, y: None }` sets y to zero).
@@ -27,13 +30,51 @@ pub fn axpby(ctx: &DeviceContext, y: &mut DeviceField, op: Axpby<'_>) -> Result<
     let yl = *y.layout();
     let xl = op.x.map_or(yl, |(_, x)| *x.layout());
     let gpu = ctx.gpu();
-    let kernel = blas_kernel(gpu, &yl, &xl)?;
+    let (program, kernel) = blas_kernel(gpu, &yl, &xl)?;
+    let work = [yl.sites, 1, 1];
+    // Timing runs on a scratch y (the kernel reads y) and a scratch status word.
+    let mut scratch: Option<(DeviceField, CudaSlice<i32>)> = None;
+    let launch = tuned_launch(
+        gpu,
+        Some(ctx.tuner()),
+        (&program).into(),
+        &kernel,
+        &format!("y={} x={}", yl.format, xl.format),
+        work,
+        FirstUse::CachedOnly,
+        |cfg| {
+            if scratch.is_none() {
+                scratch = Some((
+                    DeviceField::zeros(gpu, yl)?,
+                    gpu.alloc::<i32>("a scratch status word", 1)?,
+                ));
+            }
+            match scratch.as_mut() {
+                Some((y, status)) => queue(gpu, &kernel, cfg, y, op, status),
+                None => Err(DeviceError::Shape("no scratch vector to tune on".into())),
+            }
+        },
+    )?;
+    let mut status = ctx.status();
+    queue(gpu, &kernel, &launch, y, op, &mut status)
+}
+
+/// Queues one launch `cfg` of the BLAS `kernel`: y ← a·x + b·y, format errors into
+/// `status`.
+fn queue(
+    gpu: &Gpu,
+    kernel: &LoadedKernel,
+    cfg: &LaunchConfig,
+    y: &mut DeviceField,
+    op: Axpby<'_>,
+    status: &mut CudaSlice<i32>,
+) -> Result<(), DeviceError> {
+    let yl = *y.layout();
     let (a, b) = (
         op.x.map_or(Complex::new(0.0, 0.0), |(a, _)| a),
         op.y.unwrap_or(Complex::new(0.0, 0.0)),
     );
     let mode = if op.x.is_some() { READ_X } else { 0 } | if op.y.is_some() { READ_Y } else { 0 };
-    let mut status = ctx.status();
     let mut args = Args::new();
     args.read_or_null("x", op.x.map(|(_, x)| x.values() as _))
         .read_or_null("xn", op.x.and_then(|(_, x)| x.norms()).map(|n| n as _));
@@ -47,19 +88,24 @@ pub fn axpby(ctx: &DeviceContext, y: &mut DeviceField, op: Axpby<'_>) -> Result<
         .int("mode", mode)
         .count("sites", yl.sites)
         .count("stride", yl.stride)
-        .write("status", &mut *status);
+        .write("status", status);
     // x and y have the same sites and stride (checked by blas_source); unread pointers
     // are null and not dereferenced (mode).
-    kernel.launch(gpu, [yl.sites, 1, 1], BLAS_BLOCK, args)
+    kernel.launch_with(gpu, [yl.sites, 1, 1], cfg, args)
 }
 
-/// The BLAS kernel of (y, x) layouts (compiled and loaded once per pair by the GPU's
-/// module cache).
-fn blas_kernel(gpu: &Gpu, y: &DeviceLayout, x: &DeviceLayout) -> Result<LoadedKernel, DeviceError> {
+/// The BLAS program of (y, x) layouts and its kernel (compiled and loaded once per pair
+/// by the GPU's module cache).
+fn blas_kernel(
+    gpu: &Gpu,
+    y: &DeviceLayout,
+    x: &DeviceLayout,
+) -> Result<(KernelProgram, LoadedKernel), DeviceError> {
     let program = blas_program(y, x)?;
-    load_program(gpu, &program)?
+    let kernel = load_program(gpu, &program)?
         .pop()
-        .ok_or_else(|| DeviceError::Shape(format!("{} defines no kernel", program.name)))
+        .ok_or_else(|| DeviceError::Shape(format!("{} defines no kernel", program.name)))?;
+    Ok((program, kernel))
 }
 
 /// Queues y ← x as a byte copy (values and norms) on the context's stream: exact for

@@ -20,7 +20,9 @@ use super::precision::compute_precision;
 use crate::device::codegen::{conversion_source, site_params, Direction};
 use crate::device::format::{DeviceFormat, HostReal, UnsupportedFormat};
 use crate::device::DeviceLayout;
-use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
+use qdsl_core::dsl::{
+    Elem, Geometry, KernelInterface, KernelProgram, LaunchSpace, ParamDecl, ParamKind,
+};
 use qdsl_core::format::FermionFormat;
 use std::fmt::Write;
 
@@ -63,7 +65,9 @@ pub fn blas_name(y: &DeviceLayout, x: &DeviceLayout) -> String {
 }
 
 /// The BLAS kernel of [`blas_source`] with its interface: x, xn, yn null when unread or
-/// absent, blocks of 256 by default, at most 65 535 of them (a grid-stride loop).
+/// absent, at most 65 535 blocks (a grid-stride loop); knob space: 1-D blocks of
+/// [`qdsl_core::dsl::knob_space::LINEAR_BLOCKS`], 256 by default, no occupancy
+/// throttling, no compile knobs.
 pub fn blas_program(
     y: &DeviceLayout,
     x: &DeviceLayout,
@@ -86,7 +90,9 @@ pub fn blas_program(
         kernels: vec![KernelInterface {
             name: name.clone(),
             params: params.into_iter().chain(site_params()).collect(),
-            geometry: Geometry::linear().with_max_grid_x(65_535),
+            geometry: Geometry::linear()
+                .with_max_grid_x(65_535)
+                .with_launch_space(LaunchSpace::linear(256).without_throttle()),
         }],
         name,
     })

@@ -74,13 +74,14 @@ impl<P: DevicePrecision> DeviceVector<P> {
         ctx: &Arc<DeviceContext>,
         host: &ColourSpinorField<T>,
     ) -> Result<Self, DeviceError> {
-        let field = DeviceField::from_spinor(ctx.gpu(), host, P::FORMAT)?;
+        let field = DeviceField::from_spinor_with(ctx.gpu(), Some(ctx.tuner()), host, P::FORMAT)?;
         Ok(Self::wrap(ctx, field))
     }
 
     /// Downloads the vector as a host f64 field of host layout `layout`.
     pub fn download(&self, layout: SpinorLayout) -> Result<ColourSpinorField<f64>, DeviceError> {
-        self.field()?.to_spinor(self.ctx.gpu(), layout)
+        self.field()?
+            .to_spinor_with(self.ctx.gpu(), Some(self.ctx.tuner()), layout)
     }
 
     /// The context.
@@ -183,8 +184,8 @@ impl<P: DevicePrecision> SolverField for DeviceVector<P> {
 
     /// NaN while the context holds an error (see [`super::context`]).
     fn norm_sqr(&self) -> f64 {
-        let gpu = self.ctx.gpu();
-        match self.reduce(|f| f.norm2(gpu).map(|n| Complex::new(n, 0.0))) {
+        let (gpu, tuner) = (self.ctx.gpu(), Some(self.ctx.tuner()));
+        match self.reduce(|f| f.norm2_with(gpu, tuner).map(|n| Complex::new(n, 0.0))) {
             Ok(v) => v.re,
             Err(e) => {
                 self.ctx.record(&e);
@@ -194,9 +195,10 @@ impl<P: DevicePrecision> SolverField for DeviceVector<P> {
     }
 
     fn dot(&self, x: &Self) -> Result<Complex<f64>, SolverError> {
-        let gpu = self.ctx.gpu();
+        let (gpu, tuner) = (self.ctx.gpu(), Some(self.ctx.tuner()));
         let xf = x.field().map_err(SolverError::field)?;
-        self.reduce(|f| f.dot(xf, gpu)).map_err(SolverError::field)
+        self.reduce(|f| f.dot_with(xf, gpu, tuner))
+            .map_err(SolverError::field)
     }
 
     fn axpy(&mut self, a: Complex<f64>, x: &Self) -> Result<(), SolverError> {

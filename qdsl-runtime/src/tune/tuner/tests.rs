@@ -28,7 +28,7 @@ fn candidates() -> Vec<Candidate> {
 
 /// Fake time: blocks of 16 with 8 KiB shared are fastest (QUDA-like), 64 fails.
 fn fake(c: &Candidate) -> Result<f64, String> {
-    match (c.launch.block, c.launch.shared_bytes) {
+    match (c.launch.block[0], c.launch.shared_bytes) {
         (64, _) => Err("too many resources requested".into()),
         (16, 8192) => Ok(5.0),
         (b, s) => Ok(10.0 + b as f64 / 100.0 + s as f64 / 10000.0),
@@ -85,7 +85,7 @@ fn a_second_tuner_answers_from_the_file_without_running() {
         })
         .unwrap();
     assert_eq!(r.source, TuneSource::Cache);
-    assert_eq!(r.best.launch.block, 16);
+    assert_eq!(r.best.launch.block[0], 16);
     // The same kernel at another volume is another key: it is tuned.
     let mut runs = 0;
     let other = TuneKey {
@@ -310,7 +310,7 @@ fn two_stage() -> TwoStageSearch {
 /// blocks of 128 without shared memory the fastest of all, and the cap of 32 fails to
 /// launch with blocks of 16.
 fn fake_capped(c: &Candidate) -> Result<f64, String> {
-    match (c.compile.as_str(), c.launch.block, c.launch.shared_bytes) {
+    match (c.compile.as_str(), c.launch.block[0], c.launch.shared_bytes) {
         ("maxnreg=64", 128, 0) => Ok(4.0),
         ("maxnreg=32", 16, _) => Err("too many resources requested".into()),
         _ => fake(c).map(|t| t + 1.0),
@@ -336,7 +336,7 @@ fn two_stage_search_times_launches_then_caps_with_the_finalists() {
     let finalists = [(16, 8192), (16, 0), (128, 0)];
     let two: Vec<(&str, u32, u32)> = order[8..]
         .iter()
-        .map(|c| (c.compile.as_str(), c.launch.block, c.launch.shared_bytes))
+        .map(|c| (c.compile.as_str(), c.launch.block[0], c.launch.shared_bytes))
         .collect();
     let expected: Vec<(&str, u32, u32)> = ["maxnreg=32", "maxnreg=64"]
         .iter()
@@ -450,7 +450,7 @@ fn key_at(kernel: &str, volume: usize) -> TuneKey {
 fn rescale(c: &Candidate) -> Option<Candidate> {
     Some(Candidate {
         compile: c.compile.clone(),
-        launch: LaunchConfig::covering(4096, c.launch.block, c.launch.shared_bytes),
+        launch: LaunchConfig::covering(4096, c.launch.block[0], c.launch.shared_bytes),
     })
 }
 
@@ -515,7 +515,7 @@ fn a_winner_transfers_to_a_volume_within_a_factor_two_only() {
         .tune_launch(&at(6000), "", &two_stage(), rescale, fake)
         .unwrap();
     assert_eq!(
-        (r.best.launch.block, r.best.launch.shared_bytes),
+        (r.best.launch.block[0], r.best.launch.shared_bytes),
         (16, 8192)
     );
     // 4096 sites (ratio 1.46): reused untimed, the grid recomputed for 4096.

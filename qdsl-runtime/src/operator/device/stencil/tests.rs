@@ -126,12 +126,17 @@ fn tuning_searches_the_caps_and_records_them() {
         .tuned_config(&gpu, &tuner, &c.lat, StencilArgs::new(&mut c.out, &inputs))
         .unwrap();
     let regs = c.hop.registers(&gpu, CompileKnob::Default).unwrap();
-    let knobs = compile_knobs(Some(regs), true);
+    let knobs = tune::compile_knobs(&c.hop.compiled.knobs().compile, Some(regs));
     let caps = knobs
         .iter()
         .filter(|k| matches!(k, CompileKnob::MaxRegisters(_)))
         .count();
-    let launches = launch_candidates(c.lat.half_volume(), &gpu.launch_limits().unwrap()).len();
+    let launches = tune::launch_candidates(
+        [c.lat.half_volume(), 1, 1],
+        &Geometry::per_site(0),
+        &gpu.launch_limits().unwrap(),
+    )
+    .len();
     let text = std::fs::read_to_string(&path).unwrap();
     let rows: Vec<&str> = text.lines().skip(8).collect();
     assert_eq!(rows.len(), launches + (knobs.len() - 1) * 3, "{text}");
