@@ -12,6 +12,7 @@
 //! runtime's device fields (qdsl-runtime `device::layout`) and the CUDA emitter both
 //! take it from here.
 
+use crate::dsl::interface::{Elem, KernelParam, ParamKind};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::variant::{LinkScale, Recon, StorageFormat};
 use crate::field::GaugeField;
@@ -57,14 +58,72 @@ pub fn chunking(record_bytes: usize, float: bool) -> Chunking {
     }
 }
 
-/// An extra kernel argument a format needs beside a field's chunk pointer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An extra kernel argument a format needs beside a field's chunk pointer. Everything
+/// about one is defined here: its name in the source ([`Self::cuda_name`]), its C
+/// declaration ([`Self::cuda_decl`]), what the launcher passes ([`Self::kind`]); the
+/// kernel IR plan declares the arguments of each field's codec ([`Codec::args`]) in this
+/// order after its pointer, as [`KernelParam::Extra`], and the runtime binds each by
+/// name from the field's buffer (the norms) or the launch's link scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExtraArg {
     /// One f32 norm per site, `norm_<field>` (fixed-point colour spinors).
     SiteNorm,
     /// One real per field in the compute type, `scale_<field>`: the global scale s of a
     /// fixed-point gauge field with [`LinkScale::Global`] (v = s·q/Q).
     FieldScale,
+}
+
+/// The field an extra argument belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgOwner {
+    /// The output field.
+    Output,
+    /// Input `index` (inputs counted in declaration order).
+    Input(usize),
+    /// The xpay operand x of out = a·x + b·D ψ.
+    XpayX,
+}
+
+impl ExtraArg {
+    /// The parameter's name in the source for the field `field` (the spec's name, or
+    /// `xpay_x`): `norm_<field>`, `scale_<field>`.
+    pub fn cuda_name(self, field: &str) -> String {
+        match self {
+            ExtraArg::SiteNorm => format!("norm_{field}"),
+            ExtraArg::FieldScale => format!("scale_{field}"),
+        }
+    }
+
+    /// The C declaration in the kernel signature (the norms of the output written).
+    pub fn cuda_decl(self, field: &str, owner: ArgOwner) -> String {
+        let name = self.cuda_name(field);
+        match self {
+            ExtraArg::SiteNorm if owner == ArgOwner::Output => {
+                format!("float* __restrict__ {name}")
+            }
+            ExtraArg::SiteNorm => format!("const float* __restrict__ {name}"),
+            ExtraArg::FieldScale => format!("const real {name}"),
+        }
+    }
+
+    /// What the launcher passes, with `compute` the kernel's real type: an f32 buffer
+    /// (written for the output's norms), or one real.
+    pub fn kind(self, owner: ArgOwner, compute: Elem) -> ParamKind {
+        match self {
+            ExtraArg::SiteNorm if owner == ArgOwner::Output => ParamKind::write(Elem::F32),
+            ExtraArg::SiteNorm => ParamKind::read(Elem::F32),
+            ExtraArg::FieldScale => ParamKind::real(compute),
+        }
+    }
+
+    /// The kernel parameter of this argument of `field`, owned by `owner`.
+    pub fn param(self, field: &str, owner: ArgOwner) -> KernelParam {
+        KernelParam::Extra {
+            arg: self,
+            field: field.to_string(),
+            owner,
+        }
+    }
 }
 
 /// The codec of one storage format (see the module doc).
@@ -104,6 +163,17 @@ impl Codec {
         match (self.fixed_q(), scale) {
             (Some(_), LinkScale::Global) => &[ExtraArg::FieldScale],
             _ => &[],
+        }
+    }
+
+    /// The extra arguments of a field in this format: of a site field (`site_field`: a
+    /// colour spinor or the xpay operand) [`Self::site_args`], of a gauge field
+    /// [`Self::link_args`] with link scale `scale`.
+    pub fn args(self, site_field: bool, scale: LinkScale) -> &'static [ExtraArg] {
+        if site_field {
+            self.site_args()
+        } else {
+            self.link_args(scale)
         }
     }
 
@@ -490,6 +560,35 @@ mod tests {
             );
             assert!(f.codec().link_args(LinkScale::Unit).is_empty());
         }
+    }
+
+    /// Each extra argument's name, declaration (the text the signature prints) and kind
+    /// (what the launcher passes), by hand.
+    #[test]
+    fn extra_argument_declarations() {
+        use ArgOwner::{Input, Output, XpayX};
+        let norm = ExtraArg::SiteNorm;
+        assert_eq!(
+            norm.cuda_decl("out", Output),
+            "float* __restrict__ norm_out"
+        );
+        assert_eq!(
+            norm.cuda_decl("xpay_x", XpayX),
+            "const float* __restrict__ norm_xpay_x"
+        );
+        assert_eq!(norm.kind(Output, Elem::F64), ParamKind::write(Elem::F32));
+        assert_eq!(norm.kind(Input(2), Elem::F64), ParamKind::read(Elem::F32));
+        let scale = ExtraArg::FieldScale;
+        assert_eq!(scale.cuda_decl("fat", Input(1)), "const real scale_fat");
+        assert_eq!(scale.kind(Input(1), Elem::F64), ParamKind::F64);
+        assert_eq!(scale.kind(Input(1), Elem::F32), ParamKind::F32);
+        assert_eq!(scale.param("fat", Input(1)).cuda_name(), "scale_fat");
+        assert_eq!(norm.param("chi", Input(0)).cuda_name(), "norm_chi");
+        // Site fields take the site arguments, gauge fields the link arguments.
+        let fixed = StorageFormat::Fixed16.codec();
+        assert_eq!(fixed.args(true, LinkScale::Global), [norm]);
+        assert_eq!(fixed.args(false, LinkScale::Global), [scale]);
+        assert!(fixed.args(false, LinkScale::Unit).is_empty());
     }
 
     /// Fixed-point spinors need their norms (and only they); the byte model counts them:

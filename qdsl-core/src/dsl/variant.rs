@@ -60,6 +60,16 @@ impl StorageFormat {
         matches!(self, StorageFormat::F64 | StorageFormat::F32)
     }
 
+    /// The compute type of kernels whose colour spinors are stored in this format, as the
+    /// format that holds it: f64 for f64, f32 for every other format (the narrow ones are
+    /// decoded to f32 on load and encoded on store). Clover fields are stored in it.
+    pub fn compute(self) -> StorageFormat {
+        match self {
+            StorageFormat::F64 => StorageFormat::F64,
+            _ => StorageFormat::F32,
+        }
+    }
+
     /// The colour-spinor site layout of this format in [`crate::format`].
     pub fn fermion_format(self) -> FermionFormat {
         match self {

@@ -194,10 +194,7 @@ pub fn shapes(
 /// The storage of clover fields for `variant`: the compute precision (f64 for f64
 /// spinors, else f32), as the CUDA emitter reads them.
 pub fn clover_format(variant: &Variant) -> StorageFormat {
-    match variant.spinor {
-        StorageFormat::F64 => StorageFormat::F64,
-        _ => StorageFormat::F32,
-    }
+    variant.spinor.compute()
 }
 
 /// The expected shape of every field of `variant` of a spec on `lattice`, in
