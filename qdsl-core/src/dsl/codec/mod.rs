@@ -138,9 +138,15 @@ impl StorageFormat {
 }
 
 impl Codec {
+    /// Bytes of a record of `reals` reals (a site of a colour spinor, a link):
+    /// `reals` times the bytes of a real (the norm of a fixed-point site kept apart).
+    pub fn record_bytes(self, reals: usize) -> usize {
+        reals * self.0.bytes()
+    }
+
     /// The chunking of a record of `reals` reals.
     pub fn chunking(self, reals: usize) -> Chunking {
-        chunking(reals * self.0.bytes(), self.0.is_native())
+        chunking(self.record_bytes(reals), self.0.is_native())
     }
 
     /// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
