@@ -1,7 +1,7 @@
 //! Storage codecs: what a storage format is, in one place, for every field of every
 //! kernel — the chunking of a record in the device layout (the one chunk rule), the CUDA
 //! decode/encode of its reals, the fixed-point constants (Q, the bias of the exact
-//! decode), the extra kernel arguments it needs (the per-site norms of fixed-point
+//! decode; the packed spinors' group codec, [`packed`]), the extra kernel arguments it needs (the per-site norms of fixed-point
 //! fermions, the global scale of fixed-point links with [`LinkScale::Global`]), the byte
 //! model, and the host formats the CPU path rounds through.
 //!
@@ -12,11 +12,13 @@
 //! runtime's device fields (qdsl-runtime `device::layout`) and the CUDA emitter both
 //! take it from here.
 
+pub mod packed;
+
 use crate::dsl::interface::{Elem, KernelParam, ParamKind};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::variant::{LinkScale, Recon, StorageFormat};
 use crate::field::GaugeField;
-use crate::format::{FermionFormat, FixedWidth, LinkFormat, LinkStorage};
+use crate::format::{FermionFormat, FixedWidth, LinkFormat, LinkStorage, PackedWidth};
 use crate::Real;
 
 /// How one record is cut into chunks.
@@ -141,7 +143,19 @@ impl Codec {
     /// Bytes of a record of `reals` reals (a site of a colour spinor, a link):
     /// `reals` times the bytes of a real (the norm of a fixed-point site kept apart).
     pub fn record_bytes(self, reals: usize) -> usize {
-        reals * self.0.bytes()
+        match self.packed() {
+            Some(w) => packed::record_bytes(w, reals),
+            None => reals * self.0.bytes(),
+        }
+    }
+
+    /// The width of a bit-packed spinor format (packed20, packed30: whole records of
+    /// groups of 6 reals sharing an exponent, [`packed`]); `None` for the others.
+    pub fn packed(self) -> Option<PackedWidth> {
+        match self.fermion() {
+            FermionFormat::Packed(w) => Some(w),
+            _ => None,
+        }
     }
 
     /// The chunking of a record of `reals` reals.
@@ -295,6 +309,8 @@ pub fn cuda_codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> St
             "return (unsigned)max(-127, min(127, __float2int_rn((float)v * c)));",
         ),
         StorageFormat::F64 | StorageFormat::F32 => return String::new(),
+        StorageFormat::Packed20 => return packed::cuda(PackedWidth::Bits20, encoder),
+        StorageFormat::Packed30 => return packed::cuda(PackedWidth::Bits30, encoder),
     };
     let mut s = format!(
         "// {name}: raw bits -> value{}\n__device__ __forceinline__ real decode_{name}(unsigned bits) {{ {decode} }}\n",
@@ -394,6 +410,12 @@ mod tests {
             (18, StorageFormat::Fixed8, 2, 9, "unsigned short"),
             (24, StorageFormat::BF16, 16, 3, "uint4"),
             (24, StorageFormat::F32, 16, 6, "float4"),
+            // Packed: Wilson packed20 4 groups = 64 B = 4 × uint4, packed30 96 B =
+            // 6 × uint4; staggered packed30 24 B = 3 × uint2, packed20 16 B = 1 × uint4.
+            (24, StorageFormat::Packed20, 16, 4, "uint4"),
+            (24, StorageFormat::Packed30, 16, 6, "uint4"),
+            (6, StorageFormat::Packed30, 8, 3, "uint2"),
+            (6, StorageFormat::Packed20, 16, 1, "uint4"),
         ];
         for (reals, format, w, c, ty) in cases {
             let l = SoaLayout::new(reals, format);
@@ -601,11 +623,19 @@ mod tests {
     /// a fixed16 Wilson site is 24 · 2 + 4 bytes, a recon-12 f16 link 12 · 2.
     #[test]
     fn extra_arguments_and_bytes() {
-        for f in StorageFormat::EVERY {
+        for f in StorageFormat::SPINOR {
             let fixed = matches!(f, StorageFormat::Fixed16 | StorageFormat::Fixed8);
             assert_eq!(f.codec().site_args() == [ExtraArg::SiteNorm], fixed);
         }
         assert_eq!(StorageFormat::Fixed16.codec().site_bytes(24), 52);
+        // Packed: ⌈24/6⌉ groups of 16 or 24 bytes, exponents inline (no argument); the
+        // device record is the whole site.
+        assert_eq!(StorageFormat::Packed20.codec().site_bytes(24), 64);
+        assert_eq!(StorageFormat::Packed30.codec().site_bytes(24), 96);
+        assert_eq!(StorageFormat::Packed30.codec().site_bytes(6), 24);
+        assert_eq!(StorageFormat::Packed20.codec().record_bytes(24), 64);
+        assert_eq!(StorageFormat::Packed20.compute(), StorageFormat::F32);
+        assert_eq!(StorageFormat::Packed30.compute(), StorageFormat::F64);
         assert_eq!(StorageFormat::F16.codec().link_bytes(Recon::R12), 24);
     }
 }

@@ -305,6 +305,26 @@ pub(super) fn load_site(
         return None;
     }
     let name = layout.format.name();
+    if layout.format.codec().packed().is_some() {
+        // A packed record decodes whole (groups of 6 sharing an exponent), exactly.
+        s.line(indent, "{");
+        load_raw(
+            s,
+            indent + 1,
+            base,
+            &stride_of(base),
+            layout,
+            site,
+            &format!("{dest}_w"),
+            reads,
+        );
+        s.line(
+            indent + 1,
+            &format!("decode_{name}<{}>({dest}, {dest}_w);", layout.reals),
+        );
+        s.line(indent, "}");
+        return None;
+    }
     let deferred = (has_norm(layout) && scaling != Scaling::Applied).then(|| {
         let f = format!("{dest}_scale");
         s.line(
@@ -551,6 +571,19 @@ pub(super) fn store_site(
     let name = layout.format.name();
     let n = layout.reals;
     s.line(indent, "{");
+    if layout.format.codec().packed().is_some() {
+        s.line(indent + 1, &format!("unsigned ow[{}];", words(layout)));
+        s.line(indent + 1, &format!("encode_{name}<{n}>(ow, {src});"));
+        s.line(
+            indent + 1,
+            &format!(
+                "store_words<{}>({base}, ow, {site}, {stride});",
+                chunks(layout)
+            ),
+        );
+        s.line(indent, "}");
+        return;
+    }
     match fixed_q(layout.format) {
         Some(q) => {
             s.line(indent + 1, "float norm = 0.0f;");
