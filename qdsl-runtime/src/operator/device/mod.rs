@@ -183,7 +183,10 @@ pub fn shapes(
                             v
                         },
                     subs: 1,
-                    reals: spinor_reals,
+                    // Stored units of a site: its codec's bytes over the unit's (the
+                    // reals, or a packed site's 32-bit words).
+                    reals: variant.spinor.codec().record_bytes(spinor_reals)
+                        / variant.spinor.bytes(),
                     real_bytes: variant.spinor.bytes(),
                 }
             }
