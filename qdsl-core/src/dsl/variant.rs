@@ -133,6 +133,17 @@ impl StorageFormat {
         matches!(self, StorageFormat::Packed20 | StorageFormat::Packed30)
     }
 
+    /// The gauge format beside colour spinors in this format where one setting names
+    /// both (bench and check cases, the device operators' SU(3) links): the format
+    /// itself, the compute type for the spinor-only formats.
+    pub fn links_beside(self) -> StorageFormat {
+        if self.spinor_only() {
+            self.compute()
+        } else {
+            self
+        }
+    }
+
     /// Every format of both fields, in the order of the `spinor`/`gauge` knob values. The narrow ones
     /// (f16, bf16, fixed16, fixed8) compute in f32: the CUDA emitter decodes them on load
     /// and encodes on store, the CPU path round-trips fields through [`crate::format`].
