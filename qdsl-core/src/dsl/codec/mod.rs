@@ -149,6 +149,14 @@ impl Codec {
         }
     }
 
+    /// Whether a record in this format is decoded and encoded whole, by the device
+    /// helpers `decode_<fmt><N>(dest, words)` and `encode_<fmt><N>(words, src)` of
+    /// [`Self::cuda`] (the packed formats, whose groups of 6 share an exponent), rather
+    /// than real by real: the emitter moves the record's words and calls them.
+    pub fn whole_records(self) -> bool {
+        self.packed().is_some()
+    }
+
     /// The width of a bit-packed spinor format (packed20, packed30: whole records of
     /// groups of 6 reals sharing an exponent, [`packed`]); `None` for the others.
     pub fn packed(self) -> Option<PackedWidth> {

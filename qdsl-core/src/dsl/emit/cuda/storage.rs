@@ -305,8 +305,8 @@ pub(super) fn load_site(
         return None;
     }
     let name = layout.format.name();
-    if layout.format.codec().packed().is_some() {
-        // A packed record decodes whole (groups of 6 sharing an exponent), exactly.
+    if layout.format.codec().whole_records() {
+        // A record decoded whole (packed: groups of 6 sharing an exponent), exactly.
         s.line(indent, "{");
         load_raw(
             s,
@@ -571,7 +571,7 @@ pub(super) fn store_site(
     let name = layout.format.name();
     let n = layout.reals;
     s.line(indent, "{");
-    if layout.format.codec().packed().is_some() {
+    if layout.format.codec().whole_records() {
         s.line(indent + 1, &format!("unsigned ow[{}];", words(layout)));
         s.line(indent + 1, &format!("encode_{name}<{n}>(ow, {src});"));
         s.line(
