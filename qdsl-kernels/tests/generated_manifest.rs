@@ -8,7 +8,8 @@
 //!   gauge compression; every mixed (spinor ≠ gauge) pair of formats in each compression;
 //!   Dirichlet walls; every long-link compression in every format; and fixed16/fixed8
 //!   links with a global scale under every spinor format, with long recon 18 and
-//!   12 + sign. Variants a spec
+//!   12 + sign; the spinor-only packed20/packed30 spinors beside links in every format,
+//!   recon 18 and 12. Variants a spec
 //!   excludes are counted, not listed;
 //! * the `link_paths!` smearing kernels in f64 and f32 with recon-18 and recon-12 + phase
 //!   input, the gauge forces derived from the actions, and the HISQ U(3) projection.
@@ -129,6 +130,9 @@ fn the_variant_space_covers_every_knob_value() {
         assert!(space
             .iter()
             .any(|v| v.gauge == format && v.spinor != format));
+    }
+    for format in [StorageFormat::Packed20, StorageFormat::Packed30] {
+        assert!(space.iter().any(|v| v.spinor == format));
     }
     for recon in Recon::EVERY {
         assert!(space.iter().any(|v| v.recon == recon));

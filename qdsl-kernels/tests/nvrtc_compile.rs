@@ -259,3 +259,87 @@ fn prefetch_builds_compile_and_do_not_spill() {
         tc.compile_checked(&links, &tag, "sm_90", &[kernel_name(&v)], true);
     }
 }
+
+/// The packed-spinor variants: packed20 (f32 compute) and packed30 (f64 compute) spinors
+/// with links in the compute type (recon 18 and 12) and in fixed16 (recon 12), plain
+/// and with dagger, xpay and antiperiodic time; those a kernel's knobs exclude are left
+/// out by the caller.
+fn packed_variants() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for spinor in [StorageFormat::Packed20, StorageFormat::Packed30] {
+        for (gauge, recon) in [
+            (spinor.compute(), Recon::R18),
+            (spinor.compute(), Recon::R12),
+            (StorageFormat::Fixed16, Recon::R12),
+        ] {
+            for xpay in [false, true] {
+                out.push(Variant {
+                    spinor,
+                    gauge,
+                    recon,
+                    xpay,
+                    dagger: xpay,
+                    boundary: if xpay {
+                        TimeBoundary::Antiperiodic
+                    } else {
+                        TimeBoundary::Periodic
+                    },
+                    ..Variant::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every packed-spinor variant ([`packed_variants`]) of the hops of the even-odd
+/// operators (Wilson, the twist and the clover kernels of clover/twisted mass, naive and
+/// improved staggered) compiles for sm_80 and sm_90, and none spills (QDSL_NVRTC_ONLY
+/// filters as above).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn packed_variants_compile_and_do_not_spill() {
+    use qdsl_kernels::{CloverApply, WilsonClover};
+    let tc = nvrtc::Toolchain::load();
+    let only = std::env::var("QDSL_NVRTC_ONLY").ok();
+    let clover: [(&'static str, Source, Name); 2] = [
+        (
+            "wilson_clover",
+            WilsonClover::cuda_source,
+            WilsonClover::kernel_name,
+        ),
+        (
+            "clover_apply",
+            CloverApply::cuda_source,
+            CloverApply::kernel_name,
+        ),
+    ];
+    let mut compiled = 0;
+    for k in catalog()
+        .into_iter()
+        .chain(clover)
+        .filter(|k| only.as_deref().is_none_or(|o| o == k.0))
+    {
+        let variants: Vec<Variant> = packed_variants()
+            .into_iter()
+            .filter(|v| (k.1)(v).is_ok())
+            .collect();
+        for arch in ["sm_80", "sm_90"] {
+            let (lo, hi) = check(&tc, k, arch, &variants);
+            println!(
+                "{} {arch}: {} packed variants, {lo}..{hi} registers, no spills",
+                k.0,
+                variants.len()
+            );
+            compiled += variants.len();
+        }
+    }
+    if only.is_none() {
+        // Wilson, the twist and the clover kernels: 2 formats × 3 link settings × 2 =
+        // 12; staggered: recon 18 only (the knobs exclude 12) = 4.
+        assert_eq!(compiled, 2 * (12 + 4 + 4 + 12 + 12 + 12));
+    }
+}

@@ -248,10 +248,11 @@ fn global_scale_variants_compile_without_spills() {
 }
 
 /// The interface the runtime binds by: a globally scaled fat field is followed by its
-/// `LinkScale` (same input index), and with long recon 12 + sign the long field keeps its
+/// codec's `FieldScale` argument (same input index), and with long recon 12 + sign the long field keeps its
 /// own `LongScale` instead (written out by hand, in signature order up to the xpay).
 #[test]
 fn the_interface_lists_each_scale_after_its_field() {
+    use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
     use qdsl_core::dsl::KernelParam as P;
     let v = Variant {
         long_recon: LongRecon::R12,
@@ -268,16 +269,22 @@ fn the_interface_lists_each_scale_after_its_field() {
     };
     let want = [
         P::Output("out".into()),
-        P::OutputNorm("out".into()),
+        P::Extra {
+            arg: ExtraArg::SiteNorm,
+            field: "out".into(),
+            owner: ArgOwner::Output,
+        },
         input("chi", 0),
-        P::InputNorm {
-            name: "chi".into(),
-            index: 0,
+        P::Extra {
+            arg: ExtraArg::SiteNorm,
+            field: "chi".into(),
+            owner: ArgOwner::Input(0),
         },
         input("fat", 1),
-        P::LinkScale {
-            name: "fat".into(),
-            index: 1,
+        P::Extra {
+            arg: ExtraArg::FieldScale,
+            field: "fat".into(),
+            owner: ArgOwner::Input(1),
         },
         input("long", 2),
         P::LongScale {

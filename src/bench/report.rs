@@ -57,7 +57,8 @@ impl BenchKernel {
 pub struct BenchCase {
     /// What runs.
     pub kernel: BenchKernel,
-    /// Storage format of spinors and links.
+    /// Storage format of spinors and links (links in the compute type beside the
+    /// spinor-only packed formats: [`StorageFormat::links_beside`]).
     pub format: StorageFormat,
     /// Gauge compression.
     pub recon: Recon,
@@ -76,14 +77,16 @@ impl BenchCase {
 }
 
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
-/// recon 12 and 18; naive staggered f32; improved staggered f32, f64 and 16-bit fixed; M̂ f32
-/// recon 12 and 18, f64 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
+/// recon 12 and 18, packed20 spinors (f32 links) recon 12 and 18, packed30 (f64 links)
+/// recon 18; naive staggered f32 and packed20; improved staggered f32, f64, 16-bit fixed,
+/// packed20 and packed30; M̂ f32 recon 12 and 18, f64 recon 18, packed20 recon 12,
+/// packed30 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
 /// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links. Cases
 /// whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
     use BenchKernel::*;
-    use StorageFormat::{Fixed16, F32, F64};
+    use StorageFormat::{Fixed16, Packed20, Packed30, F32, F64};
     let c = |kernel, format, recon| BenchCase {
         kernel,
         format,
@@ -96,13 +99,21 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonHop, F64, Recon::R12),
         c(WilsonHop, Fixed16, Recon::R12),
         c(WilsonHop, Fixed16, Recon::R18),
+        c(WilsonHop, Packed20, Recon::R12),
+        c(WilsonHop, Packed20, Recon::R18),
+        c(WilsonHop, Packed30, Recon::R18),
         c(NaiveStaggeredHop, F32, Recon::R18),
         c(ImprovedStaggeredHop, F32, Recon::R18),
         c(ImprovedStaggeredHop, F64, Recon::R18),
         c(ImprovedStaggeredHop, Fixed16, Recon::R18),
+        c(NaiveStaggeredHop, Packed20, Recon::R18),
+        c(ImprovedStaggeredHop, Packed20, Recon::R18),
+        c(ImprovedStaggeredHop, Packed30, Recon::R18),
         c(WilsonEo, F32, Recon::R12),
         c(WilsonEo, F32, Recon::R18),
         c(WilsonEo, F64, Recon::R18),
+        c(WilsonEo, Packed20, Recon::R12),
+        c(WilsonEo, Packed30, Recon::R18),
         c(CloverEo, F32, Recon::R12),
         c(CloverEo, F64, Recon::R18),
         c(TwistedMassEo, F32, Recon::R12),

@@ -80,7 +80,8 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
         sites: OutputSites::Parity(parity),
         xpay,
         spinor: case.format,
-        gauge: case.format,
+        // Packed spinors (spinor-only formats) beside links in their compute type.
+        gauge: case.format.links_beside(),
         recon: case.recon,
         ..Variant::default()
     }
@@ -129,10 +130,13 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
 }
 
 /// The long-link compressions benched for `case`: recon 18 always; 13, 12 + sign and 9
-/// as well for the improved staggered hop in narrow (f32, fixed-point) formats.
+/// as well for the improved staggered hop in narrow (f32, fixed-point) formats (not beside
+/// packed spinors).
 fn long_recons(case: &BenchCase) -> &'static [LongRecon] {
     match (case.kernel, case.format) {
-        (BenchKernel::ImprovedStaggeredHop, f) if f != StorageFormat::F64 => &LongRecon::EVERY,
+        (BenchKernel::ImprovedStaggeredHop, f) if f != StorageFormat::F64 && !f.spinor_only() => {
+            &LongRecon::EVERY
+        }
         _ => &LongRecon::EVERY[..1],
     }
 }

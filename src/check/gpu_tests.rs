@@ -145,6 +145,50 @@ fn global_link_scale_rows_match_the_cpu_reference() {
     assert_eq!(compared, 2 * (8 + 16 + 8));
 }
 
+/// The packed-spinor rows of `qdsl check` ([`packed_variants`]: packed20 in f32 and
+/// packed30 in f64, links in the compute type) of the Wilson hop, the twist, the clover
+/// kernels and the staggered hops on random links and on the real ones: every row
+/// compared and within its bound (the compute type's rounding plus one packed step).
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn packed_spinor_rows_match_the_cpu_reference() {
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let mut compared = 0;
+    for name in [
+        "wilson_hop",
+        "twisted_mass_twist",
+        "wilson_clover",
+        "clover_apply",
+        "naive_staggered_hop",
+        "improved_staggered_hop",
+    ] {
+        let entry = (qdsl_kernels::catalog::stencils().into_iter())
+            .find(|e| e.name == name)
+            .unwrap();
+        let ir = (entry.ir)();
+        let gauges = gauge_names(&ir).len();
+        let random = random_links(lat, &ir, gauges, 7).unwrap();
+        let real = real_links(&data_dir(), &entry.name, gauges).unwrap();
+        for data in [&random, &real] {
+            for v in packed_variants() {
+                if ir.knobs.check(&ir.name, &v).is_err() {
+                    continue;
+                }
+                let o = compare_kernel_any(&gpu, &entry, &v, data, 17);
+                assert!(
+                    matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                    "{name} {v} {}: {o:?}",
+                    data.name
+                );
+                compared += 1;
+            }
+        }
+    }
+    // 8 variants per data set (4 for the staggered hops: recon 18 only).
+    assert_eq!(compared, 2 * (4 * 8 + 2 * 4));
+}
+
 /// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
 /// the host operators.
 #[test]
@@ -152,7 +196,9 @@ fn global_link_scale_rows_match_the_cpu_reference() {
 fn device_operators_match_the_host_operators() {
     let (gpu, _dir) = gpu();
     let rows = check_operators(&gpu, &data_dir());
-    assert_eq!(rows.len(), 8);
+    // Wilson M̂, M̂†: f64, f32 recon 18 and 12, packed20, packed30; asqtad: f64, f32,
+    // packed20, packed30.
+    assert_eq!(rows.len(), 2 * 5 + 4);
     for r in &rows {
         assert!(
             matches!(r.outcome, Outcome::Compared { .. }) && !r.outcome.is_failure(),

@@ -12,10 +12,11 @@ use std::fmt::Write;
 /// wrong term (which gives O(1) errors).
 pub const BOUND_FACTOR: f64 = 64.0;
 
-/// The relative-error bound for results computed in `format`: 64·u with u = 2⁻⁵³ (f64)
-/// or 2⁻²⁴ (f32 and the narrow formats, computed in f32).
+/// The relative-error bound for results computed in `format`: 64·u with u = 2⁻⁵³ (f64
+/// and packed30, computed in f64) or 2⁻²⁴ (f32 and the other narrow formats, computed in
+/// f32).
 pub fn bound(format: StorageFormat) -> f64 {
-    let u = match format {
+    let u = match format.compute() {
         StorageFormat::F64 => f64::EPSILON / 2.0,
         _ => f64::from(f32::EPSILON) / 2.0,
     };

@@ -18,7 +18,7 @@ use qdsl_core::field::{
     CloverField, ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout,
     StreamDomain, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS, CLOVER_SITE_REALS,
 };
-use qdsl_core::format::LinkFormat;
+use qdsl_core::format::{LinkFormat, PackedWidth};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::{Complex, Real};
@@ -285,7 +285,8 @@ fn outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
 }
 
 /// One storage step of a narrow output format relative to the site's scale: f16 2⁻¹⁰,
-/// bf16 2⁻⁷ (the spacing at 1), fixed point 1/Q; 0 for f64/f32. The GPU and the CPU
+/// bf16 2⁻⁷ (the spacing at 1), fixed point 1/Q, packed 1/Q of a group's max (Q =
+/// 2¹⁹ − 1, 2²⁹ − 1); 0 for f64/f32. The GPU and the CPU
 /// both round the output through the format, so their results differ where the f32
 /// values before rounding straddle a rounding boundary: then by one step, at a few
 /// components (a wrong term gives O(1)).
@@ -296,6 +297,22 @@ fn storage_step(format: StorageFormat) -> f64 {
         StorageFormat::BF16 => 2f64.powi(-7),
         StorageFormat::Fixed16 => 1.0 / f64::from(i16::MAX),
         StorageFormat::Fixed8 => 1.0 / f64::from(i8::MAX),
+        StorageFormat::Packed20 => 1.0 / PackedWidth::Bits20.max_int() as f64,
+        StorageFormat::Packed30 => 1.0 / PackedWidth::Bits30.max_int() as f64,
+    }
+}
+
+/// An operator row's outcome: the host operator computes on the unrounded input in the
+/// compute type, the device one in a narrow format rounds the input and each of its two
+/// hops' outputs through it (three roundings of at most one step each, far from the
+/// O(1) of a wrong term): the bound plus 4 steps (0 for f64/f32).
+fn operator_outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
+    match r {
+        Ok(error) => Outcome::Compared {
+            error,
+            bound: bound(format) + 4.0 * storage_step(format),
+        },
+        Err(e) => Outcome::Failed(e),
     }
 }
 
@@ -322,9 +339,12 @@ fn compare_kernel_any(
     match v.spinor {
         StorageFormat::F64 => outcome(v.spinor, compare_kernel::<f64>(gpu, entry, v, data, seed)),
         StorageFormat::F32 => outcome(v.spinor, compare_kernel::<f32>(gpu, entry, v, data, seed)),
-        // Narrow formats compute in f32, on both sides.
+        // Narrow formats compute in their compute type (f32; packed30 f64), on both sides.
         narrow => match unstorable(v, data) {
             Some(why) => Outcome::Skipped(why),
+            None if narrow.compute() == StorageFormat::F64 => {
+                outcome(narrow, compare_kernel::<f64>(gpu, entry, v, data, seed))
+            }
             None => outcome(narrow, compare_kernel::<f32>(gpu, entry, v, data, seed)),
         },
     }
@@ -381,6 +401,7 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
             }),
     );
     extra.extend(long_recon_variants(&ir));
+    extra.extend(packed_variants());
     extra.extend(link_scale_variants(&ir));
     for v in extra {
         if ir.knobs.check(&ir.name, &v).is_err() {
@@ -393,6 +414,32 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
         rows.push(row(&v, outcome));
     }
     rows
+}
+
+/// The packed-spinor variants (spinor-only formats: packed20 computed in f32, packed30 in
+/// f64), with links in the compute type, recon 18 and 12 (a spec's knobs may exclude
+/// 12), plain (even sites) and with odd sites, dagger, xpay and antiperiodic time.
+pub(super) fn packed_variants() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for spinor in [StorageFormat::Packed20, StorageFormat::Packed30] {
+        for recon in Recon::ALL {
+            let plain = Variant {
+                spinor,
+                gauge: spinor.compute(),
+                recon,
+                ..Variant::default()
+            };
+            out.push(plain);
+            out.push(Variant {
+                sites: OutputSites::Parity(Parity::Odd),
+                dagger: true,
+                xpay: true,
+                boundary: TimeBoundary::Antiperiodic,
+                ..plain
+            });
+        }
+    }
+    out
 }
 
 /// The compressed long-link variants of a kernel with long links (none for the others):
@@ -493,7 +540,9 @@ fn compare_operator<T: Real>(
 ) -> Result<f64, String> {
     let lat = *links[0].lattice();
     let host: Vec<GaugeField<T>> = links.iter().map(|g| g.cast::<T>()).collect();
-    let lf = LinkFormat::new(format.link_storage(), recon.compression());
+    // Spinor-only formats (packed) keep their links in the compute type.
+    let gauge_format = format.links_beside();
+    let lf = LinkFormat::new(gauge_format.link_storage(), recon.compression());
     let d_links = host
         .iter()
         .map(|g| DeviceField::from_gauge(gpu, g, lf))
@@ -516,7 +565,7 @@ fn compare_operator<T: Real>(
         let gauge = d_links.into_iter().next().ok_or("no links")?;
         let v = Variant {
             spinor: format,
-            gauge: format,
+            gauge: gauge_format,
             recon,
             boundary,
             ..Variant::default()
@@ -540,7 +589,7 @@ fn compare_operator<T: Real>(
         op.apply(&mut cpu, &psi).map_err(err)?;
         let formats = Variant {
             spinor: format,
-            gauge: format,
+            gauge: gauge_format,
             ..Variant::default()
         };
         let dop = Schur::staggered(gpu, d_links, lat, mass, parity, &formats).map_err(err)?;
@@ -555,7 +604,8 @@ fn compare_operator<T: Real>(
 }
 
 /// The operator rows: Wilson M̂ and M̂† on lat.sample.l8 (f64 recon 18, f32 recon 18
-/// and 12), MILC's asqtad A on fat.l8/long.l8 (f64, f32).
+/// and 12, packed20 and packed30 spinors with links in their compute type), MILC's
+/// asqtad A on fat.l8/long.l8 (f64, f32, packed20, packed30).
 fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
     let tuner = Tuner::new(
         &qdsl_runtime::tune::default_path(),
@@ -572,10 +622,13 @@ fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
             outcome,
         })
     };
-    let run = |links: &[GaugeField<f64>], f: StorageFormat, r: Recon, dagger: bool| match f {
-        StorageFormat::F64 => outcome(f, compare_operator::<f64>(gpu, &tuner, links, f, r, dagger)),
-        _ => outcome(f, compare_operator::<f32>(gpu, &tuner, links, f, r, dagger)),
-    };
+    let run =
+        |links: &[GaugeField<f64>], f: StorageFormat, r: Recon, dagger: bool| match f.compute() {
+            StorageFormat::F64 => {
+                operator_outcome(f, compare_operator::<f64>(gpu, &tuner, links, f, r, dagger))
+            }
+            _ => operator_outcome(f, compare_operator::<f32>(gpu, &tuner, links, f, r, dagger)),
+        };
     match read(dir, "milc/lat.sample.l8", &ReadOptions::default()) {
         Ok(u) => {
             let links = [u];
@@ -583,6 +636,8 @@ fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
                 (StorageFormat::F64, Recon::R18),
                 (StorageFormat::F32, Recon::R18),
                 (StorageFormat::F32, Recon::R12),
+                (StorageFormat::Packed20, Recon::R18),
+                (StorageFormat::Packed30, Recon::R18),
             ] {
                 for dagger in [false, true] {
                     let name = if dagger {
@@ -615,7 +670,12 @@ fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
     ) {
         (Ok(fat), Ok(long)) => {
             let links = [fat, long];
-            for f in [StorageFormat::F64, StorageFormat::F32] {
+            for f in [
+                StorageFormat::F64,
+                StorageFormat::F32,
+                StorageFormat::Packed20,
+                StorageFormat::Packed30,
+            ] {
                 let settings = format!("even m=0.05 {} recon=18", f.name());
                 push(
                     "asqtad_eo 4m²−D_eo D_oe",

@@ -143,8 +143,7 @@ pub const CLOVER_FLOPS: usize = 2 * 6 * (2 + 5 * 6 + 5 * 2);
 /// Bytes of one clover site on the device: 72 reals in the compute precision (f64 for
 /// f64 spinors, f32 otherwise).
 pub fn clover_site_bytes(v: &Variant) -> usize {
-    let real = if v.spinor == StorageFormat::F64 { 8 } else { 4 };
-    crate::field::CLOVER_SITE_REALS * real
+    crate::field::CLOVER_SITE_REALS * v.spinor.compute().bytes()
 }
 
 /// Flops per output site (see [`KernelInfo::flops_per_site`]).

@@ -4,6 +4,7 @@
 //! The emitter that prints the signature returns this list, so the argument order is
 //! written down once: the runtime's launcher binds by walking it.
 
+use super::codec::{ArgOwner, ExtraArg};
 use super::knob_space::{CompileSpace, KnobSpace, LaunchSpace};
 use super::variant::fnv1a;
 
@@ -11,10 +12,12 @@ use super::variant::fnv1a;
 ///
 /// ```text
 /// f_<field> for every field in declaration order (the output non-const), each
-///   colour-spinor field followed by norm_<field> when stored in fixed point, each
-///   compressed long field (long recon 13/9) by phase_<field>, and by scale_<field>,
-///   each fixed-point gauge field with a global link scale by scale_<field>,
-/// [xpay_x, [norm_xpay_x], xpay_a, xpay_b] (xpay only; a, b in the compute type),
+///   followed by the extra arguments of its storage codec (norm_<field> of a
+///   fixed-point colour spinor, scale_<field> of a fixed-point gauge field with a
+///   global link scale), each compressed long field (long recon 13/9) by
+///   phase_<field>, and by scale_<field>,
+/// [xpay_x, [its codec's extra arguments], xpay_a, xpay_b] (xpay only; a, b in the
+///   compute type),
 /// L0, L1, L2, L3, n_out,
 /// stride_<field> for every field in declaration order,
 /// [stride_xpay_x]                     (xpay only)
@@ -30,14 +33,17 @@ pub enum KernelParam {
         /// Position among the inputs.
         index: usize,
     },
-    /// `norm_<name>`, the per-site f32 norms of the fixed-point output field.
-    OutputNorm(String),
-    /// `norm_<name>`, the per-site f32 norms of fixed-point input `index`.
-    InputNorm {
-        /// Field name.
-        name: String,
-        /// Position among the inputs.
-        index: usize,
+    /// An extra argument of a field's storage codec (the per-site norms of a fixed-point
+    /// colour spinor, `norm_<field>`; the global scale of a fixed-point gauge field,
+    /// `scale_<field>`): name, declaration and kind are the codec's
+    /// ([`crate::dsl::codec::ExtraArg`]).
+    Extra {
+        /// The argument.
+        arg: ExtraArg,
+        /// The field's name (`xpay_x` for the xpay operand).
+        field: String,
+        /// Whose argument it is.
+        owner: ArgOwner,
     },
     /// `phase_<name>`, the phases t = arg(det W)/π of the compressed long field `long`
     /// (position among the compressed long fields, L = c·W); recon 13 and 9 only.
@@ -54,18 +60,8 @@ pub enum KernelParam {
         /// Position among the compressed long fields.
         long: usize,
     },
-    /// `scale_<name>`, the global scale s of the fixed-point gauge field at input `index`
-    /// stored as s·q/Q ([`crate::dsl::variant::LinkScale::Global`]; compute type).
-    LinkScale {
-        /// Field name.
-        name: String,
-        /// Position among the inputs.
-        index: usize,
-    },
     /// `xpay_x`, the chunk pointer of x in out = a·x + b·D ψ.
     XpayX,
-    /// `norm_xpay_x`, the per-site norms of a fixed-point x.
-    XpayNorm,
     /// `xpay_a` (compute type).
     XpayA,
     /// `xpay_b` (compute type).
@@ -92,15 +88,10 @@ impl KernelParam {
     pub fn cuda_name(&self) -> String {
         match self {
             KernelParam::Output(n) | KernelParam::Input { name: n, .. } => format!("f_{n}"),
-            KernelParam::OutputNorm(n) | KernelParam::InputNorm { name: n, .. } => {
-                format!("norm_{n}")
-            }
+            KernelParam::Extra { arg, field, .. } => arg.cuda_name(field),
             KernelParam::LongPhase { name, .. } => format!("phase_{name}"),
-            KernelParam::LongScale { name, .. } | KernelParam::LinkScale { name, .. } => {
-                format!("scale_{name}")
-            }
+            KernelParam::LongScale { name, .. } => format!("scale_{name}"),
             KernelParam::XpayX => "xpay_x".into(),
-            KernelParam::XpayNorm => "norm_xpay_x".into(),
             KernelParam::XpayA => "xpay_a".into(),
             KernelParam::XpayB => "xpay_b".into(),
             KernelParam::Extent(mu) => format!("L{mu}"),

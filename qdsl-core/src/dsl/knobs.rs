@@ -8,6 +8,11 @@ use crate::lattice::Parity;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+/// The spellings of the storage formats, in the order of [`StorageFormat::SPINOR`].
+const FORMATS: [&str; 8] = [
+    "f64", "f32", "f16", "bf16", "fixed16", "fixed8", "packed20", "packed30",
+];
+
 /// For each knob, which of its values the spec allows, in the order of
 /// [`KnobSet::VALUES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,10 +23,11 @@ pub struct KnobSet {
     pub dagger: [bool; 2],
     /// false, true.
     pub xpay: [bool; 2],
-    /// f64, f32, f16, bf16, fixed16, fixed8.
-    pub spinor: [bool; 6],
-    /// f64, f32, f16, bf16, fixed16, fixed8.
-    pub gauge: [bool; 6],
+    /// f64, f32, f16, bf16, fixed16, fixed8, packed20, packed30.
+    pub spinor: [bool; 8],
+    /// f64, f32, f16, bf16, fixed16, fixed8, packed20, packed30 (the spinor-only packed
+    /// formats never allowed).
+    pub gauge: [bool; 8],
     /// 18, 12, 8.
     pub recon: [bool; 3],
     /// periodic, antiperiodic.
@@ -37,8 +43,8 @@ impl Default for KnobSet {
             sites: [true; 3],
             dagger: [true; 2],
             xpay: [true; 2],
-            spinor: [true; 6],
-            gauge: [true; 6],
+            spinor: [true; 8],
+            gauge: StorageFormat::SPINOR.map(|f| !f.spinor_only()),
             recon: [true; 3],
             boundary: [true; 2],
             dirichlet: [true; 2],
@@ -52,11 +58,8 @@ impl KnobSet {
         ("sites", &["even", "odd", "full"]),
         ("dagger", &["false", "true"]),
         ("xpay", &["false", "true"]),
-        (
-            "spinor",
-            &["f64", "f32", "f16", "bf16", "fixed16", "fixed8"],
-        ),
-        ("gauge", &["f64", "f32", "f16", "bf16", "fixed16", "fixed8"]),
+        ("spinor", &FORMATS),
+        ("gauge", &FORMATS),
         ("recon", &["18", "12", "8"]),
         ("boundary", &["periodic", "antiperiodic"]),
         ("dirichlet", &["off", "blocks"]),
@@ -79,13 +82,11 @@ impl KnobSet {
 
     /// The index of each knob's value in a variant, in the order of [`Self::VALUES`].
     fn indices(v: &Variant) -> [usize; 8] {
-        let fmt = |f: StorageFormat| match f {
-            StorageFormat::F64 => 0,
-            StorageFormat::F32 => 1,
-            StorageFormat::F16 => 2,
-            StorageFormat::BF16 => 3,
-            StorageFormat::Fixed16 => 4,
-            StorageFormat::Fixed8 => 5,
+        let fmt = |f: StorageFormat| {
+            StorageFormat::SPINOR
+                .iter()
+                .position(|&g| g == f)
+                .unwrap_or_default()
         };
         [
             match v.sites {

@@ -43,9 +43,9 @@ impl SoaLayout {
         Self { reals, format }
     }
 
-    /// Bytes per record, B.
+    /// Bytes per record, B (its codec's, [`crate::dsl::codec::Codec::record_bytes`]).
     pub fn record_bytes(&self) -> usize {
-        self.reals * self.format.bytes()
+        self.format.codec().record_bytes(self.reals)
     }
 
     /// Whole 16-byte chunks per record, H = ⌊B/16⌋ (the chunk rule of

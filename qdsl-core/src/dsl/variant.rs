@@ -34,6 +34,14 @@ pub enum StorageFormat {
     Fixed16,
     /// 8-bit fixed point, as [`Self::Fixed16`] with Q = 127.
     Fixed8,
+    /// Colour spinors only: groups of 6 reals as 20-bit integers with a shared
+    /// power-of-two scale, 16 bytes per group ([`crate::format::PackedWidth::Bits20`];
+    /// computation in f32).
+    Packed20,
+    /// Colour spinors only: groups of 6 reals as 30-bit integers with a shared
+    /// power-of-two scale, 24 bytes per group ([`crate::format::PackedWidth::Bits30`];
+    /// computation in f64, which holds a 30-bit integer).
+    Packed30,
 }
 
 impl StorageFormat {
@@ -45,6 +53,8 @@ impl StorageFormat {
             StorageFormat::F32 => 4,
             StorageFormat::F16 | StorageFormat::BF16 | StorageFormat::Fixed16 => 2,
             StorageFormat::Fixed8 => 1,
+            // The stored unit of a packed record: one 32-bit word of a group.
+            StorageFormat::Packed20 | StorageFormat::Packed30 => 4,
         }
     }
 
@@ -60,6 +70,16 @@ impl StorageFormat {
         matches!(self, StorageFormat::F64 | StorageFormat::F32)
     }
 
+    /// The compute type of kernels whose colour spinors are stored in this format, as the
+    /// format that holds it: f64 for f64, f32 for every other format (the narrow ones are
+    /// decoded to f32 on load and encoded on store). Clover fields are stored in it.
+    pub fn compute(self) -> StorageFormat {
+        match self {
+            StorageFormat::F64 | StorageFormat::Packed30 => StorageFormat::F64,
+            _ => StorageFormat::F32,
+        }
+    }
+
     /// The colour-spinor site layout of this format in [`crate::format`].
     pub fn fermion_format(self) -> FermionFormat {
         match self {
@@ -69,6 +89,8 @@ impl StorageFormat {
             StorageFormat::BF16 => FermionFormat::BF16,
             StorageFormat::Fixed16 => FermionFormat::FIXED16,
             StorageFormat::Fixed8 => FermionFormat::FIXED8,
+            StorageFormat::Packed20 => FermionFormat::PACKED20,
+            StorageFormat::Packed30 => FermionFormat::PACKED30,
         }
     }
 
@@ -82,13 +104,47 @@ impl StorageFormat {
             StorageFormat::BF16 => LinkStorage::Float(FloatWidth::BF16),
             StorageFormat::Fixed16 => LinkStorage::Fixed(FixedWidth::Bits16),
             StorageFormat::Fixed8 => LinkStorage::Fixed(FixedWidth::Bits8),
+            // Spinor-only formats (refused as gauge storage): their compute type's.
+            StorageFormat::Packed20 => LinkStorage::Float(FloatWidth::F32),
+            StorageFormat::Packed30 => LinkStorage::Float(FloatWidth::F64),
         }
     }
 
     /// The compute types, stored as themselves; [`Variant::all`] ranges over these.
     pub const ALL: [StorageFormat; 2] = [StorageFormat::F64, StorageFormat::F32];
 
-    /// Every format, in the order of the `spinor`/`gauge` knob values. The narrow ones
+    /// Every colour-spinor format, in the order of the `spinor`/`gauge` knob values:
+    /// [`Self::EVERY`], then the spinor-only packed formats (whose gauge knob values no
+    /// spec allows).
+    pub const SPINOR: [StorageFormat; 8] = [
+        StorageFormat::F64,
+        StorageFormat::F32,
+        StorageFormat::F16,
+        StorageFormat::BF16,
+        StorageFormat::Fixed16,
+        StorageFormat::Fixed8,
+        StorageFormat::Packed20,
+        StorageFormat::Packed30,
+    ];
+
+    /// Whether the format stores colour spinors only (packed20, packed30: groups of 6
+    /// reals sharing an exponent), not gauge links.
+    pub fn spinor_only(self) -> bool {
+        matches!(self, StorageFormat::Packed20 | StorageFormat::Packed30)
+    }
+
+    /// The gauge format beside colour spinors in this format where one setting names
+    /// both (bench and check cases, the device operators' SU(3) links): the format
+    /// itself, the compute type for the spinor-only formats.
+    pub fn links_beside(self) -> StorageFormat {
+        if self.spinor_only() {
+            self.compute()
+        } else {
+            self
+        }
+    }
+
+    /// Every format of both fields, in the order of the `spinor`/`gauge` knob values. The narrow ones
     /// (f16, bf16, fixed16, fixed8) compute in f32: the CUDA emitter decodes them on load
     /// and encodes on store, the CPU path round-trips fields through [`crate::format`].
     pub const EVERY: [StorageFormat; 6] = [

@@ -110,5 +110,18 @@ pub fn variant_space() -> Vec<Variant> {
             }
         }
     }
+    // Packed spinors (spinor-only formats) beside links in every format, recon 18 and 12.
+    for spinor in [StorageFormat::Packed20, StorageFormat::Packed30] {
+        for gauge in StorageFormat::EVERY {
+            for recon in [Recon::R18, Recon::R12] {
+                out.extend(two_settings(Variant {
+                    spinor,
+                    gauge,
+                    recon,
+                    ..Variant::default()
+                }));
+            }
+        }
+    }
     out
 }

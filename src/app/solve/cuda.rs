@@ -4,7 +4,6 @@
 use super::system::HostSystem;
 use super::{solve_fields, Precision, SolveConfig, SolveError};
 use qdsl_core::field::ColourSpinorField;
-use qdsl_runtime::solver::device::converting::ConvertingOperator;
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
@@ -120,22 +119,16 @@ pub(super) fn device_solve(
                 set_up::<Half, _>(ctx, system, b, || system.device_operator::<Half>(ctx))?;
             device_run(ctx, &high, &low, config, b, opts)
         }
-        // Packed vectors: the operator runs on f32 (packed20) or f64 (packed30) work
-        // vectors, converted on the device around each application.
+        // Packed vectors: the kernels read and write them directly (packed20 computed in
+        // f32, packed30 in f64), no conversion around each application.
         Precision::Packed20 => {
-            let (high, low) = set_up::<Packed20, _>(ctx, system, b, || {
-                Ok(ConvertingOperator::<_, Single>::new(
-                    system.device_operator::<Single>(ctx)?,
-                ))
-            })?;
+            let (high, low) =
+                set_up::<Packed20, _>(ctx, system, b, || system.device_operator::<Packed20>(ctx))?;
             device_run::<Packed20>(ctx, &high, &low, config, b, opts)
         }
         Precision::Packed30 => {
-            let (high, low) = set_up::<Packed30, _>(ctx, system, b, || {
-                Ok(ConvertingOperator::<_, Double>::new(
-                    system.device_operator::<Double>(ctx)?,
-                ))
-            })?;
+            let (high, low) =
+                set_up::<Packed30, _>(ctx, system, b, || system.device_operator::<Packed30>(ctx))?;
             device_run::<Packed30>(ctx, &high, &low, config, b, opts)
         }
     }

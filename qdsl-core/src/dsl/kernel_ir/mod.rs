@@ -149,9 +149,10 @@ pub struct KernelField {
     pub shape: FieldShape,
     /// The compression of a compressed long (Naik) field.
     pub long: Option<ScaledCompression>,
-    /// A fixed-point gauge field stored as s·q/Q with its global scale s, the parameter
-    /// `scale_<name>` ([`crate::dsl::codec::Codec::scales_links`]).
-    pub global_scale: bool,
+    /// The extra arguments of its storage codec, declared after its pointer
+    /// ([`crate::dsl::codec::Codec::args`]): the norms of a fixed-point colour spinor,
+    /// the global scale s of a fixed-point gauge field stored as s·q/Q.
+    pub extra: &'static [crate::dsl::codec::ExtraArg],
 }
 
 /// One kernel parameter: what binds to it and its C declaration (the four lattice

@@ -7,6 +7,7 @@ use super::{
     Load, LoadAt, Param, Prologue, Reads, RealType, Reconstruct, Rows, Scaling, Stage, StageKind,
     Stmt, TermReads, Value,
 };
+use crate::dsl::codec::ArgOwner;
 use crate::dsl::emit::cuda::{describe_link, describe_term, kernel_name, param_decls};
 use crate::dsl::info::flops_per_site;
 use crate::dsl::interface::KernelParam;
@@ -25,7 +26,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
     let name = kernel_name(&ir.name, variant);
     let ns = lowered.nspin;
     let fields = kernel_fields(lowered, variant);
-    let real = match variant.spinor {
+    let real = match variant.spinor.compute() {
         StorageFormat::F64 => RealType::F64,
         _ => RealType::F32,
     };
@@ -103,10 +104,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
 fn kernel_fields(lowered: &Lowered, variant: &Variant) -> Vec<KernelField> {
     let ir = &lowered.ir;
     let spinor_reals = 2 * lowered.nspin * lowered.ncolour;
-    let compute = match variant.spinor {
-        StorageFormat::F64 => StorageFormat::F64,
-        _ => StorageFormat::F32,
-    };
+    let compute = variant.spinor.compute();
     ir.fields
         .iter()
         .map(|f| {
@@ -124,15 +122,20 @@ fn kernel_fields(lowered: &Lowered, variant: &Variant) -> Vec<KernelField> {
                 }
                 (FieldShape::Clover, _) => SoaLayout::new(CLOVER_SITE_REALS, compute),
             };
-            let global_scale = matches!(f.shape, FieldShape::Gauge { .. })
-                && long.is_none()
-                && variant.gauge.codec().scales_links(variant.link_scale);
+            // A compressed long field carries its own phases and scale (below).
+            let extra = match (f.shape, long) {
+                (_, Some(_)) => &[],
+                (FieldShape::Gauge { .. }, None) => {
+                    layout.format.codec().args(false, variant.link_scale)
+                }
+                _ => layout.format.codec().args(true, variant.link_scale),
+            };
             KernelField {
                 name: f.name.clone(),
                 layout,
                 shape: f.shape,
                 long,
-                global_scale,
+                extra,
             }
         })
         .collect()
@@ -201,38 +204,21 @@ fn params(lowered: &Lowered, variant: &Variant, fields: &[KernelField]) -> Vec<P
     for f in fields {
         let output = is_out(f);
         let name = f.name.clone();
-        let roles = match (output, f.long) {
-            (true, _) => vec![
-                KernelParam::Output(name.clone()),
-                KernelParam::OutputNorm(name),
-            ],
-            (false, None) if f.global_scale => vec![
-                KernelParam::Input {
-                    name: name.clone(),
-                    index: inputs,
-                },
-                KernelParam::LinkScale {
-                    name,
-                    index: inputs,
-                },
-            ],
-            (false, None) => vec![
-                KernelParam::Input {
-                    name: name.clone(),
-                    index: inputs,
-                },
-                KernelParam::InputNorm {
-                    name,
-                    index: inputs,
-                },
-            ],
-            (false, Some(c)) => {
+        let owner = match output {
+            true => ArgOwner::Output,
+            false => ArgOwner::Input(inputs),
+        };
+        let mut roles = vec![match output {
+            true => KernelParam::Output(name.clone()),
+            false => KernelParam::Input {
+                name: name.clone(),
+                index: inputs,
+            },
+        }];
+        match f.long {
+            Some(c) => {
                 let long = longs;
                 longs += 1;
-                let mut roles = vec![KernelParam::Input {
-                    name: name.clone(),
-                    index: inputs,
-                }];
                 if c.stores_phase() {
                     roles.push(KernelParam::LongPhase {
                         name: name.clone(),
@@ -240,28 +226,26 @@ fn params(lowered: &Lowered, variant: &Variant, fields: &[KernelField]) -> Vec<P
                     });
                 }
                 roles.push(KernelParam::LongScale { name, long });
-                roles
             }
-        };
+            None => roles.extend(f.extra.iter().map(|a| a.param(&name, owner))),
+        }
         inputs += usize::from(!output);
         // The declarations come in the order of the roles (the pointer first, then its
         // norms, or its phases and scale).
         params.extend(
             roles
                 .into_iter()
-                .zip(param_decls(f, output))
+                .zip(param_decls(f, owner))
                 .map(|(role, decl)| Param { role, decl }),
         );
     }
     if variant.xpay {
         let out = SoaLayout::new(2 * lowered.nspin * lowered.ncolour, variant.spinor);
-        let decls = crate::dsl::emit::cuda::site_pointer_params("xpay_x", &out, false);
-        params.extend(
-            [KernelParam::XpayX, KernelParam::XpayNorm]
-                .into_iter()
-                .zip(decls)
-                .map(|(role, decl)| Param { role, decl }),
-        );
+        let decls = crate::dsl::emit::cuda::site_pointer_params("xpay_x", &out);
+        let extra = out.format.codec().args(true, variant.link_scale);
+        let roles = std::iter::once(KernelParam::XpayX)
+            .chain(extra.iter().map(|a| a.param("xpay_x", ArgOwner::XpayX)));
+        params.extend(roles.zip(decls).map(|(role, decl)| Param { role, decl }));
     }
     let names: Vec<(&str, bool)> = fields
         .iter()

@@ -183,7 +183,10 @@ pub fn shapes(
                             v
                         },
                     subs: 1,
-                    reals: spinor_reals,
+                    // Stored units of a site: its codec's bytes over the unit's (the
+                    // reals, or a packed site's 32-bit words).
+                    reals: variant.spinor.codec().record_bytes(spinor_reals)
+                        / variant.spinor.bytes(),
                     real_bytes: variant.spinor.bytes(),
                 }
             }
@@ -194,10 +197,7 @@ pub fn shapes(
 /// The storage of clover fields for `variant`: the compute precision (f64 for f64
 /// spinors, else f32), as the CUDA emitter reads them.
 pub fn clover_format(variant: &Variant) -> StorageFormat {
-    match variant.spinor {
-        StorageFormat::F64 => StorageFormat::F64,
-        _ => StorageFormat::F32,
-    }
+    variant.spinor.compute()
 }
 
 /// The expected shape of every field of `variant` of a spec on `lattice`, in

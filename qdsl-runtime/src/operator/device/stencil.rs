@@ -28,6 +28,7 @@ use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{self, heuristic_knob, Candidate, CompileKnob, Tunable, TuneKey, Tuner};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
+use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
@@ -147,21 +148,19 @@ impl<'a> StencilArgs<'a> {
 /// extents, site count and strides 32-bit; one thread per output site (x) and Ls slices
 /// (y).
 pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelInterface {
-    let compute = match variant.spinor {
+    let compute = match variant.spinor.compute() {
         StorageFormat::F64 => Elem::F64,
         _ => Elem::F32,
     };
     let kind = |p: &KernelParam| match p {
         KernelParam::Output(_) => ParamKind::write(Elem::U8),
-        KernelParam::OutputNorm(_) => ParamKind::write(Elem::F32),
         KernelParam::Input { .. } | KernelParam::XpayX | KernelParam::LongPhase { .. } => {
             ParamKind::read(Elem::U8)
         }
-        KernelParam::InputNorm { .. } | KernelParam::XpayNorm => ParamKind::read(Elem::F32),
-        KernelParam::LongScale { .. }
-        | KernelParam::LinkScale { .. }
-        | KernelParam::XpayA
-        | KernelParam::XpayB => ParamKind::real(compute),
+        KernelParam::Extra { arg, owner, .. } => arg.kind(*owner, compute),
+        KernelParam::LongScale { .. } | KernelParam::XpayA | KernelParam::XpayB => {
+            ParamKind::real(compute)
+        }
         KernelParam::Extent(_)
         | KernelParam::NOut
         | KernelParam::OutputStride(_)
@@ -482,16 +481,8 @@ impl DeviceStencil {
                         a.write(&name, v);
                     }
                 }
-                KernelParam::OutputNorm(field) => {
-                    let n = out_norms.take().ok_or_else(|| missing_norms(field))?;
-                    a.write(&name, n);
-                }
                 KernelParam::Input { index, .. } => {
                     a.read(&name, inputs[*index].values());
-                }
-                KernelParam::InputNorm { index, name: field } => {
-                    let n = inputs[*index].norms().ok_or_else(|| missing_norms(field))?;
-                    a.read(&name, n);
                 }
                 KernelParam::LongPhase {
                     long: k,
@@ -508,22 +499,36 @@ impl DeviceStencil {
                 KernelParam::LongScale { long: k, .. } => {
                     a.real(&name, long[*k].scale);
                 }
-                KernelParam::LinkScale { name: field, .. } => {
-                    let s = *next_scale.next().ok_or_else(|| {
-                        self.field_error(field, ("its global link scale".into(), "none".into()))
-                    })?;
-                    a.real(&name, s);
-                }
                 KernelParam::XpayX => {
                     if let Some(x) = xpay {
                         a.read(&name, x.x.values());
                     }
                 }
-                KernelParam::XpayNorm => {
-                    if let Some(x) = xpay {
-                        a.read(&name, x.x.norms().ok_or_else(|| missing_norms("xpay_x"))?);
+                KernelParam::Extra { arg, field, owner } => match arg {
+                    // The per-site norms of a fixed-point colour spinor: its field's.
+                    ExtraArg::SiteNorm => match owner {
+                        ArgOwner::Output => {
+                            let n = out_norms.take().ok_or_else(|| missing_norms(field))?;
+                            a.write(&name, n);
+                        }
+                        ArgOwner::Input(index) => {
+                            let n = inputs[*index].norms().ok_or_else(|| missing_norms(field))?;
+                            a.read(&name, n);
+                        }
+                        ArgOwner::XpayX => {
+                            if let Some(x) = xpay {
+                                a.read(&name, x.x.norms().ok_or_else(|| missing_norms(field))?);
+                            }
+                        }
+                    },
+                    // The global scale of a gauge field: the launch's next link scale.
+                    ExtraArg::FieldScale => {
+                        let s = *next_scale.next().ok_or_else(|| {
+                            self.field_error(field, ("its global link scale".into(), "none".into()))
+                        })?;
+                        a.real(&name, s);
                     }
-                }
+                },
                 KernelParam::XpayA => {
                     a.real(&name, xpay.map_or(0.0, |x| x.a));
                 }

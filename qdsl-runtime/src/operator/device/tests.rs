@@ -86,6 +86,38 @@ fn clover_fields_have_the_compute_precision_on_output_sites() {
     assert_eq!(five[3], shape(192, 1, 72, 4));
 }
 
+/// Packed spinors are checked by their stored 32-bit words: a packed20 Wilson site is 4
+/// groups × 4 words, packed30 4 × 6, a packed30 staggered site 1 × 6, each matching the
+/// runtime's packed device layout; the clover field beside packed30 is f64 (its compute
+/// type), beside packed20 f32.
+#[test]
+fn packed_spinors_are_checked_by_their_words() {
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    for (spinor, words, clover_bytes) in [
+        (StorageFormat::Packed20, 16, 4),
+        (StorageFormat::Packed30, 24, 8),
+    ] {
+        let v = Variant {
+            spinor,
+            gauge: spinor.compute(),
+            ..Variant::default()
+        };
+        let got = expected_shapes(&qdsl_kernels::WilsonClover::ir(), &v, &lat).unwrap();
+        assert_eq!(got[0].1, shape(192, 1, words, 4), "{spinor:?}");
+        assert_eq!(got[3].1, shape(192, 1, 72, clover_bytes), "{spinor:?}");
+        let layout =
+            DeviceLayout::new(DeviceFormat::Fermion(spinor.fermion_format()), 24, 192).unwrap();
+        assert_eq!(got[0].1.check(&layout), Ok(()), "{spinor:?}");
+    }
+    let v = Variant {
+        spinor: StorageFormat::Packed30,
+        gauge: StorageFormat::F64,
+        ..Variant::default()
+    };
+    let got = expected_shapes(&ImprovedStaggeredHop::ir(), &v, &lat).unwrap();
+    assert_eq!(got[1].1, shape(192, 1, 6, 4));
+}
+
 /// max |a − b| / max |b| over two host fields of one layout.
 fn rel_err<T: qdsl_core::Real>(
     a: &qdsl_core::field::ColourSpinorField<T>,

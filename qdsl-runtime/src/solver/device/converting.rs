@@ -6,12 +6,12 @@
 //! out = round_P(M · round_W(in))          (M† likewise)
 //! ```
 //!
-//! This is how vectors in a format without stencil kernels (the bit-packed packed20 and
-//! packed30) take part in a mixed-precision solve: the Krylov vectors are stored packed
-//! (BLAS, reductions and reliable updates read and write the packed words), and each
-//! operator application decodes into W (f32 for packed20, f64 for packed30, whose
-//! 30-bit integers f32 cannot hold), runs W's kernels and re-encodes. The two W
-//! temporaries are allocated on first use and reused while the shape stays the same.
+//! Vectors in a format the stencil kernels do not read can take part in a mixed-precision
+//! solve this way: each operator application decodes into W, runs W's kernels and
+//! re-encodes. (The bit-packed packed20 and packed30 once went through it; the kernels
+//! now read and write them directly, [`super::DeviceOperator`], and the conversion is the
+//! reference their tests compare with.) The two W temporaries are allocated on first use
+//! and reused while the shape stays the same.
 
 use super::precision::DevicePrecision;
 use super::vector::DeviceVector;

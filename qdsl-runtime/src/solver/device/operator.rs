@@ -16,7 +16,8 @@
 //! write the vectors' own storage format: f64 and f32 compute in that precision; the
 //! narrow formats (fixed16, f16) are decoded inline on load, computed in f32 and encoded
 //! on store (one f32 norm per site for fixed point), so a narrow operator moves half the
-//! bytes of an f32 one. Wilson and clover links are stored in the same format (SU(3)
+//! bytes of an f32 one; packed20 (computed in f32, links f32) and packed30 (computed in
+//! f64, links f64) spinors likewise, with 2/3 and 1/2 of the spinor bytes of f32 and f64. Wilson and clover links are stored in the same format (SU(3)
 //! entries lie in [−1, 1], which fixed point holds exactly); staggered fat and long
 //! links, whose entries are not bounded by 1, stay f32 for the narrow formats.
 
@@ -58,7 +59,7 @@ pub struct DeviceOperator<P> {
 
 /// The kernels' spinor storage format for vectors of `P`: the vectors' own.
 fn kernel_format<P: DevicePrecision>() -> Result<StorageFormat, OperatorError> {
-    StorageFormat::EVERY
+    StorageFormat::SPINOR
         .into_iter()
         .find(|f| f.fermion_format() == P::FORMAT)
         .ok_or_else(|| OperatorError::Field {
@@ -70,10 +71,12 @@ fn kernel_format<P: DevicePrecision>() -> Result<StorageFormat, OperatorError> {
 }
 
 /// The link storage beside spinors in `spinor`: the same format where links are SU(3)
-/// (`unitary`), else f64 for f64 and f32 for everything narrower.
+/// (`unitary`), else f64 for f64 and f32 for everything narrower; the compute type
+/// beside the spinor-only packed formats (f32 for packed20, f64 for packed30).
 fn link_format(spinor: StorageFormat, unitary: bool) -> StorageFormat {
     match spinor {
         StorageFormat::F64 | StorageFormat::F32 => spinor,
+        _ if spinor.spinor_only() => spinor.compute(),
         _ if unitary => spinor,
         _ => StorageFormat::F32,
     }

@@ -46,8 +46,8 @@ mod stmt;
 mod storage;
 mod term;
 
+use crate::dsl::codec::ArgOwner;
 use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
-use crate::dsl::ir::FieldShape;
 use crate::dsl::kernel_ir::{
     self, passes, Bounds, DeviceLib, FifthIndex, KernelField, KernelIr, Prologue,
 };
@@ -354,28 +354,27 @@ fn epilogue(s: &mut Src, k: &KernelIr) {
 
 /// The parameter declarations of a field: its chunk pointer `f_<name>`, then a
 /// fixed-point colour spinor's norms, or a long field's phases and scale.
-pub(crate) fn param_decls(f: &KernelField, output: bool) -> Vec<String> {
+pub(crate) fn param_decls(f: &KernelField, owner: ArgOwner) -> Vec<String> {
     let base = format!("f_{}", f.name);
     match f.long {
         Some(c) => long_link::pointer_params(&base, c, &f.layout),
-        None => {
-            let mut decls = storage::pointer_params(
-                &base,
-                &f.layout,
-                output,
-                !matches!(f.shape, FieldShape::Gauge { .. }),
-            );
-            if f.global_scale {
-                decls.push(format!("const real scale_{}", f.name));
-            }
-            decls
-        }
+        None => std::iter::once(storage::pointer_param(
+            &base,
+            &f.layout,
+            owner == ArgOwner::Output,
+        ))
+        .chain(f.extra.iter().map(|a| a.cuda_decl(&f.name, owner)))
+        .collect(),
     }
 }
 
-/// The declarations of a site field's pointer `base` and (fixed point) norms.
-pub(crate) fn site_pointer_params(base: &str, layout: &SoaLayout, output: bool) -> Vec<String> {
-    storage::pointer_params(base, layout, output, true)
+/// The declarations of the xpay operand's pointer `base` and its codec's extra
+/// arguments (fixed point: its norms).
+pub(crate) fn site_pointer_params(base: &str, layout: &SoaLayout) -> Vec<String> {
+    let extra = layout.format.codec().site_args();
+    std::iter::once(storage::pointer_param(base, layout, false))
+        .chain(extra.iter().map(|a| a.cuda_decl(base, ArgOwner::XpayX)))
+        .collect()
 }
 
 /// The kernel's opening comment ([`kernel_ir::plan::header`]), for the dense emitter.

@@ -226,7 +226,9 @@ pub(super) fn print_load(s: &mut Src, d: usize, load: &Load, k: &KernelIr) -> Op
                 base: &base,
                 layout: &field.layout,
                 long: field.long,
-                global_scale: field.global_scale,
+                global_scale: field
+                    .extra
+                    .contains(&crate::dsl::codec::ExtraArg::FieldScale),
             };
             storage::load_link(s, d, link, mu, ("ln", at), load.reads, load.scaling)
         }

@@ -108,23 +108,14 @@ fn has_norm(layout: &SoaLayout) -> bool {
         .contains(&crate::dsl::codec::ExtraArg::SiteNorm)
 }
 
-/// The kernel parameters that carry a field's data: its chunk pointer `<base>`, then
-/// for a fixed-point site field (`site_field`: a colour spinor, not a gauge field) its
-/// f32 norms `norm_<base without "f_">` (the stride parameter `stride_<…>` comes with
-/// the other integers).
-pub(super) fn pointer_params(
-    base: &str,
-    layout: &SoaLayout,
-    output: bool,
-    site_field: bool,
-) -> Vec<String> {
+/// The declaration of a field's chunk pointer `<base>` (its codec's extra arguments,
+/// such as the norms of a fixed-point colour spinor, follow it:
+/// [`crate::dsl::codec::ExtraArg::cuda_decl`]; the stride parameter `stride_<…>` comes
+/// with the other integers).
+pub(super) fn pointer_param(base: &str, layout: &SoaLayout, output: bool) -> String {
     let ty = chunk_type(layout);
     let constness = if output { "" } else { "const " };
-    let mut params = vec![format!("{constness}{ty}* __restrict__ {base}")];
-    if site_field && has_norm(layout) {
-        params.push(format!("{constness}float* __restrict__ {}", norm_of(base)));
-    }
-    params
+    format!("{constness}{ty}* __restrict__ {base}")
 }
 
 /// The name without the `f_` prefix of field pointers (`f_psi` → `psi`, `xpay_x` →
@@ -314,6 +305,26 @@ pub(super) fn load_site(
         return None;
     }
     let name = layout.format.name();
+    if layout.format.codec().whole_records() {
+        // A record decoded whole (packed: groups of 6 sharing an exponent), exactly.
+        s.line(indent, "{");
+        load_raw(
+            s,
+            indent + 1,
+            base,
+            &stride_of(base),
+            layout,
+            site,
+            &format!("{dest}_w"),
+            reads,
+        );
+        s.line(
+            indent + 1,
+            &format!("decode_{name}<{}>({dest}, {dest}_w);", layout.reals),
+        );
+        s.line(indent, "}");
+        return None;
+    }
     let deferred = (has_norm(layout) && scaling != Scaling::Applied).then(|| {
         let f = format!("{dest}_scale");
         s.line(
@@ -560,6 +571,19 @@ pub(super) fn store_site(
     let name = layout.format.name();
     let n = layout.reals;
     s.line(indent, "{");
+    if layout.format.codec().whole_records() {
+        s.line(indent + 1, &format!("unsigned ow[{}];", words(layout)));
+        s.line(indent + 1, &format!("encode_{name}<{n}>(ow, {src});"));
+        s.line(
+            indent + 1,
+            &format!(
+                "store_words<{}>({base}, ow, {site}, {stride});",
+                chunks(layout)
+            ),
+        );
+        s.line(indent, "}");
+        return;
+    }
     match fixed_q(layout.format) {
         Some(q) => {
             s.line(indent + 1, "float norm = 0.0f;");
@@ -628,8 +652,11 @@ pub(super) fn narrow_helpers(
         src.0.push_str(RAW_WORDS);
     }
     for f in &narrow {
-        src.0
-            .push_str(&cuda_codec(*f, *f == spinor, spinor == StorageFormat::F64));
+        src.0.push_str(&cuda_codec(
+            *f,
+            *f == spinor,
+            spinor.compute() == StorageFormat::F64,
+        ));
     }
     if recon == Recon::R8 || super::long_link::needs_recon8_helpers(long_recon) {
         src.0.push_str(RECON8);
@@ -733,22 +760,23 @@ pub(super) fn fixed_factor(format: StorageFormat) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// Norm parameters: a fixed-point site field gets `norm_<name>` (const for inputs),
-    /// a fixed-point gauge field and float formats none.
+    /// Pointer declarations: the chunk type of the layout, const for inputs.
     #[test]
-    fn norm_parameters() {
+    fn pointer_declarations() {
         let fixed = SoaLayout::new(24, StorageFormat::Fixed8);
         assert_eq!(
-            pointer_params("f_out", &fixed, true, true),
-            ["uint2* __restrict__ f_out", "float* __restrict__ norm_out"]
-        );
-        assert_eq!(
-            pointer_params("xpay_x", &fixed, false, true)[1],
-            "const float* __restrict__ norm_xpay_x"
+            pointer_param("f_out", &fixed, true),
+            "uint2* __restrict__ f_out"
         );
         let link = SoaLayout::new(12, StorageFormat::Fixed16);
-        assert_eq!(pointer_params("f_u", &link, false, false).len(), 1);
+        assert_eq!(
+            pointer_param("f_u", &link, false),
+            "const uint2* __restrict__ f_u"
+        );
         let f16 = SoaLayout::new(24, StorageFormat::F16);
-        assert_eq!(pointer_params("f_psi", &f16, false, true).len(), 1);
+        assert_eq!(
+            pointer_param("f_psi", &f16, false),
+            "const uint4* __restrict__ f_psi"
+        );
     }
 }

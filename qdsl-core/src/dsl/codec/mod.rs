@@ -1,7 +1,7 @@
 //! Storage codecs: what a storage format is, in one place, for every field of every
 //! kernel — the chunking of a record in the device layout (the one chunk rule), the CUDA
 //! decode/encode of its reals, the fixed-point constants (Q, the bias of the exact
-//! decode), the extra kernel arguments it needs (the per-site norms of fixed-point
+//! decode; the packed spinors' group codec, [`packed`]), the extra kernel arguments it needs (the per-site norms of fixed-point
 //! fermions, the global scale of fixed-point links with [`LinkScale::Global`]), the byte
 //! model, and the host formats the CPU path rounds through.
 //!
@@ -12,10 +12,13 @@
 //! runtime's device fields (qdsl-runtime `device::layout`) and the CUDA emitter both
 //! take it from here.
 
+pub mod packed;
+
+use crate::dsl::interface::{Elem, KernelParam, ParamKind};
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::variant::{LinkScale, Recon, StorageFormat};
 use crate::field::GaugeField;
-use crate::format::{FermionFormat, FixedWidth, LinkFormat, LinkStorage};
+use crate::format::{FermionFormat, FixedWidth, LinkFormat, LinkStorage, PackedWidth};
 use crate::Real;
 
 /// How one record is cut into chunks.
@@ -57,14 +60,72 @@ pub fn chunking(record_bytes: usize, float: bool) -> Chunking {
     }
 }
 
-/// An extra kernel argument a format needs beside a field's chunk pointer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An extra kernel argument a format needs beside a field's chunk pointer. Everything
+/// about one is defined here: its name in the source ([`Self::cuda_name`]), its C
+/// declaration ([`Self::cuda_decl`]), what the launcher passes ([`Self::kind`]); the
+/// kernel IR plan declares the arguments of each field's codec ([`Codec::args`]) in this
+/// order after its pointer, as [`KernelParam::Extra`], and the runtime binds each by
+/// name from the field's buffer (the norms) or the launch's link scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExtraArg {
     /// One f32 norm per site, `norm_<field>` (fixed-point colour spinors).
     SiteNorm,
     /// One real per field in the compute type, `scale_<field>`: the global scale s of a
     /// fixed-point gauge field with [`LinkScale::Global`] (v = s·q/Q).
     FieldScale,
+}
+
+/// The field an extra argument belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgOwner {
+    /// The output field.
+    Output,
+    /// Input `index` (inputs counted in declaration order).
+    Input(usize),
+    /// The xpay operand x of out = a·x + b·D ψ.
+    XpayX,
+}
+
+impl ExtraArg {
+    /// The parameter's name in the source for the field `field` (the spec's name, or
+    /// `xpay_x`): `norm_<field>`, `scale_<field>`.
+    pub fn cuda_name(self, field: &str) -> String {
+        match self {
+            ExtraArg::SiteNorm => format!("norm_{field}"),
+            ExtraArg::FieldScale => format!("scale_{field}"),
+        }
+    }
+
+    /// The C declaration in the kernel signature (the norms of the output written).
+    pub fn cuda_decl(self, field: &str, owner: ArgOwner) -> String {
+        let name = self.cuda_name(field);
+        match self {
+            ExtraArg::SiteNorm if owner == ArgOwner::Output => {
+                format!("float* __restrict__ {name}")
+            }
+            ExtraArg::SiteNorm => format!("const float* __restrict__ {name}"),
+            ExtraArg::FieldScale => format!("const real {name}"),
+        }
+    }
+
+    /// What the launcher passes, with `compute` the kernel's real type: an f32 buffer
+    /// (written for the output's norms), or one real.
+    pub fn kind(self, owner: ArgOwner, compute: Elem) -> ParamKind {
+        match self {
+            ExtraArg::SiteNorm if owner == ArgOwner::Output => ParamKind::write(Elem::F32),
+            ExtraArg::SiteNorm => ParamKind::read(Elem::F32),
+            ExtraArg::FieldScale => ParamKind::real(compute),
+        }
+    }
+
+    /// The kernel parameter of this argument of `field`, owned by `owner`.
+    pub fn param(self, field: &str, owner: ArgOwner) -> KernelParam {
+        KernelParam::Extra {
+            arg: self,
+            field: field.to_string(),
+            owner,
+        }
+    }
 }
 
 /// The codec of one storage format (see the module doc).
@@ -79,9 +140,35 @@ impl StorageFormat {
 }
 
 impl Codec {
+    /// Bytes of a record of `reals` reals (a site of a colour spinor, a link):
+    /// `reals` times the bytes of a real (the norm of a fixed-point site kept apart).
+    pub fn record_bytes(self, reals: usize) -> usize {
+        match self.packed() {
+            Some(w) => packed::record_bytes(w, reals),
+            None => reals * self.0.bytes(),
+        }
+    }
+
+    /// Whether a record in this format is decoded and encoded whole, by the device
+    /// helpers `decode_<fmt><N>(dest, words)` and `encode_<fmt><N>(words, src)` of
+    /// [`Self::cuda`] (the packed formats, whose groups of 6 share an exponent), rather
+    /// than real by real: the emitter moves the record's words and calls them.
+    pub fn whole_records(self) -> bool {
+        self.packed().is_some()
+    }
+
+    /// The width of a bit-packed spinor format (packed20, packed30: whole records of
+    /// groups of 6 reals sharing an exponent, [`packed`]); `None` for the others.
+    pub fn packed(self) -> Option<PackedWidth> {
+        match self.fermion() {
+            FermionFormat::Packed(w) => Some(w),
+            _ => None,
+        }
+    }
+
     /// The chunking of a record of `reals` reals.
     pub fn chunking(self, reals: usize) -> Chunking {
-        chunking(reals * self.0.bytes(), self.0.is_native())
+        chunking(self.record_bytes(reals), self.0.is_native())
     }
 
     /// Q = 2^(b−1) − 1 of a fixed-point format, `None` for the float formats.
@@ -104,6 +191,17 @@ impl Codec {
         match (self.fixed_q(), scale) {
             (Some(_), LinkScale::Global) => &[ExtraArg::FieldScale],
             _ => &[],
+        }
+    }
+
+    /// The extra arguments of a field in this format: of a site field (`site_field`: a
+    /// colour spinor or the xpay operand) [`Self::site_args`], of a gauge field
+    /// [`Self::link_args`] with link scale `scale`.
+    pub fn args(self, site_field: bool, scale: LinkScale) -> &'static [ExtraArg] {
+        if site_field {
+            self.site_args()
+        } else {
+            self.link_args(scale)
         }
     }
 
@@ -219,6 +317,8 @@ pub fn cuda_codec(format: StorageFormat, encoder: bool, f64_compute: bool) -> St
             "return (unsigned)max(-127, min(127, __float2int_rn((float)v * c)));",
         ),
         StorageFormat::F64 | StorageFormat::F32 => return String::new(),
+        StorageFormat::Packed20 => return packed::cuda(PackedWidth::Bits20, encoder),
+        StorageFormat::Packed30 => return packed::cuda(PackedWidth::Bits30, encoder),
     };
     let mut s = format!(
         "// {name}: raw bits -> value{}\n__device__ __forceinline__ real decode_{name}(unsigned bits) {{ {decode} }}\n",
@@ -318,6 +418,12 @@ mod tests {
             (18, StorageFormat::Fixed8, 2, 9, "unsigned short"),
             (24, StorageFormat::BF16, 16, 3, "uint4"),
             (24, StorageFormat::F32, 16, 6, "float4"),
+            // Packed: Wilson packed20 4 groups = 64 B = 4 × uint4, packed30 96 B =
+            // 6 × uint4; staggered packed30 24 B = 3 × uint2, packed20 16 B = 1 × uint4.
+            (24, StorageFormat::Packed20, 16, 4, "uint4"),
+            (24, StorageFormat::Packed30, 16, 6, "uint4"),
+            (6, StorageFormat::Packed30, 8, 3, "uint2"),
+            (6, StorageFormat::Packed20, 16, 1, "uint4"),
         ];
         for (reals, format, w, c, ty) in cases {
             let l = SoaLayout::new(reals, format);
@@ -492,15 +598,52 @@ mod tests {
         }
     }
 
+    /// Each extra argument's name, declaration (the text the signature prints) and kind
+    /// (what the launcher passes), by hand.
+    #[test]
+    fn extra_argument_declarations() {
+        use ArgOwner::{Input, Output, XpayX};
+        let norm = ExtraArg::SiteNorm;
+        assert_eq!(
+            norm.cuda_decl("out", Output),
+            "float* __restrict__ norm_out"
+        );
+        assert_eq!(
+            norm.cuda_decl("xpay_x", XpayX),
+            "const float* __restrict__ norm_xpay_x"
+        );
+        assert_eq!(norm.kind(Output, Elem::F64), ParamKind::write(Elem::F32));
+        assert_eq!(norm.kind(Input(2), Elem::F64), ParamKind::read(Elem::F32));
+        let scale = ExtraArg::FieldScale;
+        assert_eq!(scale.cuda_decl("fat", Input(1)), "const real scale_fat");
+        assert_eq!(scale.kind(Input(1), Elem::F64), ParamKind::F64);
+        assert_eq!(scale.kind(Input(1), Elem::F32), ParamKind::F32);
+        assert_eq!(scale.param("fat", Input(1)).cuda_name(), "scale_fat");
+        assert_eq!(norm.param("chi", Input(0)).cuda_name(), "norm_chi");
+        // Site fields take the site arguments, gauge fields the link arguments.
+        let fixed = StorageFormat::Fixed16.codec();
+        assert_eq!(fixed.args(true, LinkScale::Global), [norm]);
+        assert_eq!(fixed.args(false, LinkScale::Global), [scale]);
+        assert!(fixed.args(false, LinkScale::Unit).is_empty());
+    }
+
     /// Fixed-point spinors need their norms (and only they); the byte model counts them:
     /// a fixed16 Wilson site is 24 · 2 + 4 bytes, a recon-12 f16 link 12 · 2.
     #[test]
     fn extra_arguments_and_bytes() {
-        for f in StorageFormat::EVERY {
+        for f in StorageFormat::SPINOR {
             let fixed = matches!(f, StorageFormat::Fixed16 | StorageFormat::Fixed8);
             assert_eq!(f.codec().site_args() == [ExtraArg::SiteNorm], fixed);
         }
         assert_eq!(StorageFormat::Fixed16.codec().site_bytes(24), 52);
+        // Packed: ⌈24/6⌉ groups of 16 or 24 bytes, exponents inline (no argument); the
+        // device record is the whole site.
+        assert_eq!(StorageFormat::Packed20.codec().site_bytes(24), 64);
+        assert_eq!(StorageFormat::Packed30.codec().site_bytes(24), 96);
+        assert_eq!(StorageFormat::Packed30.codec().site_bytes(6), 24);
+        assert_eq!(StorageFormat::Packed20.codec().record_bytes(24), 64);
+        assert_eq!(StorageFormat::Packed20.compute(), StorageFormat::F32);
+        assert_eq!(StorageFormat::Packed30.compute(), StorageFormat::F64);
         assert_eq!(StorageFormat::F16.codec().link_bytes(Recon::R12), 24);
     }
 }
