@@ -4,7 +4,7 @@
 pub use qdsl::app::correlator::{measure, CorrelatorConfig, Normalisation};
 pub use qdsl::app::low_precision::LowPrecision;
 pub use qdsl::app::propagator::{join_parities, prepared_links, split_parities, SolveSettings};
-pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, SolveBackend};
+pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, FermionBoundary, SolveBackend};
 pub use qdsl_core::dsl::variant::TimeBoundary;
 pub use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 pub use qdsl_core::gauge::{clover_field, link_trace, plaquette, reunitarize, unitarity_report};

@@ -9,8 +9,18 @@
 //!   C(t) = Σ_x ε(x) ε(x₀) tr[G(x, x₀) G(x₀, x)] = Σ_x Σ_{a,b} |G_ab(x, x₀)|²: the (−1)^x
 //!   signs of the operator cancel those of the hermiticity relation.
 //!
-//! Staggered here is any of the staggered actions (naive, asqtad, HISQ); the clover and
-//! twisted-mass actions of `qdsl solve` are refused ([`full_solver`]).
+//! Staggered here is any of the staggered actions (naive, asqtad, HISQ). Clover obeys
+//! the same γ5-hermiticity as Wilson, so its C(t) is the same sum; its propagator is in
+//! mass normalisation, S = M⁻¹ with M = (m + 4) + clover − H/2 (Wilson's is κ
+//! normalised, (1 − κH)⁻¹). For twisted mass γ5 M(μ) γ5 = M(−μ)†, so the same sum of the
+//! μ propagator is the charged pion tr[γ5 S_u γ5 S_d] with S_d = S(−μ).
+//!
+//! Open and Schrödinger-functional time boundaries (openQCD's, Wilson-like actions only,
+//! [`CloverEvenOdd`]): the propagator vanishes on the boundary slices (x0 = 0, and
+//! x0 = L_t − 1 for open) and the source must lie between. The table still runs over
+//! t = (x_t − x₀,t) mod L_t, so the slices at and near the boundaries (and those the
+//! wrap reaches past them) carry boundary effects, not the pion's exponential decay:
+//! C(t) and m_eff are meaningful only for x₀ and x₀ + t both far from the boundaries.
 //!
 //! In both cases t = (x_t − x₀,t) mod L_t, and C(t) is the squared norm of the
 //! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
@@ -32,12 +42,12 @@
 //! a staggered mass needs a fit with an oscillating term (or even t only).
 
 use super::propagator::{
-    point_propagator, FullSolver, Propagator, PropagatorError, SolveSettings, StaggeredEvenOdd,
-    WilsonEvenOdd,
+    point_propagator, CloverEvenOdd, FullSolver, Propagator, PropagatorError, SolveSettings,
+    StaggeredEvenOdd, WilsonEvenOdd,
 };
-use super::solve::{check_hisq_u0, tadpole_factor, Action};
-use qdsl_core::dsl::variant::TimeBoundary;
+use super::solve::{check_hisq_u0, tadpole_factor, Action, FermionBoundary};
 use qdsl_core::field::GaugeField;
+use qdsl_core::gauge::OpenBoundary;
 use qdsl_core::lattice::{Coords, Lattice};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -62,17 +72,6 @@ pub enum CorrelatorError {
         /// The cause.
         source: std::io::Error,
     },
-}
-
-/// "periodic" or "antiperiodic": the time boundary of the fermions.
-pub fn parse_boundary(s: &str) -> Result<TimeBoundary, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "periodic" => Ok(TimeBoundary::Periodic),
-        "antiperiodic" => Ok(TimeBoundary::Antiperiodic),
-        _ => Err(format!(
-            "unknown time boundary {s:?}: expected periodic or antiperiodic"
-        )),
-    }
 }
 
 /// How the reported C(t) is normalised (see the module docs).
@@ -126,13 +125,6 @@ pub fn parse_normalisation(s: &str) -> Result<Normalisation, String> {
     }
 }
 
-fn boundary_name(b: TimeBoundary) -> &'static str {
-    match b {
-        TimeBoundary::Periodic => "periodic",
-        TimeBoundary::Antiperiodic => "antiperiodic",
-    }
-}
-
 /// C(t) = Σ_{x: x_t − x₀,t ≡ t} Σ_columns Σ_components |S(x, x₀)|² (see the module docs).
 pub fn pion_correlator(propagator: &Propagator, lattice: &Lattice) -> Vec<f64> {
     let extent = lattice.extent(3);
@@ -161,9 +153,9 @@ pub fn effective_mass(c: &[f64]) -> Vec<Option<f64>> {
 /// What a correlator measurement needs besides the gauge links.
 #[derive(Clone)]
 pub struct CorrelatorConfig {
-    /// The action: Wilson, naive staggered, asqtad or HISQ ([`CORRELATOR_ACTIONS`]).
+    /// The action: any of [`Action::ALL`].
     pub action: Action,
-    /// κ (Wilson only, > 0).
+    /// κ (Wilson, clover and twisted mass only, > 0).
     pub kappa: Option<f64>,
     /// Quark mass m (staggered, asqtad and HISQ only, > 0: the staggered point-source
     /// solve needs M invertible).
@@ -173,8 +165,13 @@ pub struct CorrelatorConfig {
     pub u0: Option<f64>,
     /// Naik correction ε of the HISQ links (HISQ only, default 0).
     pub epsilon_naik: Option<f64>,
-    /// The fermions' time boundary.
-    pub boundary: TimeBoundary,
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted mass: default 0).
+    pub csw: Option<f64>,
+    /// Twisted mass μ (twisted mass only, required).
+    pub mu: Option<f64>,
+    /// The fermions' time boundary: periodic, antiperiodic, or open / SF (Wilson-like
+    /// actions only; the source must lie on a slice where the quark fields live).
+    pub boundary: FermionBoundary,
     /// The source position x₀.
     pub origin: Coords,
     /// How the even-odd systems are solved.
@@ -215,42 +212,64 @@ pub struct CorrelatorReport {
     pub propagator: Propagator,
 }
 
-/// The actions the correlator supports (clover and twisted mass are `qdsl solve` only).
-pub const CORRELATOR_ACTIONS: [Action; 4] = [
-    Action::Wilson,
-    Action::Staggered,
-    Action::Asqtad,
-    Action::Hisq,
-];
-
 fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
 
+/// `Err(flag)` if the flag was given to an action that does not use it.
+fn unused(
+    action: Action,
+    given: &[(&'static str, bool, bool)],
+    takes: &str,
+) -> Result<(), CorrelatorError> {
+    match given.iter().find(|(_, given, used)| *given && !used) {
+        Some((flag, ..)) => Err(CorrelatorError::Parameter(format!(
+            "{flag} does not apply to the {action} action (it takes {takes})"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Builds the full-lattice solver of `config.action`, checking that it gets exactly its
-/// parameters; returns it with a description of the parameters.
+/// parameters (and, with an open or SF boundary, that the source lies on a slice where
+/// the quark fields live); returns it with a description of the parameters.
 pub fn full_solver(
     gauge: &GaugeField<f64>,
     config: &CorrelatorConfig,
 ) -> Result<(Box<dyn FullSolver>, String), CorrelatorError> {
     let bad = |m: String| CorrelatorError::Parameter(m);
     let action = config.action;
-    if !CORRELATOR_ACTIONS.contains(&action) {
+    let wilson_like = action.is_wilson_like();
+    let takes = match action {
+        Action::Wilson => "--kappa, optional --u0",
+        Action::Clover => "--kappa, --csw, optional --u0",
+        Action::TwistedMass => "--kappa, --mu, optional --csw, --u0",
+        Action::Hisq => "--mass, optional --epsilon-naik",
+        _ => "--mass, optional --u0",
+    };
+    unused(
+        action,
+        &[
+            ("--kappa", config.kappa.is_some(), wilson_like),
+            ("--mass", config.mass.is_some(), !wilson_like),
+            (
+                "--csw",
+                config.csw.is_some(),
+                matches!(action, Action::Clover | Action::TwistedMass),
+            ),
+            ("--mu", config.mu.is_some(), action == Action::TwistedMass),
+            (
+                "--epsilon-naik",
+                config.epsilon_naik.is_some(),
+                action == Action::Hisq,
+            ),
+        ],
+        takes,
+    )?;
+    if let Some(eps) = config.epsilon_naik.filter(|e| !e.is_finite()) {
         return Err(bad(format!(
-            "the correlator supports wilson, staggered, asqtad, hisq, not the {action} action"
+            "--epsilon-naik must be a finite number, found {eps}"
         )));
-    }
-    if let Some(eps) = config.epsilon_naik {
-        if action != Action::Hisq {
-            return Err(bad(format!(
-                "--epsilon-naik does not apply to the {action} action (hisq only)"
-            )));
-        }
-        if !eps.is_finite() {
-            return Err(bad(format!(
-                "--epsilon-naik must be a finite number, found {eps}"
-            )));
-        }
     }
     if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
         return Err(bad(format!(
@@ -258,61 +277,111 @@ pub fn full_solver(
         )));
     }
     let boundary = config.boundary;
+    let time = boundary.describe();
     let settings = config.settings.clone();
-    match action {
-        Action::Wilson => {
-            if config.mass.is_some() {
-                return Err(bad(
-                    "--mass does not apply to the wilson action (it takes --kappa)".into(),
-                ));
-            }
-            let kappa = config
-                .kappa
-                .ok_or_else(|| bad("the wilson action needs --kappa K".into()))?;
-            if !positive(kappa) {
-                return Err(bad(format!(
-                    "--kappa must be a positive finite number, found {kappa}"
-                )));
-            }
-            let u0 = config.u0.unwrap_or(1.0);
-            let text = format!("κ = {kappa}, u0 = {u0}, {} time", boundary_name(boundary));
-            Ok((
-                Box::new(WilsonEvenOdd::new(gauge, kappa, u0, boundary, settings)),
-                text,
-            ))
+    if wilson_like {
+        let kappa = config
+            .kappa
+            .ok_or_else(|| bad(format!("the {action} action needs --kappa K")))?;
+        if !positive(kappa) {
+            return Err(bad(format!(
+                "--kappa must be a positive finite number, found {kappa}"
+            )));
         }
-        _ => {
-            if config.kappa.is_some() {
-                return Err(bad(format!(
-                    "--kappa does not apply to the {action} action (it takes --mass)"
-                )));
-            }
-            if action == Action::Hisq {
-                check_hisq_u0(config.u0).map_err(|e| bad(e.to_string()))?;
-            }
-            let mass = config
-                .mass
-                .ok_or_else(|| bad(format!("the {action} action needs --mass M")))?;
-            if !positive(mass) {
-                return Err(bad(format!(
-                    "--mass must be a positive finite number, found {mass}"
-                )));
-            }
-            let u0 = match action {
-                Action::Asqtad => tadpole_factor(gauge, config.u0),
-                _ => config.u0.unwrap_or(1.0),
-            };
-            let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
-            let time = boundary_name(boundary);
-            let text = match action {
-                Action::Hisq => format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time} time"),
-                _ => format!("m = {mass}, u0 = {u0:.6}, {time} time"),
-            };
-            let solver =
-                StaggeredEvenOdd::new(gauge, action, mass, u0, epsilon_naik, boundary, settings)?;
-            Ok((Box::new(solver), text))
+        let u0 = config.u0.unwrap_or(1.0);
+        let csw = match action {
+            Action::Clover => config
+                .csw
+                .ok_or_else(|| bad("the clover action needs --csw C".into()))?,
+            _ => config.csw.unwrap_or(0.0),
+        };
+        if !(csw.is_finite() && csw >= 0.0) {
+            return Err(bad(format!(
+                "--csw must be a finite number ≥ 0, found {csw}"
+            )));
         }
+        let mu = match action {
+            Action::TwistedMass => config
+                .mu
+                .ok_or_else(|| bad("the twisted-mass action needs --mu MU".into()))?,
+            _ => 0.0,
+        };
+        if !mu.is_finite() {
+            return Err(bad(format!("--mu must be a finite number, found {mu}")));
+        }
+        if let FermionBoundary::Open(open) = boundary {
+            check_open_source(gauge, config.origin, &open)?;
+        }
+        return match (action, boundary) {
+            (Action::Wilson, FermionBoundary::Wrap(b)) => Ok((
+                Box::new(WilsonEvenOdd::new(gauge, kappa, u0, b, settings)),
+                format!("κ = {kappa}, u0 = {u0}, {time}"),
+            )),
+            (Action::Wilson, _) => Ok((
+                Box::new(CloverEvenOdd::new(
+                    gauge, kappa, 0.0, 0.0, u0, boundary, true, settings,
+                )?),
+                format!("κ = {kappa}, u0 = {u0}, {time}"),
+            )),
+            _ => Ok((
+                Box::new(CloverEvenOdd::new(
+                    gauge, kappa, csw, mu, u0, boundary, false, settings,
+                )?),
+                format!(
+                    "κ = {kappa} (m = {:.6}), c_sw = {csw}, μ = {mu}, u0 = {u0}, {time}; \
+                     S = M⁻¹ with M = (m + 4) + clover + iμγ5 − H/2 (mass normalisation)",
+                    super::solve::wilson_mass(kappa)
+                ),
+            )),
+        };
     }
+    let FermionBoundary::Wrap(boundary) = boundary else {
+        return Err(bad(format!(
+            "open and sf boundaries apply to the wilson, clover and twisted-mass actions, not \
+             to {action}"
+        )));
+    };
+    if action == Action::Hisq {
+        check_hisq_u0(config.u0).map_err(|e| bad(e.to_string()))?;
+    }
+    let mass = config
+        .mass
+        .ok_or_else(|| bad(format!("the {action} action needs --mass M")))?;
+    if !positive(mass) {
+        return Err(bad(format!(
+            "--mass must be a positive finite number, found {mass}"
+        )));
+    }
+    let u0 = match action {
+        Action::Asqtad => tadpole_factor(gauge, config.u0),
+        _ => config.u0.unwrap_or(1.0),
+    };
+    let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
+    let text = match action {
+        Action::Hisq => format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time}"),
+        _ => format!("m = {mass}, u0 = {u0:.6}, {time}"),
+    };
+    let solver = StaggeredEvenOdd::new(gauge, action, mass, u0, epsilon_naik, boundary, settings)?;
+    Ok((Box::new(solver), text))
+}
+
+/// An error if the source's time slice `origin[3]` is one where the quark fields vanish
+/// under the boundary `open`: its propagator would be zero.
+fn check_open_source(
+    gauge: &GaugeField<f64>,
+    origin: Coords,
+    open: &OpenBoundary,
+) -> Result<(), CorrelatorError> {
+    let lt = gauge.lattice().extent(3);
+    if open.vanishes(origin[3], lt) {
+        return Err(CorrelatorError::Parameter(format!(
+            "the source lies on time slice t = {} where the quark fields vanish ({open}): \
+             choose --source x,y,z,t with 0 < t < L_t − 1 = {} (open) or 0 < t (sf)",
+            origin[3],
+            lt - 1
+        )));
+    }
+    Ok(())
 }
 
 /// Computes the point-source propagator at `config.origin` and the pion correlator.
@@ -404,7 +473,12 @@ impl CorrelatorReport {
 mod tests {
     use super::*;
     use crate::app::low_precision::LowPrecision;
-    use qdsl_runtime::solver::{SolverKind, SolverOptions};
+    use crate::app::propagator::split_parities;
+    use qdsl_core::dsl::variant::TimeBoundary;
+    use qdsl_core::field::ColourSpinorField;
+    use qdsl_core::lattice::Parity;
+    use qdsl_runtime::operator::cpu::EvenOddWilson;
+    use qdsl_runtime::solver::{SolverField, SolverKind, SolverOptions};
 
     /// C(t) = A e^{−m t} has m_eff(t) = m exactly; a non-positive ratio is `None`.
     #[test]
@@ -416,18 +490,6 @@ mod tests {
         assert_eq!(effective_mass(&[1.0, -1.0, 0.0]), vec![None, None]);
     }
 
-    #[test]
-    fn boundaries_parse() {
-        assert_eq!(parse_boundary("Periodic"), Ok(TimeBoundary::Periodic));
-        assert_eq!(
-            parse_boundary("antiperiodic"),
-            Ok(TimeBoundary::Antiperiodic)
-        );
-        assert!(parse_boundary("open")
-            .unwrap_err()
-            .contains("periodic or antiperiodic"));
-    }
-
     fn config(action: Action) -> CorrelatorConfig {
         CorrelatorConfig {
             action,
@@ -435,7 +497,9 @@ mod tests {
             mass: None,
             u0: None,
             epsilon_naik: None,
-            boundary: TimeBoundary::Antiperiodic,
+            csw: None,
+            mu: None,
+            boundary: TimeBoundary::Antiperiodic.into(),
             origin: [0; 4],
             settings: SolveSettings {
                 solver: SolverKind::Cgnr,
@@ -476,22 +540,26 @@ mod tests {
         assert!(message(&gauge, &c).contains("--kappa does not apply"));
     }
 
-    /// Clover and twisted mass are refused naming the supported actions; ε and u0 are
-    /// checked against HISQ.
+    /// Clover needs --csw and twisted mass --mu; neither takes --mass, Wilson takes
+    /// neither; ε and u0 are checked against HISQ.
     #[test]
-    fn clover_is_refused_and_hisq_parameters_are_checked() {
+    fn clover_twisted_mass_and_hisq_parameters_are_checked() {
         let gauge = GaugeField::<f64>::unit(Lattice::new([2; 4]).unwrap());
-        for action in [Action::Clover, Action::TwistedMass] {
-            let mut c = config(action);
-            c.kappa = Some(0.12);
-            assert_eq!(
-                message(&gauge, &c),
-                format!(
-                    "the correlator supports wilson, staggered, asqtad, hisq, not the {action} \
-                     action"
-                )
-            );
-        }
+        let mut c = config(Action::Clover);
+        c.kappa = Some(0.12);
+        assert!(message(&gauge, &c).contains("the clover action needs --csw"));
+        c.csw = Some(-1.0);
+        assert!(message(&gauge, &c).contains("--csw must be a finite number ≥ 0"));
+        c.csw = Some(1.0);
+        assert_eq!(message(&gauge, &c), "accepted");
+        c.mu = Some(0.1);
+        assert!(message(&gauge, &c).contains("--mu does not apply to the clover action"));
+        c.action = Action::TwistedMass;
+        assert_eq!(message(&gauge, &c), "accepted");
+        c.mu = None;
+        assert!(message(&gauge, &c).contains("needs --mu"));
+        c.action = Action::Wilson;
+        assert!(message(&gauge, &c).contains("--csw does not apply to the wilson action"));
         let mut c = config(Action::Asqtad);
         (c.mass, c.epsilon_naik) = (Some(0.1), Some(0.0));
         assert!(message(&gauge, &c).contains("--epsilon-naik does not apply to the asqtad"));
@@ -547,7 +615,7 @@ mod tests {
     fn free_hisq_correlator_is_asqtad_at_zero_naik_correction() {
         let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
         let mut c = config(Action::Asqtad);
-        (c.mass, c.u0, c.boundary) = (Some(0.2), Some(1.0), TimeBoundary::Periodic);
+        (c.mass, c.u0, c.boundary) = (Some(0.2), Some(1.0), TimeBoundary::Periodic.into());
         c.settings.solver = SolverKind::Cg;
         let asqtad = measure(&gauge, &c).unwrap().correlator;
         (c.action, c.u0) = (Action::Hisq, None);
@@ -585,5 +653,100 @@ mod tests {
         let json = report.json();
         assert_eq!(json["correlator"][3].as_f64(), Some(corr[3]));
         assert_eq!(json["effective_mass"].as_array().map(Vec::len), Some(7));
+    }
+
+    /// Clover at c_sw = 0 is Wilson in mass normalisation, S_clover = 2κ S_Wilson
+    /// (1 − κH = 2κ (m + 4 − H/2)), so C_clover(t) = (2κ)² C_Wilson(t) on a random field.
+    #[test]
+    fn clover_at_zero_csw_is_the_wilson_correlator_times_two_kappa_squared() {
+        let gauge = GaugeField::<f64>::random(Lattice::new([4, 4, 4, 6]).unwrap(), 5);
+        let mut c = config(Action::Wilson);
+        (c.kappa, c.origin) = (Some(0.11), [1, 0, 2, 1]);
+        c.settings.solver = SolverKind::BiCgStab;
+        c.settings.options = SolverOptions::with_tolerance(1e-12);
+        let wilson = measure(&gauge, &c).unwrap().correlator;
+        (c.action, c.csw) = (Action::Clover, Some(0.0));
+        let clover = measure(&gauge, &c).unwrap();
+        assert!(clover.parameters.contains("mass normalisation"));
+        let factor = (2.0 * 0.11_f64).powi(2);
+        for (k, w) in clover.correlator.iter().zip(&wilson) {
+            assert!((k - factor * w).abs() <= 1e-9 * factor * w, "{k} vs {w}");
+        }
+    }
+
+    /// Wilson with open boundaries, c_F = 1.3, on a random 4³×6 field: every column ψ of
+    /// the propagator vanishes on x0 = 0 and x0 = 5, and on the active slices solves the
+    /// ordinary (periodic, independently written) Wilson equation (1 − κH)ψ = η plus the
+    /// boundary term 2κ(c_F − 1)ψ on x0 = 1 and 4 (openQCD's c_F in κ normalisation). The
+    /// boundary slices' C(t) are zero, the others positive.
+    #[test]
+    fn open_boundary_propagator_solves_the_wilson_equation_on_the_active_slices() {
+        let lattice = Lattice::new([4, 4, 4, 6]).unwrap();
+        let gauge = GaugeField::<f64>::random(lattice, 11);
+        let (kappa, c_f) = (0.115, 1.3);
+        let mut c = config(Action::Wilson);
+        c.kappa = Some(kappa);
+        c.boundary = FermionBoundary::from_flags("open", Some(c_f), None).unwrap();
+        c.origin = [1, 2, 3, 2];
+        c.settings.solver = SolverKind::BiCgStab;
+        c.settings.options = SolverOptions::with_tolerance(1e-12);
+        let report = measure(&gauge, &c).unwrap();
+        assert!(report
+            .parameters
+            .contains("open time boundaries, c_F = 1.3"));
+        let wilson = EvenOddWilson::new(gauge, kappa, Parity::Even, TimeBoundary::Periodic);
+        let layout = report.propagator.columns[0].layout();
+        for (column, psi) in report.propagator.columns.iter().enumerate() {
+            let (spin, colour) = (column / 3, column % 3);
+            let eta = ColourSpinorField::point_source(*layout, 0, c.origin, spin, colour).unwrap();
+            let (psi_e, psi_o) = split_parities(psi).unwrap();
+            let (mut out_e, mut out_o) = (psi_e.zeros_like(), psi_o.zeros_like());
+            wilson
+                .apply_full((&mut out_e, &mut out_o), (&psi_e, &psi_o), false)
+                .unwrap();
+            let out = crate::app::propagator::join_parities(&out_e, &out_o).unwrap();
+            let mut worst = 0.0_f64;
+            for i in 0..layout.sites_per_slice() {
+                let x0 = layout.coords_of_site(i)[3];
+                if x0 == 0 || x0 == 5 {
+                    assert!(psi.site(0, i).iter().all(|z| z.norm() == 0.0), "x0 = {x0}");
+                    continue;
+                }
+                let boundary = if x0 == 1 || x0 == 4 {
+                    2.0 * kappa * (c_f - 1.0)
+                } else {
+                    0.0
+                };
+                for k in 0..12 {
+                    let lhs = out.site(0, i)[k] + psi.site(0, i)[k] * boundary;
+                    worst = worst.max((lhs - eta.site(0, i)[k]).norm());
+                }
+            }
+            assert!(worst < 1e-9, "column {column}: {worst:e}");
+        }
+        let corr = &report.correlator;
+        // t = x0 − 2 mod 6: x0 = 5 is t = 3, x0 = 0 is t = 4.
+        assert_eq!((corr[3], corr[4]), (0.0, 0.0), "{corr:?}");
+        assert!([0, 1, 2, 5].iter().all(|&t| corr[t] > 0.0), "{corr:?}");
+    }
+
+    /// With SF boundaries only x0 = 0 vanishes; a source there is refused naming the
+    /// slice, as are open boundaries for a staggered action.
+    #[test]
+    fn open_boundary_sources_and_actions_are_checked() {
+        let gauge = GaugeField::<f64>::unit(Lattice::new([2, 2, 2, 4]).unwrap());
+        let mut c = config(Action::Wilson);
+        c.kappa = Some(0.1);
+        c.boundary = FermionBoundary::from_flags("sf", None, None).unwrap();
+        let message_sf = message(&gauge, &c);
+        assert!(message_sf.contains("time slice t = 0 where the quark fields vanish"));
+        c.origin = [0, 0, 0, 3];
+        assert_eq!(message(&gauge, &c), "accepted");
+        c.boundary = FermionBoundary::from_flags("open", None, None).unwrap();
+        assert!(message(&gauge, &c).contains("t = 3 where the quark fields vanish"));
+        let mut c = config(Action::Asqtad);
+        c.mass = Some(0.1);
+        c.boundary = FermionBoundary::from_flags("open", None, None).unwrap();
+        assert!(message(&gauge, &c).contains("apply to the wilson, clover and twisted-mass"));
     }
 }

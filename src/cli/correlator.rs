@@ -1,17 +1,15 @@
 //! `qdsl correlator`: read a gauge configuration, compute the point-source propagator
 //! (every spin and colour) and print the pion correlator C(t) with its effective mass.
 
+use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
-use crate::app::correlator::{
-    measure, parse_boundary, parse_normalisation, CorrelatorConfig, Normalisation,
-};
+use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
 use crate::app::low_precision::LowPrecision;
 use crate::app::propagator::SolveSettings;
 use crate::app::solve::Action;
 use clap::Args;
-use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
 use qdsl_runtime::solver::{SolverKind, SolverOptions};
@@ -21,31 +19,15 @@ use std::path::PathBuf;
 pub struct CorrelatorArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
-    /// The action: wilson (--kappa), staggered (naive, --mass), asqtad (--mass, --u0) or
-    /// hisq (--mass, --epsilon-naik). Clover and twisted-mass are `qdsl solve` only: the
-    /// correlator supports wilson, staggered, asqtad, hisq.
-    #[arg(long, default_value = "wilson")]
-    action: Action,
-    /// Hopping parameter κ > 0 (Wilson).
-    #[arg(long, allow_negative_numbers = true)]
-    kappa: Option<f64>,
-    /// Quark mass m > 0 (staggered, asqtad, hisq).
-    #[arg(long, allow_negative_numbers = true)]
-    mass: Option<f64>,
-    /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad;
-    /// hisq has u0 = 1 by construction and accepts only 1).
-    #[arg(long, allow_negative_numbers = true)]
-    u0: Option<f64>,
-    /// Naik-term correction ε of the HISQ links (hisq, default 0).
-    #[arg(long, allow_negative_numbers = true)]
-    epsilon_naik: Option<f64>,
-    /// Time boundary of the fermions: periodic or antiperiodic.
-    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
-    boundary: TimeBoundary,
-    /// Source position x,y,z,t.
+    /// The action, its parameters and the time boundary. With --boundary open or sf the
+    /// propagator vanishes on the boundary slices and the source must lie between them;
+    /// C(t) is then meaningful only where x0 and x0 + t are far from the boundaries.
+    #[command(flatten)]
+    physics: ActionArgs,
+    /// Source position x,y,z,t (open and sf boundaries: 0 < t, and t < L_t − 1 for open).
     #[arg(long, default_value = "0,0,0,0", value_delimiter = ',')]
     source: Vec<usize>,
-    /// Solver of the even-odd systems (default: cgnr for Wilson, cg for staggered).
+    /// Solver of the even-odd systems (default: cgnr for the Wilson-like actions, cg for staggered).
     #[arg(long)]
     solver: Option<SolverKind>,
     /// Iteration precision: f64 (pure), or f32, tf32, bf16, f16, fixed16, packed20,
@@ -98,17 +80,22 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
     let read_seconds = read.seconds;
     let file = read.file;
     let origin = args.origin()?;
-    let solver = args.solver.unwrap_or(match args.action {
-        Action::Wilson => SolverKind::Cgnr,
-        _ => SolverKind::Cg,
+    let physics = &args.physics;
+    let boundary = physics.fermion_boundary()?;
+    let solver = args.solver.unwrap_or(if physics.action.is_wilson_like() {
+        SolverKind::Cgnr
+    } else {
+        SolverKind::Cg
     });
     let config = CorrelatorConfig {
-        action: args.action,
-        kappa: args.kappa,
-        mass: args.mass,
-        u0: args.u0,
-        epsilon_naik: args.epsilon_naik,
-        boundary: args.boundary,
+        action: physics.action,
+        kappa: physics.kappa,
+        mass: physics.mass,
+        u0: physics.u0,
+        epsilon_naik: physics.epsilon_naik,
+        csw: physics.csw,
+        mu: physics.mu,
+        boundary,
         origin,
         settings: SolveSettings {
             solver,
@@ -163,7 +150,10 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
 mod tests {
     use super::super::{Cli, Command};
     use super::*;
+    use crate::app::solve::FermionBoundary;
     use clap::Parser;
+    use qdsl_core::dsl::variant::TimeBoundary;
+    use qdsl_core::gauge::OpenBoundary;
 
     fn parse(args: &[&str]) -> Result<CorrelatorArgs, String> {
         let argv = ["qdsl", "correlator", "lat"].iter().chain(args);
@@ -179,8 +169,11 @@ mod tests {
     #[test]
     fn flags_parse_with_defaults() {
         let a = parse(&["--kappa", "0.12"]).unwrap();
-        assert_eq!(a.action, Action::Wilson);
-        assert_eq!(a.boundary, TimeBoundary::Antiperiodic);
+        assert_eq!(a.physics.action, Action::Wilson);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(TimeBoundary::Antiperiodic.into())
+        );
         assert_eq!(a.source, vec![0, 0, 0, 0]);
         assert_eq!(a.precision, LowPrecision::F64);
         assert_eq!(a.solver, None);
@@ -197,8 +190,11 @@ mod tests {
             "tf32",
         ])
         .unwrap();
-        assert_eq!(a.action, Action::Asqtad);
-        assert_eq!(a.boundary, TimeBoundary::Periodic);
+        assert_eq!(a.physics.action, Action::Asqtad);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(TimeBoundary::Periodic.into())
+        );
         assert_eq!(a.origin(), Ok([1, 2, 3, 4]));
         assert_eq!(a.precision, LowPrecision::Tf32);
         let a = parse(&[
@@ -210,14 +206,41 @@ mod tests {
             "-0.1",
         ])
         .unwrap();
-        assert_eq!((a.action, a.epsilon_naik), (Action::Hisq, Some(-0.1)));
+        assert_eq!(
+            (a.physics.action, a.physics.epsilon_naik),
+            (Action::Hisq, Some(-0.1))
+        );
+        let a = parse(&[
+            "--action",
+            "clover",
+            "--kappa",
+            "0.12",
+            "--csw",
+            "1.2",
+            "--boundary",
+            "sf",
+            "--cf",
+            "1.1",
+            "--cf-prime",
+            "0.9",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(FermionBoundary::Open(OpenBoundary::sf(1.1, 0.9)))
+        );
     }
 
     #[test]
     fn bad_flags_are_refused_with_the_expected_values() {
-        assert!(parse(&["--boundary", "open"])
+        let bad = parse(&["--boundary", "dirichlet"]).unwrap();
+        assert!(bad
+            .physics
+            .fermion_boundary()
             .unwrap_err()
-            .contains("periodic or antiperiodic"));
+            .contains("periodic, antiperiodic, open or sf"));
+        let cf = parse(&["--cf", "1.2"]).unwrap();
+        assert!(cf.physics.fermion_boundary().unwrap_err().contains("--cf"));
         assert!(parse(&["--precision", "f8"])
             .unwrap_err()
             .contains("packed30"));

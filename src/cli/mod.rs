@@ -1,5 +1,6 @@
 //! The `qdsl` command line: one module per subcommand.
 
+mod action_args;
 mod bench;
 mod check;
 mod correlator;
