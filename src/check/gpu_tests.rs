@@ -145,14 +145,18 @@ fn global_link_scale_rows_match_the_cpu_reference() {
     assert_eq!(compared, 2 * (8 + 16 + 8));
 }
 
-/// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
-/// the host operators.
+/// M̂, M̂† (Wilson, lat.sample.l8), the asqtad A (fat.l8, long.l8) and the open- and
+/// SF-boundary Wilson and clover M̂, M̂† (openQCD's gauge.bc_0.bin, f64 and f32) on the
+/// GPU match the host operators.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn device_operators_match_the_host_operators() {
     let (gpu, _dir) = gpu();
     let rows = check_operators(&gpu, &data_dir());
-    assert_eq!(rows.len(), 8);
+    assert_eq!(rows.len(), 8 + 3 * 4);
+    for kernel in ["wilson_eo open", "clover_eo open", "clover_eo sf"] {
+        assert_eq!(rows.iter().filter(|r| r.kernel == kernel).count(), 4);
+    }
     for r in &rows {
         assert!(
             matches!(r.outcome, Outcome::Compared { .. }) && !r.outcome.is_failure(),

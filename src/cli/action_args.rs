@@ -50,12 +50,37 @@ pub struct ActionArgs {
     /// open-SF type sets it apart).
     #[arg(long, allow_negative_numbers = true)]
     pub cf_prime: Option<f64>,
+    /// openQCD's SF boundary field at x0 = 0, angles φ1,φ2 (φ3 = −φ1 − φ2): the spatial
+    /// links C_k = diag(e^{iφ_a/L_k}) there (sf only, with --sf-phi-prime; default: the
+    /// stored links of x0 = 0 serve at both ends).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub sf_phi: Option<Vec<f64>>,
+    /// openQCD's SF boundary field at x0 = T, angles φ'1,φ'2: the spatial links C'_k the
+    /// clover term of x0 = T − 1 sees (sf only, with --sf-phi).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub sf_phi_prime: Option<Vec<f64>>,
+}
+
+/// Two angles from a comma-separated flag value.
+fn two_angles(flag: &str, values: &Option<Vec<f64>>) -> Result<Option<[f64; 2]>, String> {
+    match values.as_deref() {
+        None => Ok(None),
+        Some(&[a, b]) => Ok(Some([a, b])),
+        Some(other) => Err(format!(
+            "{flag} needs two angles φ1,φ2 (φ3 = −φ1 − φ2), found {}",
+            other.len()
+        )),
+    }
 }
 
 impl ActionArgs {
-    /// The fermion boundary of `--boundary`, `--cf` and `--cf-prime`
-    /// ([`FermionBoundary::from_flags`]).
+    /// The fermion boundary of `--boundary`, `--cf`, `--cf-prime`, `--sf-phi` and
+    /// `--sf-phi-prime` ([`FermionBoundary::from_flags`],
+    /// [`FermionBoundary::with_sf_angles`]).
     pub fn fermion_boundary(&self) -> Result<FermionBoundary, String> {
-        FermionBoundary::from_flags(&self.boundary, self.cf, self.cf_prime)
+        FermionBoundary::from_flags(&self.boundary, self.cf, self.cf_prime)?.with_sf_angles(
+            two_angles("--sf-phi", &self.sf_phi)?,
+            two_angles("--sf-phi-prime", &self.sf_phi_prime)?,
+        )
     }
 }

@@ -153,7 +153,7 @@ mod tests {
     use crate::app::solve::FermionBoundary;
     use clap::Parser;
     use qdsl_core::dsl::variant::TimeBoundary;
-    use qdsl_core::gauge::OpenBoundary;
+    use qdsl_core::gauge::{OpenBoundary, SfBoundaryFields};
 
     fn parse(args: &[&str]) -> Result<CorrelatorArgs, String> {
         let argv = ["qdsl", "correlator", "lat"].iter().chain(args);
@@ -229,6 +229,22 @@ mod tests {
             a.physics.fermion_boundary(),
             Ok(FermionBoundary::Open(OpenBoundary::sf(1.1, 0.9)))
         );
+        let a = parse(&[
+            "--boundary",
+            "sf",
+            "--sf-phi",
+            "0.5,-1",
+            "--sf-phi-prime",
+            "1,0.25",
+        ])
+        .unwrap();
+        let fields = SfBoundaryFields::new([0.5, -1.0], [1.0, 0.25]);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(FermionBoundary::Open(
+                OpenBoundary::sf(1.0, 1.0).with_sf_fields(fields)
+            ))
+        );
     }
 
     #[test]
@@ -239,6 +255,26 @@ mod tests {
             .fermion_boundary()
             .unwrap_err()
             .contains("periodic, antiperiodic, open or sf"));
+        let refused = |args: &[&str]| parse(args).unwrap().physics.fermion_boundary().unwrap_err();
+        assert!(refused(&[
+            "--boundary",
+            "sf",
+            "--sf-phi",
+            "1,2,3",
+            "--sf-phi-prime",
+            "0,0"
+        ])
+        .contains("--sf-phi needs two angles"));
+        assert!(refused(&["--boundary", "sf", "--sf-phi", "1,2"]).contains("go together"));
+        assert!(refused(&[
+            "--boundary",
+            "open",
+            "--sf-phi",
+            "1,2",
+            "--sf-phi-prime",
+            "0,0"
+        ])
+        .contains("--boundary sf only"));
         let cf = parse(&["--cf", "1.2"]).unwrap();
         assert!(cf.physics.fermion_boundary().unwrap_err().contains("--cf"));
         assert!(parse(&["--precision", "f8"])

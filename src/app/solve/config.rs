@@ -3,7 +3,7 @@
 
 use super::{wilson_mass, Action, Precision, SolveError};
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::gauge::OpenBoundary;
+use qdsl_core::gauge::{OpenBoundary, OpenBoundaryKind, SfBoundaryFields};
 use qdsl_runtime::solver::SolverKind;
 
 /// The right-hand side b, on the even sites.
@@ -72,6 +72,33 @@ impl FermionBoundary {
                  ends)"
                     .to_string(),
             ),
+        }
+    }
+
+    /// The boundary with openQCD's SF boundary gauge fields of angles φ = (φ₁, φ₂) at
+    /// x0 = 0 and φ' at x0 = T ([`SfBoundaryFields`]): both or neither, and SF
+    /// boundaries only. Neither leaves the boundary as it is (the stored spatial links of
+    /// x0 = 0 serve as C and C').
+    pub fn with_sf_angles(
+        self,
+        phi: Option<[f64; 2]>,
+        phi_prime: Option<[f64; 2]>,
+    ) -> Result<Self, String> {
+        match (self, phi, phi_prime) {
+            (_, None, None) => Ok(self),
+            (FermionBoundary::Open(b), Some(phi), Some(prime))
+                if b.kind == OpenBoundaryKind::Sf =>
+            {
+                Ok(FermionBoundary::Open(
+                    b.with_sf_fields(SfBoundaryFields::new(phi, prime)),
+                ))
+            }
+            (FermionBoundary::Open(b), _, _) if b.kind == OpenBoundaryKind::Sf => Err(
+                "--sf-phi and --sf-phi-prime go together: openQCD's SF boundary fields at \
+                 x0 = 0 and x0 = T"
+                    .to_string(),
+            ),
+            _ => Err("--sf-phi and --sf-phi-prime apply to --boundary sf only".to_string()),
         }
     }
 
