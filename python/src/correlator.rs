@@ -2,8 +2,8 @@
 //! `qdsl::app::correlator` (the `qdsl correlator` program's measurement).
 
 use crate::api::{
-    measure, Action, CorrelatorConfig, FermionBoundary, LowPrecision, Normalisation, SolveSettings,
-    SolverKind, SolverOptions,
+    measure, parse_normalisation, Action, CorrelatorConfig, FermionBoundary, LowPrecision,
+    SolveSettings, SolverKind, SolverOptions,
 };
 use crate::arrays::fermion_to_array;
 use crate::errors::{qdsl_error, value_error};
@@ -20,7 +20,7 @@ use pyo3::types::PyDict;
 /// "asqtad" (m, u0; asqtad default u0 = P^{1/4}) or "hisq" (m, ε_Naik), on the host.
 /// `boundary` "antiperiodic", "periodic", or openQCD's "open" / "sf" (Wilson-like
 /// actions; c_F `cf`, c_F' `cf_prime`; the source must lie between the boundary
-/// slices, and C(t) is meaningful only away from them). `normalisation` "none", or "milc" (divided by (Lx Ly Lz)²). Returns a dict:
+/// slices, and C(t) is meaningful only away from them). `normalisation` "none", "milc" (MILC's point-source print-out: the same numbers) or "volume-squared" (divided by (Lx Ly Lz)²). Returns a dict:
 /// "correlator" (C(t), t = 0 … Lt − 1 from the source), "effective_mass"
 /// (ln C(t)/C(t+1), NaN where undefined), "propagator" (the columns, shape
 /// (3, T, Z, Y, X, 3) or (12, T, Z, Y, X, 4, 3)), "parameters", "solves", "iterations",
@@ -71,15 +71,8 @@ pub fn pion_correlator<'py>(
             )))
         }
     };
-    let normalisation = match normalisation {
-        "none" => Normalisation::None,
-        "milc" => Normalisation::Milc,
-        other => {
-            return Err(value_error(format!(
-                "normalisation: expected \"none\" or \"milc\", found {other:?}"
-            )))
-        }
-    };
+    let normalisation = parse_normalisation(normalisation)
+        .map_err(|e| value_error(format!("normalisation: {e}")))?;
     let dims = gauge.field.lattice().dims();
     if origin.iter().zip(dims).any(|(&x, l)| x >= l) {
         return Err(value_error(format!(
@@ -94,6 +87,7 @@ pub fn pion_correlator<'py>(
         epsilon_naik,
         csw,
         mu,
+        clover_trace: Default::default(),
         boundary,
         origin,
         settings: SolveSettings {

@@ -64,10 +64,14 @@ def test_pion_correlator_from_a_checked_propagator(action, params, spins):
     assert np.all(c["correlator"] > 0)
     meff = c["effective_mass"]
     assert np.allclose(meff, np.log(expected[:-1] / expected[1:]), rtol=1e-12)
-    # MILC's normalisation divides by (Lx Ly Lz)².
+    # MILC's point-source print-out (meson factor 1, one occurrence) is the bare sum;
+    # volume-squared divides by (Lx Ly Lz)².
     milc = qdsl.pion_correlator(gauge, action, origin=origin, tol=1e-12,
                                 normalisation="milc", **params)
-    assert np.allclose(milc["correlator"] * 64**2, c["correlator"], rtol=1e-12)
+    assert np.allclose(milc["correlator"], c["correlator"], rtol=1e-12)
+    squared = qdsl.pion_correlator(gauge, action, origin=origin, tol=1e-12,
+                                   normalisation="volume-squared", **params)
+    assert np.allclose(squared["correlator"] * 64**2, c["correlator"], rtol=1e-12)
 
 
 @pytest.mark.skipif(not qdsl.gpu_available(), reason="needs a CUDA GPU")

@@ -26,14 +26,34 @@
 //! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
 //! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
 //!
-//! [`Normalisation`]: the report's C(t) is that sum (`none`), or the sum divided by
-//! (L_x L_y L_z)² (`milc`), neither changes m_eff. The `milc` divisor is the ratio issue 15
-//! found between MILC's printed pion correlators and the bare sum (4096 on a 4³×8
-//! lattice). MILC's `ks_spectrum` (`spectrum_ks.c`) divides the summed correlator by the
-//! number of contributions (`num_corr_occur`) and scales it by the `meson_factor` of the
-//! input's `correlator` line; its spatial-volume division (`space_vol`) is commented out
-//! there. No MILC correlator output is among the recorded data (`tests/data/README.md`),
-//! so this convention is pinned by the ratio, not yet by MILC's own numbers.
+//! [`Normalisation`]: the report's C(t) is that sum (`none`), MILC's normalisation of
+//! the same correlator (`milc`, see below), or the sum divided by (L_x L_y L_z)²
+//! (`volume-squared`); none of them changes m_eff.
+//!
+//! # MILC's normalisation (facts from MILC's source, milc_qcd `ks_spectrum`)
+//!
+//! * `generic_ks/ks_meson_mom.c`, `ks_meson_cont_mom`: the meson correlator of the
+//!   propagators src1, src2 accumulates Σ_x e^{ip·x} (O_st src1)†(x)·src2(x) per time
+//!   slice (for `pion5`, O_st src1 = src1: the sink sign (−1)^x is in the spin-taste
+//!   operator), then `norm_v` multiplies it by the correlator line's phase and real
+//!   `meson_factor` (the input's `* ddd` or `/ ddd`);
+//! * `ks_spectrum/spectrum_ks.c`, `spectrum_ks_diag_gen_meson` sums that over the source
+//!   colours, and `spectrum_ks_print_diag` prints it times `norm_fac = 1/num_corr_occur`
+//!   (the number of correlator lines with the same label); its spatial-volume division
+//!   (`space_vol = nx*ny*nz`) is commented out;
+//! * MILC's own point-source inputs (e.g. `ks_spectrum/test/*.sample-in`) write the pion
+//!   line as `correlator PION_PS p000  1 * 1 pion5 0 0 0 E E E`: phase 1, factor 1, one
+//!   occurrence. (The wall-source inputs put `* 1/vol3` there themselves, "Normalization
+//!   is 1/vol3".) The older `generic_ks/spectrum2.c` likewise prints the sum divided by
+//!   the number of sources only.
+//!
+//! So for one point source MILC prints C(t) = Σ_colours Σ_x |G(x, x₀)|² with M = 2m + D
+//! (MILC's `ksvector.ans.Minv` convention, checked in `tests/ksvector_milc_solve.rs`):
+//! the bare sum, divisor 1. The divisor (L_x L_y L_z)² that issue 15 reported as MILC's
+//! (4096 on 4³×8) is not in MILC's code; it remains available as `volume-squared`. No
+//! MILC correlator output is among the recorded data (`tests/data/README.md`), so the
+//! convention is pinned by MILC's source and a hand-written correlator in the tests, not
+//! by MILC's printed numbers.
 //!
 //! Staggered C(t) also carries a component alternating as (−1)^t: on a free field
 //! A⁻¹(x, x₀) = (4m² − D²)⁻¹ vanishes unless every coordinate of x − x₀ is even, so the
@@ -47,7 +67,7 @@ use super::propagator::{
 };
 use super::solve::{check_hisq_u0, tadpole_factor, Action, FermionBoundary};
 use qdsl_core::field::GaugeField;
-use qdsl_core::gauge::OpenBoundary;
+use qdsl_core::gauge::{FieldStrengthTrace, OpenBoundary};
 use qdsl_core::lattice::{Coords, Lattice};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -80,17 +100,24 @@ pub enum Normalisation {
     /// C(t) = Σ_x Σ_ab |G_ab(x, x₀)|² (Wilson: Σ over spin and colour), no factor.
     #[default]
     None,
-    /// MILC's as issue 15 measured it: the sum divided by the source volume factor
-    /// (L_x L_y L_z)² (see the module docs for what is and is not checked).
+    /// MILC's `ks_spectrum` print-out of a point-source pion with its inputs' `1 * 1`
+    /// correlator line: the sum times meson_factor/num_corr_occur = 1 (module docs).
     Milc,
+    /// The sum divided by (L_x L_y L_z)², the squared spatial volume (issue 15's
+    /// reading of MILC, which MILC's source does not bear out).
+    VolumeSquared,
 }
 
 impl Normalisation {
+    /// The names `--normalisation` takes.
+    pub const NAMES: [&'static str; 3] = ["none", "milc", "volume-squared"];
+
     /// The name `--normalisation` takes.
     pub fn name(self) -> &'static str {
         match self {
-            Normalisation::None => "none",
-            Normalisation::Milc => "milc",
+            Normalisation::None => Self::NAMES[0],
+            Normalisation::Milc => Self::NAMES[1],
+            Normalisation::VolumeSquared => Self::NAMES[2],
         }
     }
 
@@ -98,15 +125,20 @@ impl Normalisation {
     pub fn definition(self) -> &'static str {
         match self {
             Normalisation::None => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|²",
-            Normalisation::Milc => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|² / (Lx Ly Lz)²",
+            Normalisation::Milc => {
+                "C(t) = (meson_factor / num_corr_occur) Σ_x Σ_ab |G_ab(x, x0)|², MILC's \
+                 ks_spectrum with its point-source line `1 * 1`: factor 1"
+            }
+            Normalisation::VolumeSquared => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|² / (Lx Ly Lz)²",
         }
     }
 
     /// The number the bare sum is divided by on `lattice`.
     pub fn divisor(self, lattice: &Lattice) -> f64 {
         match self {
-            Normalisation::None => 1.0,
-            Normalisation::Milc => {
+            // MILC: multiplied by meson_factor = 1, divided by num_corr_occur = 1.
+            Normalisation::None | Normalisation::Milc => 1.0,
+            Normalisation::VolumeSquared => {
                 let spatial = (0..3).map(|mu| lattice.extent(mu) as f64).product::<f64>();
                 spatial * spatial
             }
@@ -114,15 +146,21 @@ impl Normalisation {
     }
 }
 
-/// "none" or "milc": the normalisation of C(t).
+/// "none", "milc" or "volume-squared": the normalisation of C(t).
 pub fn parse_normalisation(s: &str) -> Result<Normalisation, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "none" => Ok(Normalisation::None),
-        "milc" => Ok(Normalisation::Milc),
-        _ => Err(format!(
-            "unknown normalisation {s:?}: expected none or milc"
-        )),
-    }
+    [
+        Normalisation::None,
+        Normalisation::Milc,
+        Normalisation::VolumeSquared,
+    ]
+    .into_iter()
+    .find(|n| n.name().eq_ignore_ascii_case(s))
+    .ok_or_else(|| {
+        format!(
+            "unknown normalisation {s:?}: expected {}",
+            Normalisation::NAMES.join(", ")
+        )
+    })
 }
 
 /// C(t) = Σ_{x: x_t − x₀,t ≡ t} Σ_columns Σ_components |S(x, x₀)|² (see the module docs).
@@ -169,6 +207,8 @@ pub struct CorrelatorConfig {
     pub csw: Option<f64>,
     /// Twisted mass μ (twisted mass only, required).
     pub mu: Option<f64>,
+    /// The clover term's field-strength trace convention (clover, twisted mass).
+    pub clover_trace: FieldStrengthTrace,
     /// The fermions' time boundary: periodic, antiperiodic, or open / SF (Wilson-like
     /// actions only; the source must lie on a slice where the quark fields live).
     pub boundary: FermionBoundary,
@@ -319,13 +359,29 @@ pub fn full_solver(
             )),
             (Action::Wilson, _) => Ok((
                 Box::new(CloverEvenOdd::new(
-                    gauge, kappa, 0.0, 0.0, u0, boundary, true, settings,
+                    gauge,
+                    kappa,
+                    0.0,
+                    0.0,
+                    u0,
+                    boundary,
+                    config.clover_trace,
+                    true,
+                    settings,
                 )?),
                 format!("κ = {kappa}, u0 = {u0}, {time}"),
             )),
             _ => Ok((
                 Box::new(CloverEvenOdd::new(
-                    gauge, kappa, csw, mu, u0, boundary, false, settings,
+                    gauge,
+                    kappa,
+                    csw,
+                    mu,
+                    u0,
+                    boundary,
+                    config.clover_trace,
+                    false,
+                    settings,
                 )?),
                 format!(
                     "κ = {kappa} (m = {:.6}), c_sw = {csw}, μ = {mu}, u0 = {u0}, {time}; \
@@ -499,6 +555,7 @@ mod tests {
             epsilon_naik: None,
             csw: None,
             mu: None,
+            clover_trace: FieldStrengthTrace::Keep,
             boundary: TimeBoundary::Antiperiodic.into(),
             origin: [0; 4],
             settings: SolveSettings {
@@ -574,37 +631,145 @@ mod tests {
         assert_eq!(message(&gauge, &c), "accepted");
     }
 
-    /// `--normalisation milc` divides every C(t) by (L_x L_y L_z)² (4096 on 4³×8, the
-    /// ratio issue 15 found between MILC's printed values and the bare sum); m_eff is
+    /// `volume-squared` divides every C(t) by (L_x L_y L_z)² (4096 on 4³×8); m_eff is
     /// unchanged, and the JSON names the normalisation with its divisor.
     #[test]
-    fn milc_normalisation_divides_by_the_squared_spatial_volume() {
+    fn volume_squared_normalisation_divides_by_the_squared_spatial_volume() {
         assert_eq!(parse_normalisation("MILC"), Ok(Normalisation::Milc));
         assert_eq!(parse_normalisation("none"), Ok(Normalisation::None));
+        assert_eq!(
+            parse_normalisation("volume-squared"),
+            Ok(Normalisation::VolumeSquared)
+        );
         assert!(parse_normalisation("qdp")
             .unwrap_err()
-            .contains("none or milc"));
+            .contains("none, milc, volume-squared"));
         let lattice = Lattice::new([4, 4, 4, 8]).unwrap();
-        assert_eq!(Normalisation::Milc.divisor(&lattice), 4096.0);
+        assert_eq!(Normalisation::VolumeSquared.divisor(&lattice), 4096.0);
         let gauge = GaugeField::<f64>::unit(lattice);
         let mut c = config(Action::Staggered);
         c.mass = Some(0.2);
         c.settings.solver = SolverKind::Cg;
         let bare = measure(&gauge, &c).unwrap();
-        c.normalisation = Normalisation::Milc;
-        let milc = measure(&gauge, &c).unwrap();
-        for (b, m) in bare.correlator.iter().zip(&milc.correlator) {
+        c.normalisation = Normalisation::VolumeSquared;
+        let scaled = measure(&gauge, &c).unwrap();
+        for (b, m) in bare.correlator.iter().zip(&scaled.correlator) {
             assert!((b / m / 4096.0 - 1.0).abs() < 1e-12, "{b} vs {m}");
         }
-        for (b, m) in bare.effective_mass.iter().zip(&milc.effective_mass) {
+        for (b, m) in bare.effective_mass.iter().zip(&scaled.effective_mass) {
             assert!((b.unwrap() - m.unwrap()).abs() < 1e-12);
         }
-        let json = milc.json();
-        assert_eq!(json["normalisation"]["name"], "milc");
+        let json = scaled.json();
+        assert_eq!(json["normalisation"]["name"], "volume-squared");
         assert_eq!(json["normalisation"]["divisor"], 4096.0);
         assert!(
             json["setup_seconds"].as_f64().is_some() && json["solve_seconds"].as_f64().is_some()
         );
+    }
+
+    /// MILC's point-source pion, computed here independently of the library's operators
+    /// and solvers: the dense naive staggered M = 2m + D on a random 2⁴ field,
+    /// D_xy = Σ_μ η_μ(x)[U_μ(x) δ_{y,x+μ̂} − U_μ†(x−μ̂) δ_{y,x−μ̂}] with MILC's phases
+    /// (η_x = (−1)^t, η_y = (−1)^{t+x}, η_z = (−1)^{t+x+y}, η_t = 1) and the antiperiodic
+    /// time boundary, inverted by Gauss–Jordan; then MILC's print-out of the
+    /// `correlator PION_PS p000 1 * 1 pion5` line: meson_factor (1) / num_corr_occur (1)
+    /// times Σ_b Σ_x (G e_b)†(x) (G e_b)(x) per time slice (`ks_meson_cont_mom` with the
+    /// pion5 sink, `spectrum_ks_print_diag`). `--normalisation milc` reproduces it.
+    #[test]
+    fn milc_normalisation_is_milcs_point_source_printout() {
+        let lattice = Lattice::new([2, 2, 2, 4]).unwrap();
+        let gauge = GaugeField::<f64>::random(lattice, 23);
+        let mass = 0.3;
+        let mut c = config(Action::Staggered);
+        (c.mass, c.origin, c.normalisation) = (Some(mass), [1, 0, 1, 2], Normalisation::Milc);
+        c.settings.solver = SolverKind::Cg;
+        c.settings.options = SolverOptions::with_tolerance(1e-13);
+        let ours = measure(&gauge, &c).unwrap().correlator;
+
+        let volume = lattice.volume();
+        let n = 3 * volume;
+        let index = |x: Coords, a: usize| 3 * lattice.lex_index(x) + a;
+        let mut m = vec![vec![num_complex::Complex::new(0.0, 0.0); n]; n];
+        for lex in 0..volume {
+            let x = lattice.coords_of_lex(lex);
+            for a in 0..3 {
+                m[index(x, a)][index(x, a)] += 2.0 * mass;
+            }
+            for mu in 0..4 {
+                let eta = match mu {
+                    0 => (-1.0f64).powi(x[3] as i32),
+                    1 => (-1.0f64).powi((x[3] + x[0]) as i32),
+                    2 => (-1.0f64).powi((x[3] + x[0] + x[1]) as i32),
+                    _ => 1.0,
+                };
+                let lt = lattice.extent(3);
+                let up = lattice.shift(x, mu, 1).0;
+                let down = lattice.shift(x, mu, -1).0;
+                // The antiperiodic sign on the hops that cross the time boundary.
+                let sign_up = if mu == 3 && x[3] == lt - 1 { -1.0 } else { 1.0 };
+                let sign_down = if mu == 3 && x[3] == 0 { -1.0 } else { 1.0 };
+                let u = gauge.link_at(x, mu);
+                let u_down = gauge.link_at(down, mu);
+                for a in 0..3 {
+                    for b in 0..3 {
+                        m[index(x, a)][index(up, b)] += eta * sign_up * u[(a, b)];
+                        m[index(x, a)][index(down, b)] -= eta * sign_down * u_down[(b, a)].conj();
+                    }
+                }
+            }
+        }
+        let inverse = dense_inverse(m);
+        let (factor, occurrences) = (1.0, 1.0);
+        let mut milc = vec![0.0; lattice.extent(3)];
+        for lex in 0..volume {
+            let x = lattice.coords_of_lex(lex);
+            let t = (x[3] + lattice.extent(3) - c.origin[3]) % lattice.extent(3);
+            for b in 0..3 {
+                for a in 0..3 {
+                    milc[t] += inverse[index(x, a)][index(c.origin, b)].norm_sqr();
+                }
+            }
+        }
+        for (t, (q, w)) in ours.iter().zip(&milc).enumerate() {
+            let w = w * factor / occurrences;
+            assert!((q - w).abs() <= 1e-9 * w, "t = {t}: {q} vs MILC's {w}");
+        }
+    }
+
+    /// The inverse of a dense complex matrix by Gauss–Jordan elimination with partial
+    /// pivoting.
+    fn dense_inverse(
+        mut a: Vec<Vec<num_complex::Complex<f64>>>,
+    ) -> Vec<Vec<num_complex::Complex<f64>>> {
+        let n = a.len();
+        let mut inv: Vec<Vec<num_complex::Complex<f64>>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| num_complex::Complex::new(f64::from(u8::from(i == j)), 0.0))
+                    .collect()
+            })
+            .collect();
+        for col in 0..n {
+            let pivot = (col..n)
+                .max_by(|&i, &j| a[i][col].norm().total_cmp(&a[j][col].norm()))
+                .unwrap_or(col);
+            a.swap(col, pivot);
+            inv.swap(col, pivot);
+            let p = a[col][col].inv();
+            for j in 0..n {
+                a[col][j] *= p;
+                inv[col][j] *= p;
+            }
+            for r in (0..n).filter(|&r| r != col) {
+                let f = a[r][col];
+                for j in 0..n {
+                    let (ac, ic) = (a[col][j], inv[col][j]);
+                    a[r][j] -= f * ac;
+                    inv[r][j] -= f * ic;
+                }
+            }
+        }
+        inv
     }
 
     /// On unit links HISQ at ε = 0 has fat 9/8 and long −1/24 (times the phases), the

@@ -37,7 +37,7 @@ use super::low_precision::LowPrecision;
 use super::solve::{wilson_mass, Action, FermionBoundary};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::gauge::{clover_field, OpenBoundary};
+use qdsl_core::gauge::{clover_field_with, FieldStrengthTrace, OpenBoundary};
 use qdsl_core::lattice::{Coords, Parity};
 use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
 use qdsl_runtime::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
@@ -250,7 +250,7 @@ pub struct CloverEvenOdd {
 
 impl CloverEvenOdd {
     /// M = A + iμγ5 − ½H for the links `gauge`/u0 with hopping parameter κ, c_sw and μ,
-    /// and the fermions' time `boundary`; `kappa_normalised` (Wilson) returns
+    /// the fermions' time `boundary` and the field strength's `trace` convention; `kappa_normalised` (Wilson) returns
     /// (1 − κH)⁻¹ η = (m + 4) M⁻¹ η instead of M⁻¹ η. An error if the boundary does not
     /// fit the lattice or A is singular.
     #[allow(clippy::too_many_arguments)]
@@ -261,6 +261,7 @@ impl CloverEvenOdd {
         mu: f64,
         u0: f64,
         boundary: FermionBoundary,
+        trace: FieldStrengthTrace,
         kappa_normalised: bool,
         settings: SolveSettings,
     ) -> Result<Self, PropagatorError> {
@@ -268,13 +269,13 @@ impl CloverEvenOdd {
         let (links, clover, wrap, open) = match boundary {
             FermionBoundary::Wrap(b) => {
                 let links = prepared_links(gauge, Action::Clover, b, u0);
-                let clover = clover_field(&links, mass, csw);
+                let clover = clover_field_with(&links, mass, csw, trace);
                 (links, clover, b, None)
             }
             FermionBoundary::Open(open) => {
                 let links = prepared_links(gauge, Action::Clover, TimeBoundary::Periodic, u0);
                 let (hops, clover) = open
-                    .clover_fields(&links, mass, csw)
+                    .clover_fields(&links, mass, csw, trace)
                     .map_err(|e| PropagatorError::OpenBoundary(e.to_string()))?;
                 // No link crosses the time boundary: the kernels' wrap sign is moot.
                 (hops, clover, TimeBoundary::Periodic, Some(open))

@@ -13,7 +13,7 @@ use qdsl_core::dsl::variant::{Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};
 use qdsl_core::format::{Compression, LinkFormat};
-use qdsl_core::gauge::OpenBoundary;
+use qdsl_core::gauge::{FieldStrengthTrace, OpenBoundary};
 use qdsl_core::io::ReadOptions;
 use qdsl_core::lattice::Parity;
 use qdsl_core::Real;
@@ -94,17 +94,18 @@ pub fn check_open_boundary_operators(gpu: &Gpu, tuner: &Tuner, dir: &Path) -> Ve
     ];
     let mut rows = Vec::new();
     for (kernel, c_sw, boundary) in cases {
-        let (hops, clover) = match boundary.clover_fields(&gauge, MASS, c_sw) {
-            Ok(fields) => fields,
-            Err(e) => {
-                rows.push(row(
-                    kernel,
-                    "-".into(),
-                    super::report::Outcome::Failed(e.to_string()),
-                ));
-                continue;
-            }
-        };
+        let (hops, clover) =
+            match boundary.clover_fields(&gauge, MASS, c_sw, FieldStrengthTrace::Keep) {
+                Ok(fields) => fields,
+                Err(e) => {
+                    rows.push(row(
+                        kernel,
+                        "-".into(),
+                        super::report::Outcome::Failed(e.to_string()),
+                    ));
+                    continue;
+                }
+            };
         for format in [StorageFormat::F64, StorageFormat::F32] {
             for dagger in [false, true] {
                 let r = match format {

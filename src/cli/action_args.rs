@@ -5,6 +5,7 @@
 
 use crate::app::solve::{Action, FermionBoundary};
 use clap::Args;
+use qdsl_core::gauge::FieldStrengthTrace;
 
 #[derive(Debug, Clone, Args)]
 pub struct ActionArgs {
@@ -33,6 +34,10 @@ pub struct ActionArgs {
     /// Twisted mass μ (twisted-mass, required).
     #[arg(long, allow_negative_numbers = true)]
     pub mu: Option<f64>,
+    /// The clover term's field strength F = (Q − Q†)/8: keep its trace (u(3); QUDA's and
+    /// openQCD's convention) or remove it (projected to su(3)); clover and twisted-mass.
+    #[arg(long, default_value = "keep")]
+    pub clover_trace: FieldStrengthTrace,
     /// Naik-term correction ε of the HISQ links (hisq, default 0).
     #[arg(long, allow_negative_numbers = true)]
     pub epsilon_naik: Option<f64>,

@@ -8,7 +8,6 @@ use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
 use crate::app::low_precision::LowPrecision;
 use crate::app::propagator::SolveSettings;
-use crate::app::solve::Action;
 use clap::Args;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
@@ -43,8 +42,10 @@ pub struct CorrelatorArgs {
     #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
     /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
-    /// time slice, spins and colours) or milc (the same divided by (Lx Ly Lz)², MILC's
-    /// source volume factor: 4096 on a 4³×8 lattice). The table and the JSON state it.
+    /// time slice, spins and colours), milc (MILC's ks_spectrum print-out of a
+    /// point-source pion, `correlator … 1 * 1 pion5`: meson factor 1 / 1 occurrence, the
+    /// same numbers as none) or volume-squared (divided by (Lx Ly Lz)²: 4096 on 4³×8).
+    /// The table and the JSON state it.
     #[arg(long, default_value = "none", value_parser = parse_normalisation)]
     normalisation: Normalisation,
     /// Write the correlator as JSON to this file.
@@ -93,6 +94,7 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
         mass: physics.mass,
         u0: physics.u0,
         epsilon_naik: physics.epsilon_naik,
+        clover_trace: physics.clover_trace,
         csw: physics.csw,
         mu: physics.mu,
         boundary,
@@ -150,7 +152,7 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
 mod tests {
     use super::super::{Cli, Command};
     use super::*;
-    use crate::app::solve::FermionBoundary;
+    use crate::app::solve::{Action, FermionBoundary};
     use clap::Parser;
     use qdsl_core::dsl::variant::TimeBoundary;
     use qdsl_core::gauge::{OpenBoundary, SfBoundaryFields};

@@ -168,6 +168,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         csw: physics.csw,
         mu: physics.mu,
         epsilon_naik: physics.epsilon_naik,
+        clover_trace: physics.clover_trace,
         solver: args.solver,
         precision: args.precision,
         tolerance: args.tol,

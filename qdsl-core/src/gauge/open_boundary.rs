@@ -46,7 +46,7 @@
 //! not in SU(3) with them ([`crate::format::FormatError::NotSpecialUnitary`]). The solve's
 //! operators, host and device, use recon 18.
 
-use super::SfBoundaryFields;
+use super::{FieldStrengthTrace, SfBoundaryFields};
 use crate::field::{
     CloverField, ColourSpinorField, GaugeField, SiteSubset, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS,
 };
@@ -289,20 +289,22 @@ impl OpenBoundary {
 
 impl OpenBoundary {
     /// The two fields of the Wilson-clover operator D = A − ½ H with this boundary, from
-    /// the thin links `gauge`, the bare mass m and c_sw (0: Wilson in mass
-    /// normalisation): the links of the hops ([`Self::hop_links`]) and the full-lattice
-    /// A ([`super::clover_field`] of the unmodified links, or with SF boundary fields
-    /// [`SfBoundaryFields::clover_field`], then [`Self::improve_clover`]).
+    /// the thin links `gauge`, the bare mass m, c_sw (0: Wilson in mass normalisation)
+    /// and the field strength's `trace` convention: the links of the hops
+    /// ([`Self::hop_links`]) and the full-lattice A ([`super::clover_field_with`] of the
+    /// unmodified links, or with SF boundary fields [`SfBoundaryFields::clover_field`],
+    /// then [`Self::improve_clover`]).
     pub fn clover_fields(
         &self,
         gauge: &GaugeField<f64>,
         mass: f64,
         c_sw: f64,
+        trace: FieldStrengthTrace,
     ) -> Result<(GaugeField<f64>, CloverField<f64>), OpenBoundaryError> {
         self.check(gauge.lattice())?;
         let mut a = match &self.sf_fields {
-            Some(fields) => fields.clover_field(gauge, mass, c_sw),
-            None => super::clover_field(gauge, mass, c_sw),
+            Some(fields) => fields.clover_field(gauge, mass, c_sw, trace),
+            None => super::clover_field_with(gauge, mass, c_sw, trace),
         };
         self.improve_clover(&mut a)?;
         Ok((self.hop_links(gauge), a))

@@ -2,7 +2,10 @@
 //! (openQCD's `sw_term.c` and `Dw_dble.c`), which links the hops lose, the clover
 //! field's boundary diagonal, the projection.
 
-use super::{clover_field, OpenBoundary, OpenBoundaryError, OpenBoundaryKind, SfBoundaryFields};
+use super::{
+    clover_field, FieldStrengthTrace, OpenBoundary, OpenBoundaryError, OpenBoundaryKind,
+    SfBoundaryFields,
+};
 use crate::field::{
     unpack_clover_block, CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout,
     CLOVER_BLOCK_REALS,
@@ -78,7 +81,9 @@ fn clover_is_unit_on_vanishing_and_shifted_by_cf_minus_one_on_improvement_slices
     let (mass, csw, cf) = (0.1, 1.7, 1.3);
     let plain = clover_field(&u, mass, csw);
     let b = OpenBoundary::open(cf);
-    let (links, a) = b.clover_fields(&u, mass, csw).unwrap();
+    let (links, a) = b
+        .clover_fields(&u, mass, csw, FieldStrengthTrace::Keep)
+        .unwrap();
     assert_eq!(links, b.hop_links(&u));
     for cb in 0..lat.volume() {
         let x0 = lat.coords_of_cb(cb)[3];
@@ -134,12 +139,12 @@ fn bad_lattices_coefficients_and_fields_are_errors() {
     let short = Lattice::new([4, 4, 4, 2]).unwrap();
     let u = GaugeField::<f64>::unit(short);
     assert!(matches!(
-        OpenBoundary::open(1.0).clover_fields(&u, 0.1, 1.0),
+        OpenBoundary::open(1.0).clover_fields(&u, 0.1, 1.0, FieldStrengthTrace::Keep),
         Err(OpenBoundaryError::TooShort { found: 2, .. })
     ));
     let u = GaugeField::<f64>::unit(lattice());
     let err = OpenBoundary::sf(1.0, f64::NAN)
-        .clover_fields(&u, 0.1, 1.0)
+        .clover_fields(&u, 0.1, 1.0, FieldStrengthTrace::Keep)
         .unwrap_err();
     assert!(err.to_string().contains("c_F'"), "{err}");
     let mut half =
@@ -224,7 +229,9 @@ fn sf_clover_field_sees_c_at_x0_zero_and_c_prime_at_t() {
     let fields = SfBoundaryFields::new([0.4, -0.9], [1.3, 0.5]);
     let (mass, csw) = (-0.1, 1.7);
     let sf = OpenBoundary::sf(1.0, 1.0).with_sf_fields(fields);
-    let (_, a) = sf.clover_fields(&u, mass, csw).unwrap();
+    let (_, a) = sf
+        .clover_fields(&u, mass, csw, FieldStrengthTrace::Keep)
+        .unwrap();
 
     let extended = Lattice::new([4, 2, 2, lt + 2]).unwrap();
     let ext = GaugeField::from_fn(extended, |c, mu| match (c[3], mu) {
@@ -251,10 +258,12 @@ fn sf_clover_field_sees_c_at_x0_zero_and_c_prime_at_t() {
 
     let same =
         OpenBoundary::sf(1.0, 1.0).with_sf_fields(SfBoundaryFields::new([0.4, -0.9], [0.4, -0.9]));
-    let (_, a_same) = same.clover_fields(&u, mass, csw).unwrap();
+    let (_, a_same) = same
+        .clover_fields(&u, mass, csw, FieldStrengthTrace::Keep)
+        .unwrap();
     let stored_c = fields.with_boundary_links(&u, false);
     let (_, a_plain) = OpenBoundary::sf(1.0, 1.0)
-        .clover_fields(&stored_c, mass, csw)
+        .clover_fields(&stored_c, mass, csw, FieldStrengthTrace::Keep)
         .unwrap();
     for cb in 0..lattice.volume() {
         let x0 = lattice.coords_of_cb(cb)[3];

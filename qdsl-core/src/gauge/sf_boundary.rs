@@ -20,7 +20,7 @@
 //! [`super::OpenBoundary::clover_fields`] uses when the SF boundary carries these
 //! fields.
 
-use super::clover_field;
+use super::{clover_field_with, FieldStrengthTrace};
 use crate::field::{CloverField, GaugeField};
 use crate::lattice::Lattice;
 use crate::math::ColourMatrix;
@@ -78,12 +78,20 @@ impl SfBoundaryFields {
     }
 
     /// The full-lattice clover field A = (m + 4) + (c_sw/2) σ·F (mass normalisation,
-    /// [`clover_field`]) of the SF lattice: from the links with C on x0 = 0 everywhere
-    /// except x0 = L_t − 1 = T − 1, whose leaves see C' on x0 = T (module docs).
-    pub fn clover_field(&self, gauge: &GaugeField<f64>, mass: f64, c_sw: f64) -> CloverField<f64> {
+    /// [`clover_field_with`]) of the SF lattice: from the links with C on x0 = 0 everywhere
+    /// except x0 = L_t − 1 = T − 1, whose leaves see C' on x0 = T (module docs); the
+    /// field strength's `trace` as [`clover_field_with`].
+    pub fn clover_field(
+        &self,
+        gauge: &GaugeField<f64>,
+        mass: f64,
+        c_sw: f64,
+        trace: FieldStrengthTrace,
+    ) -> CloverField<f64> {
         let lattice = *gauge.lattice();
-        let mut a = clover_field(&self.with_boundary_links(gauge, false), mass, c_sw);
-        let far = clover_field(&self.with_boundary_links(gauge, true), mass, c_sw);
+        let near = self.with_boundary_links(gauge, false);
+        let mut a = clover_field_with(&near, mass, c_sw, trace);
+        let far = clover_field_with(&self.with_boundary_links(gauge, true), mass, c_sw, trace);
         let last = lattice.extent(3) - 1;
         for cb in 0..lattice.volume() {
             if lattice.coords_of_cb(cb)[3] == last {

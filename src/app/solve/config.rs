@@ -3,7 +3,7 @@
 
 use super::{wilson_mass, Action, Precision, SolveError};
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::gauge::{OpenBoundary, OpenBoundaryKind, SfBoundaryFields};
+use qdsl_core::gauge::{FieldStrengthTrace, OpenBoundary, OpenBoundaryKind, SfBoundaryFields};
 use qdsl_runtime::solver::SolverKind;
 
 /// The right-hand side b, on the even sites.
@@ -129,6 +129,10 @@ pub struct SolveConfig {
     pub mu: Option<f64>,
     /// Naik correction ε of the HISQ links (HISQ only, default 0).
     pub epsilon_naik: Option<f64>,
+    /// Whether the clover term's field strength keeps its trace (QUDA's and openQCD's
+    /// convention, the default) or removes it ([`FieldStrengthTrace`]; clover and twisted
+    /// mass with c_sw ≠ 0).
+    pub clover_trace: FieldStrengthTrace,
     /// The solver.
     pub solver: SolverKind,
     /// The iteration precision.
