@@ -438,25 +438,45 @@ mod tests {
         }
     }
 
-    /// F̂ is anti-hermitian and traceless, and F̂_νμ = −F̂_μν (Q_νμ = Q_μν†), on a random
-    /// field.
+    /// F̂ is anti-hermitian and F̂_νμ = −F̂_μν (Q_νμ = Q_μν†) in both conventions, on a
+    /// random field; removing the trace leaves it traceless, and keeping it leaves a trace
+    /// that is not zero (the leaves' Im tr), their difference exactly that trace over 3.
     #[test]
-    fn field_strength_is_antihermitian_traceless_and_antisymmetric() {
+    fn field_strength_is_antihermitian_and_antisymmetric_with_or_without_its_trace() {
         let u = GaugeField::<f64>::random(lattice(), 11);
+        let mut largest_trace = 0.0_f64;
         for cb in [0, 37, 200] {
             for mu in 0..4 {
                 for nu in 0..4 {
-                    let f = field_strength(&u, cb, mu, nu);
-                    let g = field_strength(&u, cb, nu, mu);
+                    let (keep, remove) = (FieldStrengthTrace::Keep, FieldStrengthTrace::Remove);
+                    let f = field_strength(&u, cb, mu, nu, remove);
+                    let g = field_strength(&u, cb, nu, mu, remove);
                     assert!((f + f.adjoint()).max_abs_component() < 1e-14);
                     assert!(f.trace().norm() < 1e-14);
                     assert!((f + g).max_abs_component() < 1e-14);
                     if mu != nu {
                         assert!(f.max_abs_component() > 1e-2);
                     }
+                    let k = field_strength(&u, cb, mu, nu, keep);
+                    let kg = field_strength(&u, cb, nu, mu, keep);
+                    assert!((k + k.adjoint()).max_abs_component() < 1e-14);
+                    assert!((k + kg).max_abs_component() < 1e-14);
+                    let shift = ColourMatrix::scalar(k.trace() / 3.0);
+                    assert!((k - shift - f).max_abs_component() < 1e-14);
+                    largest_trace = largest_trace.max(k.trace().norm());
                 }
             }
         }
+        assert!(largest_trace > 1e-2, "{largest_trace:e}");
+    }
+
+    #[test]
+    fn trace_conventions_parse_by_name() {
+        assert_eq!("KEEP".parse(), Ok(FieldStrengthTrace::Keep));
+        assert_eq!("remove".parse(), Ok(FieldStrengthTrace::Remove));
+        let err = "drop".parse::<FieldStrengthTrace>().unwrap_err();
+        assert!(err.contains("expected keep or remove"), "{err}");
+        assert_eq!(FieldStrengthTrace::default(), FieldStrengthTrace::Keep);
     }
 
     /// A⁻¹ A = 1 per block, for a random field with c_sw large enough that the
