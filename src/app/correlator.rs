@@ -256,20 +256,6 @@ fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
 
-/// `Err(flag)` if the flag was given to an action that does not use it.
-fn unused(
-    action: Action,
-    given: &[(&'static str, bool, bool)],
-    takes: &str,
-) -> Result<(), CorrelatorError> {
-    match given.iter().find(|(_, given, used)| *given && !used) {
-        Some((flag, ..)) => Err(CorrelatorError::Parameter(format!(
-            "{flag} does not apply to the {action} action (it takes {takes})"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Builds the full-lattice solver of `config.action`, checking that it gets exactly its
 /// parameters (and, with an open or SF boundary, that the source lies on a slice where
 /// the quark fields live); returns it with a description of the parameters.
@@ -287,25 +273,19 @@ pub fn full_solver(
         Action::Hisq => "--mass, optional --epsilon-naik",
         _ => "--mass, optional --u0",
     };
-    unused(
-        action,
-        &[
-            ("--kappa", config.kappa.is_some(), wilson_like),
-            ("--mass", config.mass.is_some(), !wilson_like),
-            (
-                "--csw",
-                config.csw.is_some(),
-                matches!(action, Action::Clover | Action::TwistedMass),
-            ),
-            ("--mu", config.mu.is_some(), action == Action::TwistedMass),
-            (
-                "--epsilon-naik",
-                config.epsilon_naik.is_some(),
-                action == Action::Hisq,
-            ),
-        ],
-        takes,
-    )?;
+    // u0 is a parameter of every correlator action (it divides the thin links).
+    let given = [
+        ("--kappa", config.kappa.is_some()),
+        ("--mass", config.mass.is_some()),
+        ("--csw", config.csw.is_some()),
+        ("--mu", config.mu.is_some()),
+        ("--epsilon-naik", config.epsilon_naik.is_some()),
+    ];
+    if let Some(flag) = action.first_unused(&given) {
+        return Err(bad(format!(
+            "{flag} does not apply to the {action} action (it takes {takes})"
+        )));
+    }
     if let Some(eps) = config.epsilon_naik.filter(|e| !e.is_finite()) {
         return Err(bad(format!(
             "--epsilon-naik must be a finite number, found {eps}"

@@ -183,27 +183,15 @@ pub(super) fn check_parameters(config: &SolveConfig) -> Result<Parameters, Solve
     if action == Action::Hisq {
         check_hisq_u0(config.u0)?;
     }
-    let given: [(&'static str, bool, bool); 6] = [
-        ("--kappa", config.kappa.is_some(), wilson_like),
-        ("--mass", config.mass.is_some(), !wilson_like),
-        (
-            "--u0",
-            config.u0.is_some(),
-            matches!(action, Action::Asqtad | Action::Hisq),
-        ),
-        (
-            "--csw",
-            config.csw.is_some(),
-            matches!(action, Action::Clover | Action::TwistedMass),
-        ),
-        ("--mu", config.mu.is_some(), action == Action::TwistedMass),
-        (
-            "--epsilon-naik",
-            config.epsilon_naik.is_some(),
-            action == Action::Hisq,
-        ),
+    let given = [
+        ("--kappa", config.kappa.is_some()),
+        ("--mass", config.mass.is_some()),
+        ("--u0", config.u0.is_some()),
+        ("--csw", config.csw.is_some()),
+        ("--mu", config.mu.is_some()),
+        ("--epsilon-naik", config.epsilon_naik.is_some()),
     ];
-    if let Some(&(flag, ..)) = given.iter().find(|(_, given, used)| *given && !used) {
+    if let Some(flag) = action.first_unused(&given) {
         return Err(SolveError::UnusedParameter {
             action,
             flag,
