@@ -103,28 +103,43 @@ fn correlator_states_its_normalisation_and_times() {
     };
     let (none_text, none) = run("none");
     let (milc_text, milc) = run("milc");
+    let (squared_text, squared) = run("volume-squared");
     assert!(none_text.contains("C(t) = Σ_x Σ_ab |G_ab(x, x0)|² (--normalisation none, divisor 1)"));
     assert!(
-        milc_text.contains("/ (Lx Ly Lz)² (--normalisation milc, divisor 4096)"),
+        milc_text.contains("meson_factor / num_corr_occur")
+            && milc_text.contains("(--normalisation milc, divisor 1)"),
         "{milc_text}"
     );
     assert!(
-        milc_text.contains("set-up") && milc_text.contains("solves"),
-        "{milc_text}"
+        squared_text.contains("/ (Lx Ly Lz)² (--normalisation volume-squared, divisor 4096)"),
+        "{squared_text}"
+    );
+    assert!(
+        squared_text.contains("set-up") && squared_text.contains("solves"),
+        "{squared_text}"
     );
     assert_eq!(milc["normalisation"]["name"], "milc");
-    assert_eq!(milc["normalisation"]["divisor"], 4096.0);
+    assert_eq!(milc["normalisation"]["divisor"], 1.0);
+    assert_eq!(squared["normalisation"]["name"], "volume-squared");
+    assert_eq!(squared["normalisation"]["divisor"], 4096.0);
     assert_eq!(none["normalisation"]["divisor"], 1.0);
-    let (c0, c1) = (
-        none["correlator"].as_array().unwrap(),
-        milc["correlator"].as_array().unwrap(),
-    );
-    for (a, b) in c0.iter().zip(c1) {
-        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
-        assert!((a / b / 4096.0 - 1.0).abs() < 1e-9, "{a} vs {b}");
+    let values = |j: &Value| -> Vec<f64> {
+        let c = j["correlator"].as_array().unwrap();
+        c.iter().map(|v| v.as_f64().unwrap()).collect()
+    };
+    for ((a, m), s) in values(&none)
+        .iter()
+        .zip(values(&milc))
+        .zip(values(&squared))
+    {
+        assert!((a / m - 1.0).abs() < 1e-9, "none {a} vs milc {m}");
+        assert!(
+            (a / s / 4096.0 - 1.0).abs() < 1e-9,
+            "none {a} vs volume-squared {s}"
+        );
     }
-    assert!(milc["setup_seconds"].as_f64().unwrap() > 0.0);
-    assert!(milc["solve_seconds"].as_f64().unwrap() > 0.0);
+    assert!(squared["setup_seconds"].as_f64().unwrap() > 0.0);
+    assert!(squared["solve_seconds"].as_f64().unwrap() > 0.0);
     // --help states the normalisation.
     let out = qdsl(&["correlator", "--help"]);
     let help = text(&out);

@@ -6,7 +6,7 @@ use crate::api::{
     write_milc, write_nersc, write_openqcd, Check, ChecksumPolicy, GaugeField, Gpu, LimeFlavour,
     LimeWriteOptions, MilcWriteOptions, NerscWriteOptions, Precision, ReadOptions, UnitarityCheck,
 };
-use crate::arrays::{gauge_from_array, gauge_to_array, C64};
+use crate::arrays::{gauge_from_array, gauge_to_array, link_components, C64};
 use crate::device::Device;
 use crate::errors::{io_error, qdsl_error, value_error, DeviceUnavailable};
 use numpy::ndarray::{ArrayViewD, IxDyn};
@@ -102,11 +102,7 @@ impl PyGaugeField {
     /// GaugeField alive; the GaugeField never changes, so the view stays valid.
     fn checkerboard_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArrayDyn<C64>>> {
         let field = &slf.get().field;
-        let links = field.links();
-        // SAFETY: ColourMatrix<f64> is repr(transparent) over [[Complex<f64>; 3]; 3] and
-        // Complex<f64> is repr(C): the links are 9 · len contiguous Complex<f64>.
-        let data: &[C64] =
-            unsafe { std::slice::from_raw_parts(links.as_ptr().cast::<C64>(), links.len() * 9) };
+        let data = link_components(field);
         let shape = IxDyn(&[field.lattice().volume(), 4, 3, 3]);
         let view = ArrayViewD::from_shape(shape, data).map_err(qdsl_error)?;
         // SAFETY: the base object is this frozen GaugeField, whose links are never
