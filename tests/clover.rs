@@ -13,7 +13,8 @@ use qdsl_core::field::{
     unpack_clover_block, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout,
 };
 use qdsl_core::gauge::{
-    clover_field, clover_leaves, field_strength, invert_clover, GaugeTransform,
+    clover_field, clover_field_with, clover_leaves, field_strength, invert_clover,
+    FieldStrengthTrace, GaugeTransform,
 };
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::{BoundaryConditions, Coords, Lattice, Parity};
@@ -64,9 +65,15 @@ fn textbook_sigma(mu: usize, nu: usize) -> [[C; 4]; 4] {
 }
 
 /// The textbook clover at x, dense 12 × 12 (row 3σ + a):
-/// A = (m + 4) + (i c_sw/4) Σ_{μ≠ν} σ_μν F̂_μν, F̂ = (Q − Q†)/8 traceless, each leaf a
-/// product of four links at explicit coordinates.
-fn textbook_clover(u: &GaugeField<f64>, x: Coords, mass: f64, csw: f64) -> Dense12 {
+/// A = (m + 4) + (i c_sw/4) Σ_{μ≠ν} σ_μν F̂_μν, F̂ = (Q − Q†)/8, its trace kept or
+/// removed as `trace` says, each leaf a product of four links at explicit coordinates.
+fn textbook_clover_with(
+    u: &GaugeField<f64>,
+    x: Coords,
+    mass: f64,
+    csw: f64,
+    trace: FieldStrengthTrace,
+) -> Dense12 {
     let mut a = [[zero(); 12]; 12];
     for (i, row) in a.iter_mut().enumerate() {
         row[i] = C::new(mass + 4.0, 0.0);
@@ -113,9 +120,11 @@ fn textbook_clover(u: &GaugeField<f64>, x: Coords, mass: f64, csw: f64) -> Dense
             }
             let mut f: [[C; 3]; 3] =
                 std::array::from_fn(|i| std::array::from_fn(|j| (q[i][j] - q[j][i].conj()) / 8.0));
-            let tr = (f[0][0] + f[1][1] + f[2][2]) / 3.0;
-            for (i, row) in f.iter_mut().enumerate() {
-                row[i] -= tr;
+            if trace == FieldStrengthTrace::Remove {
+                let tr = (f[0][0] + f[1][1] + f[2][2]) / 3.0;
+                for (i, row) in f.iter_mut().enumerate() {
+                    row[i] -= tr;
+                }
             }
             let s = textbook_sigma(mu, nu);
             for i in 0..12 {
@@ -126,6 +135,11 @@ fn textbook_clover(u: &GaugeField<f64>, x: Coords, mass: f64, csw: f64) -> Dense
         }
     }
     a
+}
+
+/// The textbook clover in the default convention (the trace kept).
+fn textbook_clover(u: &GaugeField<f64>, x: Coords, mass: f64, csw: f64) -> Dense12 {
+    textbook_clover_with(u, x, mass, csw, FieldStrengthTrace::Keep)
 }
 
 /// The library clover at checkerboard site cb as a dense 12 × 12 (zero between the
@@ -149,17 +163,27 @@ fn max_diff(a: &Dense12, b: &Dense12) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The textbook clover equals `clover_field` on a random (rough) gauge field at every
-/// site, including zeros between the chiral blocks; the textbook A is hermitian.
+/// The textbook clover equals `clover_field` (the default: the trace kept) and
+/// `clover_field_with(.., Remove)` the traceless textbook, on a random (rough) gauge
+/// field at every site, including zeros between the chiral blocks; the textbook A is
+/// hermitian.
 #[test]
 fn clover_field_matches_the_textbook_clover() {
     let u = GaugeField::<f64>::random(lattice(), 21);
     let a = clover_field(&u, MASS, CSW);
+    let traceless = clover_field_with(&u, MASS, CSW, FieldStrengthTrace::Remove);
     let lat = lattice();
     for cb in 0..lat.volume() {
-        let want = textbook_clover(&u, lat.coords_of_cb(cb), MASS, CSW);
+        let x = lat.coords_of_cb(cb);
+        let want = textbook_clover(&u, x, MASS, CSW);
         let got = library_dense(a.site(cb));
         assert!(max_diff(&got, &want) < 1e-13, "site {cb}");
+        let want_traceless = textbook_clover_with(&u, x, MASS, CSW, FieldStrengthTrace::Remove);
+        let got_traceless = library_dense(traceless.site(cb));
+        assert!(
+            max_diff(&got_traceless, &want_traceless) < 1e-13,
+            "site {cb}"
+        );
         let adjoint: Dense12 = std::array::from_fn(|i| std::array::from_fn(|j| want[j][i].conj()));
         assert!(
             max_diff(&want, &adjoint) < 1e-14,
@@ -209,11 +233,11 @@ fn constant_abelian_field_has_the_analytic_clover() {
     let (sxy, szt) = ([1.0, -1.0, 1.0, -1.0], [-1.0, 1.0, 1.0, -1.0]);
     let a = clover_field(&u, MASS, CSW);
     for cb in 0..lat.volume() {
-        let f = field_strength(&u, cb, 0, 1);
+        let f = field_strength(&u, cb, 0, 1, FieldStrengthTrace::Remove);
         for (i, ti) in t.iter().enumerate() {
             assert!((f.0[i][i] - C::new(0.0, -b.sin() * ti)).norm() < 1e-14);
         }
-        assert!(field_strength(&u, cb, 0, 2).max_abs_component() < 1e-14);
+        assert!(field_strength(&u, cb, 0, 2, FieldStrengthTrace::Keep).max_abs_component() < 1e-14);
         let got = library_dense(a.site(cb));
         let want: Dense12 = std::array::from_fn(|i| {
             std::array::from_fn(|j| {
@@ -511,4 +535,41 @@ fn twisted_clover_solve_on_conf48() {
     let mx = textbook_full_with(&u, &x, mass, csw, mu);
     let r = relative_difference(&mx, &to_c64(&b));
     assert!(r < 1e-8, "‖b − M x‖/‖b‖ = {r:e}");
+}
+
+/// The two field-strength conventions on a real configuration (tmLQCD's conf.48): the
+/// clover term that keeps the trace (QUDA, openQCD) minus the one that removes it is
+/// exactly (i c_sw/2) Σ_{μ<ν} σ_μν ⊗ (t_μν/3)·1_colour with t_μν = tr (Q_μν − Q_μν†)/8
+/// from the leaves, at every site, and it is not zero: the four-leaf average of SU(3)
+/// links has an imaginary trace.
+#[test]
+fn trace_conventions_differ_by_exactly_the_trace_part_on_a_real_configuration() {
+    let u = conf48();
+    let lat = *u.lattice();
+    let keep = clover_field(&u, MASS, CSW);
+    let remove = clover_field_with(&u, MASS, CSW, FieldStrengthTrace::Remove);
+    let mut largest_trace = 0.0_f64;
+    for cb in 0..lat.volume() {
+        let mut want = [[zero(); 12]; 12];
+        for mu in 0..4 {
+            for nu in mu + 1..4 {
+                let q = clover_leaves(&u, cb, mu, nu);
+                let t = (q.trace() - q.trace().conj()) / 8.0;
+                largest_trace = largest_trace.max(t.norm());
+                let sigma = textbook_sigma(mu, nu);
+                for i in 0..12 {
+                    for j in (0..12).filter(|j| j % 3 == i % 3) {
+                        want[i][j] += C::new(0.0, CSW / 2.0) * sigma[i / 3][j / 3] * t / 3.0;
+                    }
+                }
+            }
+        }
+        let (k, r) = (library_dense(keep.site(cb)), library_dense(remove.site(cb)));
+        let got: Dense12 = std::array::from_fn(|i| std::array::from_fn(|j| k[i][j] - r[i][j]));
+        assert!(max_diff(&got, &want) < 1e-14, "site {cb}");
+    }
+    assert!(
+        largest_trace > 1e-3,
+        "the trace part is not negligible: {largest_trace:e}"
+    );
 }

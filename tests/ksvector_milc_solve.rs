@@ -46,6 +46,7 @@ fn full_asqtad_solve_reproduces_milcs_minv_answer() {
     let eta = milc_vector("milc/ksvector.src.sample.l8");
     let answer = milc_vector("milc/ksvector.ans.Minv.sample.l8");
     let config = SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Asqtad,
         kappa: None,
         mass: Some(MASS),

@@ -31,7 +31,7 @@ use qdsl_core::field::{
     unpack_clover_block, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout,
     CLOVER_BLOCK_REALS,
 };
-use qdsl_core::gauge::{clover_field, OpenBoundary};
+use qdsl_core::gauge::{clover_field, FieldStrengthTrace, OpenBoundary};
 use qdsl_core::io::{read_gauge, Check, ReadOptions};
 use qdsl_core::lattice::{BoundaryConditions, Lattice, Parity};
 use qdsl_runtime::operator::even_odd::Xpay;
@@ -117,7 +117,9 @@ struct Library {
 
 impl Library {
     fn new(u: &GaugeField<f64>, boundary: &OpenBoundary, mu: f64) -> Self {
-        let (links, a) = boundary.clover_fields(u, MASS, CSW).unwrap();
+        let (links, a) = boundary
+            .clover_fields(u, MASS, CSW, FieldStrengthTrace::Keep)
+            .unwrap();
         let op = |p| {
             EvenOddClover::from_clover(links.clone(), &a, mu, p, TimeBoundary::Periodic).unwrap()
         };
@@ -337,6 +339,7 @@ fn openqcd_file() -> GaugeField<f64> {
 
 fn clover_config(solver: SolverKind, boundary: FermionBoundary) -> SolveConfig {
     SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Clover,
         kappa: Some(0.135),
         mass: None,
@@ -431,6 +434,7 @@ fn wilson_solves_and_bad_requests_are_clear_errors() {
     let gauge = openqcd_file();
     let open = FermionBoundary::Open(OpenBoundary::open(CF));
     let wilson = SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Wilson,
         csw: None,
         ..clover_config(SolverKind::BiCgStab, open)
@@ -443,6 +447,7 @@ fn wilson_solves_and_bad_requests_are_clear_errors() {
     );
 
     let point = SolveConfig {
+        clover_trace: Default::default(),
         source: Source::Point,
         ..clover_config(SolverKind::BiCgStab, open)
     };
@@ -450,6 +455,7 @@ fn wilson_solves_and_bad_requests_are_clear_errors() {
     assert!(err.to_string().contains("vanish"), "{err}");
 
     let staggered = SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Staggered,
         kappa: None,
         csw: None,

@@ -26,6 +26,7 @@ fn solutions_satisfy_the_reference_even_odd_wilson_equation() {
     });
     for solver in [SolverKind::BiCgStab, SolverKind::Cgnr] {
         let config = SolveConfig {
+            clover_trace: Default::default(),
             action: Action::Wilson,
             kappa: Some(0.12),
             mass: None,

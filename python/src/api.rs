@@ -1,10 +1,10 @@
 //! Every item of the qdsl crates the bindings use, imported in this one module: when a
 //! path moves (e.g. `qdsl::app` into the root package), only this file changes.
 
-pub use qdsl::app::correlator::{measure, CorrelatorConfig, Normalisation};
+pub use qdsl::app::correlator::{measure, parse_normalisation, CorrelatorConfig};
 pub use qdsl::app::low_precision::LowPrecision;
 pub use qdsl::app::propagator::{join_parities, prepared_links, split_parities, SolveSettings};
-pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, SolveBackend};
+pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, FermionBoundary, SolveBackend};
 pub use qdsl_core::dsl::variant::TimeBoundary;
 pub use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 pub use qdsl_core::gauge::{clover_field, link_trace, plaquette, reunitarize, unitarity_report};

@@ -2,8 +2,8 @@
 //! `qdsl::app::correlator` (the `qdsl correlator` program's measurement).
 
 use crate::api::{
-    measure, Action, CorrelatorConfig, LowPrecision, Normalisation, SolveSettings, SolverKind,
-    SolverOptions, TimeBoundary,
+    measure, parse_normalisation, Action, CorrelatorConfig, FermionBoundary, LowPrecision,
+    SolveSettings, SolverKind, SolverOptions,
 };
 use crate::arrays::fermion_to_array;
 use crate::errors::{qdsl_error, value_error};
@@ -12,19 +12,22 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// pion_correlator(gauge, action, *, kappa=None, mass=None, u0=None, epsilon_naik=None, boundary="antiperiodic", origin=(0, 0, 0, 0), solver=None, tol=1e-10, maxiter=10000, precision="f64", normalisation="none") -> dict
+/// pion_correlator(gauge, action, *, kappa=None, mass=None, u0=None, epsilon_naik=None, csw=None, mu=None, boundary="antiperiodic", cf=None, cf_prime=None, origin=(0, 0, 0, 0), solver=None, tol=1e-10, maxiter=10000, precision="f64", normalisation="none") -> dict
 ///
 /// The pion correlator C(t) = Σ_{x: t} Σ_columns Σ_components |S(x, x₀)|² of the
 /// point-source propagator S at `origin` (x, y, z, t) for `action` "wilson" (κ),
-/// "staggered", "asqtad" (m, u0; asqtad default u0 = P^{1/4}) or "hisq" (m, ε_Naik), on
-/// the host. `normalisation` "none", or "milc" (divided by (Lx Ly Lz)²). Returns a dict:
+/// "clover" (κ, c_sw), "twisted-mass" (κ, μ, c_sw; the charged pion), "staggered",
+/// "asqtad" (m, u0; asqtad default u0 = P^{1/4}) or "hisq" (m, ε_Naik), on the host.
+/// `boundary` "antiperiodic", "periodic", or openQCD's "open" / "sf" (Wilson-like
+/// actions; c_F `cf`, c_F' `cf_prime`; the source must lie between the boundary
+/// slices, and C(t) is meaningful only away from them). `normalisation` "none" or "milc" (MILC's point-source print-out: divided by (Lx Ly Lz)²). Returns a dict:
 /// "correlator" (C(t), t = 0 … Lt − 1 from the source), "effective_mass"
 /// (ln C(t)/C(t+1), NaN where undefined), "propagator" (the columns, shape
 /// (3, T, Z, Y, X, 3) or (12, T, Z, Y, X, 4, 3)), "parameters", "solves", "iterations",
 /// "worst_residual".
 #[pyfunction]
 #[pyo3(signature = (gauge, action, *, kappa=None, mass=None, u0=None, epsilon_naik=None,
-    boundary="antiperiodic", origin=[0, 0, 0, 0], solver=None, tol=1e-10, maxiter=10000,
+    csw=None, mu=None, boundary="antiperiodic", cf=None, cf_prime=None, origin=[0, 0, 0, 0], solver=None, tol=1e-10, maxiter=10000,
     precision="f64", normalisation="none"))]
 #[allow(clippy::too_many_arguments)]
 pub fn pion_correlator<'py>(
@@ -35,7 +38,11 @@ pub fn pion_correlator<'py>(
     mass: Option<f64>,
     u0: Option<f64>,
     epsilon_naik: Option<f64>,
+    csw: Option<f64>,
+    mu: Option<f64>,
     boundary: &str,
+    cf: Option<f64>,
+    cf_prime: Option<f64>,
     origin: [usize; 4],
     solver: Option<&str>,
     tol: f64,
@@ -46,15 +53,8 @@ pub fn pion_correlator<'py>(
     let action: Action = action
         .parse()
         .map_err(|e| value_error(format!("action: {e}")))?;
-    let boundary = match boundary {
-        "antiperiodic" => TimeBoundary::Antiperiodic,
-        "periodic" => TimeBoundary::Periodic,
-        other => {
-            return Err(value_error(format!(
-                "boundary: expected \"antiperiodic\" or \"periodic\", found {other:?}"
-            )))
-        }
-    };
+    let boundary = FermionBoundary::from_flags(boundary, cf, cf_prime)
+        .map_err(|e| value_error(format!("boundary: {e}")))?;
     let solver = match solver {
         Some(name) => name
             .parse()
@@ -71,15 +71,8 @@ pub fn pion_correlator<'py>(
             )))
         }
     };
-    let normalisation = match normalisation {
-        "none" => Normalisation::None,
-        "milc" => Normalisation::Milc,
-        other => {
-            return Err(value_error(format!(
-                "normalisation: expected \"none\" or \"milc\", found {other:?}"
-            )))
-        }
-    };
+    let normalisation = parse_normalisation(normalisation)
+        .map_err(|e| value_error(format!("normalisation: {e}")))?;
     let dims = gauge.field.lattice().dims();
     if origin.iter().zip(dims).any(|(&x, l)| x >= l) {
         return Err(value_error(format!(
@@ -92,6 +85,9 @@ pub fn pion_correlator<'py>(
         mass,
         u0,
         epsilon_naik,
+        csw,
+        mu,
+        clover_trace: Default::default(),
         boundary,
         origin,
         settings: SolveSettings {

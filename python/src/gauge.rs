@@ -6,10 +6,11 @@ use crate::api::{
     write_milc, write_nersc, write_openqcd, Check, ChecksumPolicy, GaugeField, Gpu, LimeFlavour,
     LimeWriteOptions, MilcWriteOptions, NerscWriteOptions, Precision, ReadOptions, UnitarityCheck,
 };
-use crate::arrays::{gauge_from_array, gauge_to_array, C64};
+use crate::arrays::{gauge_from_array, gauge_to_array, link_components, C64};
 use crate::device::Device;
 use crate::errors::{io_error, qdsl_error, value_error, DeviceUnavailable};
-use numpy::{PyArrayDyn, PyReadonlyArrayDyn};
+use numpy::ndarray::{ArrayViewD, IxDyn};
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -82,9 +83,50 @@ impl PyGaugeField {
         Ok(Self::new(GaugeField::random(lattice, seed)))
     }
 
-    /// The links as a new (T, Z, Y, X, 4, 3, 3) complex128 array.
+    /// The links as a new (T, Z, Y, X, 4, 3, 3) complex128 array. One copy, which the
+    /// lexicographic order makes unavoidable: the host field stores its sites in
+    /// checkerboard order (even sites first, the layout of the even-odd kernels), a
+    /// permutation numpy strides cannot express, so the sites are reordered in one pass
+    /// straight into the array numpy then owns. `checkerboard_view()` is the copy-free
+    /// alternative.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<C64>>> {
         gauge_to_array(py, &self.field)
+    }
+
+    /// checkerboard_view() -> ndarray
+    ///
+    /// The links without a copy: a read-only (V, 4, 3, 3) complex128 view of this
+    /// field's own host memory, site by site in qdsl's checkerboard order (the V/2 even
+    /// sites, x + y + z + t even, then the odd ones; `checkerboard_coordinates()` gives
+    /// each row's (x, y, z, t)), then μ = x, y, z, t, row, column. The view keeps the
+    /// GaugeField alive; the GaugeField never changes, so the view stays valid.
+    fn checkerboard_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArrayDyn<C64>>> {
+        let field = &slf.get().field;
+        let data = link_components(field);
+        let shape = IxDyn(&[field.lattice().volume(), 4, 3, 3]);
+        let view = ArrayViewD::from_shape(shape, data).map_err(qdsl_error)?;
+        // SAFETY: the base object is this frozen GaugeField, whose links are never
+        // mutated or reallocated while it lives, and the array keeps it alive.
+        let array = unsafe { PyArrayDyn::borrow_from_array(&view, slf.clone().into_any()) };
+        let flags = PyDict::new(slf.py());
+        flags.set_item("write", false)?;
+        array.call_method("setflags", (), Some(&flags))?;
+        Ok(array)
+    }
+
+    /// checkerboard_coordinates() -> ndarray
+    ///
+    /// The (x, y, z, t) of each row of `checkerboard_view()`: an int64 array of shape
+    /// (V, 4).
+    fn checkerboard_coordinates<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<i64>>> {
+        let lattice = self.field.lattice();
+        let coords: Vec<i64> = (0..lattice.volume())
+            .flat_map(|cb| lattice.coords_of_cb(cb).map(|c| c as i64))
+            .collect();
+        PyArray1::from_vec(py, coords).reshape(vec![lattice.volume(), 4])
     }
 
     /// The lattice extents (Lx, Ly, Lz, Lt).

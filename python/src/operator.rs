@@ -4,7 +4,8 @@
 //! Each holds the runtime's even-odd operator on the even sites (the generic Schur
 //! complement of `qdsl_runtime::operator`) in f64 and f32 on the host and, with
 //! `device="gpu"`, in f64 and f32 on the GPU. The full operator M comes from the same
-//! blocks (`Schur::apply_full`).
+//! blocks (`Schur::apply_full`; clover and twisted mass from the complements on both
+//! parities), on the operator's device.
 
 use crate::api::{
     asqtad_links, clover_field, fold_staggered_phases, hisq_links, join_parities, prepared_links,
@@ -116,11 +117,13 @@ impl HostSchur for CloverBothParities {
     }
 }
 
-/// The GPU operators M̂ in f64 and f32, with their context.
+/// The GPU operators M̂ in f64 and f32, with their context; clover and twisted mass also
+/// hold the f64 operator on the odd sites, whose blocks give the odd row of the full M.
 pub struct GpuOperator {
     pub ctx: Arc<DeviceContext>,
     pub double: DeviceOperator<Double>,
     pub single: DeviceOperator<Single>,
+    pub odd: Option<DeviceOperator<Double>>,
 }
 
 /// A fermion operator M and its even-odd preconditioned form M̂ on the even sites.
@@ -229,23 +232,30 @@ fn wilson_family(
         Device::Cpu => None,
         Device::Gpu => {
             let ctx = gpu_context()?;
-            let (double, single) = if action == Action::Wilson {
-                (
-                    DeviceOperator::wilson(&ctx, gauge, kappa, PARITY, boundary),
-                    DeviceOperator::wilson(&ctx, gauge, kappa, PARITY, boundary),
-                )
+            let gpu = if action == Action::Wilson {
+                GpuOperator {
+                    double: DeviceOperator::wilson(&ctx, gauge, kappa, PARITY, boundary)
+                        .map_err(device_error)?,
+                    single: DeviceOperator::wilson(&ctx, gauge, kappa, PARITY, boundary)
+                        .map_err(device_error)?,
+                    odd: None,
+                    ctx,
+                }
             } else {
                 let a = clover_field(gauge, wilson_mass(kappa), csw);
-                (
-                    DeviceOperator::clover(&ctx, gauge, &a, mu, PARITY, boundary),
-                    DeviceOperator::clover(&ctx, gauge, &a, mu, PARITY, boundary),
-                )
+                GpuOperator {
+                    double: DeviceOperator::clover(&ctx, gauge, &a, mu, PARITY, boundary)
+                        .map_err(device_error)?,
+                    single: DeviceOperator::clover(&ctx, gauge, &a, mu, PARITY, boundary)
+                        .map_err(device_error)?,
+                    odd: Some(
+                        DeviceOperator::clover(&ctx, gauge, &a, mu, PARITY.opposite(), boundary)
+                            .map_err(device_error)?,
+                    ),
+                    ctx,
+                }
             };
-            Some(GpuOperator {
-                double: double.map_err(device_error)?,
-                single: single.map_err(device_error)?,
-                ctx,
-            })
+            Some(gpu)
         }
     };
     Ok(PyOperator {
@@ -305,6 +315,7 @@ fn staggered_family(
                     .map_err(device_error)?,
                 single: DeviceOperator::staggered(&ctx, &links, mass, PARITY)
                     .map_err(device_error)?,
+                odd: None,
                 ctx,
             })
         }
@@ -322,6 +333,19 @@ fn staggered_family(
     })
 }
 
+/// The operator `make` builds from the gauge field, the parsed `boundary` and `device`,
+/// outside the GIL: what every constructor below shares.
+fn build(
+    py: Python<'_>,
+    gauge: &PyGaugeField,
+    boundary: &str,
+    device: &str,
+    make: impl FnOnce(&GaugeField<f64>, TimeBoundary, Device) -> PyResult<PyOperator> + Send,
+) -> PyResult<PyOperator> {
+    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
+    py.detach(|| make(&gauge.field, boundary, device))
+}
+
 /// wilson(gauge, kappa, *, boundary="antiperiodic", device="cpu") -> Operator
 ///
 /// Wilson fermions: M = 1 − κ H, M̂ = 1 − κ² H_eo H_oe on the even sites.
@@ -334,17 +358,8 @@ pub fn wilson(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| {
-        wilson_family(
-            &gauge.field,
-            Action::Wilson,
-            kappa,
-            0.0,
-            0.0,
-            boundary,
-            device,
-        )
+    build(py, gauge, boundary, device, |u, b, d| {
+        wilson_family(u, Action::Wilson, kappa, 0.0, 0.0, b, d)
     })
 }
 
@@ -364,13 +379,14 @@ pub fn clover(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
     let action = if mu == 0.0 {
         Action::Clover
     } else {
         Action::TwistedMass
     };
-    py.detach(|| wilson_family(&gauge.field, action, kappa, csw, mu, boundary, device))
+    build(py, gauge, boundary, device, |u, b, d| {
+        wilson_family(u, action, kappa, csw, mu, b, d)
+    })
 }
 
 /// twisted_mass(gauge, kappa, mu, *, csw=0.0, boundary="antiperiodic", device="cpu") -> Operator
@@ -387,17 +403,8 @@ pub fn twisted_mass(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| {
-        wilson_family(
-            &gauge.field,
-            Action::TwistedMass,
-            kappa,
-            csw,
-            mu,
-            boundary,
-            device,
-        )
+    build(py, gauge, boundary, device, |u, b, d| {
+        wilson_family(u, Action::TwistedMass, kappa, csw, mu, b, d)
     })
 }
 
@@ -415,17 +422,8 @@ pub fn staggered(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| {
-        staggered_family(
-            &gauge.field,
-            Action::Staggered,
-            mass,
-            u0,
-            0.0,
-            boundary,
-            device,
-        )
+    build(py, gauge, boundary, device, |u, b, d| {
+        staggered_family(u, Action::Staggered, mass, u0, 0.0, b, d)
     })
 }
 
@@ -443,18 +441,8 @@ pub fn asqtad(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| {
-        let u0 = tadpole_factor(&gauge.field, u0);
-        staggered_family(
-            &gauge.field,
-            Action::Asqtad,
-            mass,
-            u0,
-            0.0,
-            boundary,
-            device,
-        )
+    build(py, gauge, boundary, device, |u, b, d| {
+        staggered_family(u, Action::Asqtad, mass, tadpole_factor(u, u0), 0.0, b, d)
     })
 }
 
@@ -472,17 +460,8 @@ pub fn hisq(
     boundary: &str,
     device: &str,
 ) -> PyResult<PyOperator> {
-    let (boundary, device) = (parse_boundary(boundary)?, Device::parse(device)?);
-    py.detach(|| {
-        staggered_family(
-            &gauge.field,
-            Action::Hisq,
-            mass,
-            1.0,
-            epsilon_naik,
-            boundary,
-            device,
-        )
+    build(py, gauge, boundary, device, |u, b, d| {
+        staggered_family(u, Action::Hisq, mass, 1.0, epsilon_naik, b, d)
     })
 }
 
@@ -536,7 +515,7 @@ impl PyOperator {
 
 #[pymethods]
 impl PyOperator {
-    /// out = M x (dagger: M† x) on the full lattice (computed on the host).
+    /// out = M x (dagger: M† x) on the full lattice, on the operator's device.
     #[pyo3(signature = (x, *, dagger=false))]
     fn apply<'py>(
         &self,
@@ -547,8 +526,14 @@ impl PyOperator {
         let psi = self.field(&x, "x")?;
         let out = py.detach(|| -> Result<F64, SolverError> {
             let (e, o) = split_parities(&psi).map_err(SolverError::field)?;
-            let (mut oe, mut oo) = (e.zeros_like(), o.zeros_like());
-            self.host.full((&mut oe, &mut oo), (&e, &o), dagger)?;
+            let (oe, oo) = match &self.gpu {
+                None => {
+                    let (mut oe, mut oo) = (e.zeros_like(), o.zeros_like());
+                    self.host.full((&mut oe, &mut oo), (&e, &o), dagger)?;
+                    (oe, oo)
+                }
+                Some(gpu) => crate::solve::gpu_full(gpu, (&e, &o), dagger)?,
+            };
             join_parities(&oe, &oo).map_err(SolverError::field)
         });
         fermion_to_array(py, &out.map_err(qdsl_error)?)
@@ -630,7 +615,8 @@ impl PyOperator {
         Ok(d)
     }
 
-    /// "cpu" or "gpu": where apply_even_odd and solve run.
+    /// "cpu" or "gpu": where apply, apply_even_odd and solve run (prepare_source and
+    /// reconstruct run on the host).
     #[getter]
     fn device(&self) -> &'static str {
         self.device.name()

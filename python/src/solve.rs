@@ -25,6 +25,24 @@ pub fn gpu_apply(gpu: &GpuOperator, psi: &F64, dagger: bool) -> Result<F64, Solv
     y.download(*psi.layout()).map_err(SolverError::field)
 }
 
+/// (out_e, out_o) = M (ψ_e, ψ_o) (dagger: M†) on the GPU, the full operator
+/// ([`crate::api::DeviceOperator::apply_full`]; clover and twisted mass take the operator
+/// on the odd sites too): both halves uploaded, both downloaded.
+pub fn gpu_full(
+    gpu: &GpuOperator,
+    psi: (&F64, &F64),
+    dagger: bool,
+) -> Result<(F64, F64), SolverError> {
+    let up = |f: &F64| DeviceVector::<Double>::upload(&gpu.ctx, f).map_err(SolverError::field);
+    let (e, o) = (up(psi.0)?, up(psi.1)?);
+    let (mut out_e, mut out_o) = (e.zeros_like(), o.zeros_like());
+    gpu.double
+        .apply_full(gpu.odd.as_ref(), (&mut out_e, &mut out_o), (&e, &o), dagger)?;
+    let down =
+        |v: &DeviceVector<Double>, f: &F64| v.download(*f.layout()).map_err(SolverError::field);
+    Ok((down(&out_e, psi.0)?, down(&out_o, psi.1)?))
+}
+
 /// The outcome of `qdsl.solve`.
 ///
 /// `solution` is the solution (full lattice, or the even sites for `even_odd=True`);

@@ -182,9 +182,32 @@ def test_gpu_operator_and_solve_agree_with_the_cpu(tmlqcd, make, args):
     x[odd] = 0
     ref = cpu.apply_even_odd(x)
     assert np.abs(gpu.apply_even_odd(x) - ref).max() < 1e-12 * np.abs(ref).max()
+    # The full M (and M†) runs on the GPU too.
+    y = random_field(cpu.field_shape, 13)
+    for dagger in [False, True]:
+        full = cpu.apply(y, dagger=dagger)
+        assert np.abs(gpu.apply(y, dagger=dagger) - full).max() < 1e-12 * np.abs(full).max()
     b = random_field(cpu.field_shape, 12)
     for precision in ["f64", "f32"]:
         result = qdsl.solve(gpu, b, tol=1e-10, precision=precision)
         assert result.device == "gpu"
         r = b - cpu.apply(result.solution)
         assert np.linalg.norm(r) / np.linalg.norm(b) < 1e-9
+
+
+def test_checkerboard_view_is_a_read_only_view_without_a_copy(tmlqcd):
+    view = tmlqcd.checkerboard_view()
+    coords = tmlqcd.checkerboard_coordinates()
+    lx, ly, lz, lt = tmlqcd.dims
+    assert view.shape == (lx * ly * lz * lt, 4, 3, 3) and coords.shape == (view.shape[0], 4)
+    # Even sites first; row r holds the links of the site coords[r].
+    parity = coords.sum(axis=1) % 2
+    assert np.all(parity[: len(parity) // 2] == 0) and np.all(parity[len(parity) // 2:] == 1)
+    lex = tmlqcd.to_numpy()
+    x, y, z, t = coords.T
+    assert np.array_equal(view, lex[t, z, y, x])
+    # The same memory every time (no copy), and numpy refuses to write it.
+    assert np.shares_memory(view, tmlqcd.checkerboard_view())
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        view[0, 0, 0, 0] = 0

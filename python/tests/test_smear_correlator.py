@@ -64,7 +64,8 @@ def test_pion_correlator_from_a_checked_propagator(action, params, spins):
     assert np.all(c["correlator"] > 0)
     meff = c["effective_mass"]
     assert np.allclose(meff, np.log(expected[:-1] / expected[1:]), rtol=1e-12)
-    # MILC's normalisation divides by (Lx Ly Lz)².
+    # MILC's point-source print-out (meson factor 1/(vol3)^2, one occurrence) divides
+    # the bare sum by (Lx Ly Lz)².
     milc = qdsl.pion_correlator(gauge, action, origin=origin, tol=1e-12,
                                 normalisation="milc", **params)
     assert np.allclose(milc["correlator"] * 64**2, c["correlator"], rtol=1e-12)
@@ -85,3 +86,23 @@ def test_gpu_smearing_agrees_with_the_cpu(kind):
 def test_gpu_smearing_without_a_gpu_is_a_clear_error():
     with pytest.raises(qdsl.DeviceUnavailable, match="GPU"):
         qdsl.smear(qdsl.GaugeField.unit([4, 4, 4, 4]), "asqtad", device="gpu")
+
+
+def test_open_boundary_clover_correlator():
+    """Open boundaries (openQCD's, c_F = 1.3) on openQCD's own open-boundary file: the
+    clover propagator vanishes on x0 = 0 and x0 = L_t − 1, C(t) is zero there and positive
+    elsewhere; a source on a boundary slice is refused naming it."""
+    gauge = qdsl.read_gauge(data("openqcd/gauge.bc_0.bin"))
+    origin = (0, 0, 0, 1)
+    c = qdsl.pion_correlator(gauge, "clover", kappa=0.12, csw=1.978, boundary="open",
+                             cf=1.3, origin=origin, tol=1e-11)
+    prop = c["propagator"]
+    lt = prop.shape[1]
+    assert np.abs(prop[:, 0]).max() == 0 and np.abs(prop[:, lt - 1]).max() == 0
+    corr = c["correlator"]
+    boundary = [(0 - origin[3]) % lt, (lt - 1 - origin[3]) % lt]
+    assert all(corr[t] == 0 for t in boundary)
+    assert all(corr[t] > 0 for t in range(lt) if t not in boundary)
+    assert "open time boundaries, c_F = 1.3" in c["parameters"]
+    with pytest.raises(qdsl.QdslError, match="quark fields vanish"):
+        qdsl.pion_correlator(gauge, "wilson", kappa=0.12, boundary="open", origin=(0, 0, 0, 0))

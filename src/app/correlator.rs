@@ -9,21 +9,52 @@
 //!   C(t) = Σ_x ε(x) ε(x₀) tr[G(x, x₀) G(x₀, x)] = Σ_x Σ_{a,b} |G_ab(x, x₀)|²: the (−1)^x
 //!   signs of the operator cancel those of the hermiticity relation.
 //!
-//! Staggered here is any of the staggered actions (naive, asqtad, HISQ); the clover and
-//! twisted-mass actions of `qdsl solve` are refused ([`full_solver`]).
+//! Staggered here is any of the staggered actions (naive, asqtad, HISQ). Clover obeys
+//! the same γ5-hermiticity as Wilson, so its C(t) is the same sum; its propagator is in
+//! mass normalisation, S = M⁻¹ with M = (m + 4) + clover − H/2 (Wilson's is κ
+//! normalised, (1 − κH)⁻¹). For twisted mass γ5 M(μ) γ5 = M(−μ)†, so the same sum of the
+//! μ propagator is the charged pion tr[γ5 S_u γ5 S_d] with S_d = S(−μ).
+//!
+//! Open and Schrödinger-functional time boundaries (openQCD's, Wilson-like actions only,
+//! [`CloverEvenOdd`]): the propagator vanishes on the boundary slices (x0 = 0, and
+//! x0 = L_t − 1 for open) and the source must lie between. The table still runs over
+//! t = (x_t − x₀,t) mod L_t, so the slices at and near the boundaries (and those the
+//! wrap reaches past them) carry boundary effects, not the pion's exponential decay:
+//! C(t) and m_eff are meaningful only for x₀ and x₀ + t both far from the boundaries.
 //!
 //! In both cases t = (x_t − x₀,t) mod L_t, and C(t) is the squared norm of the
 //! propagator's columns summed over the time slice, which [`pion_correlator`] computes.
 //! The effective mass is m_eff(t) = ln[C(t)/C(t + 1)].
 //!
-//! [`Normalisation`]: the report's C(t) is that sum (`none`), or the sum divided by
-//! (L_x L_y L_z)² (`milc`), neither changes m_eff. The `milc` divisor is the ratio issue 15
-//! found between MILC's printed pion correlators and the bare sum (4096 on a 4³×8
-//! lattice). MILC's `ks_spectrum` (`spectrum_ks.c`) divides the summed correlator by the
-//! number of contributions (`num_corr_occur`) and scales it by the `meson_factor` of the
-//! input's `correlator` line; its spatial-volume division (`space_vol`) is commented out
-//! there. No MILC correlator output is among the recorded data (`tests/data/README.md`),
-//! so this convention is pinned by the ratio, not yet by MILC's own numbers.
+//! [`Normalisation`]: the report's C(t) is that sum (`none`) or MILC's normalisation of
+//! the same correlator (`milc`: the sum divided by (L_x L_y L_z)², see below); neither
+//! changes m_eff.
+//!
+//! # MILC's normalisation (facts from MILC's source and its test inputs, milc_qcd `ks_spectrum`)
+//!
+//! * `generic_ks/ks_meson_mom.c`, `ks_meson_cont_mom`: the meson correlator of the
+//!   propagators src1, src2 accumulates Σ_x e^{ip·x} (O_st src1)†(x)·src2(x) per time
+//!   slice (for `pion5`, O_st src1 = src1: the sink sign (−1)^x is in the spin-taste
+//!   operator), then `norm_v` multiplies it by the correlator line's phase and real
+//!   `meson_factor` (the input's `* ddd` or `/ ddd`);
+//! * `ks_spectrum/spectrum_ks.c`, `spectrum_ks_diag_gen_meson` sums that over the source
+//!   colours, and `spectrum_ks_print_diag` prints it times `norm_fac = 1/num_corr_occur`
+//!   (the number of correlator lines with the same label); the code itself divides by no
+//!   volume (its `space_vol` division is commented out): the volume factor is the
+//!   input's `meson_factor`;
+//! * MILC's test inputs of the point-source pion put it there:
+//!   `ks_spectrum/test/ks_spectrum_asqtad.periodic.1.sample-in` (4³×8) reads
+//!   `# Normalization is 1/(vol3)^2` and `correlator POINT_KAON_5 p000 1 * 0.000244141
+//!   pion5 0 0 0 E E E` (0.000244141 = 1/4096 = 1/(4·4·4)²; its wall-source lines carry
+//!   1/(vol3)³), one occurrence per label.
+//!
+//! So MILC prints, for one point source, C(t) = Σ_colours Σ_x |G(x, x₀)|² / (L_x L_y L_z)²
+//! with M = 2m + D (MILC's `ksvector.ans.Minv` convention, checked in
+//! `tests/ksvector_milc_solve.rs`): 4096 times smaller than the bare sum on 4³×8, the
+//! ratio issue 15 found between MILC's printed pion correlators and the bare sum. No
+//! MILC correlator output is among the recorded data (`tests/data/README.md`), so the
+//! convention is pinned by MILC's source and inputs and a hand-written correlator in the
+//! tests, not by MILC's printed numbers.
 //!
 //! Staggered C(t) also carries a component alternating as (−1)^t: on a free field
 //! A⁻¹(x, x₀) = (4m² − D²)⁻¹ vanishes unless every coordinate of x − x₀ is even, so the
@@ -32,12 +63,12 @@
 //! a staggered mass needs a fit with an oscillating term (or even t only).
 
 use super::propagator::{
-    point_propagator, FullSolver, Propagator, PropagatorError, SolveSettings, StaggeredEvenOdd,
-    WilsonEvenOdd,
+    point_propagator, CloverEvenOdd, FullSolver, Propagator, PropagatorError, SolveSettings,
+    StaggeredEvenOdd, WilsonEvenOdd,
 };
-use super::solve::{check_hisq_u0, tadpole_factor, Action};
-use qdsl_core::dsl::variant::TimeBoundary;
+use super::solve::{check_hisq_u0, tadpole_factor, Action, FermionBoundary};
 use qdsl_core::field::GaugeField;
+use qdsl_core::gauge::{FieldStrengthTrace, OpenBoundary};
 use qdsl_core::lattice::{Coords, Lattice};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -64,34 +95,26 @@ pub enum CorrelatorError {
     },
 }
 
-/// "periodic" or "antiperiodic": the time boundary of the fermions.
-pub fn parse_boundary(s: &str) -> Result<TimeBoundary, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "periodic" => Ok(TimeBoundary::Periodic),
-        "antiperiodic" => Ok(TimeBoundary::Antiperiodic),
-        _ => Err(format!(
-            "unknown time boundary {s:?}: expected periodic or antiperiodic"
-        )),
-    }
-}
-
 /// How the reported C(t) is normalised (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Normalisation {
     /// C(t) = Σ_x Σ_ab |G_ab(x, x₀)|² (Wilson: Σ over spin and colour), no factor.
     #[default]
     None,
-    /// MILC's as issue 15 measured it: the sum divided by the source volume factor
-    /// (L_x L_y L_z)² (see the module docs for what is and is not checked).
+    /// MILC's `ks_spectrum` print-out of a point-source pion with its test inputs'
+    /// correlator line `1 * 1/(vol3)^2`: the sum divided by (L_x L_y L_z)² (module docs).
     Milc,
 }
 
 impl Normalisation {
+    /// The names `--normalisation` takes.
+    pub const NAMES: [&'static str; 2] = ["none", "milc"];
+
     /// The name `--normalisation` takes.
     pub fn name(self) -> &'static str {
         match self {
-            Normalisation::None => "none",
-            Normalisation::Milc => "milc",
+            Normalisation::None => Self::NAMES[0],
+            Normalisation::Milc => Self::NAMES[1],
         }
     }
 
@@ -99,7 +122,10 @@ impl Normalisation {
     pub fn definition(self) -> &'static str {
         match self {
             Normalisation::None => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|²",
-            Normalisation::Milc => "C(t) = Σ_x Σ_ab |G_ab(x, x0)|² / (Lx Ly Lz)²",
+            Normalisation::Milc => {
+                "C(t) = Σ_x Σ_ab |G_ab(x, x0)|² / (Lx Ly Lz)², MILC's ks_spectrum point-source \
+                 pion (meson factor 1/(vol3)^2, one occurrence)"
+            }
         }
     }
 
@@ -117,20 +143,15 @@ impl Normalisation {
 
 /// "none" or "milc": the normalisation of C(t).
 pub fn parse_normalisation(s: &str) -> Result<Normalisation, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "none" => Ok(Normalisation::None),
-        "milc" => Ok(Normalisation::Milc),
-        _ => Err(format!(
-            "unknown normalisation {s:?}: expected none or milc"
-        )),
-    }
-}
-
-fn boundary_name(b: TimeBoundary) -> &'static str {
-    match b {
-        TimeBoundary::Periodic => "periodic",
-        TimeBoundary::Antiperiodic => "antiperiodic",
-    }
+    [Normalisation::None, Normalisation::Milc]
+        .into_iter()
+        .find(|n| n.name().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            format!(
+                "unknown normalisation {s:?}: expected {}",
+                Normalisation::NAMES.join(", ")
+            )
+        })
 }
 
 /// C(t) = Σ_{x: x_t − x₀,t ≡ t} Σ_columns Σ_components |S(x, x₀)|² (see the module docs).
@@ -161,9 +182,9 @@ pub fn effective_mass(c: &[f64]) -> Vec<Option<f64>> {
 /// What a correlator measurement needs besides the gauge links.
 #[derive(Clone)]
 pub struct CorrelatorConfig {
-    /// The action: Wilson, naive staggered, asqtad or HISQ ([`CORRELATOR_ACTIONS`]).
+    /// The action: any of [`Action::ALL`].
     pub action: Action,
-    /// κ (Wilson only, > 0).
+    /// κ (Wilson, clover and twisted mass only, > 0).
     pub kappa: Option<f64>,
     /// Quark mass m (staggered, asqtad and HISQ only, > 0: the staggered point-source
     /// solve needs M invertible).
@@ -173,8 +194,15 @@ pub struct CorrelatorConfig {
     pub u0: Option<f64>,
     /// Naik correction ε of the HISQ links (HISQ only, default 0).
     pub epsilon_naik: Option<f64>,
-    /// The fermions' time boundary.
-    pub boundary: TimeBoundary,
+    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted mass: default 0).
+    pub csw: Option<f64>,
+    /// Twisted mass μ (twisted mass only, required).
+    pub mu: Option<f64>,
+    /// The clover term's field-strength trace convention (clover, twisted mass).
+    pub clover_trace: FieldStrengthTrace,
+    /// The fermions' time boundary: periodic, antiperiodic, or open / SF (Wilson-like
+    /// actions only; the source must lie on a slice where the quark fields live).
+    pub boundary: FermionBoundary,
     /// The source position x₀.
     pub origin: Coords,
     /// How the even-odd systems are solved.
@@ -215,42 +243,44 @@ pub struct CorrelatorReport {
     pub propagator: Propagator,
 }
 
-/// The actions the correlator supports (clover and twisted mass are `qdsl solve` only).
-pub const CORRELATOR_ACTIONS: [Action; 4] = [
-    Action::Wilson,
-    Action::Staggered,
-    Action::Asqtad,
-    Action::Hisq,
-];
-
 fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
 
 /// Builds the full-lattice solver of `config.action`, checking that it gets exactly its
-/// parameters; returns it with a description of the parameters.
+/// parameters (and, with an open or SF boundary, that the source lies on a slice where
+/// the quark fields live); returns it with a description of the parameters.
 pub fn full_solver(
     gauge: &GaugeField<f64>,
     config: &CorrelatorConfig,
 ) -> Result<(Box<dyn FullSolver>, String), CorrelatorError> {
     let bad = |m: String| CorrelatorError::Parameter(m);
     let action = config.action;
-    if !CORRELATOR_ACTIONS.contains(&action) {
+    let wilson_like = action.is_wilson_like();
+    let takes = match action {
+        Action::Wilson => "--kappa, optional --u0",
+        Action::Clover => "--kappa, --csw, optional --u0",
+        Action::TwistedMass => "--kappa, --mu, optional --csw, --u0",
+        Action::Hisq => "--mass, optional --epsilon-naik",
+        _ => "--mass, optional --u0",
+    };
+    // u0 is a parameter of every correlator action (it divides the thin links).
+    let given = [
+        ("--kappa", config.kappa.is_some()),
+        ("--mass", config.mass.is_some()),
+        ("--csw", config.csw.is_some()),
+        ("--mu", config.mu.is_some()),
+        ("--epsilon-naik", config.epsilon_naik.is_some()),
+    ];
+    if let Some(flag) = action.first_unused(&given) {
         return Err(bad(format!(
-            "the correlator supports wilson, staggered, asqtad, hisq, not the {action} action"
+            "{flag} does not apply to the {action} action (it takes {takes})"
         )));
     }
-    if let Some(eps) = config.epsilon_naik {
-        if action != Action::Hisq {
-            return Err(bad(format!(
-                "--epsilon-naik does not apply to the {action} action (hisq only)"
-            )));
-        }
-        if !eps.is_finite() {
-            return Err(bad(format!(
-                "--epsilon-naik must be a finite number, found {eps}"
-            )));
-        }
+    if let Some(eps) = config.epsilon_naik.filter(|e| !e.is_finite()) {
+        return Err(bad(format!(
+            "--epsilon-naik must be a finite number, found {eps}"
+        )));
     }
     if let Some(u0) = config.u0.filter(|&u0| !positive(u0)) {
         return Err(bad(format!(
@@ -258,61 +288,127 @@ pub fn full_solver(
         )));
     }
     let boundary = config.boundary;
+    let time = boundary.describe();
     let settings = config.settings.clone();
-    match action {
-        Action::Wilson => {
-            if config.mass.is_some() {
-                return Err(bad(
-                    "--mass does not apply to the wilson action (it takes --kappa)".into(),
-                ));
-            }
-            let kappa = config
-                .kappa
-                .ok_or_else(|| bad("the wilson action needs --kappa K".into()))?;
-            if !positive(kappa) {
-                return Err(bad(format!(
-                    "--kappa must be a positive finite number, found {kappa}"
-                )));
-            }
-            let u0 = config.u0.unwrap_or(1.0);
-            let text = format!("κ = {kappa}, u0 = {u0}, {} time", boundary_name(boundary));
-            Ok((
-                Box::new(WilsonEvenOdd::new(gauge, kappa, u0, boundary, settings)),
-                text,
-            ))
+    if wilson_like {
+        let kappa = config
+            .kappa
+            .ok_or_else(|| bad(format!("the {action} action needs --kappa K")))?;
+        if !positive(kappa) {
+            return Err(bad(format!(
+                "--kappa must be a positive finite number, found {kappa}"
+            )));
         }
-        _ => {
-            if config.kappa.is_some() {
-                return Err(bad(format!(
-                    "--kappa does not apply to the {action} action (it takes --mass)"
-                )));
-            }
-            if action == Action::Hisq {
-                check_hisq_u0(config.u0).map_err(|e| bad(e.to_string()))?;
-            }
-            let mass = config
-                .mass
-                .ok_or_else(|| bad(format!("the {action} action needs --mass M")))?;
-            if !positive(mass) {
-                return Err(bad(format!(
-                    "--mass must be a positive finite number, found {mass}"
-                )));
-            }
-            let u0 = match action {
-                Action::Asqtad => tadpole_factor(gauge, config.u0),
-                _ => config.u0.unwrap_or(1.0),
-            };
-            let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
-            let time = boundary_name(boundary);
-            let text = match action {
-                Action::Hisq => format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time} time"),
-                _ => format!("m = {mass}, u0 = {u0:.6}, {time} time"),
-            };
-            let solver =
-                StaggeredEvenOdd::new(gauge, action, mass, u0, epsilon_naik, boundary, settings)?;
-            Ok((Box::new(solver), text))
+        let u0 = config.u0.unwrap_or(1.0);
+        let csw = match action {
+            Action::Clover => config
+                .csw
+                .ok_or_else(|| bad("the clover action needs --csw C".into()))?,
+            _ => config.csw.unwrap_or(0.0),
+        };
+        if !(csw.is_finite() && csw >= 0.0) {
+            return Err(bad(format!(
+                "--csw must be a finite number ≥ 0, found {csw}"
+            )));
         }
+        let mu = match action {
+            Action::TwistedMass => config
+                .mu
+                .ok_or_else(|| bad("the twisted-mass action needs --mu MU".into()))?,
+            _ => 0.0,
+        };
+        if !mu.is_finite() {
+            return Err(bad(format!("--mu must be a finite number, found {mu}")));
+        }
+        if let FermionBoundary::Open(open) = boundary {
+            check_open_source(gauge, config.origin, &open)?;
+        }
+        return match (action, boundary) {
+            (Action::Wilson, FermionBoundary::Wrap(b)) => Ok((
+                Box::new(WilsonEvenOdd::new(gauge, kappa, u0, b, settings)),
+                format!("κ = {kappa}, u0 = {u0}, {time}"),
+            )),
+            (Action::Wilson, _) => Ok((
+                Box::new(CloverEvenOdd::new(
+                    gauge,
+                    kappa,
+                    0.0,
+                    0.0,
+                    u0,
+                    boundary,
+                    config.clover_trace,
+                    true,
+                    settings,
+                )?),
+                format!("κ = {kappa}, u0 = {u0}, {time}"),
+            )),
+            _ => Ok((
+                Box::new(CloverEvenOdd::new(
+                    gauge,
+                    kappa,
+                    csw,
+                    mu,
+                    u0,
+                    boundary,
+                    config.clover_trace,
+                    false,
+                    settings,
+                )?),
+                format!(
+                    "κ = {kappa} (m = {:.6}), c_sw = {csw}, μ = {mu}, u0 = {u0}, {time}; \
+                     S = M⁻¹ with M = (m + 4) + clover + iμγ5 − H/2 (mass normalisation)",
+                    super::solve::wilson_mass(kappa)
+                ),
+            )),
+        };
     }
+    let FermionBoundary::Wrap(boundary) = boundary else {
+        return Err(bad(format!(
+            "open and sf boundaries apply to the wilson, clover and twisted-mass actions, not \
+             to {action}"
+        )));
+    };
+    if action == Action::Hisq {
+        check_hisq_u0(config.u0).map_err(|e| bad(e.to_string()))?;
+    }
+    let mass = config
+        .mass
+        .ok_or_else(|| bad(format!("the {action} action needs --mass M")))?;
+    if !positive(mass) {
+        return Err(bad(format!(
+            "--mass must be a positive finite number, found {mass}"
+        )));
+    }
+    let u0 = match action {
+        Action::Asqtad => tadpole_factor(gauge, config.u0),
+        _ => config.u0.unwrap_or(1.0),
+    };
+    let epsilon_naik = config.epsilon_naik.unwrap_or(0.0);
+    let text = match action {
+        Action::Hisq => format!("m = {mass}, ε_Naik = {epsilon_naik}, u0 = 1, {time}"),
+        _ => format!("m = {mass}, u0 = {u0:.6}, {time}"),
+    };
+    let solver = StaggeredEvenOdd::new(gauge, action, mass, u0, epsilon_naik, boundary, settings)?;
+    Ok((Box::new(solver), text))
+}
+
+/// An error if the source's time slice `origin[3]` is one where the quark fields vanish
+/// under the boundary `open`: its propagator would be zero.
+fn check_open_source(
+    gauge: &GaugeField<f64>,
+    origin: Coords,
+    open: &OpenBoundary,
+) -> Result<(), CorrelatorError> {
+    let lt = gauge.lattice().extent(3);
+    if open.vanishes(origin[3], lt) {
+        return Err(CorrelatorError::Parameter(format!(
+            "the source lies on time slice t = {} where the quark fields vanish ({open}): \
+             choose --source x,y,z,t with 0 < t < L_t − 1 = {} (open) or 0 < t (sf)",
+            origin[3],
+            lt - 1
+        )));
+    }
+    Ok(())
 }
 
 /// Computes the point-source propagator at `config.origin` and the pion correlator.
@@ -401,189 +497,5 @@ impl CorrelatorReport {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::app::low_precision::LowPrecision;
-    use qdsl_runtime::solver::{SolverKind, SolverOptions};
-
-    /// C(t) = A e^{−m t} has m_eff(t) = m exactly; a non-positive ratio is `None`.
-    #[test]
-    fn effective_mass_of_an_exponential_is_its_mass() {
-        let c: Vec<f64> = (0..6).map(|t| 3.0 * (-0.37 * t as f64).exp()).collect();
-        for m in effective_mass(&c) {
-            assert!((m.unwrap() - 0.37).abs() < 1e-14);
-        }
-        assert_eq!(effective_mass(&[1.0, -1.0, 0.0]), vec![None, None]);
-    }
-
-    #[test]
-    fn boundaries_parse() {
-        assert_eq!(parse_boundary("Periodic"), Ok(TimeBoundary::Periodic));
-        assert_eq!(
-            parse_boundary("antiperiodic"),
-            Ok(TimeBoundary::Antiperiodic)
-        );
-        assert!(parse_boundary("open")
-            .unwrap_err()
-            .contains("periodic or antiperiodic"));
-    }
-
-    fn config(action: Action) -> CorrelatorConfig {
-        CorrelatorConfig {
-            action,
-            kappa: None,
-            mass: None,
-            u0: None,
-            epsilon_naik: None,
-            boundary: TimeBoundary::Antiperiodic,
-            origin: [0; 4],
-            settings: SolveSettings {
-                solver: SolverKind::Cgnr,
-                precision: LowPrecision::F64,
-                options: SolverOptions::with_tolerance(1e-10),
-            },
-            normalisation: Normalisation::None,
-        }
-    }
-
-    fn message(gauge: &GaugeField<f64>, c: &CorrelatorConfig) -> String {
-        match full_solver(gauge, c) {
-            Err(e) => e.to_string(),
-            Ok(_) => "accepted".into(),
-        }
-    }
-
-    /// Each action gets exactly its parameters, in range, with messages naming the flag.
-    #[test]
-    fn parameters_are_checked() {
-        let gauge = GaugeField::<f64>::unit(Lattice::new([2; 4]).unwrap());
-        let mut c = config(Action::Wilson);
-        assert!(message(&gauge, &c).contains("needs --kappa"));
-        c.kappa = Some(-0.1);
-        assert!(message(&gauge, &c).contains("--kappa must be a positive"));
-        c.kappa = Some(0.1);
-        assert_eq!(message(&gauge, &c), "accepted");
-        c.mass = Some(0.1);
-        assert!(message(&gauge, &c).contains("--mass does not apply"));
-        let mut c = config(Action::Staggered);
-        c.mass = Some(0.0);
-        assert!(message(&gauge, &c).contains("--mass must be a positive"));
-        c.mass = Some(0.1);
-        c.u0 = Some(0.0);
-        assert!(message(&gauge, &c).contains("--u0 must be a positive"));
-        c.u0 = None;
-        c.kappa = Some(0.1);
-        assert!(message(&gauge, &c).contains("--kappa does not apply"));
-    }
-
-    /// Clover and twisted mass are refused naming the supported actions; ε and u0 are
-    /// checked against HISQ.
-    #[test]
-    fn clover_is_refused_and_hisq_parameters_are_checked() {
-        let gauge = GaugeField::<f64>::unit(Lattice::new([2; 4]).unwrap());
-        for action in [Action::Clover, Action::TwistedMass] {
-            let mut c = config(action);
-            c.kappa = Some(0.12);
-            assert_eq!(
-                message(&gauge, &c),
-                format!(
-                    "the correlator supports wilson, staggered, asqtad, hisq, not the {action} \
-                     action"
-                )
-            );
-        }
-        let mut c = config(Action::Asqtad);
-        (c.mass, c.epsilon_naik) = (Some(0.1), Some(0.0));
-        assert!(message(&gauge, &c).contains("--epsilon-naik does not apply to the asqtad"));
-        c.action = Action::Hisq;
-        assert_eq!(message(&gauge, &c), "accepted");
-        c.epsilon_naik = Some(f64::NAN);
-        assert!(message(&gauge, &c).contains("--epsilon-naik must be a finite"));
-        (c.epsilon_naik, c.u0) = (None, Some(0.9));
-        assert!(message(&gauge, &c).contains("--u0 does not apply to the hisq"));
-        // u0 = 1 by construction: accepted.
-        c.u0 = Some(1.0);
-        assert_eq!(message(&gauge, &c), "accepted");
-    }
-
-    /// `--normalisation milc` divides every C(t) by (L_x L_y L_z)² (4096 on 4³×8, the
-    /// ratio issue 15 found between MILC's printed values and the bare sum); m_eff is
-    /// unchanged, and the JSON names the normalisation with its divisor.
-    #[test]
-    fn milc_normalisation_divides_by_the_squared_spatial_volume() {
-        assert_eq!(parse_normalisation("MILC"), Ok(Normalisation::Milc));
-        assert_eq!(parse_normalisation("none"), Ok(Normalisation::None));
-        assert!(parse_normalisation("qdp")
-            .unwrap_err()
-            .contains("none or milc"));
-        let lattice = Lattice::new([4, 4, 4, 8]).unwrap();
-        assert_eq!(Normalisation::Milc.divisor(&lattice), 4096.0);
-        let gauge = GaugeField::<f64>::unit(lattice);
-        let mut c = config(Action::Staggered);
-        c.mass = Some(0.2);
-        c.settings.solver = SolverKind::Cg;
-        let bare = measure(&gauge, &c).unwrap();
-        c.normalisation = Normalisation::Milc;
-        let milc = measure(&gauge, &c).unwrap();
-        for (b, m) in bare.correlator.iter().zip(&milc.correlator) {
-            assert!((b / m / 4096.0 - 1.0).abs() < 1e-12, "{b} vs {m}");
-        }
-        for (b, m) in bare.effective_mass.iter().zip(&milc.effective_mass) {
-            assert!((b.unwrap() - m.unwrap()).abs() < 1e-12);
-        }
-        let json = milc.json();
-        assert_eq!(json["normalisation"]["name"], "milc");
-        assert_eq!(json["normalisation"]["divisor"], 4096.0);
-        assert!(
-            json["setup_seconds"].as_f64().is_some() && json["solve_seconds"].as_f64().is_some()
-        );
-    }
-
-    /// On unit links HISQ at ε = 0 has fat 9/8 and long −1/24 (times the phases), the
-    /// asqtad links at u0 = 1: the free 4³×8 correlators agree (periodic time, so the
-    /// boundary flip is applied to both); at ε = −0.1 the Naik term changes and so does
-    /// C(t).
-    #[test]
-    fn free_hisq_correlator_is_asqtad_at_zero_naik_correction() {
-        let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
-        let mut c = config(Action::Asqtad);
-        (c.mass, c.u0, c.boundary) = (Some(0.2), Some(1.0), TimeBoundary::Periodic);
-        c.settings.solver = SolverKind::Cg;
-        let asqtad = measure(&gauge, &c).unwrap().correlator;
-        (c.action, c.u0) = (Action::Hisq, None);
-        let hisq = measure(&gauge, &c).unwrap();
-        assert!(
-            hisq.parameters.starts_with("m = 0.2, ε_Naik = 0, u0 = 1"),
-            "{}",
-            hisq.parameters
-        );
-        for (h, a) in hisq.correlator.iter().zip(&asqtad) {
-            assert!((h - a).abs() <= 1e-9 * a, "{h} vs {a}");
-        }
-        c.epsilon_naik = Some(-0.1);
-        let naik = measure(&gauge, &c).unwrap().correlator;
-        assert!((naik[2] - asqtad[2]).abs() > 1e-4 * asqtad[2], "{naik:?}");
-    }
-
-    /// Free field on 4³×8, staggered m = 0.2: the report's table has one line per time
-    /// slice plus a header, C(t) is symmetric about L_t/2 (the free field is
-    /// time-reflection invariant), and the JSON carries the same numbers.
-    #[test]
-    fn free_staggered_report_is_symmetric_and_consistent() {
-        let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
-        let mut c = config(Action::Staggered);
-        c.mass = Some(0.2);
-        c.settings.solver = SolverKind::Cg;
-        let report = measure(&gauge, &c).unwrap();
-        let corr = &report.correlator;
-        for t in 1..8 {
-            assert!((corr[t] - corr[8 - t]).abs() <= 1e-9 * corr[t], "{corr:?}");
-        }
-        assert!(corr.iter().all(|&x| x > 0.0));
-        assert_eq!(report.table().lines().count(), 9);
-        assert_eq!(report.solves, 6);
-        let json = report.json();
-        assert_eq!(json["correlator"][3].as_f64(), Some(corr[3]));
-        assert_eq!(json["effective_mass"].as_array().map(Vec::len), Some(7));
-    }
-}
+#[path = "correlator_tests.rs"]
+mod tests;

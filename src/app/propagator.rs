@@ -17,17 +17,31 @@
 //!
 //!   ψ = M† (M M†)⁻¹ η:  y_p = A_p⁻¹ η_p,  ψ_p = 2m y_p − D_pq y_q.
 //!
+//! * [`CloverEvenOdd`]: clover and twisted mass in mass normalisation, M = D − ½H with
+//!   D = A + iμγ5 (A = (m + 4) + (c_sw/2)σ·F, m = 1/(2κ) − 4), through the Schur
+//!   complement of [`EvenOddClover`]:
+//!
+//!   b = η_e + ½ H_eo D_oo⁻¹ η_o,  M̂ ψ_e = b,  ψ_o = D_oo⁻¹ (η_o + ½ H_oe ψ_e);
+//!
+//!   with openQCD's open or SF time boundaries ([`OpenBoundary`]) it solves the
+//!   boundary's clover system ([`OpenBoundary::clover_fields`]) with η set to zero on the
+//!   slices where the quark fields vanish. Wilson with such a boundary is this solver
+//!   at c_sw = μ = 0, its solution multiplied by 1/(2κ) = m + 4 to stay in the κ
+//!   normalisation of [`WilsonEvenOdd`] (1 − κH = 2κ (m + 4 − ½H)).
+//!
 //! The tadpole factor u0 divides the thin links (U → U/u0) for Wilson and naive
 //! staggered fermions; asqtad takes it in its path coefficients (MILC); HISQ has none
 //! (its links are reunitarised, u0 = 1).
 
 use super::low_precision::LowPrecision;
-use super::solve::Action;
+use super::solve::{wilson_mass, Action, FermionBoundary};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::gauge::{clover_field_with, FieldStrengthTrace, OpenBoundary};
 use qdsl_core::lattice::{Coords, Parity};
 use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
 use qdsl_runtime::operator::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
+use qdsl_runtime::operator::EvenOddClover;
 use qdsl_runtime::solver::{
     LinearOperator, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
 };
@@ -70,6 +84,10 @@ pub enum PropagatorError {
         /// Why.
         message: String,
     },
+    /// An open or SF boundary does not fit the lattice, or the point source lies on a
+    /// slice where the quark fields vanish.
+    #[error("{0}")]
+    OpenBoundary(String),
     /// A staggered propagator was asked for an action that is not staggered.
     #[error("the {action} action is not a staggered action (staggered, asqtad, hisq)")]
     NotStaggered {
@@ -142,8 +160,8 @@ pub fn join_parities(even: &F64, odd: &F64) -> Result<F64, FieldError> {
     F64::from_data(layout, data)
 }
 
-/// The thin links prepared for an action: divided by u0 (Wilson, naive staggered; asqtad
-/// and HISQ take no division), and for
+/// The thin links prepared for an action: divided by u0 (Wilson-like, naive staggered;
+/// asqtad and HISQ take no division), and for
 /// staggered fermions with a periodic time boundary the t-links of the last time slice
 /// negated, so that the antiperiodic sign [`fold_staggered_phases`] folds in cancels.
 pub fn prepared_links(
@@ -159,7 +177,7 @@ pub fn prepared_links(
     } else {
         1.0 / u0
     };
-    let flip = action != Action::Wilson && boundary == TimeBoundary::Periodic;
+    let flip = !action.is_wilson_like() && boundary == TimeBoundary::Periodic;
     GaugeField::from_fn(lattice, |c, mu| {
         let sign = if flip && mu == 3 && c[3] == last {
             -1.0
@@ -213,6 +231,94 @@ impl FullSolver for WilsonEvenOdd {
         let result = self.settings.run(&self.high, &self.low, &b, &mut psi_e)?;
         let psi_o = self.high.reconstruct(&psi_e, &eta_o)?;
         *psi = join_parities(&psi_e, &psi_o)?;
+        Ok(vec![result])
+    }
+}
+
+/// The full-lattice clover / twisted-mass solver in mass normalisation, also Wilson with
+/// open or SF boundaries (equations in the [module docs](self)).
+pub struct CloverEvenOdd {
+    high: EvenOddClover<f64>,
+    low: EvenOddClover<f32>,
+    /// The open or SF boundary whose vanishing slices η is projected off.
+    open: Option<OpenBoundary>,
+    /// The factor the solution is multiplied by: 1, or 1/(2κ) for Wilson (κ
+    /// normalisation).
+    scale: f64,
+    settings: SolveSettings,
+}
+
+impl CloverEvenOdd {
+    /// M = A + iμγ5 − ½H for the links `gauge`/u0 with hopping parameter κ, c_sw and μ,
+    /// the fermions' time `boundary` and the field strength's `trace` convention; `kappa_normalised` (Wilson) returns
+    /// (1 − κH)⁻¹ η = (m + 4) M⁻¹ η instead of M⁻¹ η. An error if the boundary does not
+    /// fit the lattice or A is singular.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gauge: &GaugeField<f64>,
+        kappa: f64,
+        csw: f64,
+        mu: f64,
+        u0: f64,
+        boundary: FermionBoundary,
+        trace: FieldStrengthTrace,
+        kappa_normalised: bool,
+        settings: SolveSettings,
+    ) -> Result<Self, PropagatorError> {
+        let mass = wilson_mass(kappa);
+        let (links, clover, wrap, open) = match boundary {
+            FermionBoundary::Wrap(b) => {
+                let links = prepared_links(gauge, Action::Clover, b, u0);
+                let clover = clover_field_with(&links, mass, csw, trace);
+                (links, clover, b, None)
+            }
+            FermionBoundary::Open(open) => {
+                let links = prepared_links(gauge, Action::Clover, TimeBoundary::Periodic, u0);
+                let (hops, clover) = open
+                    .clover_fields(&links, mass, csw, trace)
+                    .map_err(|e| PropagatorError::OpenBoundary(e.to_string()))?;
+                // No link crosses the time boundary: the kernels' wrap sign is moot.
+                (hops, clover, TimeBoundary::Periodic, Some(open))
+            }
+        };
+        let high = EvenOddClover::from_clover(links, &clover, mu, Parity::Even, wrap)?;
+        Ok(Self {
+            low: high.cast(),
+            high,
+            open,
+            scale: if kappa_normalised { mass + 4.0 } else { 1.0 },
+            settings,
+        })
+    }
+
+    /// The open or SF boundary, if any.
+    pub fn open_boundary(&self) -> Option<OpenBoundary> {
+        self.open
+    }
+}
+
+impl FullSolver for CloverEvenOdd {
+    /// 4 spins × 3 colours on every site.
+    fn layout(&self) -> SpinorLayout {
+        self.high.layout().with_subset(SiteSubset::Full)
+    }
+
+    /// η projected off the vanishing slices (open, SF); b = η_e + ½ H_eo D_oo⁻¹ η_o;
+    /// M̂ ψ_e = b; ψ_o = D_oo⁻¹ (η_o + ½ H_oe ψ_e); ψ scaled to the normalisation.
+    fn solve(&self, eta: &F64, psi: &mut F64) -> Result<Vec<SolveResult>, PropagatorError> {
+        let mut eta = eta.clone();
+        if let Some(open) = &self.open {
+            open.project(&mut eta);
+        }
+        let (eta_e, eta_o) = split_parities(&eta)?;
+        let b = self.high.prepare_source(&eta_e, &eta_o)?;
+        let mut psi_e = b.clone();
+        let result = self.settings.run(&self.high, &self.low, &b, &mut psi_e)?;
+        let psi_o = self.high.reconstruct(&psi_e, &eta_o)?;
+        *psi = join_parities(&psi_e, &psi_o)?;
+        if self.scale != 1.0 {
+            psi.data_mut().iter_mut().for_each(|z| *z *= self.scale);
+        }
         Ok(vec![result])
     }
 }

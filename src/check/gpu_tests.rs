@@ -189,16 +189,20 @@ fn packed_spinor_rows_match_the_cpu_reference() {
     assert_eq!(compared, 2 * (4 * 8 + 2 * 4));
 }
 
-/// M̂, M̂† (Wilson, lat.sample.l8) and the asqtad A (fat.l8, long.l8) on the GPU match
-/// the host operators.
+/// M̂, M̂† (Wilson, lat.sample.l8), the asqtad A (fat.l8, long.l8) and the open- and
+/// SF-boundary Wilson and clover M̂, M̂† (openQCD's gauge.bc_0.bin, f64 and f32) on the
+/// GPU match the host operators.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn device_operators_match_the_host_operators() {
     let (gpu, _dir) = gpu();
     let rows = check_operators(&gpu, &data_dir());
     // Wilson M̂, M̂†: f64, f32 recon 18 and 12, packed20, packed30; asqtad: f64, f32,
-    // packed20, packed30.
-    assert_eq!(rows.len(), 2 * 5 + 4);
+    // packed20, packed30; open/SF Wilson and clover: 3 operators × (M̂, M̂†) × (f64, f32).
+    assert_eq!(rows.len(), 2 * 5 + 4 + 3 * 4);
+    for kernel in ["wilson_eo open", "clover_eo open", "clover_eo sf"] {
+        assert_eq!(rows.iter().filter(|r| r.kernel == kernel).count(), 4);
+    }
     for r in &rows {
         assert!(
             matches!(r.outcome, Outcome::Compared { .. }) && !r.outcome.is_failure(),

@@ -9,9 +9,11 @@
 //! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
+//! | [`open_boundary`] | the open- and SF-boundary operator rows (openQCD's file) |
 //! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
 pub mod dense;
+pub mod open_boundary;
 pub mod reference;
 pub mod report;
 pub mod run;

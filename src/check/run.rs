@@ -54,7 +54,7 @@ struct DataSet {
     links: Vec<GaugeField<f64>>,
 }
 
-fn read(dir: &Path, file: &str, opts: &ReadOptions) -> Result<GaugeField<f64>, String> {
+pub(super) fn read(dir: &Path, file: &str, opts: &ReadOptions) -> Result<GaugeField<f64>, String> {
     read_gauge(dir.join(file), opts)
         .map(|g| g.field)
         .map_err(|e| format!("reading {file}: {e}"))
@@ -90,14 +90,14 @@ fn real_links(dir: &Path, kernel: &str, gauges: usize) -> Result<DataSet, String
     })
 }
 
-fn as_c64<T: Real>(f: &ColourSpinorField<T>) -> Vec<Complex<f64>> {
+pub(super) fn as_c64<T: Real>(f: &ColourSpinorField<T>) -> Vec<Complex<f64>> {
     f.data()
         .iter()
         .map(|z| Complex::new(z.re.to_f64(), z.im.to_f64()))
         .collect()
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(super) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
@@ -274,7 +274,7 @@ fn random_clover(lat: Lattice, subset: SiteSubset, seed: u64) -> CloverField<f64
     a
 }
 
-fn outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
+pub(super) fn outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
     match r {
         Ok(error) => Outcome::Compared {
             error,
@@ -605,7 +605,8 @@ fn compare_operator<T: Real>(
 
 /// The operator rows: Wilson M̂ and M̂† on lat.sample.l8 (f64 recon 18, f32 recon 18
 /// and 12, packed20 and packed30 spinors with links in their compute type), MILC's
-/// asqtad A on fat.l8/long.l8 (f64, f32, packed20, packed30).
+/// asqtad A on fat.l8/long.l8 (f64, f32, packed20, packed30), and the open- and
+/// SF-boundary Wilson and clover M̂ on openQCD's file ([`super::open_boundary`]).
 fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
     let tuner = Tuner::new(
         &qdsl_runtime::tune::default_path(),
@@ -692,6 +693,9 @@ fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
             Outcome::Failed(e),
         ),
     }
+    rows.extend(super::open_boundary::check_open_boundary_operators(
+        gpu, &tuner, dir,
+    ));
     rows
 }
 
@@ -786,7 +790,10 @@ pub fn run_check(
             ),
         }
     }
-    if wanted("wilson_eo") || wanted("asqtad_eo") || opts.filter.is_none() {
+    if ["wilson_eo", "asqtad_eo", "clover_eo"]
+        .iter()
+        .any(|k| wanted(k))
+    {
         emit(check_operators(gpu, &opts.data_dir), &mut rows);
     }
     emit(

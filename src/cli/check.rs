@@ -41,10 +41,13 @@ pub struct CheckArgs {
     /// Seed of the random fields.
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
-    /// Only kernels (and operators: wilson_eo, asqtad_eo) whose name contains this.
+    /// Only kernels (and operators: wilson_eo, asqtad_eo, clover_eo; the open- and
+    /// sf-boundary rows are `wilson_eo open`, `clover_eo open`, `clover_eo sf` on
+    /// openqcd/gauge.bc_0.bin) whose name contains this.
     #[arg(long)]
     pub kernel: Option<String>,
-    /// Directory with milc/lat.sample.l8, milc/fat.l8, milc/long.l8 (default:
+    /// Directory with milc/lat.sample.l8, milc/fat.l8, milc/long.l8 and
+    /// openqcd/gauge.bc_0.bin (default:
     /// $QDSL_DATA_DIR, else the repository's tests/data).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,

@@ -1,18 +1,16 @@
 //! `qdsl correlator`: read a gauge configuration, compute the point-source propagator
 //! (every spin and colour) and print the pion correlator C(t) with its effective mass.
 
+use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
-use crate::app::correlator::{
-    measure, parse_boundary, parse_normalisation, CorrelatorConfig, Normalisation,
-};
+use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
 use crate::app::low_precision::LowPrecision;
 use crate::app::propagator::SolveSettings;
 use crate::app::solve::Action;
 use clap::Args;
-use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
 use qdsl_runtime::solver::{SolverKind, SolverOptions};
@@ -22,31 +20,15 @@ use std::path::PathBuf;
 pub struct CorrelatorArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
-    /// The action: wilson (--kappa), staggered (naive, --mass), asqtad (--mass, --u0) or
-    /// hisq (--mass, --epsilon-naik). Clover and twisted-mass are `qdsl solve` only: the
-    /// correlator supports wilson, staggered, asqtad, hisq.
-    #[arg(long, default_value = "wilson")]
-    action: Action,
-    /// Hopping parameter κ > 0 (Wilson).
-    #[arg(long, allow_negative_numbers = true)]
-    kappa: Option<f64>,
-    /// Quark mass m > 0 (staggered, asqtad, hisq).
-    #[arg(long, allow_negative_numbers = true)]
-    mass: Option<f64>,
-    /// Tadpole factor u0 (default: 1 for Wilson and naive staggered, P^(1/4) for asqtad;
-    /// hisq has u0 = 1 by construction and accepts only 1).
-    #[arg(long, allow_negative_numbers = true)]
-    u0: Option<f64>,
-    /// Naik-term correction ε of the HISQ links (hisq, default 0).
-    #[arg(long, allow_negative_numbers = true)]
-    epsilon_naik: Option<f64>,
-    /// Time boundary of the fermions: periodic or antiperiodic.
-    #[arg(long, default_value = "antiperiodic", value_parser = parse_boundary)]
-    boundary: TimeBoundary,
-    /// Source position x,y,z,t.
+    /// The action, its parameters and the time boundary. With --boundary open or sf the
+    /// propagator vanishes on the boundary slices and the source must lie between them;
+    /// C(t) is then meaningful only where x0 and x0 + t are far from the boundaries.
+    #[command(flatten)]
+    physics: ActionArgs,
+    /// Source position x,y,z,t (open and sf boundaries: 0 < t, and t < L_t − 1 for open).
     #[arg(long, default_value = "0,0,0,0", value_delimiter = ',')]
     source: Vec<usize>,
-    /// Solver of the even-odd systems (default: cgnr for Wilson, cg for staggered).
+    /// Solver of the even-odd systems (default: cgnr for the Wilson-like actions, cg for staggered).
     #[arg(long)]
     solver: Option<SolverKind>,
     /// Iteration precision: f64 (pure), or f32, tf32, bf16, f16, fixed16, packed20,
@@ -64,8 +46,9 @@ pub struct CorrelatorArgs {
     #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
     /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
-    /// time slice, spins and colours) or milc (the same divided by (Lx Ly Lz)², MILC's
-    /// source volume factor: 4096 on a 4³×8 lattice). The table and the JSON state it.
+    /// time slice, spins and colours) or milc (MILC's ks_spectrum print-out of a
+    /// point-source pion with its test inputs' `correlator … 1 * 1/(vol3)^2 pion5` line:
+    /// the sum divided by (Lx Ly Lz)², 4096 on 4³×8). The table and the JSON state it.
     #[arg(long, default_value = "none", value_parser = parse_normalisation)]
     normalisation: Normalisation,
     /// Write the correlator as JSON to this file.
@@ -90,12 +73,12 @@ impl CorrelatorArgs {
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
 pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
-    if args.action == Action::Mobius {
+    if args.physics.action == Action::Mobius {
         return MobiusJob {
             config: &args.config,
             read: &args.read,
-            params: args.mobius.params(args.mass)?,
-            boundary: args.boundary,
+            params: args.mobius.params(args.physics.mass)?,
+            boundary: args.physics.wrapping_boundary("--action mobius")?,
             precision: args.precision,
             options: SolverOptions {
                 max_iterations: args.max_iter,
@@ -104,7 +87,7 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
         }
         .correlator(args.origin()?);
     }
-    args.mobius.refuse_for(args.action)?;
+    args.mobius.refuse_for(args.physics.action)?;
     let read = read_config(
         &args.config,
         &args.read,
@@ -116,17 +99,23 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
     let read_seconds = read.seconds;
     let file = read.file;
     let origin = args.origin()?;
-    let solver = args.solver.unwrap_or(match args.action {
-        Action::Wilson => SolverKind::Cgnr,
-        _ => SolverKind::Cg,
+    let physics = &args.physics;
+    let boundary = physics.fermion_boundary()?;
+    let solver = args.solver.unwrap_or(if physics.action.is_wilson_like() {
+        SolverKind::Cgnr
+    } else {
+        SolverKind::Cg
     });
     let config = CorrelatorConfig {
-        action: args.action,
-        kappa: args.kappa,
-        mass: args.mass,
-        u0: args.u0,
-        epsilon_naik: args.epsilon_naik,
-        boundary: args.boundary,
+        action: physics.action,
+        kappa: physics.kappa,
+        mass: physics.mass,
+        u0: physics.u0,
+        epsilon_naik: physics.epsilon_naik,
+        clover_trace: physics.clover_trace,
+        csw: physics.csw,
+        mu: physics.mu,
+        boundary,
         origin,
         settings: SolveSettings {
             solver,
@@ -181,7 +170,10 @@ pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
 mod tests {
     use super::super::{Cli, Command};
     use super::*;
+    use crate::app::solve::{Action, FermionBoundary};
     use clap::Parser;
+    use qdsl_core::dsl::variant::TimeBoundary;
+    use qdsl_core::gauge::{OpenBoundary, SfBoundaryFields};
 
     fn parse(args: &[&str]) -> Result<CorrelatorArgs, String> {
         let argv = ["qdsl", "correlator", "lat"].iter().chain(args);
@@ -197,8 +189,11 @@ mod tests {
     #[test]
     fn flags_parse_with_defaults() {
         let a = parse(&["--kappa", "0.12"]).unwrap();
-        assert_eq!(a.action, Action::Wilson);
-        assert_eq!(a.boundary, TimeBoundary::Antiperiodic);
+        assert_eq!(a.physics.action, Action::Wilson);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(TimeBoundary::Antiperiodic.into())
+        );
         assert_eq!(a.source, vec![0, 0, 0, 0]);
         assert_eq!(a.precision, LowPrecision::F64);
         assert_eq!(a.solver, None);
@@ -215,8 +210,11 @@ mod tests {
             "tf32",
         ])
         .unwrap();
-        assert_eq!(a.action, Action::Asqtad);
-        assert_eq!(a.boundary, TimeBoundary::Periodic);
+        assert_eq!(a.physics.action, Action::Asqtad);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(TimeBoundary::Periodic.into())
+        );
         assert_eq!(a.origin(), Ok([1, 2, 3, 4]));
         assert_eq!(a.precision, LowPrecision::Tf32);
         let a = parse(&[
@@ -228,14 +226,77 @@ mod tests {
             "-0.1",
         ])
         .unwrap();
-        assert_eq!((a.action, a.epsilon_naik), (Action::Hisq, Some(-0.1)));
+        assert_eq!(
+            (a.physics.action, a.physics.epsilon_naik),
+            (Action::Hisq, Some(-0.1))
+        );
+        let a = parse(&[
+            "--action",
+            "clover",
+            "--kappa",
+            "0.12",
+            "--csw",
+            "1.2",
+            "--boundary",
+            "sf",
+            "--cf",
+            "1.1",
+            "--cf-prime",
+            "0.9",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(FermionBoundary::Open(OpenBoundary::sf(1.1, 0.9)))
+        );
+        let a = parse(&[
+            "--boundary",
+            "sf",
+            "--sf-phi",
+            "0.5,-1",
+            "--sf-phi-prime",
+            "1,0.25",
+        ])
+        .unwrap();
+        let fields = SfBoundaryFields::new([0.5, -1.0], [1.0, 0.25]);
+        assert_eq!(
+            a.physics.fermion_boundary(),
+            Ok(FermionBoundary::Open(
+                OpenBoundary::sf(1.0, 1.0).with_sf_fields(fields)
+            ))
+        );
     }
 
     #[test]
     fn bad_flags_are_refused_with_the_expected_values() {
-        assert!(parse(&["--boundary", "open"])
+        let bad = parse(&["--boundary", "dirichlet"]).unwrap();
+        assert!(bad
+            .physics
+            .fermion_boundary()
             .unwrap_err()
-            .contains("periodic or antiperiodic"));
+            .contains("periodic, antiperiodic, open or sf"));
+        let refused = |args: &[&str]| parse(args).unwrap().physics.fermion_boundary().unwrap_err();
+        assert!(refused(&[
+            "--boundary",
+            "sf",
+            "--sf-phi",
+            "1,2,3",
+            "--sf-phi-prime",
+            "0,0"
+        ])
+        .contains("--sf-phi needs two angles"));
+        assert!(refused(&["--boundary", "sf", "--sf-phi", "1,2"]).contains("go together"));
+        assert!(refused(&[
+            "--boundary",
+            "open",
+            "--sf-phi",
+            "1,2",
+            "--sf-phi-prime",
+            "0,0"
+        ])
+        .contains("--boundary sf only"));
+        let cf = parse(&["--cf", "1.2"]).unwrap();
+        assert!(cf.physics.fermion_boundary().unwrap_err().contains("--cf"));
         assert!(parse(&["--precision", "f8"])
             .unwrap_err()
             .contains("packed30"));

@@ -1,5 +1,6 @@
 //! The `qdsl` command line: one module per subcommand.
 
+mod action_args;
 mod bench;
 mod check;
 mod correlator;
@@ -51,9 +52,10 @@ enum Command {
     /// gauge configuration (on the GPU if there is one): progress, a summary (set-up and
     /// solve apart), the history as JSON and an SVG plot.
     Solve(solve::SolveArgs),
-    /// Point-source propagator and pion correlator C(t) with effective mass (Wilson,
-    /// staggered, asqtad or HISQ; CPU backend): a table and JSON stating the normalisation
-    /// (--normalisation none: C(t) = Σ_x Σ_ab |G_ab(x, x0)|²; milc: divided by (Lx Ly Lz)²).
+    /// Point-source propagator and pion correlator C(t) with effective mass (every action
+    /// of solve; periodic, antiperiodic, or open/sf boundaries for the Wilson-like ones;
+    /// CPU backend): a table and JSON stating the normalisation (--normalisation none:
+    /// C(t) = Σ_x Σ_ab |G_ab(x, x0)|²; milc: divided by (Lx Ly Lz)²).
     Correlator(correlator::CorrelatorArgs),
     /// Build asqtad or HISQ fat and long links (or fat7 links) of a thin-link
     /// configuration, on the GPU if there is one, and write them (SciDAC LIME f32 by

@@ -3,16 +3,16 @@
 //! flag or `$QDSL_BACKEND`: auto, cpu or cuda); print a summary and write the history
 //! (JSON, SVG). Every action runs on both backends.
 
+use super::action_args::ActionArgs;
 use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
-use crate::app::correlator::parse_boundary;
 use crate::app::history::{write_json, write_plot};
 use crate::app::low_precision::LowPrecision;
 use crate::app::solve::{
-    full_layout, solve_full_on, solve_on, Action, FermionBoundary, Precision, SolveBackend,
-    SolveConfig, SolveReport, Source,
+    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
+    SolveReport, Source,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,31 +27,8 @@ use std::time::Duration;
 pub struct SolveArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
-    /// The action: wilson (--kappa), clover (--kappa, --csw), twisted-mass (--kappa,
-    /// --mu, optional --csw), staggered (naive), asqtad (--mass, --u0) or hisq (--mass,
-    /// --epsilon-naik). Clover and twisted mass are normalised as
-    /// M = (m + 4) + clover + iμγ5 − H/2 with m = 1/(2κ) − 4: (m + 4) × Wilson's M̂ at
-    /// c_sw = μ = 0.
-    #[arg(long, default_value = "wilson")]
-    action: Action,
-    /// Hopping parameter κ > 0 (wilson, clover, twisted-mass).
-    #[arg(long, allow_negative_numbers = true)]
-    kappa: Option<f64>,
-    /// Quark mass m ≥ 0 (staggered, asqtad, hisq).
-    #[arg(long, allow_negative_numbers = true)]
-    mass: Option<f64>,
-    /// Tadpole factor u0 of the asqtad smearing (default: P^(1/4), P the plaquette).
-    #[arg(long, allow_negative_numbers = true)]
-    u0: Option<f64>,
-    /// Clover coefficient c_sw ≥ 0 (clover: required; twisted-mass: default 0).
-    #[arg(long, allow_negative_numbers = true)]
-    csw: Option<f64>,
-    /// Twisted mass μ (twisted-mass, required).
-    #[arg(long, allow_negative_numbers = true)]
-    mu: Option<f64>,
-    /// Naik-term correction ε of the HISQ links (hisq, default 0).
-    #[arg(long, allow_negative_numbers = true)]
-    epsilon_naik: Option<f64>,
+    #[command(flatten)]
+    physics: ActionArgs,
     /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
     /// staggered actions).
     #[arg(long, default_value = "cgnr")]
@@ -67,20 +44,6 @@ pub struct SolveArgs {
     /// Iteration limit.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
-    /// Time boundary of the fermions (space is periodic): periodic or antiperiodic, or
-    /// openQCD's open or sf (Schrödinger functional) boundaries for wilson, clover and
-    /// twisted-mass: the quark fields vanish on x0 = 0 (and x0 = L_t − 1, open), no hop
-    /// crosses the boundary, c_F (--cf) improves the slices next to it.
-    #[arg(long, default_value = "antiperiodic")]
-    boundary: String,
-    /// The boundary improvement coefficient c_F of open and sf boundaries (default 1:
-    /// unimproved; openQCD's default too).
-    #[arg(long, allow_negative_numbers = true)]
-    cf: Option<f64>,
-    /// c_F' at the far boundary x0 = L_t − 1 of sf boundaries (default: --cf; openQCD's
-    /// open-SF type sets it apart).
-    #[arg(long, allow_negative_numbers = true)]
-    cf_prime: Option<f64>,
     /// Seed of the random source: Gaussian on the even sites, or `--source gaussian|z2`
     /// on every site.
     #[arg(long, default_value_t = 1, conflicts_with = "point_source")]
@@ -196,8 +159,8 @@ fn run_mobius(args: &SolveArgs) -> Result<(), CliError> {
     MobiusJob {
         config: &args.config,
         read: &args.read,
-        params: args.mobius.params(args.mass)?,
-        boundary: parse_boundary(&args.boundary)?,
+        params: args.mobius.params(args.physics.mass)?,
+        boundary: args.physics.wrapping_boundary("--action mobius")?,
         precision,
         options: SolverOptions {
             max_iterations: args.max_iter,
@@ -219,15 +182,17 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// a solve that does not converge is an error after the summary and the
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
-    if args.action == Action::Mobius {
+    let physics = &args.physics;
+    if physics.action == Action::Mobius {
         return run_mobius(args);
     }
-    args.mobius.refuse_for(args.action)?;
-    let boundary = FermionBoundary::from_flags(&args.boundary, args.cf, args.cf_prime)?;
-    let backend =
-        SolveBackend::select_for(BackendChoice::from_env(choice)?, args.action, &mut |line| {
-            eprintln!("{line}")
-        })?;
+    args.mobius.refuse_for(physics.action)?;
+    let boundary = physics.fermion_boundary()?;
+    let backend = SolveBackend::select_for(
+        BackendChoice::from_env(choice)?,
+        physics.action,
+        &mut |line| eprintln!("{line}"),
+    )?;
     let read = read_config(
         &args.config,
         &args.read,
@@ -239,13 +204,14 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     let read_seconds = read.seconds;
     let file = read.file;
     let config = SolveConfig {
-        action: args.action,
-        kappa: args.kappa,
-        mass: args.mass,
-        u0: args.u0,
-        csw: args.csw,
-        mu: args.mu,
-        epsilon_naik: args.epsilon_naik,
+        action: physics.action,
+        kappa: physics.kappa,
+        mass: physics.mass,
+        u0: physics.u0,
+        csw: physics.csw,
+        mu: physics.mu,
+        epsilon_naik: physics.epsilon_naik,
+        clover_trace: physics.clover_trace,
         solver: args.solver,
         precision: args.precision,
         tolerance: args.tol,
@@ -271,7 +237,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     }
     let full_source = match args.full.source(args.seed) {
         Some(source) => {
-            let eta = source.build(full_layout(args.action, *gauge.lattice()))?;
+            let eta = source.build(full_layout(physics.action, *gauge.lattice()))?;
             Some((source, eta))
         }
         None => None,

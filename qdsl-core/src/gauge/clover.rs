@@ -11,11 +11,21 @@
 //!         + U_μ†(x−μ̂) U_ν†(x−μ̂−ν̂) U_μ(x−μ̂−ν̂) U_ν(x−ν̂)
 //!         + U_ν†(x−ν̂) U_μ(x−ν̂) U_ν(x−ν̂+μ̂) U_μ†(x),
 //!
-//! so Q_νμ = Q_μν†. The field strength is anti-hermitian and traceless:
+//! so Q_νμ = Q_μν†. The field strength is anti-hermitian:
 //!
-//! F̂_μν(x) = (1/8) [Q_μν(x) − Q_μν†(x)] − (1/3) tr{(1/8) [Q_μν(x) − Q_μν†(x)]} · 1,
+//! F̂_μν(x) = (1/8) [Q_μν(x) − Q_μν†(x)]                       ([`FieldStrengthTrace::Keep`]),
+//! F̂_μν(x) = (1/8) [Q_μν(x) − Q_μν†(x)] − (1/3) tr{…} · 1      ([`FieldStrengthTrace::Remove`]).
 //!
-//! (the trace, zero for SU(3) fields up to rounding, is removed as Chroma and QUDA do). With σ_μν = (i/2)[γ_μ, γ_ν]
+//! The trace tr F̂_μν = (i/4) Im tr Q_μν is **not** zero for SU(3) links: tr of an SU(3)
+//! plaquette is complex (tr U = 3 − ½ tr(aF)² − (i/6) tr(aF)³ + …, and tr F³ ≠ 0 for
+//! SU(3)), so the four-leaf average lies in the Lie algebra of U(3). The convention is a
+//! knob ([`FieldStrengthTrace`], [`clover_field_with`]); the default keeps the trace, as
+//! QUDA does (`computeFmunu`, include/kernels/field_strength_tensor.cuh: F = (Q − Q†)/8
+//! used as it is by `clover_compute.cuh`) and openQCD does (`ftensor.c`: "the field tensor
+//! calculated here is in the Lie algebra of U(3) not SU(3)"; its SW term uses the same
+//! leaves). Removing it (qdsl's convention before) projects F̂ to su(3); the two clover
+//! terms differ by (i c_sw/2) Σ_{μ<ν} σ_μν (tr F̂_μν / 3) ⊗ 1_colour. With
+//! σ_μν = (i/2)[γ_μ, γ_ν]
 //! ([`crate::math::sigma`], hermitian) the Wilson-clover operator in mass normalisation is
 //!
 //! M = A − ½ H,  A(x) = (m + 4)·1 + (i c_sw/4) Σ_{μ,ν} σ_μν F̂_μν(x)
@@ -114,18 +124,58 @@ pub fn clover_leaves<T: Real>(
     leaf1 + leaf2 + leaf3 + leaf4
 }
 
-/// The anti-hermitian traceless field strength
-/// F̂_μν(x) = (1/8)[Q_μν(x) − Q_μν†(x)] − (1/3) tr(…)·1 (module docs), in f64.
+/// Whether the clover term's field strength keeps the trace of (Q − Q†)/8 (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FieldStrengthTrace {
+    /// F̂ = (Q − Q†)/8 in u(3): QUDA's and openQCD's convention (the default).
+    #[default]
+    Keep,
+    /// F̂ = (Q − Q†)/8 − (1/3) tr(…)·1, projected to su(3).
+    Remove,
+}
+
+impl FieldStrengthTrace {
+    /// The names the command line takes: "keep", "remove".
+    pub const NAMES: [&'static str; 2] = ["keep", "remove"];
+
+    /// The convention's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldStrengthTrace::Keep => Self::NAMES[0],
+            FieldStrengthTrace::Remove => Self::NAMES[1],
+        }
+    }
+}
+
+impl std::str::FromStr for FieldStrengthTrace {
+    type Err = String;
+
+    /// "keep" or "remove" (ASCII case ignored).
+    fn from_str(s: &str) -> Result<Self, String> {
+        [FieldStrengthTrace::Keep, FieldStrengthTrace::Remove]
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown field-strength trace convention {s:?}: expected keep or remove")
+            })
+    }
+}
+
+/// The anti-hermitian field strength F̂_μν(x) = (1/8)[Q_μν(x) − Q_μν†(x)], with its trace
+/// removed if `trace` says so (module docs), in f64.
 pub fn field_strength<T: Real>(
     u: &GaugeField<T>,
     cb: usize,
     mu: usize,
     nu: usize,
+    trace: FieldStrengthTrace,
 ) -> ColourMatrix<f64> {
     let q = clover_leaves(u, cb, mu, nu);
     let f = (q - q.adjoint()).scale(0.125);
-    let shift = f.trace() / NC as f64;
-    f - ColourMatrix::scalar(shift)
+    match trace {
+        FieldStrengthTrace::Keep => f,
+        FieldStrengthTrace::Remove => f - ColourMatrix::scalar(f.trace() / NC as f64),
+    }
 }
 
 /// The six σ_μν, μ < ν, in the order (01, 02, 03, 12, 13, 23) with their (μ, ν).
@@ -147,12 +197,13 @@ fn clover_site<T: Real>(
     cb: usize,
     diagonal: f64,
     c_sw: f64,
+    trace: FieldStrengthTrace,
     sig: &[(usize, usize, SpinMatrix<f64>)],
     out: &mut [T],
 ) {
     let f: Vec<ColourMatrix<f64>> = sig
         .iter()
-        .map(|&(mu, nu, _)| field_strength(u, cb, mu, nu))
+        .map(|&(mu, nu, _)| field_strength(u, cb, mu, nu, trace))
         .collect();
     let coefficient = C64::new(0.0, 0.5 * c_sw);
     let mut packed = [0.0f64; CLOVER_SITE_REALS];
@@ -175,9 +226,23 @@ fn clover_site<T: Real>(
 }
 
 /// The clover field A(x) = (m + 4)·1 + (i c_sw/2) Σ_{μ<ν} σ_μν F̂_μν(x) on the full
-/// lattice (module docs), computed in f64 from the links and rounded to `T`; rayon over
-/// sites. `mass` is the bare mass m of M = A − ½H.
+/// lattice (module docs) in the default convention ([`FieldStrengthTrace::Keep`]):
+/// [`clover_field_with`].
 pub fn clover_field<T: Real>(u: &GaugeField<T>, mass: f64, c_sw: f64) -> CloverField<T> {
+    clover_field_with(u, mass, c_sw, FieldStrengthTrace::default())
+}
+
+/// The clover field A(x) = (m + 4)·1 + (i c_sw/2) Σ_{μ<ν} σ_μν F̂_μν(x) on the full
+/// lattice with the field strength's `trace` kept or removed (module docs), computed in
+/// f64 from the links and rounded to `T`; rayon over sites. `mass` is the bare mass m of
+/// M = A − ½H. Host and GPU operators both take this field (the device clover term is
+/// uploaded from it).
+pub fn clover_field_with<T: Real>(
+    u: &GaugeField<T>,
+    mass: f64,
+    c_sw: f64,
+    trace: FieldStrengthTrace,
+) -> CloverField<T> {
     let lattice = *u.lattice();
     let sig = sigmas();
     let mut field = CloverField::zeros(lattice, SiteSubset::Full);
@@ -185,7 +250,7 @@ pub fn clover_field<T: Real>(u: &GaugeField<T>, mass: f64, c_sw: f64) -> CloverF
         .data_mut()
         .par_chunks_mut(CLOVER_SITE_REALS)
         .enumerate()
-        .for_each(|(cb, site)| clover_site(u, cb, mass + 4.0, c_sw, &sig, site));
+        .for_each(|(cb, site)| clover_site(u, cb, mass + 4.0, c_sw, trace, &sig, site));
     field
 }
 
@@ -373,25 +438,45 @@ mod tests {
         }
     }
 
-    /// F̂ is anti-hermitian and traceless, and F̂_νμ = −F̂_μν (Q_νμ = Q_μν†), on a random
-    /// field.
+    /// F̂ is anti-hermitian and F̂_νμ = −F̂_μν (Q_νμ = Q_μν†) in both conventions, on a
+    /// random field; removing the trace leaves it traceless, and keeping it leaves a trace
+    /// that is not zero (the leaves' Im tr), their difference exactly that trace over 3.
     #[test]
-    fn field_strength_is_antihermitian_traceless_and_antisymmetric() {
+    fn field_strength_is_antihermitian_and_antisymmetric_with_or_without_its_trace() {
         let u = GaugeField::<f64>::random(lattice(), 11);
+        let mut largest_trace = 0.0_f64;
         for cb in [0, 37, 200] {
             for mu in 0..4 {
                 for nu in 0..4 {
-                    let f = field_strength(&u, cb, mu, nu);
-                    let g = field_strength(&u, cb, nu, mu);
+                    let (keep, remove) = (FieldStrengthTrace::Keep, FieldStrengthTrace::Remove);
+                    let f = field_strength(&u, cb, mu, nu, remove);
+                    let g = field_strength(&u, cb, nu, mu, remove);
                     assert!((f + f.adjoint()).max_abs_component() < 1e-14);
                     assert!(f.trace().norm() < 1e-14);
                     assert!((f + g).max_abs_component() < 1e-14);
                     if mu != nu {
                         assert!(f.max_abs_component() > 1e-2);
                     }
+                    let k = field_strength(&u, cb, mu, nu, keep);
+                    let kg = field_strength(&u, cb, nu, mu, keep);
+                    assert!((k + k.adjoint()).max_abs_component() < 1e-14);
+                    assert!((k + kg).max_abs_component() < 1e-14);
+                    let shift = ColourMatrix::scalar(k.trace() / 3.0);
+                    assert!((k - shift - f).max_abs_component() < 1e-14);
+                    largest_trace = largest_trace.max(k.trace().norm());
                 }
             }
         }
+        assert!(largest_trace > 1e-2, "{largest_trace:e}");
+    }
+
+    #[test]
+    fn trace_conventions_parse_by_name() {
+        assert_eq!("KEEP".parse(), Ok(FieldStrengthTrace::Keep));
+        assert_eq!("remove".parse(), Ok(FieldStrengthTrace::Remove));
+        let err = "drop".parse::<FieldStrengthTrace>().unwrap_err();
+        assert!(err.contains("expected keep or remove"), "{err}");
+        assert_eq!(FieldStrengthTrace::default(), FieldStrengthTrace::Keep);
     }
 
     /// A⁻¹ A = 1 per block, for a random field with c_sw large enough that the

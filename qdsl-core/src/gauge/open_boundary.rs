@@ -10,7 +10,9 @@
 //! * x0 = 0 and x0 = L_t − 1 with open boundaries (the gauge field is open at x0 = 0 and
 //!   at T = L_t − 1; openQCD stores the time links U_t(x) of x0 = L_t − 1 as zero),
 //! * x0 = 0 with SF boundaries (x0 = 0 holds the boundary gauge field, the far boundary
-//!   x0 = T = L_t is the same slice after the wrap),
+//!   x0 = T = L_t is the same slice after the wrap; openQCD's separate boundary field C'
+//!   at T, which the clover term of x0 = T − 1 sees, is [`OpenBoundary::sf_fields`], see
+//!   [`super::SfBoundaryFields`]),
 //!
 //! so the operator acts on the active slices between and no hop crosses the boundary:
 //! with ψ = 0 on the vanishing slices the Wilson hop's (1 ∓ γ_t) terms to them drop out,
@@ -44,6 +46,7 @@
 //! not in SU(3) with them ([`crate::format::FormatError::NotSpecialUnitary`]). The solve's
 //! operators, host and device, use recon 18.
 
+use super::{FieldStrengthTrace, SfBoundaryFields};
 use crate::field::{
     CloverField, ColourSpinorField, GaugeField, SiteSubset, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS,
 };
@@ -72,6 +75,10 @@ pub struct OpenBoundary {
     /// c_F' at the far active slice (x0 = L_t − 2 open, L_t − 1 SF); c_F for open
     /// boundaries.
     pub c_f_prime: f64,
+    /// SF only: openQCD's boundary gauge fields C (x0 = 0) and C' (x0 = T), which the
+    /// clover term of x0 = 1 and x0 = L_t − 1 sees ([`SfBoundaryFields`]); `None`: the
+    /// stored spatial links of x0 = 0 serve as both (C' = C).
+    pub sf_fields: Option<SfBoundaryFields>,
 }
 
 /// Why a boundary does not fit a lattice or its coefficients are unusable.
@@ -96,6 +103,9 @@ pub enum OpenBoundaryError {
         /// The value given.
         found: f64,
     },
+    /// SF boundary fields were given to open boundaries.
+    #[error("the SF boundary fields φ, φ' apply to sf boundaries, not to open ones")]
+    FieldsOnOpen,
     /// The clover field is not a full-lattice field of the boundary's lattice.
     #[error("the clover field must cover the full lattice {expected}, found {found}")]
     CloverField {
@@ -119,11 +129,17 @@ impl fmt::Display for OpenBoundary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             OpenBoundaryKind::Open => write!(f, "open time boundaries, c_F = {}", self.c_f),
-            OpenBoundaryKind::Sf => write!(
-                f,
-                "SF time boundaries, c_F = {}, c_F' = {}",
-                self.c_f, self.c_f_prime
-            ),
+            OpenBoundaryKind::Sf => {
+                write!(
+                    f,
+                    "SF time boundaries, c_F = {}, c_F' = {}",
+                    self.c_f, self.c_f_prime
+                )?;
+                match &self.sf_fields {
+                    Some(b) => write!(f, ", φ = {:?}, φ' = {:?}", b.phi, b.phi_prime),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -135,6 +151,7 @@ impl OpenBoundary {
             kind: OpenBoundaryKind::Open,
             c_f,
             c_f_prime: c_f,
+            sf_fields: None,
         }
     }
 
@@ -144,12 +161,31 @@ impl OpenBoundary {
             kind: OpenBoundaryKind::Sf,
             c_f,
             c_f_prime,
+            sf_fields: None,
         }
     }
 
-    /// `Ok` if the coefficients are finite and `lattice` has L_t ≥ 4.
+    /// The same boundary with openQCD's SF boundary gauge fields (SF only: [`Self::check`]
+    /// refuses them on open boundaries).
+    pub fn with_sf_fields(self, fields: SfBoundaryFields) -> Self {
+        Self {
+            sf_fields: Some(fields),
+            ..self
+        }
+    }
+
+    /// `Ok` if the coefficients (and SF angles) are finite, SF fields come only with SF
+    /// boundaries, and `lattice` has L_t ≥ 4.
     pub fn check(&self, lattice: &Lattice) -> Result<(), OpenBoundaryError> {
-        for (name, found) in [("c_F", self.c_f), ("c_F'", self.c_f_prime)] {
+        let angles = self.sf_fields.map(|b| [b.phi, b.phi_prime]);
+        if angles.is_some() && self.kind == OpenBoundaryKind::Open {
+            return Err(OpenBoundaryError::FieldsOnOpen);
+        }
+        let angles = angles.iter().flatten().flatten().map(|&a| ("φ", a));
+        for (name, found) in [("c_F", self.c_f), ("c_F'", self.c_f_prime)]
+            .into_iter()
+            .chain(angles)
+        {
             if !found.is_finite() {
                 return Err(OpenBoundaryError::NotFinite { name, found });
             }
@@ -253,18 +289,23 @@ impl OpenBoundary {
 
 impl OpenBoundary {
     /// The two fields of the Wilson-clover operator D = A − ½ H with this boundary, from
-    /// the thin links `gauge`, the bare mass m and c_sw (0: Wilson in mass
-    /// normalisation): the links of the hops ([`Self::hop_links`]) and the full-lattice
-    /// A ([`super::clover_field`] of the unmodified links, then
-    /// [`Self::improve_clover`]).
+    /// the thin links `gauge`, the bare mass m, c_sw (0: Wilson in mass normalisation)
+    /// and the field strength's `trace` convention: the links of the hops
+    /// ([`Self::hop_links`]) and the full-lattice A ([`super::clover_field_with`] of the
+    /// unmodified links, or with SF boundary fields [`SfBoundaryFields::clover_field`],
+    /// then [`Self::improve_clover`]).
     pub fn clover_fields(
         &self,
         gauge: &GaugeField<f64>,
         mass: f64,
         c_sw: f64,
+        trace: FieldStrengthTrace,
     ) -> Result<(GaugeField<f64>, CloverField<f64>), OpenBoundaryError> {
         self.check(gauge.lattice())?;
-        let mut a = super::clover_field(gauge, mass, c_sw);
+        let mut a = match &self.sf_fields {
+            Some(fields) => fields.clover_field(gauge, mass, c_sw, trace),
+            None => super::clover_field_with(gauge, mass, c_sw, trace),
+        };
         self.improve_clover(&mut a)?;
         Ok((self.hop_links(gauge), a))
     }

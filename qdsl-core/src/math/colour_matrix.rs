@@ -10,7 +10,11 @@ use std::ops::{Add, AddAssign, Index, IndexMut, Mul, MulAssign, Neg, Sub, SubAss
 /// Gauge links are elements of SU(3) (U U† = 1, det U = 1); smeared links are general
 /// 3×3 matrices that the HISQ recipe projects to U(3). The type does not enforce either:
 /// [`ColourMatrix::unitarity_deviation`] measures how far a matrix is from U(3).
+///
+/// `repr(transparent)`: a slice of matrices is a slice of 9 row-major `Complex<T>` each
+/// (`Complex` is `repr(C)`), which lets bindings view link memory without copying.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[repr(transparent)]
 pub struct ColourMatrix<T: Real>(pub [[Complex<T>; NC]; NC]);
 
 impl<T: Real> ColourMatrix<T> {

@@ -64,6 +64,31 @@ impl Action {
     pub fn is_wilson_like(self) -> bool {
         matches!(self, Action::Wilson | Action::Clover | Action::TwistedMass)
     }
+
+    /// Whether the action's operator takes the parameter of the command-line `flag`:
+    /// `--kappa` (Wilson family), `--mass` (staggered family), `--csw` (clover, twisted
+    /// mass), `--mu` (twisted mass), `--epsilon-naik` (HISQ), `--u0` as a smearing
+    /// parameter (asqtad, HISQ); any other flag: no.
+    pub fn uses(self, flag: &str) -> bool {
+        match flag {
+            "--kappa" => self.is_wilson_like(),
+            "--mass" => !self.is_wilson_like(),
+            "--csw" => matches!(self, Action::Clover | Action::TwistedMass),
+            "--mu" => self == Action::TwistedMass,
+            "--epsilon-naik" => self == Action::Hisq,
+            "--u0" => matches!(self, Action::Asqtad | Action::Hisq),
+            _ => false,
+        }
+    }
+
+    /// The first flag of `given` (flag, whether it was given) that was given although
+    /// the action does not use it ([`Self::uses`]).
+    pub fn first_unused(self, given: &[(&'static str, bool)]) -> Option<&'static str> {
+        given
+            .iter()
+            .find(|&&(flag, given)| given && !self.uses(flag))
+            .map(|&(flag, _)| flag)
+    }
 }
 
 impl fmt::Display for Action {

@@ -3,7 +3,7 @@
 
 use super::{wilson_mass, Action, Precision, SolveError};
 use qdsl_core::dsl::variant::TimeBoundary;
-use qdsl_core::gauge::OpenBoundary;
+use qdsl_core::gauge::{FieldStrengthTrace, OpenBoundary, OpenBoundaryKind, SfBoundaryFields};
 use qdsl_runtime::solver::SolverKind;
 
 /// The right-hand side b, on the even sites.
@@ -75,6 +75,33 @@ impl FermionBoundary {
         }
     }
 
+    /// The boundary with openQCD's SF boundary gauge fields of angles φ = (φ₁, φ₂) at
+    /// x0 = 0 and φ' at x0 = T ([`SfBoundaryFields`]): both or neither, and SF
+    /// boundaries only. Neither leaves the boundary as it is (the stored spatial links of
+    /// x0 = 0 serve as C and C').
+    pub fn with_sf_angles(
+        self,
+        phi: Option<[f64; 2]>,
+        phi_prime: Option<[f64; 2]>,
+    ) -> Result<Self, String> {
+        match (self, phi, phi_prime) {
+            (_, None, None) => Ok(self),
+            (FermionBoundary::Open(b), Some(phi), Some(prime))
+                if b.kind == OpenBoundaryKind::Sf =>
+            {
+                Ok(FermionBoundary::Open(
+                    b.with_sf_fields(SfBoundaryFields::new(phi, prime)),
+                ))
+            }
+            (FermionBoundary::Open(b), _, _) if b.kind == OpenBoundaryKind::Sf => Err(
+                "--sf-phi and --sf-phi-prime go together: openQCD's SF boundary fields at \
+                 x0 = 0 and x0 = T"
+                    .to_string(),
+            ),
+            _ => Err("--sf-phi and --sf-phi-prime apply to --boundary sf only".to_string()),
+        }
+    }
+
     /// The words of the report: "antiperiodic time", "open time boundaries, c_F = 1.3".
     pub fn describe(&self) -> String {
         match self {
@@ -102,6 +129,10 @@ pub struct SolveConfig {
     pub mu: Option<f64>,
     /// Naik correction ε of the HISQ links (HISQ only, default 0).
     pub epsilon_naik: Option<f64>,
+    /// Whether the clover term's field strength keeps its trace (QUDA's and openQCD's
+    /// convention, the default) or removes it ([`FieldStrengthTrace`]; clover and twisted
+    /// mass with c_sw ≠ 0).
+    pub clover_trace: FieldStrengthTrace,
     /// The solver.
     pub solver: SolverKind,
     /// The iteration precision.
@@ -155,27 +186,15 @@ pub(super) fn check_parameters(config: &SolveConfig) -> Result<Parameters, Solve
     if action == Action::Hisq {
         check_hisq_u0(config.u0)?;
     }
-    let given: [(&'static str, bool, bool); 6] = [
-        ("--kappa", config.kappa.is_some(), wilson_like),
-        ("--mass", config.mass.is_some(), !wilson_like),
-        (
-            "--u0",
-            config.u0.is_some(),
-            matches!(action, Action::Asqtad | Action::Hisq),
-        ),
-        (
-            "--csw",
-            config.csw.is_some(),
-            matches!(action, Action::Clover | Action::TwistedMass),
-        ),
-        ("--mu", config.mu.is_some(), action == Action::TwistedMass),
-        (
-            "--epsilon-naik",
-            config.epsilon_naik.is_some(),
-            action == Action::Hisq,
-        ),
+    let given = [
+        ("--kappa", config.kappa.is_some()),
+        ("--mass", config.mass.is_some()),
+        ("--u0", config.u0.is_some()),
+        ("--csw", config.csw.is_some()),
+        ("--mu", config.mu.is_some()),
+        ("--epsilon-naik", config.epsilon_naik.is_some()),
     ];
-    if let Some(&(flag, ..)) = given.iter().find(|(_, given, used)| *given && !used) {
+    if let Some(flag) = action.first_unused(&given) {
         return Err(SolveError::UnusedParameter {
             action,
             flag,

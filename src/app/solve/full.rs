@@ -166,6 +166,7 @@ mod tests {
 
     fn config(action: Action, solver: SolverKind) -> SolveConfig {
         SolveConfig {
+            clover_trace: Default::default(),
             action,
             kappa: None,
             mass: None,

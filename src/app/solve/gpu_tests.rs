@@ -21,6 +21,7 @@ fn l4444() -> GaugeField<f64> {
 /// κ = 0.12, a Gaussian source, tolerance 1e-10.
 fn config(action: Action, csw: f64, mu: Option<f64>, precision: Precision) -> SolveConfig {
     SolveConfig {
+        clover_trace: Default::default(),
         action,
         kappa: Some(0.12),
         mass: None,
@@ -65,6 +66,7 @@ fn twisted_mass_solves_reach_the_true_residual() {
         }
     }
     let c = SolveConfig {
+        clover_trace: Default::default(),
         solver: SolverKind::BiCgStab,
         ..config(Action::TwistedMass, 1.0, Some(0.1), Precision::F32)
     };
@@ -74,6 +76,7 @@ fn twisted_mass_solves_reach_the_true_residual() {
 
 fn solver_config(action: Action, solver: SolverKind, precision: Precision) -> SolveConfig {
     SolveConfig {
+        clover_trace: Default::default(),
         action,
         kappa: action.is_wilson_like().then_some(0.12),
         // m = 0.1: cond(A) ≈ 16/(4m²) = 400, so two solves to 1e-10 agree to 1e-7.
@@ -145,6 +148,7 @@ fn hisq_and_clover_solve_on_the_gpu() {
         &solver_config(Action::Hisq, SolverKind::Cg, Precision::F32),
     );
     let clover = SolveConfig {
+        clover_trace: Default::default(),
         csw: Some(1.0),
         ..solver_config(Action::Clover, SolverKind::BiCgStab, Precision::F64)
     };
@@ -169,6 +173,7 @@ fn open_boundary_solves_on_the_openqcd_file_match_the_cpu() {
             (SolverKind::BiCgStab, Precision::F32),
         ] {
             let c = SolveConfig {
+                clover_trace: Default::default(),
                 kappa: Some(0.135),
                 csw,
                 solver,

@@ -267,7 +267,14 @@ impl Setup {
             }
             _ => 1.0,
         };
-        let system = HostSystem::new(gauge, &parameters, action, u0, config.boundary)?;
+        let system = HostSystem::new(
+            gauge,
+            &parameters,
+            action,
+            u0,
+            config.boundary,
+            config.clover_trace,
+        )?;
         Ok(Self {
             start,
             parameters,

@@ -6,7 +6,7 @@ use super::{wilson_mass, Action, SolveError};
 use crate::app::propagator::prepared_links;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SpinorLayout};
-use qdsl_core::gauge::{clover_field, OpenBoundary};
+use qdsl_core::gauge::{clover_field_with, FieldStrengthTrace, OpenBoundary};
 use qdsl_core::lattice::Parity;
 use qdsl_core::Real;
 use qdsl_kernels::{asqtad_links, fold_staggered_phases, hisq_links};
@@ -65,7 +65,8 @@ pub(super) enum HostSystem {
 pub(super) const PARITY: Parity = Parity::Even;
 
 impl HostSystem {
-    /// The system of `action` with its checked `parameters` on the thin links `gauge`.
+    /// The system of `action` with its checked `parameters` on the thin links `gauge`
+    /// (clover and twisted mass: the field strength's `trace` kept or removed).
     /// Open and SF boundaries (Wilson-like actions only) make every Wilson-like system a
     /// clover one: the hop links and the clover field of [`OpenBoundary::clover_fields`]
     /// (c_sw = 0 for Wilson, so Wilson is then solved in mass normalisation).
@@ -75,10 +76,13 @@ impl HostSystem {
         action: Action,
         u0: f64,
         boundary: FermionBoundary,
+        trace: FieldStrengthTrace,
     ) -> Result<Self, SolveError> {
         let boundary = match boundary {
             FermionBoundary::Wrap(b) => b,
-            FermionBoundary::Open(open) => return Self::open(gauge, parameters, action, &open),
+            FermionBoundary::Open(open) => {
+                return Self::open(gauge, parameters, action, &open, trace)
+            }
         };
         Ok(match *parameters {
             Parameters::Wilson { kappa, .. } if action == Action::Wilson => HostSystem::Wilson {
@@ -87,7 +91,7 @@ impl HostSystem {
                 boundary,
             },
             Parameters::Wilson { kappa, csw, mu } => {
-                let clover = clover_field(gauge, wilson_mass(kappa), csw);
+                let clover = clover_field_with(gauge, wilson_mass(kappa), csw, trace);
                 HostSystem::Clover {
                     op: Box::new(EvenOddClover::from_clover(
                         gauge.clone(),
@@ -117,6 +121,7 @@ impl HostSystem {
         parameters: &Parameters,
         action: Action,
         open: &OpenBoundary,
+        trace: FieldStrengthTrace,
     ) -> Result<Self, SolveError> {
         let Parameters::Wilson { kappa, csw, mu } = *parameters else {
             return Err(SolveError::OpenBoundary(format!(
@@ -126,7 +131,7 @@ impl HostSystem {
             )));
         };
         let (links, clover) = open
-            .clover_fields(gauge, wilson_mass(kappa), csw)
+            .clover_fields(gauge, wilson_mass(kappa), csw, trace)
             .map_err(|e| SolveError::OpenBoundary(e.to_string()))?;
         // No link crosses the time boundary any more: the kernels' wrap sign is moot.
         let boundary = TimeBoundary::Periodic;

@@ -41,6 +41,7 @@ pub fn check_solve(
         &SolveBackend::Cpu,
         gauge,
         &SolveConfig {
+            clover_trace: Default::default(),
             precision: Precision::F64,
             ..config.clone()
         },

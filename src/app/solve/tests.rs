@@ -5,6 +5,7 @@ use qdsl_runtime::backend::BackendChoice;
 
 fn config(action: Action) -> SolveConfig {
     SolveConfig {
+        clover_trace: Default::default(),
         action,
         kappa: None,
         mass: None,
@@ -217,6 +218,7 @@ fn clover_twisted_mass_and_hisq_parameters_are_checked() {
     assert!(err(&hisq).is_none());
     hisq.u0 = Some(0.9);
     let asqtad = SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Asqtad,
         u0: None,
         epsilon_naik: Some(0.0),
@@ -250,6 +252,7 @@ fn clover_without_clover_term_is_scaled_wilson() {
         let mut c = wilson_like(Action::Wilson);
         (c.solver, c.source) = (solver, Source::Gaussian { seed: 4 });
         let clover = SolveConfig {
+            clover_trace: Default::default(),
             action: Action::Clover,
             csw: Some(0.0),
             ..c.clone()
@@ -307,6 +310,7 @@ fn hisq_matches_asqtad_on_the_free_field_only() {
     (c.mass, c.u0, c.source) = (Some(0.1), Some(1.0), Source::Gaussian { seed: 3 });
     c.max_iterations = 2000;
     let hisq = SolveConfig {
+        clover_trace: Default::default(),
         action: Action::Hisq,
         u0: None,
         ..c.clone()

@@ -454,3 +454,142 @@ fn asqtad_solve_with_fixed16_links_agrees_with_the_cpu_solve() {
     assert!(diff <= 1e-5, "device vs CPU solution {diff:e}");
     assert!(ctx.error().is_none(), "{:?}", ctx.error());
 }
+
+/// The full operator on the GPU, [`DeviceOperator::apply_full`], against the host full
+/// operator in f64 on a random 4³×6 field, M and M†: Wilson (M = 1 − κH) and staggered
+/// (M = 2m + D) through the host [`crate::operator::Schur::apply_full`]; clover and
+/// twisted clover (M = A + iμγ5 − ½H) row by row from the host complements on both
+/// parities (D_rr ψ_r − ½ H_rs ψ_s, with each parity's own blocks). A clover operator
+/// without its other parity is refused.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn full_operators_match_the_host_full_operators() {
+    use crate::operator::cpu::StaggeredLinks;
+    use crate::operator::even_odd::Xpay;
+    use crate::operator::{EvenOddBlocks, EvenOddClover, EvenOddStaggered, EvenOddWilson};
+    use qdsl_core::dsl::variant::TimeBoundary;
+    let (ctx, _dir) = context();
+    let lattice = Lattice::new([4, 4, 4, 6]).unwrap();
+    let gauge = GaugeField::<f64>::random(lattice, 13);
+    let boundary = TimeBoundary::Antiperiodic;
+    let (even, odd) = (Parity::Even, Parity::Odd);
+    let full = |spins: usize, seed: u64| {
+        let layout = if spins == 1 {
+            SpinorLayout::staggered(lattice, SiteSubset::Full)
+        } else {
+            SpinorLayout::wilson(lattice, SiteSubset::Full)
+        };
+        let psi = ColourSpinorField::<f64>::gaussian(layout, seed);
+        let half = lattice.half_volume() * layout.site_len();
+        let part = |p, data: &[Complex<f64>]| {
+            ColourSpinorField::from_data(layout.with_subset(SiteSubset::Single(p)), data.to_vec())
+                .unwrap()
+        };
+        (
+            part(even, &psi.data()[..half]),
+            part(odd, &psi.data()[half..]),
+        )
+    };
+    let device_full = |op: &DeviceOperator<Double>,
+                       other: Option<&DeviceOperator<Double>>,
+                       psi: &(ColourSpinorField<f64>, ColourSpinorField<f64>),
+                       dagger: bool| {
+        let up = |f: &ColourSpinorField<f64>| DeviceVector::<Double>::upload(&ctx, f).unwrap();
+        let (e, o) = (up(&psi.0), up(&psi.1));
+        let (mut oe, mut oo) = (e.zeros_like(), o.zeros_like());
+        op.apply_full(other, (&mut oe, &mut oo), (&e, &o), dagger)
+            .unwrap();
+        (
+            oe.download(*psi.0.layout()).unwrap(),
+            oo.download(*psi.1.layout()).unwrap(),
+        )
+    };
+    let close = |name: &str,
+                 got: &(ColourSpinorField<f64>, ColourSpinorField<f64>),
+                 want: &(ColourSpinorField<f64>, ColourSpinorField<f64>)| {
+        let err = (distance(&got.0, &want.0).powi(2) + distance(&got.1, &want.1).powi(2)).sqrt()
+            / (norm(&want.0).powi(2) + norm(&want.1).powi(2)).sqrt();
+        assert!(err < 1e-13, "{name}: {err:e}");
+    };
+
+    let psi = full(4, 3);
+    let host = EvenOddWilson::new(gauge.clone(), 0.12, even, boundary);
+    let op = DeviceOperator::<Double>::wilson(&ctx, &gauge, 0.12, even, boundary).unwrap();
+    for dagger in [false, true] {
+        let mut want = (psi.0.zeros_like(), psi.1.zeros_like());
+        host.apply_full((&mut want.0, &mut want.1), (&psi.0, &psi.1), dagger)
+            .unwrap();
+        close(
+            &format!("wilson dagger={dagger}"),
+            &device_full(&op, None, &psi, dagger),
+            &want,
+        );
+    }
+
+    let links = StaggeredLinks::Naive(phased(&gauge));
+    let psi_s = full(1, 4);
+    let host = EvenOddStaggered::new(links.clone(), 0.1, even);
+    let op = DeviceOperator::<Double>::staggered(&ctx, &links, 0.1, even).unwrap();
+    for dagger in [false, true] {
+        let mut want = (psi_s.0.zeros_like(), psi_s.1.zeros_like());
+        host.apply_full((&mut want.0, &mut want.1), (&psi_s.0, &psi_s.1), dagger)
+            .unwrap();
+        close(
+            &format!("staggered dagger={dagger}"),
+            &device_full(&op, None, &psi_s, dagger),
+            &want,
+        );
+    }
+
+    for mu in [0.0, 0.15] {
+        let a = qdsl_core::gauge::clover_field(&gauge, -0.2, 1.3);
+        let host = |p| EvenOddClover::from_clover(gauge.clone(), &a, mu, p, boundary).unwrap();
+        let (host_e, host_o) = (host(even), host(odd));
+        let dev = |p| DeviceOperator::<Double>::clover(&ctx, &gauge, &a, mu, p, boundary).unwrap();
+        let (op_e, op_o) = (dev(even), dev(odd));
+        for dagger in [false, true] {
+            let mut want = (psi.0.zeros_like(), psi.1.zeros_like());
+            for (blocks, r, out, psi_r, psi_s) in [
+                (host_e.blocks(), even, &mut want.0, &psi.0, &psi.1),
+                (host_o.blocks(), odd, &mut want.1, &psi.1, &psi.0),
+            ] {
+                let mut d_psi = psi_r.zeros_like();
+                blocks
+                    .apply_diagonal((), r, &mut d_psi, psi_r, dagger)
+                    .unwrap();
+                let xpay = Xpay {
+                    a: 1.0,
+                    x: &d_psi,
+                    b: blocks.hop_coefficient(dagger),
+                };
+                blocks.hop((), r, out, psi_s, dagger, Some(xpay)).unwrap();
+            }
+            let got = device_full(&op_e, Some(&op_o), &psi, dagger);
+            close(&format!("clover μ={mu} dagger={dagger}"), &got, &want);
+        }
+        let (e, o) = (
+            DeviceVector::<Double>::upload(&ctx, &psi.0).unwrap(),
+            DeviceVector::<Double>::upload(&ctx, &psi.1).unwrap(),
+        );
+        let (mut oe, mut oo) = (e.zeros_like(), o.zeros_like());
+        let refused = op_e.apply_full(None, (&mut oe, &mut oo), (&e, &o), false);
+        assert!(refused.unwrap_err().to_string().contains("other parity"));
+    }
+    assert!(ctx.error().is_none(), "{:?}", ctx.error());
+}
+
+/// Staggered links with MILC's phases folded in, written here: η_x = (−1)^t,
+/// η_y = (−1)^{t+x}, η_z = (−1)^{t+x+y}, η_t = 1 (any phases would do for comparing
+/// two implementations of the same operator).
+fn phased(gauge: &GaugeField<f64>) -> GaugeField<f64> {
+    GaugeField::from_fn(*gauge.lattice(), |c, mu| {
+        let exponent = match mu {
+            0 => c[3],
+            1 => c[3] + c[0],
+            2 => c[3] + c[0] + c[1],
+            _ => 0,
+        };
+        let eta = if exponent % 2 == 0 { 1.0 } else { -1.0 };
+        gauge.link_at(c, mu).scale(eta)
+    })
+}

@@ -27,7 +27,8 @@ use super::vector::DeviceVector;
 use crate::device::{DeviceError, DeviceField};
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
-use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, Schur};
+use crate::operator::even_odd::Xpay;
+use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
 use qdsl_core::dsl::variant::{LinkScale, Recon, StorageFormat, TimeBoundary, Variant};
@@ -269,6 +270,70 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             Kernels::Hop(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Clover(k) => k.apply_in(cx, o, i, dagger),
         }
+    }
+}
+
+/// The row r of the full clover operator with the blocks of the complement on r:
+/// out_r = D_rr ψ_r − ½ H_rs ψ_s (dagger: D†_rr, H†).
+fn clover_row(
+    k: &DeviceEvenOddClover,
+    cx: DeviceRun<'_>,
+    out: &mut DeviceField,
+    psi: (&DeviceField, &DeviceField),
+    dagger: bool,
+) -> Result<(), OperatorError> {
+    let b = k.blocks();
+    let r = b.parity();
+    let mut d_psi = b.zeros(cx, r)?;
+    b.apply_diagonal(cx, r, &mut d_psi, psi.0, dagger)?;
+    let xpay = Xpay {
+        a: 1.0,
+        x: &d_psi,
+        b: b.hop_coefficient(dagger),
+    };
+    b.hop(cx, r, out, psi.1, dagger, Some(xpay))
+}
+
+impl<P: DevicePrecision> DeviceOperator<P> {
+    /// The full operator on both parities, (out_p, out_q) = M (ψ_p, ψ_q) (dagger: M†),
+    /// p this operator's parity, in the vectors' storage format:
+    ///
+    /// * Wilson, M = 1 − κH, and staggered, M = 2m + D: the complement's own blocks
+    ///   ([`Schur::apply_full_in`]); `other` is not needed.
+    /// * Clover and twisted mass, M = A + iμγ5 − ½H: a complement on p holds D_pp and
+    ///   D_qq⁻¹ only, so row q takes the blocks of `other`, the same operator on q:
+    ///   out_r = D_rr ψ_r − ½ H_rs ψ_s with the blocks of parity r. Without `other` (or
+    ///   with one on the same parity) it is an error.
+    pub fn apply_full(
+        &self,
+        other: Option<&Self>,
+        out: (&mut DeviceVector<P>, &mut DeviceVector<P>),
+        psi: (&DeviceVector<P>, &DeviceVector<P>),
+        dagger: bool,
+    ) -> Result<(), SolverError> {
+        let cx = DeviceRun::new(self.ctx.gpu(), self.ctx.tuner());
+        let field = |e: DeviceError| SolverError::operator(OperatorError::from(e));
+        let (out_p, out_q) = (
+            out.0.field_mut().map_err(field)?,
+            out.1.field_mut().map_err(field)?,
+        );
+        let (psi_p, psi_q) = (psi.0.field().map_err(field)?, psi.1.field().map_err(field)?);
+        let result = match (&self.kernels, other.map(|o| &o.kernels)) {
+            (Kernels::Hop(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
+            (Kernels::Clover(k), Some(Kernels::Clover(q)))
+                if q.blocks().parity() != k.blocks().parity() =>
+            {
+                clover_row(k, cx, out_p, (psi_p, psi_q), dagger)
+                    .and_then(|()| clover_row(q, cx, out_q, (psi_q, psi_p), dagger))
+            }
+            (Kernels::Clover(_), _) => Err(OperatorError::Field {
+                kernel: "device clover operator".into(),
+                field: "other".into(),
+                expected: "the same clover operator on the other parity (its D_qq)".into(),
+                found: "none, or one on the same parity".into(),
+            }),
+        };
+        result.map_err(SolverError::operator)
     }
 }
 
