@@ -515,8 +515,8 @@ mod tests {
     /// next and receives from the previous in one group, and the all-reduce of
     /// order-sensitive values equals the rank-order sum on every rank.
     #[test]
-    #[ignore = "needs at least 2 CUDA GPUs and libnccl.so.2 (set QDSL_NCCL_LIB)"]
-    fn nccl_ring_exchange_and_ordered_all_reduce_on_gpus() {
+    #[ignore = "needs at least 2 CUDA GPUs and libnccl.so.2 (set QDSL_NCCL_LIB); named multi_gpu_* so one-GPU runs can skip it"]
+    fn multi_gpu_nccl_ring_exchange_and_ordered_all_reduce() {
         use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut};
         crate::libs::driver().unwrap();
         let lib = NcclLibrary::get().unwrap();

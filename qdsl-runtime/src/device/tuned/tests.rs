@@ -205,7 +205,7 @@ fn a_two_dimensional_kernel_is_tuned_from_its_knob_space() {
 }
 
 /// A reduction tuned over its grid: the tuned norm and dot equal the untuned ones to
-/// rounding (another grid sums in another order) and the f64 sums of the decoded
+/// f64 rounding (another grid sums in another order) and the f64 sums of the decoded
 /// values; the partial pass's rows are in the cache, one per grid size.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
@@ -231,12 +231,14 @@ fn a_reduction_is_tuned_over_its_grid() {
     let full = tuner(dir.path(), &gpu, TunePolicy::Full);
     let tuned_norm = dx.norm2_with(&gpu, Some(&full)).unwrap();
     let tuned_dot = dx.dot_with(&dy, &gpu, Some(&full)).unwrap();
+    // 2²⁴ f64 terms summed in another order: a few 1e−13 relative on the H100 (the
+    // bound n·ε is 2e−9); f32 rounding of a term would show at 1e−7.
     assert!(
-        (tuned_norm - norm).abs() <= 1e-13 * norm,
+        (tuned_norm - norm).abs() <= 1e-11 * norm,
         "{tuned_norm} vs {norm}"
     );
     assert!(
-        (tuned_dot - dot).norm() <= 1e-13 * norm,
+        (tuned_dot - dot).norm() <= 1e-11 * norm,
         "{tuned_dot} vs {dot}"
     );
     let program = reduction_program(dx.layout()).unwrap();
