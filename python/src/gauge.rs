@@ -349,7 +349,7 @@ pub fn smear<'py>(
                     .map_err(|e| qdsl_error(format!("HISQ smearing: {e}")))?,
                 Device::Gpu => {
                     let gpu = open_gpu()?;
-                    py.detach(|| hisq_links_gpu(&gpu, thin, epsilon_naik))
+                    py.detach(|| hisq_links_gpu(&gpu, None, thin, epsilon_naik))
                         .map_err(|e| qdsl_error(format!("HISQ smearing on the GPU: {e}")))?
                 }
             };

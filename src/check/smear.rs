@@ -81,7 +81,7 @@ fn compare_force<A: GaugeAction, T: GpuReal>(
 /// (`long` true) in precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`].
 fn compare_hisq<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, long: bool) -> Result<f64, String> {
     let v = u.cast::<T>();
-    let (gx, gl) = hisq_links_gpu(gpu, &v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (gx, gl) = hisq_links_gpu(gpu, None, &v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
     let (cx, cl) = hisq_links(&v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
     let (g, c) = if long { (gl, cl) } else { (gx, cx) };
     Ok(relative_error(&components(&g), &components(&c)))

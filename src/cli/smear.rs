@@ -24,7 +24,9 @@ use qdsl_core::io::{LimeFlavour, Precision, UnitarityCheck};
 use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7};
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::device::Gpu;
+use qdsl_runtime::operator::device::codegen_hash;
 use qdsl_runtime::smear::{hisq_links_gpu, GpuSmearer};
+use qdsl_runtime::tune::{default_path, Tuner};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -150,14 +152,18 @@ fn validate(args: &SmearArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Spec `S` on links `v` (phases folded in): on the GPU if given, else on the CPU.
+/// Spec `S` on links `v` (phases folded in): on the GPU (its link-path kernels' launches
+/// from the tuner: under the default policy a cached winner or the default launch) if
+/// given, else on the CPU.
 fn smear<S: LinkPaths>(
-    gpu: Option<&Gpu>,
+    gpu: Option<&(Gpu, Tuner)>,
     v: &GaugeField<f64>,
     u0: f64,
 ) -> Result<GaugeField<f64>, CliError> {
     Ok(match gpu {
-        Some(gpu) => GpuSmearer::<f64>::new::<S>(gpu)?.smear(gpu, v, u0)?,
+        Some((gpu, tuner)) => {
+            GpuSmearer::<f64>::new::<S>(gpu)?.smear_with(gpu, Some(tuner), v, u0)?
+        }
         None => S::smear_cpu(v, u0)?,
     })
 }
@@ -218,7 +224,11 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
                 None
             }
         },
-    };
+    }
+    .map(|gpu| {
+        let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()));
+        (gpu, tuner)
+    });
     let read = read_config(
         &args.config,
         &args.read,
@@ -251,7 +261,7 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         LinkKind::Hisq => {
             let epsilon = args.epsilon_naik.unwrap_or(0.0);
             let (fat, long) = match &gpu {
-                Some(gpu) => hisq_links_gpu(gpu, u, epsilon)?,
+                Some((gpu, tuner)) => hisq_links_gpu(gpu, Some(tuner), u, epsilon)?,
                 None => hisq_links(u, epsilon)?,
             };
             eprintln!("qdsl smear: HISQ links, epsilon_naik = {epsilon}");

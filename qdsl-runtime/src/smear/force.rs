@@ -9,6 +9,7 @@ use super::runner::{download_links, find, lattice_args, GpuReal, GpuSmearer, BLO
 use super::runner::{SmearBuffers, SmearGpuError, REALS};
 use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::{DeviceError, Gpu};
+use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::cuda::interfaces;
 use qdsl_core::dsl::paths::force::force_cuda;
@@ -108,14 +109,27 @@ impl<T: GpuReal> GpuGaugeForce<T> {
     }
 
     /// Queues the staple schedule and the force kernel with coupling `beta` (no
-    /// synchronisation).
+    /// synchronisation; default launches).
     pub fn enqueue(
         &self,
         gpu: &Gpu,
         bufs: &mut ForceBuffers<T>,
         beta: f64,
     ) -> Result<(), DeviceError> {
-        self.staples.enqueue(gpu, &mut bufs.staples, 1.0)?;
+        self.enqueue_with(gpu, None, bufs, beta)
+    }
+
+    /// [`Self::enqueue`] with the staple schedule's launches from `tuner`
+    /// ([`GpuSmearer::enqueue_with`]).
+    pub fn enqueue_with(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        bufs: &mut ForceBuffers<T>,
+        beta: f64,
+    ) -> Result<(), DeviceError> {
+        self.staples
+            .enqueue_with(gpu, tuner, &mut bufs.staples, 1.0)?;
         let lat = bufs.staples.lattice;
         let mut args = Args::new();
         lattice_args(&mut args, &lat);

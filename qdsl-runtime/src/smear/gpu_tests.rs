@@ -202,17 +202,17 @@ fn gpu_hisq_links_match_the_cpu() {
     let (gpu, _dir) = gpu();
     let u = sample_l8();
     let eps = -0.1;
-    let (x, l) = hisq_links_gpu(&gpu, &u, eps).unwrap();
+    let (x, l) = hisq_links_gpu(&gpu, None, &u, eps).unwrap();
     let (cx, cl) = qdsl_kernels::hisq_links(&u, eps).unwrap();
     assert!(rel(&x, &cx) < 1e-12, "fat {:e}", rel(&x, &cx));
     assert!(rel(&l, &cl) < 1e-12, "long {:e}", rel(&l, &cl));
     let u32 = u.cast::<f32>();
-    let (x, l) = hisq_links_gpu(&gpu, &u32, eps).unwrap();
+    let (x, l) = hisq_links_gpu(&gpu, None, &u32, eps).unwrap();
     let (cx, cl) = qdsl_kernels::hisq_links(&u32, eps).unwrap();
     assert!(rel(&x, &cx) < 1e-4, "fat f32 {:e}", rel(&x, &cx));
     assert!(rel(&l, &cl) < 1e-4, "long f32 {:e}", rel(&l, &cl));
     let unit = GaugeField::<f64>::unit(*u.lattice());
-    let (x, l) = hisq_links_gpu(&gpu, &unit, eps).unwrap();
+    let (x, l) = hisq_links_gpu(&gpu, None, &unit, eps).unwrap();
     let phase = fold_staggered_phases(&unit);
     let lat = *unit.lattice();
     for cb in 0..lat.volume() {
@@ -231,4 +231,36 @@ fn gpu_hisq_links_match_the_cpu() {
             assert!((*l.link(cb, mu) - long).max_abs_component() < 1e-13);
         }
     }
+}
+
+/// The HISQ chain (fat7, U(3) projection, HISQ fat, Naik) and the asqtad smearer with
+/// every link-path launch tuned under the full policy: the links are bit for bit those
+/// of the default launches (a launch shape changes no site's arithmetic), and a second
+/// tuner under the launch policy reads the winners back from the cache.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn tuned_link_path_launches_give_the_default_launches_links() {
+    use crate::tune::{TunePolicy, Tuner};
+    let (gpu, dir) = gpu();
+    let tuner = |policy| {
+        Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_policy(policy)
+            .with_progress(false)
+    };
+    let u = sample_l8();
+    let (x, l) = hisq_links_gpu(&gpu, None, &u, 0.1).unwrap();
+    let full = tuner(TunePolicy::Full);
+    let (tx, tl) = hisq_links_gpu(&gpu, Some(&full), &u, 0.1).unwrap();
+    assert_eq!(rel(&tx, &x), 0.0);
+    assert_eq!(rel(&tl, &l), 0.0);
+    let v = fold_staggered_phases(&u);
+    let smearer = GpuSmearer::<f64>::new::<AsqtadFat>(&gpu).unwrap();
+    let fat = smearer.smear(&gpu, &v, 0.9).unwrap();
+    let tuned = smearer.smear_with(&gpu, Some(&full), &v, 0.9).unwrap();
+    assert_eq!(rel(&tuned, &fat), 0.0);
+    let launch = tuner(TunePolicy::Launch);
+    let again = smearer.smear_with(&gpu, Some(&launch), &v, 0.9).unwrap();
+    assert_eq!(rel(&again, &fat), 0.0);
+    let rows = std::fs::read_to_string(dir.path().join("tune.tsv")).unwrap();
+    assert!(rows.lines().count() > 3, "{rows}");
 }

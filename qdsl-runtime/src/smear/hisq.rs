@@ -12,6 +12,7 @@ use super::SmearBuffers;
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::Gpu;
+use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::project::{project_source, singular_threshold, PROJECT_KERNEL};
 use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
@@ -102,11 +103,24 @@ impl<T: GpuReal> HisqGpu<T> {
     }
 
     /// Queues the whole construction on the GPU's stream (no host transfer, no
-    /// synchronisation): the stages of [`hisq_chain`] ([`DeviceHisq`]).
+    /// synchronisation): the stages of [`hisq_chain`] ([`DeviceHisq`]), each link-path
+    /// kernel at its default launch.
     pub fn enqueue(&self, gpu: &Gpu, bufs: &mut HisqBuffers<T>) -> Result<(), SmearGpuError> {
+        self.enqueue_with(gpu, None, bufs)
+    }
+
+    /// [`Self::enqueue`] with the link-path kernels' launches from `tuner`
+    /// ([`GpuSmearer::enqueue_with`]).
+    pub fn enqueue_with(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        bufs: &mut HisqBuffers<T>,
+    ) -> Result<(), SmearGpuError> {
         hisq_chain(&mut DeviceHisq {
             hisq: self,
             gpu,
+            tuner,
             bufs,
         })
     }
@@ -147,6 +161,7 @@ impl<T: GpuReal> HisqGpu<T> {
 struct DeviceHisq<'a, T> {
     hisq: &'a HisqGpu<T>,
     gpu: &'a Gpu,
+    tuner: Option<&'a Tuner>,
     bufs: &'a mut HisqBuffers<T>,
 }
 
@@ -163,7 +178,7 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
         Ok(self
             .hisq
             .fat7
-            .enqueue(self.gpu, &mut self.bufs.level1, 1.0)?)
+            .enqueue_with(self.gpu, self.tuner, &mut self.bufs.level1, 1.0)?)
     }
 
     /// W = V(V†V)^(−1/2) in place, a flag per link it rejects.
@@ -186,14 +201,20 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
     fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
         copy_projected(self.gpu, &bufs.level1.output, &mut bufs.fat.input)?;
-        Ok(self.hisq.fat.enqueue(self.gpu, &mut bufs.fat, 1.0)?)
+        Ok(self
+            .hisq
+            .fat
+            .enqueue_with(self.gpu, self.tuner, &mut bufs.fat, 1.0)?)
     }
 
     /// W copied into the inputs of `AsqtadLong`, L₀ = `AsqtadLong`(W).
     fn naik(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
         copy_projected(self.gpu, &bufs.level1.output, &mut bufs.long.input)?;
-        Ok(self.hisq.long.enqueue(self.gpu, &mut bufs.long, 1.0)?)
+        Ok(self
+            .hisq
+            .long
+            .enqueue_with(self.gpu, self.tuner, &mut bufs.long, 1.0)?)
     }
 }
 
@@ -214,16 +235,19 @@ fn copy_projected<T: GpuReal>(
 /// correction `epsilon_naik`, on the GPU: the same fields as `qdsl_kernels::hisq_links`
 /// (unit links give X = 9/8 + ε/8 and L = −(1 + ε)/24 times the phases).
 ///
+/// The link-path kernels launch as `tuner` decides (`None`: their default launches).
+///
 /// Errors: compiling, allocating, copying or launching; a fat7 link the projection
 /// rejects ([`SmearGpuError::Projection`], the first one in link order).
 pub fn hisq_links_gpu<T: GpuReal>(
     gpu: &Gpu,
+    tuner: Option<&Tuner>,
     u: &GaugeField<T>,
     epsilon_naik: f64,
 ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
     let hisq = HisqGpu::<T>::new(gpu)?;
     let mut bufs = hisq.buffers(gpu, u.lattice())?;
     hisq.upload(gpu, &mut bufs, u)?;
-    hisq.enqueue(gpu, &mut bufs)?;
+    hisq.enqueue_with(gpu, tuner, &mut bufs)?;
     hisq.finish(gpu, &bufs, epsilon_naik)
 }
