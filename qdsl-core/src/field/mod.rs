@@ -17,7 +17,7 @@ mod dense_links;
 pub mod distributed;
 mod error;
 mod gauge_field;
-mod portable_math;
+pub(crate) mod portable_math;
 mod random_su3;
 pub mod rng;
 mod spinor_blas;

@@ -94,6 +94,12 @@ pub enum StreamDomain {
     GaugeTransform,
     /// Gaussian colour-spinor fields; index = s · V + lex(x). Tag 4.
     Fermion,
+    /// Heatbath link updates; index = sweep · 4V + 4 · lex(x) + μ. Tag 5.
+    Heatbath,
+    /// HMC momenta P_μ(x); index = trajectory · 4V + 4 · lex(x) + μ. Tag 6.
+    HmcMomenta,
+    /// HMC Metropolis accept/reject; index = trajectory. Tag 7.
+    HmcAccept,
     /// Free for applications: tag 2¹⁶ + n.
     User(u16),
 }
@@ -106,6 +112,9 @@ impl StreamDomain {
             StreamDomain::WeakGaugeLinks => 2,
             StreamDomain::GaugeTransform => 3,
             StreamDomain::Fermion => 4,
+            StreamDomain::Heatbath => 5,
+            StreamDomain::HmcMomenta => 6,
+            StreamDomain::HmcAccept => 7,
             StreamDomain::User(n) => 0x1_0000 + u32::from(n),
         }
     }
@@ -173,6 +182,13 @@ impl RandomStream {
     /// [`uniform`](Self::uniform) (never 0, so its logarithm is finite).
     pub fn uniform_open_closed(&mut self) -> f64 {
         ((self.next_u64() >> 11) + 1) as f64 * TWO_POW_MINUS_53
+    }
+
+    /// A standard exponential number, −ln u with u ∈ (0, 1] from
+    /// [`uniform_open_closed`](Self::uniform_open_closed) (qdsl's portable logarithm:
+    /// the same bits on every machine). Density e^{−y} on [0, ∞).
+    pub fn exponential(&mut self) -> f64 {
+        -portable_math::ln(self.uniform_open_closed())
     }
 
     /// Two independent standard normal numbers (mean 0, variance 1) by the Box–Muller

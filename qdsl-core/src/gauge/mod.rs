@@ -7,10 +7,12 @@
 //! | [`clover_field`], [`clover_field_with`], [`invert_clover`], [`invert_twisted_clover`], [`field_strength`] | the clover term A = (m + 4) + (i c_sw/2) Σ_{μ<ν} σ_μν F̂_μν (trace of F̂ kept or removed: [`FieldStrengthTrace`]), A⁻¹ and (A + iμγ5)⁻¹ |
 //! | [`SfBoundaryFields`] | openQCD's SF boundary gauge fields C (x0 = 0), C' (x0 = T): constant abelian links; the clover field that sees them |
 //! | [`OpenBoundary`] | openQCD's open and SF time boundaries of Wilson(-clover) quarks: the hop links, the c_F-improved clover field, the projection of quark fields |
+//! | [`generate`] | gauge-field generation: quenched heatbath + over-relaxation, HMC with nested time scales |
 //! | [`GaugeTransform`] | g(x) ∈ SU(3): U_μ(x) → g(x) U_μ(x) g†(x+μ̂), ψ(x) → g(x) ψ(x) |
 
 mod clover;
 mod error;
+pub mod generate;
 #[cfg(test)]
 mod invariance_tests;
 mod loops;
