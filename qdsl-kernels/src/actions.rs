@@ -22,3 +22,13 @@ link_paths! {
         rectangle: -1/12 * [+mu, +mu, +nu, -mu, -mu, -nu];
     }
 }
+
+link_paths! {
+    /// The Iwasaki gauge action (Y. Iwasaki, UTHEP-118, 1983; renormalisation-group
+    /// improved): S = β Σ_x [c₀ Σ_{μ<ν} (1 − Re tr U_μν/3) + c₁ Σ_{rect} (1 − Re tr R/3)],
+    /// c₁ = −0.331, c₀ = 1 − 8c₁ = 3.648, the rectangles as in [`SymanzikGauge`].
+    pub action iwasaki_gauge(u: Gauge) {
+        plaquette: 3.648 * [+mu, +nu, -mu, -nu];
+        rectangle: -0.331 * [+mu, +mu, +nu, -mu, -mu, -nu];
+    }
+}

@@ -15,7 +15,7 @@
 //! | [`CoarseOp`] | the whole coarse operator X − D_c (dense site matrix X plus the coarse hop) |
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
-//! | [`WilsonGauge`], [`SymanzikGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
+//! | [`WilsonGauge`], [`SymanzikGauge`], [`IwasakiGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 //!
 //! [`catalog`] lists every spec as values, generated at build time from the specs
 //! themselves.
@@ -29,7 +29,7 @@ mod staggered;
 mod twisted_mass;
 mod wilson;
 
-pub use actions::{SymanzikGauge, WilsonGauge};
+pub use actions::{IwasakiGauge, SymanzikGauge, WilsonGauge};
 pub use clover::{CloverApply, WilsonClover};
 pub use coarse::{CoarseHop, CoarseOp};
 pub use links::{

@@ -41,7 +41,7 @@ fn every_spec_is_registered_with_the_standard_flop_counts() {
     );
     assert_eq!(
         names(actions().into_iter().map(|e| e.name).collect()),
-        "wilson_gauge symanzik_gauge"
+        "wilson_gauge symanzik_gauge iwasaki_gauge"
     );
 }
 

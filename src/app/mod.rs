@@ -9,9 +9,11 @@
 //! | [`precision_study`] | CGNR with the iteration in f64 … packed30: the Gruber et al. table and plot |
 //! | [`mobius`] | Möbius domain-wall solves (CGNR on the asymmetric M̂), the 4D propagator, pion and midpoint correlators, m_res |
 //! | [`low_precision`] | the iteration precision chosen at run time (f64 … packed30), dispatching a solve |
+//! | [`generate`] | `qdsl generate`: quenched heatbath/HMC runs with checkpoints, history and resumption |
 //! | [`history`] | a solve's convergence history as JSON and as an SVG plot |
 
 pub mod correlator;
+pub mod generate;
 pub mod history;
 pub mod low_precision;
 pub mod mobius;

@@ -7,6 +7,7 @@ mod correlator;
 mod emit;
 mod fermion_file_args;
 mod gauge_read;
+mod generate;
 mod info;
 mod inspect;
 mod mobius;
@@ -61,6 +62,10 @@ enum Command {
     /// configuration, on the GPU if there is one, and write them (SciDAC LIME f32 by
     /// default).
     Smear(smear::SmearArgs),
+    /// Generate quenched gauge configurations (heatbath + over-relaxation, or HMC; Wilson,
+    /// Symanzik or Iwasaki action) on the CPU: progress, checkpoints (ILDG LIME f64 and a
+    /// state file; --resume continues after a crash), plaquette history as JSON and SVG.
+    Generate(generate::GenerateArgs),
 }
 
 impl Cli {
@@ -75,6 +80,7 @@ impl Cli {
             Command::Smear(args) => smear::run(&args, self.backend),
             Command::Solve(args) => solve::run(&args, self.backend),
             Command::Correlator(args) => correlator::run(&args),
+            Command::Generate(args) => generate::run(&args),
         }
     }
 }
