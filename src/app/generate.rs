@@ -281,7 +281,8 @@ fn checkpoint_name(done: u64) -> String {
     format!("cfg_{done:06}.lime")
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `path` through `write` into a temporary file beside it, then renames it over
+/// `path` (atomic on POSIX file systems).
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), GenerateAppError>,
