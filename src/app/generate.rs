@@ -132,13 +132,13 @@ impl GenerateParams {
         n + 1 == self.total()
             || (self.save_every > 0
                 && n >= self.therm
-                && (n + 1 - self.therm) % self.save_every == 0)
+                && (n + 1 - self.therm).is_multiple_of(self.save_every))
     }
 }
 
 /// The updater of a run.
 enum Updater {
-    Heatbath { hb: Heatbath, or_per_hb: usize },
+    Heatbath { hb: Box<Heatbath>, or_per_hb: usize },
     Hmc(Hmc),
 }
 
@@ -217,9 +217,8 @@ pub fn generate(
     };
     let updater = updater(params, lattice)?;
     let mut checkpoints = Vec::new();
-    let mut done_here = 0;
-    for n in start..params.total() {
-        if control.stop_after.is_some_and(|s| done_here >= s) {
+    for (done_here, n) in (start..params.total()).enumerate() {
+        if control.stop_after.is_some_and(|s| done_here as u64 >= s) {
             break;
         }
         let record = match &updater {
@@ -244,7 +243,6 @@ pub fn generate(
             }
         };
         history.push(record);
-        done_here += 1;
         (control.progress)(n, params.total(), &record);
         if params.saves_after(n) {
             checkpoints.push(save_checkpoint(params, dir, &u, n + 1, &history)?);
@@ -261,7 +259,7 @@ fn updater(params: &GenerateParams, lattice: Lattice) -> Result<Updater, Generat
     let spec = params.action.spec();
     Ok(match params.algorithm {
         Algorithm::Heatbath => Updater::Heatbath {
-            hb: Heatbath::new(&spec, params.beta, lattice)?,
+            hb: Box::new(Heatbath::new(&spec, params.beta, lattice)?),
             or_per_hb: params.or_per_hb,
         },
         Algorithm::Hmc => Updater::Hmc(Hmc::new(

@@ -210,7 +210,7 @@ impl Hmc {
         p.links_mut()
             .par_iter_mut()
             .zip(f.links().par_iter())
-            .for_each(|(p, f)| *p = *p + f.scale(dt));
+            .for_each(|(p, f)| *p += f.scale(dt));
         Ok(())
     }
 
