@@ -437,40 +437,40 @@ mod tests {
     /// the means) + 0.3 for the ε⁶ terms. The O(ε²) fluctuations of ΔH make ⟨ΔH⟩ itself
     /// noisy (measured: leapfrog ⟨ΔH⟩ = 0.474, 0.118, 0.032, slope 5.2 ± ~0.9), which is
     /// why the default test checks ⟨ΔH²⟩ instead. Leapfrog only: Omelyan's ⟨ΔH⟩ at these
-    /// statistics is below its noise (measured 0.19, −0.003, −0.020 at ε = 1/4, 1/6, 1/8). About a minute in a debug build.
+    /// statistics is below its noise (measured 0.19, −0.003, −0.020 at ε = 1/4, 1/6, 1/8).
+    /// About a minute in a debug build.
     #[test]
     #[ignore = "slow (about a minute): cargo test -p qdsl-core --lib mean_energy_violation -- --ignored"]
     fn mean_energy_violation_fits_dt4() {
-        for (integrator, steps) in [(Integrator::Leapfrog, [12, 16, 20])] {
-            let series = energy_violations(integrator, &steps, 4, 50);
-            let xs: Vec<f64> = steps.iter().map(|&n| (1.0 / n as f64).ln()).collect();
-            let ys: Vec<f64> = series.iter().map(|s| s.mean().ln()).collect();
-            // σ(ln ⟨ΔH⟩) = σ(⟨ΔH⟩)/⟨ΔH⟩ (draws independent: binned error with bins of 1).
-            let sigmas: Vec<f64> = series
-                .iter()
-                .map(|s| s.binned_error(1) / s.mean())
-                .collect();
-            let (mx, my) = (xs.iter().sum::<f64>() / 3.0, ys.iter().sum::<f64>() / 3.0);
-            let sxx = xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
-            let slope = xs
-                .iter()
-                .zip(&ys)
-                .map(|(x, y)| (x - mx) * (y - my))
-                .sum::<f64>()
-                / sxx;
-            let slope_error = xs
-                .iter()
-                .zip(&sigmas)
-                .map(|(x, s)| ((x - mx) * s).powi(2))
-                .sum::<f64>()
-                .sqrt()
-                / sxx;
-            let means: Vec<f64> = series.iter().map(Series::mean).collect();
-            assert!(
-                (slope - 4.0).abs() < 3.0 * slope_error + 0.3,
-                "{integrator:?}: <dH> {means:?}, slope {slope} ± {slope_error}"
-            );
-        }
+        let (integrator, steps) = (Integrator::Leapfrog, [12, 16, 20]);
+        let series = energy_violations(integrator, &steps, 4, 50);
+        let xs: Vec<f64> = steps.iter().map(|&n| (1.0 / n as f64).ln()).collect();
+        let ys: Vec<f64> = series.iter().map(|s| s.mean().ln()).collect();
+        // σ(ln ⟨ΔH⟩) = σ(⟨ΔH⟩)/⟨ΔH⟩ (draws independent: binned error with bins of 1).
+        let sigmas: Vec<f64> = series
+            .iter()
+            .map(|s| s.binned_error(1) / s.mean())
+            .collect();
+        let (mx, my) = (xs.iter().sum::<f64>() / 3.0, ys.iter().sum::<f64>() / 3.0);
+        let sxx = xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+        let slope = xs
+            .iter()
+            .zip(&ys)
+            .map(|(x, y)| (x - mx) * (y - my))
+            .sum::<f64>()
+            / sxx;
+        let slope_error = xs
+            .iter()
+            .zip(&sigmas)
+            .map(|(x, s)| ((x - mx) * s).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            / sxx;
+        let means: Vec<f64> = series.iter().map(Series::mean).collect();
+        assert!(
+            (slope - 4.0).abs() < 3.0 * slope_error + 0.3,
+            "{integrator:?}: <dH> {means:?}, slope {slope} ± {slope_error}"
+        );
     }
 
     /// Detailed balance: HMC (Omelyan, 8 steps, τ = 1) and the heatbath sample the same
