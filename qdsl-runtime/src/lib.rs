@@ -13,6 +13,7 @@
 //! | [`tune`] | the autotuner and its TSV cache |
 //! | [`device`] | device fields: formats, layout, GPU conversion kernels, f64 reductions |
 //! | [`operator`] | even-odd Wilson and staggered operators on host and device fields; generated-kernel launches |
+//! | [`generate`] | gauge-field generation on the GPU: the f64 force back end of quenched HMC |
 //! | [`smear`] | `link_paths!` plans run on the GPU: asqtad, fat7 smeared links |
 //! | [`libs`] | finding the CUDA libraries without panicking |
 //! | [`hash`] | the stable FNV-1a-128 content hash of cache keys |
@@ -27,6 +28,7 @@ pub mod backend;
 pub mod comm;
 pub mod device;
 pub mod distributed;
+pub mod generate;
 pub mod hash;
 pub mod jit;
 pub mod libs;

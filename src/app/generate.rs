@@ -566,6 +566,14 @@ mod tests {
                 assert!(a == b, "{algorithm:?}: {name} differs");
             }
             assert!(whole.path().join("history.svg").exists());
+            // The checkpoint is a valid ILDG file (checksum and <plaq> record verified on
+            // reading) holding the field whose plaquette the history recorded.
+            let last = read_gauge(
+                whole.path().join("cfg_000008.lime"),
+                &ReadOptions::default(),
+            )
+            .unwrap();
+            assert_eq!(plaquette(&last.field).average, full.history[7].plaquette);
         }
     }
 

@@ -158,3 +158,72 @@ pub fn run(args: &GenerateArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    /// The flags parse (defaults: wilson, heatbath, 4 OR sweeps, Omelyan), a lattice of
+    /// three extents is refused, and a tiny run writes its files.
+    #[test]
+    fn generate_flags_parse_and_a_tiny_run_writes_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let save = dir.path().join("run");
+        let save = save.to_str().unwrap();
+        let args = |extra: &[&str]| {
+            let mut a = vec![
+                "qdsl", "generate", "--beta", "5.5", "--sweeps", "2", "--save", save,
+            ];
+            a.extend_from_slice(extra);
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        assert!(Cli::try_parse_from(args(&["--lattice", "4,4,4"])).is_err());
+        assert!(
+            Cli::try_parse_from(args(&["--lattice", "4,4,4,4", "--algorithm", "metropolis"]))
+                .is_err()
+        );
+        let cli = Cli::try_parse_from(args(&[
+            "--lattice",
+            "4,4,4,4",
+            "--therm",
+            "1",
+            "--seed",
+            "3",
+        ]))
+        .unwrap();
+        cli.run().unwrap();
+        for f in [
+            "cfg_000003.lime",
+            "state.json",
+            "history.json",
+            "history.svg",
+        ] {
+            assert!(std::path::Path::new(save).join(f).exists(), "{f}");
+        }
+        // A second start into the same directory is refused; with --resume and more
+        // sweeps it continues.
+        let again = Cli::try_parse_from(args(&[
+            "--lattice",
+            "4,4,4,4",
+            "--therm",
+            "1",
+            "--seed",
+            "3",
+        ]))
+        .unwrap();
+        assert!(again.run().is_err());
+        let mut more = args(&[
+            "--lattice",
+            "4,4,4,4",
+            "--therm",
+            "1",
+            "--seed",
+            "3",
+            "--resume",
+        ]);
+        more[5] = "3".into();
+        Cli::try_parse_from(more).unwrap().run().unwrap();
+        assert!(std::path::Path::new(save).join("cfg_000004.lime").exists());
+    }
+}

@@ -49,12 +49,43 @@ pub enum Integrator {
     Omelyan,
 }
 
+/// Where a level's force F_μ(x) = −(β/3) TA[U_μ(x) Σ_μ(x)†] is computed: the CPU
+/// ([`force_cpu`], the default) or another back end (qdsl-runtime's GPU force plugs in
+/// here). Implementations must compute the force of `plan` with the convention of
+/// [`crate::dsl::paths::force`].
+pub trait ForceBackend: std::fmt::Debug {
+    /// The force of every link of `u` for the action of `plan` at coupling `beta`.
+    fn force(
+        &self,
+        plan: &ForcePlan,
+        u: &GaugeField<f64>,
+        beta: f64,
+    ) -> Result<GaugeField<f64>, GenerateError>;
+}
+
+/// The CPU force ([`force_cpu`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuForce;
+
+impl ForceBackend for CpuForce {
+    fn force(
+        &self,
+        plan: &ForcePlan,
+        u: &GaugeField<f64>,
+        beta: f64,
+    ) -> Result<GaugeField<f64>, GenerateError> {
+        Ok(force_cpu(plan, u, beta)?)
+    }
+}
+
 /// One time scale: an action (its force), its coupling, the steps per outer sub-step
 /// and the integrator.
 #[derive(Clone, Debug)]
 pub struct Level {
     /// The action's force plan.
     pub plan: ForcePlan,
+    /// Where the force is computed ([`CpuForce`] unless [`Level::with_backend`]).
+    pub backend: std::rc::Rc<dyn ForceBackend>,
     /// β of this action.
     pub beta: f64,
     /// Steps per trajectory (outermost level) or per sub-step of the level above.
@@ -88,10 +119,16 @@ impl Level {
         }
         Ok(Self {
             plan: ForcePlan::new(action)?,
+            backend: std::rc::Rc::new(CpuForce),
             beta,
             steps,
             integrator,
         })
+    }
+
+    /// The same level with its force computed by `backend`.
+    pub fn with_backend(self, backend: std::rc::Rc<dyn ForceBackend>) -> Self {
+        Self { backend, ..self }
     }
 }
 
@@ -206,7 +243,7 @@ impl Hmc {
         u: &GaugeField<f64>,
         p: &mut Momenta,
     ) -> Result<(), GenerateError> {
-        let f = force_cpu(&level.plan, u, level.beta)?;
+        let f = level.backend.force(&level.plan, u, level.beta)?;
         p.links_mut()
             .par_iter_mut()
             .zip(f.links().par_iter())

@@ -23,7 +23,8 @@ mod test_actions;
 
 pub use heatbath::Heatbath;
 pub use hmc::{
-    max_link_difference, negate, Hmc, Integrator, Level, Momenta, TrajectoryResult, OMELYAN_LAMBDA,
+    max_link_difference, negate, CpuForce, ForceBackend, Hmc, Integrator, Level, Momenta,
+    TrajectoryResult, OMELYAN_LAMBDA,
 };
 pub use staples::{Colouring, LocalStaples};
 pub use stats::{Autocorrelation, Series};
@@ -48,6 +49,9 @@ pub enum GenerateError {
         /// What was given.
         found: String,
     },
+    /// A force back end failed (the device's error, in words).
+    #[error("force back end: {0}")]
+    Backend(String),
     /// The lattice does not suit the update.
     #[error("lattice {dims:?}: expected {expected}")]
     Lattice {
