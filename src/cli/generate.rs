@@ -2,6 +2,7 @@
 //! progress bar, checkpoints (ILDG LIME f64 + state file), a plaquette history (JSON and
 //! SVG) and `--resume` after a crash.
 
+use super::check::parse_dims;
 use super::CliError;
 use crate::app::generate::{
     generate, ActionKind, Algorithm, GenerateParams, RunControl, UpdateRecord,
@@ -40,8 +41,8 @@ pub struct GenerateArgs {
     beta: f64,
     /// The lattice extents L0,L1,L2,L3 (even; multiples of 4 for the heatbath of the
     /// rectangle actions).
-    #[arg(long, value_delimiter = ',', num_args = 4)]
-    lattice: Vec<usize>,
+    #[arg(long, value_parser = parse_dims)]
+    lattice: [usize; 4],
     /// heatbath (+ over-relaxation) or hmc.
     #[arg(long, value_enum, default_value = "heatbath")]
     algorithm: Algorithm,
@@ -84,11 +85,7 @@ pub struct GenerateArgs {
 
 /// Runs `qdsl generate`.
 pub fn run(args: &GenerateArgs) -> Result<(), CliError> {
-    let dims: [usize; 4] = args
-        .lattice
-        .clone()
-        .try_into()
-        .map_err(|v: Vec<usize>| format!("--lattice: expected 4 extents, found {}", v.len()))?;
+    let dims = args.lattice;
     let params = GenerateParams {
         action: args.action,
         beta: args.beta,
