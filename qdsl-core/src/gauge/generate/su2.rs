@@ -20,7 +20,8 @@ pub const SUBGROUPS: [(usize, usize); 3] = [(0, 1), (1, 2), (0, 2)];
 
 /// Below this α the heatbath draws x₀ by Creutz's method, at and above it by
 /// Kennedy–Pendleton's (each is efficient on its side: Creutz's acceptance tends to 1
-/// as α → 0, Kennedy–Pendleton's as α → ∞; at α = 2 both accept over 70 %).
+/// as α → 0, Kennedy–Pendleton's as α → ∞; at α = 2 both accept about 70 %: Creutz
+/// π I₁(2)/(2 sinh 2) ≈ 0.69).
 pub const KENNEDY_PENDLETON_MIN_ALPHA: f64 = 2.0;
 
 /// A quaternion a₀ + i a⃗·σ⃗ (an SU(2) matrix when its norm is 1).
