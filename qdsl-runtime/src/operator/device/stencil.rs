@@ -166,6 +166,7 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
         | KernelParam::OutputStride(_)
         | KernelParam::InputStride { .. }
         | KernelParam::XpayStride => ParamKind::I32,
+        KernelParam::ChiralMatrices(_) => ParamKind::read(compute),
     };
     KernelInterface {
         name: kernel.name.clone(),
@@ -549,6 +550,13 @@ impl DeviceStencil {
                 }
                 KernelParam::XpayStride => {
                     a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
+                }
+                // Only `fused5d!` kernels take s-operator matrices; a stencil has none.
+                KernelParam::ChiralMatrices(_) => {
+                    return Err(self.field_error(
+                        &name,
+                        ("no s-operator matrices (a stencil kernel)".into(), "a fused5d kernel's parameter".into()),
+                    ));
                 }
             }
         }
