@@ -10,7 +10,8 @@
 //!   r = Σ_s' A₊(s5, s') P₊ column[s'] + A₋(s5, s') P₋ column[s'] ([`ChiralRow`]), a
 //!   barrier (the buffer is reused by the next term);
 //! * each piece acting on the result, a stage storing the accumulator to `column`, a
-//!   barrier, a stage with the row into the accumulator, a barrier;
+//!   barrier, a stage with the row into the accumulator (and a barrier where the buffer
+//!   is used again);
 //! * the xpay operand's piece: x(io) to `column`, a barrier, its row into `xr`, which the
 //!   epilogue then reads (out = a · (X x) + b · acc).
 //!
@@ -133,8 +134,10 @@ pub fn kernel_ir(
             }
         }
     }
-    // Pieces on the result.
-    for p in chain.result_pieces() {
+    // Pieces on the result; a barrier after a row only where the buffer is used again.
+    let result = chain.result_pieces();
+    for (n, &p) in result.iter().enumerate() {
+        let reused = n + 1 < result.len() || chain.xpay.is_some();
         k.stages.push(Stage {
             kind: StageKind::Custom(format!("{p}: the accumulator to shared memory")),
             body: vec![Stmt::SharedStoreAcc {
@@ -146,7 +149,7 @@ pub fn kernel_ir(
         k.stages.push(Stage {
             kind: StageKind::Custom(format!("{p}: its row into the accumulator")),
             body: vec![row(p, RowDest::Accumulator)],
-            barrier: true,
+            barrier: reused,
         });
     }
     // The xpay operand's piece.
