@@ -16,7 +16,7 @@
 //! its mass term and −½ are folded into the xpay coefficients and matrices by the caller.
 
 use crate::WilsonHop;
-use qdsl_core::dsl::fused5d::{Chain, FusedVariant, Fused5d};
+use qdsl_core::dsl::fused5d::{Chain, Fused5d, FusedVariant};
 use qdsl_core::dsl::{CompiledKernel, DslError};
 use qdsl_macros::fused5d;
 

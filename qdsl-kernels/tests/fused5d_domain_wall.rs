@@ -32,8 +32,7 @@ fn stmts(k: &KernelIr) -> Vec<Stmt> {
     fn walk(body: &[Stmt], out: &mut Vec<Stmt>) {
         for s in body {
             out.push(s.clone());
-            if let Stmt::Scope { body, .. } | Stmt::If { body, .. } | Stmt::Build { body, .. } = s
-            {
+            if let Stmt::Scope { body, .. } | Stmt::If { body, .. } | Stmt::Build { body, .. } = s {
                 walk(body, out);
             }
         }
@@ -63,13 +62,25 @@ fn the_pieces_land_on_the_source_or_the_accumulator() {
     let k = MobiusM5preM5invDslash4M5pre::kernel_ir(&v).unwrap();
     let r = rows(&k);
     assert_eq!(r.len(), 8 + 2);
-    assert!(r[..8]
-        .iter()
-        .all(|x| x == &("Mphi".to_string(), RowReach::Neighbours, RowDest::Reals("r"))));
-    assert_eq!(r[8], ("M5inv".into(), RowReach::Dense, RowDest::Accumulator));
-    assert_eq!(r[9], ("Mphi".into(), RowReach::Neighbours, RowDest::Accumulator));
+    assert!(r[..8].iter().all(|x| x
+        == &(
+            "Mphi".to_string(),
+            RowReach::Neighbours,
+            RowDest::Reals("r")
+        )));
+    assert_eq!(
+        r[8],
+        ("M5inv".into(), RowReach::Dense, RowDest::Accumulator)
+    );
+    assert_eq!(
+        r[9],
+        ("Mphi".into(), RowReach::Neighbours, RowDest::Accumulator)
+    );
     // Two barriers per term inside the terms.
-    let barriers = stmts(&k).iter().filter(|s| matches!(s, Stmt::Barrier)).count();
+    let barriers = stmts(&k)
+        .iter()
+        .filter(|s| matches!(s, Stmt::Barrier))
+        .count();
     assert_eq!(barriers, 16);
     // The matrices, each once, after the stencil parameters.
     let matrices: Vec<String> = k
@@ -112,7 +123,10 @@ fn the_xpay_operand_goes_through_m5() {
     assert_eq!(src.matches("real xr[24];").count(), 1);
     assert!(src.contains("xpay_a * xr[6 * q + 2 * a]"));
     // Without xpay the chain is refused.
-    assert!(MobiusDslash4XpayM5mob::compiled(&variant(StorageFormat::F32, Recon::R12, false, 8)).is_err());
+    assert!(
+        MobiusDslash4XpayM5mob::compiled(&variant(StorageFormat::F32, Recon::R12, false, 8))
+            .is_err()
+    );
 }
 
 #[test]
@@ -121,7 +135,11 @@ fn every_chain_is_launched_as_sites_by_slices() {
         let xpay = (e.chain)().xpay.is_some();
         let k = (e.compiled)(&variant(StorageFormat::F32, Recon::R12, xpay, 12)).unwrap();
         assert_eq!(k.geometry.shared_per_thread, 24 * 4, "{}", e.name);
-        assert!(k.source.contains("const int s5 = threadIdx.y;"), "{}", e.name);
+        assert!(
+            k.source.contains("const int s5 = threadIdx.y;"),
+            "{}",
+            e.name
+        );
         assert!(k.source.contains("constexpr int LS = 12;"), "{}", e.name);
         assert!(!k.source.contains("return;"), "{}: no early return", e.name);
         assert!(k.name.starts_with(&e.name));
@@ -159,10 +177,19 @@ fn every_chain_compiles_with_nvrtc_and_does_not_spill() {
         ] {
             let k = (e.compiled)(&variant(format, recon, xpay, 12)).unwrap();
             let tag = format!("{}_{}", e.name, format.name());
-            let reports =
-                tc.compile_checked(&k.source, &tag, "sm_90", std::slice::from_ref(&k.name), true);
+            let reports = tc.compile_checked(
+                &k.source,
+                &tag,
+                "sm_90",
+                std::slice::from_ref(&k.name),
+                true,
+            );
             for (entry, r) in reports {
-                println!("{entry} {}: {} registers, no spills", format.name(), r.registers);
+                println!(
+                    "{entry} {}: {} registers, no spills",
+                    format.name(),
+                    r.registers
+                );
             }
         }
     }

@@ -96,7 +96,11 @@ fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
     use qdsl_core::lattice::Parity;
     writeln!(out, "## {} (fused5d)", e.name).unwrap();
     let chain = (e.chain)();
-    let xpays: &[bool] = if chain.xpay.is_some() { &[true] } else { &[false, true] };
+    let xpays: &[bool] = if chain.xpay.is_some() {
+        &[true]
+    } else {
+        &[false, true]
+    };
     for sites in [
         OutputSites::Parity(Parity::Even),
         OutputSites::Parity(Parity::Odd),

@@ -182,7 +182,10 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             HeaderItem::Ls(l) => ls = Some(l.base10_parse::<usize>()?),
             HeaderItem::Xpay(f) => {
                 if f.ls.is_some() {
-                    return Err(syn::Error::new(f.name.span(), "write Ls on the chain's pieces or in `ls = …`"));
+                    return Err(syn::Error::new(
+                        f.name.span(),
+                        "write Ls on the chain's pieces or in `ls = …`",
+                    ));
                 }
                 xpay = Some(s_piece(f, " for the xpay operand")?)
             }
@@ -237,7 +240,12 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             format!("the hop `{name}` is bound but the chain does not use it"),
         ));
     }
-    Ok(expansion(&spec, &docs, &chain, hop.as_ref().map(|(_, p)| p)))
+    Ok(expansion(
+        &spec,
+        &docs,
+        &chain,
+        hop.as_ref().map(|(_, p)| p),
+    ))
 }
 
 fn option<T: quote::ToTokens>(x: Option<T>) -> TokenStream {
@@ -257,7 +265,12 @@ fn s_op_tokens(op: SOp) -> TokenStream {
 
 fn chain_tokens(chain: &Chain) -> TokenStream {
     let (name, doc) = (&chain.name, &chain.doc);
-    let hop_name = option(chain.hop_name.as_ref().map(|h| quote!(::std::string::String::from(#h))));
+    let hop_name = option(
+        chain
+            .hop_name
+            .as_ref()
+            .map(|h| quote!(::std::string::String::from(#h))),
+    );
     let ls = option(chain.ls);
     let pieces = chain.pieces.iter().map(|p| {
         let op = match p.op {

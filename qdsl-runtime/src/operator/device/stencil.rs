@@ -555,7 +555,10 @@ impl DeviceStencil {
                 KernelParam::ChiralMatrices(_) => {
                     return Err(self.field_error(
                         &name,
-                        ("no s-operator matrices (a stencil kernel)".into(), "a fused5d kernel's parameter".into()),
+                        (
+                            "no s-operator matrices (a stencil kernel)".into(),
+                            "a fused5d kernel's parameter".into(),
+                        ),
                     ));
                 }
             }

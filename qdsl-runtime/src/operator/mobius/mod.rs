@@ -102,6 +102,8 @@ mod physical;
 mod s_operator;
 
 #[cfg(test)]
+mod fused_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 pub(crate) mod textbook;

@@ -4,6 +4,7 @@
 
 use super::{MobiusError, MobiusParams};
 use crate::linear::SolverError;
+use qdsl_core::dsl::fused5d::{ChiralMatrices, SOp, SPiece};
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::{Complex, Real};
 use rayon::prelude::*;
@@ -157,6 +158,33 @@ impl ChiralSOperator {
             value / (den * params.alpha(t))
         };
         Self::from_fn(ls, |s, t| entry(true, s, t), |s, t| entry(false, s, t))
+    }
+
+    /// The operator of a `fused5d!` piece (M5, M_φ or M5⁻¹, or the adjoint of one) for
+    /// `params`: what a fused kernel's [`KernelParam::ChiralMatrices`] parameter of that
+    /// piece is bound to.
+    ///
+    /// [`KernelParam::ChiralMatrices`]: qdsl_core::dsl::KernelParam::ChiralMatrices
+    pub fn of_piece(params: &MobiusParams, piece: SPiece) -> Self {
+        let op = match piece.op {
+            SOp::M5 => Self::m5(params),
+            SOp::MPhi => Self::m_phi(params),
+            SOp::M5Inv => Self::m5_inverse(params),
+        };
+        if piece.dagger {
+            op.adjoint()
+        } else {
+            op
+        }
+    }
+
+    /// A₊ and A₋ as a fused kernel takes them ([`ChiralMatrices`]).
+    pub fn kernel_matrices(&self) -> ChiralMatrices {
+        ChiralMatrices {
+            ls: self.ls,
+            plus: self.plus.clone(),
+            minus: self.minus.clone(),
+        }
     }
 
     /// O† = P₊ A₊† + P₋ A₋†.
