@@ -17,7 +17,8 @@
 
 use crate::WilsonHop;
 use qdsl_core::dsl::fused5d::{Chain, Fused5d, FusedVariant};
-use qdsl_core::dsl::{CompiledKernel, DslError};
+use qdsl_core::dsl::kernel_ir::KernelIr;
+use qdsl_core::dsl::{CompiledKernel, DslError, Ir};
 use qdsl_macros::fused5d;
 
 fused5d! {
@@ -65,6 +66,10 @@ pub struct FusedEntry {
     pub name: String,
     /// The chain.
     pub chain: fn() -> Chain,
+    /// The spec of its hop, if it has one.
+    pub hop: fn() -> Option<Ir>,
+    /// A variant's kernel IR after the passes.
+    pub kernel_ir: fn(&FusedVariant) -> Result<KernelIr, DslError>,
     /// A variant's kernel with its interface.
     pub compiled: fn(&FusedVariant) -> Result<CompiledKernel, DslError>,
 }
@@ -75,6 +80,8 @@ impl FusedEntry {
         FusedEntry {
             name: F::chain().name,
             chain: F::chain,
+            hop: F::hop,
+            kernel_ir: F::kernel_ir,
             compiled: F::compiled,
         }
     }

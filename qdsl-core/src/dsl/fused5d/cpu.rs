@@ -28,7 +28,8 @@ pub type HopFn<'a, T> = dyn FnMut(&Variant, &mut ColourSpinorField<T>, &ColourSp
     + 'a;
 
 /// (O ψ)(x, s) = Σ_s' [A₊(s, s') P₊ + A₋(s, s') P₋] ψ(x, s'), on 5D Wilson fields of
-/// `m.ls` slices (any site subset), the matrices rounded to T.
+/// `m.ls` slices (any site subset), the matrices rounded to T; rayon over the output
+/// slices. `kernel` names the caller in errors.
 pub fn apply_chiral<T: Real>(
     kernel: &str,
     m: &ChiralMatrices,
@@ -61,8 +62,13 @@ pub fn apply_chiral<T: Real>(
         .par_chunks_mut(slice_len)
         .enumerate()
         .for_each(|(s, out_s)| {
+            let zero = Complex::new(T::zero(), T::zero());
             for t in 0..ls {
                 let (ap, am) = (plus[s * ls + t], minus[s * ls + t]);
+                // The sparse pieces' zeros (M5, M_φ: three entries per row) are skipped.
+                if ap == zero && am == zero {
+                    continue;
+                }
                 let psi_t = &input[t * slice_len..(t + 1) * slice_len];
                 for (o, p) in out_s.chunks_exact_mut(SITE).zip(psi_t.chunks_exact(SITE)) {
                     for c in 0..HALF {

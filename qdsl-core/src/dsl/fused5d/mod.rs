@@ -33,7 +33,7 @@ use super::variant::Variant;
 use super::DslError;
 use num_complex::Complex;
 
-pub use plan::{compile, kernel_ir, kernel_name};
+pub use plan::{compile, frame_ir, kernel_ir, kernel_name};
 
 /// An s-local operator: O = P₊ A₊ + P₋ A₋, A± Ls × Ls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -228,10 +228,14 @@ fn insert_after_source_load(body: &mut Vec<Stmt>, stmts: &[Stmt]) -> bool {
     false
 }
 
-/// The frame of a chain without a hop: the identity stencil out(x) = ψ(x) planned for
-/// the variant (fields, parameters, library, epilogue), its one stage replaced by the
-/// load of ψ at the output's index into the accumulator.
-fn identity_frame(chain: &Chain, variant: &Variant) -> Result<KernelIr, DslError> {
+/// The stencil a chain's kernel is framed on (its fields, what each is read on): the
+/// hop's spec `hop`, or for a chain without a hop the identity stencil out(x) = ψ(x).
+pub fn frame_ir(chain: &Chain, hop: Option<Ir>) -> Ir {
+    hop.unwrap_or_else(|| identity_ir(chain))
+}
+
+/// The identity stencil out(x) = ψ(x) of Wilson fields, named after the chain.
+fn identity_ir(chain: &Chain) -> Ir {
     let spinor = FieldShape::Spinor {
         nspin: 4,
         ncolour: 3,
@@ -241,7 +245,7 @@ fn identity_frame(chain: &Chain, variant: &Variant) -> Result<KernelIr, DslError
         shape: spinor,
         role,
     };
-    let ir = Ir {
+    Ir {
         name: chain.name.clone(),
         doc: chain.doc.clone(),
         fields: vec![decl("out", Role::Out), decl("psi", Role::In)],
@@ -254,8 +258,14 @@ fn identity_frame(chain: &Chain, variant: &Variant) -> Result<KernelIr, DslError
             hop: Hop { mu: 0, steps: 0 },
         }],
         knobs: Default::default(),
-    };
-    let lowered = lower(&ir)?;
+    }
+}
+
+/// The frame of a chain without a hop: the identity stencil planned for the variant
+/// (fields, parameters, library, epilogue), its one stage replaced by the load of ψ at
+/// the output's index into the accumulator.
+fn identity_frame(chain: &Chain, variant: &Variant) -> Result<KernelIr, DslError> {
+    let lowered = lower(&identity_ir(chain))?;
     let mut k = kernel_ir::plan(&lowered, variant)?;
     k.stages = vec![Stage {
         kind: StageKind::Custom("psi(x, s5) into the accumulator".into()),
