@@ -110,7 +110,7 @@ pub fn apply<T: Real>(
                 "xpay operands exactly when the xpay knob is on ({})",
                 v.variant.xpay
             ),
-            format!("{}", if xpay.is_some() { "operands" } else { "none" }),
+            if xpay.is_some() { "operands" } else { "none" }.to_string(),
         ));
     }
     let piece = |p: SPiece| -> Result<ChiralMatrices, DslError> {

@@ -342,16 +342,10 @@ impl Chain {
                     .into(),
             ));
         }
-        if self.xpay.is_some() && !v.variant.xpay {
+        if let Some(p) = self.xpay.filter(|_| !v.variant.xpay) {
             return Err(unsupported(
                 "xpay",
-                format!(
-                    "the chain applies {} to the xpay operand: xpay must be on",
-                    self.xpay.unwrap_or(SPiece {
-                        op: SOp::M5,
-                        dagger: false
-                    })
-                ),
+                format!("the chain applies {p} to the xpay operand: xpay must be on"),
             ));
         }
         if v.variant.dirichlet.is_some() && !self.source_pieces().is_empty() {

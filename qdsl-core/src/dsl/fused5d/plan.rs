@@ -198,31 +198,32 @@ pub fn compile(
     Ok(compiled)
 }
 
-/// The 4D sites per block the tuner tries: powers of two (the output's site count is a
-/// multiple of the block's: whole blocks), at most 64 (64 × Ls = 16 threads × 24 reals
-/// fits the 48 KiB of shared memory a block gets without opting in, f32, Ls ≤ 16).
+/// The 4D sites per block the tuner tries: powers of two (the output's site count must
+/// be a multiple of the block's: whole blocks), at most 64 (64 × Ls threads stay within
+/// 1024 for Ls ≤ 16; their 24 reals of shared memory each beyond 48 KiB are opted into
+/// at launch).
 pub const SITES_PER_BLOCK: Extents = Extents::PowersOfTwo { min: 1, max: 64 };
 
 /// Inserts `stmts` right after the (first) source load of a term body, looking into
 /// scopes.
 fn insert_after_source_load(body: &mut Vec<Stmt>, stmts: &[Stmt]) -> bool {
     for k in 0..body.len() {
-        match &mut body[k] {
+        if matches!(
+            &body[k],
             Stmt::Load(Load {
                 value: Value::Source,
                 ..
-            }) => {
-                body.splice(k + 1..k + 1, stmts.iter().cloned());
-                return true;
-            }
-            Stmt::Scope { body: inner, .. }
-            | Stmt::If { body: inner, .. }
-            | Stmt::Build { body: inner, .. } => {
-                if insert_after_source_load(inner, stmts) {
-                    return true;
-                }
-            }
-            _ => {}
+            })
+        ) {
+            body.splice(k + 1..k + 1, stmts.iter().cloned());
+            return true;
+        }
+        let inner = match &mut body[k] {
+            Stmt::Scope { body, .. } | Stmt::If { body, .. } | Stmt::Build { body, .. } => body,
+            _ => continue,
+        };
+        if insert_after_source_load(inner, stmts) {
+            return true;
         }
     }
     false

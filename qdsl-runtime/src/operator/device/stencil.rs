@@ -496,7 +496,7 @@ impl DeviceStencil {
             let n = output_sites(&self.variant, lattice);
             if ls as usize != kernel_ls
                 || block[1] as usize != kernel_ls
-                || n % block[0] as usize != 0
+                || !n.is_multiple_of(block[0] as usize)
             {
                 return Err(self.field_error(
                     "launch",
