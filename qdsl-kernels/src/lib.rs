@@ -15,6 +15,7 @@
 //! | [`CoarseOp`] | the whole coarse operator X − D_c (dense site matrix X plus the coarse hop) |
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
+//! | [`domain_wall`] | Möbius domain-wall chains (`fused5d!`): QUDA's fused M̂ kernels and the MSPCG kernels |
 //! | [`WilsonGauge`], [`SymanzikGauge`], [`IwasakiGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 //!
 //! [`catalog`] lists every spec as values, generated at build time from the specs
@@ -24,6 +25,7 @@ mod actions;
 pub mod catalog;
 mod clover;
 mod coarse;
+pub mod domain_wall;
 mod links;
 mod staggered;
 mod twisted_mass;

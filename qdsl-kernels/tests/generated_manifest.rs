@@ -11,6 +11,8 @@
 //!   12 + sign; the spinor-only packed20/packed30 spinors beside links in every format,
 //!   recon 18 and 12. Variants a spec
 //!   excludes are counted, not listed;
+//! * the `fused5d!` domain-wall chains over output sites, xpay, formats, compressions
+//!   and Ls ([`fused_section`]);
 //! * the `link_paths!` smearing kernels in f64 and f32 with recon-18 and recon-12 + phase
 //!   input, the gauge forces derived from the actions, and the HISQ U(3) projection.
 //!
@@ -85,6 +87,60 @@ fn force_section(out: &mut String, a: &ActionEntry) {
     line(out, &a.name, "real=f32", &(a.force_f32)().unwrap());
 }
 
+/// The manifest section of one `fused5d!` chain: every output-site choice, xpay where
+/// the chain allows it either way, each storage format (spinor = gauge) with each gauge
+/// compression, antiperiodic time, Ls = 4 and 12.
+fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
+    use qdsl_core::dsl::fused5d::FusedVariant;
+    use qdsl_core::dsl::variant::{OutputSites, TimeBoundary};
+    use qdsl_core::lattice::Parity;
+    writeln!(out, "## {} (fused5d)", e.name).unwrap();
+    let chain = (e.chain)();
+    let xpays: &[bool] = if chain.xpay.is_some() {
+        &[true]
+    } else {
+        &[false, true]
+    };
+    for sites in [
+        OutputSites::Parity(Parity::Even),
+        OutputSites::Parity(Parity::Odd),
+        OutputSites::Full,
+    ] {
+        for &xpay in xpays {
+            for format in [
+                StorageFormat::F64,
+                StorageFormat::F32,
+                StorageFormat::Fixed16,
+                StorageFormat::Fixed8,
+            ] {
+                for recon in [Recon::R18, Recon::R12, Recon::R8] {
+                    for ls in [4, 12] {
+                        let v = FusedVariant {
+                            variant: Variant {
+                                sites,
+                                xpay,
+                                spinor: format,
+                                gauge: format,
+                                recon,
+                                boundary: TimeBoundary::Antiperiodic,
+                                ..Variant::default()
+                            },
+                            ls,
+                        };
+                        match (e.compiled)(&v) {
+                            Ok(k) => line(out, &k.name, &v.canonical(), &k.source),
+                            Err(err) => {
+                                writeln!(out, "{} [{}] not generated: {err}", e.name, v.canonical())
+                                    .unwrap()
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Every kernel of the registry ([`qdsl_kernels::catalog`], generated from the specs: a
 /// new spec appears here without being listed), then the HISQ projection.
 #[test]
@@ -99,6 +155,9 @@ fn manifest_of_every_generated_source() {
     }
     for a in catalog::actions() {
         force_section(&mut manifest, &a);
+    }
+    for e in qdsl_kernels::domain_wall::chains() {
+        fused_section(&mut manifest, &e);
     }
     writeln!(manifest, "## hisq U(3) projection").unwrap();
     line(

@@ -4,7 +4,8 @@
 //! passes (parameters, prologue, stages of typed statements, epilogue; see
 //! `qdsl_core::dsl::kernel_ir`), the compiled kernel's interface
 //! (entry name, parameters in signature order with what binds to each, launch geometry,
-//! source hash), the CUDA source, the PTX.
+//! source hash), the CUDA source, the PTX. A `fused5d!` chain of the catalog
+//! (`qdsl_kernels::domain_wall`) is found by name too (`--ls` sets its Ls).
 
 use super::variant_args::VariantArgs;
 use super::CliError;
@@ -43,6 +44,9 @@ pub struct EmitArgs {
     /// Architecture for --ptx (default: the GPU's own, else sm_90).
     #[arg(long)]
     pub arch: Option<Arch>,
+    /// Ls of a `fused5d!` chain's kernel (its compile-time fifth-dimension extent).
+    #[arg(long, default_value_t = 12)]
+    pub ls: usize,
     /// The variant.
     #[command(flatten)]
     pub variant: VariantArgs,
@@ -50,6 +54,12 @@ pub struct EmitArgs {
 
 /// Prints the requested stage to stdout.
 pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    if let Some(chain) = qdsl_kernels::domain_wall::chains()
+        .into_iter()
+        .find(|e| e.name == args.kernel)
+    {
+        return run_fused(args, &chain);
+    }
     let entry = find(&args.kernel)?;
     let variant = args.variant.variant();
     if args.ir {
@@ -92,6 +102,54 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         print!("{source}");
         return Ok(());
     }
+    print_ptx(args, &(entry.kernel_name)(&variant), &source)
+}
+
+/// The stages of a `fused5d!` chain's kernel (`--ir` and `--lowered` print the chain).
+fn run_fused(
+    args: &EmitArgs,
+    entry: &qdsl_kernels::domain_wall::FusedEntry,
+) -> Result<(), CliError> {
+    let v = qdsl_core::dsl::fused5d::FusedVariant {
+        variant: args.variant.variant(),
+        ls: args.ls,
+    };
+    if args.ir || args.lowered {
+        println!("{:#?}", (entry.chain)());
+        return Ok(());
+    }
+    if args.kernel_ir {
+        print!("{}", (entry.kernel_ir)(&v)?);
+        return Ok(());
+    }
+    let k = (entry.compiled)(&v)?;
+    if args.interface {
+        println!("kernel      {}", k.name);
+        println!("variant     {}", v.canonical());
+        println!(
+            "source      {} bytes, fnv {:016x}",
+            k.source.len(),
+            k.source_hash()
+        );
+        println!(
+            "geometry    4D sites along x, the Ls slices of a site along y, {} bytes of shared memory per thread",
+            k.geometry.shared_per_thread
+        );
+        println!("parameters");
+        for (i, p) in k.params.iter().enumerate() {
+            println!("  {i:>2}  {:<20} {p:?}", p.cuda_name());
+        }
+        return Ok(());
+    }
+    if args.cuda {
+        print!("{}", k.source);
+        return Ok(());
+    }
+    print_ptx(args, &k.name, &k.source)
+}
+
+/// Compiles `source` with NVRTC, prints the PTX and ptxas's report on stderr.
+fn print_ptx(args: &EmitArgs, name: &str, source: &str) -> Result<(), CliError> {
     let arch = match args.arch {
         Some(a) => a,
         None => CudaBackend::new(0)
@@ -103,8 +161,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         &cache::cache_root(),
         std::env::var_os(qdsl_runtime::jit::DUMP_DIR_ENV).map(Into::into),
     )?;
-    let name = (entry.kernel_name)(&variant);
-    let ptx = jit.compile(&name, &source, arch, &[])?;
+    let ptx = jit.compile(name, source, arch, &[])?;
     print!("{}", ptx.ptx);
     match ptxas::report(&ptx.ptx, arch) {
         Ok(reports) => {

@@ -81,6 +81,9 @@ pub enum KernelParam {
     },
     /// `stride_xpay_x`.
     XpayStride,
+    /// `chiral_<piece>`: the matrices A± of an s-local piece of a `fused5d!` chain,
+    /// 4 Ls² reals in the compute type ([`crate::dsl::fused5d::ChiralMatrices`]).
+    ChiralMatrices(crate::dsl::fused5d::SPiece),
 }
 
 impl KernelParam {
@@ -100,6 +103,7 @@ impl KernelParam {
                 format!("stride_{n}")
             }
             KernelParam::XpayStride => "stride_xpay_x".into(),
+            KernelParam::ChiralMatrices(p) => p.param_name(),
         }
     }
 }

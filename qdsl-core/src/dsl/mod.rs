@@ -22,6 +22,7 @@
 //! | [`info`] | [`KernelInfo`]: flops and bytes per site, knobs |
 //! | [`interface`] | [`CompiledKernel`]: a generated kernel's source with its parameters (what binds to each), launch geometry and source hash |
 //! | [`knob_space`] | [`KnobSpace`]: what the tuner may vary — compile knobs, block extents in 1–3 dimensions, grid sizes — carried in every kernel's geometry |
+//! | [`fused5d`] | `fused5d!` chains of 5D operators (a 4D hop and s-local pieces) fused into one kernel |
 //! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
@@ -31,6 +32,7 @@ pub mod cpu;
 pub mod dense;
 pub mod emit;
 mod error;
+pub mod fused5d;
 pub mod info;
 pub mod interface;
 pub mod ir;

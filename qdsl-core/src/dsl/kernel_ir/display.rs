@@ -2,8 +2,8 @@
 //! constant, buffer and statement, nested statements indented.
 
 use super::{
-    Accumulate, BuildFlag, Cond, DeviceLib, KernelIr, Load, LoadAt, Reconstruct, Rows, Stage,
-    StageKind, Stmt,
+    Accumulate, BuildFlag, Cond, DeviceLib, KernelIr, Load, LoadAt, Reconstruct, RowDest, RowReach,
+    Rows, Stage, StageKind, Stmt,
 };
 use crate::dsl::emit::cuda::describe_link;
 use crate::dsl::spin::Phase;
@@ -58,8 +58,10 @@ impl Display for KernelIr {
         }
         let e = &self.epilogue;
         write!(f, "epilogue: ")?;
-        if let Some(x) = &e.xpay {
-            write!(f, "xpay a·{} + b·acc, ", load(x))?;
+        match (&e.xpay, e.xpay_in_registers) {
+            (Some(_), true) => write!(f, "xpay a·xr + b·acc, ")?,
+            (Some(x), false) => write!(f, "xpay a·{} + b·acc, ", load(x))?,
+            (None, _) => {}
         }
         writeln!(f, "store {}[io] <- acc ({} spins)", e.out, e.spins)
     }
@@ -220,6 +222,27 @@ fn stmt(out: &mut String, d: usize, s: &Stmt) -> fmt::Result {
             writeln!(out, "{pad}acc[{spins}] += {coeff:?} {src}")
         }
         Stmt::Mma(op) => match *op {},
+        Stmt::Barrier => writeln!(out, "{pad}barrier"),
+        Stmt::SharedStoreAcc { buffer, spins } => {
+            writeln!(out, "{pad}shared {buffer}[thread] <- acc[{spins}]")
+        }
+        Stmt::ChiralRow(r) => {
+            let dest = match r.dest {
+                RowDest::Reals(d) => d,
+                RowDest::Accumulator => "acc",
+            };
+            let reach = match r.reach {
+                RowReach::Dense => "s' = 0..Ls",
+                RowReach::Neighbours => "s' = s5-1, s5, s5+1",
+            };
+            writeln!(
+                out,
+                "{pad}{dest} <- {} row: sum over {reach} of {m}+[s5][s'] P+ {b}[s'] + {m}-[s5][s'] P- {b}[s']",
+                r.piece,
+                m = r.matrix,
+                b = r.buffer
+            )
+        }
     }
 }
 

@@ -508,6 +508,54 @@ pub enum Stmt {
     },
     /// A tensor-core operation on fragments (`mma_tile!`): the extension point.
     Mma(MmaOp),
+    /// `__syncthreads()` inside a stage (a term whose source passes through shared
+    /// memory: every thread of the block reaches it).
+    Barrier,
+    /// `<buffer>[this thread][6q + 2a (+ 1)]` = the real (imaginary) part of acc[q][a].
+    SharedStoreAcc {
+        /// The buffer.
+        buffer: String,
+        /// Spins of the accumulator.
+        spins: usize,
+    },
+    /// One row of an s-local operator O = P₊ A₊ + P₋ A₋ on the block's s-column.
+    ChiralRow(ChiralRow),
+}
+
+/// dest = Σ_s' A₊(s5, s') P₊ buffer[s'] + A₋(s5, s') P₋ buffer[s'], buffer[s'] the
+/// 24-real Wilson record thread (threadIdx.x, s') stored (P₊: spins 0, 1, reals 0–11;
+/// P₋: spins 2, 3, reals 12–23), A± read from the kernel parameter `matrix`
+/// (`[P₊, P₋][s][s'][re, im]`, 4 Ls² reals, [`crate::dsl::fused5d::ChiralMatrices`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChiralRow {
+    /// The shared buffer holding the column.
+    pub buffer: String,
+    /// The matrices' parameter name.
+    pub matrix: String,
+    /// The piece, for comments (e.g. `Mphi.dagger()`).
+    pub piece: String,
+    /// Which s' the row reads.
+    pub reach: RowReach,
+    /// Where the row goes.
+    pub dest: RowDest,
+}
+
+/// Which entries of a row an s-local piece reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowReach {
+    /// Every s' (M5⁻¹: O(Ls) per row).
+    Dense,
+    /// s' = s5 − 1, s5, s5 + 1 (mod Ls) only (M5, M_φ: the wall's −m_f in the corners).
+    Neighbours,
+}
+
+/// Where a [`ChiralRow`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowDest {
+    /// Over the existing reals array (a source record `r`, the xpay operand `xr`).
+    Reals(&'static str),
+    /// Over the accumulator `acc[4][3]`.
+    Accumulator,
 }
 
 /// Tensor-core fragment operations, for `mma_tile!`: fragments are per-warp values
@@ -528,4 +576,7 @@ pub struct Epilogue {
     pub xpay: Option<Load>,
     /// The output field.
     pub out: String,
+    /// The xpay operand `xr` is already in registers (a stage loaded it and applied a
+    /// piece to it: `fused5d!`'s xpay piece); the epilogue does not load it.
+    pub xpay_in_registers: bool,
 }

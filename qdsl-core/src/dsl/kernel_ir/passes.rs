@@ -69,7 +69,11 @@ pub fn defer_fixed_point_scales(ir: &mut KernelIr) {
         .collect();
     let format = |name: &str| formats.iter().find(|(n, _)| n == name).map(|f| f.1);
     for stage in &mut ir.stages {
-        if !matches!(stage.kind, StageKind::Term(_)) {
+        // A term whose source passes through shared memory (a `fused5d!` piece acting on
+        // the hop's source) combines the records of several threads: scales applied.
+        if !matches!(stage.kind, StageKind::Term(_))
+            || any_stmt(&stage.body, &|s| matches!(s, Stmt::SharedStore { .. }))
+        {
             continue;
         }
         let projected = any_stmt(&stage.body, &|s| matches!(s, Stmt::Project { .. }));

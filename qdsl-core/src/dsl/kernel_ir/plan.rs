@@ -94,6 +94,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
                 scaling: Scaling::Applied,
             }),
             out,
+            xpay_in_registers: false,
         },
     })
 }

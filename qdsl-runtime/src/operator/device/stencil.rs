@@ -22,13 +22,14 @@
 //! other argument by the parameter's name.
 
 use crate::device::gpu::driver;
-use crate::device::kernel::Args;
+use crate::device::kernel::{Args, ReadBuffer};
 use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{self, heuristic_knob, Candidate, CompileKnob, Tunable, TuneKey, Tuner};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
+use qdsl_core::dsl::fused5d::{frame_ir, Chain, Fused5d, FusedVariant, SPiece};
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
@@ -98,6 +99,9 @@ pub struct StencilArgs<'a> {
     /// declaration order (the field holds U/s in the unit-scale fixed-point format,
     /// [`qdsl_core::dsl::storage::divide_by_global_scale`]).
     pub link_scales: &'a [f64],
+    /// A `fused5d!` kernel's s-operator matrices, each piece's 4 Ls² reals in the
+    /// compute type ([`qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals`]).
+    pub matrices: &'a [(SPiece, &'a dyn ReadBuffer)],
 }
 
 impl<'a> StencilArgs<'a> {
@@ -109,6 +113,7 @@ impl<'a> StencilArgs<'a> {
             long: &[],
             xpay: None,
             link_scales: &[],
+            matrices: &[],
         }
     }
 
@@ -130,6 +135,12 @@ impl<'a> StencilArgs<'a> {
         self
     }
 
+    /// With a fused kernel's s-operator matrices.
+    pub fn matrices(mut self, matrices: &'a [(SPiece, &'a dyn ReadBuffer)]) -> Self {
+        self.matrices = matrices;
+        self
+    }
+
     /// The same arguments, borrowed again (to launch several times).
     pub fn reborrow(&mut self) -> StencilArgs<'_> {
         StencilArgs {
@@ -138,6 +149,7 @@ impl<'a> StencilArgs<'a> {
             long: self.long,
             xpay: self.xpay,
             link_scales: self.link_scales,
+            matrices: self.matrices,
         }
     }
 }
@@ -166,6 +178,7 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
         | KernelParam::OutputStride(_)
         | KernelParam::InputStride { .. }
         | KernelParam::XpayStride => ParamKind::I32,
+        KernelParam::ChiralMatrices(_) => ParamKind::read(compute),
     };
     KernelInterface {
         name: kernel.name.clone(),
@@ -192,6 +205,9 @@ pub struct DeviceStencil {
     interface: KernelInterface,
     builds: Mutex<HashMap<CompileKnob, Arc<Build>>>,
     tuned: Mutex<HashMap<usize, StencilLaunch>>,
+    /// Ls of a `fused5d!` kernel (its blockDim.y, whole blocks of sites); `None` for a
+    /// stencil (one grid row per slice).
+    slices: Option<usize>,
 }
 
 impl DeviceStencil {
@@ -241,7 +257,38 @@ impl DeviceStencil {
             compiled: kernel,
             builds: Mutex::new(HashMap::from([(knob, first)])),
             tuned: Mutex::new(HashMap::new()),
+            slices: None,
         })
+    }
+
+    /// Compiles and loads a variant of a `fused5d!` chain whose hop is bound to `hop`
+    /// (`None` without a hop): framed on the hop's spec (fields, where each is read; the
+    /// identity stencil for a chain without a hop), launched with blocks of 4D sites ×
+    /// all Ls slices (blockDim.y = Ls, the output's site count a multiple of
+    /// blockDim.x), the pieces' matrices bound from [`StencilArgs::matrices`]. The
+    /// kernel info is the hop's (the hop's flops only).
+    pub fn fused(
+        gpu: &Gpu,
+        chain: &Chain,
+        hop: Option<Ir>,
+        v: &FusedVariant,
+    ) -> Result<Self, OperatorError> {
+        let lowered_hop = hop.as_ref().map(qdsl_core::dsl::lower::lower).transpose()?;
+        let compiled = qdsl_core::dsl::fused5d::compile(chain, lowered_hop.as_ref(), v)?;
+        let ir = frame_ir(chain, hop);
+        let frame_variant = Variant {
+            dagger: chain.hop_dagger(),
+            ..v.variant
+        };
+        let info = KernelInfo::new(&qdsl_core::dsl::lower::lower(&ir)?, &frame_variant);
+        let mut s = Self::new(gpu, ir, &v.variant, compiled, info)?;
+        s.slices = Some(v.ls);
+        Ok(s)
+    }
+
+    /// [`Self::fused`] of the spec `F`.
+    pub fn fused_of<F: Fused5d>(gpu: &Gpu, v: &FusedVariant) -> Result<Self, OperatorError> {
+        Self::fused(gpu, &F::chain(), F::hop(), v)
     }
 
     /// The build [`Self::new`] compiled (the heuristic one, what untuned runs use) with
@@ -438,12 +485,28 @@ impl DeviceStencil {
             long,
             xpay,
             link_scales,
+            matrices,
         } = args;
         let mut next_scale = link_scales.iter();
         let cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
         let block = self.interface.geometry.block(cfg.block);
+        if let Some(kernel_ls) = self.slices {
+            let n = output_sites(&self.variant, lattice);
+            if ls as usize != kernel_ls
+                || block[1] as usize != kernel_ls
+                || !n.is_multiple_of(block[0] as usize)
+            {
+                return Err(self.field_error(
+                    "launch",
+                    (
+                        format!("Ls = {kernel_ls} slices and blocks of (x, {kernel_ls}) threads with x dividing the {n} output sites"),
+                        format!("Ls = {ls}, block {block:?}"),
+                    ),
+                ));
+            }
+        }
         let shared = self
             .interface
             .geometry
@@ -549,6 +612,12 @@ impl DeviceStencil {
                 }
                 KernelParam::XpayStride => {
                     a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
+                }
+                KernelParam::ChiralMatrices(piece) => {
+                    let m = matrices.iter().find(|(p, _)| p == piece).ok_or_else(|| {
+                        self.field_error(&name, (format!("the matrices of {piece}"), "none".into()))
+                    })?;
+                    a.read(&name, m.1);
                 }
             }
         }
@@ -662,10 +731,11 @@ impl Tunable for StencilTuning<'_, '_> {
         )
     }
 
-    /// The output sites along x (the candidates' grids cover the 4D sites; the launch
-    /// adds the Ls slices along y).
+    /// The output sites along x and, for a fused kernel, its Ls slices along y (the
+    /// block's y extent is all of them); a stencil's launch adds the slices as grid rows.
     fn work(&self) -> [usize; 3] {
-        [output_sites(&self.stencil.variant, self.lattice), 1, 1]
+        let slices = self.stencil.slices.unwrap_or(1);
+        [output_sites(&self.stencil.variant, self.lattice), slices, 1]
     }
 
     /// The compiled kernel's geometry, with its knob space (prefetch included where

@@ -57,50 +57,26 @@
 //! γ5 R5-Hermitian only at c = 0 (Shamir): D_W and P± do not commute. The tests assert
 //! both statements.
 //!
-//! # Not yet: the `fused5d!` spec (design)
+//! # The fused kernels (`fused5d!`)
 //!
-//! These host blocks are the reference the generated chains will be tested against. The
-//! plan for the spec, on the kernel IR as it stands (`qdsl_core::dsl::kernel_ir`:
-//! [`FifthIndex::ThreadY`](qdsl_core::dsl::kernel_ir::FifthIndex::ThreadY), `Bounds::WholeBlocks`, `SharedBuffer`, stages with barriers,
-//! the toy of `qdsl-kernels/tests/kernel_ir_fused5d.rs`):
-//!
-//! 1. **Parsed form** (`qdsl_core::dsl::fused5d`): `Chain { name, ls: Ls, pieces:
-//!    Vec<Piece> }`, `Piece { op: Hop(stencil) | M5 | MPhi | M5Mob | M5Inv, dagger, span }`
-//!    written as in a paper, `M5inv * Dw * Mphi`, applied right to left; validation
-//!    (errors at the piece's token, trybuild cases): at most one hop per kernel (a second
-//!    hop needs its neighbours' new values: a grid-wide barrier), Ls a compile-time
-//!    constant equal across pieces, unknown pieces named. Pieces right of the hop act on
-//!    its source: the threads (x, s), s = threadIdx.y, of one x share every neighbour y,
-//!    so per term each thread loads ψ(y, s) into shared memory, a barrier, and M_φ ψ(y, s)
-//!    is formed from the slices s ± 1 its block-mates loaded (QUDA's Dslash4pre fused
-//!    into the hop); pieces left of the hop act on the accumulator (below).
-//! 2. **Lowering** (`kernel_ir::plan_fused5d`): the hop's lowered stencil planned as today
-//!    ([`plan`](qdsl_core::dsl::kernel_ir::plan) of the Wilson hop, s5 = threadIdx.y, `WholeBlocks` so that every thread
-//!    reaches every barrier), its accumulator `acc[4][3]` not stored but handed to the
-//!    s-local stages: per piece, a stage that stores the thread's spinor to a shared
-//!    buffer of 24 reals per thread (block = sites × Ls: sized from the block by
-//!    `SharedBuffer::bytes`), a barrier, and a stage that applies the piece's Ls × Ls
-//!    matrices: acc(s) = Σ_s' A₊(s, s') P₊ buf[s'] + A₋(s, s') P₋ buf[s'] — new `Stmt`s
-//!    `SharedStore`/`ChiralRow { matrix, chirality }` looping s' over the block's y
-//!    extent, the matrices ([`ChiralSOperator`]'s entries, 2 Ls² complex) a kernel
-//!    parameter bound by name (`KernelParam` kind "coefficient array") or folded as
-//!    constants for constant b5, c5; a barrier before the buffer is reused. Sparse
-//!    pieces (M5, M_φ: two neighbours) read buf[s ± 1] only (the toy's `SharedLoad` with
-//!    dy = ±1, the −m_f factor on the wrap), M5⁻¹ the dense row (O(Ls²), the tensor-core
-//!    form comes with `mma_tile!`). The epilogue's xpay and store as today.
-//! 3. **Targets**: `emit::cuda` prints the new statements (NVRTC compile and `ptxas -v`
-//!    spill check, `#[cfg_attr(not(qdsl_nvrtc), ignore)]`); `emit::rust` prints the CPU
-//!    reference from the same chain (the CPU lane engine for the hop, then
-//!    [`ChiralSOperator::apply`]-shaped loops per piece), tested against
-//!    the textbook operator of the tests and these blocks for every knob. The device blocks of
-//!    [`MobiusBlocks`] then launch QUDA's three asymmetric-M̂ kernels
-//!    (Dslash4pre, Dslash4·M5inv·M5pre, Dslash4·xpay·M5mob) as three chains.
+//! The chains of `qdsl_kernels::domain_wall` (QUDA's three kernels of the asymmetric M̂,
+//! Dslash4pre fused into the hop's source, the MSPCG kernels) are `fused5d!` specs
+//! ([`qdsl_core::dsl::fused5d`]): one 4D hop planned as a stencil with s5 = threadIdx.y
+//! and whole blocks, the s-local pieces as rows of their Ls × Ls matrices on the block's
+//! s-column in shared memory (barriers between stages), the matrices kernel parameters
+//! bound by name to [`ChiralSOperator::of_piece`]'s [`ChiralSOperator::kernel_matrices`].
+//! Their generated CPU code is tested against the textbook operator of the tests
+//! (`fused_tests`), and [`crate::operator::device::DeviceStencil::fused`] launches them
+//! on the GPU. Not yet: the device [`MobiusBlocks`] running M̂ through the three chains,
+//! and the tensor-core M5⁻¹ (`mma_tile!`).
 
 mod blocks;
 mod params;
 mod physical;
 mod s_operator;
 
+#[cfg(test)]
+mod fused_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

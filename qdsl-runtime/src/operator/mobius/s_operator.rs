@@ -4,6 +4,8 @@
 
 use super::{MobiusError, MobiusParams};
 use crate::linear::SolverError;
+use qdsl_core::dsl::fused5d::cpu::apply_chiral;
+use qdsl_core::dsl::fused5d::{ChiralMatrices, SOp, SPiece};
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::{Complex, Real};
 use rayon::prelude::*;
@@ -13,7 +15,6 @@ type C = Complex<f64>;
 /// Complex components per 4D site of a Wilson field (4 spins × 3 colours); the first
 /// half (spins 0, 1) has γ5 = +1, the second (spins 2, 3) γ5 = −1.
 const SITE: usize = 12;
-const HALF: usize = 6;
 
 /// (O ψ)(x, s) = Σ_s' [A₊(s, s') P₊ + A₋(s, s') P₋] ψ(x, s'), P± = (1 ± γ5)/2: an
 /// operator diagonal in x, colour and within each chirality, dense in s.
@@ -159,6 +160,33 @@ impl ChiralSOperator {
         Self::from_fn(ls, |s, t| entry(true, s, t), |s, t| entry(false, s, t))
     }
 
+    /// The operator of a `fused5d!` piece (M5, M_φ or M5⁻¹, or the adjoint of one) for
+    /// `params`: what a fused kernel's [`KernelParam::ChiralMatrices`] parameter of that
+    /// piece is bound to.
+    ///
+    /// [`KernelParam::ChiralMatrices`]: qdsl_core::dsl::KernelParam::ChiralMatrices
+    pub fn of_piece(params: &MobiusParams, piece: SPiece) -> Self {
+        let op = match piece.op {
+            SOp::M5 => Self::m5(params),
+            SOp::MPhi => Self::m_phi(params),
+            SOp::M5Inv => Self::m5_inverse(params),
+        };
+        if piece.dagger {
+            op.adjoint()
+        } else {
+            op
+        }
+    }
+
+    /// A₊ and A₋ as a fused kernel takes them ([`ChiralMatrices`]).
+    pub fn kernel_matrices(&self) -> ChiralMatrices {
+        ChiralMatrices {
+            ls: self.ls,
+            plus: self.plus.clone(),
+            minus: self.minus.clone(),
+        }
+    }
+
     /// O† = P₊ A₊† + P₋ A₋†.
     pub fn adjoint(&self) -> Self {
         let ls = self.ls;
@@ -170,7 +198,8 @@ impl ChiralSOperator {
     }
 
     /// out = O ψ, or a·x + b·O ψ with `xpay` = (a, x, b), on 5D fields (any site subset;
-    /// `out`, `psi` and `x` of one layout with Ls slices). Rayon over the output slices.
+    /// `out`, `psi` and `x` of one layout with Ls slices): the product of the fused
+    /// kernels' CPU reference ([`apply_chiral`]), rayon over the output slices.
     pub fn apply<T: Real>(
         &self,
         out: &mut ColourSpinorField<T>,
@@ -191,39 +220,18 @@ impl ChiralSOperator {
                 found_site_len: layout.site_len(),
             }));
         }
-        let slice_len = layout.sites_per_slice() * SITE;
-        let narrow = |z: C| Complex::new(T::from_f64(z.re), T::from_f64(z.im));
-        let plus: Vec<Complex<T>> = self.plus.iter().map(|&z| narrow(z)).collect();
-        let minus: Vec<Complex<T>> = self.minus.iter().map(|&z| narrow(z)).collect();
-        let input = psi.data();
-        let ls = self.ls;
-        out.data_mut()
-            .par_chunks_mut(slice_len)
-            .enumerate()
-            .for_each(|(s, out_s)| {
-                let zero = Complex::new(T::zero(), T::zero());
-                out_s.iter_mut().for_each(|z| *z = zero);
-                for t in 0..ls {
-                    let (ap, am) = (plus[s * ls + t], minus[s * ls + t]);
-                    if ap == zero && am == zero {
-                        continue;
-                    }
-                    let psi_t = &input[t * slice_len..(t + 1) * slice_len];
-                    for (o, p) in out_s.chunks_exact_mut(SITE).zip(psi_t.chunks_exact(SITE)) {
-                        for c in 0..HALF {
-                            o[c] += ap * p[c];
-                            o[HALF + c] += am * p[HALF + c];
-                        }
-                    }
-                }
-                if let Some((a, x, b)) = xpay {
-                    let (a, b) = (T::from_f64(a), T::from_f64(b));
-                    let x_s = &x.data()[s * slice_len..(s + 1) * slice_len];
-                    for (o, &xv) in out_s.iter_mut().zip(x_s) {
-                        *o = xv * a + *o * b;
-                    }
-                }
-            });
+        let result = apply_chiral("s-operator", &self.kernel_matrices(), psi)
+            .map_err(SolverError::operator)?;
+        match xpay {
+            Some((a, x, b)) => {
+                let (a, b) = (T::from_f64(a), T::from_f64(b));
+                out.data_mut()
+                    .par_iter_mut()
+                    .zip(result.data().par_iter().zip(x.data().par_iter()))
+                    .for_each(|(o, (&r, &xv))| *o = xv * a + r * b);
+            }
+            None => *out = result,
+        }
         Ok(())
     }
 

@@ -22,7 +22,7 @@ fn c(re: f64, im: f64) -> C {
 
 /// Every knob of the parameters: Shamir, Möbius, zMöbius (complex, s-dependent), a small
 /// and a large mass.
-fn knobs(ls: usize) -> Vec<(&'static str, MobiusParams)> {
+pub(super) fn knobs(ls: usize) -> Vec<(&'static str, MobiusParams)> {
     let zb: Vec<C> = (0..ls)
         .map(|s| c(1.2 + 0.1 * s as f64, 0.05 * s as f64))
         .collect();
@@ -41,7 +41,7 @@ fn knobs(ls: usize) -> Vec<(&'static str, MobiusParams)> {
     ]
 }
 
-fn bc(boundary: TimeBoundary) -> BoundaryConditions {
+pub(super) fn bc(boundary: TimeBoundary) -> BoundaryConditions {
     match boundary {
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         _ => BoundaryConditions::antiperiodic_time(),
@@ -64,7 +64,7 @@ fn library_apply(
     join_parities(&oe, &oo).unwrap()
 }
 
-fn random_5d(u: &GaugeField<f64>, ls: usize, seed: u64) -> ColourSpinorField<f64> {
+pub(super) fn random_5d(u: &GaugeField<f64>, ls: usize, seed: u64) -> ColourSpinorField<f64> {
     let l = qdsl_core::lattice::Lattice5D::new(u.lattice().dims(), ls).unwrap();
     ColourSpinorField::gaussian(
         qdsl_core::field::SpinorLayout::domain_wall(l, SiteSubset::Full),
@@ -72,7 +72,7 @@ fn random_5d(u: &GaugeField<f64>, ls: usize, seed: u64) -> ColourSpinorField<f64
     )
 }
 
-fn max_diff(a: &[C], b: &[C]) -> f64 {
+pub(super) fn max_diff(a: &[C], b: &[C]) -> f64 {
     assert_eq!(a.len(), b.len());
     a.iter()
         .zip(b)
@@ -80,7 +80,7 @@ fn max_diff(a: &[C], b: &[C]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn max_abs(a: &[C]) -> f64 {
+pub(super) fn max_abs(a: &[C]) -> f64 {
     a.iter().map(|x| x.norm()).fold(0.0, f64::max)
 }
 
@@ -176,7 +176,7 @@ fn s_operators_equal_the_textbook_and_m5_inverse_is_the_dense_inverse() {
 
 /// The inverse of a dense complex matrix by Gauss–Jordan elimination with partial
 /// pivoting.
-fn gauss_jordan_inverse(mut a: Vec<Vec<C>>) -> Vec<Vec<C>> {
+pub(super) fn gauss_jordan_inverse(mut a: Vec<Vec<C>>) -> Vec<Vec<C>> {
     let n = a.len();
     let mut inv: Vec<Vec<C>> = (0..n)
         .map(|i| {

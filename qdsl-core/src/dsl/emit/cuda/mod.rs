@@ -118,7 +118,7 @@ pub fn emit(lowered: &Lowered, variant: &Variant) -> Result<String, DslError> {
 
 /// Checks `variant` against the spec: its knobs, long-link compression, dagger and
 /// Dirichlet blocks.
-fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), DslError> {
+pub(crate) fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), DslError> {
     let ir = &lowered.ir;
     ir.knobs.check(&ir.name, variant)?;
     crate::dsl::long_links::check_long_recon(ir, variant)?;
@@ -327,7 +327,7 @@ fn epilogue(s: &mut Src, k: &KernelIr) {
         return;
     };
     s.line(1, &format!("real o[{}];", out.layout.reals));
-    if let Some(x) = &e.xpay {
+    if let Some(x) = e.xpay.as_ref().filter(|_| !e.xpay_in_registers) {
         stmt::print_load(s, 1, x, k);
     }
     s.line(1, "#pragma unroll");

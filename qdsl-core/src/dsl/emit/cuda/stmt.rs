@@ -7,7 +7,8 @@ use super::storage::{self, LinkField};
 use super::term::{biased_phase_add, link_site, literal, phase_add, shift_and_wrap, source_index};
 use super::Src;
 use crate::dsl::kernel_ir::{
-    Accumulate, BuildFlag, Cond, KernelIr, Load, LoadAt, Reconstruct, Rows, Stmt, Value,
+    Accumulate, BuildFlag, ChiralRow, Cond, KernelIr, Load, LoadAt, Reconstruct, RowDest, RowReach,
+    Rows, Stmt, Value,
 };
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::spin::Phase;
@@ -114,7 +115,77 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
             }
         }
         Stmt::Mma(op) => match *op {},
+        Stmt::Barrier => s.line(d, "__syncthreads();"),
+        Stmt::SharedStoreAcc { buffer, spins } => {
+            s.line(d, "#pragma unroll");
+            s.line(
+                d,
+                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ real* const c = {buffer} + (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) * {} + 6 * q + 2 * a; c[0] = acc[q][a].re; c[1] = acc[q][a].im; }} }}", 6 * spins),
+            );
+        }
+        Stmt::ChiralRow(r) => chiral_row(s, d, r),
     }
+}
+
+/// One row of an s-local piece on the block's s-column (see [`ChiralRow`]): t = Σ_s'
+/// A₊(s5, s') P₊ column[s'] + A₋(s5, s') P₋ column[s'] over the row's reach, then t
+/// written over the destination.
+fn chiral_row(s: &mut Src, d: usize, r: &ChiralRow) {
+    let (b, m) = (&r.buffer, &r.matrix);
+    let (count, slice, reach) = match r.reach {
+        RowReach::Dense => ("LS", "j", "every s'"),
+        RowReach::Neighbours => ("3", "(s5 + LS - 1 + j) % LS", "s' = s5 - 1, s5, s5 + 1"),
+    };
+    s.line(
+        d,
+        &format!(
+            "{{ // {}: sum over {reach} of A+(s5, s') P+ {b}[s'] + A-(s5, s') P- {b}[s']",
+            r.piece
+        ),
+    );
+    s.line(d + 1, "real t[24];");
+    s.line(d + 1, "#pragma unroll");
+    s.line(d + 1, "for (int k = 0; k < 24; k++) { t[k] = 0; }");
+    s.line(d + 1, "#pragma unroll");
+    s.line(d + 1, &format!("for (int j = 0; j < {count}; j++) {{"));
+    s.line(d + 2, &format!("const int sp = {slice};"));
+    s.line(
+        d + 2,
+        &format!("const real* const c = {b} + (threadIdx.x + blockDim.x * (sp + blockDim.y * threadIdx.z)) * 24;"),
+    );
+    s.line(
+        d + 2,
+        &format!("const real* const ap = {m} + 2 * (s5 * LS + sp); // A+(s5, s')"),
+    );
+    s.line(
+        d + 2,
+        &format!("const real* const am = {m} + 2 * ((LS + s5) * LS + sp); // A-(s5, s')"),
+    );
+    s.line(d + 2, "#pragma unroll");
+    s.line(d + 2, "for (int k = 0; k < 12; k += 2) {");
+    s.line(d + 3, "t[k] += ap[0] * c[k] - ap[1] * c[k + 1];");
+    s.line(d + 3, "t[k + 1] += ap[0] * c[k + 1] + ap[1] * c[k];");
+    s.line(d + 3, "t[12 + k] += am[0] * c[12 + k] - am[1] * c[13 + k];");
+    s.line(d + 3, "t[13 + k] += am[0] * c[13 + k] + am[1] * c[12 + k];");
+    s.line(d + 2, "}");
+    s.line(d + 1, "}");
+    match r.dest {
+        RowDest::Reals(dest) => {
+            s.line(d + 1, "#pragma unroll");
+            s.line(
+                d + 1,
+                &format!("for (int k = 0; k < 24; k++) {{ {dest}[k] = t[k]; }}"),
+            );
+        }
+        RowDest::Accumulator => {
+            s.line(d + 1, "#pragma unroll");
+            s.line(
+                d + 1,
+                "for (int q = 0; q < 4; q++) { for (int a = 0; a < 3; a++) { acc[q][a] = cplx{t[6 * q + 2 * a], t[6 * q + 2 * a + 1]}; } }",
+            );
+        }
+    }
+    s.line(d, "}");
 }
 
 /// The spin statements: projection to a half spinor, the twist, the clover product.

@@ -1,0 +1,451 @@
+//! `fused5d!`: chains of 5D domain-wall operators fused into one kernel.
+//!
+//! A [`Chain`] is a product of operators on a 5D field ψ(x, s), s = 0 … Ls − 1, written
+//! as in a paper and applied right to left, e.g. `M5inv * Dw * Mphi`:
+//!
+//! (M5⁻¹ D_w M_φ ψ)(x, s) = Σ_s' M5⁻¹(s, s') Σ_y D_w(x, y) Σ_s'' M_φ(s', s'') ψ(y, s'').
+//!
+//! The pieces ([`PieceOp`]):
+//! * the hop (`Dw`, a `stencil!` spec bound in the chain's header): a 4D stencil acting on
+//!   every slice alike, diagonal in s; at most one per kernel (a second hop needs the
+//!   first one's values at the neighbours: a grid-wide barrier);
+//! * s-local operators ([`SOp`]), each O = P₊ A₊ + P₋ A₋ with A± Ls × Ls matrices
+//!   (P± = (1 ± γ5)/2, qdsl's γ5 = diag(1, 1, −1, −1)): `M5` (= `M5mob`) = α + β S,
+//!   `Mphi` (= `M5pre`) = b + c S, `M5inv` = M5⁻¹ (dense), and the adjoint of each
+//!   (`.dagger()`). The matrices are kernel parameters bound by name
+//!   ([`crate::dsl::KernelParam::ChiralMatrices`], [`ChiralMatrices`]): constant b5, c5,
+//!   per-slice (zMöbius) b_s, c_s and Shamir are values of the same kernel. `M5` and
+//!   `Mphi` (and their adjoints) are sparse: the kernel reads the entries (s, s) and
+//!   (s, s ± 1 mod Ls) of their rows only (the wall's −m_f sits in the corners).
+//!
+//! Pieces right of the hop act on its source (each neighbour's s-column formed in
+//! shared memory, QUDA's Dslash4pre fused into the hop), pieces left of it on its
+//! accumulator. A chain may also name an s-local piece for the xpay operand:
+//! out = a · (X x) + b · (chain ψ) (QUDA's Dslash4·xpay·M5mob: X = M5).
+//!
+//! [`plan`] lowers a chain to the kernel IR ([`crate::dsl::kernel_ir`]), [`cpu`] runs the
+//! same chain on host fields (the reference of the generated CUDA).
+
+pub mod cpu;
+pub mod plan;
+
+use super::variant::Variant;
+use super::DslError;
+use num_complex::Complex;
+
+pub use plan::{compile, frame_ir, kernel_ir, kernel_name};
+
+/// An s-local operator: O = P₊ A₊ + P₋ A₋, A± Ls × Ls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SOp {
+    /// M5 = α + β S (QUDA's M5mob / Dslash5).
+    M5,
+    /// M_φ = b + c S (QUDA's Dslash4pre / M5pre).
+    MPhi,
+    /// M5⁻¹, dense in s.
+    M5Inv,
+}
+
+impl SOp {
+    /// The spec's name of the operator.
+    pub fn name(self) -> &'static str {
+        match self {
+            SOp::M5 => "M5",
+            SOp::MPhi => "Mphi",
+            SOp::M5Inv => "M5inv",
+        }
+    }
+
+    /// Whether a row of A± has nonzero entries at s and s ± 1 (mod Ls) only.
+    pub fn is_sparse(self) -> bool {
+        !matches!(self, SOp::M5Inv)
+    }
+
+    /// The operator a spec's piece name stands for: `M5`, `M5mob`, `Mphi`, `M5pre`,
+    /// `M5inv`.
+    pub fn from_name(name: &str) -> Option<SOp> {
+        match name {
+            "M5" | "M5mob" => Some(SOp::M5),
+            "Mphi" | "M5pre" => Some(SOp::MPhi),
+            "M5inv" => Some(SOp::M5Inv),
+            _ => None,
+        }
+    }
+}
+
+/// An s-local piece: the operator, or its adjoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SPiece {
+    /// The operator.
+    pub op: SOp,
+    /// O† instead of O.
+    pub dagger: bool,
+}
+
+impl SPiece {
+    /// The name of its matrices in a kernel's signature: `chiral_<op>[_dagger]`.
+    pub fn param_name(self) -> String {
+        let dagger = if self.dagger { "_dagger" } else { "" };
+        format!("chiral_{}{dagger}", self.op.name().to_lowercase())
+    }
+}
+
+impl std::fmt::Display for SPiece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dagger = if self.dagger { ".dagger()" } else { "" };
+        write!(f, "{}{dagger}", self.op.name())
+    }
+}
+
+/// What a piece of a chain is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PieceOp {
+    /// The chain's 4D hop (its `stencil!` spec is bound in the header).
+    Hop,
+    /// An s-local operator.
+    S(SOp),
+}
+
+/// One factor of the product.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Piece {
+    /// What it is.
+    pub op: PieceOp,
+    /// Its adjoint instead.
+    pub dagger: bool,
+    /// The Ls it is written for (`M5inv<12>`), if given.
+    pub ls: Option<usize>,
+}
+
+/// A chain: the product `pieces[0] * pieces[1] * …` applied right to left, with an
+/// optional s-local piece on the xpay operand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Chain {
+    /// Snake-case name.
+    pub name: String,
+    /// The spec's doc comment (the operator's equation).
+    pub doc: String,
+    /// The name the header binds the hop to (e.g. `Dw`), if the chain has a hop.
+    pub hop_name: Option<String>,
+    /// Ls fixed by the spec (`ls = 12`), or a knob ([`FusedVariant::ls`]).
+    pub ls: Option<usize>,
+    /// The factors, left to right as written.
+    pub pieces: Vec<Piece>,
+    /// The s-local piece applied to the xpay operand: out = a · (X x) + b · (chain ψ).
+    pub xpay: Option<SPiece>,
+}
+
+/// A malformed chain: the piece at fault (its position in [`Chain::pieces`]; `None`:
+/// the chain as a whole) and why. The macro reports it at that piece's token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainError {
+    /// The piece at fault.
+    pub piece: Option<usize>,
+    /// Why.
+    pub reason: String,
+}
+
+impl Piece {
+    /// The s-local piece, `None` for the hop.
+    pub fn s_piece(&self) -> Option<SPiece> {
+        match self.op {
+            PieceOp::S(op) => Some(SPiece {
+                op,
+                dagger: self.dagger,
+            }),
+            PieceOp::Hop => None,
+        }
+    }
+}
+
+impl Chain {
+    /// Checks the chain: at least one piece, at most one hop, every written Ls equal (and
+    /// at least 2).
+    pub fn validate(&self) -> Result<(), ChainError> {
+        let at = |piece, reason: String| ChainError { piece, reason };
+        if self.pieces.is_empty() {
+            return Err(at(None, "the chain has no pieces".into()));
+        }
+        let mut hops = self
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.op == PieceOp::Hop);
+        if let (Some(_), Some((second, _))) = (hops.next(), hops.next()) {
+            return Err(at(
+                Some(second),
+                "a second hop in one kernel: a hop needs the previous hop's values at its \
+                 neighbours, which only a grid-wide barrier (another kernel) provides; split \
+                 the chain into two `fused5d!` specs"
+                    .into(),
+            ));
+        }
+        if self.hop_name.is_none() && self.pieces.iter().any(|p| p.op == PieceOp::Hop) {
+            return Err(at(
+                None,
+                "a hop piece without a hop bound in the header".into(),
+            ));
+        }
+        let mut ls = self.ls.map(|l| (l, "the header's `ls`".to_string()));
+        if let Some((l, _)) = ls {
+            if l < 2 {
+                return Err(at(None, format!("Ls must be at least 2, found {l}")));
+            }
+        }
+        for (k, p) in self.pieces.iter().enumerate() {
+            let Some(l) = p.ls else { continue };
+            match &ls {
+                Some((expected, from)) if *expected != l => {
+                    return Err(at(
+                        Some(k),
+                        format!("Ls mismatch: this piece is written for Ls = {l}, {from} for Ls = {expected}"),
+                    ))
+                }
+                Some(_) => {}
+                None if l < 2 => {
+                    return Err(at(Some(k), format!("Ls must be at least 2, found {l}")))
+                }
+                None => ls = Some((l, format!("piece {} (`{}`)", k + 1, self.describe_piece(p)))),
+            }
+        }
+        Ok(())
+    }
+
+    /// The Ls the spec fixes, if any (the header's or a piece's).
+    pub fn fixed_ls(&self) -> Option<usize> {
+        self.ls.or_else(|| self.pieces.iter().find_map(|p| p.ls))
+    }
+
+    /// The position of the hop in [`Self::pieces`].
+    pub fn hop_position(&self) -> Option<usize> {
+        self.pieces.iter().position(|p| p.op == PieceOp::Hop)
+    }
+
+    /// The hop piece's dagger.
+    pub fn hop_dagger(&self) -> bool {
+        self.hop_position().is_some_and(|h| self.pieces[h].dagger)
+    }
+
+    /// The s-local pieces acting on the hop's source, in application order (right to
+    /// left); empty without a hop.
+    pub fn source_pieces(&self) -> Vec<SPiece> {
+        match self.hop_position() {
+            Some(h) => self.pieces[h + 1..]
+                .iter()
+                .rev()
+                .filter_map(Piece::s_piece)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The s-local pieces acting on the hop's result (or, without a hop, on ψ), in
+    /// application order.
+    pub fn result_pieces(&self) -> Vec<SPiece> {
+        let end = self.hop_position().unwrap_or(self.pieces.len());
+        self.pieces[..end]
+            .iter()
+            .rev()
+            .filter_map(Piece::s_piece)
+            .collect()
+    }
+
+    /// Every distinct s-local piece (the chain's, then the xpay operand's), in
+    /// application order: the matrices a kernel of the chain takes.
+    pub fn matrices(&self) -> Vec<SPiece> {
+        let mut all = self.source_pieces();
+        all.extend(self.result_pieces());
+        all.extend(self.xpay);
+        let mut distinct: Vec<SPiece> = Vec::new();
+        for p in all {
+            if !distinct.contains(&p) {
+                distinct.push(p);
+            }
+        }
+        distinct
+    }
+
+    fn describe_piece(&self, p: &Piece) -> String {
+        let name = match p.op {
+            PieceOp::Hop => self.hop_name.clone().unwrap_or_else(|| "hop".into()),
+            PieceOp::S(op) => op.name().into(),
+        };
+        let dagger = if p.dagger { ".dagger()" } else { "" };
+        format!("{name}{dagger}")
+    }
+
+    /// The product as written, e.g. `M5inv * Dw * Mphi`, and the xpay piece.
+    pub fn describe(&self) -> String {
+        let product: Vec<String> = self.pieces.iter().map(|p| self.describe_piece(p)).collect();
+        let mut s = product.join(" * ");
+        if let Some(x) = self.xpay {
+            s.push_str(&format!(", xpay operand through {x}"));
+        }
+        s
+    }
+}
+
+/// One variant of a chain's kernel: the stencil knobs ([`Variant`]: output sites,
+/// xpay, formats, recon, boundary; the hop's dagger is the spec's) and Ls, a compile-time
+/// constant of the kernel (blockDim.y = Ls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FusedVariant {
+    /// The stencil knobs.
+    pub variant: Variant,
+    /// Ls.
+    pub ls: usize,
+}
+
+impl FusedVariant {
+    /// The canonical text of the variant (with `ls=<Ls>`).
+    pub fn canonical(&self) -> String {
+        format!("{} ls={}", self.variant.canonical(), self.ls)
+    }
+}
+
+impl Chain {
+    /// Checks a variant against the chain: Ls (at least 2, the spec's where it fixes one),
+    /// the dagger knob (off: daggers are written per piece), xpay present when the chain
+    /// names an xpay piece, no Dirichlet walls where pieces act on the hop's source (a
+    /// barrier inside a term skipped by some threads of a block), 4-spin 3-colour fields.
+    pub fn check(&self, v: &FusedVariant) -> Result<(), DslError> {
+        let unsupported = |knob, reason: String| DslError::UnsupportedVariant {
+            kernel: self.name.clone(),
+            knob,
+            reason,
+        };
+        self.validate().map_err(|e| DslError::InvalidSpec {
+            kernel: self.name.clone(),
+            reason: e.reason,
+        })?;
+        if v.ls < 2 {
+            return Err(unsupported(
+                "ls",
+                format!("Ls must be at least 2, found {}", v.ls),
+            ));
+        }
+        if let Some(l) = self.fixed_ls() {
+            if l != v.ls {
+                return Err(unsupported(
+                    "ls",
+                    format!(
+                        "the spec is written for Ls = {l}, the variant has Ls = {}",
+                        v.ls
+                    ),
+                ));
+            }
+        }
+        if v.variant.dagger {
+            return Err(unsupported(
+                "dagger",
+                "a fused chain writes its daggers per piece (`Dw.dagger()`, `Mphi.dagger()`)"
+                    .into(),
+            ));
+        }
+        if let Some(p) = self.xpay.filter(|_| !v.variant.xpay) {
+            return Err(unsupported(
+                "xpay",
+                format!("the chain applies {p} to the xpay operand: xpay must be on"),
+            ));
+        }
+        if v.variant.dirichlet.is_some() && !self.source_pieces().is_empty() {
+            return Err(unsupported(
+                "dirichlet",
+                "pieces acting on the hop's source need every thread of a block at each term's barriers".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The matrices of an s-local operator O = P₊ A₊ + P₋ A₋ for one Ls: A₊ and A₋,
+/// row-major (s, s'). In a kernel they are one array of 4 Ls² reals in the compute type,
+/// `[chirality (P₊, P₋)][s][s'][re, im]` ([`Self::kernel_reals`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChiralMatrices {
+    /// Ls.
+    pub ls: usize,
+    /// A₊, row-major.
+    pub plus: Vec<Complex<f64>>,
+    /// A₋, row-major.
+    pub minus: Vec<Complex<f64>>,
+}
+
+impl ChiralMatrices {
+    /// The matrices with entries `plus(s, s')`, `minus(s, s')`.
+    pub fn from_fn(
+        ls: usize,
+        plus: impl Fn(usize, usize) -> Complex<f64>,
+        minus: impl Fn(usize, usize) -> Complex<f64>,
+    ) -> Self {
+        let all = |f: &dyn Fn(usize, usize) -> Complex<f64>| {
+            (0..ls * ls).map(|k| f(k / ls, k % ls)).collect()
+        };
+        Self {
+            ls,
+            plus: all(&plus),
+            minus: all(&minus),
+        }
+    }
+
+    /// The kernel parameter's reals: `[P₊ then P₋][s][s'][re, im]`.
+    pub fn kernel_reals(&self) -> Vec<f64> {
+        self.plus
+            .iter()
+            .chain(&self.minus)
+            .flat_map(|z| [z.re, z.im])
+            .collect()
+    }
+
+    /// Whether every row has nonzero entries at s and s ± 1 (mod Ls) only (what a
+    /// sparse piece's kernel reads).
+    pub fn is_tridiagonal_periodic(&self) -> bool {
+        let ls = self.ls;
+        let near = |s: usize, t: usize| {
+            let d = (t + ls - s) % ls;
+            d == 0 || d == 1 || d == ls - 1
+        };
+        (0..ls * ls).all(|k| {
+            near(k / ls, k % ls)
+                || (self.plus[k].norm_sqr() == 0.0 && self.minus[k].norm_sqr() == 0.0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// A kernel defined by a `fused5d!` spec: the macro generates a unit struct implementing
+/// it (and an inherent `apply_cpu`, [`cpu::apply`] with the hop's generated CPU code).
+pub trait Fused5d {
+    /// The chain.
+    fn chain() -> Chain;
+
+    /// The spec of the hop the chain binds, if it has one.
+    fn hop() -> Option<super::Ir>;
+
+    /// The lowered hop.
+    fn lowered_hop() -> Result<Option<super::lower::Lowered>, DslError> {
+        Self::hop().map(|ir| super::lower::lower(&ir)).transpose()
+    }
+
+    /// The kernel IR of a variant after the passes.
+    fn kernel_ir(v: &FusedVariant) -> Result<super::kernel_ir::KernelIr, DslError> {
+        plan::kernel_ir(&Self::chain(), Self::lowered_hop()?.as_ref(), v)
+    }
+
+    /// The variant's kernel with its interface.
+    fn compiled(v: &FusedVariant) -> Result<super::CompiledKernel, DslError> {
+        plan::compile(&Self::chain(), Self::lowered_hop()?.as_ref(), v)
+    }
+
+    /// The CUDA source of a variant.
+    fn cuda_source(v: &FusedVariant) -> Result<String, DslError> {
+        Self::compiled(v).map(|k| k.source)
+    }
+
+    /// The `extern "C"` name of a variant's kernel.
+    fn kernel_name(v: &FusedVariant) -> String {
+        plan::kernel_name(&Self::chain(), v)
+    }
+}

@@ -1,0 +1,167 @@
+use super::*;
+use crate::dsl::kernel_ir::{RowDest, RowReach, Stmt};
+use crate::dsl::variant::StorageFormat;
+
+fn piece(op: PieceOp, dagger: bool, ls: Option<usize>) -> Piece {
+    Piece { op, dagger, ls }
+}
+
+fn chain(pieces: Vec<Piece>) -> Chain {
+    Chain {
+        name: "test_chain".into(),
+        doc: String::new(),
+        hop_name: Some("Dw".into()),
+        ls: None,
+        pieces,
+        xpay: None,
+    }
+}
+
+fn s(op: SOp) -> PieceOp {
+    PieceOp::S(op)
+}
+
+#[test]
+fn a_second_hop_is_refused_at_that_piece() {
+    let c = chain(vec![
+        piece(PieceOp::Hop, false, None),
+        piece(s(SOp::M5Inv), false, None),
+        piece(PieceOp::Hop, false, None),
+    ]);
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.piece, Some(2));
+    assert!(e.reason.contains("second hop"), "{}", e.reason);
+}
+
+#[test]
+fn an_ls_mismatch_is_refused_at_the_piece_that_differs() {
+    let c = chain(vec![
+        piece(s(SOp::M5Inv), false, Some(12)),
+        piece(PieceOp::Hop, false, None),
+        piece(s(SOp::MPhi), false, Some(8)),
+    ]);
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.piece, Some(2));
+    assert!(
+        e.reason.contains("Ls = 8") && e.reason.contains("Ls = 12"),
+        "{}",
+        e.reason
+    );
+    let header = Chain {
+        ls: Some(8),
+        ..chain(vec![piece(s(SOp::M5Inv), false, Some(12))])
+    };
+    assert_eq!(header.validate().unwrap_err().piece, Some(0));
+    assert_eq!(
+        chain(vec![piece(s(SOp::M5), false, Some(12))]).fixed_ls(),
+        Some(12)
+    );
+}
+
+#[test]
+fn pieces_apply_right_to_left_on_either_side_of_the_hop() {
+    // M5inv† * M5inv * Dw * Mphi * M5: M5 then Mphi on the source; M5inv then M5inv† on
+    // the result.
+    let c = chain(vec![
+        piece(s(SOp::M5Inv), true, None),
+        piece(s(SOp::M5Inv), false, None),
+        piece(PieceOp::Hop, false, None),
+        piece(s(SOp::MPhi), false, None),
+        piece(s(SOp::M5), false, None),
+    ]);
+    let sp = |op, dagger| SPiece { op, dagger };
+    assert_eq!(
+        c.source_pieces(),
+        vec![sp(SOp::M5, false), sp(SOp::MPhi, false)]
+    );
+    assert_eq!(
+        c.result_pieces(),
+        vec![sp(SOp::M5Inv, false), sp(SOp::M5Inv, true)]
+    );
+    assert_eq!(c.describe(), "M5inv.dagger() * M5inv * Dw * Mphi * M5");
+    assert_eq!(sp(SOp::M5Inv, true).param_name(), "chiral_m5inv_dagger");
+    assert_eq!(SOp::from_name("M5pre"), Some(SOp::MPhi));
+    assert_eq!(SOp::from_name("M5mob"), Some(SOp::M5));
+    assert_eq!(SOp::from_name("M6"), None);
+}
+
+#[test]
+fn variants_are_checked_against_the_chain() {
+    let c = Chain {
+        hop_name: None,
+        ..chain(vec![piece(s(SOp::MPhi), false, Some(8))])
+    };
+    let v = |ls, dagger| FusedVariant {
+        variant: Variant {
+            dagger,
+            ..Variant::default()
+        },
+        ls,
+    };
+    assert!(c.check(&v(8, false)).is_ok());
+    assert!(matches!(
+        c.check(&v(12, false)),
+        Err(DslError::UnsupportedVariant { knob: "ls", .. })
+    ));
+    assert!(matches!(
+        c.check(&v(8, true)),
+        Err(DslError::UnsupportedVariant { knob: "dagger", .. })
+    ));
+}
+
+#[test]
+fn a_chain_without_a_hop_plans_one_row_on_the_loaded_column() {
+    let c = Chain {
+        hop_name: None,
+        ..chain(vec![piece(s(SOp::MPhi), false, None)])
+    };
+    let v = FusedVariant {
+        variant: Variant {
+            spinor: StorageFormat::F32,
+            gauge: StorageFormat::F32,
+            ..Variant::default()
+        },
+        ls: 8,
+    };
+    let k = plan::kernel_ir(&c, None, &v).unwrap();
+    assert_eq!(k.shared_bytes([8, 8, 1]), 64 * 24 * 4);
+    let rows: Vec<&Stmt> = k
+        .stages
+        .iter()
+        .flat_map(|s| &s.body)
+        .filter(|s| matches!(s, Stmt::ChiralRow(_)))
+        .collect();
+    assert!(matches!(
+        rows.as_slice(),
+        [Stmt::ChiralRow(r)] if r.reach == RowReach::Neighbours && r.dest == RowDest::Accumulator
+    ));
+    let text = k.to_string();
+    assert!(
+        text.contains("shared column[thread] <- acc[4]\n  barrier\n"),
+        "{text}"
+    );
+    // Ls = 2: the neighbours s ± 1 coincide, the row is read dense.
+    let k2 = plan::kernel_ir(&c, None, &FusedVariant { ls: 2, ..v }).unwrap();
+    assert!(k2.to_string().contains("s' = 0..Ls"));
+    let src = plan::compile(&c, None, &v).unwrap();
+    assert!(src.source.contains("constexpr int LS = 8;"));
+    assert!(src.source.contains("const real* __restrict__ chiral_mphi"));
+    assert!(!src.source.contains("return;"));
+    assert_eq!(src.geometry.shared_per_thread, 24 * 4);
+}
+
+#[test]
+fn tridiagonal_matrices_are_recognised() {
+    let z = Complex::new(0.0, 0.0);
+    let one = Complex::new(1.0, 0.0);
+    let ls = 6;
+    let near = ChiralMatrices::from_fn(
+        ls,
+        |s, t| if (t + ls - s) % ls <= 1 { one } else { z },
+        |s, t| if (s + ls - t) % ls <= 1 { one } else { z },
+    );
+    assert!(near.is_tridiagonal_periodic());
+    let far = ChiralMatrices::from_fn(ls, |_, _| one, |_, _| z);
+    assert!(!far.is_tridiagonal_periodic());
+    assert_eq!(near.kernel_reals().len(), 4 * ls * ls);
+}

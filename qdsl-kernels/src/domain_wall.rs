@@ -1,0 +1,101 @@
+//! Möbius domain-wall chains (`fused5d!`): the 4D Wilson hop H ([`crate::WilsonHop`]) on
+//! every slice of a 5D field, fused with the s-local pieces M5 = α + β S, M_φ = b + c S
+//! and M5⁻¹ (per chirality Ls × Ls matrices, kernel parameters; the equations are in
+//! `qdsl_runtime::operator::mobius`). Ls is a knob of every chain
+//! ([`qdsl_core::dsl::fused5d::FusedVariant`]); constant, per-slice (zMöbius) and Shamir
+//! coefficients are values of the matrices.
+//!
+//! QUDA's asymmetric even-odd operator M̂ = M5 − ¼ H M_φ M5⁻¹ H M_φ in three kernels:
+//! t₁ = M_φ ψ ([`MobiusDslash4pre`]), t₂ = M_φ M5⁻¹ H t₁ ([`MobiusDslash4M5invM5pre`]),
+//! M̂ ψ = M5 ψ − ¼ H t₂ ([`MobiusDslash4XpayM5mob`] with a = 1, b = −¼); or in two, with
+//! the first M_φ fused into the hop's source ([`MobiusM5preM5invDslash4M5pre`]). The
+//! MSPCG preconditioner's kernels (Tu, Clark, Jung, Mawhinney, eq. 16): M_φ†D_w†
+//! ([`MspcgMphiDagDwDag`]), M5^−†M_φ†D_w† ([`MspcgM5invDagMphiDagDwDag`]), M5^−†M5^−1 D_w
+//! ([`MspcgM5invDagM5invDw`]), M_φ M5^−1 D_w and M_φ (the kernels
+//! [`MobiusDslash4M5invM5pre`] and [`MobiusDslash4pre`]). Here D_w stands for the hop H:
+//! its mass term and −½ are folded into the xpay coefficients and matrices by the caller.
+
+use crate::WilsonHop;
+use qdsl_core::dsl::fused5d::{Chain, Fused5d, FusedVariant};
+use qdsl_core::dsl::kernel_ir::KernelIr;
+use qdsl_core::dsl::{CompiledKernel, DslError, Ir};
+use qdsl_macros::fused5d;
+
+fused5d! {
+    /// QUDA's Dslash4pre: out(s) = (M_φ ψ)(s) = b_s ψ(s) + c_s (S ψ)(s).
+    pub mobius_dslash4pre() = M5pre;
+}
+
+fused5d! {
+    /// QUDA's Dslash4·M5inv·M5pre: out = M_φ M5⁻¹ H ψ (the hop, then the dense M5⁻¹,
+    /// then M_φ, on the accumulator in shared memory).
+    pub mobius_dslash4_m5inv_m5pre(Dw = WilsonHop) = M5pre * M5inv * Dw;
+}
+
+fused5d! {
+    /// QUDA's Dslash4·xpay·M5mob: out = a · M5 x + b · H ψ (the xpay operand through M5;
+    /// M̂ ψ = M5 ψ − ¼ H t₂ with x = ψ, a = 1, b = −¼).
+    pub mobius_dslash4_xpay_m5mob(Dw = WilsonHop, xpay = M5mob) = Dw;
+}
+
+fused5d! {
+    /// Dslash4pre fused into the hop's source: out = M_φ M5⁻¹ H M_φ ψ (each neighbour's
+    /// s-column through M_φ in shared memory).
+    pub mobius_m5pre_m5inv_dslash4_m5pre(Dw = WilsonHop) = M5pre * M5inv * Dw * M5pre;
+}
+
+fused5d! {
+    /// MSPCG: out = M_φ† H† ψ.
+    pub mspcg_mphi_dag_dw_dag(Dw = WilsonHop) = Mphi.dagger() * Dw.dagger();
+}
+
+fused5d! {
+    /// MSPCG: out = (M5⁻¹)† M_φ† H† ψ.
+    pub mspcg_m5inv_dag_mphi_dag_dw_dag(Dw = WilsonHop) = M5inv.dagger() * Mphi.dagger() * Dw.dagger();
+}
+
+fused5d! {
+    /// MSPCG: out = (M5⁻¹)† M5⁻¹ H ψ.
+    pub mspcg_m5inv_dag_m5inv_dw(Dw = WilsonHop) = M5inv.dagger() * M5inv * Dw;
+}
+
+/// One `fused5d!` chain of the catalog, with its generators.
+#[derive(Clone, Debug)]
+pub struct FusedEntry {
+    /// The chain's name.
+    pub name: String,
+    /// The chain.
+    pub chain: fn() -> Chain,
+    /// The spec of its hop, if it has one.
+    pub hop: fn() -> Option<Ir>,
+    /// A variant's kernel IR after the passes.
+    pub kernel_ir: fn(&FusedVariant) -> Result<KernelIr, DslError>,
+    /// A variant's kernel with its interface.
+    pub compiled: fn(&FusedVariant) -> Result<CompiledKernel, DslError>,
+}
+
+impl FusedEntry {
+    /// The entry of the spec `F`.
+    pub fn of<F: Fused5d>() -> Self {
+        FusedEntry {
+            name: F::chain().name,
+            chain: F::chain,
+            hop: F::hop,
+            kernel_ir: F::kernel_ir,
+            compiled: F::compiled,
+        }
+    }
+}
+
+/// Every domain-wall chain of the catalog.
+pub fn chains() -> Vec<FusedEntry> {
+    vec![
+        FusedEntry::of::<MobiusDslash4pre>(),
+        FusedEntry::of::<MobiusDslash4M5invM5pre>(),
+        FusedEntry::of::<MobiusDslash4XpayM5mob>(),
+        FusedEntry::of::<MobiusM5preM5invDslash4M5pre>(),
+        FusedEntry::of::<MspcgMphiDagDwDag>(),
+        FusedEntry::of::<MspcgM5invDagMphiDagDwDag>(),
+        FusedEntry::of::<MspcgM5invDagM5invDw>(),
+    ]
+}

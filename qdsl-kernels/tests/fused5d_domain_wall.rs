@@ -1,0 +1,196 @@
+//! The domain-wall chains of the catalog (`fused5d!`, [`qdsl_kernels::domain_wall`]):
+//! their kernel IR (where the pieces, shared-memory stores and barriers go), snapshots
+//! of their generated CUDA (reviewed), and NVRTC compiles with the `ptxas -v` register
+//! and spill report.
+
+mod nvrtc;
+
+use qdsl_core::dsl::fused5d::{Fused5d, FusedVariant};
+use qdsl_core::dsl::kernel_ir::{KernelIr, RowDest, RowReach, Stmt};
+use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::{KernelParam, Variant};
+use qdsl_core::lattice::Parity;
+use qdsl_kernels::domain_wall::{self, *};
+
+fn variant(spinor: StorageFormat, recon: Recon, xpay: bool, ls: usize) -> FusedVariant {
+    FusedVariant {
+        variant: Variant {
+            sites: OutputSites::Parity(Parity::Even),
+            spinor,
+            gauge: spinor,
+            recon,
+            xpay,
+            boundary: TimeBoundary::Antiperiodic,
+            ..Variant::default()
+        },
+        ls,
+    }
+}
+
+/// Every statement of the kernel, depth first.
+fn stmts(k: &KernelIr) -> Vec<Stmt> {
+    fn walk(body: &[Stmt], out: &mut Vec<Stmt>) {
+        for s in body {
+            out.push(s.clone());
+            if let Stmt::Scope { body, .. } | Stmt::If { body, .. } | Stmt::Build { body, .. } = s {
+                walk(body, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for st in &k.stages {
+        walk(&st.body, &mut out);
+    }
+    out
+}
+
+fn rows(k: &KernelIr) -> Vec<(String, RowReach, RowDest)> {
+    stmts(k)
+        .into_iter()
+        .filter_map(|s| match s {
+            Stmt::ChiralRow(r) => Some((r.piece, r.reach, r.dest)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_pieces_land_on_the_source_or_the_accumulator() {
+    let v = variant(StorageFormat::F32, Recon::R12, false, 12);
+    // M5pre * M5inv * Dw * M5pre: M_φ on each of the 8 terms' source, then M5⁻¹ (dense)
+    // and M_φ (neighbours) on the accumulator.
+    let k = MobiusM5preM5invDslash4M5pre::kernel_ir(&v).unwrap();
+    let r = rows(&k);
+    assert_eq!(r.len(), 8 + 2);
+    assert!(r[..8].iter().all(|x| x
+        == &(
+            "Mphi".to_string(),
+            RowReach::Neighbours,
+            RowDest::Reals("r")
+        )));
+    assert_eq!(
+        r[8],
+        ("M5inv".into(), RowReach::Dense, RowDest::Accumulator)
+    );
+    assert_eq!(
+        r[9],
+        ("Mphi".into(), RowReach::Neighbours, RowDest::Accumulator)
+    );
+    // Two barriers per term inside the terms.
+    let barriers = stmts(&k)
+        .iter()
+        .filter(|s| matches!(s, Stmt::Barrier))
+        .count();
+    assert_eq!(barriers, 16);
+    // The matrices, each once, after the stencil parameters.
+    let matrices: Vec<String> = k
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, KernelParam::ChiralMatrices(_)))
+        .map(|p| p.role.cuda_name())
+        .collect();
+    assert_eq!(matrices, ["chiral_mphi", "chiral_m5inv"]);
+    assert!(matches!(
+        k.params.last().map(|p| &p.role),
+        Some(KernelParam::ChiralMatrices(_))
+    ));
+    // MSPCG's (M5⁻¹)† M5⁻¹ D_w: two dense rows on the accumulator, M5⁻¹ first.
+    let k = MspcgM5invDagM5invDw::kernel_ir(&v).unwrap();
+    let r = rows(&k);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].0, "M5inv");
+    assert_eq!(r[1].0, "M5inv.dagger()");
+    assert!(!stmts(&k).iter().any(|s| matches!(s, Stmt::Barrier)));
+    // The daggered hop: the Wilson hop's dagger knob (H† = γ5 H γ5: the projectors
+    // 1 ± γ_μ swap), the variant's dagger knob off.
+    let dag = MspcgMphiDagDwDag::cuda_source(&v).unwrap();
+    assert!(dag.contains("constexpr bool DAGGER = true;"));
+    assert!(dag.contains("term 0: +1 * (1 + gamma(0)) * u[0](x) * psi(x + mu0)"));
+    let plain = MobiusDslash4M5invM5pre::cuda_source(&v).unwrap();
+    assert!(plain.contains("term 0: +1 * (1 - gamma(0)) * u[0](x) * psi(x + mu0)"));
+}
+
+#[test]
+fn the_xpay_operand_goes_through_m5() {
+    let v = variant(StorageFormat::F32, Recon::R12, true, 8);
+    let k = MobiusDslash4XpayM5mob::kernel_ir(&v).unwrap();
+    assert_eq!(
+        rows(&k),
+        [("M5".to_string(), RowReach::Neighbours, RowDest::Reals("xr"))]
+    );
+    let src = MobiusDslash4XpayM5mob::cuda_source(&v).unwrap();
+    // xr is loaded once, by the stage before the epilogue.
+    assert_eq!(src.matches("real xr[24];").count(), 1);
+    assert!(src.contains("xpay_a * xr[6 * q + 2 * a]"));
+    // Without xpay the chain is refused.
+    assert!(
+        MobiusDslash4XpayM5mob::compiled(&variant(StorageFormat::F32, Recon::R12, false, 8))
+            .is_err()
+    );
+}
+
+#[test]
+fn every_chain_is_launched_as_sites_by_slices() {
+    for e in domain_wall::chains() {
+        let xpay = (e.chain)().xpay.is_some();
+        let k = (e.compiled)(&variant(StorageFormat::F32, Recon::R12, xpay, 12)).unwrap();
+        assert_eq!(k.geometry.shared_per_thread, 24 * 4, "{}", e.name);
+        assert!(
+            k.source.contains("const int s5 = threadIdx.y;"),
+            "{}",
+            e.name
+        );
+        assert!(k.source.contains("constexpr int LS = 12;"), "{}", e.name);
+        assert!(!k.source.contains("return;"), "{}: no early return", e.name);
+        assert!(k.name.starts_with(&e.name));
+    }
+}
+
+#[test]
+fn chain_sources() {
+    for e in domain_wall::chains() {
+        let xpay = (e.chain)().xpay.is_some();
+        let v = variant(StorageFormat::F32, Recon::R12, xpay, 12);
+        insta::assert_snapshot!(
+            format!("{}_even_f32_recon12_ls12", e.name),
+            (e.compiled)(&v).unwrap().source
+        );
+    }
+}
+
+/// Every chain in f64 recon 18, f32 recon 12, fixed16 recon 12 and fixed8 recon 8, Ls =
+/// 12, compiles for sm_90 and does not spill.
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn every_chain_compiles_with_nvrtc_and_does_not_spill() {
+    let tc = nvrtc::Toolchain::load();
+    for e in domain_wall::chains() {
+        let xpay = (e.chain)().xpay.is_some();
+        for (format, recon) in [
+            (StorageFormat::F64, Recon::R18),
+            (StorageFormat::F32, Recon::R12),
+            (StorageFormat::Fixed16, Recon::R12),
+            (StorageFormat::Fixed8, Recon::R8),
+        ] {
+            let k = (e.compiled)(&variant(format, recon, xpay, 12)).unwrap();
+            let tag = format!("{}_{}", e.name, format.name());
+            let reports = tc.compile_checked(
+                &k.source,
+                &tag,
+                "sm_90",
+                std::slice::from_ref(&k.name),
+                true,
+            );
+            for (entry, r) in reports {
+                println!(
+                    "{entry} {}: {} registers, no spills",
+                    format.name(),
+                    r.registers
+                );
+            }
+        }
+    }
+}
