@@ -227,6 +227,7 @@ fn bench_smoke_run() {
         kernel,
         format,
         recon,
+        sources: None,
     };
     let opts = BenchOptions {
         extents: vec![8],

@@ -31,7 +31,7 @@ use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
-use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
+use qdsl_core::dsl::variant::{LongRecon, Slices, StorageFormat};
 use qdsl_core::dsl::{
     CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl,
     ParamKind, Stencil, Variant,
@@ -444,6 +444,16 @@ impl DeviceStencil {
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
         let block = self.interface.geometry.block(cfg.block);
+        // The kernel has no bound test along y: whole slices per block.
+        if ls % block[1].max(1) != 0 {
+            return Err(self.field_error(
+                "launch",
+                (
+                    format!("a block.y dividing the {ls} slices"),
+                    format!("block {}x{}", block[0], block[1]),
+                ),
+            ));
+        }
         let shared = self
             .interface
             .geometry
@@ -589,7 +599,10 @@ impl DeviceStencil {
         lattice: &Lattice,
         args: StencilArgs<'_>,
     ) -> Result<StencilLaunch, OperatorError> {
-        let volume = lattice.volume();
+        // With the slices in the block the best block depends on Ls: tuned per 5D
+        // volume (the 4D volume for the others, whose launch ignores Ls).
+        let peek_ls = out_slices(&self.variant, lattice, args.out);
+        let volume = lattice.volume() * self.slices_tuned(peek_ls);
         if let Some(c) = self
             .tuned
             .lock()
@@ -598,11 +611,12 @@ impl DeviceStencil {
         {
             return Ok(*c);
         }
-        self.check(lattice, args.out, args.inputs, args.long, args.xpay)?;
+        let ls = self.check(lattice, args.out, args.inputs, args.long, args.xpay)? as usize;
         let mut tuning = StencilTuning {
             stencil: self,
             gpu,
             lattice,
+            slices: self.slices_tuned(ls),
             args,
         };
         let tuned = tuner.tune_kernel(&mut tuning)?;
@@ -612,6 +626,15 @@ impl DeviceStencil {
             .unwrap_or_else(|p| p.into_inner())
             .insert(volume, best);
         Ok(best)
+    }
+
+    /// The slices the tuner sees: Ls for a variant with the slices in the block (its
+    /// block.y is a knob), else 1 (grid rows: every block covers one slice).
+    fn slices_tuned(&self, ls: usize) -> usize {
+        match self.variant.slices {
+            Slices::InBlock => ls.max(1),
+            Slices::Grid => 1,
+        }
     }
 
     /// The build and launch of a tuner candidate.
@@ -644,6 +667,8 @@ struct StencilTuning<'s, 'a> {
     stencil: &'s DeviceStencil,
     gpu: &'s Gpu,
     lattice: &'s Lattice,
+    /// Ls where the block holds slices ([`DeviceStencil::slices_tuned`]), else 1.
+    slices: usize,
     args: StencilArgs<'a>,
 }
 
@@ -656,16 +681,21 @@ impl Tunable for StencilTuning<'_, '_> {
             &s.kernel,
             s.variant.stable_hash(),
             s.compiled.source_hash(),
-            self.lattice.volume(),
+            self.lattice.volume() * self.slices,
             &formats_key(&s.variant),
             &self.gpu.device_key(),
         )
     }
 
     /// The output sites along x (the candidates' grids cover the 4D sites; the launch
-    /// adds the Ls slices along y).
+    /// adds the Ls slices along y), and along y the Ls slices where the block holds
+    /// slices (block.y a divisor of Ls).
     fn work(&self) -> [usize; 3] {
-        [output_sites(&self.stencil.variant, self.lattice), 1, 1]
+        [
+            output_sites(&self.stencil.variant, self.lattice),
+            self.slices,
+            1,
+        ]
     }
 
     /// The compiled kernel's geometry, with its knob space (prefetch included where
@@ -702,6 +732,12 @@ impl Tunable for StencilTuning<'_, '_> {
         })
         .map_err(OperatorError::from)
     }
+}
+
+/// Ls of an output field (its sites over the variant's 4D output sites; at least 1),
+/// before the full check.
+fn out_slices(variant: &Variant, lattice: &Lattice, out: &DeviceField) -> usize {
+    (out.layout().sites / output_sites(variant, lattice).max(1)).max(1)
 }
 
 /// The number of compressed long fields of `variant` of `ir` (0 for long recon 18).
