@@ -41,12 +41,8 @@ fn source<T: Real>(f: &ColourSpinorField<T>, s: usize) -> ColourSpinorField<T> {
 }
 
 /// One hop of a test: `out = K ψ` (or a·x + b·K ψ) for `variant`.
-type Hop<'a, T> = dyn Fn(
-        &Variant,
-        &mut ColourSpinorField<T>,
-        &ColourSpinorField<T>,
-        Option<Xpay<'_, T>>,
-    ) + 'a;
+type Hop<'a, T> =
+    dyn Fn(&Variant, &mut ColourSpinorField<T>, &ColourSpinorField<T>, Option<Xpay<'_, T>>) + 'a;
 
 /// Applies `hop` to N sources at once (with and without the slices-in-block knob) and to
 /// each source alone, and asserts the results are identical, for odd output, dagger
@@ -77,7 +73,12 @@ fn batched_equals_separate<T: Real>(name: &str, spins: usize, hop: &Hop<'_, T>) 
                 for s in 0..N {
                     let (psi_s, x_s) = (source(&psi, s), source(&x, s));
                     let mut want = ColourSpinorField::<T>::zeros(layout(1, out_sub, spins));
-                    hop(&base, &mut want, &psi_s, xpay.then_some(Xpay { a, x: &x_s, b }));
+                    hop(
+                        &base,
+                        &mut want,
+                        &psi_s,
+                        xpay.then_some(Xpay { a, x: &x_s, b }),
+                    );
                     let got = source(&out, s);
                     assert!(
                         got.data() == want.data(),
@@ -97,12 +98,9 @@ fn storage<T: Real>() -> StorageFormat {
     }
 }
 
-fn wilson<T: Real>(u: &GaugeField<T>) -> impl Fn(
-    &Variant,
-    &mut ColourSpinorField<T>,
-    &ColourSpinorField<T>,
-    Option<Xpay<'_, T>>,
-) + '_ {
+fn wilson<T: Real>(
+    u: &GaugeField<T>,
+) -> impl Fn(&Variant, &mut ColourSpinorField<T>, &ColourSpinorField<T>, Option<Xpay<'_, T>>) + '_ {
     move |v, out, psi, xpay| WilsonHop.apply_cpu(v, out, psi, u, xpay).unwrap()
 }
 
@@ -122,9 +120,7 @@ fn staggered_hops_on_n_sources_equal_n_single_hops() {
     let long = random_gauge(lattice(), 95);
     fn both<T: Real>(fat: &GaugeField<T>, long: &GaugeField<T>) {
         batched_equals_separate::<T>("naive_staggered_hop", 1, &|v, out, psi, xpay| {
-            NaiveStaggeredHop
-                .apply_cpu(v, out, psi, fat, xpay)
-                .unwrap()
+            NaiveStaggeredHop.apply_cpu(v, out, psi, fat, xpay).unwrap()
         });
         batched_equals_separate::<T>("improved_staggered_hop", 1, &|v, out, psi, xpay| {
             ImprovedStaggeredHop
@@ -184,11 +180,8 @@ fn slices_in_block_change_only_the_slice_index() {
         let (Ok(a), Ok(b)) = ((entry.cuda)(&grid), (entry.cuda)(&block)) else {
             continue;
         };
-        let differing: Vec<(&str, &str)> = a
-            .lines()
-            .zip(b.lines())
-            .filter(|(x, y)| x != y)
-            .collect();
+        let differing: Vec<(&str, &str)> =
+            a.lines().zip(b.lines()).filter(|(x, y)| x != y).collect();
         assert_eq!(a.lines().count(), b.lines().count(), "{}", entry.name);
         let s5: Vec<_> = differing
             .iter()
@@ -196,12 +189,17 @@ fn slices_in_block_change_only_the_slice_index() {
             .collect();
         assert_eq!(s5.len(), 1, "{}: {differing:#?}", entry.name);
         assert!(
-            s5[0].1.contains("const int s5 = blockIdx.y * blockDim.y + threadIdx.y;"),
+            s5[0]
+                .1
+                .contains("const int s5 = blockIdx.y * blockDim.y + threadIdx.y;"),
             "{}: {}",
             entry.name,
             s5[0].1
         );
-        for (x, y) in differing.iter().filter(|(x, _)| !x.contains("const int s5")) {
+        for (x, y) in differing
+            .iter()
+            .filter(|(x, _)| !x.contains("const int s5"))
+        {
             let hash_or_variant = y.contains("slices=block") || {
                 let name = |l: &str| l.replace(|c: char| c.is_ascii_hexdigit(), "");
                 name(x) == name(y)

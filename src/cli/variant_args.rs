@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::variant::{
-    LinkScale, Slices, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+    LinkScale, LongRecon, OutputSites, Recon, Slices, StorageFormat, TimeBoundary,
 };
 use qdsl_core::dsl::Variant;
 use qdsl_core::lattice::Parity;
