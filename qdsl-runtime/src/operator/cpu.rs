@@ -267,8 +267,9 @@ impl<H: HostHop> EvenOddBlocks for HopBlocks<H> {
         Ok(())
     }
 
+    /// V/2 per source.
     fn sites(&self) -> usize {
-        self.layout(self.parity).lattice().half_volume()
+        self.sources * self.layout(self.parity).lattice().half_volume()
     }
 
     fn flops_per_site(&self) -> BlockFlops {
