@@ -302,6 +302,12 @@ impl DeviceStencil {
         &self.variant
     }
 
+    /// The compiled kernel's launch geometry with its knob space (a 2-D block for the
+    /// multi-right-hand-side variants).
+    pub fn geometry(&self) -> Geometry {
+        self.interface.geometry
+    }
+
     /// Flops and bytes per site.
     pub fn info(&self) -> &KernelInfo {
         &self.info

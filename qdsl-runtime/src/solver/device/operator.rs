@@ -260,7 +260,9 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         };
         let op = Self::staggered_in(ctx, links, mass, parity, &formats)?;
         Ok(match op.kernels {
-            Kernels::Hop(k) => Self::with_kernels(ctx, Kernels::Hop(Box::new(k.with_sources(sources)))),
+            Kernels::Hop(k) => {
+                Self::with_kernels(ctx, Kernels::Hop(Box::new(k.with_sources(sources))))
+            }
             clover => Self::with_kernels(ctx, clover),
         })
     }
