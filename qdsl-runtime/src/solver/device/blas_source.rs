@@ -300,6 +300,45 @@ mod tests {
         );
     }
 
+    /// The per-slice BLAS kernel differs from the scalar one only in where the
+    /// coefficients come from, and NVRTC compiles it and the per-slice reductions for
+    /// every vector format, Wilson and staggered (skipped where libnvrtc is absent).
+    #[test]
+    #[cfg_attr(
+        not(qdsl_nvrtc),
+        ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+    )]
+    fn per_slice_kernels_compile_for_sm_90() {
+        let root = tempfile::tempdir().unwrap();
+        let jit = crate::testing::jit(root.path());
+        let opts: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
+        for reals in [24, 6] {
+            for f in FORMATS {
+                let (y, x) = (layout(f, reals), layout(FermionFormat::F64, reals));
+                for (y, x) in [(y, y), (y, x)] {
+                    let p = slice_blas_program(&y, &x).unwrap();
+                    assert!(p.source.contains("coeffs + 4 * (site / slice_sites)"));
+                    assert!(!p.source.contains("a_re"), "{}", p.name);
+                    let ptx = jit
+                        .compile(&p.name, &p.source, Arch::SM_90, &opts)
+                        .unwrap_or_else(|e| panic!("{e}\n{}", p.source));
+                    assert!(ptx.ptx.contains(&format!(".entry {}", p.name)));
+                }
+                let r = crate::device::codegen::slice_reduction_program(&layout(f, reals)).unwrap();
+                let ptx = jit
+                    .compile(&r.name, &r.source, Arch::SM_90, &opts)
+                    .unwrap_or_else(|e| panic!("{e}\n{}", r.source));
+                for k in &r.kernels {
+                    assert!(
+                        ptx.ptx.contains(&format!(".entry {}", k.name)),
+                        "{}",
+                        k.name
+                    );
+                }
+            }
+        }
+    }
+
     /// NVRTC compiles the kernel of every pair of vector formats, Wilson and staggered
     /// (skipped where libnvrtc is absent).
     #[test]
