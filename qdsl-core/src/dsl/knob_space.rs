@@ -74,7 +74,9 @@ impl Extents {
             Extents::Work => vec![u32::try_from(work.max(1)).unwrap_or(u32::MAX)],
             Extents::Divisors { max } => {
                 let w = work.max(1);
-                (1..=max.max(1)).filter(|&d| w % d as usize == 0).collect()
+                (1..=max.max(1))
+                    .filter(|&d| w.is_multiple_of(d as usize))
+                    .collect()
             }
         }
     }

@@ -435,7 +435,7 @@ impl DeviceField {
         slices: usize,
     ) -> Result<Vec<Complex<f64>>, DeviceError> {
         let layout = self.layout;
-        if slices == 0 || layout.sites % slices != 0 || layout.subs != 1 {
+        if slices == 0 || !layout.sites.is_multiple_of(slices) || layout.subs != 1 {
             return Err(DeviceError::Shape(format!(
                 "{} slices of a field of {} sites × {} records",
                 slices, layout.sites, layout.subs

@@ -329,6 +329,9 @@ fn cg_on_even_odd_asqtad_solves_on_the_milc_links() {
     assert!((ax.norm_sqr() / b.norm_sqr()).sqrt() <= 1e-10);
 }
 
+/// Makes an operator on the given number of right-hand sides.
+type MakeOperator<'a> = Box<dyn Fn(usize) -> Box<dyn LinearOperator<ColourSpinorField<f64>>> + 'a>;
+
 /// The host operators on N right-hand sides (fields of N slices, `with_sources`) equal N
 /// one-source applications bit for bit, M̂ and M̂†: Wilson, naive and improved staggered,
 /// clover, twisted clover (the clover field and twist shared by the sources).
@@ -339,10 +342,7 @@ fn operators_on_n_sources_equal_n_single_applications() {
     let lat = lattice();
     let u = GaugeField::<f64>::random(lat, 41);
     let long = GaugeField::<f64>::random(lat, 42);
-    let single: Vec<(
-        &str,
-        Box<dyn Fn(usize) -> Box<dyn LinearOperator<ColourSpinorField<f64>>>>,
-    )> = vec![
+    let single: Vec<(&str, MakeOperator<'_>)> = vec![
         (
             "wilson",
             Box::new(|n| {

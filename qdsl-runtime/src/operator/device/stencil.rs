@@ -451,7 +451,7 @@ impl DeviceStencil {
         let build = self.build(gpu, choice.compile)?;
         let block = self.interface.geometry.block(cfg.block);
         // The kernel has no bound test along y: whole slices per block.
-        if ls % block[1].max(1) != 0 {
+        if !ls.is_multiple_of(block[1].max(1)) {
             return Err(self.field_error(
                 "launch",
                 (

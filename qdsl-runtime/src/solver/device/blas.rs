@@ -120,7 +120,7 @@ pub fn slice_axpby(
     sources: usize,
 ) -> Result<(), DeviceError> {
     let (yl, xl) = (*y.layout(), *x.layout());
-    if sources == 0 || yl.sites % sources != 0 || coefficients.len() != 4 * sources {
+    if sources == 0 || !yl.sites.is_multiple_of(sources) || coefficients.len() != 4 * sources {
         return Err(DeviceError::Shape(format!(
             "{} coefficients for {sources} slices of {} sites",
             coefficients.len(),

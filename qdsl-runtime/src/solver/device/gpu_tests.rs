@@ -594,6 +594,9 @@ fn phased(gauge: &GaugeField<f64>) -> GaugeField<f64> {
     })
 }
 
+/// Source s of a batched host field.
+type Slice<'a> = dyn Fn(&ColourSpinorField<f64>, usize) -> Vec<Complex<f64>> + 'a;
+
 /// GPU: the per-source operations of device vectors holding N = 5 sources (f64, f32,
 /// fixed16) against f64 arithmetic on the downloaded slices: ‖y_s‖², ⟨y_s, x_s⟩,
 /// y_s ← a_s x_s + y_s and y_s ← x_s + a_s y_s with a different complex a_s per source.
@@ -616,7 +619,7 @@ fn per_source_operations_match_host_arithmetic() {
         layout: SpinorLayout,
         a: &[Complex<f64>],
         tol: f64,
-        slice: &dyn Fn(&ColourSpinorField<f64>, usize) -> Vec<Complex<f64>>,
+        slice: &Slice<'_>,
     ) {
         let n = a.len();
         let (xh, yh) = (
@@ -652,10 +655,10 @@ fn per_source_operations_match_host_arithmetic() {
         w.copy_from(&y).unwrap();
         w.xpay_each(&x, a).unwrap();
         let (zh, wh) = (z.download(layout).unwrap(), w.download(layout).unwrap());
-        for s in 0..n {
+        for (s, &a_s) in a.iter().enumerate() {
             let (xv, yv) = (slice(&xs, s), slice(&ys, s));
-            let axpy: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| a[s] * x + y).collect();
-            let xpay: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| x + a[s] * y).collect();
+            let axpy: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| a_s * x + y).collect();
+            let xpay: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| x + a_s * y).collect();
             for (got, want, what) in [(slice(&zh, s), axpy, "axpy"), (slice(&wh, s), xpay, "xpay")]
             {
                 let d: f64 = got.iter().zip(&want).map(|(g, w)| (g - w).norm_sqr()).sum();

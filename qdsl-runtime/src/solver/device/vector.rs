@@ -86,7 +86,7 @@ impl<P: DevicePrecision> DeviceVector<P> {
     /// The same vector read as `n` right-hand sides: its sites are n equal slices. An
     /// error unless n divides the sites.
     pub fn with_sources(self, n: usize) -> Result<Self, DeviceError> {
-        if n == 0 || self.layout.sites % n != 0 {
+        if n == 0 || !self.layout.sites.is_multiple_of(n) {
             return Err(DeviceError::Shape(format!(
                 "{n} sources in a vector of {} sites",
                 self.layout.sites
