@@ -626,7 +626,14 @@ impl DeviceStencil {
             args,
         };
         let tuned = tuner.tune_kernel(&mut tuning)?;
-        let best = self.choice(&tuned.best)?;
+        let mut best = self.choice(&tuned.best)?;
+        // A winner transferred from another 5D volume may have a block.y that does not
+        // divide these Ls slices: then all slices of a site in one block (the default).
+        let block = self.interface.geometry.block(best.launch.block);
+        if !ls.is_multiple_of(block[1].max(1)) {
+            let work = [output_sites(&self.variant, lattice), ls, 1];
+            best.launch = tune::LaunchConfig::default_of(&self.compiled.geometry, work);
+        }
         self.tuned
             .lock()
             .unwrap_or_else(|p| p.into_inner())
