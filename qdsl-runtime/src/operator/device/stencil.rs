@@ -630,7 +630,7 @@ impl DeviceStencil {
         // A winner transferred from another 5D volume may have a block.y that does not
         // divide these Ls slices: then all slices of a site in one block (the default).
         let block = self.interface.geometry.block(best.launch.block);
-        if !ls.is_multiple_of(block[1].max(1)) {
+        if !ls.is_multiple_of(block[1].max(1) as usize) {
             let work = [output_sites(&self.variant, lattice), ls, 1];
             best.launch = tune::LaunchConfig::default_of(&self.compiled.geometry, work);
         }
