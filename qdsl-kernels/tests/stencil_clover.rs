@@ -164,6 +164,7 @@ fn variants() -> Vec<Variant> {
                             dirichlet: None,
                             long_recon: Default::default(),
                             link_scale: Default::default(),
+                            slices: Default::default(),
                         });
                     }
                 }

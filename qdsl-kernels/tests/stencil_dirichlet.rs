@@ -85,6 +85,7 @@ fn dirichlet_hop_equals_textbook_for_every_variant() {
                         dirichlet: dirichlet(),
                         long_recon: Default::default(),
                         link_scale: Default::default(),
+                        slices: Default::default(),
                     };
                     let h = textbook_wilson_hop(&u, &psi, dagger, false, Some(BLOCK));
                     let want: Plain = if xpay {
@@ -234,6 +235,7 @@ fn dirichlet_cuda_guards_hops_and_compiles() {
             dirichlet: dirichlet(),
             long_recon: Default::default(),
             link_scale: Default::default(),
+            slices: Default::default(),
         },
     ];
     let src = WilsonHop::cuda_source(&variants[0]).unwrap();

@@ -35,6 +35,16 @@ pub fn rates(
     }
 }
 
+/// The minimal byte model per output site and source of a one-parity hop (no xpay, one
+/// spinor input) on `sources` right-hand sides in one kernel: each source's spinor read
+/// once and written once (2 · `site_bytes`), the links read once for all sources, from
+/// the one-source model `minimal` = links + 2 · `site_bytes`:
+/// 2 · site_bytes + (minimal − 2 · site_bytes) / N.
+pub fn per_source_minimal_bytes(minimal: usize, site_bytes: usize, sources: usize) -> usize {
+    let spinors = 2 * site_bytes;
+    spinors + minimal.saturating_sub(spinors) / sources.max(1)
+}
+
 /// Copy bandwidth counted as read + write: 2 · bytes / t, in GB/s.
 pub fn copy_gbs(bytes_copied: usize, time_us: f64) -> f64 {
     2.0 * bytes_copied as f64 / (time_us * 1e3)
@@ -47,6 +57,18 @@ mod tests {
     /// Hand-computed (calculator): 524288 sites (32⁴ / 2) in 109 µs with 1320 flops,
     /// 1440 and 576 bytes per site: 1320 · 524288 / 109e-6 = 6349.18 GFLOP/s,
     /// 6926.37 and 2770.55 GB/s, and 2770.55 / 3000 = 0.923516 of the copy bandwidth.
+    /// Wilson f32 recon 12: 96 B per spinor site, 576 B per site for one source (8
+    /// links of 48 B = 384 B); at N = 8 the links cost 48 B per source: 240 B, i.e.
+    /// 524288 · 240 B = 125.8 MB per source, 41.9 µs at 3.0 TB/s (issue 16's ~42 µs).
+    #[test]
+    fn per_source_bytes_by_hand() {
+        assert_eq!(per_source_minimal_bytes(576, 96, 1), 576);
+        assert_eq!(per_source_minimal_bytes(576, 96, 8), 240);
+        assert_eq!(per_source_minimal_bytes(576, 96, 12), 192 + 32);
+        let us = (524_288 * 240) as f64 / 3.0e12 * 1e6;
+        assert!((us - 41.94).abs() < 0.01, "{us}");
+    }
+
     #[test]
     fn rates_by_hand() {
         let bytes = ByteModels {

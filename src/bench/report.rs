@@ -62,13 +62,21 @@ pub struct BenchCase {
     pub format: StorageFormat,
     /// Gauge compression.
     pub recon: Recon,
+    /// `Some(N)`: the hop on N right-hand sides in one kernel (the slices of a 5D field
+    /// inside the block, [`qdsl_core::dsl::variant::Slices::InBlock`]), reported per
+    /// source; `None`: the one-source kernel.
+    pub sources: Option<usize>,
 }
 
 impl BenchCase {
-    /// `<kernel> <format> recon<N>`, the key of the QUDA table.
+    /// `<kernel> <format> recon<N>`, the key of the QUDA table; ` sources<N>` appended
+    /// for the multi-right-hand-side rows.
     pub fn label(&self) -> String {
+        let sources = self
+            .sources
+            .map_or(String::new(), |n| format!(" sources{n}"));
         format!(
-            "{} {} recon{}",
+            "{} {} recon{}{sources}",
             self.kernel.name(),
             self.format.name(),
             self.recon.reals()
@@ -76,12 +84,17 @@ impl BenchCase {
     }
 }
 
+/// The numbers of right-hand sides of the multi-RHS rows.
+pub const BENCH_SOURCES: [usize; 4] = [1, 4, 8, 12];
+
 /// The default cases: Wilson hop f32 recon 12 and 18, f64 recon 18 and 12, 16-bit fixed
 /// recon 12 and 18, packed20 spinors (f32 links) recon 12 and 18, packed30 (f64 links)
 /// recon 18; naive staggered f32 and packed20; improved staggered f32, f64, 16-bit fixed,
 /// packed20 and packed30; M̂ f32 recon 12 and 18, f64 recon 18, packed20 recon 12,
 /// packed30 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
-/// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links. Cases
+/// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links; the
+/// Wilson hop f32 recon 12 and the improved staggered hop f32 on N = 1, 4, 8, 12
+/// right-hand sides in one kernel ([`BENCH_SOURCES`], per source). Cases
 /// whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
@@ -91,8 +104,15 @@ pub fn default_cases() -> Vec<BenchCase> {
         kernel,
         format,
         recon,
+        sources: None,
     };
-    vec![
+    let batched = |kernel, format, recon| {
+        BENCH_SOURCES.map(|n| BenchCase {
+            sources: Some(n),
+            ..c(kernel, format, recon)
+        })
+    };
+    let mut cases = vec![
         c(WilsonHop, F32, Recon::R12),
         c(WilsonHop, F32, Recon::R18),
         c(WilsonHop, F64, Recon::R18),
@@ -128,7 +148,10 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(HisqLinks, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
         c(SymanzikForce, F64, Recon::R18),
-    ]
+    ];
+    cases.extend(batched(WilsonHop, F32, Recon::R12));
+    cases.extend(batched(ImprovedStaggeredHop, F32, Recon::R18));
+    cases
 }
 
 /// The copy roofline measurement.

@@ -1,9 +1,10 @@
 //! The GPU side of `qdsl bench`: the copy roofline, then every case at every size.
 
-use super::metrics::{copy_gbs, rates};
+use super::metrics::{copy_gbs, per_source_minimal_bytes, rates};
 use super::report::{BenchCase, BenchKernel, BenchReport, BenchResult, CopyBandwidth, Skipped};
+use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::LinkPaths;
-use qdsl_core::dsl::variant::{LongRecon, OutputSites, StorageFormat};
+use qdsl_core::dsl::variant::{LongRecon, OutputSites, Slices, StorageFormat};
 use qdsl_core::dsl::{CompiledKernel, KernelInfo, Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::LinkFormat;
@@ -83,6 +84,11 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
         // Packed spinors (spinor-only formats) beside links in their compute type.
         gauge: case.format.links_beside(),
         recon: case.recon,
+        // Multi-RHS rows: the sources' slices inside the block.
+        slices: match case.sources {
+            Some(_) => Slices::InBlock,
+            None => Slices::Grid,
+        },
         ..Variant::default()
     }
 }
@@ -133,6 +139,9 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
 /// as well for the improved staggered hop in narrow (f32, fixed-point) formats (not beside
 /// packed spinors).
 fn long_recons(case: &BenchCase) -> &'static [LongRecon] {
+    if case.sources.is_some() {
+        return &LongRecon::EVERY[..1];
+    }
     match (case.kernel, case.format) {
         (BenchKernel::ImprovedStaggeredHop, f) if f != StorageFormat::F64 && !f.spinor_only() => {
             &LongRecon::EVERY
@@ -191,16 +200,19 @@ fn bench_case(
         BenchKernel::NaiveStaggeredHop | BenchKernel::ImprovedStaggeredHop
     );
     let reals = if staggered { 6 } else { 24 };
-    let layout = if staggered {
-        SpinorLayout::staggered(lat, SiteSubset::Single(Parity::Even))
-    } else {
-        SpinorLayout::wilson(lat, SiteSubset::Single(Parity::Even))
-    };
+    // N right-hand sides: N slices of the even sites, one 5D field.
+    let sources = case.sources.unwrap_or(1);
+    let spins = if staggered { 1 } else { 4 };
+    let layout = SpinorLayout::new(lat, sources, SiteSubset::Single(Parity::Even), spins, 3)
+        .map_err(|e| err(&e))?;
     let psi = ColourSpinorField::<f64>::gaussian(layout, opts.seed);
     let d_psi =
         DeviceField::from_spinor(gpu, &psi, case.format.fermion_format()).map_err(|e| err(&e))?;
-    let mut d_out = device_spinor(gpu, case.format, reals, half).map_err(|e| err(&e))?;
+    let mut d_out = device_spinor(gpu, case.format, reals, sources * half).map_err(|e| err(&e))?;
     if super::operators::is_operator(case.kernel) {
+        if case.sources.is_some() {
+            return Err("several right-hand sides are benched for the hops only".into());
+        }
         let v_even = variant_of(case, Parity::Even, true);
         let (_, info_even) = hop_source(case, &v_even)?;
         let inputs = super::operators::OperatorInputs {
@@ -262,17 +274,27 @@ fn bench_case(
         })
         .map_err(|e| err(&e))?
         / BATCH as f64;
+    // Per source: the time over N, the links' minimal bytes shared by the N sources.
+    let time_us = time_us / sources as f64;
+    let bytes = ByteModels {
+        minimal: per_source_minimal_bytes(
+            info.bytes.minimal,
+            case.format.codec().site_bytes(reals),
+            sources,
+        ),
+        ..info.bytes
+    };
     Ok(BenchResult {
         label: row_label(case, long_recon),
         extent: lat.dims()[0],
         sites: half,
         time_us,
         flops_per_site: info.flops_per_site,
-        bytes: info.bytes,
+        bytes,
         rates: rates(
             half,
             info.flops_per_site,
-            info.bytes,
+            bytes,
             time_us,
             Some(copy.best_gbs()),
         ),

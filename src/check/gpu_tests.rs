@@ -227,6 +227,7 @@ fn bench_smoke_run() {
         kernel,
         format,
         recon,
+        sources: None,
     };
     let opts = BenchOptions {
         extents: vec![8],
@@ -391,4 +392,79 @@ fn check_rows_of_the_smearing_specs_pass() {
     assert_eq!(forces.len(), 4);
     let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));
     assert_eq!(hisq.len(), 4);
+}
+
+/// The multi-right-hand-side rows of `qdsl check` ([`multi_rhs_variants`]: the slices
+/// inside the block, 4 sources in one block) of every non-dense catalog kernel on random
+/// links and on the real ones: every row compared and within its bound.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn multi_rhs_rows_match_the_cpu_reference() {
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 4, 4, 6]).unwrap();
+    let mut compared = 0;
+    for entry in qdsl_kernels::catalog::stencils() {
+        let ir = (entry.ir)();
+        if lower(&ir).is_ok_and(|l| l.dense.is_some()) {
+            continue;
+        }
+        let gauges = gauge_names(&ir).len();
+        let random = random_links(lat, &ir, gauges, 9).unwrap();
+        let real = real_links(&data_dir(), &entry.name, gauges).unwrap();
+        for data in [&random, &real] {
+            for v in multi_rhs_variants() {
+                if ir.knobs.check(&ir.name, &v).is_err() || (entry.cuda)(&v).is_err() {
+                    continue;
+                }
+                let o = compare_kernel_any(&gpu, &entry, &v, data, 19);
+                assert!(
+                    matches!(o, Outcome::Compared { .. }) && !o.is_failure(),
+                    "{} {v} {}: {o:?}",
+                    entry.name,
+                    data.name
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 2 * 5 * 2, "{compared} rows");
+}
+
+/// The multi-RHS bench rows: Wilson f32 recon 12 and improved staggered f32 on 1 and 4
+/// sources at 8⁴, per source: positive times, the minimal bytes with the links shared
+/// (Wilson at N = 4: 2 · 96 + 384/4 = 288 B per site and source).
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn multi_rhs_bench_rows() {
+    let (gpu, dir) = gpu();
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_progress(false);
+    let case = |kernel, recon, sources| BenchCase {
+        kernel,
+        format: StorageFormat::F32,
+        recon,
+        sources: Some(sources),
+    };
+    let opts = BenchOptions {
+        extents: vec![8],
+        cases: vec![
+            case(BenchKernel::WilsonHop, Recon::R12, 1),
+            case(BenchKernel::WilsonHop, Recon::R12, 4),
+            case(BenchKernel::ImprovedStaggeredHop, Recon::R18, 4),
+        ],
+        warmup: 2,
+        reps: 5,
+        copy_bytes: 16 << 20,
+        seed: 1,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert_eq!(report.results.len(), 3);
+    let row = |label: &str| report.results.iter().find(|r| r.label == label).unwrap();
+    assert_eq!(row("wilson_hop f32 recon12 sources1").bytes.minimal, 576);
+    assert_eq!(row("wilson_hop f32 recon12 sources4").bytes.minimal, 288);
+    for r in &report.results {
+        assert!(r.time_us > 0.0 && r.rates.gbs_minimal > 0.0, "{r:?}");
+    }
 }

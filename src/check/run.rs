@@ -11,7 +11,7 @@ use qdsl_core::dsl::lower::{lower, Lowered, ReadSites};
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::storage::{divide_by_global_scale, round_gauge_field_for};
 use qdsl_core::dsl::variant::{
-    LinkScale, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+    LinkScale, LongRecon, OutputSites, Recon, Slices, StorageFormat, TimeBoundary,
 };
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{
@@ -152,6 +152,25 @@ fn compare_kernel<T: Real>(
         .ok_or("the data set has no gauge field to take the lattice from")?
         .lattice();
     let (out_layout, src, x) = random_spinors::<T>(&lowered, v, lat, seed)?;
+    // The multi-RHS variants run on MULTI_RHS_SOURCES sources (slices) at once.
+    let sources = match v.slices {
+        Slices::InBlock => MULTI_RHS_SOURCES,
+        Slices::Grid => 1,
+    };
+    let (out_layout, src, x) = match sources {
+        1 => (out_layout, src, x),
+        n => {
+            let batch = |l: SpinorLayout| {
+                SpinorLayout::new(lat, n, l.subset(), l.nspin(), l.ncolour()).map_err(err)
+            };
+            let (out, src_layout) = (batch(out_layout)?, batch(*src.layout())?);
+            (
+                out,
+                ColourSpinorField::<f64>::gaussian(src_layout, seed).cast::<T>(),
+                ColourSpinorField::<f64>::gaussian(out, seed + 1).cast::<T>(),
+            )
+        }
+    };
     let out_subset = out_layout.subset();
     let gauges = ir
         .fields
@@ -221,8 +240,24 @@ fn compare_kernel<T: Real>(
         None
     };
     let n_out = output_sites(v, &lat);
-    let mut d_out =
-        device_spinor(gpu, v.spinor, 2 * lowered.nspin * lowered.ncolour, n_out).map_err(err)?;
+    let mut d_out = device_spinor(
+        gpu,
+        v.spinor,
+        2 * lowered.nspin * lowered.ncolour,
+        sources * n_out,
+    )
+    .map_err(err)?;
+    // All sources of a site in one block (block.y = N), else the default launch.
+    let launch = match sources {
+        1 => LaunchConfig::default_for(n_out),
+        n => LaunchConfig::of(
+            &stencil.geometry(),
+            [n_out, n, 1],
+            [32, n as u32, 1],
+            None,
+            0,
+        ),
+    };
     let mut inputs: Vec<&DeviceField> = Vec::new();
     let mut next_link = d_links.iter();
     let mut next_long = d_long.iter();
@@ -247,7 +282,7 @@ fn compare_kernel<T: Real>(
         .launch(
             gpu,
             &lat,
-            stencil.untuned(LaunchConfig::default_for(n_out)),
+            stencil.untuned(launch),
             StencilArgs::new(&mut d_out, &inputs)
                 .long(&long_args)
                 .xpay(v.xpay.then_some(&xp))
@@ -403,6 +438,7 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
     extra.extend(long_recon_variants(&ir));
     extra.extend(packed_variants());
     extra.extend(link_scale_variants(&ir));
+    extra.extend(multi_rhs_variants());
     for v in extra {
         if ir.knobs.check(&ir.name, &v).is_err() {
             continue;
@@ -414,6 +450,37 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
         rows.push(row(&v, outcome));
     }
     rows
+}
+
+/// Sources of the multi-RHS rows: the slices of one field, all in one block.
+const MULTI_RHS_SOURCES: usize = 4;
+
+/// The multi-right-hand-side variants (the sources' slices inside the block, checked on
+/// [`MULTI_RHS_SOURCES`] sources): f32 recon 12 and f64 recon 18, plain (even sites) and
+/// with odd sites, dagger, xpay and antiperiodic time.
+fn multi_rhs_variants() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for (format, recon) in [
+        (StorageFormat::F32, Recon::R12),
+        (StorageFormat::F64, Recon::R18),
+    ] {
+        let plain = Variant {
+            spinor: format,
+            gauge: format,
+            recon,
+            slices: Slices::InBlock,
+            ..Variant::default()
+        };
+        out.push(plain);
+        out.push(Variant {
+            sites: OutputSites::Parity(Parity::Odd),
+            dagger: true,
+            xpay: true,
+            boundary: TimeBoundary::Antiperiodic,
+            ..plain
+        });
+    }
+    out
 }
 
 /// The packed-spinor variants (spinor-only formats: packed20 computed in f32, packed30 in

@@ -13,6 +13,7 @@ mod inspect;
 mod mobius;
 mod smear;
 mod solve;
+mod solve_sources;
 mod variant_args;
 
 use clap::{Parser, Subcommand};

@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::variant::{
-    LinkScale, LongRecon, OutputSites, Recon, StorageFormat, TimeBoundary,
+    LinkScale, LongRecon, OutputSites, Recon, Slices, StorageFormat, TimeBoundary,
 };
 use qdsl_core::dsl::Variant;
 use qdsl_core::lattice::Parity;
@@ -100,6 +100,15 @@ pub enum LinkScaleArg {
     Global,
 }
 
+/// `--slices`: how the slices of 5D fields map onto threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SlicesArg {
+    /// One grid row per slice (s5 = blockIdx.y).
+    Grid,
+    /// The slices inside the block (multi-RHS: the sources of a site share its links).
+    Block,
+}
+
 /// The knobs of a kernel variant.
 #[derive(Clone, Debug, Args)]
 pub struct VariantArgs {
@@ -127,6 +136,9 @@ pub struct VariantArgs {
     /// Scale of fixed-point links: unit, or one global scale per field (recon 18).
     #[arg(long, value_enum, default_value = "unit")]
     pub link_scale: LinkScaleArg,
+    /// Slices of 5D fields (Ls, or N right-hand sides): grid rows, or inside the block.
+    #[arg(long, value_enum, default_value = "grid")]
+    pub slices: SlicesArg,
 }
 
 impl VariantArgs {
@@ -164,6 +176,10 @@ impl VariantArgs {
             link_scale: match self.link_scale {
                 LinkScaleArg::Unit => LinkScale::Unit,
                 LinkScaleArg::Global => LinkScale::Global,
+            },
+            slices: match self.slices {
+                SlicesArg::Grid => Slices::Grid,
+                SlicesArg::Block => Slices::InBlock,
             },
             ..Variant::default()
         }

@@ -48,6 +48,12 @@ pub enum Extents {
     /// The whole work extent along this dimension (e.g. all Ls slices of a site in one
     /// block, for kernels that keep a fifth-dimension column in shared memory).
     Work,
+    /// The divisors of the work extent up to `max` (every block covers whole slices of
+    /// a 5D field: the kernel has no bound test along y).
+    Divisors {
+        /// The largest extent.
+        max: u32,
+    },
 }
 
 impl Extents {
@@ -66,6 +72,12 @@ impl Extents {
                 .filter(|&p| p >= min && p <= max)
                 .collect(),
             Extents::Work => vec![u32::try_from(work.max(1)).unwrap_or(u32::MAX)],
+            Extents::Divisors { max } => {
+                let w = work.max(1);
+                (1..=max.max(1))
+                    .filter(|&d| w.is_multiple_of(d as usize))
+                    .collect()
+            }
         }
     }
 }
@@ -146,6 +158,26 @@ impl LaunchSpace {
         }
     }
 
+    /// The space of a stencil with the slices of 5D fields inside the block (the
+    /// multi-right-hand-side hop, [`crate::dsl::variant::Slices::InBlock`]): sites along
+    /// x ([`LINEAR_BLOCKS`]), along y the divisors of Ls up to 32 (block.y slices of a
+    /// site read its links together; fewer slices per block, more grid rows, a smaller
+    /// working set in L2), thread counts in whole warps, default 32 sites × all Ls
+    /// slices.
+    pub const fn slices_in_block() -> Self {
+        LaunchSpace {
+            block: [
+                Extents::List(&LINEAR_BLOCKS),
+                Extents::Divisors { max: 32 },
+                Extents::List(&[1]),
+            ],
+            default_block: [32, 0, 1],
+            thread_multiple: 32,
+            throttle: false,
+            grid_x: None,
+        }
+    }
+
     /// A space of 3-D blocks: `x` × `y` × `z` extents whose thread count is a multiple
     /// of a warp, default `default`.
     pub const fn cubic(x: Extents, y: Extents, z: Extents, default: [u32; 3]) -> Self {
@@ -205,6 +237,16 @@ impl KnobSpace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn divisors_cover_whole_slices() {
+        let d = Extents::Divisors { max: 32 };
+        assert_eq!(d.values(12), vec![1, 2, 3, 4, 6, 12]);
+        assert_eq!(d.values(8), vec![1, 2, 4, 8]);
+        assert_eq!(d.values(1), vec![1]);
+        assert_eq!(d.values(0), vec![1]);
+        assert_eq!(Extents::Divisors { max: 4 }.values(12), vec![1, 2, 3, 4]);
+    }
 
     #[test]
     fn extents_enumerate_what_they_say() {

@@ -305,6 +305,21 @@ impl DirichletBlocks {
     }
 }
 
+/// How the fifth-dimension slices of a 5D field (the Ls slices of a domain-wall field,
+/// or N right-hand sides batched as slices with no s-coupling) map onto the threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Slices {
+    /// One grid row per slice: s5 = blockIdx.y (grid.y = Ls). The rows run one after
+    /// another, so each slice re-reads the links of every site from DRAM.
+    #[default]
+    Grid,
+    /// The slices inside the block: s5 = blockIdx.y · blockDim.y + threadIdx.y (block.y
+    /// a divisor of Ls, a launch knob). The slices of a site run together, so the links
+    /// come from DRAM once for the block.y slices of a block (the multi-right-hand-side
+    /// hop: the link bytes divide by block.y, the spinor bytes stay).
+    InBlock,
+}
+
 /// One variant of a kernel: every knob.
 ///
 /// * `sites`: output parity (the inputs read at odd distance live on the other parity)
@@ -321,7 +336,8 @@ impl DirichletBlocks {
 /// * `long_recon`: compression of the long links of improved staggered kernels (the
 ///   gauge fields read on 3-site hops); other gauge fields follow `recon`;
 /// * `link_scale`: fixed-point gauge reals in units of 1/Q or of s/Q, s one global
-///   scale per field ([`LinkScale`]).
+///   scale per field ([`LinkScale`]);
+/// * `slices`: how the slices of 5D fields map onto threads ([`Slices`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Output sites.
@@ -344,6 +360,8 @@ pub struct Variant {
     pub long_recon: LongRecon,
     /// Scale of fixed-point gauge fields (compressed long links excepted).
     pub link_scale: LinkScale,
+    /// Fifth-dimension slices: grid rows, or inside the block (multi-RHS).
+    pub slices: Slices,
 }
 
 impl Default for Variant {
@@ -360,6 +378,7 @@ impl Default for Variant {
             dirichlet: None,
             long_recon: LongRecon::R18,
             link_scale: LinkScale::Unit,
+            slices: Slices::Grid,
         }
     }
 }
@@ -395,8 +414,12 @@ impl Variant {
             LinkScale::Unit => String::new(),
             s => format!(" link_scale={}", s.name()),
         };
+        let slices = match self.slices {
+            Slices::Grid => "",
+            Slices::InBlock => " slices=block",
+        };
         format!(
-            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}{scale}",
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}{scale}{slices}",
             self.dagger as u8,
             self.xpay as u8,
             self.spinor.name(),
@@ -458,6 +481,7 @@ impl Variant {
                                     dirichlet: None,
                                     long_recon: LongRecon::R18,
                                     link_scale: LinkScale::Unit,
+                                    slices: Slices::Grid,
                                 });
                             }
                         }

@@ -135,25 +135,32 @@ impl<T: Real> CloverField<T> {
     }
 
     /// out(x) = A(x) ψ(x) on every site held ([`clover_apply_site`], rayon over sites).
-    /// `psi` and `out` must be Wilson fields (Ls = 1) on this field's lattice and subset.
+    /// `psi` and `out` must be Wilson fields on this field's lattice and subset, with any
+    /// number Ls of slices (5D fields, or N right-hand sides): every slice is multiplied
+    /// by the same 4D A.
     pub fn apply(
         &self,
         out: &mut ColourSpinorField<T>,
         psi: &ColourSpinorField<T>,
     ) -> Result<(), FieldError> {
-        let layout = SpinorLayout::wilson(self.lattice, self.subset);
+        let layout = SpinorLayout::new(self.lattice, psi.layout().ls(), self.subset, 4, 3)?;
         layout.expect_same(psi.layout())?;
         layout.expect_same(out.layout())?;
+        let slice = 12 * layout.sites_per_slice();
         out.data_mut()
-            .par_chunks_mut(12)
-            .zip(psi.data().par_chunks(12))
-            .zip(self.data.par_chunks(CLOVER_SITE_REALS))
-            .for_each(|((o, p), a)| {
-                let psi = Spinor::from_fn(|s, c| p[3 * s + c]);
-                let r = clover_apply_site(a, &psi);
-                for (k, z) in o.iter_mut().enumerate() {
-                    *z = r.0[k / 3].0[k % 3];
-                }
+            .par_chunks_mut(slice)
+            .zip(psi.data().par_chunks(slice))
+            .for_each(|(o, p)| {
+                o.par_chunks_mut(12)
+                    .zip(p.par_chunks(12))
+                    .zip(self.data.par_chunks(CLOVER_SITE_REALS))
+                    .for_each(|((o, p), a)| {
+                        let psi = Spinor::from_fn(|s, c| p[3 * s + c]);
+                        let r = clover_apply_site(a, &psi);
+                        for (k, z) in o.iter_mut().enumerate() {
+                            *z = r.0[k / 3].0[k % 3];
+                        }
+                    });
             });
         Ok(())
     }

@@ -525,5 +525,9 @@ pub fn reduction_source(layout: &DeviceLayout) -> Result<String, super::format::
 
 mod packed;
 mod recon8;
+mod slices;
+pub use slices::{
+    slice_reduction_name, slice_reduction_program, slice_reduction_source, SLICE_PARTIALS,
+};
 #[cfg(test)]
 mod tests;

@@ -423,6 +423,69 @@ impl DeviceField {
         self.reduce(gpu, tuner, Some(other))
     }
 
+    /// ‖x_s‖² (`other` None) or ⟨x_s, y_s⟩ = Σ conj(x_k) y_k of each of the `slices`
+    /// equal slices of this field (sites s·n .. (s + 1)·n, n = sites/slices: N right-hand
+    /// sides), in f64 on the GPU, in one launch of each pass
+    /// ([`codegen::slice_reduction_program`]). An error if `slices` does not divide the
+    /// sites or the layouts differ.
+    pub fn reduce_slices(
+        &self,
+        gpu: &Gpu,
+        other: Option<&DeviceField>,
+        slices: usize,
+    ) -> Result<Vec<Complex<f64>>, DeviceError> {
+        let layout = self.layout;
+        if slices == 0 || !layout.sites.is_multiple_of(slices) || layout.subs != 1 {
+            return Err(DeviceError::Shape(format!(
+                "{} slices of a field of {} sites × {} records",
+                slices, layout.sites, layout.subs
+            )));
+        }
+        if let Some(o) = other.filter(|o| o.layout != layout) {
+            return Err(DeviceError::Shape(format!(
+                "per-slice dot of fields with different layouts: {:?} and {:?}",
+                layout, o.layout
+            )));
+        }
+        let program = codegen::slice_reduction_program(&layout)?;
+        let name = program.name.clone();
+        let kernels = load_program(gpu, &program)?;
+        let [partial, fin] = kernels.as_slice() else {
+            return Err(DeviceError::Shape(format!("{name}: expected two kernels")));
+        };
+        let n = layout.sites / slices;
+        let block = codegen::REDUCTION_BLOCK as usize;
+        let blocks = n.div_ceil(block).clamp(1, codegen::SLICE_PARTIALS as usize);
+        let mut partials = gpu.alloc::<f64>("per-slice reduction partials", 2 * blocks * slices)?;
+        let mut result = gpu.alloc::<f64>("per-slice reduction results", 2 * slices)?;
+        let mut status = gpu.alloc::<i32>("a status word", 1)?;
+        let y = other.unwrap_or(self);
+        let mut args = Args::new();
+        args.read("x", &self.values)
+            .read_or_null("xn", self.norms.as_ref().map(|n| n as _))
+            .read("y", &y.values)
+            .read_or_null("yn", y.norms.as_ref().map(|n| n as _))
+            .count("slice_sites", n)
+            .count("stride", layout.stride)
+            .int("dot", i32::from(other.is_some()))
+            .write("partials", &mut partials)
+            .write("status", &mut status);
+        let fixed = [codegen::REDUCTION_BLOCK, 1, 1];
+        partial.launch(gpu, [blocks * block, slices, 1], fixed, args)?;
+        let mut args = Args::new();
+        args.count("blocks", blocks)
+            .read("partials", &partials)
+            .write("result", &mut result);
+        fin.launch(gpu, [block, slices, 1], fixed, args)?;
+        check_status(gpu, &status, &name)?;
+        let r = gpu
+            .backend()
+            .stream()
+            .clone_dtoh(&result)
+            .map_err(driver("reading a per-slice reduction"))?;
+        Ok(r.chunks(2).map(|c| Complex::new(c[0], c[1])).collect())
+    }
+
     /// The two-pass reduction: the partial pass on the grid `tuner` chose (each block
     /// one partial sum; timing reruns it, which only rewrites the partials), then the
     /// final pass over the partials.

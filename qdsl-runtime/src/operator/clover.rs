@@ -83,6 +83,8 @@ pub struct CloverBlocks<T: Real> {
     mu: f64,
     parity: Parity,
     boundary: TimeBoundary,
+    /// Right-hand sides: the fields hold this many slices (1: 4D fields).
+    sources: usize,
 }
 
 impl<T: Real> CloverBlocks<T> {
@@ -118,7 +120,17 @@ impl<T: Real> CloverBlocks<T> {
             mu,
             parity,
             boundary,
+            sources: 1,
         })
+    }
+
+    /// The same blocks on fields of `n` right-hand sides (the slices of 5D fields; the
+    /// links and clover fields shared).
+    pub fn with_sources(self, n: usize) -> Self {
+        Self {
+            sources: n.max(1),
+            ..self
+        }
     }
 
     /// The same blocks in precision U (links, A and D⁻¹ rounded; nothing re-inverted).
@@ -137,12 +149,14 @@ impl<T: Real> CloverBlocks<T> {
             mu: self.mu,
             parity: self.parity,
             boundary: self.boundary,
+            sources: self.sources,
         }
     }
 
-    /// The Wilson layout of parity `r`.
+    /// The Wilson layout of parity `r` (with the sources as slices).
     pub fn layout(&self, r: Parity) -> SpinorLayout {
-        SpinorLayout::wilson(*self.gauge.lattice(), SiteSubset::Single(r))
+        let l = SpinorLayout::wilson(*self.gauge.lattice(), SiteSubset::Single(r));
+        SpinorLayout::new(*l.lattice(), self.sources, l.subset(), 4, 3).unwrap_or(l)
     }
 
     /// The twist of D (dagger = false) or D† (dagger = true): ±μ.
@@ -247,8 +261,9 @@ impl<T: Real> EvenOddBlocks for CloverBlocks<T> {
         }
     }
 
+    /// V/2 per source.
     fn sites(&self) -> usize {
-        self.gauge.lattice().half_volume()
+        self.sources * self.gauge.lattice().half_volume()
     }
 
     /// The hops' KernelInfo; one clover product for A_pp (and a twist), one for A_qq⁻¹
@@ -323,6 +338,12 @@ impl<T: Real> EvenOddClover<T> {
     /// The same operator in precision U (links, A and D⁻¹ rounded; nothing re-inverted).
     pub fn cast<U: Real>(&self) -> EvenOddClover<U> {
         Schur::complement(self.blocks().cast())
+    }
+
+    /// The same operator on `n` right-hand sides at once (fields of `n` slices,
+    /// [`CloverBlocks::with_sources`]).
+    pub fn with_sources(&self, n: usize) -> Self {
+        Schur::complement(self.blocks().clone().with_sources(n))
     }
 
     /// The Wilson layout of the parity M̂ acts on.

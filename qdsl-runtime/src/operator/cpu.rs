@@ -134,6 +134,9 @@ pub struct HopBlocks<H> {
     diagonal: f64,
     parity: Parity,
     boundary: TimeBoundary,
+    /// Right-hand sides: the fields hold this many slices, each hopped on its own (1:
+    /// 4D fields).
+    sources: usize,
 }
 
 impl<H: HostHop> HopBlocks<H> {
@@ -146,6 +149,16 @@ impl<H: HostHop> HopBlocks<H> {
             diagonal: d,
             parity,
             boundary,
+            sources: 1,
+        }
+    }
+
+    /// The same blocks on fields of `n` right-hand sides (the slices of 5D fields, no
+    /// s-coupling: every source hopped by the same links in one kernel call).
+    pub fn with_sources(self, n: usize) -> Self {
+        Self {
+            sources: n.max(1),
+            ..self
         }
     }
 
@@ -156,7 +169,18 @@ impl<H: HostHop> HopBlocks<H> {
 
     /// The layout of the fields on parity `r`.
     pub fn layout(&self, r: Parity) -> SpinorLayout {
-        self.hop.layout(SiteSubset::Single(r))
+        let l = self.hop.layout(SiteSubset::Single(r));
+        if self.sources == 1 {
+            return l;
+        }
+        SpinorLayout::new(
+            *l.lattice(),
+            self.sources,
+            l.subset(),
+            l.nspin(),
+            l.ncolour(),
+        )
+        .unwrap_or(l)
     }
 
     fn variant(&self, r: Parity, dagger: bool, xpay: bool) -> Variant {
@@ -243,8 +267,9 @@ impl<H: HostHop> EvenOddBlocks for HopBlocks<H> {
         Ok(())
     }
 
+    /// V/2 per source.
     fn sites(&self) -> usize {
-        self.layout(self.parity).lattice().half_volume()
+        self.sources * self.layout(self.parity).lattice().half_volume()
     }
 
     fn flops_per_site(&self) -> BlockFlops {
@@ -264,6 +289,14 @@ impl<H: HostHop> Schur<HopBlocks<H>> {
     /// The layout of the parity M̂ acts on.
     pub fn layout(&self) -> SpinorLayout {
         self.blocks().layout(self.parity())
+    }
+}
+
+impl<H: HostHop + Clone> Schur<HopBlocks<H>> {
+    /// The same operator on `n` right-hand sides at once (fields of `n` slices,
+    /// [`HopBlocks::with_sources`]).
+    pub fn with_sources(&self, n: usize) -> Self {
+        Schur::with_form(self.blocks().clone().with_sources(n), self.form())
     }
 }
 

@@ -3,7 +3,7 @@
 //! and solves on the real configurations of tests/data.
 
 use super::cpu::{EvenOddStaggered, EvenOddWilson, StaggeredLinks};
-use crate::solver::{cg, cgnr, LinearOperator, SolverOptions};
+use crate::solver::{cg, cgnr, LinearOperator, SolverField, SolverOptions};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
@@ -327,4 +327,117 @@ fn cg_on_even_odd_asqtad_solves_on_the_milc_links() {
     op.apply(&mut ax, &x).unwrap();
     ax.axpy(-1.0, &b).unwrap();
     assert!((ax.norm_sqr() / b.norm_sqr()).sqrt() <= 1e-10);
+}
+
+/// Makes an operator on the given number of right-hand sides.
+type MakeOperator<'a> = Box<dyn Fn(usize) -> Box<dyn LinearOperator<ColourSpinorField<f64>>> + 'a>;
+
+/// The host operators on N right-hand sides (fields of N slices, `with_sources`) equal N
+/// one-source applications bit for bit, M̂ and M̂†: Wilson, naive and improved staggered,
+/// clover, twisted clover (the clover field and twist shared by the sources).
+#[test]
+fn operators_on_n_sources_equal_n_single_applications() {
+    use super::EvenOddClover;
+    const N: usize = 3;
+    let lat = lattice();
+    let u = GaugeField::<f64>::random(lat, 41);
+    let long = GaugeField::<f64>::random(lat, 42);
+    let single: Vec<(&str, MakeOperator<'_>)> = vec![
+        (
+            "wilson",
+            Box::new(|n| {
+                Box::new(
+                    EvenOddWilson::new(u.clone(), 0.12, Parity::Even, TimeBoundary::Antiperiodic)
+                        .with_sources(n),
+                )
+            }),
+        ),
+        (
+            "naive staggered",
+            Box::new(|n| {
+                Box::new(
+                    EvenOddStaggered::new(StaggeredLinks::Naive(u.clone()), 0.1, Parity::Odd)
+                        .with_sources(n),
+                )
+            }),
+        ),
+        (
+            "improved staggered",
+            Box::new(|n| {
+                let links = StaggeredLinks::Improved {
+                    fat: u.clone(),
+                    long: long.clone(),
+                };
+                Box::new(EvenOddStaggered::new(links, 0.1, Parity::Even).with_sources(n))
+            }),
+        ),
+        (
+            "clover",
+            Box::new(|n| {
+                Box::new(
+                    EvenOddClover::new(u.clone(), 0.1, 1.0, Parity::Even, TimeBoundary::Periodic)
+                        .unwrap()
+                        .with_sources(n),
+                )
+            }),
+        ),
+        (
+            "twisted clover",
+            Box::new(|n| {
+                let op = EvenOddClover::twisted(
+                    u.clone(),
+                    0.1,
+                    1.0,
+                    0.2,
+                    Parity::Odd,
+                    TimeBoundary::Antiperiodic,
+                );
+                Box::new(op.unwrap().with_sources(n))
+            }),
+        ),
+    ];
+    for (name, make) in &single {
+        let (one, batch) = (make(1), make(N));
+        let spins = if name.contains("staggered") { 1 } else { 4 };
+        let parity = if name.starts_with("naive") || name.starts_with("twisted") {
+            Parity::Odd
+        } else {
+            Parity::Even
+        };
+        let layout = |ls| SpinorLayout::new(lat, ls, SiteSubset::Single(parity), spins, 3).unwrap();
+        let psi = ColourSpinorField::<f64>::gaussian(layout(N), 43);
+        let per = layout(1).len();
+        for dagger in [false, true] {
+            let mut out = psi.zeros_like();
+            let run = |op: &dyn LinearOperator<ColourSpinorField<f64>>,
+                       o: &mut ColourSpinorField<f64>,
+                       p: &ColourSpinorField<f64>| {
+                if dagger {
+                    op.apply_dagger(o, p)
+                } else {
+                    op.apply(o, p)
+                }
+                .unwrap()
+            };
+            run(batch.as_ref(), &mut out, &psi);
+            for k in 0..N {
+                let psi_k = ColourSpinorField::from_data(
+                    layout(1),
+                    psi.data()[k * per..(k + 1) * per].to_vec(),
+                )
+                .unwrap();
+                let mut want = psi_k.zeros_like();
+                run(one.as_ref(), &mut want, &psi_k);
+                assert!(
+                    out.data()[k * per..(k + 1) * per] == *want.data(),
+                    "{name} dagger={dagger}: source {k}"
+                );
+            }
+            assert_eq!(
+                batch.flops_per_apply(),
+                N as u64 * one.flops_per_apply(),
+                "{name}"
+            );
+        }
+    }
 }

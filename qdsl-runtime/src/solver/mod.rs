@@ -6,6 +6,7 @@
 //! | [`SolverField`], [`ConvertFrom`] | the vector space a solver needs, and precision conversion |
 //! | [`LinearOperator`] | M, M† and M†M on one field type; products [`Chain`] and [`Adjoint`] |
 //! | [`cg`] | CG on a Hermitian positive-definite A, mixed precision with reliable updates |
+//! | [`block_cg`], [`block_cgnr`], [`SourceBatch`] | CG on N right-hand sides at once (the slices of one field, one operator application per iteration for all), per-source scalars and convergence |
 //! | [`cgnr`], [`cgne`] | CG on the normal equations M†M x = M†b, M M† y = b |
 //! | [`multishift_cg`] | (A + σ_i) x_i = b for many shifts in one Krylov space, refined per shift |
 //! | [`bicgstab`] | BiCGStab on a general M, mixed precision with reliable updates |
@@ -63,6 +64,7 @@
 //! ```
 
 mod bicgstab;
+mod block_cg;
 mod cg;
 pub mod device;
 mod driver;
@@ -79,10 +81,11 @@ pub use crate::linear::{
     SolverError, SolverField,
 };
 pub use bicgstab::bicgstab;
+pub use block_cg::{block_cg, SourceBatch, SourceCountMismatch};
 pub use cg::cg;
 pub use kind::{SolverKind, UnknownSolver};
 pub use multishift::{multishift_cg, MultiShiftResult};
-pub use normal::{cgne, cgnr};
+pub use normal::{block_cgnr, cgne, cgnr};
 pub use options::{
     Progress, ProgressCallback, SolverOptions, DEFAULT_RELIABLE_DELTA, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };

@@ -4,7 +4,7 @@
 use super::{
     cg, Convergence, ConvertFrom, LinearOperator, NormalForm, NormalOperator, Progress,
     ProgressCallback, ResidualKind, ResidualRecord, SolveResult, SolverError, SolverField,
-    SolverOptions, TOLERANCE_FLOOR_IN_ROUNDOFF,
+    SolverOptions, SourceBatch, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };
 use crate::linear::real;
 use std::sync::Arc;
@@ -175,4 +175,106 @@ where
     }
     result.elapsed = start.elapsed();
     Ok(result)
+}
+
+/// Solves M x_k = b_k for the N sources of `b` at once by CG on the normal equations
+/// M†M x_k = M† b_k ([`block_cg`] with A = M†M: one application of M and M† per
+/// iteration for all sources), from the guess in `x`, in rounds as [`cgnr`]: after each,
+/// ‖b_k − M x_k‖/‖b_k‖ is recomputed per source, and a source above the tolerance goes
+/// on from x_k with its normal tolerance lowered by the factor it missed (twice over),
+/// down to the floor of the precisions (then [`Convergence::Stagnation`]); sources that
+/// met it rest. One result per source: its iterations over all rounds, the histories
+/// with the recomputed residuals (kind [`ResidualKind::True`]), `true_residual` that of
+/// M x_k = b_k; operator applications (of M or M†) and time are the batch's.
+pub fn block_cgnr<H, L, OH, OL>(
+    op_high: &OH,
+    op_low: &OL,
+    b: &H,
+    x: &mut H,
+    opts: &SolverOptions,
+) -> Result<Vec<SolveResult>, SolverError>
+where
+    H: SourceBatch + ConvertFrom<L>,
+    L: SourceBatch + ConvertFrom<H>,
+    OH: LinearOperator<H> + ?Sized,
+    OL: LinearOperator<L> + ?Sized,
+{
+    opts.check::<H, L>()?;
+    let start = Instant::now();
+    let n = b.sources();
+    let b2 = b.norm_sqr_each();
+    let mut b_normal = b.zeros_like();
+    op_high.apply_dagger(&mut b_normal, b)?;
+    let a_high = NormalOperator::new(op_high, NormalForm::MdagM);
+    let a_low = NormalOperator::new(op_low, NormalForm::MdagM);
+    let mut floor = TOLERANCE_FLOOR_IN_ROUNDOFF * H::UNIT_ROUNDOFF;
+    if opts.reliable_delta == 0.0 {
+        floor = floor.max(TOLERANCE_FLOOR_IN_ROUNDOFF * L::UNIT_ROUNDOFF);
+    }
+    let mut totals: Vec<SolveResult> = (0..n)
+        .map(|_| SolveResult {
+            history: Vec::new(),
+            ..SolveResult::zero_source()
+        })
+        .collect();
+    let mut tolerances = vec![opts.tolerance; n];
+    let (mut applications, mut flops) = (1, op_high.flops_per_apply());
+    let mut r = b.zeros_like();
+    for _ in 0..MAX_CGNR_ROUNDS {
+        let mut inner = opts.clone();
+        inner.max_iterations =
+            opts.max_iterations - totals.iter().map(|t| t.iterations).max().unwrap_or(0);
+        let parts =
+            super::block_cg::block_cg_to(&a_high, &a_low, &b_normal, x, &inner, &tolerances)?;
+        if let Some(p) = parts.first() {
+            // Each application of A = M†M is two of M or M†.
+            applications += 2 * p.operator_applications;
+            flops += p.operator_flops;
+        }
+        op_high.apply(&mut r, x)?;
+        r.xpay(b, real(-1.0))?;
+        applications += 1;
+        flops += op_high.flops_per_apply();
+        let r2 = r.norm_sqr_each();
+        let mut again = false;
+        for (k, part) in parts.into_iter().enumerate() {
+            if tolerances[k].is_infinite() {
+                continue;
+            }
+            let total = &mut totals[k];
+            merge(total, part);
+            let residual = if b2[k] == 0.0 {
+                0.0
+            } else {
+                (r2[k] / b2[k]).sqrt()
+            };
+            total.true_residual = residual;
+            total.history.push(ResidualRecord {
+                iteration: total.iterations,
+                residual,
+                kind: ResidualKind::True,
+            });
+            if !total.is_converged() || residual <= opts.tolerance {
+                tolerances[k] = f64::INFINITY;
+                continue;
+            }
+            total.convergence = Convergence::Stagnation;
+            if tolerances[k] <= floor {
+                tolerances[k] = f64::INFINITY;
+                continue;
+            }
+            tolerances[k] = (0.5 * tolerances[k] * opts.tolerance / residual).max(floor);
+            again = true;
+        }
+        if !again {
+            break;
+        }
+    }
+    let elapsed = start.elapsed();
+    for t in &mut totals {
+        t.operator_applications = applications;
+        t.operator_flops = flops;
+        t.elapsed = elapsed;
+    }
+    Ok(totals)
 }

@@ -4,7 +4,8 @@
 //! thread-count independent order); the rest runs here, rayon-parallel over the
 //! contiguous storage.
 
-use super::{ConvertFrom, SolverError, SolverField};
+use super::block_cg::expect_sources;
+use super::{ConvertFrom, SolverError, SolverField, SourceBatch};
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::{Complex, Real};
 use rayon::prelude::*;
@@ -75,6 +76,77 @@ impl<T: Real> SolverField for ColourSpinorField<T> {
     fn scale(&mut self, a: Complex<f64>) {
         let a = narrow::<T>(a);
         self.data_mut().par_iter_mut().for_each(|y| *y = a * *y);
+    }
+}
+
+/// The components of one source (one slice: slices are contiguous, slice-major).
+fn slice_len<T: Real>(f: &ColourSpinorField<T>) -> usize {
+    f.data().len() / f.layout().ls().max(1)
+}
+
+/// The sources of a host field are its Ls slices; per-source sums in f64, each slice
+/// summed in order (the slices in parallel).
+impl<T: Real> SourceBatch for ColourSpinorField<T> {
+    fn sources(&self) -> usize {
+        self.layout().ls()
+    }
+
+    fn norm_sqr_each(&self) -> Vec<f64> {
+        self.data()
+            .par_chunks(slice_len(self))
+            .map(|s| {
+                s.iter()
+                    .map(|z| z.re.to_f64().powi(2) + z.im.to_f64().powi(2))
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn dot_each(&self, x: &Self) -> Result<Vec<Complex<f64>>, SolverError> {
+        same_layout(self, x)?;
+        let n = slice_len(self);
+        Ok(self
+            .data()
+            .par_chunks(n)
+            .zip(x.data().par_chunks(n))
+            .map(|(y, x)| {
+                y.iter().zip(x).fold(Complex::new(0.0, 0.0), |acc, (y, x)| {
+                    let (yr, yi, xr, xi) =
+                        (y.re.to_f64(), y.im.to_f64(), x.re.to_f64(), x.im.to_f64());
+                    acc + Complex::new(yr * xr + yi * xi, yr * xi - yi * xr)
+                })
+            })
+            .collect())
+    }
+
+    fn axpy_each(&mut self, a: &[Complex<f64>], x: &Self) -> Result<(), SolverError> {
+        same_layout(self, x)?;
+        expect_sources(a.len(), self.sources())?;
+        let n = slice_len(self);
+        self.data_mut()
+            .par_chunks_mut(n)
+            .zip(x.data().par_chunks(n))
+            .zip(a.par_iter())
+            .for_each(|((y, x), &a)| {
+                let a = narrow::<T>(a);
+                y.iter_mut().zip(x).for_each(|(y, &x)| *y = a * x + *y);
+            });
+        Ok(())
+    }
+
+    fn xpay_each(&mut self, x: &Self, a: &[Complex<f64>]) -> Result<(), SolverError> {
+        same_layout(self, x)?;
+        expect_sources(a.len(), self.sources())?;
+        let n = slice_len(self);
+        self.data_mut()
+            .par_chunks_mut(n)
+            .zip(x.data().par_chunks(n))
+            .zip(a.par_iter())
+            .for_each(|((y, x), &a)| {
+                let a = narrow::<T>(a);
+                y.iter_mut().zip(x).for_each(|(y, &x)| *y = x + a * *y);
+            });
+        Ok(())
     }
 }
 

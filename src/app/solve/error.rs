@@ -106,6 +106,9 @@ pub enum SolveError {
     /// A source file could not be read or does not fit the action.
     #[error("cannot use the source file: {0}")]
     SourceFile(String),
+    /// A multi-source solve (`--sources`) was asked for with options it does not take.
+    #[error("{0}")]
+    Sources(String),
     /// Making the source failed.
     #[error("making the source failed: {0}")]
     Source(#[from] FieldError),

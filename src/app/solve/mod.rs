@@ -55,6 +55,7 @@ mod full;
 #[cfg(test)]
 mod gpu_tests;
 mod source;
+mod sources;
 mod system;
 #[cfg(test)]
 mod test_support;
@@ -68,6 +69,7 @@ pub use cpu::solve_host;
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, FullSolveReport};
 pub use source::FullSource;
+pub use sources::{solve_sources_on, SourceLine, SourceSet, SourcesReport};
 
 use config::{check_parameters, describe, Parameters};
 use cuda::device_solve;

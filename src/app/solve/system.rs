@@ -175,6 +175,59 @@ impl HostSystem {
         }
     }
 
+    /// The CPU operator in precision T on `n` right-hand sides at once (fields of n
+    /// slices) and the layout of one source.
+    pub(super) fn cpu_operator_sources<T: Real>(&self, n: usize) -> (CpuOperator<T>, SpinorLayout) {
+        match self {
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => {
+                let op = EvenOddWilson::<T>::new(gauge.cast(), *kappa, PARITY, *boundary);
+                let layout = op.layout();
+                (Box::new(op.with_sources(n)), layout)
+            }
+            HostSystem::Staggered { links, mass } => {
+                let op = EvenOddStaggered::<T>::new(links.cast(), *mass, PARITY);
+                let layout = op.layout();
+                (Box::new(op.with_sources(n)), layout)
+            }
+            HostSystem::Clover { op, .. } => {
+                let op = op.cast::<T>();
+                let layout = op.layout();
+                (Box::new(op.with_sources(n)), layout)
+            }
+        }
+    }
+
+    /// The device operator for vectors of precision P holding `n` right-hand sides
+    /// (the multi-RHS kernels for n > 1).
+    pub(super) fn device_operator_sources<P: DevicePrecision>(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        n: usize,
+    ) -> Result<DeviceOperator<P>, SolveError> {
+        match self {
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => DeviceOperator::wilson_on_sources(ctx, gauge, *kappa, PARITY, *boundary, n),
+            HostSystem::Staggered { links, mass } => {
+                DeviceOperator::staggered_on_sources(ctx, links, *mass, PARITY, n)
+            }
+            HostSystem::Clover {
+                gauge,
+                clover,
+                mu,
+                boundary,
+                ..
+            } => DeviceOperator::clover_on_sources(ctx, gauge, clover, *mu, PARITY, *boundary, n),
+        }
+        .map_err(|e| SolveError::Device(e.to_string()))
+    }
+
     /// The device operator for vectors of precision P.
     pub(super) fn device_operator<P: DevicePrecision>(
         &self,

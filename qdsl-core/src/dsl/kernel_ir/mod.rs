@@ -210,6 +210,20 @@ pub enum FifthIndex {
     /// Inside the block: s5 = threadIdx.y (block.y = Ls), so that the slices of one site
     /// share the block's shared memory (`fused5d!`).
     ThreadY,
+    /// Slices across the block and the grid: s5 = blockIdx.y · blockDim.y + threadIdx.y
+    /// (block.y a divisor of Ls), so that the slices of a site in one block read its
+    /// links together ([`crate::dsl::variant::Slices::InBlock`], the multi-RHS hop).
+    BlockY,
+}
+
+impl FifthIndex {
+    /// Where the slices of `variant`'s 5D fields come from.
+    pub fn of(slices: crate::dsl::variant::Slices) -> Self {
+        match slices {
+            crate::dsl::variant::Slices::Grid => FifthIndex::GridY,
+            crate::dsl::variant::Slices::InBlock => FifthIndex::BlockY,
+        }
+    }
 }
 
 /// How threads past the last output site are handled.

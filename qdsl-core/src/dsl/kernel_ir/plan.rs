@@ -72,7 +72,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
         shared: Vec::new(),
         prologue: Prologue {
             out_parity,
-            fifth: FifthIndex::GridY,
+            fifth: FifthIndex::of(variant.slices),
             checkerboard_index: lowered
                 .terms
                 .iter()

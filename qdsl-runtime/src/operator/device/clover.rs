@@ -205,6 +205,8 @@ pub struct DeviceCloverBlocks {
     spinor: StorageFormat,
     /// Two intermediates of the twisted terms (B ψ and C ψ; A ψ), μ ≠ 0 only.
     twisted: Option<Mutex<[DeviceField; 2]>>,
+    /// Right-hand sides: the fields hold this many slices (1: 4D fields).
+    sources: usize,
 }
 
 impl DeviceCloverBlocks {
@@ -250,6 +252,28 @@ impl DeviceCloverBlocks {
             } else {
                 None
             },
+            sources: 1,
+        })
+    }
+
+    /// The same blocks on fields of `n` right-hand sides (5D fields of n slices; the
+    /// links and clover fields shared; build them with `formats.slices` =
+    /// [`qdsl_core::dsl::variant::Slices::InBlock`] so that the kernels read the links
+    /// and clover fields once for all sources).
+    pub fn with_sources(self, gpu: &Gpu, n: usize) -> Result<Self, OperatorError> {
+        let n = n.max(1);
+        let sites = n * self.lattice.half_volume();
+        let twisted = match self.twisted {
+            Some(_) => Some(Mutex::new([
+                device_spinor(gpu, self.spinor, 24, sites)?,
+                device_spinor(gpu, self.spinor, 24, sites)?,
+            ])),
+            None => None,
+        };
+        Ok(Self {
+            sources: n,
+            twisted,
+            ..self
         })
     }
 
@@ -308,8 +332,8 @@ impl EvenOddBlocks for DeviceCloverBlocks {
     }
 
     fn zeros(&self, cx: DeviceRun<'_>, _: Parity) -> Result<DeviceField, OperatorError> {
-        let half = self.lattice.half_volume();
-        Ok(device_spinor(cx.gpu, self.spinor, 24, half)?)
+        let sites = self.sources * self.lattice.half_volume();
+        Ok(device_spinor(cx.gpu, self.spinor, 24, sites)?)
     }
 
     /// The kernels check every field they are given.
@@ -416,8 +440,9 @@ impl EvenOddBlocks for DeviceCloverBlocks {
         }
     }
 
+    /// V/2 per source.
     fn sites(&self) -> usize {
-        self.lattice.half_volume()
+        self.sources * self.lattice.half_volume()
     }
 
     /// The hops' KernelInfo; 504 per clover product and 48 per twist (module docs).
@@ -444,6 +469,13 @@ impl EvenOddBlocks for DeviceCloverBlocks {
 pub type DeviceEvenOddClover = Schur<DeviceCloverBlocks>;
 
 impl Schur<DeviceCloverBlocks> {
+    /// The same operator on fields of `n` right-hand sides
+    /// ([`DeviceCloverBlocks::with_sources`]).
+    pub fn with_sources(self, gpu: &Gpu, n: usize) -> Result<Self, OperatorError> {
+        let (blocks, form) = self.into_parts();
+        Ok(Schur::with_form(blocks.with_sources(gpu, n)?, form))
+    }
+
     /// M̂ of [`DeviceCloverBlocks::new`].
     pub fn clover(
         gpu: &Gpu,

@@ -249,6 +249,8 @@ pub struct DeviceHopBlocks {
     adjoint: HopAdjoint,
     spinor: StorageFormat,
     reals: usize,
+    /// Right-hand sides: the fields hold this many slices (1: 4D fields).
+    sources: usize,
 }
 
 impl DeviceHopBlocks {
@@ -277,7 +279,19 @@ impl DeviceHopBlocks {
             adjoint,
             spinor: formats.spinor,
             reals,
+            sources: 1,
         })
+    }
+
+    /// The same blocks on fields of `n` right-hand sides (5D fields of n slices; build
+    /// the blocks with `formats.slices` = [`qdsl_core::dsl::variant::Slices::InBlock`] so
+    /// that the hop kernels
+    /// read the links once for all sources).
+    pub fn with_sources(self, n: usize) -> Self {
+        Self {
+            sources: n.max(1),
+            ..self
+        }
     }
 
     /// The blocks with the global scales s of their links (`formats.link_scale` global:
@@ -300,8 +314,8 @@ impl EvenOddBlocks for DeviceHopBlocks {
     }
 
     fn zeros(&self, cx: DeviceRun<'_>, _: Parity) -> Result<DeviceField, OperatorError> {
-        let half = self.lattice.half_volume();
-        Ok(device_spinor(cx.gpu, self.spinor, self.reals, half)?)
+        let sites = self.sources * self.lattice.half_volume();
+        Ok(device_spinor(cx.gpu, self.spinor, self.reals, sites)?)
     }
 
     /// The kernels check every field they are given.
@@ -366,8 +380,9 @@ impl EvenOddBlocks for DeviceHopBlocks {
         Err(SchurError::MissingBlock("a kernel for the scalar diagonal").into())
     }
 
+    /// V/2 per source.
     fn sites(&self) -> usize {
-        self.lattice.half_volume()
+        self.sources * self.lattice.half_volume()
     }
 
     fn flops_per_site(&self) -> BlockFlops {
@@ -385,6 +400,13 @@ impl EvenOddBlocks for DeviceHopBlocks {
 pub type DeviceEvenOddHop = Schur<DeviceHopBlocks>;
 
 impl Schur<DeviceHopBlocks> {
+    /// The same operator on fields of `n` right-hand sides
+    /// ([`DeviceHopBlocks::with_sources`]).
+    pub fn with_sources(self, n: usize) -> Self {
+        let (blocks, form) = self.into_parts();
+        Schur::with_form(blocks.with_sources(n), form)
+    }
+
     /// Wilson M̂ = 1 − κ² H_pq H_qp (see [`crate::operator::EvenOddWilson`]) on `parity`
     /// with the uploaded links `gauge`; `formats` gives the storage formats, the
     /// compression and the time boundary (its sites, dagger and xpay are set per hop).
@@ -438,6 +460,7 @@ impl Schur<DeviceHopBlocks> {
             spinor: formats.spinor,
             gauge: formats.gauge,
             link_scale: formats.link_scale,
+            slices: formats.slices,
             ..Variant::default()
         };
         let (d, adjoint) = (2.0 * mass, HopAdjoint::AntiHermitian);

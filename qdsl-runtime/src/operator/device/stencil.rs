@@ -32,7 +32,7 @@ use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::fused5d::{frame_ir, Chain, Fused5d, FusedVariant, SPiece};
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
-use qdsl_core::dsl::variant::{LongRecon, StorageFormat};
+use qdsl_core::dsl::variant::{LongRecon, Slices, StorageFormat};
 use qdsl_core::dsl::{
     CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl,
     ParamKind, Stencil, Variant,
@@ -349,6 +349,12 @@ impl DeviceStencil {
         &self.variant
     }
 
+    /// The compiled kernel's launch geometry with its knob space (a 2-D block for the
+    /// multi-right-hand-side variants).
+    pub fn geometry(&self) -> Geometry {
+        self.interface.geometry
+    }
+
     /// Flops and bytes per site.
     pub fn info(&self) -> &KernelInfo {
         &self.info
@@ -507,6 +513,16 @@ impl DeviceStencil {
                 ));
             }
         }
+        // The kernel has no bound test along y: whole slices per block.
+        if !ls.is_multiple_of(block[1].max(1)) {
+            return Err(self.field_error(
+                "launch",
+                (
+                    format!("a block.y dividing the {ls} slices"),
+                    format!("block {}x{}", block[0], block[1]),
+                ),
+            ));
+        }
         let shared = self
             .interface
             .geometry
@@ -658,7 +674,10 @@ impl DeviceStencil {
         lattice: &Lattice,
         args: StencilArgs<'_>,
     ) -> Result<StencilLaunch, OperatorError> {
-        let volume = lattice.volume();
+        // With the slices in the block the best block depends on Ls: tuned per 5D
+        // volume (the 4D volume for the others, whose launch ignores Ls).
+        let peek_ls = out_slices(&self.variant, lattice, args.out);
+        let volume = lattice.volume() * self.slices_tuned(peek_ls);
         if let Some(c) = self
             .tuned
             .lock()
@@ -667,20 +686,38 @@ impl DeviceStencil {
         {
             return Ok(*c);
         }
-        self.check(lattice, args.out, args.inputs, args.long, args.xpay)?;
+        let ls = self.check(lattice, args.out, args.inputs, args.long, args.xpay)? as usize;
         let mut tuning = StencilTuning {
             stencil: self,
             gpu,
             lattice,
+            slices: self.slices_tuned(ls),
             args,
         };
         let tuned = tuner.tune_kernel(&mut tuning)?;
-        let best = self.choice(&tuned.best)?;
+        let mut best = self.choice(&tuned.best)?;
+        // A winner transferred from another 5D volume may have a block.y that does not
+        // divide these Ls slices: then all slices of a site in one block (the default).
+        let block = self.interface.geometry.block(best.launch.block);
+        if !ls.is_multiple_of(block[1].max(1) as usize) {
+            let work = [output_sites(&self.variant, lattice), ls, 1];
+            best.launch = tune::LaunchConfig::default_of(&self.compiled.geometry, work);
+        }
         self.tuned
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(volume, best);
         Ok(best)
+    }
+
+    /// The slices the tuner sees: a fused kernel's Ls (block.y = Ls), Ls for a variant
+    /// with the slices in the block (its block.y is a knob), else 1 (grid rows: every block covers one slice).
+    fn slices_tuned(&self, ls: usize) -> usize {
+        match (self.slices, self.variant.slices) {
+            (Some(fused_ls), _) => fused_ls,
+            (None, Slices::InBlock) => ls.max(1),
+            (None, Slices::Grid) => 1,
+        }
     }
 
     /// The build and launch of a tuner candidate.
@@ -713,6 +750,8 @@ struct StencilTuning<'s, 'a> {
     stencil: &'s DeviceStencil,
     gpu: &'s Gpu,
     lattice: &'s Lattice,
+    /// Ls where the block holds slices ([`DeviceStencil::slices_tuned`]), else 1.
+    slices: usize,
     args: StencilArgs<'a>,
 }
 
@@ -725,17 +764,21 @@ impl Tunable for StencilTuning<'_, '_> {
             &s.kernel,
             s.variant.stable_hash(),
             s.compiled.source_hash(),
-            self.lattice.volume(),
+            self.lattice.volume() * self.slices,
             &formats_key(&s.variant),
             &self.gpu.device_key(),
         )
     }
 
-    /// The output sites along x and, for a fused kernel, its Ls slices along y (the
-    /// block's y extent is all of them); a stencil's launch adds the slices as grid rows.
+    /// The output sites along x (the candidates' grids cover the 4D sites; the launch
+    /// adds the Ls slices along y), and along y the slices a block holds: all Ls of a
+    /// fused kernel, a divisor of Ls where the slices are in the block, else 1.
     fn work(&self) -> [usize; 3] {
-        let slices = self.stencil.slices.unwrap_or(1);
-        [output_sites(&self.stencil.variant, self.lattice), slices, 1]
+        [
+            output_sites(&self.stencil.variant, self.lattice),
+            self.slices,
+            1,
+        ]
     }
 
     /// The compiled kernel's geometry, with its knob space (prefetch included where
@@ -772,6 +815,12 @@ impl Tunable for StencilTuning<'_, '_> {
         })
         .map_err(OperatorError::from)
     }
+}
+
+/// Ls of an output field (its sites over the variant's 4D output sites; at least 1),
+/// before the full check.
+fn out_slices(variant: &Variant, lattice: &Lattice, out: &DeviceField) -> usize {
+    (out.layout().sites / output_sites(variant, lattice).max(1)).max(1)
 }
 
 /// The number of compressed long fields of `variant` of `ir` (0 for long recon 18).

@@ -353,3 +353,131 @@ fn field_checks_name_expected_and_found() {
     assert_eq!(shape(384, 4, 12, 4).check(&links), Ok(()));
     assert!(shape(384, 4, 18, 4).check(&links).is_err());
 }
+
+/// GPU: the multi-right-hand-side hops (slices inside the block, tuned block.y) on N =
+/// 8 sources equal N one-source launches of the grid-row kernel bit for bit (the same
+/// arithmetic per site and source), for the Wilson hop (f32 recon 12, f64 recon 18)
+/// and the improved staggered hop (f32), with every block.y the launch space offers;
+/// a block.y that does not divide N is refused.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn multi_rhs_hops_equal_single_source_hops() {
+    use qdsl_core::dsl::variant::Slices;
+    use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+    let (gpu, _dir) = crate::testing::gpu();
+    let lat = Lattice::new([8, 4, 4, 8]).unwrap();
+    let (u, long) = (
+        GaugeField::<f64>::random(lat, 51),
+        GaugeField::<f64>::random(lat, 52),
+    );
+    let n = 8;
+    let n4 = lat.half_volume();
+    let cases = [
+        (StorageFormat::F32, Recon::R12, false),
+        (StorageFormat::F64, Recon::R18, false),
+        (StorageFormat::F32, Recon::R18, true),
+    ];
+    for (format, recon, staggered) in cases {
+        let single = Variant {
+            sites: OutputSites::Parity(Parity::Odd),
+            spinor: format,
+            gauge: format,
+            recon,
+            ..Variant::default()
+        };
+        let batched = Variant {
+            slices: Slices::InBlock,
+            ..single
+        };
+        let (spins, reals) = if staggered { (1, 6) } else { (4, 24) };
+        let layout =
+            |ls, p: Parity| SpinorLayout::new(lat, ls, SiteSubset::Single(p), spins, 3).unwrap();
+        let psi = ColourSpinorField::<f64>::gaussian(layout(n, Parity::Even), 53);
+        let lf = LinkFormat::new(format.link_storage(), recon.compression());
+        let d_u = DeviceField::from_gauge(&gpu, &u, lf).unwrap();
+        let d_long = DeviceField::from_gauge(&gpu, &long, lf).unwrap();
+        let make = |v: &Variant| match staggered {
+            true => DeviceStencil::of::<ImprovedStaggeredHop>(&gpu, v).unwrap(),
+            false => DeviceStencil::of::<WilsonHop>(&gpu, v).unwrap(),
+        };
+        let (hop_n, hop_1) = (make(&batched), make(&single));
+        let links: Vec<&DeviceField> = if staggered {
+            vec![&d_u, &d_long]
+        } else {
+            vec![&d_u]
+        };
+        // The N one-source results.
+        let per = layout(1, Parity::Odd).len();
+        let mut want = Vec::new();
+        for k in 0..n {
+            let psi_k = ColourSpinorField::from_data(
+                layout(1, Parity::Even),
+                psi.data()[k * per..(k + 1) * per].to_vec(),
+            )
+            .unwrap();
+            let d_psi = DeviceField::from_spinor(&gpu, &psi_k, format.fermion_format()).unwrap();
+            let mut d_out = device_spinor(&gpu, format, reals, n4).unwrap();
+            let mut inputs = vec![&d_psi];
+            inputs.extend(links.iter().copied());
+            hop_1
+                .launch(
+                    &gpu,
+                    &lat,
+                    StencilLaunch::default_build(tune::LaunchConfig::default_for(n4)),
+                    StencilArgs::new(&mut d_out, &inputs),
+                )
+                .unwrap();
+            let got = d_out
+                .to_spinor::<f64>(&gpu, layout(1, Parity::Odd))
+                .unwrap();
+            want.extend_from_slice(got.data());
+        }
+        let d_psi = DeviceField::from_spinor(&gpu, &psi, format.fermion_format()).unwrap();
+        let mut inputs = vec![&d_psi];
+        inputs.extend(links.iter().copied());
+        let geometry = hop_n.geometry();
+        for y in [1, 2, 4, 8] {
+            let mut d_out = device_spinor(&gpu, format, reals, n * n4).unwrap();
+            let cfg = tune::LaunchConfig::of(&geometry, [n4, n, 1], [32, y, 1], None, 0);
+            hop_n
+                .launch(
+                    &gpu,
+                    &lat,
+                    StencilLaunch::default_build(cfg),
+                    StencilArgs::new(&mut d_out, &inputs),
+                )
+                .unwrap();
+            let got = d_out
+                .to_spinor::<f64>(&gpu, layout(n, Parity::Odd))
+                .unwrap();
+            assert!(
+                got.data() == want.as_slice(),
+                "{format:?} recon {recon:?} staggered {staggered} block.y {y}"
+            );
+        }
+        // block.y = 3 does not divide 8.
+        let mut d_out = device_spinor(&gpu, format, reals, n * n4).unwrap();
+        let cfg = tune::LaunchConfig::of(&geometry, [n4, n, 1], [32, 3, 1], None, 0);
+        let e = hop_n
+            .launch(
+                &gpu,
+                &lat,
+                StencilLaunch::default_build(cfg),
+                StencilArgs::new(&mut d_out, &inputs),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("dividing the 8 slices"), "{e}");
+        // The tuned launch (per 5D volume) also matches.
+        let tuner = crate::tune::Tuner::new(&_dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_default_policy(crate::tune::TunePolicy::Full)
+            .with_progress(false);
+        let mut d_out = device_spinor(&gpu, format, reals, n * n4).unwrap();
+        hop_n
+            .run(&gpu, &tuner, &lat, StencilArgs::new(&mut d_out, &inputs))
+            .unwrap();
+        let got = d_out
+            .to_spinor::<f64>(&gpu, layout(n, Parity::Odd))
+            .unwrap();
+        assert!(got.data() == want.as_slice(), "tuned {format:?}");
+    }
+}

@@ -102,6 +102,11 @@ impl<B: EvenOddBlocks> Schur<B> {
         }
     }
 
+    /// The blocks and the form (the scratch dropped).
+    pub(crate) fn into_parts(self) -> (B, SchurForm) {
+        (self.blocks, self.form)
+    }
+
     /// The blocks.
     pub fn blocks(&self) -> &B {
         &self.blocks

@@ -3,7 +3,7 @@
 //! ([`crate::device::tuned`]: a cached winner of a full tuning, or the default blocks of
 //! 256; a full tuning times the candidates on a scratch y, since the kernel reads y).
 
-use super::blas_source::{blas_program, READ_X, READ_Y};
+use super::blas_source::{blas_program, slice_blas_program, READ_X, READ_Y};
 use super::context::DeviceContext;
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
@@ -106,6 +106,51 @@ fn blas_kernel(
         .pop()
         .ok_or_else(|| DeviceError::Shape(format!("{} defines no kernel", program.name)))?;
     Ok((program, kernel))
+}
+
+/// Queues y_s ← a_s·x_s + b_s·y_s for each of the `sources` slices of y (N right-hand
+/// sides; `coefficients` = (a_re, a_im, b_re, b_im) per slice, uploaded first) with the
+/// per-slice BLAS kernel ([`slice_blas_program`], blocks of 256); format errors set bits
+/// of the context's status word.
+pub fn slice_axpby(
+    ctx: &DeviceContext,
+    y: &mut DeviceField,
+    x: &DeviceField,
+    coefficients: &[f64],
+    sources: usize,
+) -> Result<(), DeviceError> {
+    let (yl, xl) = (*y.layout(), *x.layout());
+    if sources == 0 || !yl.sites.is_multiple_of(sources) || coefficients.len() != 4 * sources {
+        return Err(DeviceError::Shape(format!(
+            "{} coefficients for {sources} slices of {} sites",
+            coefficients.len(),
+            yl.sites
+        )));
+    }
+    let gpu = ctx.gpu();
+    let program = slice_blas_program(&yl, &xl)?;
+    let kernel = load_program(gpu, &program)?
+        .pop()
+        .ok_or_else(|| DeviceError::Shape(format!("{} defines no kernel", program.name)))?;
+    let coeffs = gpu
+        .backend()
+        .stream()
+        .clone_htod(coefficients)
+        .map_err(driver("uploading per-slice coefficients"))?;
+    let mut status = ctx.status();
+    let mut args = Args::new();
+    args.read("x", x.values())
+        .read_or_null("xn", x.norms().map(|n| n as _));
+    let (values, norms) = y.buffers_mut();
+    args.write("y", values)
+        .write_or_null("yn", norms.map(|n| n as _))
+        .read("coeffs", &coeffs)
+        .count("slice_sites", yl.sites / sources)
+        .int("mode", READ_X | READ_Y)
+        .count("sites", yl.sites)
+        .count("stride", yl.stride)
+        .write("status", &mut *status);
+    kernel.launch(gpu, [yl.sites, 1, 1], [256, 1, 1], args)
 }
 
 /// Queues y ← x as a byte copy (values and norms) on the context's stream: exact for

@@ -105,6 +105,63 @@ pub fn blas_program(
 /// An error for link formats, layouts of different shapes, and formats device fields
 /// do not implement.
 pub fn blas_source(y: &DeviceLayout, x: &DeviceLayout) -> Result<String, UnsupportedFormat> {
+    blas_text(y, x, &blas_name(y, x), Coefficients::Scalar)
+}
+
+/// Where the BLAS kernel's coefficients come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Coefficients {
+    /// Four scalar arguments a_re, a_im, b_re, b_im.
+    Scalar,
+    /// An array of 4 N doubles, (a_re, a_im, b_re, b_im) per slice of `slice_sites`
+    /// sites (N right-hand sides).
+    PerSlice,
+}
+
+/// The name of the per-slice BLAS kernel, e.g. `qdsl_blas_slices_f32_f32_24`.
+pub fn slice_blas_name(y: &DeviceLayout, x: &DeviceLayout) -> String {
+    blas_name(y, x).replacen("qdsl_blas_", "qdsl_blas_slices_", 1)
+}
+
+/// The BLAS kernel with one pair of coefficients per slice, for fields holding N
+/// right-hand sides as slices of `slice_sites` sites: y_s ← [x] a_s·x_s + [y] b_s·y_s,
+/// the coefficients `coeffs[4 s ..]` = (a_re, a_im, b_re, b_im) of slice s = site /
+/// slice_sites; otherwise [`blas_program`]'s kernel (same codecs, modes and status).
+pub fn slice_blas_program(
+    y: &DeviceLayout,
+    x: &DeviceLayout,
+) -> Result<KernelProgram, UnsupportedFormat> {
+    let name = slice_blas_name(y, x);
+    let params = [
+        ParamDecl::new("x", ParamKind::read(Elem::U8).or_null()),
+        ParamDecl::new("xn", ParamKind::read(Elem::F32).or_null()),
+        ParamDecl::new("y", ParamKind::write(Elem::U8)),
+        ParamDecl::new("yn", ParamKind::write(Elem::F32).or_null()),
+        ParamDecl::new("coeffs", ParamKind::read(Elem::F64)),
+        ParamDecl::new("slice_sites", ParamKind::I32),
+        ParamDecl::new("mode", ParamKind::I32),
+    ];
+    Ok(KernelProgram {
+        source: blas_text(y, x, &name, Coefficients::PerSlice)?,
+        options: crate::device::codegen::options(),
+        kernels: vec![KernelInterface {
+            name: name.clone(),
+            params: params.into_iter().chain(site_params()).collect(),
+            geometry: Geometry::linear()
+                .with_max_grid_x(65_535)
+                .with_launch_space(LaunchSpace::linear(256).without_throttle()),
+        }],
+        name,
+    })
+}
+
+/// The source of the BLAS kernel `name` with `coefficients`.
+fn blas_text(
+    y: &DeviceLayout,
+    x: &DeviceLayout,
+    name: &str,
+    coefficients: Coefficients,
+) -> Result<String, UnsupportedFormat> {
     if (y.sites, y.stride, y.host_reals) != (x.sites, x.stride, x.host_reals) {
         return Err(UnsupportedFormat {
             format: format!(
@@ -114,7 +171,6 @@ pub fn blas_source(y: &DeviceLayout, x: &DeviceLayout) -> Result<String, Unsuppo
         });
     }
     let compute = compute_type(y, x)?;
-    let name = blas_name(y, x);
     let n = y.host_reals;
     let real = compute.cuda_type();
     let mut s = String::new();
@@ -143,13 +199,25 @@ pub fn blas_source(y: &DeviceLayout, x: &DeviceLayout) -> Result<String, Unsuppo
         "namespace qdsl_out {{\n{}}}",
         conversion_source(y, HostReal::F64, Direction::Encode)?
     );
+    let (coefficient_params, outside, inside) = match coefficients {
+        Coefficients::Scalar => (
+            "double a_re, double a_im, double b_re, double b_im".to_string(),
+            format!("const {real} ar = ({real})a_re, ai = ({real})a_im, br = ({real})b_re, bi = ({real})b_im;\n    "),
+            String::new(),
+        ),
+        Coefficients::PerSlice => (
+            "const double* __restrict__ coeffs, int slice_sites".to_string(),
+            String::new(),
+            format!("const double* cf = coeffs + 4 * (site / slice_sites); // this site's slice\n        \
+                     const {real} ar = ({real})cf[0], ai = ({real})cf[1], br = ({real})cf[2], bi = ({real})cf[3];\n        "),
+        ),
+    };
     let _ = write!(
         s,
-        "extern \"C\" __global__ void {name}(const unsigned char* __restrict__ x, const float* __restrict__ xn, unsigned char* y, float* yn, double a_re, double a_im, double b_re, double b_im, int mode, int sites, int stride, int* status) {{\n    \
-         const {real} ar = ({real})a_re, ai = ({real})a_im, br = ({real})b_re, bi = ({real})b_im;\n    \
-         int bad = 0;\n    \
+        "extern \"C\" __global__ void {name}(const unsigned char* __restrict__ x, const float* __restrict__ xn, unsigned char* y, float* yn, {coefficient_params}, int mode, int sites, int stride, int* status) {{\n    \
+         {outside}int bad = 0;\n    \
          for (int site = blockIdx.x * blockDim.x + threadIdx.x; site < sites; site += gridDim.x * blockDim.x) {{\n        \
-         {real} u[{n}], v[{n}];\n        \
+         {inside}{real} u[{n}], v[{n}];\n        \
          double r[{n}];\n        \
          if (mode & {READ_X}) qdsl_x::qdsl_decode_record(x, xn, site, 0, stride, u, &bad);\n        \
          if (mode & {READ_Y}) qdsl_y::qdsl_decode_record(y, yn, site, 0, stride, v, &bad);\n        \
@@ -230,6 +298,45 @@ mod tests {
             src.contains("qdsl_pack(") && src.contains("qdsl_unpack("),
             "{src}"
         );
+    }
+
+    /// The per-slice BLAS kernel differs from the scalar one only in where the
+    /// coefficients come from, and NVRTC compiles it and the per-slice reductions for
+    /// every vector format, Wilson and staggered (skipped where libnvrtc is absent).
+    #[test]
+    #[cfg_attr(
+        not(qdsl_nvrtc),
+        ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+    )]
+    fn per_slice_kernels_compile_for_sm_90() {
+        let root = tempfile::tempdir().unwrap();
+        let jit = crate::testing::jit(root.path());
+        let opts: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
+        for reals in [24, 6] {
+            for f in FORMATS {
+                let (y, x) = (layout(f, reals), layout(FermionFormat::F64, reals));
+                for (y, x) in [(y, y), (y, x)] {
+                    let p = slice_blas_program(&y, &x).unwrap();
+                    assert!(p.source.contains("coeffs + 4 * (site / slice_sites)"));
+                    assert!(!p.source.contains("a_re"), "{}", p.name);
+                    let ptx = jit
+                        .compile(&p.name, &p.source, Arch::SM_90, &opts)
+                        .unwrap_or_else(|e| panic!("{e}\n{}", p.source));
+                    assert!(ptx.ptx.contains(&format!(".entry {}", p.name)));
+                }
+                let r = crate::device::codegen::slice_reduction_program(&layout(f, reals)).unwrap();
+                let ptx = jit
+                    .compile(&r.name, &r.source, Arch::SM_90, &opts)
+                    .unwrap_or_else(|e| panic!("{e}\n{}", r.source));
+                for k in &r.kernels {
+                    assert!(
+                        ptx.ptx.contains(&format!(".entry {}", k.name)),
+                        "{}",
+                        k.name
+                    );
+                }
+            }
+        }
     }
 
     /// NVRTC compiles the kernel of every pair of vector formats, Wilson and staggered

@@ -593,3 +593,88 @@ fn phased(gauge: &GaugeField<f64>) -> GaugeField<f64> {
         gauge.link_at(c, mu).scale(eta)
     })
 }
+
+/// Source s of a batched host field.
+type Slice<'a> = dyn Fn(&ColourSpinorField<f64>, usize) -> Vec<Complex<f64>> + 'a;
+
+/// GPU: the per-source operations of device vectors holding N = 5 sources (f64, f32,
+/// fixed16) against f64 arithmetic on the downloaded slices: ‖y_s‖², ⟨y_s, x_s⟩,
+/// y_s ← a_s x_s + y_s and y_s ← x_s + a_s y_s with a different complex a_s per source.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn per_source_operations_match_host_arithmetic() {
+    use crate::solver::SourceBatch;
+    let (ctx, _dir) = context();
+    let n = 5;
+    let one = even_wilson();
+    let layout =
+        SpinorLayout::new(*one.lattice(), n, one.subset(), one.nspin(), one.ncolour()).unwrap();
+    let per = one.len();
+    let slice = |f: &ColourSpinorField<f64>, s: usize| f.data()[s * per..(s + 1) * per].to_vec();
+    let a: Vec<Complex<f64>> = (0..n)
+        .map(|s| c(0.5 - 0.25 * s as f64, 0.125 * s as f64))
+        .collect();
+    fn check<P: DevicePrecision>(
+        ctx: &Arc<DeviceContext>,
+        layout: SpinorLayout,
+        a: &[Complex<f64>],
+        tol: f64,
+        slice: &Slice<'_>,
+    ) {
+        let n = a.len();
+        let (xh, yh) = (
+            ColourSpinorField::<f64>::gaussian(layout, 61),
+            ColourSpinorField::<f64>::gaussian(layout, 62),
+        );
+        let x = DeviceVector::<P>::upload(ctx, &xh).unwrap();
+        let mut y = DeviceVector::<P>::upload(ctx, &yh).unwrap();
+        assert_eq!(x.sources(), n);
+        // The stored operands (rounded to P) are the reference's inputs.
+        let (xs, ys) = (x.download(layout).unwrap(), y.download(layout).unwrap());
+        let norms = y.norm_sqr_each();
+        let dots = y.dot_each(&x).unwrap();
+        for s in 0..n {
+            let (xv, yv) = (slice(&xs, s), slice(&ys, s));
+            let n2: f64 = yv.iter().map(|z| z.norm_sqr()).sum();
+            let d: Complex<f64> = yv.iter().zip(&xv).map(|(y, x)| y.conj() * x).sum();
+            assert!(
+                (norms[s] - n2).abs() <= 1e-12 * n2,
+                "{} ‖y_{s}‖²",
+                P::FORMAT.name()
+            );
+            assert!(
+                (dots[s] - d).norm() <= 1e-12 * n2,
+                "{} ⟨y_{s}, x_{s}⟩",
+                P::FORMAT.name()
+            );
+        }
+        let mut z = y.zeros_like();
+        z.copy_from(&y).unwrap();
+        z.axpy_each(a, &x).unwrap();
+        let mut w = y.zeros_like();
+        w.copy_from(&y).unwrap();
+        w.xpay_each(&x, a).unwrap();
+        let (zh, wh) = (z.download(layout).unwrap(), w.download(layout).unwrap());
+        for (s, &a_s) in a.iter().enumerate() {
+            let (xv, yv) = (slice(&xs, s), slice(&ys, s));
+            let axpy: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| a_s * x + y).collect();
+            let xpay: Vec<_> = xv.iter().zip(&yv).map(|(x, y)| x + a_s * y).collect();
+            for (got, want, what) in [(slice(&zh, s), axpy, "axpy"), (slice(&wh, s), xpay, "xpay")]
+            {
+                let d: f64 = got.iter().zip(&want).map(|(g, w)| (g - w).norm_sqr()).sum();
+                let m: f64 = want.iter().map(|w| w.norm_sqr()).sum();
+                assert!(
+                    (d / m).sqrt() <= tol,
+                    "{} {what} source {s}: {:e}",
+                    P::FORMAT.name(),
+                    (d / m).sqrt()
+                );
+            }
+        }
+        assert!(y.axpy_each(&a[..1], &x).is_err() || n == 1);
+        assert!(ctx.error().is_none(), "{:?}", ctx.error());
+    }
+    check::<Double>(&ctx, layout, &a, 1e-15, &slice);
+    check::<Single>(&ctx, layout, &a, 1e-6, &slice);
+    check::<Fixed16>(&ctx, layout, &a, 1e-3, &slice);
+}

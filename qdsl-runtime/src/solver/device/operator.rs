@@ -31,7 +31,7 @@ use crate::operator::even_odd::Xpay;
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
-use qdsl_core::dsl::variant::{LinkScale, Recon, StorageFormat, TimeBoundary, Variant};
+use qdsl_core::dsl::variant::{LinkScale, Recon, Slices, StorageFormat, TimeBoundary, Variant};
 use qdsl_core::field::{CloverField, GaugeField};
 use qdsl_core::format::{Compression, LinkFormat};
 use qdsl_core::lattice::{Lattice, Parity};
@@ -96,6 +96,17 @@ fn wilson_variant<P: DevicePrecision>(boundary: TimeBoundary) -> Result<Variant,
     })
 }
 
+/// How the kernels of an operator on `sources` right-hand sides map them onto threads:
+/// grid rows for one source (the kernels of a 4D solve, unchanged), the slices inside
+/// the block for several (the links read once for all sources).
+pub fn slices_for(sources: usize) -> Slices {
+    if sources > 1 {
+        Slices::InBlock
+    } else {
+        Slices::Grid
+    }
+}
+
 /// Uploads links in `format`, recon 18.
 fn upload_links(
     ctx: &DeviceContext,
@@ -157,10 +168,27 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         parity: Parity,
         boundary: TimeBoundary,
     ) -> Result<Self, OperatorError> {
-        let variant = wilson_variant::<P>(boundary)?;
+        Self::wilson_on_sources(ctx, gauge, kappa, parity, boundary, 1)
+    }
+
+    /// [`Self::wilson`] on vectors of `sources` right-hand sides (their slices; the
+    /// multi-RHS hop kernels, [`slices_for`]).
+    pub fn wilson_on_sources(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        kappa: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+        sources: usize,
+    ) -> Result<Self, OperatorError> {
+        let variant = Variant {
+            slices: slices_for(sources),
+            ..wilson_variant::<P>(boundary)?
+        };
         let lattice = *gauge.lattice();
         let links = upload_wilson_links(ctx, gauge, &variant, parity)?;
-        let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?;
+        let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?
+            .with_sources(sources);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 
@@ -177,9 +205,29 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         parity: Parity,
         boundary: TimeBoundary,
     ) -> Result<Self, OperatorError> {
-        let variant = wilson_variant::<P>(boundary)?;
+        Self::clover_on_sources(ctx, gauge, clover, mu, parity, boundary, 1)
+    }
+
+    /// [`Self::clover`] on vectors of `sources` right-hand sides (their slices; the
+    /// multi-RHS kernels, [`slices_for`]).
+    pub fn clover_on_sources(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        clover: &CloverField<f64>,
+        mu: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+        sources: usize,
+    ) -> Result<Self, OperatorError> {
+        let variant = Variant {
+            slices: slices_for(sources),
+            ..wilson_variant::<P>(boundary)?
+        };
         let links = upload_wilson_links(ctx, gauge, &variant, parity)?;
-        let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?;
+        let mut k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?;
+        if sources > 1 {
+            k = k.with_sources(ctx.gpu(), sources)?;
+        }
         Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
 
@@ -191,13 +239,32 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         mass: f64,
         parity: Parity,
     ) -> Result<Self, OperatorError> {
+        Self::staggered_on_sources(ctx, links, mass, parity, 1)
+    }
+
+    /// [`Self::staggered`] on vectors of `sources` right-hand sides (their slices; the
+    /// multi-RHS hop kernels, [`slices_for`]).
+    pub fn staggered_on_sources(
+        ctx: &Arc<DeviceContext>,
+        links: &StaggeredLinks<f64>,
+        mass: f64,
+        parity: Parity,
+        sources: usize,
+    ) -> Result<Self, OperatorError> {
         let spinor = kernel_format::<P>()?;
         let formats = Variant {
             spinor,
             gauge: link_format(spinor, false),
+            slices: slices_for(sources),
             ..Variant::default()
         };
-        Self::staggered_in(ctx, links, mass, parity, &formats)
+        let op = Self::staggered_in(ctx, links, mass, parity, &formats)?;
+        Ok(match op.kernels {
+            Kernels::Hop(k) => {
+                Self::with_kernels(ctx, Kernels::Hop(Box::new(k.with_sources(sources))))
+            }
+            clover => Self::with_kernels(ctx, clover),
+        })
     }
 
     /// [`Self::staggered`] with the links in the vectors' own fixed-point format (fixed16,

@@ -8,11 +8,12 @@
 //! reduction (fixed-order block sums, then one block over the partials). Failures of
 //! the infallible methods follow the sticky-error scheme of [`super::context`].
 
-use super::blas::{axpby, copy, Axpby};
+use super::blas::{axpby, copy, slice_axpby, Axpby};
 use super::context::DeviceContext;
 use super::precision::DevicePrecision;
 use crate::device::{DeviceError, DeviceField, DeviceFormat, DeviceLayout};
-use crate::solver::{ConvertFrom, SolverError, SolverField};
+use crate::solver::block_cg::expect_sources;
+use crate::solver::{ConvertFrom, SolverError, SolverField, SourceBatch};
 use qdsl_core::field::{ColourSpinorField, SpinorLayout};
 use qdsl_core::Complex;
 use std::marker::PhantomData;
@@ -24,6 +25,8 @@ use std::sync::Arc;
 pub struct DeviceVector<P> {
     ctx: Arc<DeviceContext>,
     layout: DeviceLayout,
+    /// Right-hand sides: the sites are this many equal slices ([`SourceBatch`]).
+    sources: usize,
     /// `None` after a failed allocation (see the module doc).
     field: Option<DeviceField>,
     precision: PhantomData<P>,
@@ -64,18 +67,70 @@ impl<P: DevicePrecision> DeviceVector<P> {
         Self {
             ctx: Arc::clone(ctx),
             layout: *field.layout(),
+            sources: 1,
             field: Some(field),
             precision: PhantomData,
         }
     }
 
-    /// Uploads a host field, rounded to `P` on the GPU.
+    /// Uploads a host field, rounded to `P` on the GPU; its Ls slices are the vector's
+    /// sources ([`SourceBatch`]).
     pub fn upload<T: qdsl_core::Real>(
         ctx: &Arc<DeviceContext>,
         host: &ColourSpinorField<T>,
     ) -> Result<Self, DeviceError> {
         let field = DeviceField::from_spinor_with(ctx.gpu(), Some(ctx.tuner()), host, P::FORMAT)?;
-        Ok(Self::wrap(ctx, field))
+        Ok(Self::wrap(ctx, field).in_slices(host.layout().ls()))
+    }
+
+    /// The same vector read as `n` right-hand sides: its sites are n equal slices. An
+    /// error unless n divides the sites.
+    pub fn with_sources(self, n: usize) -> Result<Self, DeviceError> {
+        if n == 0 || !self.layout.sites.is_multiple_of(n) {
+            return Err(DeviceError::Shape(format!(
+                "{n} sources in a vector of {} sites",
+                self.layout.sites
+            )));
+        }
+        Ok(self.in_slices(n))
+    }
+
+    /// `self` with `n` sources (n dividing the sites, as every caller ensures).
+    fn in_slices(mut self, n: usize) -> Self {
+        self.sources = n.max(1);
+        self
+    }
+
+    /// y_s ← a_s·x_s + b_s·y_s per source s (either term optional, as in [`Self::blas`]).
+    fn blas_each(
+        &mut self,
+        x: &DeviceField,
+        a: &[Complex<f64>],
+        b: &[Complex<f64>],
+    ) -> Result<(), DeviceError> {
+        let (xl, yl) = (x.layout(), self.layout);
+        if (xl.sites, xl.host_reals) != (yl.sites, yl.host_reals) {
+            return Err(DeviceError::Shape(format!(
+                "vectors of {} and {} sites with {} and {} reals per site",
+                yl.sites, xl.sites, yl.host_reals, xl.host_reals
+            )));
+        }
+        if a.len() != self.sources || b.len() != self.sources {
+            return Err(DeviceError::Shape(format!(
+                "{} and {} coefficients for {} sources",
+                a.len(),
+                b.len(),
+                self.sources
+            )));
+        }
+        let coefficients: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .flat_map(|(a, b)| [a.re, a.im, b.re, b.im])
+            .collect();
+        let ctx = Arc::clone(&self.ctx);
+        let sources = self.sources;
+        slice_axpby(&ctx, self.field_mut()?, x, &coefficients, sources)
     }
 
     /// Downloads the vector as a host f64 field of host layout `layout`.
@@ -159,12 +214,13 @@ impl<P: DevicePrecision> SolverField for DeviceVector<P> {
     /// (the failure recorded in the context).
     fn zeros_like(&self) -> Self {
         match DeviceField::zeros(self.ctx.gpu(), self.layout) {
-            Ok(field) => Self::wrap(&self.ctx, field),
+            Ok(field) => Self::wrap(&self.ctx, field).in_slices(self.sources),
             Err(e) => {
                 self.ctx.record(&e);
                 Self {
                     ctx: Arc::clone(&self.ctx),
                     layout: self.layout,
+                    sources: self.sources,
                     field: None,
                     precision: PhantomData,
                 }
@@ -218,6 +274,58 @@ impl<P: DevicePrecision> SolverField for DeviceVector<P> {
     }
 }
 
+/// The sources are the slices of the vector (sites s·n .. (s + 1)·n); per-source sums
+/// in f64 on the GPU ([`DeviceField::reduce_slices`]), per-source coefficients through
+/// the per-slice BLAS kernel ([`super::blas_source::slice_blas_program`]).
+impl<P: DevicePrecision> SourceBatch for DeviceVector<P> {
+    fn sources(&self) -> usize {
+        self.sources
+    }
+
+    /// NaN per source while the context holds an error.
+    fn norm_sqr_each(&self) -> Vec<f64> {
+        let nan = vec![f64::NAN; self.sources];
+        let sums = self
+            .field()
+            .and_then(|f| f.reduce_slices(self.ctx.gpu(), None, self.sources));
+        match sums {
+            Ok(v) if self.ctx.check() => v.into_iter().map(|c| c.re).collect(),
+            Ok(_) => nan,
+            Err(e) => {
+                self.ctx.record(&e);
+                nan
+            }
+        }
+    }
+
+    fn dot_each(&self, x: &Self) -> Result<Vec<Complex<f64>>, SolverError> {
+        let xf = x.field().map_err(SolverError::field)?;
+        let v = self
+            .field()
+            .and_then(|f| f.reduce_slices(self.ctx.gpu(), Some(xf), self.sources))
+            .map_err(SolverError::field)?;
+        Ok(if self.ctx.check() {
+            v
+        } else {
+            vec![Complex::new(f64::NAN, f64::NAN); self.sources]
+        })
+    }
+
+    fn axpy_each(&mut self, a: &[Complex<f64>], x: &Self) -> Result<(), SolverError> {
+        expect_sources(a.len(), self.sources)?;
+        let one = vec![Complex::new(1.0, 0.0); self.sources];
+        self.blas_each(x.field().map_err(SolverError::field)?, a, &one)
+            .map_err(SolverError::field)
+    }
+
+    fn xpay_each(&mut self, x: &Self, a: &[Complex<f64>]) -> Result<(), SolverError> {
+        expect_sources(a.len(), self.sources)?;
+        let one = vec![Complex::new(1.0, 0.0); self.sources];
+        self.blas_each(x.field().map_err(SolverError::field)?, &one, a)
+            .map_err(SolverError::field)
+    }
+}
+
 impl<P: DevicePrecision, Q: DevicePrecision> ConvertFrom<DeviceVector<Q>> for DeviceVector<P> {
     /// y ← round_P(x) on the GPU.
     fn convert_from(&mut self, x: &DeviceVector<Q>) -> Result<(), SolverError> {
@@ -230,7 +338,8 @@ impl<P: DevicePrecision, Q: DevicePrecision> ConvertFrom<DeviceVector<Q>> for De
     fn converted(x: &DeviceVector<Q>) -> Self {
         let (reals, sites) = (x.layout.host_reals, x.layout.sites);
         match Self::zeros(&x.ctx, reals, sites) {
-            Ok(mut y) => {
+            Ok(y) => {
+                let mut y = y.in_slices(x.sources);
                 if let Err(e) = y.convert_from(x) {
                     x.ctx.record(&e);
                 }
@@ -241,6 +350,7 @@ impl<P: DevicePrecision, Q: DevicePrecision> ConvertFrom<DeviceVector<Q>> for De
                 Self {
                     ctx: Arc::clone(&x.ctx),
                     layout: Self::layout_of(reals, sites).unwrap_or(x.layout),
+                    sources: x.sources,
                     field: None,
                     precision: PhantomData,
                 }

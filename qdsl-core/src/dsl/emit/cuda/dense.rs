@@ -36,11 +36,12 @@ use super::{
     arithmetic_helpers, dependency_wait, dependency_wait_helper, header, kernel_name, Src,
 };
 use crate::dsl::dense::check_dense_variant;
-use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
+use crate::dsl::interface::{CompiledKernel, KernelParam};
 use crate::dsl::ir::{FieldShape, Role};
+use crate::dsl::kernel_ir::FifthIndex;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::{Lowered, LoweredTerm, ReadSites};
-use crate::dsl::variant::{OutputSites, StorageFormat, TimeBoundary, Variant};
+use crate::dsl::variant::{OutputSites, Slices, StorageFormat, TimeBoundary, Variant};
 use crate::dsl::DslError;
 use crate::lattice::Parity;
 
@@ -141,7 +142,7 @@ pub(super) fn compile(
         name,
         source: s.0,
         params,
-        geometry: Geometry::per_site(0),
+        geometry: super::geometry(0, FifthIndex::of(variant.slices)),
     })
 }
 
@@ -206,7 +207,13 @@ fn signature(s: &mut Src, lowered: &Lowered, variant: &Variant, name: &str) -> V
 fn coordinates(s: &mut Src, variant: &Variant) {
     s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
     s.line(1, "if (i >= n_out) return;");
-    s.line(1, "const int s5 = blockIdx.y; // fifth-dimension slice");
+    match variant.slices {
+        Slices::Grid => s.line(1, "const int s5 = blockIdx.y; // fifth-dimension slice"),
+        Slices::InBlock => s.line(
+            1,
+            "const int s5 = blockIdx.y * blockDim.y + threadIdx.y; // fifth-dimension slice: block.y divides Ls",
+        ),
+    }
     s.line(1, "const int io = s5 * n_out + i; // the output's index");
     s.line(1, "const int L[4] = {L0, L1, L2, L3};");
     s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");

@@ -51,6 +51,7 @@ use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::kernel_ir::{
     self, passes, Bounds, DeviceLib, FifthIndex, KernelField, KernelIr, Prologue,
 };
+use crate::dsl::knob_space::LaunchSpace;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::Lowered;
 use crate::dsl::variant::{DirichletBlocks, Variant};
@@ -224,7 +225,22 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
         name: k.name.clone(),
         source: s.0,
         params,
-        geometry: Geometry::per_site(u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX)),
+        geometry: geometry(
+            u32::try_from(k.shared_bytes([1, 1, 1])).unwrap_or(u32::MAX),
+            k.prologue.fifth,
+        ),
+    }
+}
+
+/// The launch geometry of a kernel using `shared_bytes` of shared memory per thread:
+/// one thread per output site along x with register caps as compile knobs; with the
+/// slices in the block ([`FifthIndex::BlockY`]) also a tunable block.y, a divisor of Ls
+/// ([`LaunchSpace::slices_in_block`]).
+pub(super) fn geometry(shared_bytes: u32, fifth: FifthIndex) -> Geometry {
+    let g = Geometry::per_site(shared_bytes);
+    match fifth {
+        FifthIndex::BlockY => g.with_tunable_block(2, LaunchSpace::slices_in_block()),
+        FifthIndex::GridY | FifthIndex::ThreadY => g,
     }
 }
 
@@ -279,16 +295,7 @@ fn prologue(s: &mut Src, p: &Prologue) {
     if p.bounds == Bounds::Return {
         s.line(1, "if (i >= n_out) return;");
     }
-    match p.fifth {
-        FifthIndex::GridY => s.line(
-            1,
-            "const int s5 = blockIdx.y; // fifth-dimension slice: grid.y = Ls (1 for 4D fields)",
-        ),
-        FifthIndex::ThreadY => s.line(
-            1,
-            "const int s5 = threadIdx.y; // fifth-dimension slice: block.y = Ls",
-        ),
-    }
+    fifth_index(s, p.fifth);
     s.line(
         1,
         "const int io = s5 * n_out + i; // the output's index: slice s5 of n_out sites",
@@ -318,6 +325,22 @@ fn prologue(s: &mut Src, p: &Prologue) {
     s.line(1, &format!("cplx acc[{ns}][3];"));
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
+}
+
+/// `const int s5 = …`: the thread's fifth-dimension slice ([`FifthIndex`]).
+fn fifth_index(s: &mut Src, fifth: FifthIndex) {
+    s.line(
+        1,
+        match fifth {
+            FifthIndex::GridY => {
+                "const int s5 = blockIdx.y; // fifth-dimension slice: grid.y = Ls (1 for 4D fields)"
+            }
+            FifthIndex::ThreadY => "const int s5 = threadIdx.y; // fifth-dimension slice: block.y = Ls",
+            FifthIndex::BlockY => {
+                "const int s5 = blockIdx.y * blockDim.y + threadIdx.y; // fifth-dimension slice: block.y divides Ls, the slices of a site share its links"
+            }
+        },
+    );
 }
 
 /// The epilogue: `o` = acc (with xpay, a·x + b·acc), stored to the output at io.
