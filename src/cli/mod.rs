@@ -7,6 +7,7 @@ mod correlator;
 mod emit;
 mod fermion_file_args;
 mod gauge_read;
+mod grid_args;
 mod info;
 mod inspect;
 mod mobius;

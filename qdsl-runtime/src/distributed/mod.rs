@@ -49,11 +49,37 @@
 //!    format. The order of sites in a buffer is that of
 //!    [`boundary_layers`](qdsl_core::lattice::ExtendedLattice::boundary_layers) (lexicographic in slab coordinates).
 
+mod blocks;
+mod field;
 mod halo;
 mod hop;
 pub mod reduce;
 #[cfg(test)]
+mod solver_tests;
+#[cfg(test)]
 mod tests;
 
+pub use blocks::{
+    distributed_clover, distributed_staggered, distributed_wilson, fill_link_halos,
+    kernel_boundary, DistributedBlocks, DistributedSchur,
+};
+pub use field::{DistributedField, SharedComm};
 pub use halo::{exchange_halos, face_tag};
 pub use hop::{DistributedError, DistributedHop};
+
+use qdsl_core::field::ColourSpinorField;
+use qdsl_core::lattice::ExtendedLattice;
+use qdsl_core::{Complex, Real};
+
+/// Sets every site of `field` outside the interior of `ext` to zero.
+pub(crate) fn zero_halo_sites<T: Real>(field: &mut ColourSpinorField<T>, ext: &ExtendedLattice) {
+    let layout = *field.layout();
+    let zero = Complex::new(T::zero(), T::zero());
+    for i in 0..layout.sites_per_slice() {
+        if ext.local_of_ext(layout.coords_of_site(i)).is_none() {
+            for s in 0..layout.ls() {
+                field.site_mut(s, i).fill(zero);
+            }
+        }
+    }
+}
