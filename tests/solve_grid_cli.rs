@@ -1,7 +1,7 @@
 //! `qdsl solve --grid` as a user runs it (CPU backend: one thread per rank) on MILC's 8⁴
 //! sample: the decomposed solve reaches the single-process iteration count (±1) and true
-//! residual for Wilson, clover and asqtad (Naik: 3-hop faces), on grids cutting t, and
-//! bad grids are refused with messages naming the values.
+//! residual for Wilson, clover and asqtad (Naik: 3-hop faces), even-odd and full system,
+//! on grids cutting t, and bad grids are refused with messages naming the values.
 
 mod cli_common;
 
@@ -112,14 +112,14 @@ fn asqtad_on_a_process_grid_matches_one_rank() {
 
 /// Bad grids: one that does not divide the lattice (the value and the extent named), a
 /// local extent too short for the Naik term, odd local extents, malformed text, a narrow
-/// precision, the full system.
+/// precision.
 #[test]
 fn bad_grids_are_refused_naming_the_values() {
     let l8 = l8();
     let l8 = l8.as_str();
     let wilson = [l8, "--kappa", "0.12", "--solver", "bicgstab"];
     let asqtad = [l8, "--action", "asqtad", "--mass", "0.05", "--solver", "cg"];
-    let cases: [(Vec<&str>, &str); 6] = [
+    let cases: [(Vec<&str>, &str); 5] = [
         (
             [&wilson[..], &["--grid", "1,1,1,3"]].concat(),
             "Pt = 3 does not divide the lattice extent Lt = 8",
@@ -140,10 +140,6 @@ fn bad_grids_are_refused_naming_the_values() {
             [&wilson[..], &["--grid", "1,1,1,2", "--precision", "fixed16"]].concat(),
             "iterates in f64 or f32",
         ),
-        (
-            [&wilson[..], &["--grid", "1,1,1,2", "--source", "point"]].concat(),
-            "the full system (--source) is not decomposed yet",
-        ),
     ];
     for (args, expected) in cases {
         let out = qdsl(&args);
@@ -151,4 +147,29 @@ fn bad_grids_are_refused_naming_the_values() {
         let err = stderr(&out);
         assert!(err.contains(expected), "{args:?}: {err}");
     }
+}
+
+/// The full system M ψ = η (MILC's asqtad source file on every site, the odd sites
+/// reconstructed from the decomposed even-site solve) on grids cutting t and x·t: the
+/// same iterations (±1) as one rank.
+#[test]
+fn the_full_system_on_a_process_grid_matches_one_rank() {
+    let l8 = l8();
+    let source = data("milc/ksvector.src.sample.l8");
+    let args = [
+        l8.as_str(),
+        "--action",
+        "asqtad",
+        "--mass",
+        "0.1",
+        "--u0",
+        "0.502",
+        "--solver",
+        "cg",
+        "--tol",
+        "1e-10",
+        "--source",
+        source.to_str().unwrap(),
+    ];
+    assert_grids_match(&args, 1e-10, &["1,1,1,2", "2,1,1,2"]);
 }

@@ -12,12 +12,13 @@ use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::low_precision::LowPrecision;
 use crate::app::solve::{
-    full_layout, solve_full_on, solve_on, solve_on_grid, Action, Precision, SolveBackend,
+    full_layout, solve_full_on_grid, solve_on, solve_on_grid, Action, Precision, SolveBackend,
     SolveConfig, SolveReport, Source,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::io::UnitarityCheck;
+use qdsl_core::lattice::ProcessGrid;
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind, SolverOptions};
 use std::path::PathBuf;
@@ -248,13 +249,6 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         }
         None => None,
     };
-    if let (Some(grid), Some(_)) = (args.grid.grid, &full_source) {
-        return Err(format!(
-            "--grid {grid} solves the even-odd system M̂ x = b; the full system (--source) \
-             is not decomposed yet"
-        )
-        .into());
-    }
     let (bar, callback) = progress_bar(args.max_iter);
     let report = match full_source {
         None => {
@@ -269,7 +263,8 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             report
         }
         Some((source, eta)) => {
-            let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
+            let grid = args.grid.grid.unwrap_or_else(ProcessGrid::single);
+            let outcome = solve_full_on_grid(&backend, &gauge, &config, &eta, grid, Some(callback));
             bar.finish_and_clear();
             let mut full = outcome?;
             full.report.times.file_read = Duration::from_secs_f64(read_seconds);

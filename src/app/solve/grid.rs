@@ -24,7 +24,7 @@ use super::{even_source, relative_residual, SolveBackend, SolveError, SolveRepor
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
-use qdsl_core::lattice::{Decomposition, ExtendedLattice, ProcessGrid};
+use qdsl_core::lattice::{Decomposition, ExtendedLattice, Lattice, ProcessGrid};
 use qdsl_runtime::comm::nccl::NcclLibrary;
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::distributed::{
@@ -108,6 +108,22 @@ pub fn solve_on_grid(
     if grid.size() == 1 {
         return super::solve_on(backend, gauge, config, progress);
     }
+    let ext = check_grid(backend, gauge, config, grid)?;
+    let setup = Setup::new(gauge, config, progress)?;
+    let (_, layout) = setup.system.cpu_operator::<f64>();
+    let b = even_source(config, layout)?;
+    setup.solve_decomposed(config, *gauge.lattice(), ext, b)
+}
+
+/// Each rank's extended lattice, after the checks of a decomposed solve of `config` on
+/// `backend`: the precision (f64 or f32), the grid against the lattice and the action's
+/// halo, and on GPUs the GPU count and NCCL (then the refusal: no device path yet).
+pub(super) fn check_grid(
+    backend: &SolveBackend,
+    gauge: &GaugeField<f64>,
+    config: &SolveConfig,
+    grid: ProcessGrid,
+) -> Result<ExtendedLattice, SolveError> {
     if !matches!(config.precision, Precision::F64 | Precision::F32) {
         return Err(SolveError::Grid(format!(
             "--grid {grid} iterates in f64 or f32, not {} (the CPU emulates the narrow \
@@ -119,61 +135,75 @@ pub fn solve_on_grid(
     if let SolveBackend::Cuda(_) = backend {
         refuse_on_gpu(grid)?;
     }
-    let comm_config = CommConfig::from_env().map_err(|e| SolveError::Grid(e.to_string()))?;
-    let setup = Setup::new(gauge, config, progress)?;
-    let (high, layout) = setup.system.cpu_operator::<f64>();
-    let b = even_source(config, layout)?;
-    let ranks = run_ranks(grid.size(), comm_config, |comm| {
-        let comm = SharedComm::new(comm);
-        let mut opts = setup.opts.clone();
-        if comm.rank() != 0 {
-            opts.progress = None;
+    Ok(ext)
+}
+
+impl Setup {
+    /// Solves M̂ x = b (b on the system's parity, the whole lattice) on the ranks of
+    /// `ext` (checked by [`check_grid`]) and reports; the solution is gathered and its
+    /// residual recomputed with the single-process f64 operator.
+    pub(super) fn solve_decomposed(
+        &self,
+        config: &SolveConfig,
+        lattice: Lattice,
+        ext: ExtendedLattice,
+        b: ColourSpinorField<f64>,
+    ) -> Result<SolveReport, SolveError> {
+        let grid = *ext.decomposition().grid();
+        let comm_config = CommConfig::from_env().map_err(|e| SolveError::Grid(e.to_string()))?;
+        let ranks = run_ranks(grid.size(), comm_config, |comm| {
+            let comm = SharedComm::new(comm);
+            let mut opts = self.opts.clone();
+            if comm.rank() != 0 {
+                opts.progress = None;
+            }
+            solve_rank(&self.system, config, &b, ext, comm, &opts)
+        });
+        let mut results = Vec::with_capacity(ranks.len());
+        let mut parts = Vec::with_capacity(ranks.len());
+        for outcome in ranks {
+            let (result, part) = outcome?;
+            results.push(result);
+            parts.push(part);
         }
-        solve_rank(&setup.system, config, &b, ext, comm, &opts)
-    });
-    let mut results = Vec::with_capacity(ranks.len());
-    let mut parts = Vec::with_capacity(ranks.len());
-    for outcome in ranks {
-        let (result, part) = outcome?;
-        results.push(result);
-        parts.push(part);
+        let result = results.swap_remove(0);
+        if let Some(other) = results.iter().find(|r| r.iterations != result.iterations) {
+            return Err(SolveError::Grid(format!(
+                "the ranks disagree: rank 0 ran {} iterations, another {} (their global \
+                 sums must be identical)",
+                result.iterations, other.iterations
+            )));
+        }
+        let x = qdsl_core::field::distributed::gather(&parts, &ext)
+            .map_err(|e| distributed(e.into()))?;
+        let through_solve = self.start.elapsed();
+        let (high, _) = self.system.cpu_operator::<f64>();
+        let recomputed_residual = relative_residual(high.as_ref(), &b, &x)?;
+        let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
+        Ok(SolveReport {
+            action: config.action,
+            parameters: describe(config.action, &self.parameters, self.u0, config.boundary),
+            lattice,
+            backend: format!(
+                "CPU, {} ranks (grid {grid}, local {}, one thread each)",
+                grid.size(),
+                ext.local()
+            ),
+            solver: config.solver,
+            precision: config.precision,
+            tolerance: config.tolerance,
+            gflops: result.operator_flops as f64 / seconds / 1e9,
+            times: SolveTimes {
+                setup: through_solve.saturating_sub(result.elapsed),
+                solve: result.elapsed,
+                ..SolveTimes::default()
+            },
+            result,
+            recomputed_residual,
+            source: b,
+            solution: x,
+        })
     }
-    let result = results.swap_remove(0);
-    if let Some(other) = results.iter().find(|r| r.iterations != result.iterations) {
-        return Err(SolveError::Grid(format!(
-            "the ranks disagree: rank 0 ran {} iterations, another {} (their global sums \
-             must be identical)",
-            result.iterations, other.iterations
-        )));
-    }
-    let x = qdsl_core::field::distributed::gather(&parts, &ext)
-        .map_err(|e| distributed(e.into()))?;
-    let through_solve = setup.start.elapsed();
-    let recomputed_residual = relative_residual(high.as_ref(), &b, &x)?;
-    let seconds = result.elapsed.max(Duration::from_nanos(1)).as_secs_f64();
-    Ok(SolveReport {
-        action: config.action,
-        parameters: describe(config.action, &setup.parameters, setup.u0, config.boundary),
-        lattice: *gauge.lattice(),
-        backend: format!(
-            "CPU, {} ranks (grid {grid}, local {}, one thread each)",
-            grid.size(),
-            ext.local()
-        ),
-        solver: config.solver,
-        precision: config.precision,
-        tolerance: config.tolerance,
-        gflops: result.operator_flops as f64 / seconds / 1e9,
-        times: SolveTimes {
-            setup: through_solve.saturating_sub(result.elapsed),
-            solve: result.elapsed,
-            ..SolveTimes::default()
-        },
-        result,
-        recomputed_residual,
-        source: b,
-        solution: x,
-    })
 }
 
 /// One rank's part of the solve: its operators (f64, and f32 for the iteration), its

@@ -68,7 +68,7 @@ pub use backend::SolveBackend;
 pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
-pub use full::{full_layout, solve_full_on, FullSolveReport};
+pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
 pub use source::FullSource;
 
