@@ -36,11 +36,20 @@ fn assert_grids_match(args: &[&str], tol: f64, grids: &[&str]) {
         let v = solve_json(&[args, &["--grid", grid]].concat());
         assert_eq!(v["converged"], Value::Bool(true), "{grid}: {v}");
         let backend = v["backend"].as_str().unwrap();
-        assert!(backend.contains("ranks") && backend.contains(grid), "{backend}");
+        assert!(
+            backend.contains("ranks") && backend.contains(grid),
+            "{backend}"
+        );
         let n = v["iterations"].as_u64().unwrap();
-        assert!(n.abs_diff(n1) <= 1, "{args:?} --grid {grid}: {n} vs {n1} iterations");
+        assert!(
+            n.abs_diff(n1) <= 1,
+            "{args:?} --grid {grid}: {n} vs {n1} iterations"
+        );
         let r = v["true_residual"].as_f64().unwrap();
-        assert!(r <= tol && (0.5..=2.0).contains(&(r / r1)), "{grid}: {r:e} vs {r1:e}");
+        assert!(
+            r <= tol && (0.5..=2.0).contains(&(r / r1)),
+            "{grid}: {r:e} vs {r1:e}"
+        );
         let recomputed = v["recomputed_residual"].as_f64().unwrap();
         assert!(recomputed <= tol, "{grid}: recomputed {recomputed:e}");
     }
@@ -137,7 +146,11 @@ fn bad_grids_are_refused_naming_the_values() {
             "has 3 entries; expected 4",
         ),
         (
-            [&wilson[..], &["--grid", "1,1,1,2", "--precision", "fixed16"]].concat(),
+            [
+                &wilson[..],
+                &["--grid", "1,1,1,2", "--precision", "fixed16"],
+            ]
+            .concat(),
             "iterates in f64 or f32",
         ),
     ];

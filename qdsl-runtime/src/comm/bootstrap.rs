@@ -283,7 +283,10 @@ mod tests {
         assert!(got[0].as_ref().unwrap_err().contains("ncclGetUniqueId"));
         for (rank, r) in got.iter().enumerate().skip(1) {
             let e = r.as_ref().unwrap_err();
-            assert!(e.contains(&format!("rank {rank}")) && e.contains("rank 0"), "{e}");
+            assert!(
+                e.contains(&format!("rank {rank}")) && e.contains("rank 0"),
+                "{e}"
+            );
         }
     }
 

@@ -143,6 +143,7 @@ where
             .map_err(|e| DistributedError::Operator(e.to_string()))?;
         if probe.layout().lattice() != ext.extended() {
             return Err(DistributedError::WrongLattice {
+                what: "blocks",
                 expected: ext.extended().to_string(),
                 found: probe.layout().lattice().to_string(),
             });
@@ -179,7 +180,10 @@ where
     }
 
     /// ψ with its halos filled from the neighbours, in a spare field of ψ's parity.
-    fn with_halos(&self, psi: &DistributedField<T, C>) -> Result<ColourSpinorField<T>, SolverError> {
+    fn with_halos(
+        &self,
+        psi: &DistributedField<T, C>,
+    ) -> Result<ColourSpinorField<T>, SolverError> {
         let SiteSubset::Single(r) = psi.part().layout().subset() else {
             return Err(SolverError::field(DistributedError::Operator(
                 "a hop block takes a field on one parity, found one on both".into(),
@@ -245,6 +249,7 @@ where
     fn expect_field(&self, r: Parity, field: &Self::Field) -> Result<(), SolverError> {
         if *field.extended() != self.ext {
             return Err(SolverError::field(DistributedError::WrongLattice {
+                what: "field",
                 expected: self.ext.extended().to_string(),
                 found: field.extended().extended().to_string(),
             }));
@@ -388,10 +393,7 @@ pub fn distributed_staggered<T: Real, C: Communicator>(
             fill_link_halos(&comm, &mut u, &ext)?;
             StaggeredLinks::Naive(u)
         }
-        StaggeredLinks::Improved {
-            mut fat,
-            mut long,
-        } => {
+        StaggeredLinks::Improved { mut fat, mut long } => {
             fill_link_halos(&comm, &mut fat, &ext)?;
             fill_link_halos(&comm, &mut long, &ext)?;
             StaggeredLinks::Improved { fat, long }
@@ -417,14 +419,8 @@ pub fn distributed_clover<T: Real, C: Communicator>(
 ) -> Result<DistributedSchur<CloverBlocks<T>, C>, DistributedError> {
     fill_link_halos(&comm, &mut links, &ext)?;
     unit_clover_on_halo_sites(&mut clover, &ext);
-    let local = CloverBlocks::new(
-        links,
-        &clover,
-        mu,
-        parity,
-        kernel_boundary(&ext, boundary),
-    )
-    .map_err(|e| DistributedError::Operator(e.to_string()))?;
+    let local = CloverBlocks::new(links, &clover, mu, parity, kernel_boundary(&ext, boundary))
+        .map_err(|e| DistributedError::Operator(e.to_string()))?;
     Ok(Schur::complement(DistributedBlocks::new(
         local, ext, comm, boundary,
     )?))

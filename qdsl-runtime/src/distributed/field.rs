@@ -83,6 +83,7 @@ impl<T: Real, C: Communicator> DistributedField<T, C> {
     ) -> Result<Self, DistributedError> {
         if part.layout().lattice() != ext.extended() {
             return Err(DistributedError::WrongLattice {
+                what: "field part",
                 expected: ext.extended().to_string(),
                 found: part.layout().lattice().to_string(),
             });
@@ -111,11 +112,13 @@ impl<T: Real, C: Communicator> DistributedField<T, C> {
     /// The global field from every rank's part, in rank order ([`gather`]).
     pub fn gather(parts: &[Self]) -> Result<ColourSpinorField<T>, DistributedError> {
         let Some(first) = parts.first() else {
-            return Err(qdsl_core::field::distributed::DistributionError::WrongPartCount {
-                expected: 1,
-                found: 0,
-            }
-            .into());
+            return Err(
+                qdsl_core::field::distributed::DistributionError::WrongPartCount {
+                    expected: 1,
+                    found: 0,
+                }
+                .into(),
+            );
         };
         let fields: Vec<ColourSpinorField<T>> = parts.iter().map(|p| p.part.clone()).collect();
         Ok(gather(&fields, &first.ext)?)
@@ -155,13 +158,11 @@ impl<T: Real, C: Communicator> DistributedField<T, C> {
     /// An error unless `x` is on the same ranks' lattice with the same communicator.
     fn expect_same<U: Real>(&self, x: &DistributedField<U, C>) -> Result<(), SolverError> {
         if self.ext != x.ext || !self.comm.same(&x.comm) {
-            return Err(SolverError::field(DistributedError::WrongLattice {
-                expected: format!("{:?}", self.ext.decomposition().grid().dims()),
-                found: format!(
-                    "{:?} (or another communicator)",
-                    x.ext.decomposition().grid().dims()
-                ),
-            }));
+            return Err(SolverError::field(DistributedError::Operator(format!(
+                "vectors of different decompositions or communicators: grid {} and {}",
+                self.ext.decomposition().grid(),
+                x.ext.decomposition().grid()
+            ))));
         }
         Ok(())
     }

@@ -28,11 +28,15 @@ pub enum DistributedError {
     #[error("distributed operator: {0}")]
     Operator(String),
     /// The links do not live on the extended lattice.
-    #[error("distributed hop: links on {found}, expected the extended lattice {expected}")]
+    #[error(
+        "distributed {what}: on the lattice {found}, expected the extended lattice {expected}"
+    )]
     WrongLattice {
+        /// What is on the wrong lattice ("hop links", "field", …).
+        what: &'static str,
         /// The extended lattice.
         expected: String,
-        /// The links' lattice.
+        /// The lattice found.
         found: String,
     },
 }
@@ -56,6 +60,7 @@ impl<H: HostHop> DistributedHop<H> {
         let links = *hop.layout(SiteSubset::Full).lattice();
         if links != *ext.extended() {
             return Err(DistributedError::WrongLattice {
+                what: "hop links",
                 expected: ext.extended().to_string(),
                 found: links.to_string(),
             });

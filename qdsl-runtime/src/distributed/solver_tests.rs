@@ -57,20 +57,16 @@ where
     OH: LinearOperator<Field<f64>>,
     OL: LinearOperator<Field<f32>>,
 {
-    let ranks = run_ranks(
-        ext.decomposition().size(),
-        CommConfig::default(),
-        |comm| {
-            let comm = SharedComm::new(comm);
-            let (high, low) = build(ext, comm.clone());
-            let b = Field::scatter(b, ext, comm).unwrap();
-            let mut x = b.zeros_like();
-            let result = solver
-                .solve::<_, Field<f32>, _, _>(&high, &low, &b, &mut x, opts)
-                .unwrap();
-            (result, x.part().clone())
-        },
-    );
+    let ranks = run_ranks(ext.decomposition().size(), CommConfig::default(), |comm| {
+        let comm = SharedComm::new(comm);
+        let (high, low) = build(ext, comm.clone());
+        let b = Field::scatter(b, ext, comm).unwrap();
+        let mut x = b.zeros_like();
+        let result = solver
+            .solve::<_, Field<f32>, _, _>(&high, &low, &b, &mut x, opts)
+            .unwrap();
+        (result, x.part().clone())
+    });
     let first = &ranks[0].0;
     for (rank, (result, _)) in ranks.iter().enumerate() {
         assert_eq!(result.iterations, first.iterations, "rank {rank}");
@@ -158,19 +154,15 @@ fn apply_both<O: LinearOperator<Field<f64>>>(
     build: &(dyn Fn(ExtendedLattice, SharedComm<ThreadComm>) -> O + Sync),
     psi: &ColourSpinorField<f64>,
 ) -> [ColourSpinorField<f64>; 2] {
-    let ranks = run_ranks(
-        ext.decomposition().size(),
-        CommConfig::default(),
-        |comm| {
-            let comm = SharedComm::new(comm);
-            let op = build(ext, comm.clone());
-            let psi = Field::scatter(psi, ext, comm).unwrap();
-            let (mut out, mut out_dagger) = (psi.zeros_like(), psi.zeros_like());
-            op.apply(&mut out, &psi).unwrap();
-            op.apply_dagger(&mut out_dagger, &psi).unwrap();
-            [out.part().clone(), out_dagger.part().clone()]
-        },
-    );
+    let ranks = run_ranks(ext.decomposition().size(), CommConfig::default(), |comm| {
+        let comm = SharedComm::new(comm);
+        let op = build(ext, comm.clone());
+        let psi = Field::scatter(psi, ext, comm).unwrap();
+        let (mut out, mut out_dagger) = (psi.zeros_like(), psi.zeros_like());
+        op.apply(&mut out, &psi).unwrap();
+        op.apply_dagger(&mut out_dagger, &psi).unwrap();
+        [out.part().clone(), out_dagger.part().clone()]
+    });
     [0, 1].map(|k| {
         let parts: Vec<_> = ranks.iter().map(|r| r[k].clone()).collect();
         gather(&parts, &ext).unwrap()
@@ -193,7 +185,11 @@ fn staggered_global() -> (Lattice, StaggeredLinks<f64>) {
 }
 
 /// A rank's part of the links (scattered, halos zero).
-fn part(u: &GaugeField<f64>, ext: &ExtendedLattice, comm: &SharedComm<ThreadComm>) -> GaugeField<f64> {
+fn part(
+    u: &GaugeField<f64>,
+    ext: &ExtendedLattice,
+    comm: &SharedComm<ThreadComm>,
+) -> GaugeField<f64> {
     scatter(u, ext, comm.rank()).unwrap()
 }
 
@@ -246,8 +242,7 @@ fn distributed_even_odd_operators_equal_the_single_process_ones_bit_for_bit() {
         let got = apply_both(
             ext,
             &|ext, comm| {
-                distributed_wilson(part(&u, &ext, &comm), kappa, PARITY, anti, ext, comm)
-                    .unwrap()
+                distributed_wilson(part(&u, &ext, &comm), kappa, PARITY, anti, ext, comm).unwrap()
             },
             &psi,
         );
@@ -326,7 +321,10 @@ fn distributed_clover_solves_match_the_single_process_solves() {
         let low = high.cast::<f32>();
         let single = solve_single(&high, &low, &b, SolverKind::BiCgStab, &mixed(tol));
         let build = |ext: ExtendedLattice, comm: SharedComm<ThreadComm>| {
-            let (links, a_part) = (part(&u, &ext, &comm), scatter(&a, &ext, comm.rank()).unwrap());
+            let (links, a_part) = (
+                part(&u, &ext, &comm),
+                scatter(&a, &ext, comm.rank()).unwrap(),
+            );
             let high = distributed_clover(
                 links.clone(),
                 a_part.clone(),
@@ -407,7 +405,10 @@ fn distributed_staggered_solves_match_the_single_process_solves() {
                 &mixed(tol),
             )
             .unwrap();
-            (result, xs.iter().map(|x| x.part().clone()).collect::<Vec<_>>())
+            (
+                result,
+                xs.iter().map(|x| x.part().clone()).collect::<Vec<_>>(),
+            )
         });
         let result = &ranks[0].0;
         assert!(result.is_converged(), "{grid:?}");
@@ -427,7 +428,11 @@ fn distributed_staggered_solves_match_the_single_process_solves() {
             x.axpy(qdsl_core::Complex::new(-1.0, 0.0), &single_shifts[k])
                 .unwrap();
             let rel = (x.norm_sqr() / single_shifts[k].norm_sqr()).sqrt();
-            assert!(rel <= 1e-6, "multi-shift σ = {} {grid:?}: {rel:e}", shifts[k]);
+            assert!(
+                rel <= 1e-6,
+                "multi-shift σ = {} {grid:?}: {rel:e}",
+                shifts[k]
+            );
             assert!(result.shifts[k].true_residual <= tol);
         }
     }
@@ -458,19 +463,20 @@ fn a_dead_peer_ends_the_distributed_solve_with_an_error() {
         }
         let b = Field::scatter(&b, ext, comm).unwrap();
         let mut x = b.zeros_like();
-        let solved = SolverKind::BiCgStab.solve::<_, Field<f64>, _, _>(
-            &op,
-            &op,
-            &b,
-            &mut x,
-            &mixed(1e-9),
-        );
+        let solved =
+            SolverKind::BiCgStab.solve::<_, Field<f64>, _, _>(&op, &op, &b, &mut x, &mixed(1e-9));
         Some(solved)
     });
     assert!(started.elapsed() < Duration::from_secs(20));
     let Some(Err(error)) = &outcomes[0] else {
-        panic!("rank 0's solve must fail: {:?}", outcomes[0].as_ref().map(|r| r.is_ok()));
+        panic!(
+            "rank 0's solve must fail: {:?}",
+            outcomes[0].as_ref().map(|r| r.is_ok())
+        );
     };
     let message = error.to_string();
-    assert!(message.contains("rank 0") && message.contains("rank 1"), "{message}");
+    assert!(
+        message.contains("rank 0") && message.contains("rank 1"),
+        "{message}"
+    );
 }

@@ -20,7 +20,9 @@
 use super::action::{Action, Precision};
 use super::config::{describe, SolveConfig};
 use super::system::{HostSystem, PARITY};
-use super::{even_source, relative_residual, SolveBackend, SolveError, SolveReport, SolveTimes, Setup};
+use super::{
+    even_source, relative_residual, Setup, SolveBackend, SolveError, SolveReport, SolveTimes,
+};
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
@@ -62,8 +64,8 @@ pub fn grid_lattice(
             gauge.lattice()
         ))
     };
-    let decomposition = Decomposition::with_halo_depth(*gauge.lattice(), grid, depth)
-        .map_err(refuse)?;
+    let decomposition =
+        Decomposition::with_halo_depth(*gauge.lattice(), grid, depth).map_err(refuse)?;
     ExtendedLattice::new(decomposition, depth).map_err(refuse)
 }
 
@@ -294,4 +296,44 @@ where
             .solve::<_, Field<f32>, _, _>(high, low, &b, &mut x, opts)?,
     };
     Ok((result, x.part().clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One rank per GPU: a grid of 4 ranks on 2 GPUs is refused naming both counts; 2 on 2
+    /// is accepted.
+    #[test]
+    fn more_ranks_than_gpus_are_refused_naming_both_counts() {
+        let grid = ProcessGrid::parse("1,1,2,2").unwrap();
+        let e = check_gpu_count(grid, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("--grid 1,1,2,2 has 4 ranks") && e.contains("has 2 GPUs"),
+            "{e}"
+        );
+        let e = check_gpu_count(grid, 1).unwrap_err().to_string();
+        assert!(e.contains("has 1 GPU"), "{e}");
+        assert!(check_gpu_count(ProcessGrid::parse("1,1,1,2").unwrap(), 2).is_ok());
+    }
+
+    /// The Naik term needs halos of 3 layers, the one-hop actions 1: 8⁴ cut into 4 in t
+    /// (local 2) is refused for asqtad and HISQ only, naming the extent and the depth.
+    #[test]
+    fn the_naik_term_needs_local_extents_of_three() {
+        let gauge = GaugeField::<f64>::unit(qdsl_core::lattice::Lattice::new([8; 4]).unwrap());
+        let grid = ProcessGrid::parse("1,1,1,4").unwrap();
+        for action in [Action::Asqtad, Action::Hisq] {
+            let e = grid_lattice(grid, &gauge, action).unwrap_err().to_string();
+            assert!(
+                e.contains("Lt/Pt = 8/4 = 2") && e.contains("halo depth 3"),
+                "{e}"
+            );
+        }
+        for action in [Action::Wilson, Action::Clover, Action::Staggered] {
+            let ext = grid_lattice(grid, &gauge, action).unwrap();
+            assert_eq!(ext.local().dims(), [8, 8, 8, 2]);
+            assert_eq!(ext.depth(), 1);
+        }
+    }
 }

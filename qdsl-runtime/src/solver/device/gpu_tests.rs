@@ -116,7 +116,10 @@ fn check_blas<P: DevicePrecision>(ctx: &Arc<DeviceContext>) {
     assert_eq!(y.norm_sqr().unwrap(), 0.0, "{name} set_zero");
     // Reductions of the stored values in f64: as accurate as f64 sums.
     let n2: f64 = xh.data().iter().map(|z| z.norm_sqr()).sum();
-    assert!((x.norm_sqr().unwrap() - n2).abs() <= 1e-12 * n2, "{name} norm");
+    assert!(
+        (x.norm_sqr().unwrap() - n2).abs() <= 1e-12 * n2,
+        "{name} norm"
+    );
     let d: Complex<f64> = xh
         .data()
         .iter()
