@@ -119,6 +119,26 @@ fn asqtad_on_a_process_grid_matches_one_rank() {
     assert_grids_match(&args, 1e-10, &["1,1,1,2", "2,1,1,2"]);
 }
 
+/// HISQ m = 0.05 (Naik with ε = 0), CG f64–f32, cut in z and t.
+#[test]
+fn hisq_on_a_process_grid_matches_one_rank() {
+    let l8 = l8();
+    let args = [
+        l8.as_str(),
+        "--action",
+        "hisq",
+        "--mass",
+        "0.05",
+        "--solver",
+        "cg",
+        "--precision",
+        "f32",
+        "--tol",
+        "1e-10",
+    ];
+    assert_grids_match(&args, 1e-10, &["1,1,2,2"]);
+}
+
 /// Bad grids: one that does not divide the lattice (the value and the extent named), a
 /// local extent too short for the Naik term, odd local extents, malformed text, a narrow
 /// precision.

@@ -20,7 +20,7 @@
 //! | naive staggered, asqtad, HISQ | [`HopBlocks`] of [`StaggeredLinks`] (normal form) | 1, or 3 with the Naik term | periodic (the sign is in the links) |
 
 use super::field::{DistributedField, SharedComm};
-use super::{exchange_halos, zero_halo_sites, DistributedError};
+use super::{exchange_halos, halo_site_indices, zero_sites, DistributedError};
 use crate::comm::Communicator;
 use crate::linear::{SolverError, SolverField};
 use crate::operator::cpu::{HopBlocks, StaggeredLinks, WilsonLinks};
@@ -112,6 +112,8 @@ pub struct DistributedBlocks<B: EvenOddBlocks, C> {
     faces: BoundaryConditions,
     /// Spare extended fields of each parity [even, odd], for the hop inputs with halos.
     scratch: Mutex<[Vec<B::Field>; 2]>,
+    /// The halo sites of a field of each parity [even, odd], zeroed after each hop.
+    halo_sites: [Vec<usize>; 2],
 }
 
 fn slot(r: Parity) -> usize {
@@ -138,22 +140,27 @@ where
         comm: SharedComm<C>,
         boundary: TimeBoundary,
     ) -> Result<Self, DistributedError> {
-        let probe = local
-            .zeros(Default::default(), local.parity())
-            .map_err(|e| DistributedError::Operator(e.to_string()))?;
-        if probe.layout().lattice() != ext.extended() {
+        let probe = |r: Parity| {
+            local
+                .zeros(Default::default(), r)
+                .map_err(|e| DistributedError::Operator(e.to_string()))
+        };
+        let (even, odd) = (probe(Parity::Even)?, probe(Parity::Odd)?);
+        if even.layout().lattice() != ext.extended() {
             return Err(DistributedError::WrongLattice {
                 what: "blocks",
                 expected: ext.extended().to_string(),
-                found: probe.layout().lattice().to_string(),
+                found: even.layout().lattice().to_string(),
             });
         }
+        let halo_sites = [&even, &odd].map(|f| halo_site_indices(f.layout(), &ext));
         Ok(Self {
             local,
             ext,
             comm,
             faces: face_conditions(boundary),
             scratch: Mutex::new([Vec::new(), Vec::new()]),
+            halo_sites,
         })
     }
 
@@ -282,7 +289,7 @@ where
             dagger,
             local_xpay(xpay),
         );
-        zero_halo_sites(out.part_mut(), &self.ext);
+        zero_sites(out.part_mut(), &self.halo_sites[slot(r)]);
         self.lock_scratch()[slot(s)].push(halo);
         result
     }

@@ -71,15 +71,29 @@ use qdsl_core::field::ColourSpinorField;
 use qdsl_core::lattice::ExtendedLattice;
 use qdsl_core::{Complex, Real};
 
-/// Sets every site of `field` outside the interior of `ext` to zero.
-pub(crate) fn zero_halo_sites<T: Real>(field: &mut ColourSpinorField<T>, ext: &ExtendedLattice) {
-    let layout = *field.layout();
+/// The indices (within the subset of `layout`) of the sites outside the interior of
+/// `ext`: the halo sites of a field of that layout.
+pub(crate) fn halo_site_indices(
+    layout: &qdsl_core::field::SpinorLayout,
+    ext: &ExtendedLattice,
+) -> Vec<usize> {
+    (0..layout.sites_per_slice())
+        .filter(|&i| ext.local_of_ext(layout.coords_of_site(i)).is_none())
+        .collect()
+}
+
+/// Sets the sites `halo` (from [`halo_site_indices`]) of every s-slice of `field` to zero.
+pub(crate) fn zero_sites<T: Real>(field: &mut ColourSpinorField<T>, halo: &[usize]) {
     let zero = Complex::new(T::zero(), T::zero());
-    for i in 0..layout.sites_per_slice() {
-        if ext.local_of_ext(layout.coords_of_site(i)).is_none() {
-            for s in 0..layout.ls() {
-                field.site_mut(s, i).fill(zero);
-            }
+    for s in 0..field.layout().ls() {
+        for &i in halo {
+            field.site_mut(s, i).fill(zero);
         }
     }
+}
+
+/// Sets every site of `field` outside the interior of `ext` to zero.
+pub(crate) fn zero_halo_sites<T: Real>(field: &mut ColourSpinorField<T>, ext: &ExtendedLattice) {
+    let halo = halo_site_indices(field.layout(), ext);
+    zero_sites(field, &halo);
 }
