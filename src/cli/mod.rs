@@ -8,6 +8,7 @@ mod emit;
 mod fermion_file_args;
 mod gauge_read;
 mod generate;
+mod grid_args;
 mod info;
 mod inspect;
 mod mobius;

@@ -6,17 +6,19 @@
 use super::action_args::ActionArgs;
 use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::grid_args::GridArgs;
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::low_precision::LowPrecision;
 use crate::app::solve::{
-    full_layout, solve_full_on, solve_on, Action, Precision, SolveBackend, SolveConfig,
-    SolveReport, Source,
+    full_layout, solve_full_on_grid, solve_on, solve_on_grid, Action, Precision, SolveBackend,
+    SolveConfig, SolveReport, Source,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::io::UnitarityCheck;
+use qdsl_core::lattice::ProcessGrid;
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::solver::{Progress, ProgressCallback, SolverKind, SolverOptions};
 use std::path::PathBuf;
@@ -74,6 +76,8 @@ pub struct SolveArgs {
     full: FullSystemArgs,
     #[command(flatten)]
     read: GaugeReadArgs,
+    #[command(flatten)]
+    grid: GridArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -190,6 +194,9 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     let physics = &args.physics;
     if physics.action == Action::Mobius {
+        if let Some(grid) = args.grid.grid {
+            return Err(format!("--grid {grid}: --action mobius runs on one rank only").into());
+        }
         return run_mobius(args);
     }
     args.mobius.refuse_for(physics.action)?;
@@ -260,7 +267,10 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     let (bar, callback) = progress_bar(args.max_iter);
     let report = match full_source {
         None => {
-            let outcome = solve_on(&backend, &gauge, &config, Some(callback));
+            let outcome = match args.grid.grid {
+                Some(grid) => solve_on_grid(&backend, &gauge, &config, grid, Some(callback)),
+                None => solve_on(&backend, &gauge, &config, Some(callback)),
+            };
             bar.finish_and_clear();
             let mut report = outcome?;
             report.times.file_read = Duration::from_secs_f64(read_seconds);
@@ -268,7 +278,8 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
             report
         }
         Some((source, eta)) => {
-            let outcome = solve_full_on(&backend, &gauge, &config, &eta, Some(callback));
+            let grid = args.grid.grid.unwrap_or_else(ProcessGrid::single);
+            let outcome = solve_full_on_grid(&backend, &gauge, &config, &eta, grid, Some(callback));
             bar.finish_and_clear();
             let mut full = outcome?;
             full.report.times.file_read = Duration::from_secs_f64(read_seconds);

@@ -45,6 +45,17 @@ pub struct CudaBackend {
     info: DeviceInfo,
 }
 
+/// The number of GPUs the driver sees; an error message (never a panic) when there is no
+/// driver library or the driver fails.
+pub fn gpu_count() -> Result<usize, String> {
+    libs::driver().map_err(|e| e.to_string())?;
+    libs::catch_cuda_panic("CUDA driver", || {
+        CudaContext::device_count()
+            .map(|n| n.max(0) as usize)
+            .map_err(|e| format!("counting the GPUs: {e}"))
+    })?
+}
+
 impl CudaBackend {
     /// Opens GPU `ordinal`; an error message (never a panic) says why it cannot be used:
     /// no driver library, no device, or a driver error.

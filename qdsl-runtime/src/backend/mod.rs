@@ -17,7 +17,7 @@ mod cpu;
 mod cuda;
 
 pub use cpu::CpuBackend;
-pub use cuda::{CudaBackend, DeviceInfo};
+pub use cuda::{gpu_count, CudaBackend, DeviceInfo};
 
 use std::fmt;
 use std::str::FromStr;

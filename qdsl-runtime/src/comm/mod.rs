@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`ThreadComm`] | ranks are threads of one process (CPU tests; one process driving several GPUs) |
 //! | [`nccl`] | NCCL, loaded at run time (`libnccl.so.2`, `QDSL_NCCL_LIB`), on device buffers |
+//! | [`bootstrap`] | the launch: rank and GPU from the launcher's environment, NCCL's unique id broadcast from rank 0 (MPI across nodes, designed; threads on one node) |
 //!
 //! # Deterministic reductions
 //! A global sum must give the same bits on every rank and in every run, whatever the
@@ -22,6 +23,7 @@
 //! answers ends the wait with [`CommError::Timeout`], naming this rank, the peer and the
 //! operation.
 
+pub mod bootstrap;
 pub mod nccl;
 mod threads;
 

@@ -48,6 +48,20 @@ pub struct NcclUniqueId {
     pub internal: [c_char; 128],
 }
 
+impl NcclUniqueId {
+    /// The 128 bytes, to broadcast ([`super::bootstrap::shared_unique_id`]).
+    pub fn to_bytes(&self) -> [u8; 128] {
+        self.internal.map(|c| c as u8)
+    }
+
+    /// The id of 128 broadcast bytes.
+    pub fn from_bytes(bytes: [u8; 128]) -> Self {
+        Self {
+            internal: bytes.map(|b| b as c_char),
+        }
+    }
+}
+
 type Comm = *mut c_void;
 type Stream = sys::CUstream;
 

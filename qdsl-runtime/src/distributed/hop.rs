@@ -2,7 +2,7 @@
 //! lattice after the halo exchange (see [`super`] for why the result is bit-identical to
 //! the single-process operator).
 
-use super::exchange_halos;
+use super::{exchange_halos, zero_halo_sites};
 use crate::comm::CommError;
 use crate::operator::cpu::HostHop;
 use qdsl_core::dsl::variant::{TimeBoundary, Variant};
@@ -10,7 +10,6 @@ use qdsl_core::dsl::DslError;
 use qdsl_core::field::distributed::DistributionError;
 use qdsl_core::field::{ColourSpinorField, SiteSubset};
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, HaloShape};
-use qdsl_core::{Complex, Real};
 use thiserror::Error;
 
 /// What went wrong applying a distributed operator.
@@ -25,12 +24,19 @@ pub enum DistributedError {
     /// The kernel refused its fields or variant.
     #[error(transparent)]
     Kernel(#[from] DslError),
+    /// An operator could not be built or applied (its message).
+    #[error("distributed operator: {0}")]
+    Operator(String),
     /// The links do not live on the extended lattice.
-    #[error("distributed hop: links on {found}, expected the extended lattice {expected}")]
+    #[error(
+        "distributed {what}: on the lattice {found}, expected the extended lattice {expected}"
+    )]
     WrongLattice {
+        /// What is on the wrong lattice ("hop links", "field", …).
+        what: &'static str,
         /// The extended lattice.
         expected: String,
-        /// The links' lattice.
+        /// The lattice found.
         found: String,
     },
 }
@@ -54,6 +60,7 @@ impl<H: HostHop> DistributedHop<H> {
         let links = *hop.layout(SiteSubset::Full).lattice();
         if links != *ext.extended() {
             return Err(DistributedError::WrongLattice {
+                what: "hop links",
                 expected: ext.extended().to_string(),
                 found: links.to_string(),
             });
@@ -97,18 +104,5 @@ impl<H: HostHop> DistributedHop<H> {
         self.hop.apply(&kernel_variant, out, psi, None)?;
         zero_halo_sites(out, &self.ext);
         Ok(())
-    }
-}
-
-/// Sets every site of `field` outside the interior of `ext` to zero.
-fn zero_halo_sites<T: Real>(field: &mut ColourSpinorField<T>, ext: &ExtendedLattice) {
-    let layout = *field.layout();
-    let zero = Complex::new(T::zero(), T::zero());
-    for i in 0..layout.sites_per_slice() {
-        if ext.local_of_ext(layout.coords_of_site(i)).is_none() {
-            for s in 0..layout.ls() {
-                field.site_mut(s, i).fill(zero);
-            }
-        }
     }
 }

@@ -49,11 +49,51 @@
 //!    format. The order of sites in a buffer is that of
 //!    [`boundary_layers`](qdsl_core::lattice::ExtendedLattice::boundary_layers) (lexicographic in slab coordinates).
 
+mod blocks;
+mod field;
 mod halo;
 mod hop;
 pub mod reduce;
 #[cfg(test)]
+mod solver_tests;
+#[cfg(test)]
 mod tests;
 
+pub use blocks::{
+    distributed_clover, distributed_staggered, distributed_wilson, fill_link_halos,
+    kernel_boundary, DistributedBlocks, DistributedSchur,
+};
+pub use field::{DistributedField, SharedComm};
 pub use halo::{exchange_halos, face_tag};
 pub use hop::{DistributedError, DistributedHop};
+
+use qdsl_core::field::ColourSpinorField;
+use qdsl_core::lattice::ExtendedLattice;
+use qdsl_core::{Complex, Real};
+
+/// The indices (within the subset of `layout`) of the sites outside the interior of
+/// `ext`: the halo sites of a field of that layout.
+pub(crate) fn halo_site_indices(
+    layout: &qdsl_core::field::SpinorLayout,
+    ext: &ExtendedLattice,
+) -> Vec<usize> {
+    (0..layout.sites_per_slice())
+        .filter(|&i| ext.local_of_ext(layout.coords_of_site(i)).is_none())
+        .collect()
+}
+
+/// Sets the sites `halo` (from [`halo_site_indices`]) of every s-slice of `field` to zero.
+pub(crate) fn zero_sites<T: Real>(field: &mut ColourSpinorField<T>, halo: &[usize]) {
+    let zero = Complex::new(T::zero(), T::zero());
+    for s in 0..field.layout().ls() {
+        for &i in halo {
+            field.site_mut(s, i).fill(zero);
+        }
+    }
+}
+
+/// Sets every site of `field` outside the interior of `ext` to zero.
+pub(crate) fn zero_halo_sites<T: Real>(field: &mut ColourSpinorField<T>, ext: &ExtendedLattice) {
+    let halo = halo_site_indices(field.layout(), ext);
+    zero_sites(field, &halo);
+}

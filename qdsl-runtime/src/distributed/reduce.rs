@@ -13,9 +13,9 @@ use qdsl_core::lattice::ExtendedLattice;
 use qdsl_core::reduce::ordered_sum_by_index;
 use qdsl_core::{Complex, Real};
 
-/// Indices (within the field's subset) of the interior sites the field holds,
-/// lexicographic.
-fn interior_sites<T: Real>(field: &ColourSpinorField<T>, ext: &ExtendedLattice) -> Vec<usize> {
+/// Indices (within the field's subset) of the interior sites of `ext` the field holds,
+/// lexicographic: the sites every global sum of this rank runs over.
+pub fn interior_sites<T: Real>(field: &ColourSpinorField<T>, ext: &ExtendedLattice) -> Vec<usize> {
     ext.interior()
         .into_iter()
         .filter_map(|c| field.index_of(c))
@@ -33,7 +33,15 @@ pub fn norm_sqr<T: Real, C: Communicator>(
     psi: &ColourSpinorField<T>,
     ext: &ExtendedLattice,
 ) -> Result<f64, DistributedError> {
-    let sites = interior_sites(psi, ext);
+    norm_sqr_over(comm, psi, &interior_sites(psi, ext))
+}
+
+/// [`norm_sqr`] over this rank's `sites` (from [`interior_sites`], computed once).
+pub fn norm_sqr_over<T: Real, C: Communicator>(
+    comm: &mut C,
+    psi: &ColourSpinorField<T>,
+    sites: &[usize],
+) -> Result<f64, DistributedError> {
     let partial = ordered_sum_by_index(sites.len(), |k| {
         (0..psi.layout().ls())
             .map(|s| {
@@ -55,6 +63,16 @@ pub fn inner_product<T: Real, C: Communicator>(
     chi: &ColourSpinorField<T>,
     ext: &ExtendedLattice,
 ) -> Result<Complex<f64>, DistributedError> {
+    inner_product_over(comm, psi, chi, &interior_sites(psi, ext))
+}
+
+/// [`inner_product`] over this rank's `sites` (from [`interior_sites`]).
+pub fn inner_product_over<T: Real, C: Communicator>(
+    comm: &mut C,
+    psi: &ColourSpinorField<T>,
+    chi: &ColourSpinorField<T>,
+    sites: &[usize],
+) -> Result<Complex<f64>, DistributedError> {
     if psi.layout() != chi.layout() {
         return Err(DistributedError::Distribution(
             FieldError::LayoutMismatch {
@@ -64,7 +82,6 @@ pub fn inner_product<T: Real, C: Communicator>(
             .into(),
         ));
     }
-    let sites = interior_sites(psi, ext);
     let partial = ordered_sum_by_index(sites.len(), |k| {
         (0..psi.layout().ls())
             .map(|s| {

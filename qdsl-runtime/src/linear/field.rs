@@ -3,7 +3,11 @@
 //!
 //! A solver needs only a handful of operations on its vectors. Reductions (‖x‖², ⟨x, y⟩)
 //! return `f64` and must be *accumulated* in `f64` whatever the storage precision, so
-//! that the solver's scalars (α, β, ρ, ω) are as accurate as the vectors allow.
+//! that the solver's scalars (α, β, ρ, ω) are as accurate as the vectors allow. They are
+//! fallible: on a lattice decomposed over ranks a reduction is a collective
+//! ([`crate::distributed::DistributedField`]), and a peer that died must end the solve
+//! with an error naming it, not a panic or a hang. Every rank of a distributed solve
+//! sees the same bits of every reduction, so all ranks take the same branches.
 //! Coefficients are passed as `Complex<f64>` and rounded to the storage precision by
 //! the implementation.
 
@@ -26,8 +30,9 @@ pub trait SolverField: Sized + Send + Sync {
     /// y ← 0.
     fn set_zero(&mut self);
 
-    /// ‖y‖² = Σ_i |y_i|², accumulated in f64.
-    fn norm_sqr(&self) -> f64;
+    /// ‖y‖² = Σ_i |y_i|², accumulated in f64. An error only where the sum is a
+    /// collective that failed (a distributed field whose peer timed out).
+    fn norm_sqr(&self) -> Result<f64, SolverError>;
 
     /// ⟨y, x⟩ = Σ_i y_i* x_i (conjugate-linear in `self` = y), accumulated in f64.
     fn dot(&self, x: &Self) -> Result<Complex<f64>, SolverError>;

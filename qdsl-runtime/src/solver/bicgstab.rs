@@ -123,13 +123,13 @@ where
         }
         r.axpy(-alpha, &v)?;
         driver.x_low().axpy(alpha, &p)?;
-        let s2 = r.norm_sqr();
+        let s2 = r.norm_sqr()?;
         let mut omega_zero = false;
         let half_step = driver.meets_tolerance(s2);
         if !half_step {
             op_low.apply(&mut t, &r)?;
             driver.applied(op_low.flops_per_apply());
-            let t2 = Complex::new(t.norm_sqr(), 0.0);
+            let t2 = Complex::new(t.norm_sqr()?, 0.0);
             if let Some(stop) = check(t2, "⟨t, t⟩") {
                 break stop;
             }
@@ -142,7 +142,7 @@ where
             driver.x_low().axpy(omega, &r)?;
             r.axpy(-omega, &t)?;
         }
-        let r2_new = r.norm_sqr();
+        let r2_new = r.norm_sqr()?;
         match driver.step(x, &mut r, r2_new)? {
             Step::Stop(convergence) => break convergence,
             Step::Continue { .. } if omega_zero => {

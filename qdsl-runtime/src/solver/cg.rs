@@ -75,7 +75,7 @@ where
         }
         r.axpy(real(-alpha), &ap)?;
         driver.x_low().axpy(real(alpha), &p)?;
-        let r2_new = r.norm_sqr();
+        let r2_new = r.norm_sqr()?;
         let beta = match driver.step(x, &mut r, r2_new)? {
             Step::Stop(convergence) => break convergence,
             Step::Continue {

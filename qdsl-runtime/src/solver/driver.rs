@@ -113,7 +113,7 @@ where
     ) -> Result<Start<'a, H, L, O>, SolverError> {
         opts.check::<H, L>()?;
         let start = Instant::now();
-        let b2 = b.norm_sqr();
+        let b2 = b.norm_sqr()?;
         if b2 == 0.0 {
             x.set_zero();
             let mut result = SolveResult::zero_source();
@@ -209,7 +209,7 @@ where
         self.scale = r2.sqrt();
         self.r_high.scale(real(1.0 / self.scale));
         r.convert_from(&self.r_high)?;
-        Ok(r.norm_sqr())
+        r.norm_sqr()
     }
 
     /// Whether ‖r‖ ≤ tolerance · ‖b‖ for ‖r‖² = `r2`.
@@ -223,7 +223,7 @@ where
         self.r_high.xpay(self.b, real(-1.0))?;
         self.applications += 1;
         self.flops += self.op.flops_per_apply();
-        let r2 = self.r_high.norm_sqr();
+        let r2 = self.r_high.norm_sqr()?;
         self.record(r2, ResidualKind::True);
         Ok(r2)
     }

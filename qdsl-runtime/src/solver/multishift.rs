@@ -93,7 +93,7 @@ where
     let tolerance = opts
         .tolerance
         .max(TOLERANCE_FLOOR_IN_ROUNDOFF * L::UNIT_ROUNDOFF);
-    let b2 = b.norm_sqr();
+    let b2 = b.norm_sqr()?;
     let b_norm = b2.sqrt();
     let n = shifts.len();
     let mut multishift = SolveResult {
@@ -126,7 +126,7 @@ where
         let mut zeta_prev = vec![1.0_f64; n];
         let mut active = vec![true; n];
         let (mut alpha_prev, mut beta_prev) = (1.0_f64, 0.0_f64);
-        let mut r2 = r.norm_sqr();
+        let mut r2 = r.norm_sqr()?;
         convergence = loop {
             if !active.iter().any(|&a| a) {
                 break Convergence::Converged;
@@ -155,7 +155,7 @@ where
                 x_low[i].axpy(real(alpha * zeta_next[i] / zeta[i]), &p[i])?;
             }
             r.axpy(real(-alpha), &ap)?;
-            let r2_new = r.norm_sqr();
+            let r2_new = r.norm_sqr()?;
             if !r2_new.is_finite() {
                 break Convergence::Breakdown(Breakdown::NonFinite {
                     quantity: "‖r‖²"

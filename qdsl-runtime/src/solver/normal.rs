@@ -22,7 +22,7 @@ fn relative_residual<H: SolverField, O: LinearOperator<H> + ?Sized>(
     let mut r = b.zeros_like();
     op.apply(&mut r, x)?;
     r.xpay(b, real(-1.0))?;
-    Ok((r.norm_sqr() / b.norm_sqr()).sqrt())
+    Ok((r.norm_sqr()? / b.norm_sqr()?).sqrt())
 }
 
 /// The caller's progress callback, told iterations counted from `offset` (the
@@ -85,7 +85,7 @@ where
 {
     opts.check::<H, L>()?;
     let start = Instant::now();
-    if b.norm_sqr() == 0.0 {
+    if b.norm_sqr()? == 0.0 {
         x.set_zero();
         return Ok(SolveResult::zero_source());
     }
@@ -161,7 +161,7 @@ where
     let mut y = b.zeros_like();
     let mut result = cg(&a_high, &a_low, b, &mut y, opts)?;
     result.operator_applications *= 2;
-    if b.norm_sqr() == 0.0 {
+    if b.norm_sqr()? == 0.0 {
         x.set_zero();
         return Ok(result);
     }

@@ -51,8 +51,8 @@ impl<T: Real> SolverField for ColourSpinorField<T> {
         self.data_mut().par_iter_mut().for_each(|y| *y = zero);
     }
 
-    fn norm_sqr(&self) -> f64 {
-        ColourSpinorField::norm_sqr(self)
+    fn norm_sqr(&self) -> Result<f64, SolverError> {
+        Ok(ColourSpinorField::norm_sqr(self))
     }
 
     fn dot(&self, x: &Self) -> Result<Complex<f64>, SolverError> {
@@ -204,7 +204,7 @@ mod tests {
         SolverField::axpy(&mut y, c(0.0, -1.0), &x).unwrap();
         // −i (2 − i) = −1 − 2i; −i · i = 1.
         assert_eq!(y, field(c(-2.0, 1.0), c(4.0, 3.0)));
-        assert_eq!(SolverField::norm_sqr(&y), 4.0 + 1.0 + 16.0 + 9.0);
+        assert_eq!(SolverField::norm_sqr(&y).unwrap(), 4.0 + 1.0 + 16.0 + 9.0);
         // ⟨x, y⟩ = (2 + i)(−2 + i) + (−i)(4 + 3i) = (−5) + (3 − 4i) = −2 − 4i.
         assert_eq!(SolverField::dot(&x, &y).unwrap(), c(-2.0, -4.0));
         let mut z = y.zeros_like();

@@ -103,6 +103,10 @@ pub enum SolveError {
     /// Open or SF boundaries for an action that has none, or that do not fit.
     #[error("{0}")]
     OpenBoundary(String),
+    /// A process grid (`--grid`) that cannot be used, or a distributed solve that failed
+    /// (a peer that timed out is named).
+    #[error("{0}")]
+    Grid(String),
     /// A source file could not be read or does not fit the action.
     #[error("cannot use the source file: {0}")]
     SourceFile(String),

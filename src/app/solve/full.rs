@@ -13,13 +13,14 @@
 //!   ψ_o = D_oo⁻¹ (η_o + ½ H_oe ψ_e). With open or SF boundaries η is first set to zero
 //!   on the slices where the quark fields vanish.
 
+use super::grid::check_grid;
 use super::system::{HostSystem, PARITY};
 use super::{Action, FermionBoundary, Setup, SolveBackend, SolveConfig, SolveError, SolveReport};
 use crate::app::propagator::{join_parities, split_parities};
 use qdsl_core::dsl::cpu::Xpay;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::lattice::Lattice;
+use qdsl_core::lattice::{Lattice, ProcessGrid};
 use qdsl_kernels::WilsonHop;
 use qdsl_runtime::operator::cpu::{hop_variant, HostHop};
 use qdsl_runtime::solver::{ProgressCallback, SolverError};
@@ -55,6 +56,20 @@ pub fn solve_full_on(
     eta: &F64,
     progress: Option<ProgressCallback>,
 ) -> Result<FullSolveReport, SolveError> {
+    solve_full_on_grid(backend, gauge, config, eta, ProcessGrid::single(), progress)
+}
+
+/// [`solve_full_on`] with the even-site solve decomposed over `grid`
+/// ([`super::solve_on_grid`]); the source preparation and the reconstruction run on the
+/// whole lattice on the host, as for a GPU solve.
+pub fn solve_full_on_grid(
+    backend: &SolveBackend,
+    gauge: &GaugeField<f64>,
+    config: &SolveConfig,
+    eta: &F64,
+    grid: ProcessGrid,
+    progress: Option<ProgressCallback>,
+) -> Result<FullSolveReport, SolveError> {
     let action = config.action;
     let unsupported = |reason| SolveError::FullSystemUnsupported { action, reason };
     if !action.is_wilson_like() && config.mass == Some(0.0) {
@@ -64,6 +79,10 @@ pub fn solve_full_on(
     }
     let lattice = *gauge.lattice();
     full_layout(action, lattice).expect_same(eta.layout())?;
+    let ext = match grid.size() {
+        1 => None,
+        _ => Some(check_grid(backend, gauge, config, grid)?),
+    };
     let setup = Setup::new(gauge, config, progress)?;
     let mut eta = eta.clone();
     if let FermionBoundary::Open(open) = config.boundary {
@@ -77,7 +96,10 @@ pub fn solve_full_on(
     }
     let (eta_e, eta_o) = split_parities(&eta)?;
     let b = schur_source(&setup.system, &eta_e, &eta_o)?;
-    let report = setup.solve(backend, config, lattice, b)?;
+    let report = match ext {
+        None => setup.solve(backend, config, lattice, b)?,
+        Some(ext) => setup.solve_decomposed(config, lattice, ext, b)?,
+    };
     let psi_o = odd_solution(&setup.system, &eta_o, &report.solution)?;
     let solution = join_parities(&report.solution, &psi_o)?;
     Ok(FullSolveReport { report, solution })

@@ -43,6 +43,7 @@
 //! | [`cpu`] | [`solve_host`]: the host solve in every precision |
 //! | [`cuda`] | the GPU solve in every precision |
 //! | [`full`] | [`solve_full_on`]: the full system M ψ = η through the Schur complement |
+//! | [`grid`] | [`solve_on_grid`]: the solve on a lattice decomposed over ranks (`--grid`) |
 //! | [`source`] | [`FullSource`]: point, wall, Z2, Gaussian or file sources on every site |
 
 mod action;
@@ -54,6 +55,7 @@ mod error;
 mod full;
 #[cfg(test)]
 mod gpu_tests;
+mod grid;
 mod source;
 mod sources;
 mod system;
@@ -67,7 +69,8 @@ pub use backend::SolveBackend;
 pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
 pub use cpu::solve_host;
 pub use error::SolveError;
-pub use full::{full_layout, solve_full_on, FullSolveReport};
+pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
+pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
 pub use source::FullSource;
 pub use sources::{solve_sources_on, SourceLine, SourceSet, SourcesReport};
 
@@ -185,11 +188,11 @@ fn relative_residual<F: SolverField, O: LinearOperator<F> + ?Sized>(
     let mut r = b.zeros_like();
     op.apply(&mut r, x)?;
     r.xpay(b, qdsl_core::Complex::new(-1.0, 0.0))?;
-    let b2 = b.norm_sqr();
+    let (b2, r2) = (b.norm_sqr()?, r.norm_sqr()?);
     Ok(if b2 == 0.0 {
-        r.norm_sqr().sqrt()
+        r2.sqrt()
     } else {
-        (r.norm_sqr() / b2).sqrt()
+        (r2 / b2).sqrt()
     })
 }
 /// Checks the configuration, builds the even-odd operator of `config.action` from the
@@ -219,6 +222,16 @@ pub fn solve_on(
 ) -> Result<SolveReport, SolveError> {
     let setup = Setup::new(gauge, config, progress)?;
     let (_, layout) = setup.system.cpu_operator::<f64>();
+    let b = even_source(config, layout)?;
+    setup.solve(backend, config, *gauge.lattice(), b)
+}
+
+/// The source b of `config` on the even sites of `layout` (with open or SF boundaries,
+/// zero on the slices where the quark fields vanish; an error if nothing is left).
+fn even_source(
+    config: &SolveConfig,
+    layout: qdsl_core::field::SpinorLayout,
+) -> Result<ColourSpinorField<f64>, SolveError> {
     let mut b = match config.source {
         Source::Gaussian { seed } => ColourSpinorField::gaussian(layout, seed),
         Source::Point => ColourSpinorField::point_source(layout, 0, [0; 4], 0, 0)?,
@@ -233,7 +246,7 @@ pub fn solve_on(
             )));
         }
     }
-    setup.solve(backend, config, *gauge.lattice(), b)
+    Ok(b)
 }
 
 /// What every solve builds before its source: the checked parameters, the tadpole

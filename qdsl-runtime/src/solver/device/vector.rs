@@ -238,16 +238,13 @@ impl<P: DevicePrecision> SolverField for DeviceVector<P> {
         self.blas_or_record(None);
     }
 
-    /// NaN while the context holds an error (see [`super::context`]).
-    fn norm_sqr(&self) -> f64 {
+    /// NaN while the context holds an error (see [`super::context`]); a failed
+    /// reduction is an error.
+    fn norm_sqr(&self) -> Result<f64, SolverError> {
         let (gpu, tuner) = (self.ctx.gpu(), Some(self.ctx.tuner()));
-        match self.reduce(|f| f.norm2_with(gpu, tuner).map(|n| Complex::new(n, 0.0))) {
-            Ok(v) => v.re,
-            Err(e) => {
-                self.ctx.record(&e);
-                f64::NAN
-            }
-        }
+        self.reduce(|f| f.norm2_with(gpu, tuner).map(|n| Complex::new(n, 0.0)))
+            .map(|v| v.re)
+            .map_err(SolverError::field)
     }
 
     fn dot(&self, x: &Self) -> Result<Complex<f64>, SolverError> {
