@@ -4,7 +4,8 @@
 //! passes (parameters, prologue, stages of typed statements, epilogue; see
 //! `qdsl_core::dsl::kernel_ir`), the compiled kernel's interface
 //! (entry name, parameters in signature order with what binds to each, launch geometry,
-//! source hash), the CUDA source, the PTX.
+//! source hash), the CUDA source, the PTX. For a `link_paths!` smearing or gauge action,
+//! `--plan`, `--cuda` and `--ptx` ([`super::emit_paths`]).
 
 use super::variant_args::VariantArgs;
 use super::CliError;
@@ -15,7 +16,7 @@ use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
 
 /// Arguments of `qdsl emit`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "kernel_ir", "interface", "cuda", "ptx"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "kernel_ir", "interface", "cuda", "ptx", "plan"])))]
 pub struct EmitArgs {
     /// Kernel name (see `qdsl info`).
     pub kernel: String,
@@ -40,6 +41,10 @@ pub struct EmitArgs {
     /// report on stderr.
     #[arg(long)]
     pub ptx: bool,
+    /// Print the plan of a `link_paths!` smearing or gauge force: the GPU tree of nested
+    /// staples and the product counts.
+    #[arg(long)]
+    pub plan: bool,
     /// Architecture for --ptx (default: the GPU's own, else sm_90).
     #[arg(long)]
     pub arch: Option<Arch>,
@@ -50,6 +55,9 @@ pub struct EmitArgs {
 
 /// Prints the requested stage to stdout.
 pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    if super::emit_paths::run(args)? {
+        return Ok(());
+    }
     let entry = find(&args.kernel)?;
     let variant = args.variant.variant();
     if args.ir {
