@@ -174,10 +174,12 @@ fn cuda_sources_are_deterministic_and_reviewed() {
     );
     let r12 = Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12)).unwrap();
     let plain = Fat7::cuda_source::<f32>().unwrap();
-    // Recon 12 differs from recon 18 only in the input codec's `load_link` (and a comment).
+    // Recon 12 differs from recon 18 only in the input codec's `load_link`, the reals per
+    // link (and a comment).
     assert!(r12.contains(library::LINK12) && !r12.contains(library::LINK18));
     assert_eq!(
         r12.replace("// input links: recon 12 + phase, 14 reals per link\n", "")
+            .replace("LINK_REALS = 14;", "LINK_REALS = 18;")
             .replace(library::LINK12, library::LINK18),
         plain
     );

@@ -12,7 +12,7 @@ use crate::device::tuned::{ProgramRef, Source};
 use crate::device::{DeviceError, Gpu};
 use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
-use qdsl_core::dsl::paths::cuda::{check_extents, interface, Epilogue};
+use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, interface, Epilogue};
 use qdsl_core::dsl::paths::force::{force_cuda, force_kernel};
 use qdsl_core::dsl::paths::{ForcePlan, GaugeAction};
 use qdsl_core::dsl::KernelProgram;
@@ -84,7 +84,8 @@ impl<T: GpuReal> GpuGaugeForce<T> {
         })
     }
 
-    /// Copies the links `u` to the GPU.
+    /// Copies the links `u` to the GPU, in the kernel's device layout
+    /// ([`device_layout`]).
     pub fn upload(
         &self,
         gpu: &Gpu,
@@ -98,7 +99,8 @@ impl<T: GpuReal> GpuGaugeForce<T> {
                 bufs.lattice
             )));
         }
-        let host: Vec<T> = u.links().iter().flat_map(|l| l.to_reals()).collect();
+        let links: Vec<T> = u.links().iter().flat_map(|l| l.to_reals()).collect();
+        let host = device_layout(&links, REALS, bufs.lattice.volume()).map_err(DeviceError::Shape)?;
         gpu.backend()
             .stream()
             .memcpy_htod(&host, &mut bufs.links)

@@ -3,8 +3,8 @@
 //! device, run on device stages ([`DeviceHisq`]): phases and the time boundary folded in
 //! on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link by link
 //! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) + (ε/8) W and
-//! L = (1 + ε) `AsqtadLong`(W) — four launches, W read in place by the last two, the ε
-//! terms inside their kernels as term coefficients
+//! L = (1 + ε) `AsqtadLong`(W) — five launches (W rewritten in the kernels' device
+//! layout once for the last two), the ε terms inside their kernels as term coefficients
 //! (`qdsl_kernels::naik_epsilon_coefficients`).
 
 use super::runner::SmearGpuError;
@@ -62,11 +62,12 @@ pub struct HisqGpu<T> {
     project: LoadedKernel,
 }
 
-/// Device memory of one HISQ construction: the thin links, V (then W in place), X, L and
-/// one projection flag per link.
+/// Device memory of one HISQ construction: the thin links, V (then W in place), W in the
+/// kernels' device layout, X, L and one projection flag per link.
 pub struct HisqBuffers<T> {
     lattice: Lattice,
     thin: SmearBuffers<T>,
+    w: CudaSlice<T>,
     fat: CudaSlice<T>,
     long: CudaSlice<T>,
     bad: CudaSlice<i32>,
@@ -89,6 +90,7 @@ impl<T: GpuReal> HisqGpu<T> {
         Ok(HisqBuffers {
             lattice: *lattice,
             thin: self.fat7.buffers(gpu, lattice)?,
+            w: gpu.alloc::<T>("the projected links", links)?,
             fat: gpu.alloc::<T>("the HISQ fat links", links)?,
             long: gpu.alloc::<T>("the HISQ long links", links)?,
             bad: gpu.alloc::<i32>("the projection flags", 4 * lattice.volume())?,
@@ -210,14 +212,16 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
             .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
     }
 
-    /// X = `HisqFat`(W) + (ε/8) W.
+    /// W in the kernels' device layout, X = `HisqFat`(W) + (ε/8) W.
     fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
-        Ok(self.hisq.fat.enqueue_on(
+        let fat = &self.hisq.fat;
+        fat.enqueue_layout(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
+        Ok(fat.enqueue_on(
             self.gpu,
             self.tuner,
             &bufs.lattice,
-            &bufs.thin.output,
+            &bufs.w,
             &mut bufs.fat,
             &self.fat_coeffs,
         )?)
@@ -230,7 +234,7 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
             self.gpu,
             self.tuner,
             &bufs.lattice,
-            &bufs.thin.output,
+            &bufs.w,
             &mut bufs.long,
             &self.long_coeffs,
         )?)

@@ -14,7 +14,7 @@ use crate::device::{DeviceError, Gpu};
 use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
-use qdsl_core::dsl::paths::cuda::{check_extents, links_kernel};
+use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, layout_kernel_name, links_kernel};
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree};
 use qdsl_core::dsl::DslError;
@@ -24,7 +24,8 @@ use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
 
-/// Threads per block of the per-link kernels that are not tuned (the U(3) projection).
+/// Threads per block of the per-link kernels that are not tuned (the U(3) projection, the
+/// layout rewrite).
 pub(super) const BLOCK: [u32; 3] = [128, 1, 1];
 
 /// Reals per link or per node-buffer site (3 × 3 complex).
@@ -66,6 +67,8 @@ pub struct GpuSmearer<T> {
     /// FNV-1a of the program's source (the tune keys' source hash).
     source_hash: u64,
     kernel: LoadedKernel,
+    /// Host-layout links to the device layout the kernel reads.
+    layout: LoadedKernel,
     _real: std::marker::PhantomData<T>,
 }
 
@@ -157,12 +160,18 @@ impl<T: GpuReal> GpuSmearer<T> {
         let program = qdsl_core::dsl::paths::cuda::program::<T>(&tree, &knobs, &name)?;
         let kernels = load_program(gpu, &program)?;
         let kernel = find(&kernels, &links_kernel(&tree.spec.name), &program.name)?;
+        let layout = find(
+            &kernels,
+            &layout_kernel_name(&tree.spec.name),
+            &program.name,
+        )?;
         Ok(Self {
             tree,
             knobs,
             program: program.name.clone(),
             source_hash: program.source_hash(),
             kernel,
+            layout,
             _real: std::marker::PhantomData,
         })
     }
@@ -189,8 +198,8 @@ impl<T: GpuReal> GpuSmearer<T> {
     }
 
     /// Copies `u` (phases already folded in) into `bufs.input`, encoded as the knobs say
-    /// (a link that recon 12 + phase cannot hold, one not unitary, is a
-    /// [`DeviceError::Conversion`] naming it).
+    /// and in the kernels' device layout ([`device_layout`]; a link that recon 12 + phase
+    /// cannot hold, one not unitary, is a [`DeviceError::Conversion`] naming it).
     pub fn upload(
         &self,
         gpu: &Gpu,
@@ -205,11 +214,13 @@ impl<T: GpuReal> GpuSmearer<T> {
             )));
         }
         let name = &self.tree.spec.name;
-        let host: Vec<T> =
+        let encoded: Vec<T> =
             encode_links(u, &self.knobs, name).map_err(|e| DeviceError::Conversion {
                 kernel: format!("the input encoding of {name}"),
                 problems: e.to_string(),
             })?;
+        let host = device_layout(&encoded, self.knobs.input_reals(), bufs.lattice.volume())
+            .map_err(DeviceError::Shape)?;
         gpu.backend()
             .stream()
             .memcpy_htod(&host, &mut bufs.input)
@@ -247,7 +258,25 @@ impl<T: GpuReal> GpuSmearer<T> {
         )
     }
 
-    /// Queues the kernel from device links `input` (encoded as the knobs say) into
+    /// Queues the rewriting of host-layout links `host` (encoded as the knobs say, e.g.
+    /// links made on the device) into the device layout `device` the kernel reads.
+    pub fn enqueue_layout(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        host: &CudaSlice<T>,
+        device: &mut CudaSlice<T>,
+    ) -> Result<(), DeviceError> {
+        let mut args = Args::new();
+        lattice_args(&mut args, lattice, &self.layout.interface.name)?;
+        args.write("out", device).read("in", host);
+        // Both hold 4·V links of the input codec's reals.
+        self.layout
+            .launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
+    }
+
+    /// Queues the kernel from device links `input` (encoded as the knobs say, in the
+    /// device layout of [`device_layout`]) into
     /// `output` (18 reals per link) with the term coefficients `coeffs` (tadpole factors
     /// included, in term order: [`PathTree::coefficients`], possibly adjusted), so that
     /// chained smearings pass links on without copies.

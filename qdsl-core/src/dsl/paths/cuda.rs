@@ -4,16 +4,19 @@
 //! * `<name>_links(out, u, c0..c{T−1}, L0..L3)`: thread i of 4V computes the link
 //!   μ = i / V at checkerboard site cb = i mod V (a warp shares μ, so the direction loops
 //!   run in step), F_μ(x) = V_root(x) of [`super::tree`], c_t = the term coefficients
-//!   with their tadpole factors.
+//!   with their tadpole factors;
+//! * `<name>_to_device_layout(out, in, L0..L3)`: host-layout links rewritten in the
+//!   device layout the first kernel reads ([`device_layout`]).
 //!
 //! Each tree node is one `__device__` function, inlined where its parent wraps it; a
 //! wrap binding a new direction is a loop over the directions not yet used (by rank, so
 //! the trip count is the same for every μ) and both orientations, not unrolled: the
 //! source and the PTX grow with the tree, not with the number of paths. A site is
 //! carried as its four coordinates packed in one 32-bit word (8 bits each, so extents up
-//! to 256; [`check_extents`]); a link is read at `4·cb + d` of the host layout of
-//! [`crate::field::GaugeField`] (18 reals, or the 14-real recon 12 + phase records of
-//! [`super::knobs`] rebuilt inline), the output written there in 18 reals. Same tree and
+//! to 256; [`check_extents`]); the input links are read in the device layout of
+//! [`device_layout`] (each real component-major over the sites, so coalesced; 18 reals,
+//! or the 14-real recon 12 + phase records of [`super::knobs`] rebuilt inline), the output
+//! written in the host layout of [`crate::field::GaugeField`] (18 reals at `4·cb + μ`). Same tree and
 //! precision → byte-identical source.
 
 use super::knobs::PathKnobs;
@@ -54,9 +57,16 @@ __device__ __forceinline__ int cb_index(const geom& g, int p) {
 __device__ __forceinline__ int pack(const int c[4]) {
     return c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
 }
+// link d of site cb in the device layout (real k at (d * LINK_REALS + k) * volume + cb:
+// a warp of neighbouring sites reads each real coalesced), decoded by the input codec
+__device__ __forceinline__ mat link_at(const real* __restrict__ u, const geom& g, int cb, int d) {
+    real r[LINK_REALS];
+    for (int k = 0; k < LINK_REALS; k++) r[k] = u[(d * LINK_REALS + k) * (2 * g.half) + cb];
+    return load_link(r, 0);
+}
 // W_{d,o}(p): U_d(p) for o > 0, U_d(p - d)^dagger for o < 0
 __device__ __forceinline__ mat wlink(const real* __restrict__ u, const geom& g, int p, int d, int o) {
-    const mat m = load_link(u, 4 * cb_index(g, o > 0 ? p : move(g, p, d, -1)) + d);
+    const mat m = link_at(u, g, cb_index(g, o > 0 ? p : move(g, p, d, -1)), d);
     return o > 0 ? m : adjoint(m);
 }
 // the k-th direction (k = 0, 1, ...) not in the bit mask used
@@ -110,6 +120,18 @@ pub fn interface(kernel: &str, terms: usize, real: Elem, epilogue: Epilogue) -> 
     }
 }
 
+/// The interface of [`layout_kernel_name`]: `out`, `in`, `L0..L3`, one thread per link.
+pub fn layout_interface(name: &str, real: Elem) -> KernelInterface {
+    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
+    let mut params = vec![p("out", ParamKind::write(real)), p("in", ParamKind::read(real))];
+    params.extend((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)));
+    KernelInterface {
+        name: layout_kernel_name(name),
+        params,
+        geometry: Geometry::linear(),
+    }
+}
+
 /// Errors unless every extent of `dims` fits the packed coordinates (≤ [`MAX_EXTENT`]).
 pub fn check_extents(kernel: &str, dims: [usize; 4]) -> Result<(), DslError> {
     match dims.iter().find(|&&l| l == 0 || l > MAX_EXTENT) {
@@ -134,12 +156,15 @@ pub fn program<T: Real>(
         name: program.to_string(),
         source,
         options: Vec::new(),
-        kernels: vec![interface(
-            &links_kernel(&tree.spec.name),
-            tree.spec.terms.len(),
-            real,
-            Epilogue::Links,
-        )],
+        kernels: vec![
+            interface(
+                &links_kernel(&tree.spec.name),
+                tree.spec.terms.len(),
+                real,
+                Epilogue::Links,
+            ),
+            layout_interface(&tree.spec.name, real),
+        ],
     })
 }
 
@@ -167,7 +192,51 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
         &links_kernel(&tree.spec.name),
         Epilogue::Links,
     ));
+    s.push_str(&layout_kernel(&tree.spec.name));
     Ok(s)
+}
+
+/// The entry name of a spec's layout kernel.
+pub fn layout_kernel_name(name: &str) -> String {
+    format!("{name}_to_device_layout")
+}
+
+/// `<name>_to_device_layout(out, in, L0..L3)`: links in the host layout (`LINK_REALS`
+/// reals at `(4·cb + d)·LINK_REALS`) rewritten in the device layout of [`device_layout`],
+/// one thread per link (for links made on the device, HISQ's W).
+fn layout_kernel(name: &str) -> String {
+    format!(
+        r#"extern "C" __global__ void {}(real* __restrict__ out, const real* __restrict__ in, int L0, int L1, int L2, int L3) {{
+    const int volume = L0 * L1 * L2 * L3;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 4 * volume) return;
+    const int d = i / volume, cb = i - d * volume;
+    for (int k = 0; k < LINK_REALS; k++) out[(d * LINK_REALS + k) * volume + cb] = in[(4 * cb + d) * LINK_REALS + k];
+}}
+"#,
+        layout_kernel_name(name)
+    )
+}
+
+/// Links in the host layout (`reals` per link, link `4·cb + d`, [`crate::field::GaugeField`]'s
+/// order) rewritten in the kernels' device layout: real k of link (cb, d) at
+/// `(d·reals + k)·V + cb`, so that a warp of neighbouring sites reads each real of its
+/// links in one coalesced access. Errors unless `host` holds 4V links of `reals` reals.
+pub fn device_layout<T: Copy>(host: &[T], reals: usize, volume: usize) -> Result<Vec<T>, String> {
+    if reals == 0 || host.len() != 4 * volume * reals {
+        return Err(format!(
+            "expected 4 · {volume} links of {reals} reals ({} reals), found {}",
+            4 * volume * reals,
+            host.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(host.len());
+    for d in 0..4 {
+        for k in 0..reals {
+            out.extend((0..volume).map(|cb| host[(4 * cb + d) * reals + k]));
+        }
+    }
+    Ok(out)
 }
 
 /// The type definitions, the library and the node functions of a tree.
@@ -203,6 +272,7 @@ pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<Str
         Recon::R12 => library::LINK12,
         _ => library::LINK18,
     });
+    let _ = writeln!(s, "constexpr int LINK_REALS = {};", knobs.input_reals());
     s.push_str(SITES);
     let _ = writeln!(
         s,
@@ -229,7 +299,7 @@ pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> Strin
     };
     let write = match epilogue {
         Epilogue::Links => "    store(out + 18 * (4 * cb + mu), v);\n".to_string(),
-        Epilogue::Force => "    store(out + 18 * (4 * cb + mu), scaled_ta(mul(load_link(u, 4 * cb + mu), adjoint(v)), cf));\n".to_string(),
+        Epilogue::Force => "    store(out + 18 * (4 * cb + mu), scaled_ta(mul(link_at(u, g, cb, mu), adjoint(v)), cf));\n".to_string(),
     };
     format!(
         r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {}{force_param}, int L0, int L1, int L2, int L3) {{
@@ -350,4 +420,33 @@ fn emit_node(tree: &PathTree, n: &TreeNode, bound: usize, out: &mut Vec<String>)
         "__device__ __forceinline__ mat {name}_node{id}(const real* __restrict__ u, const geom& g, const coeffs& c, int p, int mu, int used{bound_params}) {{\n{body}}}\n"
     );
     id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real k of link (cb, d) moves from (4·cb + d)·R + k to (d·R + k)·V + cb.
+    #[test]
+    fn device_layout_is_component_major() {
+        let (volume, reals) = (3, 2);
+        let host: Vec<usize> = (0..4 * volume * reals).collect();
+        let dev = device_layout(&host, reals, volume).unwrap();
+        for cb in 0..volume {
+            for d in 0..4 {
+                for k in 0..reals {
+                    assert_eq!(dev[(d * reals + k) * volume + cb], host[(4 * cb + d) * reals + k]);
+                }
+            }
+        }
+        let e = device_layout(&host[1..], reals, volume).unwrap_err();
+        assert!(e.contains("found 23"), "{e}");
+    }
+
+    #[test]
+    fn extents_beyond_the_packed_coordinates_are_refused() {
+        assert!(check_extents("k", [256, 2, 4, 8]).is_ok());
+        let e = check_extents("k", [4, 258, 4, 4]).unwrap_err().to_string();
+        assert!(e.contains("258") && e.contains("1..=256"), "{e}");
+    }
 }
