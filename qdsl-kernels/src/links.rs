@@ -162,7 +162,9 @@ pub fn naik_epsilon_coefficients(epsilon_naik: f64) -> Result<(Vec<f64>, Vec<f64
         .position(|t| t.steps == one_link)
         .ok_or_else(|| DslError::InvalidSpec {
             kernel: fat.name.clone(),
-            reason: "expected a one-link term [+mu] to carry the ε/8 of the Naik correction, found none".into(),
+            reason:
+                "expected a one-link term [+mu] to carry the ε/8 of the Naik correction, found none"
+                    .into(),
         })?;
     let mut fat_coeffs = HisqFat::tree()?.coefficients(1.0);
     fat_coeffs[k] += epsilon_naik / 8.0;

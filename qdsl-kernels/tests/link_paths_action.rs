@@ -10,12 +10,12 @@ mod nvrtc;
 use qdsl_core::dsl::paths::force::{
     staples_cpu, FORCE_LINK_FLOPS, MILC_SYMANZIK_FORCE_FLOPS_PER_SITE, SCALED_TA_FLOPS,
 };
-use qdsl_core::dsl::paths::tree;
-use qdsl_core::field::GaugeField;
-use qdsl_core::lattice::Lattice;
 use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
+use qdsl_core::dsl::paths::tree;
 use qdsl_core::dsl::paths::{Dir, GaugeAction};
 use qdsl_core::dsl::DslError;
+use qdsl_core::field::GaugeField;
+use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{SymanzikGauge, WilsonGauge};
 
 #[test]

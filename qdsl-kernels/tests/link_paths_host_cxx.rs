@@ -92,7 +92,10 @@ int main(int argc, char** argv) {{
         "{tag}: compiling the generated source as host C++ failed:\n{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let (fin, fout) = (dir.join(format!("{tag}.in")), dir.join(format!("{tag}.out")));
+    let (fin, fout) = (
+        dir.join(format!("{tag}.in")),
+        dir.join(format!("{tag}.out")),
+    );
     write_reals(&fin, input);
     let ran = Command::new(&exe).arg(&fin).arg(&fout).output().unwrap();
     assert!(ran.status.success(), "{tag}: the harness failed");
@@ -101,11 +104,17 @@ int main(int argc, char** argv) {{
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 fn coefficient_list(c: &[f64]) -> String {
-    c.iter().map(|x| format!("{x:e}")).collect::<Vec<_>>().join(", ")
+    c.iter()
+        .map(|x| format!("{x:e}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {

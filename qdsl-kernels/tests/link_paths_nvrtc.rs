@@ -59,10 +59,7 @@ fn link_path_kernels_compile_and_do_not_spill() {
             }
             for arch in ["sm_80", "sm_90"] {
                 let tag = format!("{name}_{precision}_{input:?}_{arch}");
-                let entries = vec![
-                    format!("{name}_links"),
-                    format!("{name}_to_device_layout"),
-                ];
+                let entries = vec![format!("{name}_links"), format!("{name}_to_device_layout")];
                 let t0 = std::time::Instant::now();
                 let reports = tc.compile_checked(&src, &tag, arch, &entries, true);
                 eprintln!(

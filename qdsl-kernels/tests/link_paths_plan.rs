@@ -184,7 +184,10 @@ fn cuda_sources_are_deterministic_and_reviewed() {
         plain
     );
     insta::assert_snapshot!("link_paths_fat7_f32_in_recon12", r12);
-    insta::assert_snapshot!("link_paths_asqtad_fat_tree", AsqtadFat::tree().unwrap().to_string());
+    insta::assert_snapshot!(
+        "link_paths_asqtad_fat_tree",
+        AsqtadFat::tree().unwrap().to_string()
+    );
 }
 
 /// The GPU kernel's computation (the tree, evaluated on the host link by link as each

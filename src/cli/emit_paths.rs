@@ -19,6 +19,11 @@ use std::time::Instant;
 /// What `qdsl emit` prints for the link-path kernel `args.kernel`; `Ok(false)` when the
 /// name is no smearing or gauge action of the catalog.
 pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
+    let is_link_path = smearings().iter().any(|s| s.name == args.kernel)
+        || actions().iter().any(|a| a.name == args.kernel);
+    if !is_link_path {
+        return Ok(false);
+    }
     let f64 = match args.variant.precision {
         PrecisionArg::F64 => true,
         PrecisionArg::F32 => false,
@@ -31,35 +36,37 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
             .into())
         }
     };
-    let (tree, plan, source, entry) = if let Some(s) = smearings()
-        .into_iter()
-        .find(|s| s.name == args.kernel)
-    {
-        let spec = (s.spec)();
-        let knobs = PathKnobs::with_input(args.variant.variant().recon);
-        let source = if f64 {
-            (s.cuda_f64)(&knobs)
+    let (tree, plan, source, entry) =
+        if let Some(s) = smearings().into_iter().find(|s| s.name == args.kernel) {
+            let spec = (s.spec)();
+            let knobs = PathKnobs::with_input(args.variant.variant().recon);
+            let source = if f64 {
+                (s.cuda_f64)(&knobs)
+            } else {
+                (s.cuda_f32)(&knobs)
+            };
+            (
+                PathTree::new(&spec)?,
+                PathPlan::new(&spec)?,
+                source,
+                links_kernel(&spec.name),
+            )
+        } else if let Some(a) = actions().into_iter().find(|a| a.name == args.kernel) {
+            let plan = ForcePlan::new(&(a.spec)())?;
+            let source = if f64 {
+                (a.force_f64)()
+            } else {
+                (a.force_f32)()
+            };
+            (
+                plan.tree.clone(),
+                plan.staples.clone(),
+                source,
+                force_kernel(&plan.action.name),
+            )
         } else {
-            (s.cuda_f32)(&knobs)
+            return Ok(false);
         };
-        (
-            PathTree::new(&spec)?,
-            PathPlan::new(&spec)?,
-            source,
-            links_kernel(&spec.name),
-        )
-    } else if let Some(a) = actions().into_iter().find(|a| a.name == args.kernel) {
-        let plan = ForcePlan::new(&(a.spec)())?;
-        let source = if f64 { (a.force_f64)() } else { (a.force_f32)() };
-        (
-            plan.tree.clone(),
-            plan.staples.clone(),
-            source,
-            force_kernel(&plan.action.name),
-        )
-    } else {
-        return Ok(false);
-    };
     if args.plan {
         print!("{tree}");
         let info = LinkPathsInfo::new(&plan);

@@ -100,7 +100,8 @@ impl<T: GpuReal> GpuGaugeForce<T> {
             )));
         }
         let links: Vec<T> = u.links().iter().flat_map(|l| l.to_reals()).collect();
-        let host = device_layout(&links, REALS, bufs.lattice.volume()).map_err(DeviceError::Shape)?;
+        let host =
+            device_layout(&links, REALS, bufs.lattice.volume()).map_err(DeviceError::Shape)?;
         gpu.backend()
             .stream()
             .memcpy_htod(&host, &mut bufs.links)

@@ -192,7 +192,10 @@ impl<T: GpuReal> GpuSmearer<T> {
             .map_err(|e| DeviceError::Shape(e.to_string()))?;
         Ok(SmearBuffers {
             lattice: *lat,
-            input: gpu.alloc::<T>("the thin links", 4 * lat.volume() * self.knobs.input_reals())?,
+            input: gpu.alloc::<T>(
+                "the thin links",
+                4 * lat.volume() * self.knobs.input_reals(),
+            )?,
             output: gpu.alloc::<T>("the smeared links", 4 * lat.volume() * REALS)?,
         })
     }

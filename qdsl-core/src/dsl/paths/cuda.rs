@@ -107,7 +107,10 @@ pub fn links_kernel(name: &str) -> String {
 /// `c0..`, (`cf` for the force), `L0..L3`, one thread per link (4V).
 pub fn interface(kernel: &str, terms: usize, real: Elem, epilogue: Epilogue) -> KernelInterface {
     let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
-    let mut params = vec![p("out", ParamKind::write(real)), p("u", ParamKind::read(real))];
+    let mut params = vec![
+        p("out", ParamKind::write(real)),
+        p("u", ParamKind::read(real)),
+    ];
     params.extend((0..terms).map(|k| p(&format!("c{k}"), ParamKind::real(real))));
     if epilogue == Epilogue::Force {
         params.push(p("cf", ParamKind::real(real)));
@@ -123,7 +126,10 @@ pub fn interface(kernel: &str, terms: usize, real: Elem, epilogue: Epilogue) -> 
 /// The interface of [`layout_kernel_name`]: `out`, `in`, `L0..L3`, one thread per link.
 pub fn layout_interface(name: &str, real: Elem) -> KernelInterface {
     let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
-    let mut params = vec![p("out", ParamKind::write(real)), p("in", ParamKind::read(real))];
+    let mut params = vec![
+        p("out", ParamKind::write(real)),
+        p("in", ParamKind::read(real)),
+    ];
     params.extend((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)));
     KernelInterface {
         name: layout_kernel_name(name),
@@ -274,11 +280,7 @@ pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<Str
     });
     let _ = writeln!(s, "constexpr int LINK_REALS = {};", knobs.input_reals());
     s.push_str(SITES);
-    let _ = writeln!(
-        s,
-        "struct coeffs {{ real c[{}]; }};",
-        tree.spec.terms.len()
-    );
+    let _ = writeln!(s, "struct coeffs {{ real c[{}]; }};", tree.spec.terms.len());
     let mut nodes = Vec::new();
     emit_node(tree, &tree.root, 0, &mut nodes);
     // A child's id is above its parent's: define the children first.
@@ -435,7 +437,10 @@ mod tests {
         for cb in 0..volume {
             for d in 0..4 {
                 for k in 0..reals {
-                    assert_eq!(dev[(d * reals + k) * volume + cb], host[(4 * cb + d) * reals + k]);
+                    assert_eq!(
+                        dev[(d * reals + k) * volume + cb],
+                        host[(4 * cb + d) * reals + k]
+                    );
                 }
             }
         }

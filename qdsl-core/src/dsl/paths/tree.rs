@@ -161,9 +161,7 @@ impl TreeNode {
         let cores: usize = self
             .cores
             .iter()
-            .map(|c| {
-                choices(free, new_names(&c.steps, c.bound)) * (c.steps.len() - 1)
-            })
+            .map(|c| choices(free, new_names(&c.steps, c.bound)) * (c.steps.len() - 1))
             .sum();
         let children: usize = self
             .children
@@ -220,7 +218,11 @@ impl PathTree {
     /// The coefficient of each term with its tadpole factor, c_t u0^(−(L_t − 1)), in
     /// term order (the kernel's `c0`, `c1`, …).
     pub fn coefficients(&self, u0: f64) -> Vec<f64> {
-        self.spec.terms.iter().map(|t| t.tadpole_coeff(u0)).collect()
+        self.spec
+            .terms
+            .iter()
+            .map(|t| t.tadpole_coeff(u0))
+            .collect()
     }
 }
 
@@ -336,7 +338,13 @@ struct Eval<'a, T: Real> {
 
 impl<T: Real> Eval<'_, T> {
     /// V_node(x) with the directions in `used` (μ included) bound as `bindings`.
-    fn node(&self, n: &TreeNode, x: Coords, used: usize, bindings: &mut Bindings) -> ColourMatrix<T> {
+    fn node(
+        &self,
+        n: &TreeNode,
+        x: Coords,
+        used: usize,
+        bindings: &mut Bindings,
+    ) -> ColourMatrix<T> {
         let lat = self.u.lattice();
         let mut v = ColourMatrix::zero();
         for c in &n.cores {
