@@ -37,7 +37,7 @@ const SITES: &str = r#"// a site: coordinates packed 8 bits each; lm1: the exten
 struct geom { int lm1, L0, L1, L2, half; };
 __device__ __forceinline__ geom make_geom(int L0, int L1, int L2, int L3) {
     geom g;
-    g.lm1 = (L0 - 1) | ((L1 - 1) << 8) | ((L2 - 1) << 16) | ((L3 - 1) << 24);
+    g.lm1 = (int)((unsigned)(L0 - 1) | ((unsigned)(L1 - 1) << 8) | ((unsigned)(L2 - 1) << 16) | ((unsigned)(L3 - 1) << 24));
     g.L0 = L0; g.L1 = L1; g.L2 = L2; g.half = L0 * L1 * L2 * L3 / 2;
     return g;
 }
@@ -47,7 +47,7 @@ __device__ __forceinline__ int move(const geom& g, int p, int d, int o) {
     const int m = (g.lm1 >> sh) & 255;
     int c = ((p >> sh) & 255) + o;
     c = c < 0 ? m : (c > m ? 0 : c);
-    return (p & ~(255 << sh)) | (c << sh);
+    return (int)(((unsigned)p & ~(255u << sh)) | ((unsigned)c << sh));
 }
 __device__ __forceinline__ int cb_index(const geom& g, int p) {
     const int c0 = p & 255, c1 = (p >> 8) & 255, c2 = (p >> 16) & 255, c3 = (p >> 24) & 255;
@@ -55,7 +55,7 @@ __device__ __forceinline__ int cb_index(const geom& g, int p) {
     return ((c0 + c1 + c2 + c3) & 1) * g.half + (lex >> 1);
 }
 __device__ __forceinline__ int pack(const int c[4]) {
-    return c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
+    return (int)((unsigned)c[0] | ((unsigned)c[1] << 8) | ((unsigned)c[2] << 16) | ((unsigned)c[3] << 24));
 }
 // link d of site cb in the device layout (real k at (d * LINK_REALS + k) * volume + cb:
 // a warp of neighbouring sites reads each real coalesced), decoded by the input codec
@@ -138,16 +138,27 @@ pub fn layout_interface(name: &str, real: Elem) -> KernelInterface {
     }
 }
 
-/// Errors unless every extent of `dims` fits the packed coordinates (≤ [`MAX_EXTENT`]).
+/// Errors unless every extent of `dims` fits the packed coordinates (≤ [`MAX_EXTENT`])
+/// and the kernels' 32-bit real indices (4 · 18 · V < 2³¹).
 pub fn check_extents(kernel: &str, dims: [usize; 4]) -> Result<(), DslError> {
-    match dims.iter().find(|&&l| l == 0 || l > MAX_EXTENT) {
-        Some(l) => Err(DslError::UnsupportedVariant {
-            kernel: kernel.to_string(),
-            knob: "lattice",
-            reason: format!("expected extents 1..={MAX_EXTENT}, found {l} in {dims:?}"),
-        }),
-        None => Ok(()),
+    let err = |reason: String| DslError::UnsupportedVariant {
+        kernel: kernel.to_string(),
+        knob: "lattice",
+        reason,
+    };
+    if let Some(l) = dims.iter().find(|&&l| l == 0 || l > MAX_EXTENT) {
+        return Err(err(format!(
+            "expected extents 1..={MAX_EXTENT}, found {l} in {dims:?}"
+        )));
     }
+    let volume: usize = dims.iter().product();
+    if 4 * 18 * volume > i32::MAX as usize {
+        return Err(err(format!(
+            "expected at most {} sites (32-bit indices), found {volume} in {dims:?}",
+            i32::MAX as usize / 72
+        )));
+    }
+    Ok(())
 }
 
 /// [`emit_with`]'s source as the program `program` with its kernel's interface.
@@ -453,5 +464,7 @@ mod tests {
         assert!(check_extents("k", [256, 2, 4, 8]).is_ok());
         let e = check_extents("k", [4, 258, 4, 4]).unwrap_err().to_string();
         assert!(e.contains("258") && e.contains("1..=256"), "{e}");
+        let e = check_extents("k", [256, 256, 256, 2]).unwrap_err().to_string();
+        assert!(e.contains("33554432"), "{e}");
     }
 }
