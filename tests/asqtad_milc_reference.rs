@@ -80,3 +80,55 @@ fn reproduces_milcs_fat_and_long_links() {
         );
     }
 }
+
+/// What the GPU kernels compute — the `link_paths!` trees of `AsqtadFat` and
+/// `AsqtadLong` evaluated link by link, the staple levels nested by Horner's rule
+/// (`qdsl_core::dsl::paths::tree`, the kernels' CPU reference) — reproduces MILC's own
+/// fat and long links of its 8⁴ sample (u0 = 0.502) to f32 rounding, and the HISQ trees
+/// (fat7, the U(3) projection, HisqFat and the Naik link with ε folded into the term
+/// coefficients as the device does) give `qdsl_kernels::hisq_links`.
+#[test]
+fn the_gpu_trees_reproduce_milcs_fat_and_long_links() {
+    use qdsl::core::dsl::paths::{tree, LinkPaths};
+    use qdsl::kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat};
+    let thin = read_gauge(data("milc/lat.sample.l8"), &ReadOptions::default()).unwrap();
+    let v = fold_staggered_phases(&thin.field);
+    let fat = tree::smear_cpu(&AsqtadFat::tree().unwrap(), &v, 0.502);
+    let long = tree::smear_cpu(&AsqtadLong::tree().unwrap(), &v, 0.502);
+    for (ours, file) in [(&fat, "milc/fat.l8"), (&long, "milc/long.l8")] {
+        let milc = read_gauge(data(file), &ReadOptions::smeared_links()).unwrap();
+        let scale = milc
+            .field
+            .links()
+            .iter()
+            .map(|m| m.max_abs_component())
+            .fold(0.0, f64::max);
+        let worst = ours
+            .links()
+            .iter()
+            .zip(milc.field.links())
+            .map(|(a, b)| (*a - *b).max_abs_component())
+            .fold(0.0, f64::max);
+        assert!(worst <= 4e-6 * scale, "{file}: max |Δ| = {worst:e}");
+    }
+    // HISQ, ε = −0.1: the device's recipe on the host against the CPU chain.
+    let eps = -0.1;
+    let mut w = tree::smear_cpu(&Fat7::tree().unwrap(), &v, 1.0);
+    for link in w.links_mut() {
+        *link = link.polar_u3().unwrap();
+    }
+    let (fat_c, long_c) = qdsl::kernels::naik_epsilon_coefficients(eps).unwrap();
+    let x = tree::evaluate_cpu(&HisqFat::tree().unwrap(), &w, &fat_c).unwrap();
+    let l = tree::evaluate_cpu(&AsqtadLong::tree().unwrap(), &w, &long_c).unwrap();
+    let (cx, cl) = qdsl::kernels::hisq_links(&thin.field, eps).unwrap();
+    for (ours, cpu, name) in [(&x, &cx, "X"), (&l, &cl, "L")] {
+        let worst = ours
+            .links()
+            .iter()
+            .zip(cpu.links())
+            .map(|(a, b)| (*a - *b).max_abs_component())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-12, "HISQ {name}: max |Δ| = {worst:e}");
+    }
+    assert!(tree::evaluate_cpu(&HisqFat::tree().unwrap(), &w, &long_c).is_err());
+}

@@ -147,3 +147,23 @@ fn the_link_scale_flag_selects_global_scales() {
         assert!(stderr.contains("link_scale"), "{stderr}");
     }
 }
+
+/// `qdsl emit --plan` prints a `link_paths!` smearing's GPU tree (the staple levels nested,
+/// the Lepage wrap tied) and a gauge force's; `--cuda` the smearing's single kernel in the
+/// precision asked, reading recon 12 + phase input when asked.
+#[test]
+fn link_path_plans_and_sources_are_printed() {
+    let plan = emit(&["asqtad_fat", "--plan"]);
+    assert!(plan.contains("168 matrix products per link"), "{plan}");
+    assert!(plan.contains("sum over sigma"), "{plan}");
+    assert!(plan.contains("(tied)"), "{plan}");
+    assert!(plan.contains("GPU 672 matrix products"), "{plan}");
+    let force = emit(&["symanzik_gauge", "--plan"]);
+    assert!(force.contains("72 matrix products per link"), "{force}");
+    let cuda = emit(&["fat7", "--cuda", "--precision", "f64", "--recon", "18"]);
+    assert!(cuda.contains("typedef double real;"));
+    assert!(cuda.contains("extern \"C\" __global__ void fat7_links("));
+    assert!(cuda.contains("constexpr int LINK_REALS = 18;"));
+    let r12 = emit(&["fat7", "--cuda", "--recon", "12"]);
+    assert!(r12.contains("constexpr int LINK_REALS = 14;"));
+}

@@ -35,8 +35,9 @@ pub use actions::{IwasakiGauge, SymanzikGauge, WilsonGauge};
 pub use clover::{CloverApply, WilsonClover};
 pub use coarse::{CoarseHop, CoarseOp};
 pub use links::{
-    add_naik_epsilon, asqtad_links, fold_staggered_phases, hisq_chain, hisq_links, staggered_phase,
-    AsqtadFat, AsqtadLong, Fat7, HisqFat, HisqStages, SmearError,
+    add_naik_epsilon, asqtad_links, fold_staggered_phases, hisq_chain, hisq_links,
+    naik_epsilon_coefficients, staggered_phase, AsqtadFat, AsqtadLong, Fat7, HisqFat, HisqStages,
+    SmearError,
 };
 pub use staggered::{ImprovedStaggeredHop, NaiveStaggeredHop};
 pub use twisted_mass::TwistedMassTwist;

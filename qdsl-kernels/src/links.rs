@@ -144,6 +144,38 @@ pub fn add_naik_epsilon<T: Real>(
     }
 }
 
+/// The ε terms of [`add_naik_epsilon`] as term coefficients of the second level's trees
+/// (u0 = 1), so that the device applies them inside the kernels: X = X₀ + (ε/8) W adds
+/// ε/8 to the coefficient of `HisqFat`'s one-link term `[+mu]`, L = (1 + ε) L₀ scales
+/// every term of `AsqtadLong`. Returns (fat, long) coefficients in term order.
+///
+/// Errors: `HisqFat` without a one-link term (a spec edit would have broken the recipe).
+pub fn naik_epsilon_coefficients(epsilon_naik: f64) -> Result<(Vec<f64>, Vec<f64>), DslError> {
+    let fat = HisqFat::spec();
+    let one_link = [qdsl_core::dsl::paths::Step {
+        dir: qdsl_core::dsl::paths::Dir::Mu,
+        forward: true,
+    }];
+    let k = fat
+        .terms
+        .iter()
+        .position(|t| t.steps == one_link)
+        .ok_or_else(|| DslError::InvalidSpec {
+            kernel: fat.name.clone(),
+            reason:
+                "expected a one-link term [+mu] to carry the ε/8 of the Naik correction, found none"
+                    .into(),
+        })?;
+    let mut fat_coeffs = HisqFat::tree()?.coefficients(1.0);
+    fat_coeffs[k] += epsilon_naik / 8.0;
+    let long_coeffs = AsqtadLong::tree()?
+        .coefficients(1.0)
+        .into_iter()
+        .map(|c| c * (1.0 + epsilon_naik))
+        .collect();
+    Ok((fat_coeffs, long_coeffs))
+}
+
 /// The HISQ stages on host fields: the generated CPU code of the specs.
 struct HostHisq<T: Real> {
     /// U (phases folded in), then V, then W.

@@ -1,23 +1,22 @@
 //! The lowered plans of `link_paths!` specs: matrix products per site with and without
-//! the MILC-style sub-path reuse (hand-counted), flops, the launch schedule, a spec whose
-//! paths are not all staples against plain path walks, spec validation, and snapshots of
-//! the CUDA source (uncompressed, and fat7 reading recon 12 + phase input links).
-
-// The host emulation of the CUDA schedule loops over site indices on purpose (one
-// iteration per GPU thread).
-#![allow(clippy::needless_range_loop)]
+//! the MILC-style sub-path reuse (hand-counted), flops, the GPU tree (products per link,
+//! its host evaluation against the CPU plan and plain path walks), spec validation, and
+//! snapshots of the tree and the CUDA source (uncompressed, and fat7 reading recon 12 +
+//! phase input links).
 
 use qdsl_core::dsl::emit::cuda::library;
-use qdsl_core::dsl::paths::cuda::{schedule, Launch};
 use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
 use qdsl_core::dsl::paths::spec::ConcreteStep;
-use qdsl_core::dsl::paths::{Dir, LinkPaths, PathKnobs, PathPlan, PathSpec, PathTerm, Step};
+use qdsl_core::dsl::paths::tree;
+use qdsl_core::dsl::paths::{
+    Dir, LinkPaths, PathKnobs, PathPlan, PathSpec, PathTerm, PathTree, Step,
+};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::{Coords, Lattice};
 use qdsl_core::math::ColourMatrix;
-use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7};
+use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat};
 use qdsl_macros::link_paths;
 
 #[test]
@@ -58,46 +57,26 @@ fn asqtad_flops_per_site() {
     assert_eq!(fat.flops_per_site + long.flops_per_site, 61_632);
 }
 
-/// Launches of kind `pred` in a schedule.
-fn count(launches: &[Launch], pred: fn(&Launch) -> bool) -> usize {
-    launches.iter().filter(|l| pred(l)).count()
-}
-
-/// Asqtad, per μ: 55 nodes (1 link; 3-staples 3 × (2 staples + sum); 5-staples 6 × 3;
-/// 7-staples 6 × 3; Lepage 3 × 3, whose inner staples are the 3-staples' own). The
-/// orientation pairs of the 5-staples, 7-staples and Lepage terms (6 + 6 + 3 = 15) fuse
-/// into one launch each; the 3-staple pairs do not, their staples being also Lepage's
-/// inner nodes. The 1 + 3 + 6 + 6 + 3 = 19 output nodes go 8 + 8 + 3 per accumulate
-/// launch. Fat7 (no Lepage) fuses all 3 + 6 + 6 = 15 pairs of its 46 nodes.
+/// The GPU tree's products per link, by Horner's rule over the staple levels: asqtad
+/// wraps the sum c₃U + Lepage + Σ_ρ wrap_ρ(c₅U + Σ_ν wrap_ν(c₇U)) in each of the 3 · 2
+/// outer σ; the inner sum costs 2 (the Lepage wrap, tied to σ) + 2 · 2 · (2 + 2 · 2) = 26,
+/// so 6 · (2 + 26) = 168 per link. Fat7 has no Lepage term: 6 · (2 + 24) = 156. The Naik
+/// link is its 2-product core; one kernel launch each.
 #[test]
-fn schedule_fuses_staple_pairs_and_groups_the_accumulation() {
-    let plan = AsqtadFat::plan().unwrap();
-    let launches = schedule(&plan);
-    let nodes: usize = plan.directions.iter().map(|d| d.nodes.len()).sum();
-    assert_eq!(nodes, 4 * 55);
-    let pairs = count(&launches, |l| matches!(l, Launch::StaplePair { .. }));
-    assert_eq!(pairs, 4 * 15);
-    let accumulations: Vec<usize> = launches
-        .iter()
-        .filter_map(|l| match l {
-            Launch::Accumulate { terms, .. } => Some(terms.len()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(accumulations, [8, 8, 3].repeat(4));
-    assert_eq!(launches.len(), nodes - 2 * pairs + accumulations.len());
-    assert_eq!(launches.len(), 4 * (25 + 3));
-    assert_eq!(AsqtadFat::info().unwrap().launches, 112);
-    let firsts = count(&launches, |l| {
-        matches!(l, Launch::Accumulate { first: true, .. })
-    });
-    assert_eq!(firsts, 4);
-    let fat7 = schedule(&Fat7::plan().unwrap());
-    assert_eq!(
-        count(&fat7, |l| matches!(l, Launch::StaplePair { .. })),
-        4 * 15
-    );
-    assert_eq!(fat7.len(), 4 * (46 - 30 + 2));
+fn gpu_tree_products_per_link() {
+    assert_eq!(AsqtadFat::tree().unwrap().products_per_link(), 168);
+    assert_eq!(Fat7::tree().unwrap().products_per_link(), 156);
+    assert_eq!(HisqFat::tree().unwrap().products_per_link(), 168);
+    assert_eq!(AsqtadLong::tree().unwrap().products_per_link(), 2);
+    assert_eq!(AsqtadFat::info().unwrap().gpu_products, 4 * 168);
+    // The tree shares the outer wraps of all five terms: one root child (ν, new), under
+    // it the 3-staple core, the Lepage wrap (tied to ν) and the ρ wrap; under ρ the σ wrap.
+    let tree = AsqtadFat::tree().unwrap();
+    assert_eq!(tree.root.cores.len(), 1);
+    assert_eq!(tree.root.children.len(), 1);
+    let level1 = &tree.root.children[0].1;
+    assert_eq!(level1.cores.len(), 1);
+    assert_eq!(level1.children.len(), 2);
 }
 
 link_paths! {
@@ -185,9 +164,7 @@ fn cuda_sources_are_deterministic_and_reviewed() {
     assert_eq!(f64_src, AsqtadFat::cuda_source::<f64>().unwrap());
     let f32_src = AsqtadFat::cuda_source::<f32>().unwrap();
     assert!(f64_src.contains("typedef double real;") && f32_src.contains("typedef float real;"));
-    for k in ["path", "staple", "staple_pair", "sum", "accumulate"] {
-        assert!(f64_src.contains(&format!("extern \"C\" __global__ void asqtad_fat_{k}(")));
-    }
+    assert!(f64_src.contains("extern \"C\" __global__ void asqtad_fat_links("));
     insta::assert_snapshot!("link_paths_asqtad_fat_f64", f64_src);
     // The uncompressed knobs are the plain source; recon 12 + phase input differs only by
     // its header line, the decoder and the load in `hop`.
@@ -197,114 +174,40 @@ fn cuda_sources_are_deterministic_and_reviewed() {
     );
     let r12 = Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12)).unwrap();
     let plain = Fat7::cuda_source::<f32>().unwrap();
-    // Recon 12 differs from recon 18 only in the input codec's `load_link` (and a comment).
+    // Recon 12 differs from recon 18 only in the input codec's `load_link`, the reals per
+    // link (and a comment).
     assert!(r12.contains(library::LINK12) && !r12.contains(library::LINK18));
     assert_eq!(
         r12.replace("// input links: recon 12 + phase, 14 reals per link\n", "")
+            .replace("LINK_REALS = 14;", "LINK_REALS = 18;")
             .replace(library::LINK12, library::LINK18),
         plain
     );
     insta::assert_snapshot!("link_paths_fat7_f32_in_recon12", r12);
-    let schedule_text: String = schedule(&AsqtadLong::plan().unwrap())
-        .iter()
-        .map(|l| format!("{l:?}\n"))
-        .collect();
-    insta::assert_snapshot!("link_paths_asqtad_long_schedule", schedule_text);
+    insta::assert_snapshot!(
+        "link_paths_asqtad_fat_tree",
+        AsqtadFat::tree().unwrap().to_string()
+    );
 }
 
-/// Runs a launch schedule on the host, one launch at a time over all sites, exactly as the
-/// CUDA kernels document it (node buffers of one matrix per site, reused across μ).
-fn run_schedule(plan: &PathPlan, u: &GaugeField<f64>, u0: f64) -> GaugeField<f64> {
-    let lat = *u.lattice();
-    let hop = |y: Coords, (d, o): ConcreteStep| {
-        let next = lat.shift(y, d, o).0;
-        if o > 0 {
-            (*u.link_at(y, d), next)
-        } else {
-            (u.link_at(next, d).adjoint(), next)
-        }
-    };
-    let mut buffers = vec![
-        vec![ColourMatrix::<f64>::zero(); lat.volume()];
-        qdsl_core::dsl::paths::cuda::buffer_count(plan)
-    ];
-    let mut out = GaugeField::<f64>::unit(lat);
-    for launch in schedule(plan) {
-        match launch {
-            Launch::Path { out: o, steps } => {
-                for cb in 0..lat.volume() {
-                    buffers[o][cb] = walk(u, lat.coords_of_cb(cb), &steps);
-                }
-            }
-            Launch::Staple {
-                out: o,
-                inner,
-                mu,
-                n,
-                step,
-            } => {
-                let src = buffers[inner].clone();
-                for cb in 0..lat.volume() {
-                    let x = lat.coords_of_cb(cb);
-                    let (w_in, xs) = hop(x, step);
-                    let (w_out, _) = hop(lat.shift(x, mu, n as isize).0, step);
-                    buffers[o][cb] = (w_in * src[lat.cb_index(xs)]).mul_adjoint(&w_out);
-                }
-            }
-            Launch::StaplePair {
-                out: o,
-                inners,
-                mu,
-                n,
-                step: (d, or),
-            } => {
-                let src = [buffers[inners[0]].clone(), buffers[inners[1]].clone()];
-                for cb in 0..lat.volume() {
-                    let x = lat.coords_of_cb(cb);
-                    let end = lat.shift(x, mu, n as isize).0;
-                    let mut sum = ColourMatrix::zero();
-                    for (k, step) in [(d, or), (d, -or)].into_iter().enumerate() {
-                        let (w_in, xs) = hop(x, step);
-                        let (w_out, _) = hop(end, step);
-                        sum += (w_in * src[k][lat.cb_index(xs)]).mul_adjoint(&w_out);
-                    }
-                    buffers[o][cb] = sum;
-                }
-            }
-            Launch::Sum { out: o, a, b } => {
-                for cb in 0..lat.volume() {
-                    buffers[o][cb] = buffers[a][cb] + buffers[b][cb];
-                }
-            }
-            Launch::Accumulate { mu, terms, first } => {
-                for cb in 0..lat.volume() {
-                    let mut v = if first {
-                        ColourMatrix::zero()
-                    } else {
-                        *out.link(cb, mu)
-                    };
-                    for &(node, coeff, length) in &terms {
-                        v += buffers[node][cb].scale(coeff / u0.powi(length as i32 - 1));
-                    }
-                    *out.link_mut(cb, mu) = v;
-                }
-            }
-        }
-    }
-    out
-}
-
+/// The GPU kernel's computation (the tree, evaluated on the host link by link as each
+/// thread does) agrees with the CPU plan (every sub-staple a field), and both with the
+/// path-by-path walk of `bent_paths_match_plain_walks`: specs with a Lepage (tied) wrap,
+/// a core with its own free direction inside a wrap, a core starting along μ.
 #[test]
-fn the_gpu_schedule_computes_what_the_cpu_plan_computes() {
+fn the_gpu_tree_computes_what_the_cpu_plan_computes() {
     let lat = Lattice::new([4, 4, 4, 4]).unwrap();
     let u = GaugeField::<f64>::random(lat, 11);
     for plan in [
         AsqtadFat::plan().unwrap(),
+        AsqtadLong::plan().unwrap(),
         Fat7::plan().unwrap(),
+        HisqFat::plan().unwrap(),
         BentPaths::plan().unwrap(),
     ] {
         let expected = qdsl_core::dsl::paths::cpu::smear(&plan, &u, 0.85).unwrap();
-        let got = run_schedule(&plan, &u, 0.85);
+        let tree = PathTree::new(&plan.spec).unwrap();
+        let got = tree::smear_cpu(&tree, &u, 0.85);
         let worst = got
             .links()
             .iter()
@@ -313,4 +216,36 @@ fn the_gpu_schedule_computes_what_the_cpu_plan_computes() {
             .fold(0.0, f64::max);
         assert!(worst < 1e-13, "{}: max |Δ| = {worst:e}", plan.spec.name);
     }
+}
+
+link_paths! {
+    /// A Lepage-like tied wrap spelled with a backward first step, a wrap whose name is
+    /// first seen backwards, and a bent core with two own free directions at the root.
+    pub odd_paths(u: Gauge) -> out {
+        backward_lepage: 0.5 * [-rho, -rho, +mu, +rho, +rho];
+        flipped: 1/5 * [-nu, +rho, +mu, -rho, +nu];
+        chair: -0.75 * [+nu, +rho, +mu, -rho, -nu];
+        twist: 2/3 * [+nu, +rho, +mu, -nu, -rho];
+    }
+}
+
+/// Tied wraps of either orientation and cores with their own names agree with plain walks.
+#[test]
+fn odd_trees_match_plain_walks() {
+    let spec = OddPaths::spec();
+    let lat = Lattice::new([4, 4, 4, 4]).unwrap();
+    let u = GaugeField::<f64>::random(lat, 5);
+    let got = tree::smear_cpu(&OddPaths::tree().unwrap(), &u, 0.9);
+    let mut worst: f64 = 0.0;
+    for mu in 0..4 {
+        let paths = spec.concrete_paths(mu, 0.9);
+        for cb in 0..lat.volume() {
+            let x = lat.coords_of_cb(cb);
+            let expected = paths.iter().fold(ColourMatrix::zero(), |s, (c, p)| {
+                s + walk(&u, x, p).scale(*c)
+            });
+            worst = worst.max((*got.link(cb, mu) - expected).max_abs_component());
+        }
+    }
+    assert!(worst < 1e-13, "max |Δ| = {worst:e}");
 }

@@ -173,11 +173,12 @@ fn bench_case(
         case.kernel,
         BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
     ) {
-        return super::smear::bench_links(gpu, &links.u, case, copy, opts.warmup, opts.reps);
+        return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::SymanzikForce {
         return super::smear::bench_symanzik_force(
             gpu,
+            tuner,
             &links.u,
             case,
             copy,

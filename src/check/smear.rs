@@ -31,7 +31,7 @@ pub const SMEAR_U0: f64 = 0.502;
 pub const FORCE_BETA: f64 = 5.7;
 
 /// The Naik-term correction ε of the HISQ rows (non-zero, so that the ε terms applied
-/// after the GPU schedules are compared too).
+/// inside the GPU kernels, as term coefficients, are compared too).
 pub const HISQ_EPSILON_NAIK: f64 = -0.05;
 
 /// The configuration the rows run on, relative to the data directory.

@@ -6,6 +6,8 @@
 //! (entry name, parameters in signature order with what binds to each, launch geometry,
 //! source hash), the CUDA source, the PTX. A `fused5d!` chain of the catalog
 //! (`qdsl_kernels::domain_wall`) is found by name too (`--ls` sets its Ls).
+//! For a `link_paths!` smearing or gauge action,
+//! `--plan`, `--cuda` and `--ptx` ([`super::emit_paths`]).
 
 use super::variant_args::VariantArgs;
 use super::CliError;
@@ -16,7 +18,7 @@ use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
 
 /// Arguments of `qdsl emit`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "kernel_ir", "interface", "cuda", "ptx"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["ir", "lowered", "kernel_ir", "interface", "cuda", "ptx", "plan"])))]
 pub struct EmitArgs {
     /// Kernel name (see `qdsl info`).
     pub kernel: String,
@@ -41,6 +43,10 @@ pub struct EmitArgs {
     /// report on stderr.
     #[arg(long)]
     pub ptx: bool,
+    /// Print the plan of a `link_paths!` smearing or gauge force: the GPU tree of nested
+    /// staples and the product counts.
+    #[arg(long)]
+    pub plan: bool,
     /// Architecture for --ptx (default: the GPU's own, else sm_90).
     #[arg(long)]
     pub arch: Option<Arch>,
@@ -59,6 +65,9 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         .find(|e| e.name == args.kernel)
     {
         return run_fused(args, &chain);
+    }
+    if super::emit_paths::run(args)? {
+        return Ok(());
     }
     let entry = find(&args.kernel)?;
     let variant = args.variant.variant();

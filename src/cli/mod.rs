@@ -5,6 +5,7 @@ mod bench;
 mod check;
 mod correlator;
 mod emit;
+mod emit_paths;
 mod fermion_file_args;
 mod gauge_read;
 mod generate;

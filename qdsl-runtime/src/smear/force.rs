@@ -1,87 +1,70 @@
 //! [`GpuGaugeForce`]: the gauge force of a `link_paths!` action on the GPU.
 //!
-//! The staple sums Σ_μ(x) run as an ordinary smearing schedule ([`GpuSmearer`] of the
-//! action's staple plan, tadpole factor 1) into a links buffer, then one kernel per site
-//! writes F_μ(x) = −(β/3) TA[U_μ(x) Σ_μ(x)†] for the four μ
-//! ([`qdsl_core::dsl::paths::force`] states the convention).
+//! One kernel, one thread per link: the staple sum Σ_μ(x) of the action's staple tree
+//! ([`qdsl_core::dsl::paths::tree`], tadpole factor 1) in registers, then
+//! F_μ(x) = −(β/3) TA[U_μ(x) Σ_μ(x)†] ([`qdsl_core::dsl::paths::force`] states the
+//! convention).
 
-use super::runner::{download_links, find, lattice_args, GpuReal, GpuSmearer, BLOCK};
-use super::runner::{SmearBuffers, SmearGpuError, REALS};
-use crate::device::kernel::{load_program, Args, LoadedKernel};
+use super::runner::{download_links, find, launch_tree, GpuReal, SmearGpuError, REALS};
+use crate::device::gpu::driver;
+use crate::device::kernel::{load_program, LoadedKernel};
+use crate::device::tuned::{ProgramRef, Source};
 use crate::device::{DeviceError, Gpu};
 use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
-use qdsl_core::dsl::paths::cuda::interfaces;
-use qdsl_core::dsl::paths::force::force_cuda;
+use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, interface, Epilogue};
+use qdsl_core::dsl::paths::force::{force_cuda, force_kernel};
 use qdsl_core::dsl::paths::{ForcePlan, GaugeAction};
-use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
+use qdsl_core::dsl::KernelProgram;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 
-/// The staple schedule and the force kernel of one action, compiled for `T`.
+/// The force kernel of one action, compiled for `T`.
 #[derive(Debug)]
 pub struct GpuGaugeForce<T> {
     plan: ForcePlan,
-    staples: GpuSmearer<T>,
-    force: LoadedKernel,
+    program: String,
+    source_hash: u64,
+    kernel: LoadedKernel,
+    _real: std::marker::PhantomData<T>,
 }
 
-/// `<action>_force(real* force, const real* u, const real* staples, real c, int L0..L3)`
-/// of [`force_cuda`], one thread per site.
-fn force_interface(action: &str, real: Elem) -> KernelInterface {
-    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
-    KernelInterface {
-        name: format!("{action}_force"),
-        params: [
-            p("force", ParamKind::write(real)),
-            p("u", ParamKind::read(real)),
-            p("staples", ParamKind::read(real)),
-            p("c", ParamKind::real(real)),
-        ]
-        .into_iter()
-        .chain((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)))
-        .collect(),
-        geometry: Geometry::linear(),
-    }
-}
-
-/// The program of [`force_cuda`]: the staple kernels and the force kernel.
+/// The program of [`force_cuda`]: `<action>_force(out, u, c0.., cf, L0..L3)`.
 pub fn force_program<T: GpuReal>(plan: &ForcePlan) -> Result<KernelProgram, SmearGpuError> {
-    let mut kernels = interfaces(&plan.staples.spec.name, T::ELEM);
-    kernels.push(force_interface(&plan.action.name, T::ELEM));
     Ok(KernelProgram {
         name: format!("{}_force_{}", plan.action.name, T::NAME),
         source: force_cuda::<T>(plan)?,
         options: Vec::new(),
-        kernels,
+        kernels: vec![interface(
+            &force_kernel(&plan.action.name),
+            plan.tree.spec.terms.len(),
+            T::ELEM,
+            Epilogue::Force,
+        )],
     })
 }
 
-/// Device memory of one force computation: the links, the staple sums (in the smearing
-/// buffers) and the force.
+/// Device memory of one force computation: the links and the force.
 #[derive(Debug)]
 pub struct ForceBuffers<T> {
-    staples: SmearBuffers<T>,
+    lattice: Lattice,
+    links: CudaSlice<T>,
     force: CudaSlice<T>,
 }
 
 impl<T: GpuReal> GpuGaugeForce<T> {
-    /// Compiles the force of action `A` for `T` (one NVRTC program holding the staple
-    /// kernels and `<action>_force`).
+    /// Compiles the force of action `A` for `T` (one NVRTC program, one kernel).
     pub fn new<A: GaugeAction>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         let plan = A::force_plan()?;
         let program = force_program::<T>(&plan)?;
         let kernels = load_program(gpu, &program)?;
-        let staples = GpuSmearer::from_kernels(plan.staples.clone(), &kernels, &program)?;
-        let force = find(
-            &kernels,
-            &format!("{}_force", plan.action.name),
-            &program.name,
-        )?;
+        let kernel = find(&kernels, &force_kernel(&plan.action.name), &program.name)?;
         Ok(Self {
             plan,
-            staples,
-            force,
+            program: program.name.clone(),
+            source_hash: program.source_hash(),
+            kernel,
+            _real: std::marker::PhantomData,
         })
     }
 
@@ -92,24 +75,41 @@ impl<T: GpuReal> GpuGaugeForce<T> {
 
     /// Device memory for a lattice.
     pub fn buffers(&self, gpu: &Gpu, lat: &Lattice) -> Result<ForceBuffers<T>, DeviceError> {
+        check_extents(&self.plan.action.name, lat.dims())
+            .map_err(|e| DeviceError::Shape(e.to_string()))?;
         Ok(ForceBuffers {
-            staples: self.staples.buffers(gpu, lat)?,
+            lattice: *lat,
+            links: gpu.alloc::<T>("the gauge links", 4 * lat.volume() * REALS)?,
             force: gpu.alloc::<T>("the gauge force", 4 * lat.volume() * REALS)?,
         })
     }
 
-    /// Copies the links `u` to the GPU.
+    /// Copies the links `u` to the GPU, in the kernel's device layout
+    /// ([`device_layout`]).
     pub fn upload(
         &self,
         gpu: &Gpu,
         bufs: &mut ForceBuffers<T>,
         u: &GaugeField<T>,
     ) -> Result<(), DeviceError> {
-        self.staples.upload(gpu, &mut bufs.staples, u)
+        if *u.lattice() != bufs.lattice {
+            return Err(DeviceError::Shape(format!(
+                "links on {} given, buffers allocated for {}",
+                u.lattice(),
+                bufs.lattice
+            )));
+        }
+        let links: Vec<T> = u.links().iter().flat_map(|l| l.to_reals()).collect();
+        let host =
+            device_layout(&links, REALS, bufs.lattice.volume()).map_err(DeviceError::Shape)?;
+        gpu.backend()
+            .stream()
+            .memcpy_htod(&host, &mut bufs.links)
+            .map_err(driver("copying the gauge links to the GPU"))
     }
 
-    /// Queues the staple schedule and the force kernel with coupling `beta` (no
-    /// synchronisation; default launches).
+    /// Queues the force kernel with coupling `beta` (no synchronisation; the default
+    /// launch).
     pub fn enqueue(
         &self,
         gpu: &Gpu,
@@ -119,8 +119,7 @@ impl<T: GpuReal> GpuGaugeForce<T> {
         self.enqueue_with(gpu, None, bufs, beta)
     }
 
-    /// [`Self::enqueue`] with the staple schedule's launches from `tuner`
-    /// ([`GpuSmearer::enqueue_with`]).
+    /// [`Self::enqueue`] with the launch from `tuner` ([`crate::device::tuned`]).
     pub fn enqueue_with(
         &self,
         gpu: &Gpu,
@@ -128,17 +127,21 @@ impl<T: GpuReal> GpuGaugeForce<T> {
         bufs: &mut ForceBuffers<T>,
         beta: f64,
     ) -> Result<(), DeviceError> {
-        self.staples
-            .enqueue_with(gpu, tuner, &mut bufs.staples, 1.0)?;
-        let lat = bufs.staples.lattice;
-        let mut args = Args::new();
-        lattice_args(&mut args, &lat);
-        args.write("force", &mut bufs.force)
-            .read("u", &bufs.staples.input)
-            .read("staples", &bufs.staples.output)
-            .real("c", -beta / 3.0);
-        // The three buffers hold 4·V·18 reals.
-        self.force.launch(gpu, [lat.volume(), 1, 1], BLOCK, args)
+        let program = ProgramRef {
+            name: &self.program,
+            source: Source::Hash(self.source_hash),
+        };
+        launch_tree(
+            gpu,
+            tuner,
+            &self.kernel,
+            program,
+            &bufs.lattice,
+            &bufs.links,
+            &mut bufs.force,
+            &self.plan.tree.coefficients(1.0),
+            Some(-beta / 3.0),
+        )
     }
 
     /// Copies the force back into a host field (one su(3) matrix per link).
@@ -147,7 +150,7 @@ impl<T: GpuReal> GpuGaugeForce<T> {
         gpu: &Gpu,
         bufs: &ForceBuffers<T>,
     ) -> Result<GaugeField<T>, DeviceError> {
-        download_links(gpu, &bufs.force, bufs.staples.lattice, "the gauge force")
+        download_links(gpu, &bufs.force, bufs.lattice, "the gauge force")
     }
 
     /// The force of links `u` at coupling `beta`: upload, run, download.

@@ -264,3 +264,46 @@ fn tuned_link_path_launches_give_the_default_launches_links() {
     let rows = std::fs::read_to_string(dir.path().join("tune.tsv")).unwrap();
     assert!(rows.lines().count() > 3, "{rows}");
 }
+
+/// On random links of an asymmetric lattice (every extent different, so a transposed
+/// coordinate or a wrong extent in the kernels' packed sites shows), every smearing in
+/// both precisions and input storages, and both gauge forces, agree with the CPU plans;
+/// the HISQ chain with ε ≠ 0 (applied inside the kernels as term coefficients) agrees
+/// with `qdsl_kernels::hisq_links`.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn asymmetric_lattice_matches_the_cpu() {
+    use qdsl_core::lattice::Lattice;
+    use qdsl_kernels::HisqFat;
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([4, 6, 8, 10]).unwrap();
+    let u = GaugeField::<f64>::random(lat, 23);
+    for knobs in [PathKnobs::default(), PathKnobs::with_input(Recon::R12)] {
+        gpu_vs_cpu_with::<AsqtadFat, f64>(&gpu, &u, 1e-13, knobs);
+        gpu_vs_cpu_with::<AsqtadLong, f64>(&gpu, &u, 1e-13, knobs);
+        gpu_vs_cpu_with::<Fat7, f64>(&gpu, &u, 1e-13, knobs);
+        gpu_vs_cpu_with::<HisqFat, f64>(&gpu, &u, 1e-13, knobs);
+        gpu_vs_cpu_with::<AsqtadFat, f32>(&gpu, &u, 1e-5, knobs);
+        gpu_vs_cpu_with::<Fat7, f32>(&gpu, &u, 1e-5, knobs);
+    }
+    force_gpu_vs_cpu::<WilsonGauge, f64>(&gpu, &u, 1e-13);
+    force_gpu_vs_cpu::<SymanzikGauge, f64>(&gpu, &u, 1e-13);
+    force_gpu_vs_cpu::<SymanzikGauge, f32>(&gpu, &u, 1e-5);
+    let (x, l) = hisq_links_gpu(&gpu, None, &u, -0.2).unwrap();
+    let (cx, cl) = qdsl_kernels::hisq_links(&u, -0.2).unwrap();
+    assert_close(&x, &cx, 1e-12, "HISQ fat, asymmetric");
+    assert_close(&l, &cl, 1e-12, "HISQ long, asymmetric");
+}
+
+/// A lattice extent the kernels' packed coordinates cannot hold (more than 256) is
+/// refused when the buffers are allocated, naming the extent.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn an_extent_over_256_is_refused() {
+    use qdsl_core::lattice::Lattice;
+    let (gpu, _dir) = gpu();
+    let lat = Lattice::new([258, 2, 2, 2]).unwrap();
+    let smearer = GpuSmearer::<f32>::new::<AsqtadLong>(&gpu).unwrap();
+    let e = smearer.buffers(&gpu, &lat).unwrap_err().to_string();
+    assert!(e.contains("258"), "{e}");
+}

@@ -2,12 +2,13 @@
 //! [`HisqGpu`]): the chain of `qdsl_kernels::hisq_chain`, written once for host and
 //! device, run on device stages ([`DeviceHisq`]): phases and the time boundary folded in
 //! on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link by link
-//! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) and L = `AsqtadLong`(W), W
-//! passed from one schedule to the next without leaving the device; the ε terms
-//! (`qdsl_kernels::add_naik_epsilon`) are applied on the host to the downloaded fields.
+//! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) + (ε/8) W and
+//! L = (1 + ε) `AsqtadLong`(W) — five launches (W rewritten in the kernels' device
+//! layout once for the last two), the ε terms inside their kernels as term coefficients
+//! (`qdsl_kernels::naik_epsilon_coefficients`).
 
 use super::runner::SmearGpuError;
-use super::runner::{download_links, find, GpuReal, GpuSmearer, BLOCK};
+use super::runner::{download_links, find, GpuReal, GpuSmearer, BLOCK, REALS};
 use super::SmearBuffers;
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
@@ -19,7 +20,8 @@ use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, 
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{
-    add_naik_epsilon, fold_staggered_phases, hisq_chain, AsqtadLong, Fat7, HisqFat, HisqStages,
+    fold_staggered_phases, hisq_chain, naik_epsilon_coefficients, AsqtadLong, Fat7, HisqFat,
+    HisqStages,
 };
 
 /// The U(3) projection program for `T`:
@@ -51,8 +53,8 @@ fn projection<T: GpuReal>(gpu: &Gpu) -> Result<LoadedKernel, SmearGpuError> {
     Ok(find(&kernels, PROJECT_KERNEL, &program.name)?)
 }
 
-/// The three schedules (fat7, `HisqFat`, `AsqtadLong`) and the U(3) projection of the
-/// HISQ link construction, compiled for `T`.
+/// The three smearing kernels (fat7, `HisqFat`, `AsqtadLong`) and the U(3) projection of
+/// the HISQ link construction, compiled for `T`.
 pub struct HisqGpu<T> {
     fat7: GpuSmearer<T>,
     fat: GpuSmearer<T>,
@@ -60,17 +62,19 @@ pub struct HisqGpu<T> {
     project: LoadedKernel,
 }
 
-/// Device memory of one HISQ construction: the buffers of the three schedules and one
-/// projection flag per link.
+/// Device memory of one HISQ construction: the thin links, V (then W in place), W in the
+/// kernels' device layout, X, L and one projection flag per link.
 pub struct HisqBuffers<T> {
-    level1: SmearBuffers<T>,
-    fat: SmearBuffers<T>,
-    long: SmearBuffers<T>,
+    lattice: Lattice,
+    thin: SmearBuffers<T>,
+    w: CudaSlice<T>,
+    fat: CudaSlice<T>,
+    long: CudaSlice<T>,
     bad: CudaSlice<i32>,
 }
 
 impl<T: GpuReal> HisqGpu<T> {
-    /// Compiles (or loads) the three schedules and the projection kernel.
+    /// Compiles (or loads) the three smearing kernels and the projection kernel.
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         Ok(HisqGpu {
             fat7: GpuSmearer::<T>::new::<Fat7>(gpu)?,
@@ -82,10 +86,13 @@ impl<T: GpuReal> HisqGpu<T> {
 
     /// Device memory for a construction on `lattice`, zeroed.
     pub fn buffers(&self, gpu: &Gpu, lattice: &Lattice) -> Result<HisqBuffers<T>, SmearGpuError> {
+        let links = 4 * lattice.volume() * REALS;
         Ok(HisqBuffers {
-            level1: self.fat7.buffers(gpu, lattice)?,
-            fat: self.fat.buffers(gpu, lattice)?,
-            long: self.long.buffers(gpu, lattice)?,
+            lattice: *lattice,
+            thin: self.fat7.buffers(gpu, lattice)?,
+            w: gpu.alloc::<T>("the projected links", links)?,
+            fat: gpu.alloc::<T>("the HISQ fat links", links)?,
+            long: gpu.alloc::<T>("the HISQ long links", links)?,
             bad: gpu.alloc::<i32>("the projection flags", 4 * lattice.volume())?,
         })
     }
@@ -99,14 +106,19 @@ impl<T: GpuReal> HisqGpu<T> {
     ) -> Result<(), SmearGpuError> {
         Ok(self
             .fat7
-            .upload(gpu, &mut bufs.level1, &fold_staggered_phases(u))?)
+            .upload(gpu, &mut bufs.thin, &fold_staggered_phases(u))?)
     }
 
-    /// Queues the whole construction on the GPU's stream (no host transfer, no
-    /// synchronisation): the stages of [`hisq_chain`] ([`DeviceHisq`]), each link-path
-    /// kernel at its default launch.
-    pub fn enqueue(&self, gpu: &Gpu, bufs: &mut HisqBuffers<T>) -> Result<(), SmearGpuError> {
-        self.enqueue_with(gpu, None, bufs)
+    /// Queues the whole construction with the Naik correction `epsilon_naik` on the
+    /// GPU's stream (no host transfer, no synchronisation): the stages of [`hisq_chain`]
+    /// ([`DeviceHisq`]), each kernel at its default launch.
+    pub fn enqueue(
+        &self,
+        gpu: &Gpu,
+        bufs: &mut HisqBuffers<T>,
+        epsilon_naik: f64,
+    ) -> Result<(), SmearGpuError> {
+        self.enqueue_with(gpu, None, bufs, epsilon_naik)
     }
 
     /// [`Self::enqueue`] with the link-path kernels' launches from `tuner`
@@ -116,17 +128,20 @@ impl<T: GpuReal> HisqGpu<T> {
         gpu: &Gpu,
         tuner: Option<&Tuner>,
         bufs: &mut HisqBuffers<T>,
+        epsilon_naik: f64,
     ) -> Result<(), SmearGpuError> {
+        let (fat_coeffs, long_coeffs) = naik_epsilon_coefficients(epsilon_naik)?;
         hisq_chain(&mut DeviceHisq {
             hisq: self,
             gpu,
             tuner,
             bufs,
+            fat_coeffs,
+            long_coeffs,
         })
     }
 
-    /// After [`HisqGpu::enqueue`]: checks the projection flags, downloads W, X and L and
-    /// applies the ε terms, X += (ε/8) W and L ← (1 + ε) L, ε = `epsilon_naik`.
+    /// After [`HisqGpu::enqueue`]: checks the projection flags and downloads X and L.
     ///
     /// Errors: copying; a fat7 link the projection rejected
     /// ([`SmearGpuError::Projection`], the first one in link order).
@@ -134,7 +149,6 @@ impl<T: GpuReal> HisqGpu<T> {
         &self,
         gpu: &Gpu,
         bufs: &HisqBuffers<T>,
-        epsilon_naik: f64,
     ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
         let flags = gpu
             .backend()
@@ -147,28 +161,29 @@ impl<T: GpuReal> HisqGpu<T> {
                 mu: i % 4,
             });
         }
-        let lat = bufs.level1.lattice;
-        let w = download_links(gpu, &bufs.level1.output, lat, "the projected links")?;
-        let mut x = self.fat.download(gpu, &bufs.fat)?;
-        let mut l = self.long.download(gpu, &bufs.long)?;
-        add_naik_epsilon(&mut x, &mut l, &w, epsilon_naik);
+        let x = download_links(gpu, &bufs.fat, bufs.lattice, "the HISQ fat links")?;
+        let l = download_links(gpu, &bufs.long, bufs.lattice, "the HISQ long links")?;
         Ok((x, l))
     }
 }
 
-/// The stages of [`hisq_chain`] on the device: each queues its kernels on the GPU's
+/// The stages of [`hisq_chain`] on the device: each queues its kernel on the GPU's
 /// stream, the links staying in the buffers.
 struct DeviceHisq<'a, T> {
     hisq: &'a HisqGpu<T>,
     gpu: &'a Gpu,
     tuner: Option<&'a Tuner>,
     bufs: &'a mut HisqBuffers<T>,
+    /// `HisqFat`'s coefficients with the ε/8 one-link term.
+    fat_coeffs: Vec<f64>,
+    /// `AsqtadLong`'s coefficients times 1 + ε.
+    long_coeffs: Vec<f64>,
 }
 
 impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
     type Error = SmearGpuError;
 
-    /// The projection flags cleared, V = fat7(U).
+    /// The projection flags cleared, V = fat7(U) into the thin buffers' output.
     fn fat7(&mut self) -> Result<(), SmearGpuError> {
         self.gpu
             .backend()
@@ -178,15 +193,15 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
         Ok(self
             .hisq
             .fat7
-            .enqueue_with(self.gpu, self.tuner, &mut self.bufs.level1, 1.0)?)
+            .enqueue_with(self.gpu, self.tuner, &mut self.bufs.thin, 1.0)?)
     }
 
     /// W = V(V†V)^(−1/2) in place, a flag per link it rejects.
     fn project_u3(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
-        let nlinks = 4 * bufs.level1.lattice.volume();
+        let nlinks = 4 * bufs.lattice.volume();
         let mut args = Args::new();
-        args.write("links", &mut bufs.level1.output)
+        args.write("links", &mut bufs.thin.output)
             .write("bad", &mut bufs.bad)
             .count("nlinks", nlinks)
             .real("threshold", singular_threshold::<T>());
@@ -197,38 +212,33 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
             .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
     }
 
-    /// W copied into the inputs of `HisqFat`, X₀ = `HisqFat`(W).
+    /// W in the kernels' device layout, X = `HisqFat`(W) + (ε/8) W.
     fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
-        copy_projected(self.gpu, &bufs.level1.output, &mut bufs.fat.input)?;
-        Ok(self
-            .hisq
-            .fat
-            .enqueue_with(self.gpu, self.tuner, &mut bufs.fat, 1.0)?)
+        let fat = &self.hisq.fat;
+        fat.enqueue_layout(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
+        Ok(fat.enqueue_on(
+            self.gpu,
+            self.tuner,
+            &bufs.lattice,
+            &bufs.w,
+            &mut bufs.fat,
+            &self.fat_coeffs,
+        )?)
     }
 
-    /// W copied into the inputs of `AsqtadLong`, L₀ = `AsqtadLong`(W).
+    /// L = (1 + ε) `AsqtadLong`(W).
     fn naik(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
-        copy_projected(self.gpu, &bufs.level1.output, &mut bufs.long.input)?;
-        Ok(self
-            .hisq
-            .long
-            .enqueue_with(self.gpu, self.tuner, &mut bufs.long, 1.0)?)
+        Ok(self.hisq.long.enqueue_on(
+            self.gpu,
+            self.tuner,
+            &bufs.lattice,
+            &bufs.w,
+            &mut bufs.long,
+            &self.long_coeffs,
+        )?)
     }
-}
-
-/// Copies the projected links W into the input of a second-level schedule.
-fn copy_projected<T: GpuReal>(
-    gpu: &Gpu,
-    w: &CudaSlice<T>,
-    input: &mut CudaSlice<T>,
-) -> Result<(), SmearGpuError> {
-    gpu.backend()
-        .stream()
-        .memcpy_dtod(w, input)
-        .map_err(driver("copying the projected links on the GPU"))?;
-    Ok(())
 }
 
 /// HISQ fat and long links (X, L) of thin links `u` without phases, with the Naik-mass
@@ -248,6 +258,6 @@ pub fn hisq_links_gpu<T: GpuReal>(
     let hisq = HisqGpu::<T>::new(gpu)?;
     let mut bufs = hisq.buffers(gpu, u.lattice())?;
     hisq.upload(gpu, &mut bufs, u)?;
-    hisq.enqueue_with(gpu, tuner, &mut bufs)?;
-    hisq.finish(gpu, &bufs, epsilon_naik)
+    hisq.enqueue_with(gpu, tuner, &mut bufs, epsilon_naik)?;
+    hisq.finish(gpu, &bufs)
 }

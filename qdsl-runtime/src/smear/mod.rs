@@ -5,12 +5,14 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`runner`] | compiling a plan's four kernels and running its launch schedule |
+//! | [`runner`] | compiling a spec's tree kernel and launching it (one thread per link) |
 //! | [`hisq`] | fat7, the U(3) projection and the second HISQ level, all on the GPU |
-//! | [`force`] | the staple schedule of an action, then F = −(β/3) TA[U Σ†] per link |
+//! | [`force`] | an action's staple tree and F = −(β/3) TA[U Σ†] in one kernel |
 //!
-//! The runner follows [`qdsl_core::dsl::paths::cuda::schedule`] launch by launch, exactly
-//! as the host emulation in `qdsl-kernels/tests/link_paths_plan.rs` does.
+//! Each kernel evaluates a [`qdsl_core::dsl::paths::tree::PathTree`] per link exactly as
+//! its host reference `qdsl_core::dsl::paths::tree::smear_cpu` does (tested against the CPU
+//! plan, plain path walks and MILC's links in the CPU tests; the GPU against the CPU in
+//! `gpu_tests` and `qdsl check`).
 
 pub mod force;
 pub mod hisq;

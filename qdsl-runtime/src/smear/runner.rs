@@ -1,9 +1,8 @@
 //! [`GpuSmearer`]: one `link_paths!` plan compiled for one precision, run on the GPU.
 //!
-//! For each direction μ the schedule fills node buffers N_i (one 3 × 3 matrix per site)
-//! with path products P(x), staples W_s(x) N(x + ŝ) W_s(x + nμ̂)† and sums N_a + N_b,
-//! then accumulates F_μ(x) = Σ_t c_t u0^(−(L_t − 1)) N_t(x) into the output links.
-//! Gauge fields travel in the host [`GaugeField`] layout (18 reals per link, link
+//! One kernel launch, one thread per link: the spec's tree ([`PathTree`], the staple
+//! levels nested by Horner's rule) evaluated in registers, F_μ(x) = Σ_t c_t u0^(−(L_t − 1))
+//! Σ_paths P_t(x) written once per link. Gauge fields travel in the host [`GaugeField`] layout (18 reals per link, link
 //! `4·cb + μ`), which is what the emitted kernels read and write; with the input knob
 //! recon 12 ([`PathKnobs`]) the thin links are uploaded as 14-real records (rows 0 and 1,
 //! λ = det L) and rebuilt inline by the kernels.
@@ -15,17 +14,18 @@ use crate::device::{DeviceError, Gpu};
 use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
-use qdsl_core::dsl::paths::cuda::{buffer_count, schedule, Launch, ACCUMULATE_WIDTH};
+use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, layout_kernel_name, links_kernel};
 use qdsl_core::dsl::paths::knobs::encode_links;
-use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathPlan};
-use qdsl_core::dsl::{DslError, KernelProgram};
+use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree};
+use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
 
-/// Threads per block of the smearing kernels (one thread per site).
+/// Threads per block of the per-link kernels that are not tuned (the U(3) projection, the
+/// layout rewrite).
 pub(super) const BLOCK: [u32; 3] = [128, 1, 1];
 
 /// Reals per link or per node-buffer site (3 × 3 complex).
@@ -56,21 +56,19 @@ pub enum SmearGpuError {
     },
 }
 
-/// The four kernels of a plan, compiled for real type `T`.
+/// The kernel of a spec's tree ([`PathTree`]), compiled for real type `T`: one launch,
+/// one thread per link.
 #[derive(Debug)]
 pub struct GpuSmearer<T> {
-    plan: PathPlan,
+    tree: PathTree,
     knobs: PathKnobs,
-    launches: Vec<Launch>,
-    /// The name of the program the kernels come from (the tune keys' variant).
+    /// The name of the program the kernel comes from (the tune keys' variant).
     program: String,
     /// FNV-1a of the program's source (the tune keys' source hash).
     source_hash: u64,
-    path: LoadedKernel,
-    staple: LoadedKernel,
-    staple_pair: LoadedKernel,
-    sum: LoadedKernel,
-    accumulate: LoadedKernel,
+    kernel: LoadedKernel,
+    /// Host-layout links to the device layout the kernel reads.
+    layout: LoadedKernel,
     _real: std::marker::PhantomData<T>,
 }
 
@@ -87,105 +85,124 @@ pub(super) fn find(
         .ok_or_else(|| DeviceError::Shape(format!("{program} declares no kernel {name}")))
 }
 
-/// `L0`..`L3` of `lattice`.
-pub(super) fn lattice_args(args: &mut Args<'_>, lattice: &Lattice) {
+/// `L0`..`L3` of `lattice`, after checking that the kernels' packed coordinates hold it.
+pub(super) fn lattice_args(
+    args: &mut Args<'_>,
+    lattice: &Lattice,
+    kernel: &str,
+) -> Result<(), DeviceError> {
+    check_extents(kernel, lattice.dims()).map_err(|e| DeviceError::Shape(e.to_string()))?;
     for (k, l) in lattice.dims().iter().enumerate() {
         args.count(&format!("L{k}"), *l);
     }
+    Ok(())
+}
+
+/// One launch of a tree kernel: `out` ← the tree of `input` with term coefficients
+/// `coeffs` (and `cf` for the force epilogue), one thread per link, the launch from
+/// `tuner` under the default policy (a cached winner or the default launch; re-running
+/// it only rewrites `out`, so timing is safe).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_tree<T: GpuReal>(
+    gpu: &Gpu,
+    tuner: Option<&Tuner>,
+    kernel: &LoadedKernel,
+    program: ProgramRef<'_>,
+    lattice: &Lattice,
+    input: &CudaSlice<T>,
+    out: &mut CudaSlice<T>,
+    coeffs: &[f64],
+    cf: Option<f64>,
+) -> Result<(), DeviceError> {
+    let links = [4 * lattice.volume(), 1, 1];
+    let mut go = |cfg: &LaunchConfig| {
+        let mut args = Args::new();
+        lattice_args(&mut args, lattice, &kernel.interface.name)?;
+        args.write("out", &mut *out).read("u", input);
+        for (k, c) in coeffs.iter().enumerate() {
+            args.real(&format!("c{k}"), *c);
+        }
+        if let Some(cf) = cf {
+            args.real("cf", cf);
+        }
+        // out holds 4·V·18 reals, u 4·V links of the input codec.
+        kernel.launch_with(gpu, links, cfg, args)
+    };
+    let cfg = tuned_launch(
+        gpu,
+        tuner,
+        program,
+        kernel,
+        T::NAME,
+        links,
+        FirstUse::CachedOnly,
+        &mut go,
+    )?;
+    go(&cfg)
 }
 
 impl<T: GpuReal> GpuSmearer<T> {
-    /// Compiles the kernels of spec `S` for `T` (the PTX is cached by the JIT). The module
+    /// Compiles the kernel of spec `S` for `T` (the PTX is cached by the JIT). The module
     /// is loaded here rather than through [`Gpu::function`] because the f32 and f64
     /// programs share kernel names.
     pub fn new<S: LinkPaths>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         Self::with_knobs::<S>(gpu, PathKnobs::default())
     }
 
-    /// Compiles the kernels of spec `S` for `T` reading the input links as `knobs` says
+    /// Compiles the kernel of spec `S` for `T` reading the input links as `knobs` says
     /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
     pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
-        let plan = S::plan()?;
+        let tree = S::tree()?;
         let name = match knobs.tag() {
-            "" => format!("{}_{}", plan.spec.name, T::NAME),
-            tag => format!("{}_{}_{tag}", plan.spec.name, T::NAME),
+            "" => format!("{}_{}", tree.spec.name, T::NAME),
+            tag => format!("{}_{}_{tag}", tree.spec.name, T::NAME),
         };
-        let program = qdsl_core::dsl::paths::cuda::program::<T>(&plan, &knobs, &name)?;
+        let program = qdsl_core::dsl::paths::cuda::program::<T>(&tree, &knobs, &name)?;
         let kernels = load_program(gpu, &program)?;
-        let mut smearer = Self::from_kernels(plan, &kernels, &program)?;
-        smearer.knobs = knobs;
-        Ok(smearer)
-    }
-
-    /// The smearer of `plan` whose five kernels are among `kernels` (loaded from
-    /// `program`, which contains [`qdsl_core::dsl::paths::cuda::emit`]'s kernels for
-    /// `plan`, links uncompressed, possibly with more after them).
-    pub fn from_kernels(
-        plan: PathPlan,
-        kernels: &[LoadedKernel],
-        program: &KernelProgram,
-    ) -> Result<Self, DeviceError> {
-        let name = plan.spec.name.clone();
-        let load = |kernel: &str| find(kernels, &format!("{name}_{kernel}"), &program.name);
+        let kernel = find(&kernels, &links_kernel(&tree.spec.name), &program.name)?;
+        let layout = find(
+            &kernels,
+            &layout_kernel_name(&tree.spec.name),
+            &program.name,
+        )?;
         Ok(Self {
-            path: load("path")?,
-            staple: load("staple")?,
-            staple_pair: load("staple_pair")?,
-            sum: load("sum")?,
-            accumulate: load("accumulate")?,
-            launches: schedule(&plan),
+            tree,
+            knobs,
             program: program.name.clone(),
             source_hash: program.source_hash(),
-            plan,
-            knobs: PathKnobs::default(),
+            kernel,
+            layout,
             _real: std::marker::PhantomData,
         })
     }
 
-    /// The plan this smearer runs.
-    pub fn plan(&self) -> &PathPlan {
-        &self.plan
+    /// The tree this smearer runs.
+    pub fn tree(&self) -> &PathTree {
+        &self.tree
     }
 
-    /// How the kernels read the input links.
+    /// How the kernel reads the input links.
     pub fn knobs(&self) -> &PathKnobs {
         &self.knobs
     }
 
-    /// Device memory for the input links, the output links and the node buffers of a
-    /// lattice, zeroed.
+    /// Device memory for the input and the output links of a lattice, zeroed.
     pub fn buffers(&self, gpu: &Gpu, lat: &Lattice) -> Result<SmearBuffers<T>, DeviceError> {
-        let links = 4 * lat.volume() * REALS;
-        let input = 4 * lat.volume() * self.knobs.input_reals();
-        let nodes = buffer_count(&self.plan);
-        let stream = gpu.backend().stream();
-        let steps = self
-            .launches
-            .iter()
-            .filter_map(|l| match l {
-                Launch::Path { steps, .. } => Some(step_codes(steps)),
-                _ => None,
-            })
-            .map(|codes| {
-                stream
-                    .clone_htod(&codes)
-                    .map_err(driver("copying path steps to the GPU"))
-            })
-            .collect::<Result<_, _>>()?;
+        check_extents(&self.tree.spec.name, lat.dims())
+            .map_err(|e| DeviceError::Shape(e.to_string()))?;
         Ok(SmearBuffers {
             lattice: *lat,
-            steps,
-            input: gpu.alloc::<T>("the thin links", input)?,
-            output: gpu.alloc::<T>("the smeared links", links)?,
-            nodes: (0..nodes)
-                .map(|_| gpu.alloc::<T>("a node buffer", lat.volume() * REALS))
-                .collect::<Result<_, _>>()?,
+            input: gpu.alloc::<T>(
+                "the thin links",
+                4 * lat.volume() * self.knobs.input_reals(),
+            )?,
+            output: gpu.alloc::<T>("the smeared links", 4 * lat.volume() * REALS)?,
         })
     }
 
     /// Copies `u` (phases already folded in) into `bufs.input`, encoded as the knobs say
-    /// (a link that recon 12 + phase cannot hold, one not unitary, is a
-    /// [`DeviceError::Conversion`] naming it).
+    /// and in the kernels' device layout ([`device_layout`]; a link that recon 12 + phase
+    /// cannot hold, one not unitary, is a [`DeviceError::Conversion`] naming it).
     pub fn upload(
         &self,
         gpu: &Gpu,
@@ -199,21 +216,22 @@ impl<T: GpuReal> GpuSmearer<T> {
                 bufs.lattice
             )));
         }
-        let name = &self.plan.spec.name;
-        let host: Vec<T> =
+        let name = &self.tree.spec.name;
+        let encoded: Vec<T> =
             encode_links(u, &self.knobs, name).map_err(|e| DeviceError::Conversion {
                 kernel: format!("the input encoding of {name}"),
                 problems: e.to_string(),
             })?;
+        let host = device_layout(&encoded, self.knobs.input_reals(), bufs.lattice.volume())
+            .map_err(DeviceError::Shape)?;
         gpu.backend()
             .stream()
             .memcpy_htod(&host, &mut bufs.input)
             .map_err(driver("copying the thin links to the GPU"))
     }
 
-    /// Queues the whole schedule on the GPU's stream: `bufs.output` becomes the smeared
-    /// links of `bufs.input` with tadpole factor `u0` (no synchronisation; each kernel's
-    /// default launch).
+    /// Queues the kernel on the GPU's stream: `bufs.output` becomes the smeared links of
+    /// `bufs.input` with tadpole factor `u0` (no synchronisation; the default launch).
     pub fn enqueue(
         &self,
         gpu: &Gpu,
@@ -223,10 +241,8 @@ impl<T: GpuReal> GpuSmearer<T> {
         self.enqueue_with(gpu, None, bufs, u0)
     }
 
-    /// [`Self::enqueue`] with each kernel's launch from `tuner` ([`crate::device::tuned`];
-    /// under the launch policy a cached winner or the default). Timing reruns a launch:
-    /// the path, staple and sum kernels only rewrite their node buffer; accumulate is
-    /// timed on a scratch output, since it adds to the links.
+    /// [`Self::enqueue`] with the launch from `tuner` ([`crate::device::tuned`]; under the
+    /// launch policy a cached winner or the default).
     pub fn enqueue_with(
         &self,
         gpu: &Gpu,
@@ -234,155 +250,70 @@ impl<T: GpuReal> GpuSmearer<T> {
         bufs: &mut SmearBuffers<T>,
         u0: f64,
     ) -> Result<(), DeviceError> {
-        let lattice = bufs.lattice;
-        let volume = lattice.volume();
-        let sites = [volume, 1, 1];
-        let mut path_index = 0;
-        for launch in &self.launches {
-            match launch {
-                Launch::Path { out, steps } => {
-                    let d_steps = bufs.steps.get(path_index).ok_or_else(|| {
-                        DeviceError::Shape(format!("path launch {path_index} has no step buffer"))
-                    })?;
-                    path_index += 1;
-                    let out = bufs.nodes.get_mut(*out).ok_or_else(|| {
-                        DeviceError::Shape(format!("path launch writes missing node {out}"))
-                    })?;
-                    let input = &bufs.input;
-                    let mut go = |cfg: &LaunchConfig| {
-                        let mut args = Args::new();
-                        lattice_args(&mut args, &lattice);
-                        args.write("out", &mut *out)
-                            .read("u", input)
-                            .read("steps", d_steps)
-                            .count("nsteps", steps.len());
-                        // out holds V·18 reals, u 4·V·18, steps nsteps codes.
-                        self.path.launch_with(gpu, sites, cfg, args)
-                    };
-                    let cfg = self.tuned(gpu, tuner, &self.path, sites, &mut go)?;
-                    go(&cfg)?;
-                }
-                Launch::Staple {
-                    out,
-                    inner,
-                    mu,
-                    n,
-                    step: (d, o),
-                } => {
-                    let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*inner])?;
-                    let input = &bufs.input;
-                    let mut go = |cfg: &LaunchConfig| {
-                        let mut args = Args::new();
-                        lattice_args(&mut args, &lattice);
-                        args.write("out", &mut *dst)
-                            .read("inner", &earlier[*inner])
-                            .read("u", input);
-                        staple_args(&mut args, *mu, *n, *d, *o);
-                        self.staple.launch_with(gpu, sites, cfg, args)
-                    };
-                    let cfg = self.tuned(gpu, tuner, &self.staple, sites, &mut go)?;
-                    go(&cfg)?;
-                }
-                Launch::StaplePair {
-                    out,
-                    inners: [i0, i1],
-                    mu,
-                    n,
-                    step: (d, o),
-                } => {
-                    let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*i0, *i1])?;
-                    let input = &bufs.input;
-                    let mut go = |cfg: &LaunchConfig| {
-                        let mut args = Args::new();
-                        lattice_args(&mut args, &lattice);
-                        args.write("out", &mut *dst)
-                            .read("inner0", &earlier[*i0])
-                            .read("inner1", &earlier[*i1])
-                            .read("u", input);
-                        staple_args(&mut args, *mu, *n, *d, *o);
-                        self.staple_pair.launch_with(gpu, sites, cfg, args)
-                    };
-                    let cfg = self.tuned(gpu, tuner, &self.staple_pair, sites, &mut go)?;
-                    go(&cfg)?;
-                }
-                Launch::Sum { out, a, b: second } => {
-                    let (dst, earlier) = split_nodes(&mut bufs.nodes, *out, &[*a, *second])?;
-                    let reals = [volume * REALS, 1, 1];
-                    let mut go = |cfg: &LaunchConfig| {
-                        let mut args = Args::new();
-                        args.write("out", &mut *dst)
-                            .read("a", &earlier[*a])
-                            .read("b", &earlier[*second])
-                            .count("nreals", volume * REALS);
-                        // All three hold nreals = V·18 reals.
-                        self.sum.launch_with(gpu, reals, cfg, args)
-                    };
-                    let cfg = self.tuned(gpu, tuner, &self.sum, reals, &mut go)?;
-                    go(&cfg)?;
-                }
-                Launch::Accumulate { mu, terms, first } => {
-                    let (nodes, coeffs) = accumulate_args::<T>(terms, u0)?;
-                    let node_buffers = &bufs.nodes;
-                    let go = |cfg: &LaunchConfig, links: &mut CudaSlice<T>| {
-                        let mut args = Args::new();
-                        lattice_args(&mut args, &lattice);
-                        args.write("links", links);
-                        for (k, &node) in nodes.iter().enumerate() {
-                            let buffer = node_buffers.get(node).ok_or_else(|| {
-                                DeviceError::Shape(format!("accumulate reads missing node {node}"))
-                            })?;
-                            args.read(&format!("n{k}"), buffer);
-                        }
-                        for (k, c) in coeffs.iter().enumerate() {
-                            args.real(&format!("c{k}"), Real::to_f64(*c));
-                        }
-                        args.count("count", terms.len())
-                            .count("mu", *mu)
-                            .int("first", i32::from(*first));
-                        // links hold 4·V·18 reals, each node V·18; the kernel reads only
-                        // the first `count` nodes.
-                        self.accumulate.launch_with(gpu, sites, cfg, args)
-                    };
-                    let mut scratch: Option<CudaSlice<T>> = None;
-                    let cfg = self.tuned(gpu, tuner, &self.accumulate, sites, |cfg| {
-                        if scratch.is_none() {
-                            scratch = Some(gpu.alloc::<T>("scratch links", 4 * volume * REALS)?);
-                        }
-                        match scratch.as_mut() {
-                            Some(links) => go(cfg, links),
-                            None => Err(DeviceError::Shape("no scratch links to tune on".into())),
-                        }
-                    })?;
-                    go(&cfg, &mut bufs.output)?;
-                }
-            }
-        }
-        Ok(())
+        let coeffs = self.tree.coefficients(u0);
+        self.enqueue_on(
+            gpu,
+            tuner,
+            &bufs.lattice,
+            &bufs.input,
+            &mut bufs.output,
+            &coeffs,
+        )
     }
 
-    /// The launch of `kernel` over `work` from `tuner` (see [`Self::enqueue_with`]),
-    /// timing candidates through `time`.
-    fn tuned(
+    /// Queues the rewriting of host-layout links `host` (encoded as the knobs say, e.g.
+    /// links made on the device) into the device layout `device` the kernel reads.
+    pub fn enqueue_layout(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        host: &CudaSlice<T>,
+        device: &mut CudaSlice<T>,
+    ) -> Result<(), DeviceError> {
+        let mut args = Args::new();
+        lattice_args(&mut args, lattice, &self.layout.interface.name)?;
+        args.write("out", device).read("in", host);
+        // Both hold 4·V links of the input codec's reals.
+        self.layout
+            .launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
+    }
+
+    /// Queues the kernel from device links `input` (encoded as the knobs say, in the
+    /// device layout of [`device_layout`]) into
+    /// `output` (18 reals per link) with the term coefficients `coeffs` (tadpole factors
+    /// included, in term order: [`PathTree::coefficients`], possibly adjusted), so that
+    /// chained smearings pass links on without copies.
+    pub fn enqueue_on(
         &self,
         gpu: &Gpu,
         tuner: Option<&Tuner>,
-        kernel: &LoadedKernel,
-        work: [usize; 3],
-        time: impl FnMut(&LaunchConfig) -> Result<(), DeviceError>,
-    ) -> Result<LaunchConfig, DeviceError> {
+        lattice: &Lattice,
+        input: &CudaSlice<T>,
+        output: &mut CudaSlice<T>,
+        coeffs: &[f64],
+    ) -> Result<(), DeviceError> {
+        if coeffs.len() != self.tree.spec.terms.len() {
+            return Err(DeviceError::Shape(format!(
+                "{}: expected {} term coefficients, found {}",
+                self.tree.spec.name,
+                self.tree.spec.terms.len(),
+                coeffs.len()
+            )));
+        }
         let program = ProgramRef {
             name: &self.program,
             source: Source::Hash(self.source_hash),
         };
-        tuned_launch(
+        launch_tree(
             gpu,
             tuner,
+            &self.kernel,
             program,
-            kernel,
-            T::NAME,
-            work,
-            FirstUse::CachedOnly,
-            time,
+            lattice,
+            input,
+            output,
+            coeffs,
+            None,
         )
     }
 
@@ -396,7 +327,7 @@ impl<T: GpuReal> GpuSmearer<T> {
     }
 
     /// The smeared links of `u` (phases already folded in) with tadpole factor `u0`:
-    /// upload, run the schedule, download.
+    /// upload, run, download.
     pub fn smear(
         &self,
         gpu: &Gpu,
@@ -406,7 +337,7 @@ impl<T: GpuReal> GpuSmearer<T> {
         self.smear_with(gpu, None, u, u0)
     }
 
-    /// [`Self::smear`] with the kernels' launches from `tuner`.
+    /// [`Self::smear`] with the kernel's launch from `tuner`.
     pub fn smear_with(
         &self,
         gpu: &Gpu,
@@ -443,72 +374,12 @@ pub fn download_links<T: GpuReal>(
     Ok(field)
 }
 
-/// Device memory of one smearing run: input and output links, node buffers.
+/// Device memory of one smearing run: the input and the output links.
 #[derive(Debug)]
 pub struct SmearBuffers<T> {
     pub(super) lattice: Lattice,
     pub(super) input: CudaSlice<T>,
     pub(super) output: CudaSlice<T>,
-    nodes: Vec<CudaSlice<T>>,
-    /// The step codes of each `Path` launch, in schedule order.
-    steps: Vec<CudaSlice<i32>>,
-}
-
-/// `mu`, `n`, `d`, `o` of a staple launch: direction, displacement, step (d, o).
-fn staple_args(args: &mut Args<'_>, mu: usize, n: usize, d: usize, o: isize) {
-    args.count("mu", mu)
-        .count("n", n)
-        .count("d", d)
-        .int("o", o as i64);
-}
-
-/// The node buffers and coefficients c_k u0^(−(L_k − 1)) of one accumulate launch,
-/// padded to [`ACCUMULATE_WIDTH`] with the first node and coefficient 0 (never read: the
-/// kernel stops at `count`). Errors for an empty or over-long group.
-fn accumulate_args<T: Real>(
-    terms: &[(usize, f64, usize)],
-    u0: f64,
-) -> Result<([usize; ACCUMULATE_WIDTH], [T; ACCUMULATE_WIDTH]), DeviceError> {
-    if terms.is_empty() || terms.len() > ACCUMULATE_WIDTH {
-        return Err(DeviceError::Shape(format!(
-            "expected 1 to {ACCUMULATE_WIDTH} terms per accumulate launch, found {}",
-            terms.len()
-        )));
-    }
-    let mut nodes = [terms[0].0; ACCUMULATE_WIDTH];
-    let mut coeffs = [T::zero(); ACCUMULATE_WIDTH];
-    for (k, &(node, coeff, length)) in terms.iter().enumerate() {
-        nodes[k] = node;
-        let length = i32::try_from(length)
-            .map_err(|_| DeviceError::Shape(format!("path length {length} exceeds 32 bits")))?;
-        coeffs[k] = T::from_f64(coeff / u0.powi(length - 1));
-    }
-    Ok((nodes, coeffs))
-}
-
-/// The kernel's step codes `2·d + (o < 0)` of concrete steps (d, o).
-fn step_codes(steps: &[(usize, isize)]) -> Vec<i32> {
-    steps
-        .iter()
-        .map(|&(d, o)| 2 * d as i32 + i32::from(o < 0))
-        .collect()
-}
-
-/// Node buffer `out` (written) and the buffers before it (read): a plan's node reads
-/// only earlier nodes, which is checked against `reads`.
-fn split_nodes<'a, T>(
-    nodes: &'a mut [CudaSlice<T>],
-    out: usize,
-    reads: &[usize],
-) -> Result<(&'a mut CudaSlice<T>, &'a [CudaSlice<T>]), DeviceError> {
-    if out >= nodes.len() || reads.iter().any(|&r| r >= out) {
-        return Err(DeviceError::Shape(format!(
-            "node {out} of {} reads nodes {reads:?}: expected only earlier nodes",
-            nodes.len()
-        )));
-    }
-    let (earlier, rest) = nodes.split_at_mut(out);
-    Ok((&mut rest[0], earlier))
 }
 
 /// Asqtad fat and long links (F, L) of thin links `u` without phases, on the GPU: the
@@ -524,28 +395,4 @@ pub fn asqtad_links_gpu<T: GpuReal>(
     let fat = GpuSmearer::<T>::new::<AsqtadFat>(gpu)?.smear(gpu, &v, u0)?;
     let long = GpuSmearer::<T>::new::<AsqtadLong>(gpu)?.smear(gpu, &v, u0)?;
     Ok((fat, long))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The step codes are the emitter's documented `2·d + (o < 0)`: +x → 0, −x → 1,
-    /// +t → 6, −z → 5; and the schedule of the asqtad long links is one 3-step path
-    /// (+μ, +μ, +μ) per μ, coded 2μ three times.
-    #[test]
-    fn step_codes_follow_the_emitter() {
-        assert_eq!(
-            step_codes(&[(0, 1), (0, -1), (3, 1), (2, -1)]),
-            [0, 1, 6, 5]
-        );
-        let paths: Vec<Vec<i32>> = schedule(&AsqtadLong::plan().unwrap())
-            .iter()
-            .filter_map(|l| match l {
-                Launch::Path { steps, .. } => Some(step_codes(steps)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(paths, [[0, 0, 0], [2, 2, 2], [4, 4, 4], [6, 6, 6]]);
-    }
 }

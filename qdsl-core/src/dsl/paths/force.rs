@@ -29,6 +29,7 @@ use super::cuda;
 use super::info::LinkPathsInfo;
 use super::plan::{PathPlan, MATMUL_FLOPS};
 use super::spec::{Dir, PathSpec, PathTerm, Step};
+use super::tree::PathTree;
 use crate::dsl::DslError;
 use crate::field::GaugeField;
 use crate::real::Real;
@@ -140,21 +141,25 @@ pub fn staple_spec(action: &ActionSpec) -> Result<PathSpec, DslError> {
     })
 }
 
-/// An action with its lowered staple plan.
+/// An action with its lowered staple plan (the CPU's) and tree (the GPU's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForcePlan {
     /// The action.
     pub action: ActionSpec,
     /// The plan of [`staple_spec`] (tadpole factor 1).
     pub staples: PathPlan,
+    /// The tree of [`staple_spec`], the GPU kernel's plan.
+    pub tree: PathTree,
 }
 
 impl ForcePlan {
     /// Validates the action and lowers its staple spec.
     pub fn new(action: &ActionSpec) -> Result<Self, DslError> {
+        let spec = staple_spec(action)?;
         Ok(ForcePlan {
             action: action.clone(),
-            staples: PathPlan::new(&staple_spec(action)?)?,
+            staples: PathPlan::new(&spec)?,
+            tree: PathTree::new(&spec)?,
         })
     }
 
@@ -188,24 +193,22 @@ pub fn force_cpu<T: Real>(
     Ok(f)
 }
 
-/// The CUDA C++ of the force for real type `T`: the staple plan's kernels
-/// ([`cuda::emit`], `<action>_staples_*`, accumulated into a staples link buffer with
-/// tadpole factor 1), then `<action>_force(force, u, staples, c, L0..L3)`:
-/// force_μ(x) = c · TA[U_μ(x) staples_μ(x)†] for the four μ, c = −β/3.
+/// The entry name of an action's force kernel.
+pub fn force_kernel(action: &str) -> String {
+    format!("{action}_force")
+}
+
+/// The CUDA C++ of the force for real type `T`: one kernel
+/// `<action>_force(out, u, c0..c{T−1}, cf, L0..L3)`, one thread per link, the staple sum
+/// Σ_μ(x) of the staple tree ([`cuda`], the c_k its term coefficients) in registers, then
+/// out_μ(x) = cf · TA[U_μ(x) Σ_μ(x)†], cf = −β/3.
 pub fn force_cuda<T: Real>(plan: &ForcePlan) -> Result<String, DslError> {
-    let mut s = cuda::emit::<T>(&plan.staples)?;
+    let mut s = cuda::prelude::<T>(&plan.tree, &super::knobs::PathKnobs::default())?;
     s.push_str(crate::dsl::emit::cuda::library::TRACELESS_ANTIHERMITIAN);
-    let name = &plan.action.name;
-    s.push_str(&format!(
-        r#"extern "C" __global__ void {name}_force(real* force, const real* u, const real* staples, real c, int L0, int L1, int L2, int L3) {{
-    int cb = blockIdx.x * blockDim.x + threadIdx.x;
-    if (cb >= L0 * L1 * L2 * L3) return;
-    for (int mu = 0; mu < 4; mu++) {{
-        int o = (4 * cb + mu) * 18;
-        store(force + o, scaled_ta(mul(load(u + o), adjoint(load(staples + o))), c));
-    }}
-}}
-"#
+    s.push_str(&cuda::kernel(
+        &plan.tree,
+        &force_kernel(&plan.action.name),
+        cuda::Epilogue::Force,
     ));
     Ok(s)
 }

@@ -1,7 +1,7 @@
 //! [`LinkPathsInfo`]: what building a set of smeared links costs per site.
 
 use super::plan::PathPlan;
-use super::schedule::{buffer_count, schedule};
+use super::tree::PathTree;
 
 /// The cost of a smeared-link spec, per site (all four directions).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,11 +16,9 @@ pub struct LinkPathsInfo {
     pub products_without_reuse: usize,
     /// Flops per site ([`PathPlan::flops_per_site`]).
     pub flops_per_site: usize,
-    /// Node buffers (fields of one 3 × 3 matrix per site) the schedule needs.
-    pub buffers: usize,
-    /// Kernel launches of the GPU schedule ([`super::schedule`], staple pairs fused,
-    /// accumulation grouped), all four directions.
-    pub launches: usize,
+    /// 3 × 3 matrix products per site the GPU kernel computes ([`PathTree`]: one
+    /// thread per link, sub-staples recomputed at the neighbours rather than stored).
+    pub gpu_products: usize,
 }
 
 impl LinkPathsInfo {
@@ -34,8 +32,7 @@ impl LinkPathsInfo {
             products_with_reuse: plan.products_with_reuse(),
             products_without_reuse: plan.products_without_reuse(),
             flops_per_site: plan.flops_per_site(),
-            buffers: buffer_count(plan),
-            launches: schedule(plan).len(),
+            gpu_products: PathTree::new(&plan.spec).map_or(0, |t| 4 * t.products_per_link()),
         }
     }
 }

@@ -14,17 +14,22 @@
 //!
 //! ```text
 //! link_paths! tokens ──qdsl-macros──▶ spec::PathSpec ──plan──▶ plan::PathPlan ──cpu──▶ smeared links
-//!                                                                            ──cuda─▶ CUDA C++
-//!                                                                            ──info─▶ LinkPathsInfo
+//!                                                     │                      ──info─▶ LinkPathsInfo
+//!                                                     └──tree──▶ tree::PathTree ──cuda─▶ CUDA C++
+//!                                                                               ──smear_cpu─▶ its reference
 //! ```
+//!
+//! The CPU runs the plan (every sub-staple a field, computed once: the fewest products);
+//! the GPU runs the tree (one thread per link, the staple levels nested by Horner's rule,
+//! every intermediate in registers: one launch, no intermediate fields).
 //!
 //! | module | holds |
 //! |---|---|
 //! | [`spec`] | the spec as data, validation, concrete path enumeration |
 //! | [`plan`] | lowering to shared sub-paths (MILC's nested staples), product counts |
 //! | [`cpu`] | running a plan on host gauge fields |
-//! | [`cuda`] | the CUDA C++ emitter |
-//! | [`schedule`] | the GPU launch schedule: fused staple pairs, grouped accumulation |
+//! | [`tree`] | the GPU plan: terms factored into nested wraps, its CPU evaluation |
+//! | [`cuda`] | the CUDA C++ emitter of a tree: one kernel, one thread per link |
 //! | [`info`] | [`LinkPathsInfo`]: flops, products with and without reuse, bytes |
 //! | [`knobs`] | [`PathKnobs`]: input links in recon 18 or recon 12 + phase, the output in recon 18 |
 //! | [`action`] | closed loops and gauge actions ([`ActionSpec`]): loop classes, the action value |
@@ -47,8 +52,8 @@ pub mod info;
 pub mod knobs;
 pub mod plan;
 pub mod project;
-pub mod schedule;
 pub mod spec;
+pub mod tree;
 
 pub use action::ActionSpec;
 pub use force::{ForceInfo, ForcePlan, GaugeAction};
@@ -56,6 +61,7 @@ pub use info::LinkPathsInfo;
 pub use knobs::PathKnobs;
 pub use plan::PathPlan;
 pub use spec::{Dir, PathSpec, PathTerm, Step};
+pub use tree::PathTree;
 
 use crate::dsl::DslError;
 use crate::field::GaugeField;
@@ -78,15 +84,20 @@ pub trait LinkPaths {
         cpu::smear(&Self::plan()?, u, u0)
     }
 
+    /// The GPU plan: the terms factored into nested wraps ([`tree`]).
+    fn tree() -> Result<PathTree, DslError> {
+        PathTree::new(&Self::spec())
+    }
+
     /// The CUDA C++ source for real type `T` (f32 or f64); deterministic.
     fn cuda_source<T: Real>() -> Result<String, DslError> {
-        cuda::emit::<T>(&Self::plan()?)
+        cuda::emit::<T>(&Self::tree()?)
     }
 
     /// The CUDA C++ source for real type `T` with the links stored as `knobs` says
     /// (errors for a knob value that does not apply, [`PathKnobs::validate`]).
     fn cuda_source_with<T: Real>(knobs: &PathKnobs) -> Result<String, DslError> {
-        cuda::emit_with::<T>(&Self::plan()?, knobs)
+        cuda::emit_with::<T>(&Self::tree()?, knobs)
     }
 
     /// The smeared links the kernel of `knobs` computes, emulated on the CPU: the input

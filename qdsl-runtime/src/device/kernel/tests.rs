@@ -203,17 +203,17 @@ fn the_smearing_interfaces_match_the_sources() {
             ..PathKnobs::default()
         },
     ];
-    let plans = [
-        AsqtadFat::plan().unwrap(),
-        AsqtadLong::plan().unwrap(),
-        Fat7::plan().unwrap(),
-        HisqFat::plan().unwrap(),
+    let trees = [
+        AsqtadFat::tree().unwrap(),
+        AsqtadLong::tree().unwrap(),
+        Fat7::tree().unwrap(),
+        HisqFat::tree().unwrap(),
     ];
     let mut programs = Vec::new();
-    for plan in &plans {
+    for tree in &trees {
         for k in &knobs {
-            programs.push(program::<f32>(plan, k, "p32").unwrap());
-            programs.push(program::<f64>(plan, k, "p64").unwrap());
+            programs.push(program::<f32>(tree, k, "p32").unwrap());
+            programs.push(program::<f64>(tree, k, "p64").unwrap());
         }
     }
     for plan in [
@@ -229,9 +229,11 @@ fn the_smearing_interfaces_match_the_sources() {
         assert!(!p.kernels.is_empty(), "{}", p.name);
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
     }
-    // Five kernels per smearing program, six with the force.
-    assert_eq!(programs[0].kernels.len(), 5);
-    assert_eq!(programs[plans.len() * 4].kernels.len(), 6);
+    // One smearing kernel and its layout rewrite per smearing program, one kernel per
+    // force program (the staples inside).
+    assert_eq!(programs[0].kernels.len(), 2);
+    assert_eq!(programs[trees.len() * 4].kernels.len(), 1);
+    assert_eq!(programs[0].kernels[0].params.len(), 2 + 5 + 4);
 }
 
 /// The launcher's interface of every catalog stencil (f64 and f32, plain and xpay):
