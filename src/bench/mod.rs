@@ -17,6 +17,7 @@
 
 pub mod cpu;
 pub mod metrics;
+mod mobius;
 mod operators;
 pub mod quda;
 pub mod report;

@@ -32,6 +32,12 @@ pub enum BenchKernel {
     HisqLinks,
     /// The tree-level Symanzik gauge force, the whole lattice.
     SymanzikForce,
+    /// Möbius Dslash4pre: M_φ = b5 + c5 S on one parity of a 5D field (`fused5d!`).
+    MobiusDslash4pre,
+    /// Möbius Dslash4·M5inv·M5pre: the 4D hop, then M5⁻¹ and M_φ in shared memory.
+    MobiusDslash4M5invM5pre,
+    /// Möbius Dslash4·xpay·M5mob: the 4D hop with the M5 block as the xpay term.
+    MobiusDslash4XpayM5mob,
 }
 
 impl BenchKernel {
@@ -48,7 +54,20 @@ impl BenchKernel {
             BenchKernel::Fat7Links => "fat7_links",
             BenchKernel::HisqLinks => "hisq_links",
             BenchKernel::SymanzikForce => "symanzik_force",
+            BenchKernel::MobiusDslash4pre => "mobius_dslash4pre",
+            BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
+            BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
         }
+    }
+
+    /// A Möbius chain: its `sources` are the Ls slices of one 5D field.
+    pub fn is_mobius(self) -> bool {
+        matches!(
+            self,
+            BenchKernel::MobiusDslash4pre
+                | BenchKernel::MobiusDslash4M5invM5pre
+                | BenchKernel::MobiusDslash4XpayM5mob
+        )
     }
 }
 
@@ -64,7 +83,8 @@ pub struct BenchCase {
     pub recon: Recon,
     /// `Some(N)`: the hop on N right-hand sides in one kernel (the slices of a 5D field
     /// inside the block, [`qdsl_core::dsl::variant::Slices::InBlock`]), reported per
-    /// source; `None`: the one-source kernel.
+    /// source; `None`: the one-source kernel. For a Möbius chain
+    /// ([`BenchKernel::is_mobius`]) its Ls, reported per 5D kernel call.
     pub sources: Option<usize>,
 }
 
@@ -72,9 +92,11 @@ impl BenchCase {
     /// `<kernel> <format> recon<N>`, the key of the QUDA table; ` sources<N>` appended
     /// for the multi-right-hand-side rows.
     pub fn label(&self) -> String {
-        let sources = self
-            .sources
-            .map_or(String::new(), |n| format!(" sources{n}"));
+        let sources = match (self.sources, self.kernel.is_mobius()) {
+            (Some(ls), true) => format!(" ls{ls}"),
+            (Some(n), false) => format!(" sources{n}"),
+            (None, _) => String::new(),
+        };
         format!(
             "{} {} recon{}{sources}",
             self.kernel.name(),
@@ -94,7 +116,8 @@ pub const BENCH_SOURCES: [usize; 4] = [1, 4, 8, 12];
 /// packed30 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
 /// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links; the
 /// Wilson hop f32 recon 12 and the improved staggered hop f32 on N = 1, 4, 8, 12
-/// right-hand sides in one kernel ([`BENCH_SOURCES`], per source). Cases
+/// right-hand sides in one kernel ([`BENCH_SOURCES`], per source); QUDA's three fused
+/// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12. Cases
 /// whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
@@ -151,6 +174,20 @@ pub fn default_cases() -> Vec<BenchCase> {
     ];
     cases.extend(batched(WilsonHop, F32, Recon::R12));
     cases.extend(batched(ImprovedStaggeredHop, F32, Recon::R18));
+    for ls in [12, 16] {
+        for format in [F32, Fixed16] {
+            for kernel in [
+                MobiusDslash4pre,
+                MobiusDslash4M5invM5pre,
+                MobiusDslash4XpayM5mob,
+            ] {
+                cases.push(BenchCase {
+                    sources: Some(ls),
+                    ..c(kernel, format, Recon::R12)
+                });
+            }
+        }
+    }
     cases
 }
 

@@ -111,7 +111,10 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
-        | BenchKernel::SymanzikForce => {
+        | BenchKernel::SymanzikForce
+        | BenchKernel::MobiusDslash4pre
+        | BenchKernel::MobiusDslash4M5invM5pre
+        | BenchKernel::MobiusDslash4XpayM5mob => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
@@ -131,7 +134,10 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
-        | BenchKernel::SymanzikForce => ImprovedStaggeredHop::ir(),
+        | BenchKernel::SymanzikForce
+        | BenchKernel::MobiusDslash4pre
+        | BenchKernel::MobiusDslash4M5invM5pre
+        | BenchKernel::MobiusDslash4XpayM5mob => ImprovedStaggeredHop::ir(),
     }
 }
 
@@ -174,6 +180,17 @@ fn bench_case(
         BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if case.kernel.is_mobius() {
+        return super::mobius::bench_chain(
+            gpu,
+            tuner,
+            &links.u,
+            case,
+            copy,
+            opts.warmup,
+            opts.reps,
+        );
     }
     if case.kernel == BenchKernel::SymanzikForce {
         return super::smear::bench_symanzik_force(

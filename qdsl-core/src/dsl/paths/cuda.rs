@@ -464,7 +464,9 @@ mod tests {
         assert!(check_extents("k", [256, 2, 4, 8]).is_ok());
         let e = check_extents("k", [4, 258, 4, 4]).unwrap_err().to_string();
         assert!(e.contains("258") && e.contains("1..=256"), "{e}");
-        let e = check_extents("k", [256, 256, 256, 2]).unwrap_err().to_string();
+        let e = check_extents("k", [256, 256, 256, 2])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("33554432"), "{e}");
     }
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# QUDA's side-by-side rows for this round's issues (Möbius hop, M5⁻¹ and MatPC at 32⁴ and
+# 24⁴ with Ls 12; the asqtad link fattening and the gauge force), on the GPU machine,
+# from a copy of ../shared/anchors/quda carried in target/quda-anchor:
+#
+#   bench/quda_side_by_side.sh build   # prepare + background build (returns at once)
+#   bench/quda_side_by_side.sh bench   # waits for the build, then runs the rows
+#
+# Logs, QUDA's tune cache and profile go to $OUT/quda. Run qdsl's bench right after, on
+# the same machine.
+set -uo pipefail
+A=${QUDA_ANCHOR:-target/quda-anchor}
+OUT=${OUT:-/tmp/qdsl-gpu-out}
+export QUDA_WORK=${QUDA_WORK:-/tmp/qb}
+export TARGETS=${TARGETS:-"dslash_test llfat_test gauge_path_test"}
+case "${1:-bench}" in
+build)
+    bash "$A/build.sh" prepare >"$OUT/quda-prepare.log" 2>&1 && bash "$A/build.sh" bg
+    ;;
+bench)
+    bash "$A/poll.sh" "${POLL_S:-400}"
+    BIN=$QUDA_WORK/build/tests
+    Q=$OUT/quda
+    mkdir -p "$Q"
+    export QUDA_RESOURCE_PATH=$QUDA_WORK/tune
+    mkdir -p "$QUDA_RESOURCE_PATH"
+    cd "$BIN" || exit 1
+    row() { # log name, test and arguments
+        local n=$1
+        shift
+        echo "### ./$*" >>"$Q/$n.log"
+        timeout "${TMO:-90}" ./"$@" >>"$Q/$n.log" 2>&1
+        echo "rc=$?" >>"$Q/$n.log"
+        echo "$(grep -E 'per kernel call|GFLOPS|link computation|Force calculation|ERROR' "$Q/$n.log" | tail -2 | tr '\n' ' ') <- $*"
+    }
+    B="--verify false --niter 100 --gtest_filter=*benchmark*"
+    for d in 32 24; do for p in single half; do for t in Dslash M5inv MatPC; do
+        row mobius dslash_test --dslash-type mobius --Lsdim 12 --dim $d $d $d $d --prec $p --recon 12 --test $t $B
+    done; done; done
+    D="--dim 32 32 32 32 --niter 100 --verify false"
+    row llfat llfat_test $D --prec single --recon 18
+    row gforce gauge_path_test $D --prec single --recon 18 # its second (loop-trace) test may reach the timeout
+    cp "$QUDA_RESOURCE_PATH"/tunecache.tsv "$QUDA_RESOURCE_PATH"/profile_0.tsv "$Q/" 2>/dev/null
+    ;;
+esac
+true

@@ -1,0 +1,186 @@
+//! `qdsl bench` rows of the Möbius domain-wall chains (`fused5d!`): QUDA's three fused
+//! kernels of the asymmetric M̂ — Dslash4pre (M_φ), Dslash4·M5inv·M5pre and
+//! Dslash4·xpay·M5mob — on one parity of a 5D field with Ls slices, each timed alone;
+//! their sum is one application of M̂ (QUDA's MatPC).
+//!
+//! Rates are per 5D site: Grid's convention of 1320 flops per 5D site for the 4D hop
+//! (the s-local pieces' flops are not counted), and the minimal byte model of the hop on
+//! Ls slices — each slice's spinor read once and written once, the links once for all Ls
+//! ([`per_source_minimal_bytes`]); the s-local chain (Dslash4pre) moves spinors only.
+
+use super::metrics::{per_source_minimal_bytes, rates};
+use super::report::{BenchCase, BenchKernel, BenchResult, CopyBandwidth};
+use super::run::{as_driver, BATCH};
+use qdsl_core::dsl::fused5d::{FusedVariant, SPiece};
+use qdsl_core::dsl::info::ByteModels;
+use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
+use qdsl_core::dsl::Variant;
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::format::LinkFormat;
+use qdsl_core::lattice::Parity;
+use qdsl_kernels::domain_wall::{
+    FusedEntry, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
+};
+use qdsl_runtime::device::kernel::ReadBuffer;
+use qdsl_runtime::device::{DeviceField, Gpu};
+use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs};
+use qdsl_runtime::operator::mobius::{ChiralSOperator, MobiusParams};
+use qdsl_runtime::operator::DeviceXpay;
+use qdsl_runtime::tune::Tuner;
+use std::time::Instant;
+
+/// The Möbius parameters of the rows (QUDA's dslash_test defaults are alike: the timing
+/// does not depend on the values): b5 = 1.5, c5 = 0.5, M5 = 1.8, m_f = 0.01.
+const B5: f64 = 1.5;
+const C5: f64 = 0.5;
+const M5: f64 = 1.8;
+const MASS: f64 = 0.01;
+
+/// Flops per 5D site of the 4D Wilson hop (Grid's count).
+const HOP_FLOPS_PER_5D_SITE: usize = 1320;
+
+/// The catalog chain a Möbius bench kernel runs.
+fn entry(kernel: BenchKernel) -> Option<FusedEntry> {
+    match kernel {
+        BenchKernel::MobiusDslash4pre => Some(FusedEntry::of::<MobiusDslash4pre>()),
+        BenchKernel::MobiusDslash4M5invM5pre => Some(FusedEntry::of::<MobiusDslash4M5invM5pre>()),
+        BenchKernel::MobiusDslash4XpayM5mob => Some(FusedEntry::of::<MobiusDslash4XpayM5mob>()),
+        _ => None,
+    }
+}
+
+/// Times the chain of `case` (Ls = `case.sources`) on one parity of `u`'s lattice.
+pub(super) fn bench_chain(
+    gpu: &Gpu,
+    tuner: &Tuner,
+    u: &GaugeField<f64>,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    warmup: usize,
+    reps: usize,
+) -> Result<BenchResult, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let e = entry(case.kernel)
+        .ok_or_else(|| format!("{} is not a Möbius chain", case.kernel.name()))?;
+    let ls = case.sources.ok_or("a Möbius row needs its Ls")?;
+    let lat = *u.lattice();
+    let half = lat.half_volume();
+    let chain = (e.chain)();
+    let hop = chain.hop_position().is_some();
+    let xpay = chain.xpay.is_some();
+    let out_parity = Parity::Odd;
+    let from = if hop { Parity::Even } else { out_parity };
+    let v = FusedVariant {
+        variant: Variant {
+            sites: OutputSites::Parity(out_parity),
+            xpay,
+            spinor: case.format,
+            gauge: case.format,
+            recon: case.recon,
+            ..Variant::default()
+        },
+        ls,
+    };
+    let params = MobiusParams::mobius(ls, B5, C5, M5, MASS).map_err(|e| err(&e))?;
+    let layout = |p: Parity| SpinorLayout::new(lat, ls, SiteSubset::Single(p), 4, 3);
+    let psi = ColourSpinorField::<f64>::gaussian(layout(from).map_err(|e| err(&e))?, 7);
+    let x = ColourSpinorField::<f64>::gaussian(layout(out_parity).map_err(|e| err(&e))?, 8);
+    let fermion = case.format.fermion_format();
+    let d_psi = DeviceField::from_spinor(gpu, &psi, fermion).map_err(|e| err(&e))?;
+    let d_x = DeviceField::from_spinor(gpu, &x, fermion).map_err(|e| err(&e))?;
+    let lf = LinkFormat::new(case.format.link_storage(), case.recon.compression());
+    let d_u = DeviceField::from_gauge(gpu, u, lf).map_err(|e| err(&e))?;
+    let mut d_out = device_spinor(gpu, case.format, 24, ls * half).map_err(|e| err(&e))?;
+    // The pieces' matrices in the compute type (f64 for f64 storage, else f32).
+    let stream = gpu.backend().stream();
+    let pieces: Vec<SPiece> = chain.matrices();
+    let reals: Vec<Vec<f64>> = pieces
+        .iter()
+        .map(|&p| {
+            ChiralSOperator::of_piece(&params, p)
+                .kernel_matrices()
+                .kernel_reals()
+        })
+        .collect();
+    let wide = case.format == StorageFormat::F64;
+    let m64: Vec<_> = match wide {
+        true => reals
+            .iter()
+            .map(|r| stream.clone_htod(r))
+            .collect::<Result<_, _>>(),
+        false => Ok(Vec::new()),
+    }
+    .map_err(|e| err(&e))?;
+    let m32: Vec<_> = match wide {
+        true => Ok(Vec::new()),
+        false => reals
+            .iter()
+            .map(|r| stream.clone_htod(&r.iter().map(|&z| z as f32).collect::<Vec<f32>>()))
+            .collect::<Result<_, _>>(),
+    }
+    .map_err(|e| err(&e))?;
+    let bufs: Vec<&dyn ReadBuffer> = match wide {
+        true => m64.iter().map(|b| b as _).collect(),
+        false => m32.iter().map(|b| b as _).collect(),
+    };
+    let matrices: Vec<(SPiece, &dyn ReadBuffer)> = pieces.iter().copied().zip(bufs).collect();
+    let t0 = Instant::now();
+    let kernel = DeviceStencil::fused(gpu, &chain, (e.hop)(), &v).map_err(|e| err(&e))?;
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let inputs: Vec<&DeviceField> = match hop {
+        true => vec![&d_psi, &d_u],
+        false => vec![&d_psi],
+    };
+    let dx = DeviceXpay {
+        a: 1.0,
+        x: &d_x,
+        b: -0.25,
+    };
+    let mut args = StencilArgs::new(&mut d_out, &inputs)
+        .xpay(xpay.then_some(&dx))
+        .matrices(&matrices);
+    let t0 = Instant::now();
+    let cfg = kernel
+        .tuned_config(gpu, tuner, &lat, args.reborrow())
+        .map_err(|e| err(&e))?;
+    let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu
+        .time_us(warmup, reps, || {
+            for _ in 0..BATCH {
+                kernel
+                    .launch(gpu, &lat, cfg, args.reborrow())
+                    .map_err(as_driver("launching a fused chain"))?;
+            }
+            Ok(())
+        })
+        .map_err(|e| err(&e))?
+        / BATCH as f64;
+    let site_bytes = case.format.codec().site_bytes(24);
+    let hop_info = kernel.info();
+    let (flops, minimal) = match hop {
+        true => (
+            HOP_FLOPS_PER_5D_SITE,
+            per_source_minimal_bytes(hop_info.bytes.minimal, site_bytes, ls),
+        ),
+        false => (0, 2 * site_bytes),
+    };
+    let xpay_bytes = if xpay { site_bytes } else { 0 };
+    let bytes = ByteModels {
+        minimal: minimal + xpay_bytes,
+        ..hop_info.bytes
+    };
+    let sites = half * ls;
+    Ok(BenchResult {
+        label: case.label(),
+        extent: lat.dims()[0],
+        sites,
+        time_us,
+        flops_per_site: flops,
+        bytes,
+        rates: rates(sites, flops, bytes, time_us, Some(copy.best_gbs())),
+        compile: cfg.compile.to_string(),
+        launch: cfg.launch.to_string(),
+        jit_ms,
+        tune_ms,
+    })
+}
