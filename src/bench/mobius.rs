@@ -11,7 +11,7 @@
 use super::metrics::{per_source_minimal_bytes, rates};
 use super::report::{BenchCase, BenchKernel, BenchResult, CopyBandwidth};
 use super::run::{as_driver, BATCH};
-use qdsl_core::dsl::fused5d::{FusedVariant, SPiece};
+use qdsl_core::dsl::fused5d::FusedVariant;
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
 use qdsl_core::dsl::Variant;
@@ -21,10 +21,9 @@ use qdsl_core::lattice::Parity;
 use qdsl_kernels::domain_wall::{
     FusedEntry, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
 };
-use qdsl_runtime::device::kernel::ReadBuffer;
 use qdsl_runtime::device::{DeviceField, Gpu};
 use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs};
-use qdsl_runtime::operator::mobius::{ChiralSOperator, MobiusParams};
+use qdsl_runtime::operator::mobius::{DeviceChainMatrices, MobiusParams};
 use qdsl_runtime::operator::DeviceXpay;
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
@@ -92,38 +91,14 @@ pub(super) fn bench_chain(
     let d_u = DeviceField::from_gauge(gpu, u, lf).map_err(|e| err(&e))?;
     let mut d_out = device_spinor(gpu, case.format, 24, ls * half).map_err(|e| err(&e))?;
     // The pieces' matrices in the compute type (f64 for f64 storage, else f32).
-    let stream = gpu.backend().stream();
-    let pieces: Vec<SPiece> = chain.matrices();
-    let reals: Vec<Vec<f64>> = pieces
-        .iter()
-        .map(|&p| {
-            ChiralSOperator::of_piece(&params, p)
-                .kernel_matrices()
-                .kernel_reals()
-        })
-        .collect();
-    let wide = case.format == StorageFormat::F64;
-    let m64: Vec<_> = match wide {
-        true => reals
-            .iter()
-            .map(|r| stream.clone_htod(r))
-            .collect::<Result<_, _>>(),
-        false => Ok(Vec::new()),
-    }
+    let device_matrices = DeviceChainMatrices::upload(
+        gpu,
+        &params,
+        &chain.matrices(),
+        case.format == StorageFormat::F64,
+    )
     .map_err(|e| err(&e))?;
-    let m32: Vec<_> = match wide {
-        true => Ok(Vec::new()),
-        false => reals
-            .iter()
-            .map(|r| stream.clone_htod(&r.iter().map(|&z| z as f32).collect::<Vec<f32>>()))
-            .collect::<Result<_, _>>(),
-    }
-    .map_err(|e| err(&e))?;
-    let bufs: Vec<&dyn ReadBuffer> = match wide {
-        true => m64.iter().map(|b| b as _).collect(),
-        false => m32.iter().map(|b| b as _).collect(),
-    };
-    let matrices: Vec<(SPiece, &dyn ReadBuffer)> = pieces.iter().copied().zip(bufs).collect();
+    let matrices = device_matrices.bindings();
     let t0 = Instant::now();
     let kernel = DeviceStencil::fused(gpu, &chain, (e.hop)(), &v).map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;

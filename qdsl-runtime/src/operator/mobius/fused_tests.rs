@@ -456,41 +456,14 @@ fn every_chain_on_the_gpu_equals_the_cpu() {
                                 .unwrap(),
                             ),
                         };
-                        let stream = gpu.backend().stream();
-                        let pieces = chain.matrices();
-                        let reals: Vec<Vec<f64>> = pieces
-                            .iter()
-                            .map(|&p| {
-                                ChiralSOperator::of_piece(&params, p)
-                                    .kernel_matrices()
-                                    .kernel_reals()
-                            })
-                            .collect();
-                        let (m64, m32): (Vec<_>, Vec<_>) = match format {
-                            StorageFormat::F64 => (
-                                reals
-                                    .iter()
-                                    .map(|r| stream.clone_htod(r).unwrap())
-                                    .collect(),
-                                Vec::new(),
-                            ),
-                            _ => (
-                                Vec::new(),
-                                reals
-                                    .iter()
-                                    .map(|r| {
-                                        let r: Vec<f32> = r.iter().map(|&z| z as f32).collect();
-                                        stream.clone_htod(&r).unwrap()
-                                    })
-                                    .collect(),
-                            ),
-                        };
-                        let bufs: Vec<&dyn crate::device::kernel::ReadBuffer> = match format {
-                            StorageFormat::F64 => m64.iter().map(|b| b as _).collect(),
-                            _ => m32.iter().map(|b| b as _).collect(),
-                        };
-                        let matrices: Vec<(SPiece, &dyn crate::device::kernel::ReadBuffer)> =
-                            pieces.iter().copied().zip(bufs).collect();
+                        let device_matrices = super::DeviceChainMatrices::upload(
+                            &gpu,
+                            &params,
+                            &chain.matrices(),
+                            format == StorageFormat::F64,
+                        )
+                        .unwrap();
+                        let matrices = device_matrices.bindings();
                         let mut d_out = device_spinor(&gpu, format, 24, ls * n4).unwrap();
                         let kernel = DeviceStencil::fused(&gpu, &chain, (e.hop)(), &v).unwrap();
                         let inputs: Vec<&DeviceField> = if chain.hop_position().is_some() {

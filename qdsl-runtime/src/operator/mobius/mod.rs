@@ -71,6 +71,7 @@
 //! and the tensor-core M5⁻¹ (`mma_tile!`).
 
 mod blocks;
+mod device_matrices;
 mod params;
 mod physical;
 mod s_operator;
@@ -83,6 +84,7 @@ mod tests;
 pub(crate) mod textbook;
 
 pub use blocks::{EvenOddMobius, MobiusBlocks};
+pub use device_matrices::DeviceChainMatrices;
 pub use params::{MobiusError, MobiusParams};
 pub use physical::{join_parities, midpoint_field, split_parities, wall_field};
 pub use s_operator::{ChiralSOperator, Chirality};

@@ -1,0 +1,70 @@
+//! A `fused5d!` chain's s-operator matrices on the device: each piece's A₊, A₋
+//! ([`ChiralSOperator::of_piece`] → [`ChiralMatrices::kernel_reals`], 4 Ls² reals) copied
+//! once in the kernel's compute type, bound by piece through
+//! [`StencilArgs::matrices`](crate::operator::device::StencilArgs::matrices).
+//!
+//! [`ChiralMatrices::kernel_reals`]: qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals
+
+use super::{ChiralSOperator, MobiusParams};
+use crate::device::gpu::driver;
+use crate::device::kernel::ReadBuffer;
+use crate::device::{DeviceError, Gpu};
+use cudarc::driver::CudaSlice;
+use qdsl_core::dsl::fused5d::SPiece;
+
+/// The matrices of a chain's pieces, in f64 (f64 storage) or f32 (every other format).
+pub struct DeviceChainMatrices {
+    pieces: Vec<SPiece>,
+    buffers: Buffers,
+}
+
+enum Buffers {
+    F64(Vec<CudaSlice<f64>>),
+    F32(Vec<CudaSlice<f32>>),
+}
+
+impl DeviceChainMatrices {
+    /// Uploads the matrices of `pieces` for `params`; `wide`: in f64, else f32.
+    pub fn upload(
+        gpu: &Gpu,
+        params: &MobiusParams,
+        pieces: &[SPiece],
+        wide: bool,
+    ) -> Result<Self, DeviceError> {
+        let stream = gpu.backend().stream();
+        let reals = pieces.iter().map(|&p| {
+            ChiralSOperator::of_piece(params, p)
+                .kernel_matrices()
+                .kernel_reals()
+        });
+        let what = "uploading a fused chain's matrices";
+        let buffers = match wide {
+            true => Buffers::F64(
+                reals
+                    .map(|r| stream.clone_htod(&r).map_err(driver(what)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            false => Buffers::F32(
+                reals
+                    .map(|r| {
+                        let r: Vec<f32> = r.iter().map(|&z| z as f32).collect();
+                        stream.clone_htod(&r).map_err(driver(what))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        Ok(Self {
+            pieces: pieces.to_vec(),
+            buffers,
+        })
+    }
+
+    /// Each piece with its buffer, as a launch binds them.
+    pub fn bindings(&self) -> Vec<(SPiece, &dyn ReadBuffer)> {
+        let bufs: Vec<&dyn ReadBuffer> = match &self.buffers {
+            Buffers::F64(b) => b.iter().map(|b| b as _).collect(),
+            Buffers::F32(b) => b.iter().map(|b| b as _).collect(),
+        };
+        self.pieces.iter().copied().zip(bufs).collect()
+    }
+}
