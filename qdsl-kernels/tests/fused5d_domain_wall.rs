@@ -54,14 +54,24 @@ fn rows(k: &KernelIr) -> Vec<(String, RowReach, RowDest)> {
         .collect()
 }
 
+fn solves(k: &KernelIr) -> Vec<(String, String)> {
+    stmts(k)
+        .into_iter()
+        .filter_map(|s| match s {
+            Stmt::ChiralSolve(r) => Some((r.piece, r.matrix)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn the_pieces_land_on_the_source_or_the_accumulator() {
     let v = variant(StorageFormat::F32, Recon::R12, false, 12);
-    // M5pre * M5inv * Dw * M5pre: M_φ on each of the 8 terms' source, then M5⁻¹ (dense)
-    // and M_φ (neighbours) on the accumulator.
+    // M5pre * M5inv * Dw * M5pre: M_φ on each of the 8 terms' source, then M5⁻¹ (solved
+    // in place from M5) and M_φ (neighbours) on the accumulator.
     let k = MobiusM5preM5invDslash4M5pre::kernel_ir(&v).unwrap();
     let r = rows(&k);
-    assert_eq!(r.len(), 8 + 2);
+    assert_eq!(r.len(), 8 + 1);
     assert!(r[..8].iter().all(|x| x
         == &(
             "Mphi".to_string(),
@@ -70,12 +80,9 @@ fn the_pieces_land_on_the_source_or_the_accumulator() {
         )));
     assert_eq!(
         r[8],
-        ("M5inv".into(), RowReach::Dense, RowDest::Accumulator)
-    );
-    assert_eq!(
-        r[9],
         ("Mphi".into(), RowReach::Neighbours, RowDest::Accumulator)
     );
+    assert_eq!(solves(&k), [("M5inv".to_string(), "chiral_m5".to_string())]);
     // Two barriers per term inside the terms.
     let barriers = stmts(&k)
         .iter()
@@ -89,17 +96,23 @@ fn the_pieces_land_on_the_source_or_the_accumulator() {
         .filter(|p| matches!(p.role, KernelParam::ChiralMatrices(_)))
         .map(|p| p.role.cuda_name())
         .collect();
-    assert_eq!(matrices, ["chiral_mphi", "chiral_m5inv"]);
+    assert_eq!(matrices, ["chiral_mphi", "chiral_m5"]);
     assert!(matches!(
         k.params.last().map(|p| &p.role),
         Some(KernelParam::ChiralMatrices(_))
     ));
-    // MSPCG's (M5⁻¹)† M5⁻¹ D_w: two dense rows on the accumulator, M5⁻¹ first.
+    // MSPCG's (M5⁻¹)† M5⁻¹ D_w: two solves on the column, M5⁻¹ first, then the column
+    // back into the accumulator.
     let k = MspcgM5invDagM5invDw::kernel_ir(&v).unwrap();
-    let r = rows(&k);
-    assert_eq!(r.len(), 2);
-    assert_eq!(r[0].0, "M5inv");
-    assert_eq!(r[1].0, "M5inv.dagger()");
+    assert!(rows(&k).is_empty());
+    assert_eq!(
+        solves(&k),
+        [
+            ("M5inv".to_string(), "chiral_m5".to_string()),
+            ("M5inv.dagger()".to_string(), "chiral_m5_dagger".to_string())
+        ]
+    );
+    assert!(matches!(stmts(&k).last(), Some(Stmt::SharedLoadAcc { .. })));
     assert!(!stmts(&k).iter().any(|s| matches!(s, Stmt::Barrier)));
     // The daggered hop: the Wilson hop's dagger knob (H† = γ5 H γ5: the projectors
     // 1 ± γ_μ swap), the variant's dagger knob off.

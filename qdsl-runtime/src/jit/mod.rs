@@ -232,6 +232,7 @@ impl Jit {
             format!("--gpu-architecture={}", arch.virtual_name()),
         ];
         o.extend(extra.iter().cloned());
+        o.extend(experiment_defines());
         o
     }
 
@@ -318,6 +319,7 @@ impl Jit {
             format!("--gpu-architecture={arch}"),
         ];
         o.extend(extra.iter().cloned());
+        o.extend(experiment_defines());
         o.extend(cap.map(|r| format!("--maxrregcount={r}")));
         o
     }
@@ -413,6 +415,18 @@ fn write_file(path: &Path, contents: &str) -> Result<(), JitError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The environment variable of extra `-D` options for every kernel compile, for A/B
+/// experiments on the GPU without a rebuild (e.g. `QDSL_NVRTC_DEFINES="QDSL_BAND_SITES=32768"`;
+/// whitespace-separated `NAME=VALUE` or `NAME`). Part of the compile cache key.
+pub const NVRTC_DEFINES_ENV: &str = "QDSL_NVRTC_DEFINES";
+
+/// `-DNAME=VALUE` for each word of [`NVRTC_DEFINES_ENV`].
+fn experiment_defines() -> Vec<String> {
+    std::env::var(NVRTC_DEFINES_ENV)
+        .map(|v| v.split_whitespace().map(|d| format!("-D{d}")).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -83,6 +83,18 @@ pub struct SPiece {
 }
 
 impl SPiece {
+    /// The operator whose solve applies this piece on the GPU: M5 for M5⁻¹, M5† for
+    /// M5⁻† ((M5⁻¹)† = (M5†)⁻¹); any other piece is itself.
+    pub fn solve_operand(self) -> SPiece {
+        match self.op {
+            SOp::M5Inv => SPiece {
+                op: SOp::M5,
+                dagger: self.dagger,
+            },
+            _ => self,
+        }
+    }
+
     /// The name of its matrices in a kernel's signature: `chiral_<op>[_dagger]`.
     pub fn param_name(self) -> String {
         let dagger = if self.dagger { "_dagger" } else { "" };
@@ -258,6 +270,32 @@ impl Chain {
         all.extend(self.xpay);
         let mut distinct: Vec<SPiece> = Vec::new();
         for p in all {
+            if !distinct.contains(&p) {
+                distinct.push(p);
+            }
+        }
+        distinct
+    }
+
+    /// The matrices a GPU kernel of the chain takes, each once: [`Self::matrices`] with
+    /// every M5⁻¹ (or M5⁻†) acting on the hop's result replaced by M5 (M5†), which the
+    /// kernel solves in O(Ls) per site ([`crate::dsl::kernel_ir::ChiralSolve`]) instead
+    /// of applying the dense inverse's rows in O(Ls²).
+    pub fn kernel_matrices(&self) -> Vec<SPiece> {
+        let solved = self.result_pieces();
+        let mut distinct: Vec<SPiece> = Vec::new();
+        for p in self.matrices() {
+            let p = if p.op == SOp::M5Inv && solved.contains(&p) {
+                p.solve_operand()
+            } else {
+                p
+            };
+            if !distinct.contains(&p) {
+                distinct.push(p);
+            }
+        }
+        // A piece needed both solved and as a dense row keeps its dense matrices too.
+        for p in self.source_pieces().into_iter().chain(self.xpay) {
             if !distinct.contains(&p) {
                 distinct.push(p);
             }

@@ -11,7 +11,8 @@
 //!   barrier (the buffer is reused by the next term);
 //! * each piece acting on the result, a stage storing the accumulator to `column`, a
 //!   barrier, a stage with the row into the accumulator (and a barrier where the buffer
-//!   is used again);
+//!   is used again) — except M5⁻¹ (M5⁻†), solved in place on the column from M5's (M5†'s)
+//!   matrices in O(Ls) ([`ChiralSolve`]), the next piece reading the column as it is;
 //! * the xpay operand's piece: x(io) to `column`, a barrier, its row into `xr`, which the
 //!   epilogue then reads (out = a · (X x) + b · acc).
 //!
@@ -21,13 +22,13 @@
 //! ([`KernelParam::ChiralMatrices`], after every stencil parameter). Then the passes
 //! ([`crate::dsl::kernel_ir::passes`]) run as for any stencil.
 
-use super::{Chain, FusedVariant, SPiece};
+use super::{Chain, FusedVariant, SOp, SPiece};
 use crate::dsl::emit::cuda;
 use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::ir::{FieldDecl, FieldShape, Hop, Ir, Role, SpinOp, Term};
 use crate::dsl::kernel_ir::{
-    self, passes, ChiralRow, Constant, KernelIr, Load, LoadAt, Param, Reads, RowDest, RowReach,
-    Scaling, SharedBuffer, Stage, StageKind, Stmt, Value,
+    self, passes, ChiralRow, ChiralSolve, Constant, KernelIr, Load, LoadAt, Param, Reads, RowDest,
+    RowReach, Scaling, SharedBuffer, Stage, StageKind, Stmt, Value,
 };
 use crate::dsl::knob_space::{Extents, LaunchSpace};
 use crate::dsl::lower::{lower, Lowered};
@@ -135,21 +136,50 @@ pub fn kernel_ir(
         }
     }
     // Pieces on the result; a barrier after a row only where the buffer is used again.
+    // M5⁻¹ is solved in place on the column (whose value the next piece then reads).
     let result = chain.result_pieces();
+    let mut column_current = false;
     for (n, &p) in result.iter().enumerate() {
         let reused = n + 1 < result.len() || chain.xpay.is_some();
+        if !column_current {
+            k.stages.push(Stage {
+                kind: StageKind::Custom(format!("{p}: the accumulator to shared memory")),
+                body: vec![Stmt::SharedStoreAcc {
+                    buffer: COLUMN.into(),
+                    spins: 4,
+                }],
+                barrier: true,
+            });
+        }
+        if p.op == SOp::M5Inv {
+            k.stages.push(Stage {
+                kind: StageKind::Custom(format!("{p}: solved in place on the column")),
+                body: vec![Stmt::ChiralSolve(ChiralSolve {
+                    buffer: COLUMN.into(),
+                    matrix: p.solve_operand().param_name(),
+                    piece: p.to_string(),
+                    dagger: p.dagger,
+                })],
+                barrier: true,
+            });
+            column_current = true;
+        } else {
+            k.stages.push(Stage {
+                kind: StageKind::Custom(format!("{p}: its row into the accumulator")),
+                body: vec![row(p, RowDest::Accumulator)],
+                barrier: reused,
+            });
+            column_current = false;
+        }
+    }
+    if column_current {
         k.stages.push(Stage {
-            kind: StageKind::Custom(format!("{p}: the accumulator to shared memory")),
-            body: vec![Stmt::SharedStoreAcc {
+            kind: StageKind::Custom("the solved column into the accumulator".into()),
+            body: vec![Stmt::SharedLoadAcc {
                 buffer: COLUMN.into(),
                 spins: 4,
             }],
-            barrier: true,
-        });
-        k.stages.push(Stage {
-            kind: StageKind::Custom(format!("{p}: its row into the accumulator")),
-            body: vec![row(p, RowDest::Accumulator)],
-            barrier: reused,
+            barrier: chain.xpay.is_some(),
         });
     }
     // The xpay operand's piece.
@@ -174,10 +204,11 @@ pub fn kernel_ir(
         k.epilogue.xpay_in_registers = true;
     }
     // The matrices, after every stencil parameter.
-    k.params.extend(chain.matrices().into_iter().map(|p| Param {
-        decl: format!("const real* __restrict__ {}", p.param_name()),
-        role: KernelParam::ChiralMatrices(p),
-    }));
+    k.params
+        .extend(chain.kernel_matrices().into_iter().map(|p| Param {
+            decl: format!("const real* __restrict__ {}", p.param_name()),
+            role: KernelParam::ChiralMatrices(p),
+        }));
     passes::run_all(&mut k);
     Ok(k)
 }

@@ -165,3 +165,61 @@ fn tridiagonal_matrices_are_recognised() {
     assert!(!far.is_tridiagonal_periodic());
     assert_eq!(near.kernel_reals().len(), 4 * ls * ls);
 }
+
+/// M5⁻¹ on the result is solved in place from M5's matrices (M5⁻† from M5†'s); the next
+/// piece reads the solved column without a store, and a solve that ends the chain is
+/// loaded back into the accumulator.
+#[test]
+fn m5_inverse_is_a_solve_of_m5_on_the_column() {
+    let v = FusedVariant {
+        variant: Variant {
+            spinor: StorageFormat::F32,
+            gauge: StorageFormat::F32,
+            ..Variant::default()
+        },
+        ls: 12,
+    };
+    let no_hop = |pieces| Chain {
+        hop_name: None,
+        ..chain(pieces)
+    };
+    let c = no_hop(vec![
+        piece(s(SOp::MPhi), false, None),
+        piece(s(SOp::M5Inv), false, None),
+    ]);
+    let m5 = SPiece {
+        op: SOp::M5,
+        dagger: false,
+    };
+    let mphi = SPiece {
+        op: SOp::MPhi,
+        dagger: false,
+    };
+    assert_eq!(c.kernel_matrices(), vec![m5, mphi]);
+    let k = plan::kernel_ir(&c, None, &v).unwrap();
+    let body: Vec<&Stmt> = k.stages.iter().flat_map(|s| &s.body).collect();
+    let solve = body
+        .iter()
+        .position(|s| matches!(s, Stmt::ChiralSolve(r) if r.matrix == "chiral_m5" && !r.dagger))
+        .expect("a solve of M5");
+    assert!(matches!(body[solve + 1], Stmt::ChiralRow(r) if r.matrix == "chiral_mphi"));
+    assert!(!body.iter().any(|s| matches!(s, Stmt::SharedLoadAcc { .. })));
+    let src = plan::compile(&c, None, &v).unwrap();
+    assert!(src.source.contains("const real* __restrict__ chiral_m5,"));
+    assert!(!src.source.contains("chiral_m5inv"));
+
+    let c = no_hop(vec![piece(s(SOp::M5Inv), true, None)]);
+    assert_eq!(
+        c.kernel_matrices(),
+        vec![SPiece {
+            op: SOp::M5,
+            dagger: true
+        }]
+    );
+    let k = plan::kernel_ir(&c, None, &v).unwrap();
+    let body: Vec<&Stmt> = k.stages.iter().flat_map(|s| &s.body).collect();
+    assert!(matches!(body.last(), Some(Stmt::SharedLoadAcc { .. })));
+    assert!(body
+        .iter()
+        .any(|s| matches!(s, Stmt::ChiralSolve(r) if r.matrix == "chiral_m5_dagger" && r.dagger)));
+}

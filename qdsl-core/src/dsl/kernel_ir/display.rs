@@ -226,6 +226,17 @@ fn stmt(out: &mut String, d: usize, s: &Stmt) -> fmt::Result {
         Stmt::SharedStoreAcc { buffer, spins } => {
             writeln!(out, "{pad}shared {buffer}[thread] <- acc[{spins}]")
         }
+        Stmt::SharedLoadAcc { buffer, spins } => {
+            writeln!(out, "{pad}acc[{spins}] <- shared {buffer}[thread]")
+        }
+        Stmt::ChiralSolve(r) => writeln!(
+            out,
+            "{pad}{b} <- {} {b}: solve of the cyclic bidiagonal {m}{} per component, in place",
+            r.piece,
+            if r.dagger { " (dagger)" } else { "" },
+            m = r.matrix,
+            b = r.buffer
+        ),
         Stmt::ChiralRow(r) => {
             let dest = match r.dest {
                 RowDest::Reals(d) => d,

@@ -166,8 +166,10 @@ pub struct Param {
 }
 
 /// A shared-memory buffer: `elems_per_thread` values of `ty` for each thread of the
-/// block (x · y · z of them), element `(t · elems_per_thread + k)` of thread t =
-/// threadIdx.x + blockDim.x · (threadIdx.y + blockDim.y · threadIdx.z). Printed as a
+/// block (x · y · z of them, `block_threads`), value k of thread t = threadIdx.x +
+/// blockDim.x · (threadIdx.y + blockDim.y · threadIdx.z) at element
+/// `k · block_threads + t` (component-major: a warp reads 32 consecutive words of one
+/// component, free of shared-memory bank conflicts). Printed as a
 /// slice of the kernel's dynamic shared memory; [`KernelIr::shared_bytes`] sizes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedBuffer {
@@ -534,6 +536,41 @@ pub enum Stmt {
     },
     /// One row of an s-local operator O = P₊ A₊ + P₋ A₋ on the block's s-column.
     ChiralRow(ChiralRow),
+    /// The block's s-column replaced, in place, by O⁻¹ column for a cyclic bidiagonal O
+    /// (M5, M5†) per chirality.
+    ChiralSolve(ChiralSolve),
+    /// `acc[q][a]` = this thread's record of the buffer (the inverse of
+    /// [`Stmt::SharedStoreAcc`]).
+    SharedLoadAcc {
+        /// The buffer.
+        buffer: String,
+        /// Spins of the accumulator.
+        spins: usize,
+    },
+}
+
+/// column ← O⁻¹ column on the block's s-columns, O = P₊ A₊ + P₋ A₋ with each A± cyclic
+/// bidiagonal: a diagonal and one off-diagonal at s − 1 (lower) or s + 1 (upper), whose
+/// wrap-around is the wall's corner — M5 = α + β S (P₊: lower, P₋: upper) and M5†
+/// (the other way round). For each of the 12 complex components of a record (threads
+/// s5, s5 + Ls, … of the site take one each) the solve of A y = x is one sweep in the
+/// off-diagonal's direction: with Y = y at the sweep's last slice, y_n = p_n + q_n Y,
+///
+/// p₀ = x₀/d₀, q₀ = −e₀/d₀;  p_n = (x_n − e_n p_{n−1})/d_n, q_n = −e_n q_{n−1}/d_n,
+///
+/// Y = p_last/(1 − q_last) (the corner closes the cycle), then a second sweep writes
+/// y_n = p_n + q_n Y. O(Ls) per component against the dense inverse's O(Ls²) per row;
+/// the p_n wait in the column itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChiralSolve {
+    /// The shared buffer holding the column.
+    pub buffer: String,
+    /// The parameter holding O's matrices (`[P₊, P₋][s][s'][re, im]`).
+    pub matrix: String,
+    /// The piece applied (e.g. `M5inv`), for comments.
+    pub piece: String,
+    /// O = A† of the non-dagger form: the off-diagonals swap sides.
+    pub dagger: bool,
 }
 
 /// dest = Σ_s' A₊(s5, s') P₊ buffer[s'] + A₋(s5, s') P₋ buffer[s'], buffer[s'] the

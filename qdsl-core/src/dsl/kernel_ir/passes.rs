@@ -2,7 +2,9 @@
 //! order [`crate::dsl::emit::cuda::compile`] runs them. Each is a function from IR to IR;
 //! none changes what the kernel computes beyond rounding.
 
-use super::{BuildFlag, KernelIr, Load, Scaling, Stage, StageKind, Stmt, TermReads, Value};
+use super::{
+    BuildFlag, FifthIndex, KernelIr, Load, Reads, Scaling, Stage, StageKind, Stmt, TermReads, Value,
+};
 use crate::dsl::variant::StorageFormat;
 
 /// A named pass.
@@ -23,6 +25,10 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "fixed-point-scale-deferral",
         run: defer_fixed_point_scales,
+    },
+    Pass {
+        name: "links-cached-across-slices",
+        run: links_cached_across_slices,
     },
     Pass {
         name: "prefetch-build",
@@ -51,6 +57,31 @@ pub fn long_links_first(ir: &mut KernelIr) {
     let long = |s: &Stage| matches!(&s.kind, StageKind::Term(t) if t.long_link);
     let (first, rest): (Vec<Stage>, Vec<Stage>) = ir.stages.drain(..).partition(long);
     ir.stages = first.into_iter().chain(rest).collect();
+}
+
+/// Links cached across slices: with the slices of a site in the block
+/// ([`FifthIndex::ThreadY`], [`FifthIndex::BlockY`]) every link is read by each slice's
+/// warps, so a link read once per 4D launch is read Ls (or block.y) times here: its
+/// loads take the default cache path instead of the evict-first one, so that the
+/// block's other warps find it in L1. Measured on the H200 (ncu, 32⁴, Möbius
+/// Dslash4·xpay·M5mob, Ls 12, f32): L1 hit rate 15.6 %, L2 throughput 75 % with the
+/// links streamed.
+pub fn links_cached_across_slices(ir: &mut KernelIr) {
+    if ir.prologue.fifth == FifthIndex::GridY {
+        return;
+    }
+    for stage in &mut ir.stages {
+        visit_stmts_mut(&mut stage.body, &mut |s| {
+            if let Stmt::Load(Load {
+                value: Value::Link(_),
+                reads,
+                ..
+            }) = s
+            {
+                *reads = Reads::Shared;
+            }
+        });
+    }
 }
 
 /// Fixed-point scale deferral: a term's arithmetic is linear in its source record and in
@@ -414,6 +445,47 @@ mod tests {
         )));
     }
 
+    /// Links read once per 4D launch stream (evict first); with the slices in the block
+    /// each link is read by every slice's warps, so its loads keep the default path.
+    #[test]
+    fn links_take_the_cached_path_only_when_slices_share_them() {
+        let link_reads = |k: &KernelIr| {
+            let mut reads = Vec::new();
+            for stage in &k.stages {
+                let mut body = stage.body.clone();
+                visit_stmts_mut(&mut body, &mut |s| {
+                    if let Stmt::Load(Load {
+                        value: Value::Link(_),
+                        reads: r,
+                        ..
+                    }) = s
+                    {
+                        reads.push(*r);
+                    }
+                });
+            }
+            reads
+        };
+        let ir = hop(true);
+        let mut k = planned(&ir, &Variant::default());
+        assert!(link_reads(&k).contains(&Reads::Once));
+        let before = link_reads(&k);
+        links_cached_across_slices(&mut k);
+        assert_eq!(link_reads(&k), before, "one slice per grid row: unchanged");
+        let mut k = planned(
+            &ir,
+            &Variant {
+                slices: crate::dsl::variant::Slices::InBlock,
+                ..Variant::default()
+            },
+        );
+        assert_eq!(k.prologue.fifth, FifthIndex::BlockY);
+        links_cached_across_slices(&mut k);
+        let after = link_reads(&k);
+        assert_eq!(after.len(), before.len());
+        assert!(after.iter().all(|&r| r == Reads::Shared), "{after:?}");
+    }
+
     /// The declared list runs in the order the prefetch needs (after the term order).
     #[test]
     fn passes_are_declared_in_order() {
@@ -423,6 +495,7 @@ mod tests {
             [
                 "long-links-first",
                 "fixed-point-scale-deferral",
+                "links-cached-across-slices",
                 "prefetch-build"
             ]
         );

@@ -24,7 +24,8 @@ enum Buffers {
 }
 
 impl DeviceChainMatrices {
-    /// Uploads the matrices of `pieces` for `params`; `wide`: in f64, else f32.
+    /// Uploads the matrices of `pieces` for `params` (with M5 for each M5⁻¹: the kernel's
+    /// solve operand, [`SPiece::solve_operand`]); `wide`: in f64, else f32.
     pub fn upload(
         gpu: &Gpu,
         params: &MobiusParams,
@@ -32,6 +33,14 @@ impl DeviceChainMatrices {
         wide: bool,
     ) -> Result<Self, DeviceError> {
         let stream = gpu.backend().stream();
+        // A kernel applies M5⁻¹ by solving M5 (Chain::kernel_matrices): both go up.
+        let mut all: Vec<SPiece> = Vec::new();
+        for p in pieces.iter().flat_map(|&p| [p, p.solve_operand()]) {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+        let pieces = &all;
         let reals = pieces.iter().map(|&p| {
             ChiralSOperator::of_piece(params, p)
                 .kernel_matrices()

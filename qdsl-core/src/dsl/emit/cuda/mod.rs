@@ -203,6 +203,23 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
             &format!("constexpr {} {} = {};{comment}", c.ty, c.name, c.value),
         );
     }
+    if k.prologue.out_parity >= 0 && k.prologue.fifth != FifthIndex::GridY {
+        let record = k
+            .field(&k.epilogue.out)
+            .map_or(BAND_RECORD_BYTES, |f| f.layout.record_bytes().max(1));
+        s.line(
+            0,
+            "#ifndef QDSL_BAND_SITES // the sweep order's budget (band_order)",
+        );
+        s.line(
+            0,
+            &format!(
+                "#define QDSL_BAND_SITES {}",
+                BAND_SITES as usize * BAND_RECORD_BYTES / record
+            ),
+        );
+        s.line(0, "#endif");
+    }
     s.line(0, "");
     let params: Vec<(KernelParam, String)> = k
         .params
@@ -291,11 +308,19 @@ fn shared_buffers(s: &mut Src, k: &KernelIr) {
 /// The index prologue: this thread's output site i, its slice s5 and index io, the
 /// lattice, parity and coordinates, cb, the grid-dependency wait and the accumulator.
 fn prologue(s: &mut Src, p: &Prologue) {
-    s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
+    let banded = p.out_parity >= 0 && p.fifth != FifthIndex::GridY;
+    let sweep = if banded { "i_sweep" } else { "i" };
+    s.line(
+        1,
+        &format!("const int {sweep} = blockIdx.x * blockDim.x + threadIdx.x;"),
+    );
     if p.bounds == Bounds::Return {
-        s.line(1, "if (i >= n_out) return;");
+        s.line(1, &format!("if ({sweep} >= n_out) return;"));
     }
     fifth_index(s, p.fifth);
+    if banded {
+        band_order(s);
+    }
     s.line(
         1,
         "const int io = s5 * n_out + i; // the output's index: slice s5 of n_out sites",
@@ -326,6 +351,45 @@ fn prologue(s: &mut Src, p: &Prologue) {
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
 }
+
+/// The sites in z-bands: thread `i_sweep` → output site `i` (one parity), sweeping
+/// the sites of B z-planes for every t before the next B planes, B the largest
+/// power-of-two divisor step of L2 with L0 · L1 · B · (slices in flight) ≤
+/// [`BAND_SITES`].
+///
+/// Why: with every slice of a site in flight together (block.y = Ls, or the multi-RHS
+/// slices in the block), one t-plane of the lexicographic sweep is Ls times the 4D
+/// one's bytes, and the neighbour at t ± 1 — read two t-planes apart — falls out of L2
+/// (32⁴ × Ls 12 in f32: ~38 MB a plane). In bands of B planes the reuse distance is
+/// B/L2 of that, for the price of re-reading the band edges' z-neighbours. A
+/// bijection of [0, n_out): B = L2 is the lexicographic order.
+fn band_order(s: &mut Src) {
+    for line in [
+        "// Sweep order: bands of B z-planes, every t of a band before the next band (L2 reuse of t +- 1).",
+        "int band_b = L2;",
+        "while ((band_b & 1) == 0 && L0 * L1 * band_b * (int)(gridDim.y * blockDim.y) > QDSL_BAND_SITES) { band_b >>= 1; }",
+        "int i = i_sweep;",
+        "if (i_sweep < n_out) {",
+        "    const int hx = L0 >> 1, per_t = hx * L1 * band_b, per_band = per_t * L3;",
+        "    const int band = i_sweep / per_band, r = i_sweep - band * per_band;",
+        "    const int t = r / per_t, w = r - t * per_t;",
+        "    const int xh = w % hx, x1 = (w / hx) % L1, zl = w / (hx * L1);",
+        "    i = xh + hx * (x1 + L1 * (band * band_b + zl + L2 * t));",
+        "}",
+    ] {
+        s.line(1, line);
+    }
+}
+
+/// The budget of [`band_order`]: site-slices of one t-plane of a band (both parities)
+/// for an output record of [`BAND_RECORD_BYTES`], scaled by the output record's bytes
+/// (`QDSL_BAND_SITES`, a define the compile may override). 2¹⁶ keeps a band's plane of
+/// a one-parity f32 Wilson field (in + out, 192 bytes a site) near 6 MB, a few planes
+/// well inside the 50 MB L2 of an H100 or H200.
+pub const BAND_SITES: u32 = 1 << 16;
+
+/// The output record the [`BAND_SITES`] budget is written for: an f32 Wilson spinor.
+pub const BAND_RECORD_BYTES: usize = 96;
 
 /// `const int s5 = …`: the thread's fifth-dimension slice ([`FifthIndex`]).
 fn fifth_index(s: &mut Src, fifth: FifthIndex) {

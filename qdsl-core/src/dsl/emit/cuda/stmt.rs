@@ -7,8 +7,8 @@ use super::storage::{self, LinkField};
 use super::term::{biased_phase_add, link_site, literal, phase_add, shift_and_wrap, source_index};
 use super::Src;
 use crate::dsl::kernel_ir::{
-    Accumulate, BuildFlag, ChiralRow, Cond, KernelIr, Load, LoadAt, Reconstruct, RowDest, RowReach,
-    Rows, Stmt, Value,
+    Accumulate, BuildFlag, ChiralRow, ChiralSolve, Cond, KernelIr, Load, LoadAt, Reconstruct,
+    RowDest, RowReach, Rows, Stmt, Value,
 };
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::spin::Phase;
@@ -120,12 +120,72 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
             s.line(d, "#pragma unroll");
             s.line(
                 d,
-                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ real* const c = {buffer} + (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) * {} + 6 * q + 2 * a; c[0] = acc[q][a].re; c[1] = acc[q][a].im; }} }}", 6 * spins),
+                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ real* const c = {buffer} + {THIS_THREAD} + (6 * q + 2 * a) * block_threads; c[0] = acc[q][a].re; c[block_threads] = acc[q][a].im; }} }}"),
             );
         }
         Stmt::ChiralRow(r) => chiral_row(s, d, r),
+        Stmt::ChiralSolve(r) => chiral_solve(s, d, r),
+        Stmt::SharedLoadAcc { buffer, spins } => {
+            s.line(d, "#pragma unroll");
+            s.line(
+                d,
+                &format!("for (int q = 0; q < {spins}; q++) {{ for (int a = 0; a < 3; a++) {{ const real* const c = {buffer} + {THIS_THREAD} + (6 * q + 2 * a) * block_threads; acc[q][a] = cplx{{c[0], c[block_threads]}}; }} }}"),
+            );
+        }
     }
 }
+
+/// The in-place cyclic bidiagonal solve of [`ChiralSolve`]: thread s5 of a site takes
+/// the complex components k = s5, s5 + Ls, … < 12 (P₊: k < 6); along the sweep n the
+/// slice is s = n (off-diagonal at s − 1) or Ls − 1 − n (at s + 1), so both directions
+/// run the same code.
+fn chiral_solve(s: &mut Src, d: usize, r: &ChiralSolve) {
+    let (b, m) = (&r.buffer, &r.matrix);
+    let lower = if r.dagger { "chi == 1" } else { "chi == 0" };
+    for (depth, line) in [
+        (0, format!("{{ // {}: column <- {m}^-1 column, one sweep per complex component (cyclic bidiagonal)", r.piece)),
+        (1, format!("real* const base = {b} + threadIdx.x + blockDim.x * blockDim.y * threadIdx.z; // slice s at + blockDim.x * s")),
+        (1, "for (int k = s5; k < 12; k += LS) {".into()),
+        (2, "const int chi = k / 6; // P+ for k < 6 (reals 0-11), else P-".into()),
+        (2, format!("const bool lower = {lower}; // the off-diagonal at s - 1, else at s + 1")),
+        (2, format!("const real* const a = {m} + chi * 2 * LS * LS; // A[s][s'][re, im]")),
+        (2, "real* const c_re = base + (2 * k) * block_threads; real* const c_im = c_re + block_threads;".into()),
+        (2, "cplx p = {0, 0}, q = {0, 0};".into()),
+        (2, "#pragma unroll".into()),
+        (2, "for (int n = 0; n < LS; n++) { // p_n, q_n; p_n over x_n in the column".into()),
+        (3, "const int sl = lower ? n : LS - 1 - n, so = lower ? (sl + LS - 1) % LS : (sl + 1) % LS;".into()),
+        (3, "const cplx dd = {a[2 * (sl * LS + sl)], a[2 * (sl * LS + sl) + 1]}, e = {a[2 * (sl * LS + so)], a[2 * (sl * LS + so) + 1]};".into()),
+        (3, "const real den = dd.re * dd.re + dd.im * dd.im; const cplx di = {dd.re / den, -dd.im / den};".into()),
+        (3, "const cplx x = {c_re[blockDim.x * sl], c_im[blockDim.x * sl]};".into()),
+        (3, "const cplx f = c_mul(di, e); // e_n / d_n".into()),
+        (3, "p = n == 0 ? c_mul(di, x) : c_mul(di, c_sub(x, c_mul(e, p)));".into()),
+        (3, "q = n == 0 ? cplx{-f.re, -f.im} : c_scale(-1, c_mul(f, q));".into()),
+        (3, "c_re[blockDim.x * sl] = p.re; c_im[blockDim.x * sl] = p.im;".into()),
+        (2, "}".into()),
+        (2, "const cplx one_q = {1 - q.re, -q.im}; const real den = one_q.re * one_q.re + one_q.im * one_q.im;".into()),
+        (2, "const cplx y_last = c_mul(p, cplx{one_q.re / den, -one_q.im / den}); // Y = p_last / (1 - q_last)".into()),
+        (2, "q = {0, 0};".into()),
+        (2, "#pragma unroll".into()),
+        (2, "for (int n = 0; n < LS; n++) { // y_n = p_n + q_n Y".into()),
+        (3, "const int sl = lower ? n : LS - 1 - n, so = lower ? (sl + LS - 1) % LS : (sl + 1) % LS;".into()),
+        (3, "const cplx dd = {a[2 * (sl * LS + sl)], a[2 * (sl * LS + sl) + 1]}, e = {a[2 * (sl * LS + so)], a[2 * (sl * LS + so) + 1]};".into()),
+        (3, "const real den = dd.re * dd.re + dd.im * dd.im; const cplx f = c_mul(cplx{dd.re / den, -dd.im / den}, e);".into()),
+        (3, "q = n == 0 ? cplx{-f.re, -f.im} : c_scale(-1, c_mul(f, q));".into()),
+        (3, "const cplx y = c_fma(cplx{c_re[blockDim.x * sl], c_im[blockDim.x * sl]}, q, y_last);".into()),
+        (3, "c_re[blockDim.x * sl] = y.re; c_im[blockDim.x * sl] = y.im;".into()),
+        (2, "}".into()),
+        (1, "}".into()),
+        (0, "}".into()),
+    ] {
+        s.line(d + depth, &line);
+    }
+}
+
+/// This thread's index in its block. Shared buffers are component-major — real k of
+/// thread t at `buffer[k * block_threads + t]` — so a warp's 32 threads touch 32
+/// consecutive words of one component: no bank conflicts (a thread-major record of 24
+/// reals would put 8 threads of a warp on each bank).
+const THIS_THREAD: &str = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))";
 
 /// One row of an s-local piece on the block's s-column (see [`ChiralRow`]): t = Σ_s'
 /// A₊(s5, s') P₊ column[s'] + A₋(s5, s') P₋ column[s'] over the row's reach, then t
@@ -151,7 +211,7 @@ fn chiral_row(s: &mut Src, d: usize, r: &ChiralRow) {
     s.line(d + 2, &format!("const int sp = {slice};"));
     s.line(
         d + 2,
-        &format!("const real* const c = {b} + (threadIdx.x + blockDim.x * (sp + blockDim.y * threadIdx.z)) * 24;"),
+        &format!("const real* const c = {b} + threadIdx.x + blockDim.x * (sp + blockDim.y * threadIdx.z); // c[k * block_threads]: real k"),
     );
     s.line(
         d + 2,
@@ -163,10 +223,18 @@ fn chiral_row(s: &mut Src, d: usize, r: &ChiralRow) {
     );
     s.line(d + 2, "#pragma unroll");
     s.line(d + 2, "for (int k = 0; k < 12; k += 2) {");
-    s.line(d + 3, "t[k] += ap[0] * c[k] - ap[1] * c[k + 1];");
-    s.line(d + 3, "t[k + 1] += ap[0] * c[k + 1] + ap[1] * c[k];");
-    s.line(d + 3, "t[12 + k] += am[0] * c[12 + k] - am[1] * c[13 + k];");
-    s.line(d + 3, "t[13 + k] += am[0] * c[13 + k] + am[1] * c[12 + k];");
+    s.line(
+        d + 3,
+        "const real pr = c[k * block_threads], pi = c[(k + 1) * block_threads];",
+    );
+    s.line(
+        d + 3,
+        "const real mr = c[(12 + k) * block_threads], mi = c[(13 + k) * block_threads];",
+    );
+    s.line(d + 3, "t[k] += ap[0] * pr - ap[1] * pi;");
+    s.line(d + 3, "t[k + 1] += ap[0] * pi + ap[1] * pr;");
+    s.line(d + 3, "t[12 + k] += am[0] * mr - am[1] * mi;");
+    s.line(d + 3, "t[13 + k] += am[0] * mi + am[1] * mr;");
     s.line(d + 2, "}");
     s.line(d + 1, "}");
     match r.dest {
@@ -233,7 +301,7 @@ fn shared(s: &mut Src, d: usize, st: &Stmt) {
             s.line(d, "#pragma unroll");
             s.line(
                 d,
-                &format!("for (int k = 0; k < {reals}; k++) {{ {buffer}[(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) * {reals} + k] = {src}[k]; }}"),
+                &format!("for (int k = 0; k < {reals}; k++) {{ {buffer}[k * block_threads + {THIS_THREAD}] = {src}[k]; }}"),
             );
         }
         Stmt::SharedLoad {
@@ -255,7 +323,7 @@ fn shared(s: &mut Src, d: usize, st: &Stmt) {
             s.line(d + 1, "#pragma unroll");
             s.line(
                 d + 1,
-                &format!("for (int k = 0; k < {reals}; k++) {{ {dest}[k] = {buffer}[(threadIdx.x + blockDim.x * (ty + blockDim.y * threadIdx.z)) * {reals} + k]; }}"),
+                &format!("for (int k = 0; k < {reals}; k++) {{ {dest}[k] = {buffer}[k * block_threads + threadIdx.x + blockDim.x * (ty + blockDim.y * threadIdx.z)]; }}"),
             );
             s.line(d, "}");
         }
