@@ -6,7 +6,7 @@
 //! differ only in the order of the f32 sums, so both stay within [`error_bound`].
 
 use super::plan::MmaVariant;
-use super::spec::{Input, MmaSpec, Operand, Scaling, Split};
+use super::spec::{Input, MmaSpec, Operand, Problem, Scaling, Split};
 
 /// x rounded to the operand type (from binary32; f64 operands are not rounded).
 pub fn round(op: Operand, x: f32) -> f32 {
@@ -68,17 +68,50 @@ fn frexp_exponent(x: f32) -> i32 {
     biased - 126
 }
 
-/// c_ij = Σ_k a_ik b_jk (the `inner` problem) as the kernel computes it: A is m rows of
-/// length `k` (row-major, `a[i * k + kk]`), B n rows; k-tiles of `v.tile_k`; returns
-/// c row-major (m × n). `k` must be a multiple of tile_k (the kernel's requirement).
+/// The spec's problem on the host as the variant's kernel computes it: A is m rows of
+/// length `k` (row-major, `a[i * k + kk]`), B n rows; k-tiles of `v.tile_k` (`k` must be
+/// a multiple of it, the kernel's requirement). `inner`: c_ij = Σ_k a_ik b_jk, m × n
+/// row-major; `complex_inner` (rows of interleaved (re, im), k = 2L):
+/// c_ij = Σ_x conj(a_i(x)) b_j(x), m × n interleaved complex values.
 pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
-    let (m, n, tk) = (v.m, v.n, v.tile_k);
+    let (m, n) = (v.m, v.n);
     assert!(
-        a.len() == m * k && b.len() == n * k && k % tk == 0,
-        "inner: A {} values, B {} values, k {k} for m {m}, n {n}, tile_k {tk}",
+        a.len() == m * k && b.len() == n * k && k % v.tile_k == 0,
+        "inner: A {} values, B {} values, k {k} for m {m}, n {n}, tile_k {}",
         a.len(),
-        b.len()
+        b.len(),
+        v.tile_k
     );
+    match spec.problem {
+        Problem::Inner => real_inner(spec, v, m, n, a, b, k),
+        Problem::ComplexInner => {
+            // B's rows, then their rotations b' = (im, −re): Re c = a·b, Im c = a·b'.
+            let mut columns = b.to_vec();
+            for row in b.chunks(k) {
+                columns.extend(row.chunks(2).flat_map(|z| [z[1], -z[0]]));
+            }
+            let c = real_inner(spec, v, m, 2 * n, a, &columns, k);
+            (0..m * n)
+                .flat_map(|e| {
+                    let (i, j) = (e / n, e % n);
+                    [c[i * 2 * n + j], c[i * 2 * n + n + j]]
+                })
+                .collect()
+        }
+    }
+}
+
+/// c = A Bᵀ for A m × k and B n × k (row-major), the kernel's rounding emulated.
+fn real_inner(
+    spec: &MmaSpec,
+    v: &MmaVariant,
+    m: usize,
+    n: usize,
+    a: &[f64],
+    b: &[f64],
+    k: usize,
+) -> Vec<f64> {
+    let tk = v.tile_k;
     let op = spec.instruction.operand;
     let mut c = vec![0.0f64; m * n];
     for t in 0..k / tk {
@@ -103,11 +136,15 @@ pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> 
         }
         let scale = |x: &[f64]| match spec.scaling {
             Scaling::None => 1.0f32,
-            Scaling::BlockMax => block_scale(x.iter().fold(0.0f32, |mx, &y| mx.max((y as f32).abs()))),
+            Scaling::BlockMax => {
+                block_scale(x.iter().fold(0.0f32, |mx, &y| mx.max((y as f32).abs())))
+            }
         };
         let (sa, sb) = (scale(&ta), scale(&tb));
         let parts = |x: &[f64], s: f32| -> Vec<(f32, f32)> {
-            x.iter().map(|&y| split(op, spec.split, y as f32 * s)).collect()
+            x.iter()
+                .map(|&y| split(op, spec.split, y as f32 * s))
+                .collect()
         };
         let (pa, pb) = (parts(&ta, sa), parts(&tb, sb));
         let unscale = 1.0 / (f64::from(sa) * f64::from(sb));

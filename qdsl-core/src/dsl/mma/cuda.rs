@@ -16,7 +16,9 @@
 //! 16-byte aligned (lda, ldb multiples of 16 bytes), at least one k-tile.
 
 use super::plan::MmaPlan;
-use super::spec::{Accumulator, Fragments, Instruction, Operand, Scaling, Shape, Split, Staging};
+use super::spec::{
+    Accumulator, Fragments, Instruction, Operand, Problem, Scaling, Shape, Split, Staging,
+};
 use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use crate::dsl::kernel_ir::MmaOp;
 use crate::dsl::knob_space::{Extents, LaunchSpace};
@@ -83,8 +85,9 @@ pub fn print_op(op: &MmaOp) -> Vec<String> {
     }
 }
 
-/// The tile kernel's parameters: `a`, `b` (the input rows), `partial` (written: one m × n
-/// f64 record per block), `lda`, `ldb` (row strides in values), `k_tiles`.
+/// The tile kernel's parameters: `a`, `b` (the input rows), `partial` (written: one
+/// m × n' f64 record per block, n' the real product's columns), `lda`, `ldb` (row
+/// strides in values), `k_tiles`.
 pub fn tile_params(p: &MmaPlan) -> Vec<ParamDecl> {
     let input = match p.variant.input {
         super::spec::Input::F32 => Elem::F32,
@@ -100,7 +103,8 @@ pub fn tile_params(p: &MmaPlan) -> Vec<ParamDecl> {
     ]
 }
 
-/// The reduce kernel's parameters: `partial`, `c` (m × n f64, written), `blocks`.
+/// The reduce kernel's parameters: `partial`, `c` (written: m × n f64, or m × n
+/// interleaved complex for complex vectors), `blocks`.
 pub fn reduce_params() -> Vec<ParamDecl> {
     vec![
         ParamDecl::new("partial", ParamKind::read(Elem::F64)),
@@ -114,7 +118,9 @@ pub fn reduce_params() -> Vec<ParamDecl> {
 pub fn check_launch(p: &MmaPlan, k: usize, lda: usize, ldb: usize) -> Option<String> {
     let (tk, per16) = (p.variant.tile_k, 16 / p.variant.input.bytes());
     if k == 0 || k % tk != 0 {
-        return Some(format!("k = {k} is not a positive multiple of tile_k = {tk}"));
+        return Some(format!(
+            "k = {k} is not a positive multiple of tile_k = {tk}"
+        ));
     }
     if lda % per16 != 0 || ldb % per16 != 0 || lda < k || ldb < k {
         return Some(format!(
@@ -236,6 +242,7 @@ pub fn source(p: &MmaPlan) -> String {
     let ldm = spec.fragments == Fragments::Ldmatrix;
     let scaled = spec.scaling == Scaling::BlockMax;
     let dmma = i.accumulator == Accumulator::F64;
+    let complex = spec.problem == Problem::ComplexInner;
     let per_chunk = 16 / v.input.bytes();
     let consts = [
         ("M", v.m),
@@ -245,6 +252,7 @@ pub fn source(p: &MmaPlan) -> String {
         ("THREADS", p.threads()),
         ("STAGES", v.stages),
         ("ROWS", p.rows()),
+        ("NR", p.real_n()),
         ("SROW", p.staged_row()),
         ("RROW", p.rounded_row()),
         ("TILES_N", p.tiles.1),
@@ -258,6 +266,13 @@ pub fn source(p: &MmaPlan) -> String {
     }
     s.push_str("}\n");
     helpers(&mut s, i);
+    let _ = writeln!(
+        s,
+        "// Element k of a real-product column's row: the staged row itself, or (complex vectors,\n\
+         // rot) its rotation b' = (im, -re): b'[k] = b[k + 1] for even k, -b[k - 1] for odd k.\n\
+         template <typename T> static __device__ __forceinline__ T qdsl_b(const {input}* row, int k, bool rot) {{\n\
+         \x20   return rot ? ((k & 1) ? -(T)row[k - 1] : (T)row[k + 1]) : (T)row[k];\n}}"
+    );
     // Staging one k-tile.
     let _ = writeln!(
         s,
@@ -282,9 +297,7 @@ pub fn source(p: &MmaPlan) -> String {
         "extern \"C\" __global__ void {}(const {input}* __restrict__ a, const {input}* __restrict__ b, double* __restrict__ partial, const long lda, const long ldb, const long k_tiles)\n{{",
         p.name
     );
-    s.push_str(
-        "    extern __shared__ __align__(16) unsigned char qdsl_smem[];\n",
-    );
+    s.push_str("    extern __shared__ __align__(16) unsigned char qdsl_smem[];\n");
     let _ = writeln!(
         s,
         "    {input}* const staged = reinterpret_cast<{input}*>(qdsl_smem);"
@@ -296,13 +309,13 @@ pub fn source(p: &MmaPlan) -> String {
             s,
             "    unsigned short* const hi16 = reinterpret_cast<unsigned short*>(qdsl_smem + {offset});"
         );
-        offset += p.rows() * p.rounded_row() * 2;
+        offset += p.rounded_rows() * p.rounded_row() * 2;
         if split {
             let _ = writeln!(
                 s,
                 "    unsigned short* const lo16 = reinterpret_cast<unsigned short*>(qdsl_smem + {offset});"
             );
-            offset += p.rows() * p.rounded_row() * 2;
+            offset += p.rounded_rows() * p.rounded_row() * 2;
         }
     }
     if scaled {
@@ -368,7 +381,9 @@ pub fn source(p: &MmaPlan) -> String {
              \x20       const double unscale = 1.0 / ((double)sa * (double)sb);\n",
         );
     } else if !dmma {
-        s.push_str("        const float sa = 1.0f, sb = 1.0f;\n        const double unscale = 1.0;\n");
+        s.push_str(
+            "        const float sa = 1.0f, sb = 1.0f;\n        const double unscale = 1.0;\n",
+        );
     }
     if ldm {
         s.push_str(
@@ -378,16 +393,26 @@ pub fn source(p: &MmaPlan) -> String {
              \x20           const float sc = r < M ? sa : sb;\n\
              \x20           const float x0 = (float)tile[r * SROW + q] * sc, x1 = (float)tile[r * SROW + q + 1] * sc;\n",
         );
-        if split {
-            s.push_str(
-                "            unsigned hi, lo; qdsl_split(x0, x1, hi, lo);\n\
-                 \x20           *reinterpret_cast<unsigned*>(hi16 + r * RROW + q) = hi;\n\
-                 \x20           *reinterpret_cast<unsigned*>(lo16 + r * RROW + q) = lo;\n",
-            );
-        } else {
-            s.push_str(
-                "            *reinterpret_cast<unsigned*>(hi16 + r * RROW + q) = qdsl_pack(x0, x1);\n",
-            );
+        let store = |s: &mut String, row: &str, x0: &str, x1: &str| {
+            if split {
+                let _ = writeln!(
+                    s,
+                    "            {{ unsigned hi, lo; qdsl_split({x0}, {x1}, hi, lo);\n\
+                     \x20             *reinterpret_cast<unsigned*>(hi16 + ({row}) * RROW + q) = hi;\n\
+                     \x20             *reinterpret_cast<unsigned*>(lo16 + ({row}) * RROW + q) = lo; }}"
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "            *reinterpret_cast<unsigned*>(hi16 + ({row}) * RROW + q) = qdsl_pack({x0}, {x1});"
+                );
+            }
+        };
+        store(&mut s, "r", "x0", "x1");
+        if complex {
+            s.push_str("            if (r >= M) { // the rotated row b' = (im, -re)\n");
+            store(&mut s, "r + N", "x1", "-x0");
+            s.push_str("            }\n");
         }
         s.push_str("        }\n        __syncthreads();\n");
     }
@@ -403,7 +428,9 @@ pub fn source(p: &MmaPlan) -> String {
          \x20           for (int p = 0; p < TPW; p++) {{\n\
          \x20               const int q = warp + WARPS * p, tm = q / TILES_N, tn = q % TILES_N;\n\
          \x20               const {input}* const ar = tile + (tm * {im}) * SROW + kk;\n\
-         \x20               const {input}* const br = tile + (M + tn * {inn}) * SROW + kk;"
+         \x20               const bool rot = {rot};\n\
+         \x20               const {input}* const br = tile + (M + tn * {inn} - (rot ? N : 0)) * SROW + kk;",
+        rot = if complex { format!("tn * {inn} >= N") } else { "false".into() }
     );
     let mma = |a: &str, b: &str, d: &str| {
         print_op(&MmaOp::Sync {
@@ -421,7 +448,7 @@ pub fn source(p: &MmaPlan) -> String {
             let _ = writeln!(
                 s,
                 "{ind}const double fa[1] = {{ (double)ar[g * SROW + t] }};\n\
-                 {ind}const double fb[1] = {{ (double)br[g * SROW + t] }};\n\
+                 {ind}const double fb[1] = {{ qdsl_b<double>(br + g * SROW, t, rot) }};\n\
                  {ind}{}",
                 mma("fa", "fb", acc)
             );
@@ -430,7 +457,7 @@ pub fn source(p: &MmaPlan) -> String {
             let _ = writeln!(
                 s,
                 "{ind}const float xa[4] = {{ (float)ar[g * SROW + t] * sa, (float)ar[(g + 8) * SROW + t] * sa, (float)ar[g * SROW + t + 4] * sa, (float)ar[(g + 8) * SROW + t + 4] * sa }};\n\
-                 {ind}const float xb[2] = {{ (float)br[g * SROW + t] * sb, (float)br[g * SROW + t + 4] * sb }};"
+                 {ind}const float xb[2] = {{ qdsl_b<float>(br + g * SROW, t, rot) * sb, qdsl_b<float>(br + g * SROW, t + 4, rot) * sb }};"
             );
             if split {
                 let _ = writeln!(
@@ -462,9 +489,15 @@ pub fn source(p: &MmaPlan) -> String {
             // a0: (g, 2t..), a1: (g + 8, 2t..), a2: (g, 2t + 8..), a3: (g + 8, 2t + 8..);
             // b0: (k = 2t.., n = g), b1: (k = 2t + 8.., n = g).
             let pair = |row: &str, col: &str, base: &str, sc: &str| {
-                format!(
-                    "(float){base}[({row}) * SROW + {col}] * {sc}, (float){base}[({row}) * SROW + {col} + 1] * {sc}"
-                )
+                if base == "br" {
+                    format!(
+                        "qdsl_b<float>(br + ({row}) * SROW, {col}, rot) * {sc}, qdsl_b<float>(br + ({row}) * SROW, {col} + 1, rot) * {sc}"
+                    )
+                } else {
+                    format!(
+                        "(float){base}[({row}) * SROW + {col}] * {sc}, (float){base}[({row}) * SROW + {col} + 1] * {sc}"
+                    )
+                }
             };
             let a_pairs = [
                 pair("g", "2 * t", "ar", "sa"),
@@ -472,7 +505,10 @@ pub fn source(p: &MmaPlan) -> String {
                 pair("g", "2 * t + 8", "ar", "sa"),
                 pair("g + 8", "2 * t + 8", "ar", "sa"),
             ];
-            let b_pairs = [pair("g", "2 * t", "br", "sb"), pair("g", "2 * t + 8", "br", "sb")];
+            let b_pairs = [
+                pair("g", "2 * t", "br", "sb"),
+                pair("g", "2 * t + 8", "br", "sb"),
+            ];
             let _ = writeln!(s, "{ind}unsigned ah[4], bh[2];");
             if split {
                 let _ = writeln!(s, "{ind}unsigned al[4], bl[2];");
@@ -512,7 +548,7 @@ pub fn source(p: &MmaPlan) -> String {
             let b_row = "(M + tn * 8 + (lane & 7)) * RROW + kk + ((lane >> 3) & 1) * 8";
             let _ = writeln!(
                 s,
-                "{ind}(void)ar; (void)br;\n{ind}unsigned ah[4], bh[2];\n{ind}{}\n{ind}{}",
+                "{ind}(void)ar; (void)br; (void)rot;\n{ind}unsigned ah[4], bh[2];\n{ind}{}\n{ind}{}",
                 load("ah", "hi16", 4, a_row),
                 load("bh", "hi16", 2, b_row)
             );
@@ -546,30 +582,51 @@ pub fn source(p: &MmaPlan) -> String {
     // The block's partial record.
     let _ = writeln!(
         s,
-        "    double* const out = partial + (long)blockIdx.x * (M * N);\n\
+        "    double* const out = partial + (long)blockIdx.x * (M * NR);\n\
          \x20   #pragma unroll\n\
          \x20   for (int p = 0; p < TPW; p++) {{\n\
          \x20       const int q = warp + WARPS * p, tm = q / TILES_N, tn = q % TILES_N;\n\
-         \x20       double* const o = out + (tm * {im} + g) * N + tn * {inn} + 2 * t;\n\
+         \x20       double* const o = out + (tm * {im} + g) * NR + tn * {inn} + 2 * t;\n\
          \x20       o[0] = sum[p][0];\n\
          \x20       o[1] = sum[p][1];"
     );
     if !dmma {
-        s.push_str("        o[8 * N] = sum[p][2];\n        o[8 * N + 1] = sum[p][3];\n");
+        s.push_str("        o[8 * NR] = sum[p][2];\n        o[8 * NR + 1] = sum[p][3];\n");
     }
     s.push_str("    }\n}\n");
-    let _ = writeln!(
-        s,
-        "// c[e] = the blocks' partials of entry e added in block order (the same sum for\n\
-         // any order the blocks ran in).\n\
-         extern \"C\" __global__ void {}(const double* __restrict__ partial, double* __restrict__ c, const int blocks)\n{{\n\
-         \x20   const int e = blockIdx.x * blockDim.x + threadIdx.x;\n\
-         \x20   if (e >= M * N) return;\n\
-         \x20   double s = 0.0;\n\
-         \x20   for (int b = 0; b < blocks; b++) s += partial[(long)b * (M * N) + e];\n\
-         \x20   c[e] = s;\n}}",
-        p.reduce_name()
-    );
+    if complex {
+        let _ = writeln!(
+            s,
+            "// c[i][j] = (Re, Im) of conj(a_i)·b_j: the blocks' partials of columns j and N + j\n\
+             // added in block order (the same sum for any order the blocks ran in).\n\
+             extern \"C\" __global__ void {}(const double* __restrict__ partial, double* __restrict__ c, const int blocks)\n{{\n\
+             \x20   const int e = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             \x20   if (e >= M * N) return;\n\
+             \x20   const int i = e / N, j = e % N;\n\
+             \x20   double re = 0.0, im = 0.0;\n\
+             \x20   for (int b = 0; b < blocks; b++) {{\n\
+             \x20       const double* const r = partial + (long)b * (M * NR) + i * NR;\n\
+             \x20       re += r[j];\n\
+             \x20       im += r[N + j];\n\
+             \x20   }}\n\
+             \x20   c[2 * e] = re;\n\
+             \x20   c[2 * e + 1] = im;\n}}",
+            p.reduce_name()
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "// c[e] = the blocks' partials of entry e added in block order (the same sum for\n\
+             // any order the blocks ran in).\n\
+             extern \"C\" __global__ void {}(const double* __restrict__ partial, double* __restrict__ c, const int blocks)\n{{\n\
+             \x20   const int e = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             \x20   if (e >= M * NR) return;\n\
+             \x20   double s = 0.0;\n\
+             \x20   for (int b = 0; b < blocks; b++) s += partial[(long)b * (M * NR) + e];\n\
+             \x20   c[e] = s;\n}}",
+            p.reduce_name()
+        );
+    }
     if scaled {
         // Defined before use: move the helper to the top by prepending.
         let helper = "// 2^(15 - e) for max = f 2^e, f in [0.5, 1): the scaled tile stays below 2^15 (1 for\n\

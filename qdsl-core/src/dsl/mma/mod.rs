@@ -2,8 +2,9 @@
 //! as a spec, generating the CUDA kernel (inline PTX `mma.sync`) and the CPU path that
 //! emulates what the tensor core rounds.
 //!
-//! A spec ([`MmaSpec`]) names the problem ([`Problem`]: today `inner`, c_ij = Σ_k a_ik b_jk
-//! over a long k spread across the grid — block inner products), the instruction
+//! A spec ([`MmaSpec`]) names the problem ([`Problem`]: `inner`, c_ij = Σ_k a_ik b_jk over
+//! a long k spread across the grid, and `complex_inner`, c_ij = ⟨a_i, b_j⟩ of complex
+//! vectors: block inner products), the instruction
 //! ([`Instruction`]: m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 DMMA), the
 //! split-precision mode ([`Split`]: 3×BF16, 3×TF32), the scaling into a 16-bit range
 //! ([`Scaling`]: the block's max |a| per tile, f16), the staging ([`Staging`]: `cp.async`
@@ -28,7 +29,7 @@ pub mod spec;
 pub use plan::{plan, MmaPlan, MmaVariant};
 pub use spec::{
     Accumulator, Fragments, Input, Instruction, Item, MmaSpec, Operand, Problem, Scaling, Shape,
-    Split, SpecError, Staging,
+    SpecError, Split, Staging,
 };
 
 use super::DslError;
@@ -54,8 +55,9 @@ pub trait MmaTile {
         Self::plan(v).map(|p| cuda::source(&p))
     }
 
-    /// c = A Bᵀ on the CPU as the variant's kernel computes it ([`cpu::inner`]): A is
-    /// m rows of k values, B n rows, row-major; c is m × n row-major.
+    /// The problem on the CPU as the variant's kernel computes it ([`cpu::inner`]): A is
+    /// m rows of k values, B n rows, row-major; c is m × n row-major (m × n interleaved
+    /// complex values for `complex_inner`).
     fn inner_cpu(v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Result<Vec<f64>, DslError> {
         let p = Self::plan(v)?;
         if a.len() != v.m * k || b.len() != v.n * k || k == 0 || k % v.tile_k != 0 {

@@ -84,6 +84,17 @@ impl MmaPlan {
         self.variant.m + self.variant.n
     }
 
+    /// Columns of the real product: n, or 2n for complex vectors.
+    pub fn real_n(&self) -> usize {
+        self.spec.problem.real_n(self.variant.n)
+    }
+
+    /// Rows of a rounded 16-bit tile (`ldmatrix`): A's m, then the real product's
+    /// columns (B's rows and, for complex vectors, their rotations).
+    pub fn rounded_rows(&self) -> usize {
+        self.variant.m + self.real_n()
+    }
+
     /// Bytes of dynamic shared memory: the ring of staged tiles, the rounded (hi, and lo
     /// when split) 16-bit tiles with `ldmatrix`, and two pairs of block maxima with
     /// scaling.
@@ -91,7 +102,9 @@ impl MmaPlan {
         let v = &self.variant;
         let staged = v.stages * self.rows() * self.staged_row() * v.input.bytes();
         let rounded = match self.spec.fragments {
-            Fragments::Ldmatrix => self.spec.split.mmas().min(2) * self.rows() * self.rounded_row() * 2,
+            Fragments::Ldmatrix => {
+                self.spec.split.mmas().min(2) * self.rounded_rows() * self.rounded_row() * 2
+            }
             Fragments::Explicit => 0,
         };
         let maxima = match self.spec.scaling {
@@ -101,13 +114,9 @@ impl MmaPlan {
         staged + rounded + maxima
     }
 
-    /// Bytes of the block's partial-sum record: m · n accumulators.
-    pub fn partial_bytes(&self) -> usize {
-        let acc = match self.spec.instruction.accumulator {
-            super::spec::Accumulator::F32 => 4,
-            super::spec::Accumulator::F64 => 8,
-        };
-        self.variant.m * self.variant.n * acc
+    /// Doubles of one block's partial record: m × (real product's columns).
+    pub fn partial_len(&self) -> usize {
+        self.variant.m * self.real_n()
     }
 
     /// The `extern "C"` name of the kernel adding the blocks' partials.
@@ -115,10 +124,11 @@ impl MmaPlan {
         format!("{}_reduce", self.name)
     }
 
-    /// Flops of the exact product counted once: 2 m n K (what the result is worth; the
-    /// split modes execute 3× as many on the tensor cores).
+    /// Real flops of the product counted once: 2 m n' K for n' columns of the real
+    /// product (complex vectors: 8 m n L for L complex components, K = 2L); the split
+    /// modes execute 3× as many on the tensor cores.
     pub fn flops(&self, k: usize) -> f64 {
-        2.0 * (self.variant.m * self.variant.n) as f64 * k as f64
+        2.0 * (self.variant.m * self.real_n()) as f64 * k as f64
     }
 }
 
@@ -170,7 +180,7 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
         ));
     }
     let (im, inn, _) = spec.instruction.shape.mnk();
-    let tiles = (v.m / im, v.n / inn);
+    let tiles = (v.m / im, spec.problem.real_n(v.n) / inn);
     let count = tiles.0 * tiles.1;
     if count % v.warps != 0 {
         return Err(unsupported(

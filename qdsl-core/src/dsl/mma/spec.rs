@@ -11,6 +11,12 @@ pub enum Problem {
     /// the blocks' partials in f64 in a fixed order (the result does not depend on the
     /// order the blocks ran in). The block inner products of block BLAS.
     Inner,
+    /// c_ij = Σ_x conj(a_i(x)) b_j(x) for complex vectors stored as interleaved (re, im)
+    /// rows of K = 2L reals: the real product of `Inner` with the n rows of B followed by
+    /// n rotated rows b'_j = (im, −re) formed from the staged B tile (never stored), so
+    /// Re c_ij = Σ a·b_j and Im c_ij = Σ a·b'_j (four real products per complex one);
+    /// the reduce kernel writes c as m × n interleaved complex values.
+    ComplexInner,
 }
 
 impl Problem {
@@ -18,6 +24,15 @@ impl Problem {
     pub fn name(self) -> &'static str {
         match self {
             Problem::Inner => "inner",
+            Problem::ComplexInner => "complex_inner",
+        }
+    }
+
+    /// Columns of the real product for n vectors b_j: n, or 2n for complex vectors.
+    pub fn real_n(self, n: usize) -> usize {
+        match self {
+            Problem::Inner => n,
+            Problem::ComplexInner => 2 * n,
         }
     }
 }
@@ -145,8 +160,11 @@ impl Shape {
     pub fn accepts(self, a: Operand, c: Accumulator) -> bool {
         matches!(
             (self, a, c),
-            (Shape::M16N8K16, Operand::F16 | Operand::Bf16, Accumulator::F32)
-                | (Shape::M16N8K8, Operand::Tf32, Accumulator::F32)
+            (
+                Shape::M16N8K16,
+                Operand::F16 | Operand::Bf16,
+                Accumulator::F32
+            ) | (Shape::M16N8K8, Operand::Tf32, Accumulator::F32)
                 | (Shape::M8N8K4, Operand::F64, Accumulator::F64)
         )
     }
@@ -356,11 +374,13 @@ impl Item {
     }
 }
 
-/// A malformed spec: the item at fault and why.
+/// A malformed spec: the item at fault (and the value of a list at fault) and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecError {
     /// The item at fault.
     pub item: Item,
+    /// The position of the value at fault in the item's list, if it is one value.
+    pub index: Option<usize>,
     /// Why.
     pub reason: String,
 }
@@ -372,7 +392,23 @@ impl MmaSpec {
     /// instruction's m, n of its n, tile_k of its k and of 16 bytes of input, 1–32
     /// warps).
     pub fn validate(&self) -> Result<(), SpecError> {
-        let at = |item, reason: String| Err(SpecError { item, reason });
+        let at = |item, reason: String| {
+            Err(SpecError {
+                item,
+                index: None,
+                reason,
+            })
+        };
+        let at_value = |item, index, reason: String| {
+            Err(SpecError {
+                item,
+                index: Some(index),
+                reason,
+            })
+        };
+        let bad = |list: &[usize], ok: &dyn Fn(usize) -> bool| {
+            list.iter().position(|&v| !ok(v)).map(|k| (k, list[k]))
+        };
         let Instruction {
             shape,
             operand,
@@ -448,34 +484,36 @@ impl MmaSpec {
             (Item::M, &self.m, im, "the instruction's m"),
             (Item::N, &self.n, inn, "the instruction's n"),
         ] {
-            if let Some(v) = list.iter().find(|&&v| v == 0 || v % step != 0) {
-                return at(
+            if let Some((k, v)) = bad(list, &|v| v > 0 && v % step == 0) {
+                return at_value(
                     item,
+                    k,
                     format!("{v} is not a positive multiple of {what} ({step})"),
                 );
             }
         }
         // A tile row is copied in 16-byte pieces: tile_k a multiple of 16 / 4 = 4 values
         // (f32 input) or 2 (f64); every instruction's k is a multiple of 4 already.
-        if let Some(v) = self.tile_k.iter().find(|&&v| v == 0 || v % ik != 0 || v > 256) {
-            return at(
+        if let Some((k, v)) = bad(&self.tile_k, &|v| v > 0 && v % ik == 0 && v <= 256) {
+            return at_value(
                 Item::TileK,
-                format!(
-                    "tile_k {v} is not a multiple of the instruction's k ({ik}) in 1..=256"
-                ),
+                k,
+                format!("tile_k {v} is not a multiple of the instruction's k ({ik}) in 1..=256"),
             );
         }
-        if let Some(v) = self.warps.iter().find(|&&v| v == 0 || v > 32) {
-            return at(
+        if let Some((k, v)) = bad(&self.warps, &|v| (1..=32).contains(&v)) {
+            return at_value(
                 Item::Warps,
+                k,
                 format!("{v} warps: a block has 1 to 32 warps"),
             );
         }
         match self.staging {
             Staging::Direct => {
-                if let Some(v) = self.stages.iter().find(|&&v| v != 1) {
-                    return at(
+                if let Some((k, v)) = bad(&self.stages, &|v| v == 1) {
+                    return at_value(
                         Item::Stages,
+                        k,
                         format!(
                             "direct staging has one buffer (stages = 1), found {v}; \
                              `staging: cp_async` pipelines 2 or more"
@@ -484,9 +522,10 @@ impl MmaSpec {
                 }
             }
             Staging::CpAsync => {
-                if let Some(v) = self.stages.iter().find(|&&v| !(2..=8).contains(&v)) {
-                    return at(
+                if let Some((k, v)) = bad(&self.stages, &|v| (2..=8).contains(&v)) {
+                    return at_value(
                         Item::Stages,
+                        k,
                         format!("cp.async pipelines 2 to 8 stages, found {v}"),
                     );
                 }
