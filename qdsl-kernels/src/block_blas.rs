@@ -116,6 +116,16 @@ impl BlockBlasMode {
         }
     }
 
+    /// The catalog spec's name (`block_dot_f64`, …).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            BlockBlasMode::F64 => "block_dot_f64",
+            BlockBlasMode::Tf32x3 => "block_dot_tf32x3",
+            BlockBlasMode::Bf16 => "block_dot_bf16",
+            BlockBlasMode::Bf16x3 => "block_dot_bf16x3",
+        }
+    }
+
     /// The mode of a name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)

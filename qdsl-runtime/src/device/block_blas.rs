@@ -10,14 +10,17 @@ use super::tuned::tuned_launch;
 use super::{DeviceError, Gpu};
 use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use qdsl_core::dsl::mma::{self, Input, MmaPlan, MmaVariant};
 use qdsl_core::dsl::KernelProgram;
 use qdsl_core::Complex;
 use qdsl_kernels::block_blas::BlockBlasMode;
 
+/// A device buffer of vectors.
+pub type VectorBuffer<T> = CudaSlice<T>;
+
 /// A real type vectors are stored in on the device (f32 or f64).
-pub trait VectorReal: DeviceElem + DeviceRepr {
+pub trait VectorReal: DeviceElem + DeviceRepr + ValidAsZeroBits + Copy {
     /// The kernels' input precision.
     const INPUT: Input;
 }
@@ -32,7 +35,6 @@ impl VectorReal for f64 {
 
 /// A set of `count` complex vectors of `len` components in one device buffer: vector i
 /// is the interleaved (re, im) reals `[i · stride, i · stride + 2 len)`.
-#[derive(Clone, Copy)]
 pub struct VectorSet<'a, T> {
     /// The buffer.
     pub values: &'a CudaSlice<T>,
@@ -43,6 +45,15 @@ pub struct VectorSet<'a, T> {
     /// Reals from one vector to the next (at least 2 len).
     pub stride: usize,
 }
+
+// A view: copied whatever T is (a derive would ask T: Copy).
+impl<T> Clone for VectorSet<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for VectorSet<'_, T> {}
 
 impl<T> VectorSet<'_, T> {
     fn check(&self, what: &str) -> Result<(), DeviceError> {
@@ -60,6 +71,30 @@ impl<T> VectorSet<'_, T> {
         }
         Ok(())
     }
+}
+
+/// `count` copies of the host vector `host` one after another in a new device buffer
+/// (stride `host.len()`), the first real of copy i replaced by `first(i)`: bench data
+/// of any size from one host vector.
+pub fn upload_copies<T: VectorReal>(
+    gpu: &Gpu,
+    host: &[T],
+    count: usize,
+    first: impl Fn(usize) -> T,
+) -> Result<VectorBuffer<T>, DeviceError> {
+    let mut buf = gpu.alloc::<T>("vectors", count * host.len())?;
+    let mut copy = host.to_vec();
+    let stream = gpu.backend().stream();
+    for i in 0..count {
+        if let Some(x) = copy.first_mut() {
+            *x = first(i);
+        }
+        let mut slot = buf.slice_mut(i * host.len()..(i + 1) * host.len());
+        stream
+            .memcpy_htod(&copy, &mut slot)
+            .map_err(driver("uploading vectors"))?;
+    }
+    Ok(buf)
 }
 
 /// A block inner product ready to run: the variant's kernels loaded, the tile kernel's
@@ -88,8 +123,8 @@ fn shape(e: impl std::fmt::Display) -> DeviceError {
 impl BlockInner {
     /// The block inner product of `a` (m vectors) and `b` (n vectors, of the same
     /// length) in `mode`: the mode's default variant for (m, n) ([`BlockBlasMode::default_variant`]),
-    /// its launch from `tuner` (a cached winner of a full tuning, else the default: the
-    /// most blocks [`mma::cuda::GRID_BLOCKS`] allows, at most one per k-tile).
+    /// its launch from `tuner` (a cached winner of a full tuning, else the default: 
+    /// [`mma::cuda::MAX_BLOCKS`] blocks, at most one per k-tile).
     pub fn new<T: VectorReal>(
         gpu: &Gpu,
         tuner: Option<&Tuner>,
@@ -124,8 +159,8 @@ impl BlockInner {
         let k_tiles = 2 * a.len / v.tile_k;
         let work = [k_tiles * plan.threads(), 1, 1];
         let geometry = tile.interface.geometry;
-        let max_blocks = geometry.grid(work, geometry.default_block())[0]
-            .min(mma::cuda::DEFAULT_BLOCKS.max(4096));
+        // At most one block per k-tile and MAX_BLOCKS in all, whatever the tuner picks.
+        let max_blocks = geometry.grid(work, geometry.default_block())[0];
         let partial = gpu.alloc::<f64>(
             "block inner product partials",
             max_blocks as usize * plan.partial_len(),

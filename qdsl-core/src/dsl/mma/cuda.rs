@@ -24,12 +24,16 @@ use crate::dsl::kernel_ir::MmaOp;
 use crate::dsl::knob_space::{Extents, LaunchSpace};
 use std::fmt::Write;
 
-/// Blocks the tuner tries for the tile kernel (a grid-stride loop over k-tiles): enough
-/// to fill an H100's 132 SMs several times, few enough that the partials stay small.
-pub const GRID_BLOCKS: Extents = Extents::PowersOfTwo { min: 64, max: 4096 };
+/// The most blocks of a tile kernel (each writes one partial record): the grid covers
+/// min(k-tiles, this) blocks, a grid-stride loop the rest.
+pub const MAX_BLOCKS: u32 = 4096;
 
-/// The default number of blocks of an untuned launch.
-pub const DEFAULT_BLOCKS: u32 = 1024;
+/// Blocks the tuner tries for the tile kernel: enough to fill an H100's 132 SMs several
+/// times, at most [`MAX_BLOCKS`] (the default, untuned).
+pub const GRID_BLOCKS: Extents = Extents::PowersOfTwo {
+    min: 64,
+    max: MAX_BLOCKS,
+};
 
 /// The lines of CUDA of one fragment operation.
 pub fn print_op(op: &MmaOp) -> Vec<String> {
@@ -131,9 +135,9 @@ pub fn check_launch(p: &MmaPlan, k: usize, lda: usize, ldb: usize) -> Option<Str
 }
 
 /// The program of a plan: its source and the two kernels' interfaces. The tile kernel
-/// has a fixed block of 32 · warps threads and a tuned grid ([`GRID_BLOCKS`], one thread
-/// per k-tile-thread of work: launch it over `k_tiles · threads` items), the reduce
-/// kernel one thread per output entry.
+/// has a fixed block of 32 · warps threads and a tuned grid ([`GRID_BLOCKS`]; launch it
+/// over `k_tiles · threads` items: at most one block per k-tile, at most [`MAX_BLOCKS`]),
+/// the reduce kernel one thread per output entry.
 pub fn program(p: &MmaPlan) -> KernelProgram {
     let threads = p.threads() as u32;
     let shared = u32::try_from(p.shared_bytes()).unwrap_or(u32::MAX);
@@ -143,7 +147,8 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
                 .without_throttle()
                 .with_grid_x(GRID_BLOCKS),
         )
-        .with_fixed_block(threads);
+        .with_fixed_block(threads)
+        .with_max_grid_x(MAX_BLOCKS);
     tile.shared_fixed = shared;
     KernelProgram {
         name: p.name.clone(),

@@ -19,7 +19,7 @@ fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
         .collect()
 }
 
-fn upload<T: VectorReal + Copy>(gpu: &Gpu, v: &[Complex<f64>], conv: fn(f64) -> T) -> CudaSlice<T> {
+fn upload<T: VectorReal>(gpu: &Gpu, v: &[Complex<f64>], conv: fn(f64) -> T) -> CudaSlice<T> {
     let reals: Vec<T> = v.iter().flat_map(|z| [conv(z.re), conv(z.im)]).collect();
     gpu.backend().stream().clone_htod(&reals).expect("upload")
 }
@@ -27,7 +27,7 @@ fn upload<T: VectorReal + Copy>(gpu: &Gpu, v: &[Complex<f64>], conv: fn(f64) -> 
 /// Runs every mode on `nvec` × `nvec` vectors of `len` components, input T, and checks
 /// the GPU against the CPU path (within twice the mode's bound: both are within it of
 /// the exact value) and against the plain f64 product.
-fn check<T: VectorReal + Copy>(conv: fn(f64) -> T, nvec: usize, len: usize) {
+fn check<T: VectorReal>(conv: fn(f64) -> T, nvec: usize, len: usize) {
     let (gpu, _dir) = gpu();
     let (a, b) = (vectors(nvec, len, 21), vectors(nvec, len, 22));
     let (da, db) = (upload(&gpu, &a, conv), upload(&gpu, &b, conv));
