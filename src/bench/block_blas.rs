@@ -56,9 +56,14 @@ pub(super) fn bench_block_dot(
     reps: usize,
 ) -> Result<BenchResult, String> {
     match case.format {
-        StorageFormat::F32 => run::<f32>(gpu, tuner, extent, case, copy, (warmup, reps), |x| x as f32),
+        StorageFormat::F32 => {
+            run::<f32>(gpu, tuner, extent, case, copy, (warmup, reps), |x| x as f32)
+        }
         StorageFormat::F64 => run::<f64>(gpu, tuner, extent, case, copy, (warmup, reps), |x| x),
-        f => Err(format!("block inner products read f32 or f64 vectors, not {}", f.name())),
+        f => Err(format!(
+            "block inner products read f32 or f64 vectors, not {}",
+            f.name()
+        )),
     }
 }
 
@@ -73,9 +78,14 @@ fn run<T: VectorReal>(
 ) -> Result<BenchResult, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let BenchKernel::BlockDot(mode) = case.kernel else {
-        return Err(format!("{} is not a block inner product", case.kernel.name()));
+        return Err(format!(
+            "{} is not a block inner product",
+            case.kernel.name()
+        ));
     };
-    let n = case.sources.ok_or("a block inner product row needs its number of vectors")?;
+    let n = case
+        .sources
+        .ok_or("a block inner product row needs its number of vectors")?;
     let sites = extent.pow(4);
     let len = sites * COMPONENTS;
     let a = vector_set(gpu, n, len, 41, conv).map_err(|e| err(&e))?;
@@ -113,7 +123,11 @@ fn run<T: VectorReal>(
         bytes,
         rates: rates(sites, flops_per_site, bytes, time_us, Some(copy.best_gbs())),
         compile: op.plan.variant.canonical(),
-        launch: format!("block {} grid {}", op.launch().block[0], op.launch().grid[0]),
+        launch: format!(
+            "block {} grid {}",
+            op.launch().block[0],
+            op.launch().grid[0]
+        ),
         // Program build (JIT or PTX cache) and tuning together.
         jit_ms: setup_ms,
         tune_ms: 0.0,

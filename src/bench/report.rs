@@ -1,10 +1,10 @@
 //! The bench report: cases, results, the stdout table and the JSON document.
 
-use qdsl_kernels::block_blas::BlockBlasMode;
 use super::metrics::Rates;
 use super::quda::{quda_reference, speedup_over_quda};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
+use qdsl_kernels::block_blas::BlockBlasMode;
 use serde_json::{json, Value};
 use std::fmt::Write;
 

@@ -25,7 +25,9 @@ fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
         x ^= x << 17;
         2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
     };
-    (0..count * len).map(|_| Complex::new(next(), next())).collect()
+    (0..count * len)
+        .map(|_| Complex::new(next(), next()))
+        .collect()
 }
 
 /// The rows for spinor fields of `sites` sites, for the modes whose name passes `wanted`.
@@ -37,7 +39,10 @@ pub fn check_block_dot(
 ) -> Vec<CheckRow> {
     let mut rows = Vec::new();
     let len = sites * COMPONENTS;
-    for mode in BlockBlasMode::ALL.into_iter().filter(|m| wanted(m.kernel_name())) {
+    for mode in BlockBlasMode::ALL
+        .into_iter()
+        .filter(|m| wanted(m.kernel_name()))
+    {
         for n in [16, 32, 64] {
             let (a, b) = (vectors(n, len, seed + 1), vectors(n, len, seed + 2));
             for input in [Input::F32, Input::F64] {

@@ -868,12 +868,7 @@ pub fn run_check(
         &mut rows,
     );
     emit(
-        super::block_blas::check_block_dot(
-            gpu,
-            opts.dims.iter().product(),
-            opts.seed,
-            &wanted,
-        ),
+        super::block_blas::check_block_dot(gpu, opts.dims.iter().product(), opts.seed, &wanted),
         &mut rows,
     );
     rows

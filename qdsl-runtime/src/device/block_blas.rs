@@ -123,7 +123,7 @@ fn shape(e: impl std::fmt::Display) -> DeviceError {
 impl BlockInner {
     /// The block inner product of `a` (m vectors) and `b` (n vectors, of the same
     /// length) in `mode`: the mode's default variant for (m, n) ([`BlockBlasMode::default_variant`]),
-    /// its launch from `tuner` (a cached winner of a full tuning, else the default: 
+    /// its launch from `tuner` (a cached winner of a full tuning, else the default:
     /// [`mma::cuda::MAX_BLOCKS`] blocks, at most one per k-tile).
     pub fn new<T: VectorReal>(
         gpu: &Gpu,
