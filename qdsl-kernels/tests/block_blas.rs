@@ -194,3 +194,124 @@ fn every_block_dot_knob_value_compiles_for_sm90_and_the_defaults_do_not_spill() 
         }
     }
 }
+
+// The instruction paths the catalog does not use: explicit 16-bit fragments (with and
+// without the split), f16 with block-max scaling (explicit and `ldmatrix`), direct
+// staging, and the real `inner` problem.
+qdsl_macros::mma_tile! {
+    /// c = A Bᵀ in 3×BF16, explicit fragments, plain copies.
+    pub explicit_bf16x3 {
+        problem: inner,
+        mma: m16n8k16(bf16 -> f32),
+        split: 3,
+        staging: direct,
+        fragments: explicit,
+        m: [32],
+        n: [32],
+        input: [f32],
+        tile_k: [32],
+        warps: [4],
+        stages: [1],
+    }
+}
+
+qdsl_macros::mma_tile! {
+    /// c = A Bᵀ in f16 with block-max scaling, explicit fragments.
+    pub scaled_f16 {
+        problem: inner,
+        mma: m16n8k16(f16 -> f32),
+        scaling: block_max,
+        m: [32],
+        n: [32],
+        input: [f64],
+        tile_k: [64],
+        warps: [4],
+        stages: [3],
+    }
+}
+
+qdsl_macros::mma_tile! {
+    /// ⟨a_i, b_j⟩ in f16 with block-max scaling, `ldmatrix`, plain copies.
+    pub scaled_f16_ldmatrix {
+        problem: complex_inner,
+        mma: m16n8k16(f16 -> f32),
+        scaling: block_max,
+        staging: direct,
+        fragments: ldmatrix,
+        m: [16],
+        n: [16],
+        input: [f32],
+        tile_k: [32],
+        warps: [2],
+        stages: [1],
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs the CUDA toolchain (NVRTC + ptxas; no GPU needed)"
+)]
+fn the_other_instruction_paths_compile_for_sm90() {
+    use qdsl_core::dsl::mma::MmaTile;
+    let tc = nvrtc::Toolchain::load();
+    let v = |m, input, tile_k, warps, stages| MmaVariant {
+        m,
+        n: m,
+        input,
+        tile_k,
+        warps,
+        stages,
+    };
+    for (k, program) in [
+        ExplicitBf16x3::program(&v(32, Input::F32, 32, 4, 1)),
+        ScaledF16::program(&v(32, Input::F64, 64, 4, 3)),
+        ScaledF16Ldmatrix::program(&v(16, Input::F32, 32, 2, 1)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = program.unwrap();
+        let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+        let reports =
+            tc.compile_checked(&p.source, &format!("mma_path_{k}"), "sm_90", &entries, true);
+        assert_eq!(reports.len(), 2, "{}", p.name);
+    }
+}
+
+#[test]
+fn f16_with_block_scaling_keeps_values_far_outside_its_range() {
+    // 1e7 overflows f16 (65504); the block's power-of-two scale brings each tile into
+    // range and the result back, within f16's bound.
+    use qdsl_core::dsl::mma::MmaTile;
+    let v = MmaVariant {
+        m: 32,
+        n: 32,
+        input: Input::F64,
+        tile_k: 64,
+        warps: 4,
+        stages: 3,
+    };
+    let k = 128;
+    let big: Vec<f64> = vectors(32, k / 2, 7)
+        .iter()
+        .flat_map(|z| [z.re * 1e7, z.im * 1e7])
+        .collect();
+    let b: Vec<f64> = vectors(32, k / 2, 8)
+        .iter()
+        .flat_map(|z| [z.re, z.im])
+        .collect();
+    let got = ScaledF16::inner_cpu(&v, &big, &b, k).unwrap();
+    let bound = mma::cpu::error_bound(&ScaledF16::spec(), Input::F64, 64, k);
+    for i in 0..32 {
+        for j in 0..32 {
+            let (mut c, mut mag) = (0.0, 0.0);
+            for q in 0..k {
+                c += big[i * k + q] * b[j * k + q];
+                mag += (big[i * k + q] * b[j * k + q]).abs();
+            }
+            let e = (got[i * 32 + j] - c).abs();
+            assert!(e <= bound * mag, "({i}, {j}): {} vs {c}", got[i * 32 + j]);
+        }
+    }
+}

@@ -78,7 +78,7 @@ fn compare<T: VectorReal>(
         Ok(v) => v,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
-    if (2 * len) % v.tile_k != 0 {
+    if !(2 * len).is_multiple_of(v.tile_k) {
         return Outcome::Skipped(format!(
             "vectors of {} reals are not whole tiles of {}",
             2 * len,

@@ -76,7 +76,7 @@ fn frexp_exponent(x: f32) -> i32 {
 pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
     let (m, n) = (v.m, v.n);
     assert!(
-        a.len() == m * k && b.len() == n * k && k % v.tile_k == 0,
+        a.len() == m * k && b.len() == n * k && k.is_multiple_of(v.tile_k),
         "inner: A {} values, B {} values, k {k} for m {m}, n {n}, tile_k {}",
         a.len(),
         b.len(),

@@ -121,12 +121,12 @@ pub fn reduce_params() -> Vec<ParamDecl> {
 /// tile_k, rows not 16-byte aligned, no k-tile), or `None`.
 pub fn check_launch(p: &MmaPlan, k: usize, lda: usize, ldb: usize) -> Option<String> {
     let (tk, per16) = (p.variant.tile_k, 16 / p.variant.input.bytes());
-    if k == 0 || k % tk != 0 {
+    if k == 0 || !k.is_multiple_of(tk) {
         return Some(format!(
             "k = {k} is not a positive multiple of tile_k = {tk}"
         ));
     }
-    if lda % per16 != 0 || ldb % per16 != 0 || lda < k || ldb < k {
+    if !lda.is_multiple_of(per16) || !ldb.is_multiple_of(per16) || lda < k || ldb < k {
         return Some(format!(
             "row strides lda = {lda}, ldb = {ldb} must be at least k = {k} and multiples of {per16} values (16 bytes)"
         ));

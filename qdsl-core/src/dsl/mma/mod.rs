@@ -60,7 +60,7 @@ pub trait MmaTile {
     /// complex values for `complex_inner`).
     fn inner_cpu(v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Result<Vec<f64>, DslError> {
         let p = Self::plan(v)?;
-        if a.len() != v.m * k || b.len() != v.n * k || k == 0 || k % v.tile_k != 0 {
+        if a.len() != v.m * k || b.len() != v.n * k || k == 0 || !k.is_multiple_of(v.tile_k) {
             return Err(DslError::FieldMismatch {
                 kernel: p.name,
                 field: "a, b".into(),

@@ -169,7 +169,7 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
             format!("{} is not one of the spec's inputs", v.input.name()),
         ));
     }
-    if spec.staging == Staging::CpAsync && v.tile_k * v.input.bytes() % 16 != 0 {
+    if spec.staging == Staging::CpAsync && !(v.tile_k * v.input.bytes()).is_multiple_of(16) {
         return Err(unsupported(
             "tile_k",
             format!(
@@ -182,7 +182,7 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
     let (im, inn, _) = spec.instruction.shape.mnk();
     let tiles = (v.m / im, spec.problem.real_n(v.n) / inn);
     let count = tiles.0 * tiles.1;
-    if count % v.warps != 0 {
+    if !count.is_multiple_of(v.warps) {
         return Err(unsupported(
             "warps",
             format!(
