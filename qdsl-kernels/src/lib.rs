@@ -16,12 +16,14 @@
 //! | [`TwistedMassTwist`] | the twist i γ5 ψ(x); with xpay the twisted-mass block (m + 4) + i μ γ5 and its inverse |
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 //! | [`domain_wall`] | Möbius domain-wall chains (`fused5d!`): QUDA's fused M̂ kernels and the MSPCG kernels |
+//! | [`block_blas`] | tensor-core block inner products (`mma_tile!`) in f64 DMMA, 3×TF32, bf16 and 3×BF16 |
 //! | [`WilsonGauge`], [`SymanzikGauge`], [`IwasakiGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 //!
 //! [`catalog`] lists every spec as values, generated at build time from the specs
 //! themselves.
 
 mod actions;
+pub mod block_blas;
 pub mod catalog;
 mod clover;
 mod coarse;

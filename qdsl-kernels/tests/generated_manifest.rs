@@ -14,7 +14,8 @@
 //! * the `fused5d!` domain-wall chains over output sites, xpay, formats, compressions
 //!   and Ls ([`fused_section`]);
 //! * the `link_paths!` smearing kernels in f64 and f32 with recon-18 and recon-12 + phase
-//!   input, the gauge forces derived from the actions, and the HISQ U(3) projection.
+//!   input, the gauge forces derived from the actions, and the HISQ U(3) projection;
+//! * the `mma_tile!` block inner products of `block_blas`, every variant with m = n.
 //!
 //! The runtime's own generated kernels (BLAS, reductions, format conversions) have their
 //! manifest in qdsl-runtime (`device::codegen` tests).
@@ -172,7 +173,42 @@ fn manifest_of_every_generated_source() {
         "real=f32",
         &project_source::<f32>().unwrap(),
     );
+    for mode in qdsl_kernels::block_blas::BlockBlasMode::ALL {
+        mma_section(&mut manifest, mode);
+    }
     insta::assert_snapshot!("every_generated_source", manifest);
+}
+
+/// The manifest section of one `mma_tile!` block-BLAS mode: every variant its spec
+/// allows with m = n (each value of each compile knob, each input precision).
+fn mma_section(out: &mut String, mode: qdsl_kernels::block_blas::BlockBlasMode) {
+    use qdsl_core::dsl::mma::{self, MmaVariant};
+    let spec = mode.spec();
+    writeln!(out, "## {} (mma_tile)", spec.name).unwrap();
+    for &m in &spec.m {
+        for &input in &spec.input {
+            for &tile_k in &spec.tile_k {
+                for &warps in &spec.warps {
+                    for &stages in &spec.stages {
+                        let v = MmaVariant {
+                            m,
+                            n: m,
+                            input,
+                            tile_k,
+                            warps,
+                            stages,
+                        };
+                        match mma::plan(&spec, &v) {
+                            Ok(p) => line(out, &p.name, &v.canonical(), &mma::cuda::source(&p)),
+                            Err(e) => {
+                                writeln!(out, "[{}] not planned: {e}", v.canonical()).unwrap()
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The variant space holds every value of every knob (so no knob value can change its

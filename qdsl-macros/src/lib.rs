@@ -42,6 +42,7 @@
 mod fused5d;
 mod knobs;
 mod link_paths;
+mod mma_tile;
 mod parse;
 mod term;
 
@@ -103,6 +104,44 @@ pub fn link_paths(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn fused5d(input: TokenStream) -> TokenStream {
     match fused5d::expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Defines a tensor-core tile kernel (see `qdsl_core::dsl::mma` for the semantics):
+///
+/// ```text
+/// mma_tile! {
+///     /// Block inner products c_ij = Σ_k a_ik b_jk in 3×BF16.
+///     pub dot_bf16x3 {
+///         problem: inner,
+///         mma: m16n8k16(bf16 -> f32),
+///         split: 3,
+///         staging: cp_async,
+///         fragments: ldmatrix,
+///         m: [16, 32, 64],
+///         n: [32, 64, 128],
+///         input: [f32, f64],
+///         tile_k: [32, 64],
+///         warps: [2, 4],
+///         stages: [2, 3],
+///     }
+/// }
+/// ```
+///
+/// Items: `problem` (`inner`), `mma` (`m16n8k16(f16|bf16 -> f32)`, `m16n8k8(tf32 -> f32)`,
+/// `m8n8k4(f64 -> f64)`), `split` (1 or 3; default 1), `scaling` (`none` or `block_max`;
+/// default `none`), `staging` (`direct` or `cp_async`; default `cp_async`), `fragments`
+/// (`explicit` or `ldmatrix`; default `explicit`), and the lists a variant draws from: `m`,
+/// `n`, `input` (`f32`, `f64`), and the compile knobs `tile_k`, `warps`, `stages`. Misuse
+/// (a shape that does not take the types, a split of f16 or f64, `ldmatrix` of tf32, f16
+/// without scaling, sizes the instruction does not tile, …) is an error at the item's
+/// value. The expansion is a unit struct in CamelCase implementing
+/// `qdsl_core::dsl::mma::MmaTile`.
+#[proc_macro]
+pub fn mma_tile(input: TokenStream) -> TokenStream {
+    match mma_tile::expand(input.into()) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }

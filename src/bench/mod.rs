@@ -7,6 +7,7 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | `block_blas` | the tensor-core block inner products (`mma_tile!`) in each mode |
 //! | [`cpu`] | the CPU backend: the generated Rust of the hops, timed on the host |
 //! | [`metrics`] | the arithmetic: rates from times, copy bandwidth |
 //! | `operators` | the even-odd operators: Wilson, clover and twisted-mass M̂ |
@@ -15,6 +16,7 @@
 //! | [`run`] | the GPU runs |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
 
+mod block_blas;
 pub mod cpu;
 pub mod metrics;
 mod mobius;

@@ -4,6 +4,7 @@ use super::metrics::Rates;
 use super::quda::{quda_reference, speedup_over_quda};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
+use qdsl_kernels::block_blas::BlockBlasMode;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -38,6 +39,9 @@ pub enum BenchKernel {
     MobiusDslash4M5invM5pre,
     /// Möbius Dslash4·xpay·M5mob: the 4D hop with the M5 block as the xpay term.
     MobiusDslash4XpayM5mob,
+    /// Block inner products ⟨a_i, b_j⟩ of two sets of spinor fields on tensor cores
+    /// (`mma_tile!`) in one mode; the case's `sources` is the number of vectors per set.
+    BlockDot(BlockBlasMode),
 }
 
 impl BenchKernel {
@@ -57,6 +61,7 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4pre => "mobius_dslash4pre",
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
+            BenchKernel::BlockDot(mode) => mode.kernel_name(),
         }
     }
 
@@ -92,6 +97,9 @@ impl BenchCase {
     /// `<kernel> <format> recon<N>`, the key of the QUDA table; ` sources<N>` appended
     /// for the multi-right-hand-side rows.
     pub fn label(&self) -> String {
+        if let (BenchKernel::BlockDot(_), Some(n)) = (self.kernel, self.sources) {
+            return format!("{} {} vectors{n}", self.kernel.name(), self.format.name());
+        }
         let sources = match (self.sources, self.kernel.is_mobius()) {
             (Some(ls), true) => format!(" ls{ls}"),
             (Some(n), false) => format!(" sources{n}"),
@@ -117,7 +125,9 @@ pub const BENCH_SOURCES: [usize; 4] = [1, 4, 8, 12];
 /// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links; the
 /// Wilson hop f32 recon 12 and the improved staggered hop f32 on N = 1, 4, 8, 12
 /// right-hand sides in one kernel ([`BENCH_SOURCES`], per source); QUDA's three fused
-/// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12. Cases
+/// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12; the tensor-core block
+/// inner products of 16, 32 and 64 f32 spinor fields in f64 DMMA, 3×TF32, bf16 and
+/// 3×BF16, and of f64 fields in DMMA (`sources` = vectors per set). Cases
 /// whose format the emitter lacks are reported as
 /// skipped.
 pub fn default_cases() -> Vec<BenchCase> {
@@ -187,6 +197,22 @@ pub fn default_cases() -> Vec<BenchCase> {
                 });
             }
         }
+    }
+    // Block inner products of 16, 32, 64 f32 spinor fields in each mode (and f64 fields
+    // in f64 DMMA).
+    for mode in BlockBlasMode::ALL {
+        for n in [16, 32, 64] {
+            cases.push(BenchCase {
+                sources: Some(n),
+                ..c(BlockDot(mode), F32, Recon::R18)
+            });
+        }
+    }
+    for n in [16, 32, 64] {
+        cases.push(BenchCase {
+            sources: Some(n),
+            ..c(BlockDot(BlockBlasMode::F64), F64, Recon::R18)
+        });
     }
     cases
 }

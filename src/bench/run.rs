@@ -114,7 +114,8 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::SymanzikForce
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob => {
+        | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::BlockDot(_) => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
@@ -137,7 +138,8 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::SymanzikForce
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob => ImprovedStaggeredHop::ir(),
+        | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::BlockDot(_) => ImprovedStaggeredHop::ir(),
     }
 }
 
@@ -180,6 +182,17 @@ fn bench_case(
         BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if matches!(case.kernel, BenchKernel::BlockDot(_)) {
+        return super::block_blas::bench_block_dot(
+            gpu,
+            tuner,
+            links.lattice.dims()[0],
+            case,
+            copy,
+            opts.warmup,
+            opts.reps,
+        );
     }
     if case.kernel.is_mobius() {
         return super::mobius::bench_chain(

@@ -6,12 +6,14 @@
 //! | module | holds |
 //! |---|---|
 //! | [`report`] | rows, bounds, relative errors, the table |
+//! | [`block_blas`] | the tensor-core block inner products' rows (each mode, 16/32/64 vectors) |
 //! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
 //! | [`open_boundary`] | the open- and SF-boundary operator rows (openQCD's file) |
 //! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
+pub mod block_blas;
 pub mod dense;
 pub mod open_boundary;
 pub mod reference;

@@ -867,6 +867,10 @@ pub fn run_check(
         super::smear::check_smearing(gpu, &opts.data_dir, &wanted),
         &mut rows,
     );
+    emit(
+        super::block_blas::check_block_dot(gpu, opts.dims.iter().product(), opts.seed, &wanted),
+        &mut rows,
+    );
     rows
 }
 

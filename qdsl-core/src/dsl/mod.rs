@@ -23,6 +23,7 @@
 //! | [`interface`] | [`CompiledKernel`]: a generated kernel's source with its parameters (what binds to each), launch geometry and source hash |
 //! | [`knob_space`] | [`KnobSpace`]: what the tuner may vary — compile knobs, block extents in 1–3 dimensions, grid sizes — carried in every kernel's geometry |
 //! | [`fused5d`] | `fused5d!` chains of 5D operators (a 4D hop and s-local pieces) fused into one kernel |
+//! | [`mma`] | `mma_tile!` tensor-core tiles (block inner products): spec, plan, CUDA with inline PTX `mma.sync`, the CPU path emulating the rounding |
 //! | [`dense`] | the dense-link path (multigrid coarse links): supported variants, CPU helpers |
 //! | [`cpu`] | the small typed helpers the generated CPU code calls |
 //! | [`storage`] | storage emulation: fields rounded through [`crate::format`] for the CPU path |
@@ -42,6 +43,7 @@ pub mod knobs;
 pub mod layout;
 pub mod long_links;
 pub mod lower;
+pub mod mma;
 pub mod paths;
 pub mod spin;
 mod stencil;

@@ -3,6 +3,7 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | [`block_blas`] | tensor-core block inner products (`mma_tile!` kernels) of sets of device vectors |
 //! | [`format`](mod@format) | [`DeviceFormat`]: a fermion or link format of `qdsl_core::format` |
 //! | [`layout`] | [`DeviceLayout`]: the chunked structure of arrays and its offsets |
 //! | [`codegen`] | the generator of the conversion and reduction kernels' CUDA source |
@@ -17,6 +18,7 @@
 //!
 //! Everything that needs a GPU fails with [`DeviceError::NoGpu`] where there is none.
 
+pub mod block_blas;
 pub mod codegen;
 pub mod copy;
 pub mod dense;

@@ -221,7 +221,23 @@ fn stmt(out: &mut String, d: usize, s: &Stmt) -> fmt::Result {
         Stmt::AddReals { src, coeff, spins } => {
             writeln!(out, "{pad}acc[{spins}] += {coeff:?} {src}")
         }
-        Stmt::Mma(op) => match *op {},
+        Stmt::Mma(op) => match op {
+            super::MmaOp::Sync {
+                instruction: i,
+                a,
+                b,
+                d,
+            } => writeln!(
+                out,
+                "{pad}mma {} {}->{}: {d} += {a} * {b}",
+                i.shape.name(),
+                i.operand.name(),
+                i.accumulator.name()
+            ),
+            super::MmaOp::LoadMatrix { dest, count, addr } => {
+                writeln!(out, "{pad}ldmatrix x{count} {dest} <- shared {addr}")
+            }
+        },
         Stmt::Barrier => writeln!(out, "{pad}barrier"),
         Stmt::SharedStoreAcc { buffer, spins } => {
             writeln!(out, "{pad}shared {buffer}[thread] <- acc[{spins}]")

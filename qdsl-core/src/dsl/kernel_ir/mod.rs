@@ -609,13 +609,34 @@ pub enum RowDest {
     Accumulator,
 }
 
-/// Tensor-core fragment operations, for `mma_tile!`: fragments are per-warp values
-/// (`wmma::fragment` or `mma.sync` registers) that load from and store to shared memory
-/// and multiply-accumulate. The enum has no variants yet — the printer handles it
-/// exhaustively — and will grow `LoadFragment { buffer, layout }`, `MmaSync { shape,
-/// a, b, c }`, `StoreFragment` when `mma_tile!` lands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MmaOp {}
+/// Tensor-core fragment operations (`mma_tile!`, [`crate::dsl::mma`]): fragments are
+/// per-warp register arrays; [`crate::dsl::mma::cuda::print_op`] prints each (one
+/// definition of the inline PTX).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MmaOp {
+    /// `mma.sync.aligned`: d ← a · b + d on the warp's fragments `a`, `b`, `d` (arrays of
+    /// 32-bit registers, or doubles for DMMA).
+    Sync {
+        /// Shape and types.
+        instruction: crate::dsl::mma::Instruction,
+        /// The A fragment.
+        a: String,
+        /// The B fragment.
+        b: String,
+        /// The accumulator fragment.
+        d: String,
+    },
+    /// `ldmatrix.sync.aligned.m8n8.x{count}.shared.b16`: `count` 32-bit registers of
+    /// `dest` from the 8 × 8 16-bit matrices whose rows this lane's `addr` points at.
+    LoadMatrix {
+        /// The fragment.
+        dest: String,
+        /// 8 × 8 matrices (4 for an m16n8k16 A fragment, 2 for B).
+        count: usize,
+        /// The lane's row address (a generic pointer into shared memory).
+        addr: String,
+    },
+}
 
 /// What follows the stages: `real o[]` from the accumulator (with xpay, a·x + b·acc), then
 /// the store of `o` to the output at `io`.

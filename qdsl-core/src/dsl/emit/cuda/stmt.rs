@@ -114,7 +114,11 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
                 storage::prefetch_link(s, d, (&format!("f_{field}"), &x.layout), *mu, "ln");
             }
         }
-        Stmt::Mma(op) => match *op {},
+        Stmt::Mma(op) => {
+            for line in crate::dsl::mma::cuda::print_op(op) {
+                s.line(d, &line);
+            }
+        }
         Stmt::Barrier => s.line(d, "__syncthreads();"),
         Stmt::SharedStoreAcc { buffer, spins } => {
             s.line(d, "#pragma unroll");

@@ -1,0 +1,81 @@
+//! `mma_tile!`: matrix-multiply-accumulate computations on tensor cores, written once
+//! as a spec, generating the CUDA kernel (inline PTX `mma.sync`) and the CPU path that
+//! emulates what the tensor core rounds.
+//!
+//! A spec ([`MmaSpec`]) names the problem ([`Problem`]: `inner`, c_ij = Σ_k a_ik b_jk over
+//! a long k spread across the grid, and `complex_inner`, c_ij = ⟨a_i, b_j⟩ of complex
+//! vectors: block inner products), the instruction
+//! ([`Instruction`]: m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 DMMA), the
+//! split-precision mode ([`Split`]: 3×BF16, 3×TF32), the scaling into a 16-bit range
+//! ([`Scaling`]: the block's max |a| per tile, f16), the staging ([`Staging`]: `cp.async`
+//! pipelines or plain copies), the fragment loads ([`Fragments`]: `ldmatrix` or explicit),
+//! and the lists a variant draws from: the sizes m, n, the input precision, and the
+//! compile knobs tile_k, warps per block and pipeline depth ([`MmaVariant`]).
+//!
+//! ```text
+//! mma_tile! tokens ─qdsl-macros─▶ MmaSpec ─validate─▶ plan(spec, variant) ─▶ MmaPlan
+//!     MmaPlan ─cuda::program─▶ KernelProgram (tile kernel + reduce kernel, interfaces)
+//!     MmaSpec, MmaVariant ─cpu::inner─▶ the same numbers on the host (rounding emulated)
+//! ```
+//!
+//! Each mode's error bound is [`cpu::error_bound`]; the fragment operations are the
+//! kernel IR's [`crate::dsl::kernel_ir::MmaOp`], printed by [`cuda::print_op`].
+
+pub mod cpu;
+pub mod cuda;
+pub mod plan;
+pub mod spec;
+
+pub use plan::{plan, MmaPlan, MmaVariant};
+pub use spec::{
+    Accumulator, Fragments, Input, Instruction, Item, MmaSpec, Operand, Problem, Scaling, Shape,
+    SpecError, Split, Staging,
+};
+
+use super::DslError;
+
+/// A kernel defined by a `mma_tile!` spec: the macro generates a unit struct implementing
+/// it.
+pub trait MmaTile {
+    /// The spec.
+    fn spec() -> MmaSpec;
+
+    /// The plan of a variant.
+    fn plan(v: &MmaVariant) -> Result<MmaPlan, DslError> {
+        plan::plan(&Self::spec(), v)
+    }
+
+    /// The variant's program (source and the two kernels' interfaces).
+    fn program(v: &MmaVariant) -> Result<super::KernelProgram, DslError> {
+        Self::plan(v).map(|p| cuda::program(&p))
+    }
+
+    /// The CUDA source of a variant.
+    fn cuda_source(v: &MmaVariant) -> Result<String, DslError> {
+        Self::plan(v).map(|p| cuda::source(&p))
+    }
+
+    /// The problem on the CPU as the variant's kernel computes it ([`cpu::inner`]): A is
+    /// m rows of k values, B n rows, row-major; c is m × n row-major (m × n interleaved
+    /// complex values for `complex_inner`).
+    fn inner_cpu(v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Result<Vec<f64>, DslError> {
+        let p = Self::plan(v)?;
+        if a.len() != v.m * k || b.len() != v.n * k || k == 0 || !k.is_multiple_of(v.tile_k) {
+            return Err(DslError::FieldMismatch {
+                kernel: p.name,
+                field: "a, b".into(),
+                expected: format!(
+                    "{} and {} values (m, n rows of k values, k a positive multiple of tile_k = {})",
+                    v.m * k,
+                    v.n * k,
+                    v.tile_k
+                ),
+                found: format!("{} and {} values, k = {k}", a.len(), b.len()),
+            });
+        }
+        Ok(cpu::inner(&p.spec, v, a, b, k))
+    }
+}
+
+#[cfg(test)]
+mod tests;

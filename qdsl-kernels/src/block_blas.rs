@@ -1,0 +1,200 @@
+//! Block BLAS on tensor cores (`mma_tile!`): block inner products
+//! c_ij = ⟨a_i, b_j⟩ = Σ_x conj(a_i(x)) b_j(x) of sets of m and n complex vectors (16, 32
+//! or 64 each; e.g. the 12 · V components of a spinor field), for the solvers'
+//! orthogonalisation, in four modes ([`BlockBlasMode`]):
+//!
+//! | mode | instruction | |ĉ − c| ≤ ε Σ|a b| (f32 input, tile_k 64, K ≫ 1) |
+//! |---|---|---|
+//! | f64 DMMA | m8n8k4 f64 → f64 | 2 u₃₂ (f32 input), γ_K u₆₄ (f64 input) |
+//! | 3×TF32 | m16n8k8 tf32 → f32, three per product | ≈ 1.2e-5: f32's accumulation bound |
+//! | bf16 | m16n8k16 bf16 → f32 | ≈ 7.8e-3 (2u + u², u = 2⁻⁸) |
+//! | 3×BF16 | m16n8k16 bf16 → f32, three per product | ≈ 5.8e-5: 16-bit fixed point's |
+//!
+//! (ε is [`qdsl_core::dsl::mma::cpu::error_bound`]; the tests check each against a plain
+//! f64 product.) A complex inner product is four real ones: the kernels multiply the
+//! rows of A by the rows of B and by their rotations (im, −re), formed in shared memory.
+
+use qdsl_core::dsl::mma::{Input, MmaSpec, MmaTile, MmaVariant};
+use qdsl_core::dsl::{DslError, KernelProgram};
+use qdsl_core::Complex;
+use qdsl_macros::mma_tile;
+
+mma_tile! {
+    /// Block inner products c_ij = Σ_x conj(a_i(x)) b_j(x) in f64 (DMMA, m8n8k4).
+    pub block_dot_f64 {
+        problem: complex_inner,
+        mma: m8n8k4(f64 -> f64),
+        staging: cp_async,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f64, f32],
+        tile_k: [16, 32],
+        warps: [2, 4, 8],
+        stages: [2, 3],
+    }
+}
+
+mma_tile! {
+    /// Block inner products c_ij = Σ_x conj(a_i(x)) b_j(x) in 3×TF32 (m16n8k8): f32 accuracy.
+    pub block_dot_tf32x3 {
+        problem: complex_inner,
+        mma: m16n8k8(tf32 -> f32),
+        split: 3,
+        staging: cp_async,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [32, 64],
+        warps: [2, 4, 8],
+        stages: [2, 3],
+    }
+}
+
+mma_tile! {
+    /// Block inner products c_ij = Σ_x conj(a_i(x)) b_j(x) in bf16 (m16n8k16).
+    pub block_dot_bf16 {
+        problem: complex_inner,
+        mma: m16n8k16(bf16 -> f32),
+        staging: cp_async,
+        fragments: ldmatrix,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [32, 64],
+        warps: [2, 4, 8],
+        stages: [2, 3],
+    }
+}
+
+mma_tile! {
+    /// Block inner products c_ij = Σ_x conj(a_i(x)) b_j(x) in 3×BF16 (m16n8k16): 16-bit
+    /// fixed-point accuracy.
+    pub block_dot_bf16x3 {
+        problem: complex_inner,
+        mma: m16n8k16(bf16 -> f32),
+        split: 3,
+        staging: cp_async,
+        fragments: ldmatrix,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [32, 64],
+        warps: [2, 4, 8],
+        stages: [2, 3],
+    }
+}
+
+/// A block-BLAS precision mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockBlasMode {
+    /// f64 DMMA.
+    F64,
+    /// 3×TF32.
+    Tf32x3,
+    /// bf16.
+    Bf16,
+    /// 3×BF16.
+    Bf16x3,
+}
+
+impl BlockBlasMode {
+    /// Every mode.
+    pub const ALL: [BlockBlasMode; 4] = [
+        BlockBlasMode::F64,
+        BlockBlasMode::Tf32x3,
+        BlockBlasMode::Bf16,
+        BlockBlasMode::Bf16x3,
+    ];
+
+    /// The mode's name (`f64`, `tf32x3`, `bf16`, `bf16x3`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockBlasMode::F64 => "f64",
+            BlockBlasMode::Tf32x3 => "tf32x3",
+            BlockBlasMode::Bf16 => "bf16",
+            BlockBlasMode::Bf16x3 => "bf16x3",
+        }
+    }
+
+    /// The catalog spec's name (`block_dot_f64`, …).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            BlockBlasMode::F64 => "block_dot_f64",
+            BlockBlasMode::Tf32x3 => "block_dot_tf32x3",
+            BlockBlasMode::Bf16 => "block_dot_bf16",
+            BlockBlasMode::Bf16x3 => "block_dot_bf16x3",
+        }
+    }
+
+    /// The mode of a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The mode's spec.
+    pub fn spec(self) -> MmaSpec {
+        match self {
+            BlockBlasMode::F64 => BlockDotF64::spec(),
+            BlockBlasMode::Tf32x3 => BlockDotTf32x3::spec(),
+            BlockBlasMode::Bf16 => BlockDotBf16::spec(),
+            BlockBlasMode::Bf16x3 => BlockDotBf16x3::spec(),
+        }
+    }
+
+    /// The untuned variant for m × n vectors of `input`: the deepest tile the spec lists
+    /// (the largest tile_k), 2-stage pipelines, and the most warps (of 8, 4, 2) that the
+    /// instruction tiles divide among.
+    pub fn default_variant(self, m: usize, n: usize, input: Input) -> Result<MmaVariant, DslError> {
+        let spec = self.spec();
+        let tile_k = spec.tile_k.iter().copied().max().unwrap_or(32);
+        let mut last = None;
+        for warps in [8, 4, 2] {
+            let v = MmaVariant {
+                m,
+                n,
+                input,
+                tile_k,
+                warps,
+                stages: 2,
+            };
+            match qdsl_core::dsl::mma::plan(&spec, &v) {
+                Ok(_) => return Ok(v),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("three tries"))
+    }
+
+    /// The program of a variant.
+    pub fn program(self, v: &MmaVariant) -> Result<KernelProgram, DslError> {
+        qdsl_core::dsl::mma::plan(&self.spec(), v).map(|p| qdsl_core::dsl::mma::cuda::program(&p))
+    }
+
+    /// The relative error bound ε (|ĉ_ij − c_ij| ≤ ε Σ_x |a_i(x)| |b_j(x)| · √2) of a
+    /// variant over vectors of `len` complex components.
+    pub fn error_bound(self, v: &MmaVariant, len: usize) -> f64 {
+        qdsl_core::dsl::mma::cpu::error_bound(&self.spec(), v.input, v.tile_k, 2 * len)
+    }
+}
+
+/// c_ij = ⟨a_i, b_j⟩ on the CPU as the variant's kernel computes it (rounding emulated):
+/// `a` holds the v.m vectors one after another, `b` the v.n vectors, each `len` complex
+/// values; c is v.m × v.n row-major. An error for lengths that do not match, or a `len`
+/// the kernel's k-tiles do not divide (2 len a multiple of tile_k).
+pub fn block_inner_cpu(
+    mode: BlockBlasMode,
+    v: &MmaVariant,
+    a: &[Complex<f64>],
+    b: &[Complex<f64>],
+    len: usize,
+) -> Result<Vec<Complex<f64>>, DslError> {
+    let reals = |x: &[Complex<f64>]| -> Vec<f64> { x.iter().flat_map(|z| [z.re, z.im]).collect() };
+    let (ra, rb) = (reals(a), reals(b));
+    let c = match mode {
+        BlockBlasMode::F64 => BlockDotF64::inner_cpu(v, &ra, &rb, 2 * len),
+        BlockBlasMode::Tf32x3 => BlockDotTf32x3::inner_cpu(v, &ra, &rb, 2 * len),
+        BlockBlasMode::Bf16 => BlockDotBf16::inner_cpu(v, &ra, &rb, 2 * len),
+        BlockBlasMode::Bf16x3 => BlockDotBf16x3::inner_cpu(v, &ra, &rb, 2 * len),
+    }?;
+    Ok(c.chunks(2).map(|z| Complex::new(z[0], z[1])).collect())
+}

@@ -1,0 +1,18 @@
+use qdsl_macros::mma_tile;
+
+mma_tile! {
+    /// c = A Bᵀ.
+    pub t {
+        problem: inner,
+        mma: m16n8k8(tf32 -> f32),
+        fragments: ldmatrix,
+        m: [16],
+        n: [16],
+        input: [f32],
+        tile_k: [32],
+        warps: [2],
+        stages: [2],
+    }
+}
+
+fn main() {}

@@ -1,0 +1,124 @@
+//! `qdsl check` rows of the tensor-core block inner products (`mma_tile!`): for each mode
+//! (f64 DMMA, 3×TF32, bf16, 3×BF16), 16, 32 and 64 vectors per set and f32 and f64
+//! vectors, c_ij = ⟨a_i, b_j⟩ of random spinor fields on the check lattice on the GPU
+//! against the CPU path of the same variant (which emulates the tensor core's rounding).
+//! The error is max_ij |ĉ_ij − c_ij| / Σ_x |a_i(x)| |b_j(x)| (real and imaginary parts
+//! apart), the bound twice the mode's ([`BlockBlasMode::error_bound`], √2 for the
+//! complex parts): GPU and CPU are each within the mode's bound of the exact value.
+
+use super::report::{CheckRow, Outcome};
+use qdsl_core::dsl::mma::Input;
+use qdsl_core::Complex;
+use qdsl_kernels::block_blas::{block_inner_cpu, BlockBlasMode};
+use qdsl_runtime::device::block_blas::{block_inner, VectorReal, VectorSet};
+use qdsl_runtime::device::Gpu;
+
+/// Complex components per site of a Wilson spinor.
+const COMPONENTS: usize = 12;
+
+/// Pseudo-random complex vectors (xorshift), components in (−1, 1).
+fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
+    };
+    (0..count * len)
+        .map(|_| Complex::new(next(), next()))
+        .collect()
+}
+
+/// The rows for spinor fields of `sites` sites, for the modes whose name passes `wanted`.
+pub fn check_block_dot(
+    gpu: &Gpu,
+    sites: usize,
+    seed: u64,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<CheckRow> {
+    let mut rows = Vec::new();
+    let len = sites * COMPONENTS;
+    for mode in BlockBlasMode::ALL
+        .into_iter()
+        .filter(|m| wanted(m.kernel_name()))
+    {
+        for n in [16, 32, 64] {
+            let (a, b) = (vectors(n, len, seed + 1), vectors(n, len, seed + 2));
+            for input in [Input::F32, Input::F64] {
+                let outcome = match input {
+                    Input::F32 => compare::<f32>(gpu, mode, &a, &b, n, len, |x| x as f32),
+                    Input::F64 => compare::<f64>(gpu, mode, &a, &b, n, len, |x| x),
+                };
+                let variant = mode
+                    .default_variant(n, n, input)
+                    .map_or_else(|e| e.to_string(), |v| v.canonical());
+                rows.push(CheckRow {
+                    kernel: mode.kernel_name().into(),
+                    variant,
+                    data: "random".into(),
+                    outcome,
+                });
+            }
+        }
+    }
+    rows
+}
+
+fn compare<T: VectorReal>(
+    gpu: &Gpu,
+    mode: BlockBlasMode,
+    a: &[Complex<f64>],
+    b: &[Complex<f64>],
+    n: usize,
+    len: usize,
+    conv: fn(f64) -> T,
+) -> Outcome {
+    let v = match mode.default_variant(n, n, T::INPUT) {
+        Ok(v) => v,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    if !(2 * len).is_multiple_of(v.tile_k) {
+        return Outcome::Skipped(format!(
+            "vectors of {} reals are not whole tiles of {}",
+            2 * len,
+            v.tile_k
+        ));
+    }
+    let cpu = match block_inner_cpu(mode, &v, a, b, len) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let upload = |x: &[Complex<f64>]| {
+        let reals: Vec<T> = x.iter().flat_map(|z| [conv(z.re), conv(z.im)]).collect();
+        gpu.backend().stream().clone_htod(&reals)
+    };
+    let (da, db) = match (upload(a), upload(b)) {
+        (Ok(da), Ok(db)) => (da, db),
+        (Err(e), _) | (_, Err(e)) => return Outcome::Failed(e.to_string()),
+    };
+    let set = |values| VectorSet {
+        values,
+        count: n,
+        len,
+        stride: 2 * len,
+    };
+    let got = match block_inner(gpu, None, mode, set(&da), set(&db)) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let mut error: f64 = 0.0;
+    for i in 0..n {
+        for j in 0..n {
+            let mag: f64 = (0..len)
+                .map(|x| a[i * len + x].norm() * b[j * len + x].norm())
+                .sum();
+            let d = got[i * n + j] - cpu[i * n + j];
+            error = error.max(d.re.abs().max(d.im.abs()) / mag);
+        }
+    }
+    Outcome::Compared {
+        error,
+        bound: 2.0 * mode.error_bound(&v, len) * std::f64::consts::SQRT_2,
+    }
+}
