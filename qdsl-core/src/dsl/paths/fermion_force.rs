@@ -194,7 +194,12 @@ fn direction<T: Real>(
                     let end = lat.shift(x, mu, n as isize).0;
                     let (w_out, _) = hop(u, end, *step);
                     let qx = q[lat.cb_index(xs)];
-                    add(&mut adj, *inner, lat.cb_index(xs), w_in.adjoint_mul(m) * w_out);
+                    add(
+                        &mut adj,
+                        *inner,
+                        lat.cb_index(xs),
+                        w_in.adjoint_mul(m) * w_out,
+                    );
                     add_hop_gradient(out, x, *step, (*m * w_out).mul_adjoint(&qx));
                     add_hop_gradient(out, end, *step, m.adjoint_mul(&w_in) * qx);
                 }

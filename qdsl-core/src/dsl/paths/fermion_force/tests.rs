@@ -58,7 +58,10 @@ fn specs() -> Vec<PathSpec> {
                 (-0.05, "+nu +nu +mu -nu -nu"),
             ],
         ),
-        spec("long", &[(-0.04, "+mu +mu +mu"), (0.01, "+nu +mu +mu +mu -nu")]),
+        spec(
+            "long",
+            &[(-0.04, "+mu +mu +mu"), (0.01, "+nu +mu +mu +mu -nu")],
+        ),
     ]
 }
 
@@ -94,7 +97,11 @@ fn moved(u: &GaugeField<f64>, x: &GaugeField<f64>, t: f64) -> GaugeField<f64> {
 
 /// Σ tr[X F] (real for anti-hermitian X, F).
 fn along(x: &GaugeField<f64>, f: &GaugeField<f64>) -> f64 {
-    x.links().iter().zip(f.links()).map(|(x, f)| (*x * *f).trace().re).sum()
+    x.links()
+        .iter()
+        .zip(f.links())
+        .map(|(x, f)| (*x * *f).trace().re)
+        .sum()
 }
 
 /// f'(0) by the fourth-order central difference
@@ -119,7 +126,10 @@ fn pullback_matches_finite_differences() {
         for seed in 0..2 {
             let x = Hmc::momenta(lattice(), 11, seed);
             let l = |t: f64| {
-                pairing(&g, &super::super::cpu::smear(&plan, &moved(&u, &x, t), u0).unwrap())
+                pairing(
+                    &g,
+                    &super::super::cpu::smear(&plan, &moved(&u, &x, t), u0).unwrap(),
+                )
             };
             let fd = derivative(l);
             let exact = along(&x, &f);
@@ -143,10 +153,17 @@ fn polar_pullback_matches_finite_differences() {
         let (v, g, e) = (vs.links()[k], gs.links()[k], es.links()[k]);
         let w = v.polar_u3().unwrap();
         let gv = pullback_polar_u3(&v, &w, &g).unwrap();
-        let l = |t: f64| g.adjoint_mul(&(v + e.scale(t)).polar_u3().unwrap()).trace().re;
+        let l = |t: f64| {
+            g.adjoint_mul(&(v + e.scale(t)).polar_u3().unwrap())
+                .trace()
+                .re
+        };
         let fd = derivative(l);
         let exact = gv.adjoint_mul(&e).trace().re;
-        assert!((fd - exact).abs() < 1e-8 * exact.abs().max(1.0), "{k}: {fd} {exact}");
+        assert!(
+            (fd - exact).abs() < 1e-8 * exact.abs().max(1.0),
+            "{k}: {fd} {exact}"
+        );
     }
 }
 
