@@ -317,7 +317,7 @@ pole_FA 99.9
     fn write_then_parse_gives_the_same_functions() {
         let mut p = parse(FILE).unwrap();
         p[0].md.function = PartialFraction {
-            norm: 0.123456789012345678,
+            norm: 0.123_456_789_012_345_67,
             residues: vec![1.0 / 3.0, 2e-7],
             shifts: vec![1e-5, 0.7],
         };

@@ -238,7 +238,7 @@ fn path_gradient<T: Real>(
     let mut prefix = ColourMatrix::identity();
     for (k, &(at, s, w)) in hops.iter().enumerate() {
         add_hop_gradient(out, at, s, (prefix.adjoint_mul(a)).mul_adjoint(&suffix[k]));
-        prefix = prefix * w;
+        prefix *= w;
     }
 }
 
@@ -267,7 +267,7 @@ fn hermitian_part<T: Real>(b: &ColourMatrix<T>) -> ColourMatrix<T> {
 /// M⁻¹ from the cofactors; an error for a singular M.
 fn inverse<T: Real>(m: &ColourMatrix<T>) -> Result<ColourMatrix<T>, MatrixError> {
     let det = m.determinant();
-    if !(det.norm() > T::zero()) {
+    if det.norm().is_nan() || det.norm() <= T::zero() {
         return Err(MatrixError::Singular {
             smallest: 0.0,
             largest: m.max_abs_component().to_f64(),
@@ -313,7 +313,8 @@ fn solve_lyapunov<T: Real>(
                     .unwrap_or(std::cmp::Ordering::Equal)
             })
             .unwrap_or(col);
-        if !(a[pivot][col].norm() > T::zero()) {
+        let size = a[pivot][col].norm();
+        if size.is_nan() || size <= T::zero() {
             return Err(MatrixError::Singular {
                 smallest: 0.0,
                 largest: s.max_abs_component().to_f64(),
@@ -322,19 +323,19 @@ fn solve_lyapunov<T: Real>(
         }
         a.swap(col, pivot);
         let inv = a[col][col].inv();
-        for row in col + 1..9 {
-            let f = a[row][col] * inv;
-            for k in col..10 {
-                let sub = a[col][k] * f;
-                a[row][k] -= sub;
+        let pivot_row = a[col];
+        for row in a.iter_mut().skip(col + 1) {
+            let f = row[col] * inv;
+            for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                *x -= *p * f;
             }
         }
     }
     let mut y = [zero; 9];
     for row in (0..9).rev() {
         let mut acc = a[row][9];
-        for k in row + 1..9 {
-            acc -= a[row][k] * y[k];
+        for (c, yk) in a[row][row + 1..9].iter().zip(&y[row + 1..]) {
+            acc -= *c * *yk;
         }
         y[row] = acc / a[row][row];
     }
