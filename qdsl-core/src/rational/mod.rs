@@ -7,9 +7,13 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | [`remez`] | the Remez exchange for x^p over [λ_min, λ_max] (relative error) |
 //! | [`milc`] | reading and writing MILC's RHMC rational-function files |
 
 pub mod milc;
+pub mod remez;
+
+pub use remez::{remez, RationalApprox, RemezError};
 
 /// r(x) = α₀ + Σ_i α_i / (x + β_i): `norm` α₀, `residues` α_i, `shifts` β_i (the
 /// shifts of the multi-shift solve; MILC's files call them poles).
