@@ -4,16 +4,20 @@
 //! |---|---|
 //! | [`links`] | the smeared links of one configuration and the pull-back of a gradient through the smearing |
 //! | [`fermion`] | a pseudofermion's rational action φ† r(A) φ, its force, the heatbath r(A) ξ |
+//! | [`trajectory`] | [`Rhmc`]: 2+1 flavours outside, the gauge levels of [`Hmc`](qdsl_core::gauge::generate::Hmc) inside, Metropolis |
 
 pub mod fermion;
 pub mod links;
+pub mod trajectory;
 
 pub use fermion::StaggeredFermion;
 pub use links::{SmearedLinks, StaggeredSmearing};
+pub use trajectory::{Flavour, Pseudofermions, Rhmc};
 
 use crate::linear::SolverError;
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::FieldError;
+use qdsl_core::gauge::generate::GenerateError;
 use qdsl_core::math::MatrixError;
 
 /// Why an RHMC step failed.
@@ -39,6 +43,9 @@ pub enum RhmcError {
     /// A field operation failed.
     #[error("field: {0}")]
     Field(#[from] FieldError),
+    /// The gauge levels failed.
+    #[error("gauge levels: {0}")]
+    Gauge(#[from] GenerateError),
     /// The multi-shift CG did not reach its tolerance.
     #[error(
         "multi-shift CG: expected every shift to converge to {tolerance:e}, found one that did not"
