@@ -194,9 +194,10 @@ mod trajectories {
     /// Creutz's identity ⟨e^{−ΔH}⟩ = 1 within 3 standard errors over 12 trajectories
     /// (Omelyan, 3 steps, τ = 0.5) after 6 trajectories of molecular dynamics always
     /// accepted (thermalisation from the ordered start, where ΔH is large), and an
-    /// acceptance above 1/2.
+    /// acceptance above 1/2. Measured: ⟨e^{−ΔH}⟩ = 0.996 ± 0.091, 11 of 12 accepted,
+    /// |ΔH| ≤ 0.5.
     #[test]
-    #[ignore = "slow (about a minute): cargo test -p qdsl-runtime --lib rhmc -- --ignored"]
+    #[ignore = "slow (about two minutes): cargo test -p qdsl-runtime --lib rhmc -- --ignored"]
     fn exp_minus_delta_h_averages_to_one() {
         let r = rhmc(3, Integrator::Omelyan);
         let mut u = start();
