@@ -28,6 +28,7 @@ pub mod gauge;
 pub mod io;
 pub mod lattice;
 pub mod math;
+pub mod rational;
 pub mod real;
 pub mod reduce;
 

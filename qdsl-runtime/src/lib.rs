@@ -34,6 +34,7 @@ pub mod jit;
 pub mod libs;
 pub mod linear;
 pub mod operator;
+pub mod rhmc;
 pub mod smear;
 pub mod solver;
 #[cfg(any(test, feature = "testing"))]

@@ -35,6 +35,7 @@
 //! | [`action`] | closed loops and gauge actions ([`ActionSpec`]): loop classes, the action value |
 //! | [`project`] | the CUDA C++ of the HISQ U(3) projection W = V(V†V)^(−1/2) |
 //! | [`force`] | the gauge force derived from the loops: staple spec, CPU, CUDA, [`ForceInfo`] |
+//! | [`fermion_force`] | the chain rule back through a plan (and the U(3) projection): the fermion force of smeared links |
 //!
 //! An `action` spec (every name free, every path closed) lowers to its staple sum, an
 //! ordinary smearing spec, so the force reuses the planner and both back ends:
@@ -47,6 +48,7 @@
 pub mod action;
 pub mod cpu;
 pub mod cuda;
+pub mod fermion_force;
 pub mod force;
 pub mod info;
 pub mod knobs;

@@ -207,6 +207,17 @@ impl Hmc {
         self.integrate_level(0, self.tau, u, p)
     }
 
+    /// Molecular dynamics for time `h` (not τ) from (U, P), in place: the levels as the
+    /// inner time scales of an outer integrator (RHMC's fermion level).
+    pub fn integrate_for(
+        &self,
+        h: f64,
+        u: &mut GaugeField<f64>,
+        p: &mut Momenta,
+    ) -> Result<(), GenerateError> {
+        self.integrate_level(0, h, u, p)
+    }
+
     fn integrate_level(
         &self,
         k: usize,
