@@ -28,6 +28,9 @@ use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{IwasakiGauge, SymanzikGauge, WilsonGauge};
+use qdsl_runtime::device::Gpu;
+use qdsl_runtime::generate::{DeviceGauge, GpuForce, GpuHeatbath};
+use std::rc::Rc;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -138,7 +141,18 @@ impl GenerateParams {
 
 /// The updater of a run.
 enum Updater {
-    Heatbath { hb: Box<Heatbath>, or_per_hb: usize },
+    Heatbath {
+        hb: Box<Heatbath>,
+        or_per_hb: usize,
+    },
+    /// The heatbath on the GPU: the links live on the device, downloaded after each
+    /// update for the plaquette (and the checkpoints).
+    GpuHeatbath {
+        gpu: Rc<Gpu>,
+        hb: Box<GpuHeatbath>,
+        links: DeviceGauge,
+        or_per_hb: usize,
+    },
     Hmc(Hmc),
 }
 
@@ -184,6 +198,9 @@ pub struct RunControl<'a> {
     /// Stop (as if killed) after this many updates of this invocation, without writing
     /// anything more: for testing the resumption.
     pub stop_after: Option<u64>,
+    /// Run the updates on this GPU (heatbath: the sweeps and the links on the device;
+    /// HMC: the force), else on the CPU. The same seed gives the same run to rounding.
+    pub gpu: Option<Rc<Gpu>>,
 }
 
 /// Runs (or resumes, when `resume` is set and `dir/state.json` exists) the generation
@@ -215,18 +232,35 @@ pub fn generate(
         };
         (u, Vec::new(), 0)
     };
-    let updater = updater(params, lattice)?;
+    let mut updater = updater(params, lattice, control.gpu.clone(), &u)?;
     let mut checkpoints = Vec::new();
     for (done_here, n) in (start..params.total()).enumerate() {
         if control.stop_after.is_some_and(|s| done_here as u64 >= s) {
             break;
         }
-        let record = match &updater {
+        let record = match &mut updater {
             Updater::Heatbath { hb, or_per_hb } => {
                 hb.heatbath_sweep(&mut u, params.seed, n);
                 for _ in 0..*or_per_hb {
                     hb.overrelaxation_sweep(&mut u);
                 }
+                UpdateRecord {
+                    plaquette: plaquette(&u).average,
+                    delta_h: None,
+                    accepted: None,
+                }
+            }
+            Updater::GpuHeatbath {
+                gpu,
+                hb,
+                links,
+                or_per_hb,
+            } => {
+                hb.heatbath_sweep(gpu, links, params.seed, n)?;
+                for _ in 0..*or_per_hb {
+                    hb.overrelaxation_sweep(gpu, links)?;
+                }
+                u = links.download(gpu)?;
                 UpdateRecord {
                     plaquette: plaquette(&u).average,
                     delta_h: None,
@@ -255,22 +289,42 @@ pub fn generate(
     })
 }
 
-fn updater(params: &GenerateParams, lattice: Lattice) -> Result<Updater, GenerateAppError> {
+/// The updater of `params` on `gpu` (or the CPU), starting from links `u`.
+fn updater(
+    params: &GenerateParams,
+    lattice: Lattice,
+    gpu: Option<Rc<Gpu>>,
+    u: &GaugeField<f64>,
+) -> Result<Updater, GenerateAppError> {
     let spec = params.action.spec();
-    Ok(match params.algorithm {
-        Algorithm::Heatbath => Updater::Heatbath {
+    Ok(match (params.algorithm, gpu) {
+        (Algorithm::Heatbath, None) => Updater::Heatbath {
             hb: Box::new(Heatbath::new(&spec, params.beta, lattice)?),
             or_per_hb: params.or_per_hb,
         },
-        Algorithm::Hmc => Updater::Hmc(Hmc::new(
-            vec![Level::new(
-                &spec,
-                params.beta,
-                params.md_steps,
-                params.integrator,
-            )?],
-            params.tau,
-        )?),
+        (Algorithm::Heatbath, Some(gpu)) => Updater::GpuHeatbath {
+            hb: Box::new(GpuHeatbath::new(&gpu, &spec, params.beta, lattice)?),
+            links: DeviceGauge::upload(&gpu, u)?,
+            gpu,
+            or_per_hb: params.or_per_hb,
+        },
+        (Algorithm::Hmc, gpu) => {
+            let level = Level::new(&spec, params.beta, params.md_steps, params.integrator)?;
+            let level = match gpu {
+                Some(gpu) => level.with_backend(Rc::new(gpu_force(params.action, gpu)?)),
+                None => level,
+            };
+            Updater::Hmc(Hmc::new(vec![level], params.tau)?)
+        }
+    })
+}
+
+/// The GPU force of `action`.
+fn gpu_force(action: ActionKind, gpu: Rc<Gpu>) -> Result<GpuForce, GenerateAppError> {
+    Ok(match action {
+        ActionKind::Wilson => GpuForce::new::<WilsonGauge>(gpu)?,
+        ActionKind::Symanzik => GpuForce::new::<SymanzikGauge>(gpu)?,
+        ActionKind::Iwasaki => GpuForce::new::<IwasakiGauge>(gpu)?,
     })
 }
 
@@ -530,6 +584,7 @@ mod tests {
             RunControl {
                 progress: &mut progress,
                 stop_after,
+                gpu: None,
             },
         )
         .unwrap()

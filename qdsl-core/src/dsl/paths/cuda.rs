@@ -256,6 +256,26 @@ pub fn device_layout<T: Copy>(host: &[T], reals: usize, volume: usize) -> Result
     Ok(out)
 }
 
+/// The inverse of [`device_layout`]: links in the device layout (real k of link (cb, d) at
+/// `(d·reals + k)·V + cb`) rewritten in the host layout (link `4·cb + d`). Errors unless
+/// `device` holds 4V links of `reals` reals.
+pub fn host_layout<T: Copy>(device: &[T], reals: usize, volume: usize) -> Result<Vec<T>, String> {
+    if reals == 0 || device.len() != 4 * volume * reals {
+        return Err(format!(
+            "expected 4 · {volume} links of {reals} reals ({} reals), found {}",
+            4 * volume * reals,
+            device.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(device.len());
+    for cb in 0..volume {
+        for d in 0..4 {
+            out.extend((0..reals).map(|k| device[(d * reals + k) * volume + cb]));
+        }
+    }
+    Ok(out)
+}
+
 /// The type definitions, the library and the node functions of a tree.
 pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, DslError> {
     knobs.validate(&tree.spec.name)?;
@@ -455,6 +475,7 @@ mod tests {
                 }
             }
         }
+        assert_eq!(host_layout(&dev, reals, volume).unwrap(), host);
         let e = device_layout(&host[1..], reals, volume).unwrap_err();
         assert!(e.contains("found 23"), "{e}");
     }

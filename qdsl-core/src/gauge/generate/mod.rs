@@ -8,11 +8,13 @@
 //! | [`su2`] | SU(2) quaternions, the subgroup embedding, the x₀ samplers |
 //! | [`LocalStaples`], [`Colouring`] | the staple sum of one link from the action's loops; the colouring of the links |
 //! | [`Series`] | Monte Carlo time series: binned errors, integrated autocorrelation time |
+//! | [`cuda`] | the CUDA C++ of the heatbath and over-relaxation (the GPU twin of [`Heatbath`]'s link update, the same random streams) |
 //!
 //! Random numbers come from per-link counter-based streams (the sweep or trajectory
 //! number is part of the stream index), so a run depends on the seed only: never on the
 //! thread count, and a run resumed from a checkpoint continues bit for bit.
 
+pub mod cuda;
 mod heatbath;
 mod hmc;
 mod staples;
