@@ -14,8 +14,10 @@
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
+//! | `generate` | the quenched Wilson heatbath sweep |
 
 pub mod cpu;
+mod generate;
 pub mod metrics;
 mod mobius;
 mod operators;

@@ -112,6 +112,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
+        | BenchKernel::WilsonHeatbath
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob => {
@@ -135,6 +136,7 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
+        | BenchKernel::WilsonHeatbath
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob => ImprovedStaggeredHop::ir(),
@@ -185,6 +187,16 @@ fn bench_case(
         return super::mobius::bench_chain(
             gpu,
             tuner,
+            &links.u,
+            case,
+            copy,
+            opts.warmup,
+            opts.reps,
+        );
+    }
+    if case.kernel == BenchKernel::WilsonHeatbath {
+        return super::generate::bench_heatbath(
+            gpu,
             &links.u,
             case,
             copy,
