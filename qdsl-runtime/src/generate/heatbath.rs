@@ -15,6 +15,7 @@
 
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
+use super::kernels::{device, BLOCK};
 use crate::device::{DeviceError, Gpu};
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, host_layout};
@@ -25,9 +26,6 @@ use qdsl_core::gauge::generate::cuda::heatbath_kernel;
 use qdsl_core::gauge::generate::{Colouring, GenerateError, Heatbath};
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
-
-/// Threads per block of the heatbath kernel (one thread per site).
-const BLOCK: [u32; 3] = [128, 1, 1];
 
 /// Reals per link.
 const REALS: usize = 18;
@@ -43,16 +41,12 @@ pub fn heatbath_program(
     )?)
 }
 
-fn device(e: DeviceError) -> GenerateError {
-    GenerateError::Backend(e.to_string())
-}
-
 /// f64 gauge links on the GPU, in the device layout (real k of link (cb, μ) at
 /// (μ · 18 + k) · V + cb).
 #[derive(Debug)]
 pub struct DeviceGauge {
-    lattice: Lattice,
-    links: CudaSlice<f64>,
+    pub(super) lattice: Lattice,
+    pub(super) links: CudaSlice<f64>,
 }
 
 impl DeviceGauge {
@@ -202,6 +196,7 @@ impl GpuHeatbath {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::DevicePlaquette;
     use crate::testing::gpu;
     use qdsl_core::dsl::paths::GaugeAction;
     use qdsl_core::gauge::generate::{max_link_difference, Series};
@@ -235,6 +230,9 @@ mod tests {
             hb.overrelaxation_sweep(&gpu, &mut u).unwrap();
             let got = u.download(&gpu).unwrap();
             let d = max_link_difference(&got, &expected);
+            // The plaquette reduced on the device is the CPU's.
+            let p = DevicePlaquette::new(&gpu).unwrap().plaquette(&gpu, &u).unwrap();
+            assert!((p - plaquette(&expected).average).abs() < 1e-12);
             println!("{}: max |GPU − CPU| = {d:e}", action.name);
             assert!(max_link_difference(&u0, &expected) > 0.5);
             assert!(d < 1e-12, "{}: max |GPU − CPU| = {d:e}", action.name);
@@ -257,6 +255,9 @@ mod tests {
         let lat = Lattice::new([16; 4]).unwrap();
         let hb = GpuHeatbath::new(&gpu, &WilsonGauge::spec(), 6.0, lat).unwrap();
         let mut u = DeviceGauge::upload(&gpu, &GaugeField::unit(lat)).unwrap();
+        let measure = DevicePlaquette::new(&gpu).unwrap();
+        let p = measure.plaquette(&gpu, &u).unwrap();
+        assert!((p - 1.0).abs() < 1e-15, "{p}");
         let mut series = Series::default();
         let start = std::time::Instant::now();
         for n in 0..300 {
@@ -265,7 +266,7 @@ mod tests {
                 hb.overrelaxation_sweep(&gpu, &mut u).unwrap();
             }
             if n >= 100 {
-                series.push(plaquette(&u.download(&gpu).unwrap()).average);
+                series.push(measure.plaquette(&gpu, &u).unwrap());
             }
         }
         let ac = series.autocorrelation_time();

@@ -79,13 +79,13 @@ pub fn heatbath_program(plan: &ForcePlan, colouring: Colouring) -> Result<Kernel
 }
 
 /// A C++ double literal that reads back as exactly `x` (Rust's shortest round-trip form).
-fn lit(x: f64) -> String {
+pub(super) fn lit(x: f64) -> String {
     format!("{x:?}")
 }
 
 /// Philox-4x32-10 and the stream of [`crate::field::RandomStream`]: key = the seed's two
 /// words, counter = [block, domain, index mod 2³², index / 2³²], words read c₀ first.
-fn random_library() -> String {
+pub(super) fn random_library() -> String {
     let mut s = String::from(
         r#"// Philox-4x32-10 streams (qdsl_core::field::RandomStream)
 struct rstream { unsigned key[2]; unsigned ctr[4]; unsigned buf[4]; int next; };
