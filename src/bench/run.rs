@@ -113,6 +113,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
+        | BenchKernel::WilsonHmc
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob => {
@@ -137,6 +138,7 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
+        | BenchKernel::WilsonHmc
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob => ImprovedStaggeredHop::ir(),
@@ -193,6 +195,9 @@ fn bench_case(
             opts.warmup,
             opts.reps,
         );
+    }
+    if case.kernel == BenchKernel::WilsonHmc {
+        return super::generate::bench_hmc(gpu, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::WilsonHeatbath {
         return super::generate::bench_heatbath(
