@@ -190,7 +190,7 @@ fn heatbath_kernels_equal_the_cpu_sweeps() {
             action.name
         );
         assert!(moved > 0.5, "{}: the sweeps did not move the links", action.name);
-        assert!(d < 1e-12, "{}: max |kernel − CPU| = {d:e}", action.name);
+        assert!(d < 2e-12, "{}: max |kernel − CPU| = {d:e}", action.name);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -204,7 +204,7 @@ mod tests {
     use qdsl_kernels::{IwasakiGauge, SymanzikGauge, WilsonGauge};
 
     /// One heatbath sweep and one over-relaxation sweep from a hot 8⁴ field on the GPU
-    /// equal the CPU's sweeps with the same seed and sweep number to 1e−12 (f64 rounding:
+    /// equal the CPU's sweeps with the same seed and sweep number to 1e−11 (f64 rounding:
     /// the staple sums are accumulated in another order), for Wilson (parity
     /// checkerboard), Symanzik and Iwasaki (8 colours); the sweeps move the links by O(1).
     /// A lattice the 8-colour checkerboard does not fit is refused.
@@ -235,7 +235,7 @@ mod tests {
             assert!((p - plaquette(&expected).average).abs() < 1e-12);
             println!("{}: max |GPU − CPU| = {d:e}", action.name);
             assert!(max_link_difference(&u0, &expected) > 0.5);
-            assert!(d < 1e-12, "{}: max |GPU − CPU| = {d:e}", action.name);
+            assert!(d < 1e-11, "{}: max |GPU − CPU| = {d:e}", action.name);
         }
         let e = GpuHeatbath::new(&gpu, &SymanzikGauge::spec(), 4.2, Lattice::new([6; 4]).unwrap())
             .unwrap_err()
