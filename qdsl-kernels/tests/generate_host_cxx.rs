@@ -86,7 +86,10 @@ int main(int argc, char** argv) {{
         "{tag}: compiling the generated source as host C++ failed:\n{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let (fin, fout) = (dir.join(format!("{tag}.in")), dir.join(format!("{tag}.out")));
+    let (fin, fout) = (
+        dir.join(format!("{tag}.in")),
+        dir.join(format!("{tag}.out")),
+    );
     let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(&fin, bytes).unwrap();
     let ran = Command::new(&exe).arg(&fin).arg(&fout).output().unwrap();
@@ -189,7 +192,11 @@ fn heatbath_kernels_equal_the_cpu_sweeps() {
             "{}: max |kernel − CPU| = {d:e} (the sweeps moved links by {moved:.2})",
             action.name
         );
-        assert!(moved > 0.5, "{}: the sweeps did not move the links", action.name);
+        assert!(
+            moved > 0.5,
+            "{}: the sweeps did not move the links",
+            action.name
+        );
         assert!(d < 2e-12, "{}: max |kernel − CPU| = {d:e}", action.name);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -218,7 +225,10 @@ fn hmc_kernels_equal_the_cpu_steps() {
         "    {}\n    out.assign(4 * V * 18, 0.0);\n    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; hmc_momenta(out.data(), (long long){seed}ull, (long long){traj}ull, L0, L1, L2, L3); }}",
         extents(&lat)
     );
-    let p = field_of(lat, &run_host(&cxx, &dir, "momenta", &source, &body, &[0.0]));
+    let p = field_of(
+        lat,
+        &run_host(&cxx, &dir, "momenta", &source, &body, &[0.0]),
+    );
     let expected = Hmc::momenta(lat, seed, traj);
     let d = max_link_difference(&p, &expected);
     assert!(d < 1e-15, "momenta: {d:e}");
@@ -275,7 +285,10 @@ fn hmc_kernels_equal_the_cpu_steps() {
     }
     let s = tt.action(4.1, volume, &traces);
     let expected = action.action(&u, 4.1).unwrap();
-    assert!((s - expected).abs() < 1e-12 * expected, "action {s} vs {expected}");
+    assert!(
+        (s - expected).abs() < 1e-12 * expected,
+        "action {s} vs {expected}"
+    );
     let rect = tt.terms[1].loop_average(volume, traces[1]);
     assert!((rect - action.loop_average(&u, 1).unwrap()).abs() < 1e-12);
     let _ = std::fs::remove_dir_all(&dir);

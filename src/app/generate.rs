@@ -36,9 +36,9 @@ use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{IwasakiGauge, SymanzikGauge, WilsonGauge};
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::generate::{DeviceGauge, DevicePlaquette, GpuHeatbath, GpuHmc};
-use std::rc::Rc;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Boxed error of the generation app (file names and expected/found values in the text).
 pub type GenerateAppError = Box<dyn std::error::Error + Send + Sync>;
@@ -649,7 +649,10 @@ mod tests {
             let gpu_dir = tempfile::tempdir().unwrap();
             let on_gpu = go(gpu_dir.path(), false, None);
             for (g, c) in on_gpu.history.iter().zip(&cpu.history) {
-                assert!((g.plaquette - c.plaquette).abs() < 1e-9, "{algorithm:?}: {g:?} {c:?}");
+                assert!(
+                    (g.plaquette - c.plaquette).abs() < 1e-9,
+                    "{algorithm:?}: {g:?} {c:?}"
+                );
                 assert_eq!(g.accepted, c.accepted);
             }
             let broken = tempfile::tempdir().unwrap();
@@ -716,6 +719,7 @@ mod tests {
             RunControl {
                 progress: &mut progress,
                 stop_after: None,
+                gpu: None,
             },
         )
         .unwrap_err()
@@ -729,6 +733,7 @@ mod tests {
             RunControl {
                 progress: &mut progress,
                 stop_after: None,
+                gpu: None,
             },
         )
         .unwrap_err()

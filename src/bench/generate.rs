@@ -23,9 +23,9 @@ use super::smear::{force_bytes_per_site, MAX_REPS, MAX_WARMUP};
 use qdsl_core::dsl::paths::GaugeAction;
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
+use qdsl_core::gauge::generate::{Hmc, Integrator, Level};
 use qdsl_kernels::WilsonGauge;
 use qdsl_runtime::device::Gpu;
-use qdsl_core::gauge::generate::{Hmc, Integrator, Level};
 use qdsl_runtime::generate::{DeviceGauge, GpuHeatbath, GpuHmc};
 use std::time::Instant;
 
@@ -104,8 +104,8 @@ pub fn bench_hmc(
     }
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let lat = *u.lattice();
-    let level =
-        Level::new(&WilsonGauge::spec(), BETA, HMC_STEPS, Integrator::Omelyan).map_err(|e| err(&e))?;
+    let level = Level::new(&WilsonGauge::spec(), BETA, HMC_STEPS, Integrator::Omelyan)
+        .map_err(|e| err(&e))?;
     let cpu = Hmc::new(vec![level], 1.0).map_err(|e| err(&e))?;
     let t0 = Instant::now();
     let hmc = GpuHmc::new(gpu, &cpu, lat).map_err(|e| err(&e))?;
@@ -140,7 +140,9 @@ pub fn bench_hmc(
         bytes,
         rates: super::metrics::rates(sites, flops, bytes, time_us, Some(copy.kernel_gbs)),
         compile: "-".into(),
-        launch: format!("Omelyan, {HMC_STEPS} steps, tau 1: {evaluations} force evaluations, default launches"),
+        launch: format!(
+            "Omelyan, {HMC_STEPS} steps, tau 1: {evaluations} force evaluations, default launches"
+        ),
         jit_ms,
         tune_ms: 0.0,
     })

@@ -200,14 +200,7 @@ fn bench_case(
         return super::generate::bench_hmc(gpu, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::WilsonHeatbath {
-        return super::generate::bench_heatbath(
-            gpu,
-            &links.u,
-            case,
-            copy,
-            opts.warmup,
-            opts.reps,
-        );
+        return super::generate::bench_heatbath(gpu, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::SymanzikForce {
         return super::smear::bench_symanzik_force(

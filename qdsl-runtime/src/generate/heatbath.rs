@@ -13,9 +13,9 @@
 //! with 2×1 rectangles (Symanzik, Iwasaki) with 8 colours (extents multiples of 4); any
 //! other action is refused by [`Colouring::for_staples`] with an error naming the extents.
 
+use super::kernels::{device, BLOCK};
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
-use super::kernels::{device, BLOCK};
 use crate::device::{DeviceError, Gpu};
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, host_layout};
@@ -118,7 +118,9 @@ impl GpuHeatbath {
             .map_err(device)?
             .into_iter()
             .find(|k| k.interface.name == name)
-            .ok_or_else(|| GenerateError::Backend(format!("{} declares no kernel {name}", program.name)))?;
+            .ok_or_else(|| {
+                GenerateError::Backend(format!("{} declares no kernel {name}", program.name))
+            })?;
         Ok(Self {
             action: action.name.clone(),
             beta,
@@ -148,7 +150,11 @@ impl GpuHeatbath {
     }
 
     /// Queues one over-relaxation sweep of `u` (no random numbers).
-    pub fn overrelaxation_sweep(&self, gpu: &Gpu, u: &mut DeviceGauge) -> Result<(), GenerateError> {
+    pub fn overrelaxation_sweep(
+        &self,
+        gpu: &Gpu,
+        u: &mut DeviceGauge,
+    ) -> Result<(), GenerateError> {
         self.sweep(gpu, u, true, 0, 0)
     }
 
@@ -231,15 +237,23 @@ mod tests {
             let got = u.download(&gpu).unwrap();
             let d = max_link_difference(&got, &expected);
             // The plaquette reduced on the device is the CPU's.
-            let p = DevicePlaquette::new(&gpu).unwrap().plaquette(&gpu, &u).unwrap();
+            let p = DevicePlaquette::new(&gpu)
+                .unwrap()
+                .plaquette(&gpu, &u)
+                .unwrap();
             assert!((p - plaquette(&expected).average).abs() < 1e-12);
             println!("{}: max |GPU − CPU| = {d:e}", action.name);
             assert!(max_link_difference(&u0, &expected) > 0.5);
             assert!(d < 1e-11, "{}: max |GPU − CPU| = {d:e}", action.name);
         }
-        let e = GpuHeatbath::new(&gpu, &SymanzikGauge::spec(), 4.2, Lattice::new([6; 4]).unwrap())
-            .unwrap_err()
-            .to_string();
+        let e = GpuHeatbath::new(
+            &gpu,
+            &SymanzikGauge::spec(),
+            4.2,
+            Lattice::new([6; 4]).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("multiples of 4"), "{e}");
     }
 

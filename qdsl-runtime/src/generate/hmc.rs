@@ -116,7 +116,9 @@ impl MdState for DeviceState<'_> {
 
     fn drift(&mut self, dt: f64) -> Result<(), GenerateError> {
         let mut args = Args::new();
-        args.write("u", &mut *self.u).read("p", &*self.p).real("dt", dt);
+        args.write("u", &mut *self.u)
+            .read("p", &*self.p)
+            .real("dt", dt);
         lattice_args(&mut args, &self.hmc.lattice);
         self.hmc
             .kernels
@@ -200,7 +202,9 @@ impl GpuHmc {
         let links = 4 * self.lattice.volume();
         let mut norms = self.scratch(gpu)?;
         let mut args = Args::new();
-        args.write("out", &mut norms).read("p", &p.p).count("n", links);
+        args.write("out", &mut norms)
+            .read("p", &p.p)
+            .count("n", links);
         self.kernels
             .norms
             .launch(gpu, [links, 1, 1], BLOCK, args)
@@ -369,14 +373,20 @@ mod tests {
             let mut pr = DeviceMomenta::upload(&gpu, &pr).unwrap();
             hmc.integrate(&gpu, &mut u, &mut pr).unwrap();
             let back = max_link_difference(&u.download(&gpu).unwrap(), &u0);
-            assert!(back < 1e-10, "{name}: reversed trajectory misses by {back:e}");
+            assert!(
+                back < 1e-10,
+                "{name}: reversed trajectory misses by {back:e}"
+            );
             // The whole trajectory, Metropolis included.
             let mut cu = u0.clone();
             let rc = cpu.trajectory(&mut cu, seed, traj).unwrap();
             let mut du = DeviceGauge::upload(&gpu, &u0).unwrap();
             let rg = hmc.trajectory(&gpu, &mut du, seed, traj).unwrap();
             assert_eq!(rg.accepted, rc.accepted, "{name}");
-            assert!((rg.delta_h - rc.delta_h).abs() < 1e-8, "{name}: {rg:?} {rc:?}");
+            assert!(
+                (rg.delta_h - rc.delta_h).abs() < 1e-8,
+                "{name}: {rg:?} {rc:?}"
+            );
             assert!(max_link_difference(&du.download(&gpu).unwrap(), &cu) < 1e-12);
         }
     }

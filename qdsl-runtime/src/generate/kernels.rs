@@ -68,8 +68,12 @@ impl HmcKernels {
         args.write("out", &mut partial)
             .read("in", values)
             .count("n", n);
-        self.block_sums
-            .launch(gpu, [blocks * SUM_BLOCK, 1, 1], [SUM_BLOCK as u32, 1, 1], args)?;
+        self.block_sums.launch(
+            gpu,
+            [blocks * SUM_BLOCK, 1, 1],
+            [SUM_BLOCK as u32, 1, 1],
+            args,
+        )?;
         let host = gpu
             .backend()
             .stream()

@@ -22,15 +22,15 @@ mod heatbath;
 mod hmc;
 mod staples;
 mod stats;
-mod traces;
 pub mod su2;
 #[cfg(test)]
 mod test_actions;
+mod traces;
 
 pub use heatbath::Heatbath;
 pub use hmc::{
-    max_link_difference, negate, CpuForce, ForceBackend, Hmc, Integrator, Level, MdState,
-    Momenta, TrajectoryResult, OMELYAN_LAMBDA,
+    max_link_difference, negate, CpuForce, ForceBackend, Hmc, Integrator, Level, MdState, Momenta,
+    TrajectoryResult, OMELYAN_LAMBDA,
 };
 pub use staples::{Colouring, LocalStaples};
 pub use stats::{Autocorrelation, Series};

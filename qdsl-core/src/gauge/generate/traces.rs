@@ -159,7 +159,11 @@ mod tests {
                 for (k, t) in tt.terms.iter().enumerate() {
                     let avg = t.loop_average(lat.volume(), traces[k]);
                     let direct = action.loop_average(&u, k).unwrap();
-                    assert!((avg - direct).abs() < 1e-12, "{}: {avg} {direct}", t.kernel());
+                    assert!(
+                        (avg - direct).abs() < 1e-12,
+                        "{}: {avg} {direct}",
+                        t.kernel()
+                    );
                 }
             }
         }
