@@ -156,8 +156,8 @@ enum Updater {
     /// there, and the links come back to the host only for the checkpoints.
     Gpu {
         gpu: Rc<Gpu>,
-        links: DeviceGauge,
-        plaquette: DevicePlaquette,
+        links: Box<DeviceGauge>,
+        plaquette: Box<DevicePlaquette>,
         update: GpuUpdate,
     },
 }
@@ -351,8 +351,8 @@ fn updater(
         Algorithm::Hmc => GpuUpdate::Hmc(Box::new(GpuHmc::new(&gpu, &hmc()?, lattice)?)),
     };
     Ok(Updater::Gpu {
-        links: DeviceGauge::upload(&gpu, u)?,
-        plaquette: DevicePlaquette::new(&gpu)?,
+        links: Box::new(DeviceGauge::upload(&gpu, u)?),
+        plaquette: Box::new(DevicePlaquette::new(&gpu)?),
         gpu,
         update,
     })
