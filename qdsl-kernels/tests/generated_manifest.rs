@@ -16,6 +16,8 @@
 //! * the `link_paths!` smearing kernels in f64 and f32 with recon-18 and recon-12 + phase
 //!   input, the gauge forces derived from the actions, and the HISQ U(3) projection;
 //! * the `mma_tile!` block inner products of `block_blas`, every variant with m = n.
+//! * gauge generation: each action's heatbath kernel (with the colouring its staples
+//!   need) and per-term trace kernels, and the HMC field program.
 //!
 //! The runtime's own generated kernels (BLAS, reductions, format conversions) have their
 //! manifest in qdsl-runtime (`device::codegen` tests).
@@ -142,6 +144,23 @@ fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
     }
 }
 
+/// The manifest section of one gauge action's generation kernels: the heatbath (the
+/// colouring of an 8⁴ lattice, which fits every colouring) and the per-term traces.
+fn generation_section(out: &mut String, a: &ActionEntry) {
+    use qdsl_core::gauge::generate::cuda::heatbath_program;
+    use qdsl_core::gauge::generate::{Heatbath, TermTraces};
+    let spec = (a.spec)();
+    let lat = qdsl_core::lattice::Lattice::new([8, 8, 8, 8]).unwrap();
+    let colouring = Heatbath::new(&spec, 6.0, lat).unwrap().colouring();
+    let plan = qdsl_core::dsl::paths::ForcePlan::new(&spec).unwrap();
+    writeln!(out, "## {} generation", a.name).unwrap();
+    let hb = heatbath_program(&plan, colouring).unwrap();
+    line(out, &hb.kernels[0].name, "real=f64", &hb.source);
+    for t in TermTraces::new(&spec).unwrap().terms {
+        line(out, &t.kernel(), "real=f64", &t.program().unwrap().source);
+    }
+}
+
 /// Every kernel of the registry ([`qdsl_kernels::catalog`], generated from the specs: a
 /// new spec appears here without being listed), then the HISQ projection.
 #[test]
@@ -157,6 +176,16 @@ fn manifest_of_every_generated_source() {
     for a in catalog::actions() {
         force_section(&mut manifest, &a);
     }
+    for a in catalog::actions() {
+        generation_section(&mut manifest, &a);
+    }
+    writeln!(manifest, "## hmc fields").unwrap();
+    line(
+        &mut manifest,
+        "hmc_f64",
+        "real=f64",
+        &qdsl_core::gauge::generate::cuda_hmc::hmc_cuda(),
+    );
     for e in qdsl_kernels::domain_wall::chains() {
         fused_section(&mut manifest, &e);
     }

@@ -93,3 +93,66 @@ fn u3_projection_kernel_compiles_and_does_not_spill() {
         }
     }
 }
+
+/// The gauge-generation kernels compile for sm_80 and sm_90 with their entries in the
+/// PTX: the heatbath and over-relaxation kernels (`qdsl_core::gauge::generate::cuda`) of
+/// the three gauge actions with the colouring each needs (Wilson: parity; Symanzik,
+/// Iwasaki: 8 colours), their per-term trace kernels, and the HMC field program
+/// (`cuda_hmc`: five kernels). ptxas's registers and spills are printed (the heatbath
+/// carries a 3 × 3 staple, the link, the Philox state and the rejection loops; spills
+/// are reported, not refused).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn generation_kernels_compile() {
+    use qdsl_core::dsl::paths::GaugeAction;
+    use qdsl_core::gauge::generate::cuda::heatbath_program;
+    use qdsl_core::gauge::generate::cuda_hmc::hmc_program;
+    use qdsl_core::gauge::generate::{Colouring, TermTraces};
+    use qdsl_kernels::{IwasakiGauge, SymanzikGauge, WilsonGauge};
+    let tc = nvrtc::Toolchain::load();
+    let mut programs = vec![hmc_program()];
+    for spec in [WilsonGauge::spec(), SymanzikGauge::spec()] {
+        for t in TermTraces::new(&spec).unwrap().terms {
+            programs.push(t.program().unwrap());
+        }
+    }
+    for program in &programs {
+        assert_eq!(program.signature_mismatches(), Vec::<String>::new());
+        let entries: Vec<String> = program.kernels.iter().map(|k| k.name.clone()).collect();
+        for arch in ["sm_80", "sm_90"] {
+            let tag = format!("{}_{arch}", program.name);
+            let reports = tc.compile_checked(&program.source, &tag, arch, &entries, false);
+            assert_eq!(reports.len(), entries.len(), "{tag}");
+        }
+    }
+    for (plan, colouring) in [
+        (WilsonGauge::force_plan().unwrap(), Colouring::Parity),
+        (SymanzikGauge::force_plan().unwrap(), Colouring::Mod2Mod4),
+        (IwasakiGauge::force_plan().unwrap(), Colouring::Mod2Mod4),
+    ] {
+        let program = heatbath_program(&plan, colouring).unwrap();
+        assert_eq!(program.signature_mismatches(), Vec::<String>::new());
+        for arch in ["sm_80", "sm_90"] {
+            let tag = format!("{}_{arch}", program.name);
+            let t0 = std::time::Instant::now();
+            let reports = tc.compile_checked(
+                &program.source,
+                &tag,
+                arch,
+                &[program.kernels[0].name.clone()],
+                false,
+            );
+            let r = &reports[0].1;
+            eprintln!(
+                "{tag}: NVRTC + ptxas {:.0} ms, {} registers, spills {}/{} bytes",
+                t0.elapsed().as_secs_f64() * 1e3,
+                r.registers,
+                r.spill_stores,
+                r.spill_loads
+            );
+        }
+    }
+}

@@ -15,9 +15,11 @@
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
+//! | `generate` | the quenched Wilson heatbath sweep |
 
 mod block_blas;
 pub mod cpu;
+mod generate;
 pub mod metrics;
 mod mobius;
 mod operators;

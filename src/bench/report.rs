@@ -33,6 +33,10 @@ pub enum BenchKernel {
     HisqLinks,
     /// The tree-level Symanzik gauge force, the whole lattice.
     SymanzikForce,
+    /// One quenched Wilson heatbath sweep (f64), the whole lattice.
+    WilsonHeatbath,
+    /// One quenched Wilson HMC trajectory on the device (f64).
+    WilsonHmc,
     /// Möbius Dslash4pre: M_φ = b5 + c5 S on one parity of a 5D field (`fused5d!`).
     MobiusDslash4pre,
     /// Möbius Dslash4·M5inv·M5pre: the 4D hop, then M5⁻¹ and M_φ in shared memory.
@@ -58,6 +62,8 @@ impl BenchKernel {
             BenchKernel::Fat7Links => "fat7_links",
             BenchKernel::HisqLinks => "hisq_links",
             BenchKernel::SymanzikForce => "symanzik_force",
+            BenchKernel::WilsonHeatbath => "wilson_heatbath",
+            BenchKernel::WilsonHmc => "wilson_hmc",
             BenchKernel::MobiusDslash4pre => "mobius_dslash4pre",
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
@@ -181,6 +187,8 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(HisqLinks, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
         c(SymanzikForce, F64, Recon::R18),
+        c(WilsonHeatbath, F64, Recon::R18),
+        c(WilsonHmc, F64, Recon::R18),
     ];
     cases.extend(batched(WilsonHop, F32, Recon::R12));
     cases.extend(batched(ImprovedStaggeredHop, F32, Recon::R18));

@@ -112,6 +112,8 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
+        | BenchKernel::WilsonHeatbath
+        | BenchKernel::WilsonHmc
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
@@ -136,6 +138,8 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
         | BenchKernel::SymanzikForce
+        | BenchKernel::WilsonHeatbath
+        | BenchKernel::WilsonHmc
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
@@ -204,6 +208,12 @@ fn bench_case(
             opts.warmup,
             opts.reps,
         );
+    }
+    if case.kernel == BenchKernel::WilsonHmc {
+        return super::generate::bench_hmc(gpu, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if case.kernel == BenchKernel::WilsonHeatbath {
+        return super::generate::bench_heatbath(gpu, &links.u, case, copy, opts.warmup, opts.reps);
     }
     if case.kernel == BenchKernel::SymanzikForce {
         return super::smear::bench_symanzik_force(

@@ -242,6 +242,8 @@ fn bench_smoke_run() {
             case(BenchKernel::CloverEo, StorageFormat::F32, Recon::R12),
             case(BenchKernel::TwistedMassEo, StorageFormat::F32, Recon::R12),
             case(BenchKernel::WilsonHop, StorageFormat::Fixed16, Recon::R12),
+            case(BenchKernel::WilsonHeatbath, StorageFormat::F64, Recon::R18),
+            case(BenchKernel::WilsonHmc, StorageFormat::F64, Recon::R18),
         ],
         warmup: 2,
         reps: 5,
@@ -251,7 +253,8 @@ fn bench_smoke_run() {
     let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
     // The improved staggered f32 case also runs with long links in recon 13, 12 + sign
     // and 9.
-    assert_eq!(report.results.len(), 9, "{:?}", report.skipped);
+    // Plus the heatbath sweep and the HMC trajectory rows.
+    assert_eq!(report.results.len(), 11, "{:?}", report.skipped);
     for suffix in [" long13", " long12", " long9"] {
         assert!(
             report.results.iter().any(|r| r.label.ends_with(suffix)),
@@ -260,7 +263,9 @@ fn bench_smoke_run() {
     }
     for r in &report.results {
         assert!(r.time_us > 0.0 && r.rates.gflops > 0.0, "{r:?}");
-        assert_eq!(r.sites, 8usize.pow(4) / 2);
+        // The generation rows update the whole lattice, the others one parity.
+        let whole = r.label.starts_with("wilson_heatbath") || r.label.starts_with("wilson_hmc");
+        assert_eq!(r.sites, 8usize.pow(4) / if whole { 1 } else { 2 });
     }
     let row = |label: &str| {
         let found = report.results.iter().find(|r| r.label == label);

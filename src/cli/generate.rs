@@ -10,7 +10,10 @@ use crate::app::generate::{
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use qdsl_core::gauge::generate::Integrator;
+use qdsl_runtime::backend::BackendChoice;
+use qdsl_runtime::device::Gpu;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// The molecular-dynamics integrator of `--algorithm hmc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -83,8 +86,30 @@ pub struct GenerateArgs {
     resume: bool,
 }
 
-/// Runs `qdsl generate`.
-pub fn run(args: &GenerateArgs) -> Result<(), CliError> {
+/// The GPU of the run: `--backend cuda` requires one, `auto` (the default) takes one
+/// when present and says so when it falls back to the CPU.
+fn device(choice: Option<BackendChoice>) -> Result<Option<Rc<Gpu>>, CliError> {
+    let gpu = match BackendChoice::from_env(choice)? {
+        BackendChoice::Cpu => None,
+        BackendChoice::Cuda => Some(Gpu::open(0).map_err(|e| format!("--backend cuda: {e}"))?),
+        BackendChoice::Auto => match Gpu::open(0) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("qdsl generate: no usable GPU ({e}); generating on the CPU");
+                None
+            }
+        },
+    };
+    match &gpu {
+        Some(_) => println!("qdsl generate: updates on the GPU (f64)"),
+        None => println!("qdsl generate: updates on the CPU"),
+    }
+    Ok(gpu.map(Rc::new))
+}
+
+/// Runs `qdsl generate` (on the GPU when `choice` allows and one is present).
+pub fn run(args: &GenerateArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
+    let gpu = device(choice)?;
     let dims = args.lattice;
     let params = GenerateParams {
         action: args.action,
@@ -131,6 +156,7 @@ pub fn run(args: &GenerateArgs) -> Result<(), CliError> {
         RunControl {
             progress: &mut progress,
             stop_after: None,
+            gpu,
         },
     )?;
     bar.finish();

@@ -66,7 +66,8 @@ enum Command {
     /// default).
     Smear(smear::SmearArgs),
     /// Generate quenched gauge configurations (heatbath + over-relaxation, or HMC; Wilson,
-    /// Symanzik or Iwasaki action) on the CPU: progress, checkpoints (ILDG LIME f64 and a
+    /// Symanzik or Iwasaki action) on the GPU if there is one (`--backend cpu|cuda|auto`),
+    /// else on the CPU: progress, checkpoints (ILDG LIME f64 and a
     /// state file; --resume continues after a crash), plaquette history as JSON and SVG.
     Generate(generate::GenerateArgs),
 }
@@ -83,7 +84,7 @@ impl Cli {
             Command::Smear(args) => smear::run(&args, self.backend),
             Command::Solve(args) => solve::run(&args, self.backend),
             Command::Correlator(args) => correlator::run(&args),
-            Command::Generate(args) => generate::run(&args),
+            Command::Generate(args) => generate::run(&args, self.backend),
         }
     }
 }

@@ -85,7 +85,7 @@ pub(crate) fn sin_cos_turns(u: f64) -> (f64, f64) {
 }
 
 /// 1/n! for n = 0..=19 (IEEE arithmetic at compile time: the same bits everywhere).
-const INV_FACTORIAL: [f64; 20] = {
+pub(crate) const INV_FACTORIAL: [f64; 20] = {
     let mut a = [1.0f64; 20];
     let mut n = 1;
     while n < 20 {

@@ -55,7 +55,11 @@ pub struct ForceBuffers<T> {
 impl<T: GpuReal> GpuGaugeForce<T> {
     /// Compiles the force of action `A` for `T` (one NVRTC program, one kernel).
     pub fn new<A: GaugeAction>(gpu: &Gpu) -> Result<Self, SmearGpuError> {
-        let plan = A::force_plan()?;
+        Self::from_plan(gpu, A::force_plan()?)
+    }
+
+    /// Compiles the force of `plan` (any action spec, e.g. one level's terms) for `T`.
+    pub fn from_plan(gpu: &Gpu, plan: ForcePlan) -> Result<Self, SmearGpuError> {
         let program = force_program::<T>(&plan)?;
         let kernels = load_program(gpu, &program)?;
         let kernel = find(&kernels, &force_kernel(&plan.action.name), &program.name)?;
@@ -139,6 +143,34 @@ impl<T: GpuReal> GpuGaugeForce<T> {
             &bufs.lattice,
             &bufs.links,
             &mut bufs.force,
+            &self.plan.tree.coefficients(1.0),
+            Some(-beta / 3.0),
+        )
+    }
+
+    /// Queues the force kernel on device memory the caller owns: `force` (host layout,
+    /// 18 reals per link) ← the force of `links` (device layout, [`device_layout`]) at
+    /// coupling `beta` on `lattice`, default launch.
+    pub fn enqueue_on(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        links: &CudaSlice<T>,
+        force: &mut CudaSlice<T>,
+        beta: f64,
+    ) -> Result<(), DeviceError> {
+        let program = ProgramRef {
+            name: &self.program,
+            source: Source::Hash(self.source_hash),
+        };
+        launch_tree(
+            gpu,
+            None,
+            &self.kernel,
+            program,
+            lattice,
+            links,
+            force,
             &self.plan.tree.coefficients(1.0),
             Some(-beta / 3.0),
         )

@@ -96,6 +96,10 @@ pub enum Epilogue {
     /// The gauge force c_F · TA[U_μ(x) Σ_μ(x)†] of the staple sum Σ the tree computes
     /// (`<kernel>(out, u, c…, cf, L…)`, kernel named by the caller).
     Force,
+    /// The real number Re tr[U_μ(x) Σ_μ(x)†] of each link, written at the thread's index
+    /// μ·V + cb (`<kernel>(out, u, c…, L…)`, kernel named by the caller): summed over the
+    /// links, the action's loops ([`crate::gauge::generate::TermTraces`]).
+    Trace,
 }
 
 /// The entry name of a spec's smearing kernel.
@@ -256,6 +260,26 @@ pub fn device_layout<T: Copy>(host: &[T], reals: usize, volume: usize) -> Result
     Ok(out)
 }
 
+/// The inverse of [`device_layout`]: links in the device layout (real k of link (cb, d) at
+/// `(d·reals + k)·V + cb`) rewritten in the host layout (link `4·cb + d`). Errors unless
+/// `device` holds 4V links of `reals` reals.
+pub fn host_layout<T: Copy>(device: &[T], reals: usize, volume: usize) -> Result<Vec<T>, String> {
+    if reals == 0 || device.len() != 4 * volume * reals {
+        return Err(format!(
+            "expected 4 · {volume} links of {reals} reals ({} reals), found {}",
+            4 * volume * reals,
+            device.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(device.len());
+    for cb in 0..volume {
+        for d in 0..4 {
+            out.extend((0..reals).map(|k| device[(d * reals + k) * volume + cb]));
+        }
+    }
+    Ok(out)
+}
+
 /// The type definitions, the library and the node functions of a tree.
 pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, DslError> {
     knobs.validate(&tree.spec.name)?;
@@ -308,11 +332,12 @@ pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> Strin
     let coeff_list: Vec<String> = (0..terms).map(|k| format!("c{k}")).collect();
     let force_param = match epilogue {
         Epilogue::Force => ", real cf",
-        Epilogue::Links => "",
+        Epilogue::Links | Epilogue::Trace => "",
     };
     let write = match epilogue {
         Epilogue::Links => "    store(out + 18 * (4 * cb + mu), v);\n".to_string(),
         Epilogue::Force => "    store(out + 18 * (4 * cb + mu), scaled_ta(mul(link_at(u, g, cb, mu), adjoint(v)), cf));\n".to_string(),
+        Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[i] = t;\n".to_string(),
     };
     format!(
         r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {}{force_param}, int L0, int L1, int L2, int L3) {{
@@ -455,6 +480,7 @@ mod tests {
                 }
             }
         }
+        assert_eq!(host_layout(&dev, reals, volume).unwrap(), host);
         let e = device_layout(&host[1..], reals, volume).unwrap_err();
         assert!(e.contains("found 23"), "{e}");
     }

@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 /// Below this projected norm k the subgroup is skipped (V = proj w / k is undefined at
 /// k = 0; there the conditional distribution is flat and any r would do).
-const MIN_PROJECTED_NORM: f64 = 1e-300;
+pub(crate) const MIN_PROJECTED_NORM: f64 = 1e-300;
 
 /// The heatbath and over-relaxation updater of one action, β and lattice.
 #[derive(Clone, Debug)]

@@ -204,7 +204,14 @@ impl Hmc {
 
     /// Molecular dynamics for time τ from (U, P), in place.
     pub fn integrate(&self, u: &mut GaugeField<f64>, p: &mut Momenta) -> Result<(), GenerateError> {
-        self.integrate_level(0, self.tau, u, p)
+        self.integrate_state(&mut CpuState { hmc: self, u, p })
+    }
+
+    /// Molecular dynamics for time τ of any field state (the CPU's (U, P), or fields on
+    /// a device): the nested schedule of the levels, calling the state's kicks and
+    /// drifts.
+    pub fn integrate_state(&self, state: &mut dyn MdState) -> Result<(), GenerateError> {
+        self.integrate_level(0, self.tau, state)
     }
 
     /// Molecular dynamics for time `h` (not τ) from (U, P), in place: the levels as the
@@ -222,62 +229,43 @@ impl Hmc {
         &self,
         k: usize,
         h: f64,
-        u: &mut GaugeField<f64>,
-        p: &mut Momenta,
+        state: &mut dyn MdState,
     ) -> Result<(), GenerateError> {
         let level = &self.levels[k];
         let eps = h / level.steps as f64;
         for _ in 0..level.steps {
             match level.integrator {
                 Integrator::Leapfrog => {
-                    self.kick(level, eps / 2.0, u, p)?;
-                    self.drift(k, eps, u, p)?;
-                    self.kick(level, eps / 2.0, u, p)?;
+                    state.kick(k, eps / 2.0)?;
+                    self.drift(k, eps, state)?;
+                    state.kick(k, eps / 2.0)?;
                 }
                 Integrator::Omelyan => {
-                    self.kick(level, OMELYAN_LAMBDA * eps, u, p)?;
-                    self.drift(k, eps / 2.0, u, p)?;
-                    self.kick(level, (1.0 - 2.0 * OMELYAN_LAMBDA) * eps, u, p)?;
-                    self.drift(k, eps / 2.0, u, p)?;
-                    self.kick(level, OMELYAN_LAMBDA * eps, u, p)?;
+                    state.kick(k, OMELYAN_LAMBDA * eps)?;
+                    self.drift(k, eps / 2.0, state)?;
+                    state.kick(k, (1.0 - 2.0 * OMELYAN_LAMBDA) * eps)?;
+                    self.drift(k, eps / 2.0, state)?;
+                    state.kick(k, OMELYAN_LAMBDA * eps)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// P += dt · F_level[U].
-    fn kick(
-        &self,
-        level: &Level,
-        dt: f64,
-        u: &GaugeField<f64>,
-        p: &mut Momenta,
-    ) -> Result<(), GenerateError> {
-        let f = level.backend.force(&level.plan, u, level.beta)?;
-        p.links_mut()
-            .par_iter_mut()
-            .zip(f.links().par_iter())
-            .for_each(|(p, f)| *p += f.scale(dt));
-        Ok(())
+    /// The position sub-step of level k over time dt: level k + 1, or U ← e^{dt P} U.
+    fn drift(&self, k: usize, dt: f64, state: &mut dyn MdState) -> Result<(), GenerateError> {
+        if k + 1 < self.levels.len() {
+            return self.integrate_level(k + 1, dt, state);
+        }
+        state.drift(dt)
     }
 
-    /// The position sub-step of level k over time dt: level k + 1, or U ← e^{dt P} U.
-    fn drift(
-        &self,
-        k: usize,
-        dt: f64,
-        u: &mut GaugeField<f64>,
-        p: &mut Momenta,
-    ) -> Result<(), GenerateError> {
-        if k + 1 < self.levels.len() {
-            return self.integrate_level(k + 1, dt, u, p);
-        }
-        u.links_mut()
-            .par_iter_mut()
-            .zip(p.links().par_iter())
-            .for_each(|(u, p)| *u = p.scale(dt).exp() * *u);
-        Ok(())
+    /// The Metropolis decision of trajectory `trajectory`: accept with probability
+    /// min(1, e^{−ΔH}) (the uniform from [`StreamDomain::HmcAccept`], index trajectory); a
+    /// NaN ΔH is rejected.
+    pub fn metropolis(seed: u64, trajectory: u64, delta_h: f64) -> bool {
+        let r = RandomStream::new(seed, StreamDomain::HmcAccept, trajectory).uniform();
+        delta_h <= 0.0 || r < (-delta_h).exp()
     }
 
     /// One trajectory with index `trajectory` (which selects the momentum and
@@ -294,13 +282,50 @@ impl Hmc {
         self.integrate(&mut proposal, &mut p)?;
         let h1 = Self::kinetic(&p) + self.action(&proposal)?;
         let delta_h = h1 - h0;
-        let r = RandomStream::new(seed, StreamDomain::HmcAccept, trajectory).uniform();
-        // Accept with probability min(1, e^{−ΔH}); a NaN ΔH is rejected.
-        let accepted = delta_h <= 0.0 || r < (-delta_h).exp();
+        let accepted = Self::metropolis(seed, trajectory, delta_h);
         if accepted {
             *u = proposal;
         }
         Ok(TrajectoryResult { delta_h, accepted })
+    }
+}
+
+/// The fields of molecular dynamics as the integrator sees them: [`Hmc::integrate_state`]
+/// runs the nested schedule and calls these steps.
+pub trait MdState {
+    /// P ← P + dt F_level[U] (the force of level `level`).
+    fn kick(&mut self, level: usize, dt: f64) -> Result<(), GenerateError>;
+    /// U ← e^{dt P} U, link by link.
+    fn drift(&mut self, dt: f64) -> Result<(), GenerateError>;
+}
+
+/// The CPU's fields: links and momenta in host memory, each level's force from its
+/// back end.
+struct CpuState<'a> {
+    hmc: &'a Hmc,
+    u: &'a mut GaugeField<f64>,
+    p: &'a mut Momenta,
+}
+
+impl MdState for CpuState<'_> {
+    fn kick(&mut self, level: usize, dt: f64) -> Result<(), GenerateError> {
+        let level = &self.hmc.levels[level];
+        let f = level.backend.force(&level.plan, self.u, level.beta)?;
+        self.p
+            .links_mut()
+            .par_iter_mut()
+            .zip(f.links().par_iter())
+            .for_each(|(p, f)| *p += f.scale(dt));
+        Ok(())
+    }
+
+    fn drift(&mut self, dt: f64) -> Result<(), GenerateError> {
+        self.u
+            .links_mut()
+            .par_iter_mut()
+            .zip(self.p.links().par_iter())
+            .for_each(|(u, p)| *u = p.scale(dt).exp() * *u);
+        Ok(())
     }
 }
 

@@ -8,11 +8,16 @@
 //! | [`su2`] | SU(2) quaternions, the subgroup embedding, the x₀ samplers |
 //! | [`LocalStaples`], [`Colouring`] | the staple sum of one link from the action's loops; the colouring of the links |
 //! | [`Series`] | Monte Carlo time series: binned errors, integrated autocorrelation time |
+//! | [`TermTraces`] | the action and loop averages from per-term link traces Σ Re tr[U Σ_t†] (the GPU's reductions) |
+//! | [`cuda`] | the CUDA C++ of the heatbath and over-relaxation (the GPU twin of [`Heatbath`]'s link update, the same random streams) |
+//! | [`cuda_hmc`] | the CUDA C++ of HMC's momenta, kick, drift U ← e^{εP} U and the norm reductions |
 //!
 //! Random numbers come from per-link counter-based streams (the sweep or trajectory
 //! number is part of the stream index), so a run depends on the seed only: never on the
 //! thread count, and a run resumed from a checkpoint continues bit for bit.
 
+pub mod cuda;
+pub mod cuda_hmc;
 mod heatbath;
 mod hmc;
 mod staples;
@@ -20,14 +25,16 @@ mod stats;
 pub mod su2;
 #[cfg(test)]
 mod test_actions;
+mod traces;
 
 pub use heatbath::Heatbath;
 pub use hmc::{
-    max_link_difference, negate, CpuForce, ForceBackend, Hmc, Integrator, Level, Momenta,
+    max_link_difference, negate, CpuForce, ForceBackend, Hmc, Integrator, Level, MdState, Momenta,
     TrajectoryResult, OMELYAN_LAMBDA,
 };
 pub use staples::{Colouring, LocalStaples};
 pub use stats::{Autocorrelation, Series};
+pub use traces::{TermTrace, TermTraces};
 
 use crate::dsl::paths::ActionSpec;
 use crate::dsl::DslError;

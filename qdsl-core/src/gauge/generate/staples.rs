@@ -92,6 +92,23 @@ impl Colouring {
         }
     }
 
+    /// The CUDA C++ of [`Self::colour`]: `int link_colour(const int x[4], int mu)`, the
+    /// same formula.
+    pub fn cuda(&self) -> &'static str {
+        match self {
+            Colouring::Parity => "// the colour of the mu-link at x: the parity of x0 + x1 + x2 + x3\n__device__ __forceinline__ int link_colour(const int x[4], int mu) { return (x[0] + x[1] + x[2] + x[3]) & 1; }\n",
+            Colouring::Mod2Mod4 => "// the colour of the mu-link at x: (x_mu mod 2) + 2 ((sum of the other x_nu) mod 4)\n__device__ __forceinline__ int link_colour(const int x[4], int mu) { return (x[mu] & 1) + 2 * ((x[0] + x[1] + x[2] + x[3] - x[mu]) & 3); }\n",
+        }
+    }
+
+    /// A short name (`parity`, `mod2mod4`), for kernel and program names.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Colouring::Parity => "parity",
+            Colouring::Mod2Mod4 => "mod2mod4",
+        }
+    }
+
     /// The number of colours.
     pub fn count(&self) -> usize {
         match self {

@@ -1,5 +1,5 @@
-//! Gauge-field generation on the GPU: the force back end of quenched HMC
-//! ([`qdsl_core::gauge::generate::Hmc`]) computed by [`GpuGaugeForce`] in f64.
+//! The force back end of quenched HMC ([`qdsl_core::gauge::generate::Hmc`]) computed by
+//! [`GpuGaugeForce`] in f64.
 //!
 //! Each force evaluation uploads the links, runs the action's staple kernels and force
 //! kernel, and downloads the force; the rest of the trajectory (momenta, U ← e^{εP} U,
@@ -64,7 +64,7 @@ mod tests {
     /// force to 1e−12 and the same ΔH to 1e−9, and it is reversible to 1e−10. A level of
     /// another action is refused.
     #[test]
-    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib generate -- --include-ignored"]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib generate::force -- --include-ignored"]
     fn gpu_force_trajectories_match_the_cpu() {
         let (gpu, _dir) = gpu();
         let gpu = Rc::new(gpu);
