@@ -222,7 +222,7 @@ impl Hmc {
         u: &mut GaugeField<f64>,
         p: &mut Momenta,
     ) -> Result<(), GenerateError> {
-        self.integrate_level(0, h, u, p)
+        self.integrate_level(0, h, &mut CpuState { hmc: self, u, p })
     }
 
     fn integrate_level(
