@@ -87,8 +87,8 @@ impl<'a> Reference<'a> {
         self.tb.m_phi(psi, self.half(), dagger)
     }
 
-    fn m5(&self, psi: &[C]) -> Vec<C> {
-        self.tb.m5(psi, self.half(), false)
+    fn m5(&self, psi: &[C], dagger: bool) -> Vec<C> {
+        self.tb.m5(psi, self.half(), dagger)
     }
 
     /// M5⁻¹ ψ (dagger: (M5†)⁻¹ ψ) by the dense inverse, site by site.
@@ -108,12 +108,14 @@ impl<'a> Reference<'a> {
 }
 
 /// One chain: its name, whether it hops, the generated CPU code and the textbook value
-/// (ψ on `from`, the result before xpay) and, for xpay, the operand's piece (None: x).
+/// (ψ on `from`, the result before xpay) and, for xpay, the operand's piece.
 struct Case {
     name: &'static str,
     hops: bool,
     expected: fn(&Reference, &[C], Parity) -> Vec<C>,
-    xpay_m5: bool,
+    /// `Some(dagger)`: the xpay operand goes through M5 (M5†), and the chain needs xpay;
+    /// `None`: the operand is x itself.
+    xpay_m5: Option<bool>,
 }
 
 fn cases() -> Vec<Case> {
@@ -122,19 +124,19 @@ fn cases() -> Vec<Case> {
             name: "mobius_dslash4pre",
             hops: false,
             expected: |r, psi, _| r.m_phi(psi, false),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mobius_dslash4_m5inv_m5pre",
             hops: true,
             expected: |r, psi, q| r.m_phi(&r.m5_inverse(&r.hop(psi, q, false), false), false),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mobius_dslash4_xpay_m5mob",
             hops: true,
             expected: |r, psi, q| r.hop(psi, q, false),
-            xpay_m5: true,
+            xpay_m5: Some(false),
         },
         Case {
             name: "mobius_m5pre_m5inv_dslash4_m5pre",
@@ -143,25 +145,61 @@ fn cases() -> Vec<Case> {
                 let h = r.hop(&r.m_phi(psi, false), q, false);
                 r.m_phi(&r.m5_inverse(&h, false), false)
             },
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_mphi_dag_dw_dag",
             hops: true,
             expected: |r, psi, q| r.m_phi(&r.hop(psi, q, true), true),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_m5inv_dag_mphi_dag_dw_dag",
             hops: true,
             expected: |r, psi, q| r.m5_inverse(&r.m_phi(&r.hop(psi, q, true), true), true),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_m5inv_dag_m5inv_dw",
             hops: true,
             expected: |r, psi, q| r.m5_inverse(&r.m5_inverse(&r.hop(psi, q, false), false), true),
-            xpay_m5: false,
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_hop_m5pre",
+            hops: true,
+            expected: |r, psi, q| r.hop(&r.m_phi(psi, false), q, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_mphidag_dslash4dag_xpay_m5dag",
+            hops: true,
+            expected: |r, psi, q| r.m_phi(&r.hop(psi, q, true), true),
+            xpay_m5: Some(true),
+        },
+        Case {
+            name: "mobius_m5",
+            hops: false,
+            expected: |r, psi, _| r.m5(psi, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5_dagger",
+            hops: false,
+            expected: |r, psi, _| r.m5(psi, true),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5inv",
+            hops: false,
+            expected: |r, psi, _| r.m5_inverse(psi, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5inv_dagger",
+            hops: false,
+            expected: |r, psi, _| r.m5_inverse(psi, true),
+            xpay_m5: None,
         },
     ]
 }
@@ -189,6 +227,14 @@ fn run_generated<T: Real>(
             MspcgM5invDagMphiDagDwDag.apply_cpu(v, m, out, psi, u, xpay)
         }
         "mspcg_m5inv_dag_m5inv_dw" => MspcgM5invDagM5invDw.apply_cpu(v, m, out, psi, u, xpay),
+        "mobius_hop_m5pre" => MobiusHopM5pre.apply_cpu(v, m, out, psi, u, xpay),
+        "mobius_mphidag_dslash4dag_xpay_m5dag" => {
+            MobiusMphidagDslash4dagXpayM5dag.apply_cpu(v, m, out, psi, u, xpay)
+        }
+        "mobius_m5" => MobiusM5.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5_dagger" => MobiusM5Dagger.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5inv" => MobiusM5inv.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5inv_dagger" => MobiusM5invDagger.apply_cpu(v, m, out, psi, xpay),
         other => panic!("no case for chain {other}"),
     }
 }
@@ -253,15 +299,14 @@ fn every_chain_equals_the_textbook() {
                     let psi = pick(from, &even, &odd);
                     let chain_value = (case.expected)(&r, psi.data(), from);
                     for xpay in [false, true] {
-                        if case.xpay_m5 && !xpay {
+                        if case.xpay_m5.is_some() && !xpay {
                             continue;
                         }
                         let (a, b) = (0.7, -0.25);
                         let want: Vec<C> = if xpay {
-                            let xx = if case.xpay_m5 {
-                                r.m5(x.data())
-                            } else {
-                                x.data().to_vec()
+                            let xx = match case.xpay_m5 {
+                                Some(dagger) => r.m5(x.data(), dagger),
+                                None => x.data().to_vec(),
                             };
                             xx.iter()
                                 .zip(&chain_value)
