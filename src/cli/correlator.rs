@@ -5,6 +5,7 @@ use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::mobius::{MobiusArgs, MobiusJob};
+use qdsl_runtime::backend::BackendChoice;
 use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
 use crate::app::low_precision::LowPrecision;
@@ -72,9 +73,11 @@ impl CorrelatorArgs {
 }
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
-pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
+/// `--action mobius` iterates on the backend of `choice` (the other actions on the CPU).
+pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if args.physics.action == Action::Mobius {
         return MobiusJob {
+            backend: MobiusJob::backend(choice)?,
             config: &args.config,
             read: &args.read,
             params: args.mobius.params(args.physics.mass)?,

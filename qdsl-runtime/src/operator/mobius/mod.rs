@@ -80,6 +80,8 @@ mod physical;
 mod s_operator;
 
 #[cfg(test)]
+mod device_tests;
+#[cfg(test)]
 mod fused_tests;
 #[cfg(test)]
 mod tests;
