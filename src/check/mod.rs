@@ -7,12 +7,14 @@
 //! |---|---|
 //! | [`report`] | rows, bounds, relative errors, the table |
 //! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
+//! | [`mobius`] | the `fused5d!` chains and the device even-odd Möbius operator |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
 //! | [`open_boundary`] | the open- and SF-boundary operator rows (openQCD's file) |
 //! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
 pub mod dense;
+pub mod mobius;
 pub mod open_boundary;
 pub mod reference;
 pub mod report;

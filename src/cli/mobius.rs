@@ -260,7 +260,9 @@ mod tests {
             .chain(["--precision", "f32"])
             .collect();
         match Cli::try_parse_from(argv).expect("parses").command {
-            Command::Solve(a) => super::super::solve::run(&a, None).expect("solve runs"),
+            Command::Solve(a) => {
+                super::super::solve::run(&a, Some(BackendChoice::Cpu)).expect("solve runs")
+            }
             _ => unreachable!(),
         }
         let argv: Vec<&str> = ["qdsl", "correlator", &config]
@@ -268,7 +270,8 @@ mod tests {
             .chain(flags("4"))
             .collect();
         match Cli::try_parse_from(argv).expect("parses").command {
-            Command::Correlator(a) => super::super::correlator::run(&a).expect("correlator runs"),
+            Command::Correlator(a) => super::super::correlator::run(&a, Some(BackendChoice::Cpu))
+                .expect("correlator runs"),
             _ => unreachable!(),
         }
         // A Wilson solve refuses a Möbius flag before reading anything.
