@@ -38,6 +38,10 @@ pub enum BenchKernel {
     MobiusDslash4M5invM5pre,
     /// Möbius Dslash4·xpay·M5mob: the 4D hop with the M5 block as the xpay term.
     MobiusDslash4XpayM5mob,
+    /// The whole device Möbius M̂ (QUDA's MatPC): the three kernels above, one apply.
+    MobiusEo,
+    /// The whole device Möbius M̂ in two kernels (M_φ fused into the hop's source).
+    MobiusEoTwoKernels,
 }
 
 impl BenchKernel {
@@ -57,6 +61,8 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4pre => "mobius_dslash4pre",
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
+            BenchKernel::MobiusEo => "mobius_eo",
+            BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
         }
     }
 
@@ -67,6 +73,8 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4pre
                 | BenchKernel::MobiusDslash4M5invM5pre
                 | BenchKernel::MobiusDslash4XpayM5mob
+                | BenchKernel::MobiusEo
+                | BenchKernel::MobiusEoTwoKernels
         )
     }
 }
@@ -180,6 +188,8 @@ pub fn default_cases() -> Vec<BenchCase> {
                 MobiusDslash4pre,
                 MobiusDslash4M5invM5pre,
                 MobiusDslash4XpayM5mob,
+                MobiusEo,
+                MobiusEoTwoKernels,
             ] {
                 cases.push(BenchCase {
                     sources: Some(ls),

@@ -114,7 +114,9 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::SymanzikForce
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob => {
+        | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::MobiusEo
+        | BenchKernel::MobiusEoTwoKernels => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
@@ -137,7 +139,9 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::SymanzikForce
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob => ImprovedStaggeredHop::ir(),
+        | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::MobiusEo
+        | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),
     }
 }
 
