@@ -128,7 +128,7 @@ mod tests {
     /// m_f = 0.1, tolerance 1e-9) with the iteration on the device reaches the host
     /// solve's accuracy: the residual recomputed on the unpreconditioned 5D D below
     /// 1e-8 in f64, f64–f32 and f64–fixed16; in f64 the iteration count equals the
-    /// host's within 1 and the solutions agree to 1e-8.
+    /// host's within 1 and the solutions agree to 1e-7 (‖Δψ‖/‖ψ‖).
     #[test]
     #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
     fn the_device_solve_matches_the_host_solve() {
@@ -171,7 +171,7 @@ mod tests {
                 let d = r.iterations.abs_diff(want.result.iterations);
                 assert!(d <= 1, "{} iterations against the host's {}", r.iterations, want.result.iterations);
                 let diff = qdsl_runtime::testing::relative_distance(&got.psi, &want.psi);
-                assert!(diff < 1e-8, "solutions differ by {diff:e}");
+                assert!(diff < 1e-7, "solutions differ by {diff:e}");
             }
         }
     }
