@@ -16,8 +16,6 @@
 
 use crate::app::low_precision::LowPrecision;
 use crate::app::mobius_device::MobiusDevice;
-use qdsl_runtime::solver::device::DeviceContext;
-use std::sync::Arc;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Coords, Parity};
@@ -26,7 +24,9 @@ use qdsl_runtime::linear::SolverField;
 use qdsl_runtime::operator::mobius::{
     join_parities, midpoint_field, split_parities, wall_field, EvenOddMobius, MobiusParams,
 };
+use qdsl_runtime::solver::device::DeviceContext;
 use qdsl_runtime::solver::{SolveResult, SolverError, SolverKind, SolverOptions};
+use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
 

@@ -61,12 +61,10 @@ impl MobiusDevice {
         let low = match precision {
             LowPrecision::F64 => Iteration::F64,
             LowPrecision::F32 => Iteration::F32(
-                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary)
-                    .map_err(op)?,
+                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
             ),
             LowPrecision::Fixed16 => Iteration::Fixed16(
-                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary)
-                    .map_err(op)?,
+                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
             ),
             other => {
                 return Err(format!(
@@ -169,7 +167,12 @@ mod tests {
             assert!(got.residual < 1e-8, "{precision:?}: {:e}", got.residual);
             if precision == LowPrecision::F64 {
                 let d = r.iterations.abs_diff(want.result.iterations);
-                assert!(d <= 1, "{} iterations against the host's {}", r.iterations, want.result.iterations);
+                assert!(
+                    d <= 1,
+                    "{} iterations against the host's {}",
+                    r.iterations,
+                    want.result.iterations
+                );
                 let diff = qdsl_runtime::testing::relative_distance(&got.psi, &want.psi);
                 assert!(diff < 1e-7, "solutions differ by {diff:e}");
             }

@@ -23,10 +23,10 @@ use qdsl_core::lattice::Parity;
 use qdsl_kernels::domain_wall::{
     FusedEntry, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
 };
-use qdsl_runtime::device::{DeviceField, Gpu};
-use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs};
 use qdsl_kernels::WilsonHop;
+use qdsl_runtime::device::{DeviceField, Gpu};
 use qdsl_runtime::operator::device::DeviceRun;
+use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs};
 use qdsl_runtime::operator::even_odd::EvenOddBlocks;
 use qdsl_runtime::operator::mobius::{
     ComplementPlan, DeviceChainMatrices, DeviceEvenOddMobius, MobiusParams,
@@ -204,8 +204,8 @@ fn bench_operator(
     let op = DeviceEvenOddMobius::asymmetric(gpu, u, params, Parity::Even, &formats, plan)
         .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let layout = SpinorLayout::new(lat, ls, SiteSubset::Single(Parity::Even), 4, 3)
-        .map_err(|e| err(&e))?;
+    let layout =
+        SpinorLayout::new(lat, ls, SiteSubset::Single(Parity::Even), 4, 3).map_err(|e| err(&e))?;
     let psi = ColourSpinorField::<f64>::gaussian(layout, 7);
     let d_psi =
         DeviceField::from_spinor(gpu, &psi, case.format.fermion_format()).map_err(|e| err(&e))?;

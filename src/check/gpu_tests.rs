@@ -477,17 +477,12 @@ fn multi_rhs_bench_rows() {
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn mobius_check_rows_pass() {
     let (gpu, dir) = gpu();
-    let tuner = qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
-        .with_enabled(false)
-        .with_progress(false);
-    let rows = crate::check::mobius::check_mobius(
-        &gpu,
-        &tuner,
-        [4, 4, 4, 4],
-        7,
-        &data_dir(),
-        &|_| true,
-    );
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_enabled(false)
+            .with_progress(false);
+    let rows =
+        crate::check::mobius::check_mobius(&gpu, &tuner, [4, 4, 4, 4], 7, &data_dir(), &|_| true);
     let chains = qdsl_kernels::domain_wall::chains();
     let xpay_chains = chains.iter().filter(|e| (e.chain)().xpay.is_some()).count();
     let chain_rows = 3 * 2 * (2 * chains.len() - xpay_chains);

@@ -65,7 +65,10 @@ fn compare_chain<T: Real>(
     let hop = (e.hop)();
     if let Some(ir) = &hop {
         if ir.name != "wilson_hop" {
-            return Err(format!("the reference knows the Wilson hop, not {}", ir.name));
+            return Err(format!(
+                "the reference knows the Wilson hop, not {}",
+                ir.name
+            ));
         }
     }
     let OutputSites::Parity(out_parity) = v.variant.sites else {
@@ -81,17 +84,24 @@ fn compare_chain<T: Real>(
     let format = v.variant.spinor;
     let fermion = format.fermion_format();
     // Inputs as stored: uploaded, then read back (the CPU sees the rounded values).
-    let stored = |f: ColourSpinorField<f64>| -> Result<(DeviceField, ColourSpinorField<T>), String> {
-        let d = DeviceField::from_spinor(gpu, &f, fermion).map_err(err)?;
-        let h = d.to_spinor::<T>(gpu, *f.layout()).map_err(err)?;
-        Ok((d, h))
-    };
-    let (d_psi, psi) = stored(ColourSpinorField::gaussian(layout(from).map_err(err)?, seed))?;
+    let stored =
+        |f: ColourSpinorField<f64>| -> Result<(DeviceField, ColourSpinorField<T>), String> {
+            let d = DeviceField::from_spinor(gpu, &f, fermion).map_err(err)?;
+            let h = d.to_spinor::<T>(gpu, *f.layout()).map_err(err)?;
+            Ok((d, h))
+        };
+    let (d_psi, psi) = stored(ColourSpinorField::gaussian(
+        layout(from).map_err(err)?,
+        seed,
+    ))?;
     let (d_x, x) = stored(ColourSpinorField::gaussian(
         layout(out_parity).map_err(err)?,
         seed + 1,
     ))?;
-    let link = LinkFormat::new(v.variant.gauge.link_storage(), v.variant.recon.compression());
+    let link = LinkFormat::new(
+        v.variant.gauge.link_storage(),
+        v.variant.recon.compression(),
+    );
     let d_u = DeviceField::from_gauge(gpu, u, link).map_err(err)?;
     // The links as the device stores them (rounded through the format and recon).
     let mut u_t = u.cast::<T>();
@@ -101,10 +111,9 @@ fn compare_chain<T: Real>(
     // The CPU.
     let matrices = |p: SPiece| ChiralSOperator::of_piece(&params, p).kernel_matrices();
     let mut want = ColourSpinorField::<T>::zeros(*x.layout());
-    let mut wilson =
-        |hv: &Variant, o: &mut ColourSpinorField<T>, s: &ColourSpinorField<T>| {
-            WilsonHop.apply_cpu(hv, o, s, &u_t, None)
-        };
+    let mut wilson = |hv: &Variant, o: &mut ColourSpinorField<T>, s: &ColourSpinorField<T>| {
+        WilsonHop.apply_cpu(hv, o, s, &u_t, None)
+    };
     let cpu_hop: Option<&mut cpu::HopFn<'_, T>> = match hop {
         Some(_) => Some(&mut wilson),
         None => None,
@@ -157,7 +166,12 @@ fn chain_rows(
         let u = match &u {
             Ok(u) => u,
             Err(why) => {
-                rows.push(row(&e.name, "-".into(), "random", Outcome::Failed(why.clone())));
+                rows.push(row(
+                    &e.name,
+                    "-".into(),
+                    "random",
+                    Outcome::Failed(why.clone()),
+                ));
                 continue;
             }
         };
@@ -259,7 +273,10 @@ fn operator_rows(gpu: &Gpu, tuner: &Tuner, dir: &Path) -> Vec<CheckRow> {
     let mut rows = Vec::new();
     let forms = [
         ("M̂ (3 kernels)", Form::Asymmetric(ComplementPlan::Quda)),
-        ("M̂ (2 kernels)", Form::Asymmetric(ComplementPlan::SourceFused)),
+        (
+            "M̂ (2 kernels)",
+            Form::Asymmetric(ComplementPlan::SourceFused),
+        ),
         ("M̂_sym", Form::Symmetric),
     ];
     for (name, form) in forms {
@@ -272,7 +289,12 @@ fn operator_rows(gpu: &Gpu, tuner: &Tuner, dir: &Path) -> Vec<CheckRow> {
                     formats.0.name(),
                     formats.1.reals()
                 );
-                rows.push(row("mobius_eo", variant, FILE, operator_outcome(formats.0, r)));
+                rows.push(row(
+                    "mobius_eo",
+                    variant,
+                    FILE,
+                    operator_outcome(formats.0, r),
+                ));
             }
         }
     }

@@ -5,7 +5,6 @@ use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::mobius::{MobiusArgs, MobiusJob};
-use qdsl_runtime::backend::BackendChoice;
 use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
 use crate::app::low_precision::LowPrecision;
@@ -14,6 +13,7 @@ use crate::app::solve::Action;
 use clap::Args;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
+use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::solver::{SolverKind, SolverOptions};
 use std::path::PathBuf;
 

@@ -106,6 +106,122 @@ impl Kernel {
     }
 }
 
+/// A field of the fused complement's launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// ψ on p (read only).
+    Psi,
+    /// The result on p.
+    Out,
+    /// A spare field on p.
+    SpareP,
+    /// A spare field on q.
+    SpareQ,
+}
+
+/// One launch of the fused complement: `kernel` writing parity p (`to_p`) or q, from
+/// `from` into `to`, with xpay (x = ψ, a = 1, b = [`COMPLEMENT_XPAY_B`]) or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Launch {
+    kernel: Kernel,
+    pub(crate) to_p: bool,
+    pub(crate) from: Slot,
+    pub(crate) to: Slot,
+    pub(crate) xpay: bool,
+}
+
+impl Launch {
+    /// The catalog name of the launched chain.
+    pub(crate) fn chain_name(&self) -> String {
+        self.kernel.entry().name
+    }
+}
+
+/// b of the last launch's xpay: M̂ ψ = M5 ψ − ¼ H t (h² = ¼).
+pub(crate) const COMPLEMENT_XPAY_B: f64 = -0.25;
+
+/// The launches of M̂ in `plan` (dagger: of M̂†), in order (module docs).
+pub(crate) fn complement_launches(plan: ComplementPlan, dagger: bool) -> Vec<Launch> {
+    let l = |kernel, to_p, from, to, xpay| Launch {
+        kernel,
+        to_p,
+        from,
+        to,
+        xpay,
+    };
+    if dagger {
+        return vec![
+            l(
+                Kernel::M5invDagMphiDagDslash4Dag,
+                false,
+                Slot::Psi,
+                Slot::SpareQ,
+                false,
+            ),
+            l(
+                Kernel::MphiDagDslash4DagXpayM5Dag,
+                true,
+                Slot::SpareQ,
+                Slot::Out,
+                true,
+            ),
+        ];
+    }
+    let last = l(
+        Kernel::Dslash4XpayM5mob,
+        true,
+        Slot::SpareQ,
+        Slot::Out,
+        true,
+    );
+    match plan {
+        ComplementPlan::Quda => vec![
+            l(Kernel::Dslash4pre, true, Slot::Psi, Slot::SpareP, false),
+            l(
+                Kernel::Dslash4M5invM5pre,
+                false,
+                Slot::SpareP,
+                Slot::SpareQ,
+                false,
+            ),
+            last,
+        ],
+        ComplementPlan::SourceFused => vec![
+            l(
+                Kernel::M5preM5invDslash4M5pre,
+                false,
+                Slot::Psi,
+                Slot::SpareQ,
+                false,
+            ),
+            last,
+        ],
+    }
+}
+
+/// Runs `launches` on the fields (host or device): `launch(l, source, destination, x)`
+/// with x = ψ where the launch has xpay.
+pub(crate) fn run_launches<F, E>(
+    launches: &[Launch],
+    psi: &F,
+    out: &mut F,
+    spare_p: &mut F,
+    spare_q: &mut F,
+    mut launch: impl FnMut(&Launch, &F, &mut F, Option<&F>) -> Result<(), E>,
+) -> Result<(), E> {
+    for l in launches {
+        let x = l.xpay.then_some(psi);
+        match (l.from, l.to) {
+            (Slot::Psi, Slot::SpareP) => launch(l, psi, spare_p, x)?,
+            (Slot::Psi, Slot::SpareQ) => launch(l, psi, spare_q, x)?,
+            (Slot::SpareP, Slot::SpareQ) => launch(l, spare_p, spare_q, x)?,
+            (Slot::SpareQ, Slot::Out) => launch(l, spare_q, out, x)?,
+            (from, to) => unreachable!("no launch of the plans goes from {from:?} to {to:?}"),
+        }
+    }
+    Ok(())
+}
+
 /// Every s-local piece: M5, M_φ, M5⁻¹ and their adjoints.
 fn all_pieces() -> Vec<SPiece> {
     [SOp::M5, SOp::MPhi, SOp::M5Inv]
@@ -362,35 +478,30 @@ impl EvenOddBlocks for DeviceMobiusBlocks {
     }
 
     /// M̂ ψ = M5 ψ − ¼ H_pq M_φ M5⁻¹ H_qp M_φ ψ in the [`ComplementPlan`]'s kernels;
-    /// M̂† ψ = M5† ψ − ¼ M_φ† (H†)_pq (M5†)⁻¹ M_φ† (H†)_qp ψ in two (module docs).
+    /// M̂† ψ = M5† ψ − ¼ M_φ† (H†)_pq (M5†)⁻¹ M_φ† (H†)_qp ψ in two
+    /// ([`complement_launches`]).
     fn apply_complement_fused(
         &self,
         cx: DeviceRun<'_>,
         out: &mut DeviceField,
         psi: &DeviceField,
-        (t, t_p): (&mut DeviceField, &mut DeviceField),
+        (t_q, t_p): (&mut DeviceField, &mut DeviceField),
         dagger: bool,
     ) -> Result<(), OperatorError> {
-        let (p, q) = (self.parity, self.parity.opposite());
-        let xpay = Xpay {
-            a: 1.0,
-            x: psi,
-            b: -0.25,
-        };
-        if dagger {
-            self.run(cx, Kernel::M5invDagMphiDagDslash4Dag, q, t, psi, None)?;
-            return self.run(cx, Kernel::MphiDagDslash4DagXpayM5Dag, p, out, t, Some(xpay));
-        }
-        match self.plan {
-            ComplementPlan::Quda => {
-                self.run(cx, Kernel::Dslash4pre, p, t_p, psi, None)?;
-                self.run(cx, Kernel::Dslash4M5invM5pre, q, t, t_p, None)?;
-            }
-            ComplementPlan::SourceFused => {
-                self.run(cx, Kernel::M5preM5invDslash4M5pre, q, t, psi, None)?;
-            }
-        }
-        self.run(cx, Kernel::Dslash4XpayM5mob, p, out, t, Some(xpay))
+        let launches = complement_launches(self.plan, dagger);
+        run_launches(&launches, psi, out, t_p, t_q, |l, src, dst, x| {
+            let r = if l.to_p {
+                self.parity
+            } else {
+                self.parity.opposite()
+            };
+            let xpay = x.map(|x| Xpay {
+                a: 1.0,
+                x,
+                b: COMPLEMENT_XPAY_B,
+            });
+            self.run(cx, l.kernel, r, dst, src, xpay)
+        })
     }
 
     /// V/2 4D sites (each with Ls slices: the flops are per 4D site).

@@ -87,8 +87,8 @@ fn compare(
     };
     let host = EvenOddMobius::asymmetric(u.clone(), params.clone(), p, boundary).unwrap();
     for plan in [ComplementPlan::Quda, ComplementPlan::SourceFused] {
-        let dev = DeviceEvenOddMobius::asymmetric(fx.gpu, u, params.clone(), p, variant, plan)
-            .unwrap();
+        let dev =
+            DeviceEvenOddMobius::asymmetric(fx.gpu, u, params.clone(), p, variant, plan).unwrap();
         for dagger in [false, true] {
             let mut out = dev.blocks().zeros(fx.cx(), p).unwrap();
             dev.apply_in(fx.cx(), &mut out, &d_psi, dagger).unwrap();
@@ -143,7 +143,11 @@ fn compare(
         dev.apply_in(fx.cx(), &mut mdag_phi, &fx.up(&phi), true)
             .unwrap();
         let dot = |a: &F64, b: &F64| -> Complex<f64> {
-            a.data().iter().zip(b.data()).map(|(x, y)| x.conj() * y).sum()
+            a.data()
+                .iter()
+                .zip(b.data())
+                .map(|(x, y)| x.conj() * y)
+                .sum()
         };
         let lhs = dot(&phi, &fx.down(&m_psi, layout(p)));
         let rhs = dot(&fx.down(&mdag_phi, layout(p)), &psi);
@@ -171,11 +175,7 @@ fn the_device_even_odd_mobius_equals_the_host_one() {
         (StorageFormat::F32, Recon::R12),
         (StorageFormat::Fixed16, Recon::R12),
     ] {
-        let fx = Fixture {
-            gpu,
-            tuner,
-            format,
-        };
+        let fx = Fixture { gpu, tuner, format };
         let variant = Variant {
             spinor: format,
             gauge: format,
