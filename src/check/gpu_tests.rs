@@ -495,3 +495,56 @@ fn mobius_check_rows_pass() {
         );
     }
 }
+
+/// `qdsl bench`'s Möbius rows at 8⁴: the three fused kernels and the whole device M̂ in
+/// three and two kernels (Ls 8, f32 recon 12): each row timed, and the whole M̂ (two or
+/// three launches) not faster than 0.9 × its slowest kernel alone (timing noise aside).
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn mobius_bench_rows_run() {
+    let (gpu, dir) = gpu();
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_progress(false);
+    let kernels = [
+        BenchKernel::MobiusDslash4pre,
+        BenchKernel::MobiusDslash4M5invM5pre,
+        BenchKernel::MobiusDslash4XpayM5mob,
+        BenchKernel::MobiusEo,
+        BenchKernel::MobiusEoTwoKernels,
+    ];
+    let opts = BenchOptions {
+        extents: vec![8],
+        cases: kernels
+            .iter()
+            .map(|&kernel| BenchCase {
+                kernel,
+                format: StorageFormat::F32,
+                recon: Recon::R12,
+                sources: Some(8),
+            })
+            .collect(),
+        warmup: 2,
+        reps: 5,
+        copy_bytes: 16 << 20,
+        seed: 1,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
+    assert_eq!(report.results.len(), 5, "{:?}", report.skipped);
+    for r in &report.results {
+        println!("{} {:.1} µs", r.label, r.time_us);
+        assert!(r.time_us > 0.0 && r.time_us.is_finite(), "{r:?}");
+    }
+    let slowest_kernel = report.results[..3]
+        .iter()
+        .map(|r| r.time_us)
+        .fold(0.0, f64::max);
+    for r in &report.results[3..] {
+        assert!(
+            r.time_us >= 0.9 * slowest_kernel,
+            "{} {} < {slowest_kernel}",
+            r.label,
+            r.time_us
+        );
+    }
+}
