@@ -130,6 +130,7 @@ pub(crate) struct Launch {
     pub(crate) xpay: bool,
 }
 
+#[cfg(test)]
 impl Launch {
     /// The catalog name of the launched chain.
     pub(crate) fn chain_name(&self) -> String {
