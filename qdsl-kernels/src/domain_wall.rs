@@ -12,7 +12,17 @@
 //! MSPCG preconditioner's kernels (Tu, Clark, Jung, Mawhinney, eq. 16): M_φ†D_w†
 //! ([`MspcgMphiDagDwDag`]), M5^−†M_φ†D_w† ([`MspcgM5invDagMphiDagDwDag`]), M5^−†M5^−1 D_w
 //! ([`MspcgM5invDagM5invDw`]), M_φ M5^−1 D_w and M_φ (the kernels
-//! [`MobiusDslash4M5invM5pre`] and [`MobiusDslash4pre`]). Here D_w stands for the hop H:
+//! [`MobiusDslash4M5invM5pre`] and [`MobiusDslash4pre`]).
+//!
+//! The adjoint M̂† = M5† − ¼ M_φ† H† (M5†)⁻¹ M_φ† H† in two kernels:
+//! t = (M5†)⁻¹ M_φ† H† ψ ([`MspcgM5invDagMphiDagDwDag`]), M̂† ψ = M5† ψ − ¼ M_φ† H† t
+//! ([`MobiusMphidagDslash4dagXpayM5dag`]). The even-odd blocks themselves (what the
+//! generic Schur complement launches for the symmetric form, source preparation and
+//! reconstruction): K = H M_φ ([`MobiusHopM5pre`]; its adjoint M_φ† H† is
+//! [`MspcgMphiDagDwDag`]), M5, M5†, M5⁻¹ and (M5†)⁻¹ ([`MobiusM5`], [`MobiusM5Dagger`],
+//! [`MobiusM5inv`], [`MobiusM5invDagger`]).
+//!
+//! Here D_w stands for the hop H:
 //! its mass term and −½ are folded into the xpay coefficients and matrices by the caller.
 
 use crate::WilsonHop;
@@ -59,6 +69,39 @@ fused5d! {
     pub mspcg_m5inv_dag_m5inv_dw(Dw = WilsonHop) = M5inv.dagger() * M5inv * Dw;
 }
 
+fused5d! {
+    /// The hop block of the even-odd Möbius operator: out = H M_φ ψ (K_rs, with
+    /// D_rs = −½ K_rs; M_φ on each neighbour's s-column, then the hop).
+    pub mobius_hop_m5pre(Dw = WilsonHop) = Dw * M5pre;
+}
+
+fused5d! {
+    /// The adjoint's last kernel of M̂†: out = a · M5† x + b · M_φ† H† ψ
+    /// (M̂† ψ = M5† ψ − ¼ M_φ† H† t with x = ψ, a = 1, b = −¼).
+    pub mobius_mphidag_dslash4dag_xpay_m5dag(Dw = WilsonHop, xpay = M5.dagger()) = Mphi.dagger() * Dw.dagger();
+}
+
+fused5d! {
+    /// The diagonal block: out = M5 ψ = α ψ + β S ψ.
+    pub mobius_m5() = M5;
+}
+
+fused5d! {
+    /// The adjoint diagonal block: out = M5† ψ.
+    pub mobius_m5_dagger() = M5.dagger();
+}
+
+fused5d! {
+    /// The inverse diagonal block: out = M5⁻¹ ψ (dense in s), or a · x + b · M5⁻¹ ψ (the
+    /// symmetric form's last step).
+    pub mobius_m5inv() = M5inv;
+}
+
+fused5d! {
+    /// The adjoint's inverse diagonal block: out = (M5†)⁻¹ ψ.
+    pub mobius_m5inv_dagger() = M5inv.dagger();
+}
+
 /// One `fused5d!` chain of the catalog, with its generators.
 #[derive(Clone, Debug)]
 pub struct FusedEntry {
@@ -97,5 +140,11 @@ pub fn chains() -> Vec<FusedEntry> {
         FusedEntry::of::<MspcgMphiDagDwDag>(),
         FusedEntry::of::<MspcgM5invDagMphiDagDwDag>(),
         FusedEntry::of::<MspcgM5invDagM5invDw>(),
+        FusedEntry::of::<MobiusHopM5pre>(),
+        FusedEntry::of::<MobiusMphidagDslash4dagXpayM5dag>(),
+        FusedEntry::of::<MobiusM5>(),
+        FusedEntry::of::<MobiusM5Dagger>(),
+        FusedEntry::of::<MobiusM5inv>(),
+        FusedEntry::of::<MobiusM5invDagger>(),
     ]
 }

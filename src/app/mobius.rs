@@ -1,6 +1,7 @@
-//! Möbius domain-wall solves on the CPU: the 5D system D ψ = η through the asymmetric
-//! even-odd M̂ (QUDA's asymmetric MatPC) with CGNR, i.e. CG on M̂†M̂ (f64, or f32
-//! iterations with f64 reliable updates), the 4D quark propagator
+//! Möbius domain-wall solves: the 5D system D ψ = η through the asymmetric even-odd M̂
+//! (QUDA's asymmetric MatPC) with CGNR, i.e. CG on M̂†M̂ (f64, or f32 iterations with
+//! f64 reliable updates; on the GPU also fixed16, [`super::mobius_device`]), the 4D
+//! quark propagator
 //! q = P₋ψ(0) + P₊ψ(Ls − 1) of a point source, the pion correlator and the residual mass.
 //!
 //! For a 4D point source b (spin σ, colour a at x0) the 5D source is
@@ -14,6 +15,7 @@
 //! equations).
 
 use crate::app::low_precision::LowPrecision;
+use crate::app::mobius_device::MobiusDevice;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Coords, Parity};
@@ -22,19 +24,25 @@ use qdsl_runtime::linear::SolverField;
 use qdsl_runtime::operator::mobius::{
     join_parities, midpoint_field, split_parities, wall_field, EvenOddMobius, MobiusParams,
 };
+use qdsl_runtime::solver::device::DeviceContext;
 use qdsl_runtime::solver::{SolveResult, SolverError, SolverKind, SolverOptions};
+use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
 
-/// The Möbius operator and how its systems are solved.
+/// The Möbius operator and how its systems are solved: on the host, or with the
+/// iteration on the GPU ([`Self::on_device`]).
 #[derive(Clone, Debug)]
 pub struct MobiusSolver {
-    /// The even-odd operator in f64 (asymmetric, even sites).
+    /// The even-odd operator in f64 (asymmetric, even sites): source preparation,
+    /// reconstruction and the recomputed residual, and the host iteration.
     high: EvenOddMobius<f64>,
-    /// The same in f32 (the iteration of a mixed solve).
+    /// The same in f32 (the iteration of a mixed host solve).
     single: EvenOddMobius<f32>,
     precision: LowPrecision,
     options: SolverOptions,
+    /// The device operators, where the iteration runs on the GPU.
+    device: Option<Arc<MobiusDevice>>,
 }
 
 /// A 5D solve: the full-lattice solution and the solver's result on M̂.
@@ -58,9 +66,12 @@ impl MobiusSolver {
         precision: LowPrecision,
         options: SolverOptions,
     ) -> Result<Self, String> {
-        if !matches!(precision, LowPrecision::F64 | LowPrecision::F32) {
+        if !matches!(
+            precision,
+            LowPrecision::F64 | LowPrecision::F32 | LowPrecision::Fixed16
+        ) {
             return Err(format!(
-                "--action mobius iterates in f64 or f32 (mixed with f64), not {}",
+                "--action mobius iterates in f64, f32 or fixed16 (mixed with f64), not {}",
                 precision.name()
             ));
         }
@@ -72,7 +83,31 @@ impl MobiusSolver {
             single,
             precision,
             options,
+            device: None,
         })
+    }
+
+    /// The same solver iterating on the GPU of `ctx` (the device operators built and
+    /// their kernels compiled here); fixed16 iterates only there.
+    pub fn on_device(self, ctx: &Arc<DeviceContext>) -> Result<Self, String> {
+        let b = self.high.blocks();
+        let device = MobiusDevice::new(
+            ctx,
+            b.gauge(),
+            b.params(),
+            self.high.parity(),
+            b.boundary(),
+            self.precision,
+        )?;
+        Ok(Self {
+            device: Some(Arc::new(device)),
+            ..self
+        })
+    }
+
+    /// Whether the iteration runs on the GPU.
+    pub fn is_on_device(&self) -> bool {
+        self.device.is_some()
     }
 
     /// The parameters.
@@ -90,15 +125,26 @@ impl MobiusSolver {
     pub fn solve(&self, eta: &F64) -> Result<MobiusSolution, SolverError> {
         let (eta_e, eta_o) = split_parities(eta).map_err(SolverError::field)?;
         let b = self.high.prepare_source(&eta_e, &eta_o)?;
-        let mut x = b.zeros_like();
-        let result = self.precision.solve(
-            SolverKind::Cgnr,
-            &self.high,
-            &self.single,
-            &b,
-            &mut x,
-            &self.options,
-        )?;
+        let (result, x) = match &self.device {
+            Some(device) => device.solve(&b, &self.options)?,
+            None => {
+                if self.precision == LowPrecision::Fixed16 {
+                    return Err(SolverError::operator(std::io::Error::other(
+                        "--action mobius iterates in fixed16 on the GPU only",
+                    )));
+                }
+                let mut x = b.zeros_like();
+                let result = self.precision.solve(
+                    SolverKind::Cgnr,
+                    &self.high,
+                    &self.single,
+                    &b,
+                    &mut x,
+                    &self.options,
+                )?;
+                (result, x)
+            }
+        };
         let psi_o = self.high.reconstruct(&x, &eta_o)?;
         let psi = join_parities(&x, &psi_o).map_err(SolverError::field)?;
         // ‖η − D ψ‖ with the unpreconditioned operator.

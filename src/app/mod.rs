@@ -17,6 +17,7 @@ pub mod generate;
 pub mod history;
 pub mod low_precision;
 pub mod mobius;
+pub mod mobius_device;
 pub mod precision_study;
 pub mod propagator;
 pub mod solve;

@@ -1,7 +1,9 @@
 //! `qdsl bench` rows of the Möbius domain-wall chains (`fused5d!`): QUDA's three fused
 //! kernels of the asymmetric M̂ — Dslash4pre (M_φ), Dslash4·M5inv·M5pre and
 //! Dslash4·xpay·M5mob — on one parity of a 5D field with Ls slices, each timed alone;
-//! their sum is one application of M̂ (QUDA's MatPC).
+//! their sum is one application of M̂ (QUDA's MatPC); and the whole device M̂
+//! ([`DeviceEvenOddMobius`]) applied at once, in QUDA's three kernels (`mobius_eo`) and
+//! in two (`mobius_eo_2k`).
 //!
 //! Rates are per 5D site: Grid's convention of 1320 flops per 5D site for the 4D hop
 //! (the s-local pieces' flops are not counted), and the minimal byte model of the hop on
@@ -14,16 +16,21 @@ use super::run::{as_driver, BATCH};
 use qdsl_core::dsl::fused5d::FusedVariant;
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
-use qdsl_core::dsl::Variant;
+use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::Parity;
 use qdsl_kernels::domain_wall::{
     FusedEntry, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
 };
+use qdsl_kernels::WilsonHop;
 use qdsl_runtime::device::{DeviceField, Gpu};
+use qdsl_runtime::operator::device::DeviceRun;
 use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs};
-use qdsl_runtime::operator::mobius::{DeviceChainMatrices, MobiusParams};
+use qdsl_runtime::operator::even_odd::EvenOddBlocks;
+use qdsl_runtime::operator::mobius::{
+    ComplementPlan, DeviceChainMatrices, DeviceEvenOddMobius, MobiusParams,
+};
 use qdsl_runtime::operator::DeviceXpay;
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
@@ -59,6 +66,14 @@ pub(super) fn bench_chain(
     reps: usize,
 ) -> Result<BenchResult, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
+    let plan = match case.kernel {
+        BenchKernel::MobiusEo => Some(ComplementPlan::Quda),
+        BenchKernel::MobiusEoTwoKernels => Some(ComplementPlan::SourceFused),
+        _ => None,
+    };
+    if let Some(plan) = plan {
+        return bench_operator(gpu, tuner, u, case, copy, (warmup, reps), plan);
+    }
     let e = entry(case.kernel)
         .ok_or_else(|| format!("{} is not a Möbius chain", case.kernel.name()))?;
     let ls = case.sources.ok_or("a Möbius row needs its Ls")?;
@@ -155,6 +170,93 @@ pub(super) fn bench_chain(
         rates: rates(sites, flops, bytes, time_us, Some(copy.best_gbs())),
         compile: cfg.compile.to_string(),
         launch: cfg.launch.to_string(),
+        jit_ms,
+        tune_ms,
+    })
+}
+
+/// Times one application of the whole device M̂ = M5 − ¼ H M_φ M5⁻¹ H M_φ
+/// ([`DeviceEvenOddMobius`] in `plan`'s kernels, each tuned) on the even parity of `u`'s
+/// lattice with Ls = `case.sources`. Per 5D site: Grid's 2 · 1320 flops (the two hops),
+/// and the sum of the launched kernels' bytes (each hop in the minimal model of
+/// [`per_source_minimal_bytes`], the xpay operand once more, QUDA's plan the
+/// Dslash4pre's spinor in and out).
+fn bench_operator(
+    gpu: &Gpu,
+    tuner: &Tuner,
+    u: &GaugeField<f64>,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    (warmup, reps): (usize, usize),
+    plan: ComplementPlan,
+) -> Result<BenchResult, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let ls = case.sources.ok_or("a Möbius row needs its Ls")?;
+    let lat = *u.lattice();
+    let params = MobiusParams::mobius(ls, B5, C5, M5, MASS).map_err(|e| err(&e))?;
+    let formats = Variant {
+        spinor: case.format,
+        gauge: case.format,
+        recon: case.recon,
+        ..Variant::default()
+    };
+    let t0 = Instant::now();
+    let op = DeviceEvenOddMobius::asymmetric(gpu, u, params, Parity::Even, &formats, plan)
+        .map_err(|e| err(&e))?;
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let layout =
+        SpinorLayout::new(lat, ls, SiteSubset::Single(Parity::Even), 4, 3).map_err(|e| err(&e))?;
+    let psi = ColourSpinorField::<f64>::gaussian(layout, 7);
+    let d_psi =
+        DeviceField::from_spinor(gpu, &psi, case.format.fermion_format()).map_err(|e| err(&e))?;
+    let cx = DeviceRun::new(gpu, tuner);
+    let mut d_out = op.blocks().zeros(cx, Parity::Even).map_err(|e| err(&e))?;
+    let t0 = Instant::now();
+    op.apply_in(cx, &mut d_out, &d_psi, false)
+        .map_err(|e| err(&e))?;
+    let tune_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu
+        .time_us(warmup, reps, || {
+            for _ in 0..BATCH {
+                op.apply_in(cx, &mut d_out, &d_psi, false)
+                    .map_err(as_driver("applying the device Möbius M̂"))?;
+            }
+            Ok(())
+        })
+        .map_err(|e| err(&e))?
+        / BATCH as f64;
+    let site_bytes = case.format.codec().site_bytes(24);
+    let hop = WilsonHop::info(&Variant {
+        sites: OutputSites::Parity(Parity::Even),
+        ..formats
+    })
+    .map_err(|e| err(&e))?
+    .bytes;
+    let one_hop = ByteModels {
+        minimal: per_source_minimal_bytes(hop.minimal, site_bytes, ls),
+        ..hop
+    };
+    let spinor = |n: usize| ByteModels {
+        quda: n * site_bytes,
+        minimal: n * site_bytes,
+    };
+    let dslash4pre = match plan {
+        ComplementPlan::Quda => spinor(2),
+        ComplementPlan::SourceFused => spinor(0),
+    };
+    let bytes = one_hop + one_hop + spinor(1) + dslash4pre;
+    let flops = 2 * HOP_FLOPS_PER_5D_SITE;
+    let sites = lat.half_volume() * ls;
+    Ok(BenchResult {
+        label: case.label(),
+        extent: lat.dims()[0],
+        sites,
+        time_us,
+        flops_per_site: flops,
+        bytes,
+        rates: rates(sites, flops, bytes, time_us, Some(copy.best_gbs())),
+        compile: "-".into(),
+        launch: format!("{plan:?} plan, each kernel tuned"),
         jit_ms,
         tune_ms,
     })

@@ -46,6 +46,10 @@ pub enum BenchKernel {
     /// Block inner products ⟨a_i, b_j⟩ of two sets of spinor fields on tensor cores
     /// (`mma_tile!`) in one mode; the case's `sources` is the number of vectors per set.
     BlockDot(BlockBlasMode),
+    /// The whole device Möbius M̂ (QUDA's MatPC): the three kernels above, one apply.
+    MobiusEo,
+    /// The whole device Möbius M̂ in two kernels (M_φ fused into the hop's source).
+    MobiusEoTwoKernels,
 }
 
 impl BenchKernel {
@@ -68,6 +72,8 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
             BenchKernel::BlockDot(mode) => mode.kernel_name(),
+            BenchKernel::MobiusEo => "mobius_eo",
+            BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
         }
     }
 
@@ -78,6 +84,8 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4pre
                 | BenchKernel::MobiusDslash4M5invM5pre
                 | BenchKernel::MobiusDslash4XpayM5mob
+                | BenchKernel::MobiusEo
+                | BenchKernel::MobiusEoTwoKernels
         )
     }
 }
@@ -198,6 +206,8 @@ pub fn default_cases() -> Vec<BenchCase> {
                 MobiusDslash4pre,
                 MobiusDslash4M5invM5pre,
                 MobiusDslash4XpayM5mob,
+                MobiusEo,
+                MobiusEoTwoKernels,
             ] {
                 cases.push(BenchCase {
                     sources: Some(ls),

@@ -117,7 +117,9 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
-        | BenchKernel::BlockDot(_) => {
+        | BenchKernel::BlockDot(_)
+        | BenchKernel::MobiusEo
+        | BenchKernel::MobiusEoTwoKernels => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
@@ -143,7 +145,9 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
-        | BenchKernel::BlockDot(_) => ImprovedStaggeredHop::ir(),
+        | BenchKernel::BlockDot(_)
+        | BenchKernel::MobiusEo
+        | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),
     }
 }
 

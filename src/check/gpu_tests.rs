@@ -473,3 +473,83 @@ fn multi_rhs_bench_rows() {
         assert!(r.time_us > 0.0 && r.rates.gbs_minimal > 0.0, "{r:?}");
     }
 }
+
+/// The Möbius rows of `qdsl check`: every `fused5d!` chain of the catalog on random 4⁴
+/// links (Ls 12, both parities, xpay, f64 / f32 / fixed16: 13 chains × 3 formats × 2
+/// parities × 1 or 2 xpay) and the device even-odd operator on lat.sample.l8 (3 forms ×
+/// 3 formats × M̂, M̂†): every row compared and within its bound.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn mobius_check_rows_pass() {
+    let (gpu, dir) = gpu();
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_enabled(false)
+            .with_progress(false);
+    let rows =
+        crate::check::mobius::check_mobius(&gpu, &tuner, [4, 4, 4, 4], 7, &data_dir(), &|_| true);
+    let chains = qdsl_kernels::domain_wall::chains();
+    let xpay_chains = chains.iter().filter(|e| (e.chain)().xpay.is_some()).count();
+    let chain_rows = 3 * 2 * (2 * chains.len() - xpay_chains);
+    assert_eq!(rows.len(), chain_rows + 3 * 3 * 2);
+    for r in &rows {
+        println!("{} {} {:?}", r.kernel, r.variant, r.outcome);
+        assert!(
+            matches!(r.outcome, crate::check::Outcome::Compared { .. }) && !r.outcome.is_failure(),
+            "{r:?}"
+        );
+    }
+}
+
+/// `qdsl bench`'s Möbius rows at 8⁴: the three fused kernels and the whole device M̂ in
+/// three and two kernels (Ls 8, f32 recon 12): each row timed, and the whole M̂ (two or
+/// three launches) not faster than 0.9 × its slowest kernel alone (timing noise aside).
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn mobius_bench_rows_run() {
+    let (gpu, dir) = gpu();
+    let tuner =
+        qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+            .with_progress(false);
+    let kernels = [
+        BenchKernel::MobiusDslash4pre,
+        BenchKernel::MobiusDslash4M5invM5pre,
+        BenchKernel::MobiusDslash4XpayM5mob,
+        BenchKernel::MobiusEo,
+        BenchKernel::MobiusEoTwoKernels,
+    ];
+    let opts = BenchOptions {
+        extents: vec![8],
+        cases: kernels
+            .iter()
+            .map(|&kernel| BenchCase {
+                kernel,
+                format: StorageFormat::F32,
+                recon: Recon::R12,
+                sources: Some(8),
+            })
+            .collect(),
+        warmup: 2,
+        reps: 5,
+        copy_bytes: 16 << 20,
+        seed: 1,
+    };
+    let report = run_bench(&gpu, &tuner, &opts, &mut |_| {}).unwrap();
+    assert_eq!(report.results.len(), 5, "{:?}", report.skipped);
+    for r in &report.results {
+        println!("{} {:.1} µs", r.label, r.time_us);
+        assert!(r.time_us > 0.0 && r.time_us.is_finite(), "{r:?}");
+    }
+    let slowest_kernel = report.results[..3]
+        .iter()
+        .map(|r| r.time_us)
+        .fold(0.0, f64::max);
+    for r in &report.results[3..] {
+        assert!(
+            r.time_us >= 0.9 * slowest_kernel,
+            "{} {} < {slowest_kernel}",
+            r.label,
+            r.time_us
+        );
+    }
+}

@@ -8,6 +8,7 @@
 //! | [`report`] | rows, bounds, relative errors, the table |
 //! | [`block_blas`] | the tensor-core block inner products' rows (each mode, 16/32/64 vectors) |
 //! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
+//! | [`mobius`] | the `fused5d!` chains and the device even-odd Möbius operator |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
 //! | [`run`] | the GPU runs |
 //! | [`open_boundary`] | the open- and SF-boundary operator rows (openQCD's file) |
@@ -15,6 +16,7 @@
 
 pub mod block_blas;
 pub mod dense;
+pub mod mobius;
 pub mod open_boundary;
 pub mod reference;
 pub mod report;

@@ -341,7 +341,7 @@ fn storage_step(format: StorageFormat) -> f64 {
 /// compute type, the device one in a narrow format rounds the input and each of its two
 /// hops' outputs through it (three roundings of at most one step each, far from the
 /// O(1) of a wrong term): the bound plus 4 steps (0 for f64/f32).
-fn operator_outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
+pub(super) fn operator_outcome(format: StorageFormat, r: Result<f64, String>) -> Outcome {
     match r {
         Ok(error) => Outcome::Compared {
             error,
@@ -674,13 +674,18 @@ fn compare_operator<T: Real>(
 /// and 12, packed20 and packed30 spinors with links in their compute type), MILC's
 /// asqtad A on fat.l8/long.l8 (f64, f32, packed20, packed30), and the open- and
 /// SF-boundary Wilson and clover M̂ on openQCD's file ([`super::open_boundary`]).
-fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
-    let tuner = Tuner::new(
+/// The tuner of the operator rows: the default cache, tuning off (default launches).
+fn check_tuner(gpu: &Gpu) -> Tuner {
+    Tuner::new(
         &qdsl_runtime::tune::default_path(),
         gpu.fingerprint(&qdsl_runtime::operator::device::codegen_hash()),
     )
     .with_enabled(false)
-    .with_progress(false);
+    .with_progress(false)
+}
+
+fn check_operators(gpu: &Gpu, dir: &Path) -> Vec<CheckRow> {
+    let tuner = check_tuner(gpu);
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: String, data: &str, outcome| {
         rows.push(CheckRow {
@@ -863,6 +868,17 @@ pub fn run_check(
     {
         emit(check_operators(gpu, &opts.data_dir), &mut rows);
     }
+    emit(
+        super::mobius::check_mobius(
+            gpu,
+            &check_tuner(gpu),
+            opts.dims,
+            opts.seed,
+            &opts.data_dir,
+            &wanted,
+        ),
+        &mut rows,
+    );
     emit(
         super::smear::check_smearing(gpu, &opts.data_dir, &wanted),
         &mut rows,

@@ -13,6 +13,7 @@ use crate::app::solve::Action;
 use clap::Args;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
+use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::solver::{SolverKind, SolverOptions};
 use std::path::PathBuf;
 
@@ -72,9 +73,11 @@ impl CorrelatorArgs {
 }
 
 /// Runs the measurement and prints the table; a solve that does not converge is an error.
-pub fn run(args: &CorrelatorArgs) -> Result<(), CliError> {
+/// `--action mobius` iterates on the backend of `choice` (the other actions on the CPU).
+pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if args.physics.action == Action::Mobius {
         return MobiusJob {
+            backend: MobiusJob::backend(choice)?,
             config: &args.config,
             read: &args.read,
             params: args.mobius.params(args.physics.mass)?,

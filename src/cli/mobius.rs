@@ -1,16 +1,18 @@
 //! `--action mobius` of `qdsl solve` and `qdsl correlator`: the Möbius parameters
 //! (`--ls`, `--b5`, `--c5`, `--m5`; the quark mass is the commands' `--mass`) and the two
-//! front ends over [`crate::app::mobius`] (CPU).
+//! front ends over [`crate::app::mobius`] (the iteration on the GPU or the CPU).
 
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::low_precision::LowPrecision;
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
+use crate::app::solve::SolveBackend;
 use clap::Args;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::io::UnitarityCheck;
 use qdsl_core::lattice::Coords;
+use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::operator::mobius::MobiusParams;
 use qdsl_runtime::solver::SolverOptions;
 use std::path::Path;
@@ -59,6 +61,8 @@ impl MobiusArgs {
 /// What both commands share: the configuration, the parameters, the boundary and the
 /// solver's precision and tolerance.
 pub struct MobiusJob<'a> {
+    /// Where the iteration runs.
+    pub backend: SolveBackend,
     /// The gauge file.
     pub config: &'a Path,
     /// Its reading options.
@@ -67,13 +71,22 @@ pub struct MobiusJob<'a> {
     pub params: MobiusParams,
     /// The fermions' time boundary.
     pub boundary: TimeBoundary,
-    /// f64 or f32 (mixed with f64).
+    /// f64, or f32 or fixed16 (GPU) mixed with f64.
     pub precision: LowPrecision,
     /// Tolerance and iteration limit.
     pub options: SolverOptions,
 }
 
 impl MobiusJob<'_> {
+    /// The backend of `choice` (flag, else `$QDSL_BACKEND`, else auto), one line on
+    /// stderr where auto falls back to the CPU.
+    pub fn backend(choice: Option<BackendChoice>) -> Result<SolveBackend, CliError> {
+        Ok(SolveBackend::select(
+            BackendChoice::from_env(choice)?,
+            &mut |line| eprintln!("{line}"),
+        )?)
+    }
+
     fn solver(&self) -> Result<(MobiusSolver, f64), CliError> {
         let read = read_config(self.config, self.read, UnitarityCheck::ForPrecision, false)
             .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
@@ -90,9 +103,10 @@ impl MobiusJob<'_> {
             self.boundary
         );
         println!(
-            "  lattice     {:?} × Ls {}, asymmetric even-odd M̂ (even sites), CPU",
+            "  lattice     {:?} × Ls {}, asymmetric even-odd M̂ (even sites), {}",
             read.file.field.lattice().dims(),
-            p.ls()
+            p.ls(),
+            self.backend.describe()
         );
         let solver = MobiusSolver::new(
             &read.file.field,
@@ -101,6 +115,10 @@ impl MobiusJob<'_> {
             self.precision,
             self.options.clone(),
         )?;
+        let solver = match &self.backend {
+            SolveBackend::Cuda(ctx) => solver.on_device(ctx)?,
+            SolveBackend::Cpu => solver,
+        };
         Ok((solver, read.seconds))
     }
 
@@ -242,7 +260,9 @@ mod tests {
             .chain(["--precision", "f32"])
             .collect();
         match Cli::try_parse_from(argv).expect("parses").command {
-            Command::Solve(a) => super::super::solve::run(&a, None).expect("solve runs"),
+            Command::Solve(a) => {
+                super::super::solve::run(&a, Some(BackendChoice::Cpu)).expect("solve runs")
+            }
             _ => unreachable!(),
         }
         let argv: Vec<&str> = ["qdsl", "correlator", &config]
@@ -250,7 +270,8 @@ mod tests {
             .chain(flags("4"))
             .collect();
         match Cli::try_parse_from(argv).expect("parses").command {
-            Command::Correlator(a) => super::super::correlator::run(&a).expect("correlator runs"),
+            Command::Correlator(a) => super::super::correlator::run(&a, Some(BackendChoice::Cpu))
+                .expect("correlator runs"),
             _ => unreachable!(),
         }
         // A Wilson solve refuses a Möbius flag before reading anything.

@@ -83,7 +83,7 @@ impl Cli {
             Command::Bench(args) => bench::run(&args, self.backend),
             Command::Smear(args) => smear::run(&args, self.backend),
             Command::Solve(args) => solve::run(&args, self.backend),
-            Command::Correlator(args) => correlator::run(&args),
+            Command::Correlator(args) => correlator::run(&args, self.backend),
             Command::Generate(args) => generate::run(&args, self.backend),
         }
     }

@@ -146,8 +146,9 @@ fn print_summary(report: &SolveReport) {
 }
 
 /// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
-/// `--action mobius` (CPU, CGNR on the asymmetric M̂, f64 or f64–f32).
-fn run_mobius(args: &SolveArgs) -> Result<(), CliError> {
+/// `--action mobius` (CGNR on the asymmetric M̂: f64, or f64–f32 and, on the GPU,
+/// f64–fixed16).
+fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if args.solver != SolverKind::Cgnr {
         return Err(format!(
             "--action mobius solves with cgnr (CG on M̂†M̂), not {}",
@@ -158,15 +159,17 @@ fn run_mobius(args: &SolveArgs) -> Result<(), CliError> {
     let precision = match args.precision {
         Precision::F64 => LowPrecision::F64,
         Precision::F32 => LowPrecision::F32,
+        Precision::Fixed16 => LowPrecision::Fixed16,
         other => {
             return Err(format!(
-                "--action mobius iterates in f64 or f32, not {}",
+                "--action mobius iterates in f64, f32 or fixed16 (GPU), not {}",
                 other.describe()
             )
             .into())
         }
     };
     MobiusJob {
+        backend: MobiusJob::backend(choice)?,
         config: &args.config,
         read: &args.read,
         params: args.mobius.params(args.physics.mass)?,
@@ -197,7 +200,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         if let Some(grid) = args.grid.grid {
             return Err(format!("--grid {grid}: --action mobius runs on one rank only").into());
         }
-        return run_mobius(args);
+        return run_mobius(args, choice);
     }
     args.mobius.refuse_for(physics.action)?;
     let boundary = physics.fermion_boundary()?;

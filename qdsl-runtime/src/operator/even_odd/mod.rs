@@ -159,6 +159,27 @@ pub trait EvenOddBlocks {
         Err(SchurError::MissingBlock("D_rr⁻¹ with xpay (the symmetric form)").into())
     }
 
+    /// Whether [`Self::apply_complement_fused`] applies M̂ and M̂† of the complement form
+    /// (fused kernels spanning several blocks, e.g. Möbius's D_qq⁻¹ fused into the hop);
+    /// else [`Schur`] launches the blocks one by one.
+    fn fuses_complement(&self) -> bool {
+        false
+    }
+
+    /// out = M̂ ψ = D_pp ψ − D_pq D_qq⁻¹ D_qp ψ (dagger: M̂†) in the blocks' own fused
+    /// launches, with spare fields `spare_q` on q and `spare_p` on p; called only where
+    /// [`Self::fuses_complement`].
+    fn apply_complement_fused(
+        &self,
+        _cx: Self::Context<'_>,
+        _out: &mut Self::Field,
+        _psi: &Self::Field,
+        _spare: (&mut Self::Field, &mut Self::Field),
+        _dagger: bool,
+    ) -> Result<(), Self::Error> {
+        Err(SchurError::MissingBlock("a fused complement").into())
+    }
+
     /// The sites of one parity (V/2).
     fn sites(&self) -> usize;
 

@@ -164,6 +164,13 @@ impl<B: EvenOddBlocks> Schur<B> {
         if self.form == SchurForm::Symmetric {
             return self.apply_symmetric(cx, out, psi, h, dagger);
         }
+        if self.form == SchurForm::Complement && b.fuses_complement() {
+            let (mut t, mut u) = (self.take(cx, q)?, self.take(cx, p)?);
+            let result = b.apply_complement_fused(cx, out, psi, (&mut t, &mut u), dagger);
+            self.give_back(q, [t]);
+            self.give_back(p, [u]);
+            return result;
+        }
         // t = K_qp ψ.
         let mut t = self.take(cx, q)?;
         let result = b.hop(cx, q, &mut t, psi, dagger, None).and_then(|()| {

@@ -214,17 +214,27 @@ impl<T: Real> EvenOddBlocks for MobiusBlocks<T> {
         self.lattice.four().half_volume()
     }
 
-    /// Per 4D site: Ls × (Wilson hop + dense M_φ) for the hops, Ls × the dense M5 or M5⁻¹.
+    /// [`mobius_block_flops`].
     fn flops_per_site(&self) -> BlockFlops {
-        let ls = self.params.ls();
-        let s_op = |xpay| self.m5[0].flops_per_site(xpay);
-        let hop = |xpay| wilson_hop_flops::<T>(self.parity, xpay, self.boundary);
-        BlockFlops {
-            hop: ls * (hop(false) + s_op(false)),
-            hop_xpay: ls * (hop(true) + s_op(false)),
-            diagonal: ls * s_op(false),
-            inverse: ls * s_op(false),
-        }
+        mobius_block_flops::<T>(&self.params, self.parity, self.boundary)
+    }
+}
+
+/// Flops per 4D site of the Möbius blocks (host and device count alike): Ls × (Wilson
+/// hop of `T` + dense M_φ) for the hops, Ls × the dense M5 or M5⁻¹.
+pub(super) fn mobius_block_flops<T: Real>(
+    params: &MobiusParams,
+    parity: Parity,
+    boundary: TimeBoundary,
+) -> BlockFlops {
+    let ls = params.ls();
+    let s_op = ChiralSOperator::m5(params).flops_per_site(false);
+    let hop = |xpay| wilson_hop_flops::<T>(parity, xpay, boundary);
+    BlockFlops {
+        hop: ls * (hop(false) + s_op),
+        hop_xpay: ls * (hop(true) + s_op),
+        diagonal: ls * s_op,
+        inverse: ls * s_op,
     }
 }
 

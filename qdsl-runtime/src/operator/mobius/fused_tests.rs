@@ -87,8 +87,8 @@ impl<'a> Reference<'a> {
         self.tb.m_phi(psi, self.half(), dagger)
     }
 
-    fn m5(&self, psi: &[C]) -> Vec<C> {
-        self.tb.m5(psi, self.half(), false)
+    fn m5(&self, psi: &[C], dagger: bool) -> Vec<C> {
+        self.tb.m5(psi, self.half(), dagger)
     }
 
     /// M5⁻¹ ψ (dagger: (M5†)⁻¹ ψ) by the dense inverse, site by site.
@@ -108,12 +108,14 @@ impl<'a> Reference<'a> {
 }
 
 /// One chain: its name, whether it hops, the generated CPU code and the textbook value
-/// (ψ on `from`, the result before xpay) and, for xpay, the operand's piece (None: x).
+/// (ψ on `from`, the result before xpay) and, for xpay, the operand's piece.
 struct Case {
     name: &'static str,
     hops: bool,
     expected: fn(&Reference, &[C], Parity) -> Vec<C>,
-    xpay_m5: bool,
+    /// `Some(dagger)`: the xpay operand goes through M5 (M5†), and the chain needs xpay;
+    /// `None`: the operand is x itself.
+    xpay_m5: Option<bool>,
 }
 
 fn cases() -> Vec<Case> {
@@ -122,19 +124,19 @@ fn cases() -> Vec<Case> {
             name: "mobius_dslash4pre",
             hops: false,
             expected: |r, psi, _| r.m_phi(psi, false),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mobius_dslash4_m5inv_m5pre",
             hops: true,
             expected: |r, psi, q| r.m_phi(&r.m5_inverse(&r.hop(psi, q, false), false), false),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mobius_dslash4_xpay_m5mob",
             hops: true,
             expected: |r, psi, q| r.hop(psi, q, false),
-            xpay_m5: true,
+            xpay_m5: Some(false),
         },
         Case {
             name: "mobius_m5pre_m5inv_dslash4_m5pre",
@@ -143,25 +145,61 @@ fn cases() -> Vec<Case> {
                 let h = r.hop(&r.m_phi(psi, false), q, false);
                 r.m_phi(&r.m5_inverse(&h, false), false)
             },
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_mphi_dag_dw_dag",
             hops: true,
             expected: |r, psi, q| r.m_phi(&r.hop(psi, q, true), true),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_m5inv_dag_mphi_dag_dw_dag",
             hops: true,
             expected: |r, psi, q| r.m5_inverse(&r.m_phi(&r.hop(psi, q, true), true), true),
-            xpay_m5: false,
+            xpay_m5: None,
         },
         Case {
             name: "mspcg_m5inv_dag_m5inv_dw",
             hops: true,
             expected: |r, psi, q| r.m5_inverse(&r.m5_inverse(&r.hop(psi, q, false), false), true),
-            xpay_m5: false,
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_hop_m5pre",
+            hops: true,
+            expected: |r, psi, q| r.hop(&r.m_phi(psi, false), q, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_mphidag_dslash4dag_xpay_m5dag",
+            hops: true,
+            expected: |r, psi, q| r.m_phi(&r.hop(psi, q, true), true),
+            xpay_m5: Some(true),
+        },
+        Case {
+            name: "mobius_m5",
+            hops: false,
+            expected: |r, psi, _| r.m5(psi, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5_dagger",
+            hops: false,
+            expected: |r, psi, _| r.m5(psi, true),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5inv",
+            hops: false,
+            expected: |r, psi, _| r.m5_inverse(psi, false),
+            xpay_m5: None,
+        },
+        Case {
+            name: "mobius_m5inv_dagger",
+            hops: false,
+            expected: |r, psi, _| r.m5_inverse(psi, true),
+            xpay_m5: None,
         },
     ]
 }
@@ -189,6 +227,14 @@ fn run_generated<T: Real>(
             MspcgM5invDagMphiDagDwDag.apply_cpu(v, m, out, psi, u, xpay)
         }
         "mspcg_m5inv_dag_m5inv_dw" => MspcgM5invDagM5invDw.apply_cpu(v, m, out, psi, u, xpay),
+        "mobius_hop_m5pre" => MobiusHopM5pre.apply_cpu(v, m, out, psi, u, xpay),
+        "mobius_mphidag_dslash4dag_xpay_m5dag" => {
+            MobiusMphidagDslash4dagXpayM5dag.apply_cpu(v, m, out, psi, u, xpay)
+        }
+        "mobius_m5" => MobiusM5.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5_dagger" => MobiusM5Dagger.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5inv" => MobiusM5inv.apply_cpu(v, m, out, psi, xpay),
+        "mobius_m5inv_dagger" => MobiusM5invDagger.apply_cpu(v, m, out, psi, xpay),
         other => panic!("no case for chain {other}"),
     }
 }
@@ -253,15 +299,14 @@ fn every_chain_equals_the_textbook() {
                     let psi = pick(from, &even, &odd);
                     let chain_value = (case.expected)(&r, psi.data(), from);
                     for xpay in [false, true] {
-                        if case.xpay_m5 && !xpay {
+                        if case.xpay_m5.is_some() && !xpay {
                             continue;
                         }
                         let (a, b) = (0.7, -0.25);
                         let want: Vec<C> = if xpay {
-                            let xx = if case.xpay_m5 {
-                                r.m5(x.data())
-                            } else {
-                                x.data().to_vec()
+                            let xx = match case.xpay_m5 {
+                                Some(dagger) => r.m5(x.data(), dagger),
+                                None => x.data().to_vec(),
                             };
                             xx.iter()
                                 .zip(&chain_value)
@@ -517,4 +562,128 @@ fn every_chain_on_the_gpu_equals_the_cpu() {
             }
         }
     }
+}
+
+/// The fused complement's launches ([`complement_launches`]: the chains the device
+/// operator runs, their parities, sources, destinations and xpay) run with each chain's
+/// generated CPU code, intermediates stored in the format.
+#[allow(clippy::too_many_arguments)]
+fn plan_on_the_cpu<T: Real>(
+    launches: &[super::device::Launch],
+    params: &MobiusParams,
+    u: &GaugeField<f64>,
+    psi: &ColourSpinorField<f64>,
+    layout: &dyn Fn(Parity) -> qdsl_core::field::SpinorLayout,
+    (format, recon): (StorageFormat, Recon),
+) -> Vec<C> {
+    use super::device::{run_launches, COMPLEMENT_XPAY_B};
+    let matrices = |p: SPiece| ChiralSOperator::of_piece(params, p).kernel_matrices();
+    let (u_t, psi_t) = (u.cast::<T>(), psi.cast::<T>());
+    let zeros = |p: Parity| ColourSpinorField::<T>::zeros(layout(p));
+    let (mut out, mut spare_p, mut spare_q) =
+        (zeros(Parity::Even), zeros(Parity::Even), zeros(Parity::Odd));
+    run_launches(
+        launches,
+        &psi_t,
+        &mut out,
+        &mut spare_p,
+        &mut spare_q,
+        |l, src, dst, x| {
+            let r = if l.to_p { Parity::Even } else { Parity::Odd };
+            let v = FusedVariant {
+                variant: Variant {
+                    sites: OutputSites::Parity(r),
+                    xpay: l.xpay,
+                    spinor: format,
+                    gauge: format,
+                    recon,
+                    boundary: TimeBoundary::Antiperiodic,
+                    ..Variant::default()
+                },
+                ls: params.ls(),
+            };
+            let xpay = x.map(|x| Xpay {
+                a: T::from_f64(1.0),
+                x,
+                b: T::from_f64(COMPLEMENT_XPAY_B),
+            });
+            run_generated(&l.chain_name(), &v, &matrices, dst, src, &u_t, xpay)
+        },
+    )
+    .unwrap_or_else(|e| panic!("{launches:?}: {e}"));
+    out.cast::<f64>().data().to_vec()
+}
+
+/// What the device M̂ launches, proven on the CPU: the launch plans of the fused
+/// complement (QUDA's three kernels, the two-kernel plan; M̂† in two), each chain run by
+/// its generated CPU code, equal the host [`EvenOddMobius`]'s M̂ and M̂† on random links
+/// and fields: Ls = 4 and 8, every coefficient set, f64 (1e-13), f32 (1e-5) and fixed16
+/// (2e-3, relative to the largest component).
+#[test]
+fn the_device_launch_plans_equal_the_host_operator() {
+    use super::device::complement_launches;
+    use super::{ComplementPlan, EvenOddMobius};
+    use qdsl_core::field::{SiteSubset, SpinorLayout};
+    let lattice = Lattice::new([4, 2, 2, 4]).unwrap();
+    let u = GaugeField::<f64>::random(lattice, 5);
+    let mut worst = [0.0f64; 3];
+    for ls in [4, 8] {
+        for (pname, params) in knobs(ls) {
+            let host = EvenOddMobius::asymmetric(
+                u.clone(),
+                params.clone(),
+                Parity::Even,
+                TimeBoundary::Antiperiodic,
+            )
+            .unwrap();
+            let layout =
+                |p: Parity| SpinorLayout::new(lattice, ls, SiteSubset::Single(p), 4, 3).unwrap();
+            let psi = ColourSpinorField::<f64>::gaussian(layout(Parity::Even), 31);
+            for dagger in [false, true] {
+                let mut want = ColourSpinorField::zeros(layout(Parity::Even));
+                host.apply_in((), &mut want, &psi, dagger).unwrap();
+                for plan in [ComplementPlan::Quda, ComplementPlan::SourceFused] {
+                    let launches = complement_launches(plan, dagger);
+                    for (k, (format, recon, tol)) in [
+                        (StorageFormat::F64, Recon::R18, 1e-13),
+                        (StorageFormat::F32, Recon::R12, 1e-5),
+                        (StorageFormat::Fixed16, Recon::R12, 2e-3),
+                    ]
+                    .into_iter()
+                    .enumerate()
+                    {
+                        let got = match format {
+                            StorageFormat::F64 => plan_on_the_cpu::<f64>(
+                                &launches,
+                                &params,
+                                &u,
+                                &psi,
+                                &layout,
+                                (format, recon),
+                            ),
+                            _ => plan_on_the_cpu::<f32>(
+                                &launches,
+                                &params,
+                                &u,
+                                &psi,
+                                &layout,
+                                (format, recon),
+                            ),
+                        };
+                        let err = max_diff(&got, want.data()) / max_abs(want.data());
+                        worst[k] = worst[k].max(err);
+                        assert!(
+                            err < tol,
+                            "{pname} Ls {ls} {plan:?} dagger {dagger} {}: {err:e}",
+                            format.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "worst relative error: f64 {:.1e}, f32 {:.1e}, fixed16 {:.1e}",
+        worst[0], worst[1], worst[2]
+    );
 }

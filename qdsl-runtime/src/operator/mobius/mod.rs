@@ -67,15 +67,20 @@
 //! bound by name to [`ChiralSOperator::of_piece`]'s [`ChiralSOperator::kernel_matrices`].
 //! Their generated CPU code is tested against the textbook operator of the tests
 //! (`fused_tests`), and [`crate::operator::device::DeviceStencil::fused`] launches them
-//! on the GPU. Not yet: the device [`MobiusBlocks`] running M̂ through the three chains,
-//! and the tensor-core M5⁻¹ (`mma_tile!`).
+//! on the GPU; [`DeviceMobiusBlocks`] are the even-odd blocks on device fields, and
+//! [`DeviceEvenOddMobius`] runs M̂ through QUDA's three chains (or two), M̂† through two,
+//! and the symmetric form, source preparation and reconstruction through the generic
+//! [`Schur`](super::Schur). Not yet: the tensor-core M5⁻¹ (`mma_tile!`).
 
 mod blocks;
+mod device;
 mod device_matrices;
 mod params;
 mod physical;
 mod s_operator;
 
+#[cfg(test)]
+mod device_tests;
 #[cfg(test)]
 mod fused_tests;
 #[cfg(test)]
@@ -84,6 +89,7 @@ mod tests;
 pub(crate) mod textbook;
 
 pub use blocks::{EvenOddMobius, MobiusBlocks};
+pub use device::{ComplementPlan, DeviceEvenOddMobius, DeviceMobiusBlocks};
 pub use device_matrices::DeviceChainMatrices;
 pub use params::{MobiusError, MobiusParams};
 pub use physical::{join_parities, midpoint_field, split_parities, wall_field};

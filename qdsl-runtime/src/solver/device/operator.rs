@@ -11,6 +11,9 @@
 //!   fields are stored in the compute precision (f64 for f64 vectors, else f32).
 //! * Staggered: MILC's A = 4m² − D_pq D_qp (Hermitian, A† = A); naive (one link field)
 //!   or improved (fat and long links), phases and time boundary folded into the links.
+//! * Möbius domain wall: the asymmetric M̂ = M5 − ¼ H_pq M_φ M5⁻¹ H_qp M_φ on 5D vectors
+//!   ([`crate::operator::mobius::DeviceEvenOddMobius`], the host
+//!   [`crate::operator::mobius::EvenOddMobius`]); the full operator from its blocks.
 //!
 //! M†M is the trait's default (M, then M†, through a temporary). The kernels read and
 //! write the vectors' own storage format: f64 and f32 compute in that precision; the
@@ -28,6 +31,7 @@ use crate::device::{DeviceError, DeviceField};
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
 use crate::operator::even_odd::Xpay;
+use crate::operator::mobius::{ComplementPlan, DeviceEvenOddMobius, MobiusParams};
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
@@ -46,6 +50,8 @@ enum Kernels {
     Hop(Box<DeviceEvenOddHop>),
     /// Clover, twisted mass/clover.
     Clover(Box<DeviceEvenOddClover>),
+    /// Möbius domain wall (5D vectors).
+    Mobius(Box<DeviceEvenOddMobius>),
 }
 
 /// An even-odd operator M̂ = D_pp − D_pq D_qq⁻¹ D_qp (staggered: A = 4m² − D_pq D_qp),
@@ -295,6 +301,29 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         Self::staggered_in(ctx, links, mass, parity, &formats)
     }
 
+    /// The asymmetric even-odd Möbius operator M̂ = M5 − ¼ H_pq M_φ M5⁻¹ H_qp M_φ on
+    /// parity p ([`DeviceEvenOddMobius`]: QUDA's three fused kernels, M̂† in two) on 5D
+    /// vectors of `P` (one source: Ls × V/2 sites), the links in the Wilson family's
+    /// formats (recon 18), the time `boundary` applied by the hop.
+    pub fn mobius(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        let formats = wilson_variant::<P>(boundary)?;
+        let k = DeviceEvenOddMobius::asymmetric(
+            ctx.gpu(),
+            gauge,
+            params,
+            parity,
+            &formats,
+            ComplementPlan::Quda,
+        )?;
+        Ok(Self::with_kernels(ctx, Kernels::Mobius(Box::new(k))))
+    }
+
     /// The staggered operator with links in `formats` (globally scaled links uploaded as
     /// U/s with their scales).
     fn staggered_in(
@@ -336,6 +365,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         match &self.kernels {
             Kernels::Hop(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Clover(k) => k.apply_in(cx, o, i, dagger),
+            Kernels::Mobius(k) => k.apply_in(cx, o, i, dagger),
         }
     }
 }
@@ -387,6 +417,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let (psi_p, psi_q) = (psi.0.field().map_err(field)?, psi.1.field().map_err(field)?);
         let result = match (&self.kernels, other.map(|o| &o.kernels)) {
             (Kernels::Hop(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
+            (Kernels::Mobius(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
             (Kernels::Clover(k), Some(Kernels::Clover(q)))
                 if q.blocks().parity() != k.blocks().parity() =>
             {
@@ -425,6 +456,7 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
         match &self.kernels {
             Kernels::Hop(k) => k.flops_per_apply(),
             Kernels::Clover(k) => k.flops_per_apply(),
+            Kernels::Mobius(k) => k.flops_per_apply(),
         }
     }
 }
