@@ -186,10 +186,8 @@ impl ExtendedLattice {
             .filter(|&mu| cut(mu))
             .map(|mu| {
                 let (mut lo, mut hi) = (local_lo, local_hi);
-                for nu in mu + 1..4 {
-                    lo[nu] = inner_lo[nu];
-                    hi[nu] = inner_hi[nu];
-                }
+                lo[mu + 1..].copy_from_slice(&inner_lo[mu + 1..]);
+                hi[mu + 1..].copy_from_slice(&inner_hi[mu + 1..]);
                 let (mut back_hi, mut fwd_lo) = (hi, lo);
                 back_hi[mu] = m[mu] + d.min(l[mu]);
                 fwd_lo[mu] = m[mu] + d.max(l[mu].saturating_sub(d));

@@ -58,7 +58,7 @@ impl SiteBox {
     /// The direction the map pairs sites along (module docs): 0 with n₀ even, else 1
     /// with n₁ even, else none.
     pub fn pairing(&self) -> Option<usize> {
-        (0..2).find(|&mu| self.n[mu] % 2 == 0)
+        (0..2).find(|&mu| self.n[mu].is_multiple_of(2))
     }
 
     /// The threads of a launch over one parity of the box (the kernel's `n_out`): |box|/2

@@ -79,7 +79,7 @@ impl FaceKernel {
             knob: "face formats",
             reason,
         };
-        if self.reals == 0 || self.reals % 2 != 0 {
+        if self.reals == 0 || !self.reals.is_multiple_of(2) {
             return Err(unsupported(format!(
                 "a site of {} reals (expected a positive even count)",
                 self.reals
