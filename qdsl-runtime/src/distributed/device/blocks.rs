@@ -223,3 +223,49 @@ impl RankDistribution {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comm::{CommConfig, ThreadComm};
+    use crate::distributed::device::HostStaged;
+    use crate::distributed::SharedComm;
+    use qdsl_core::lattice::{Decomposition, ProcessGrid};
+
+    fn rank(grid: [usize; 4]) -> RankDistribution {
+        let global = Lattice::new([4, 4, 4, 8]).unwrap();
+        let dec = Decomposition::new(global, ProcessGrid::new(grid).unwrap()).unwrap();
+        let ext = ExtendedLattice::new(dec, 1).unwrap();
+        let comm = ThreadComm::group(1, CommConfig::default()).remove(0);
+        RankDistribution::new(ext, share_transport(HostStaged::new(SharedComm::new(comm))))
+    }
+
+    /// The kernels of a rank run over boxes, periodic in a cut t (the faces carry the
+    /// sign) and with the fermions' boundary otherwise.
+    #[test]
+    fn rank_variants_are_boxed_and_periodic_only_in_a_cut_time() {
+        let base = Variant::default();
+        let cut = rank([1, 1, 1, 2]).variant(base, TimeBoundary::Antiperiodic);
+        assert_eq!(cut.region, Region::SubBox);
+        assert_eq!(cut.boundary, TimeBoundary::Periodic);
+        let uncut = rank([2, 1, 1, 1]).variant(base, TimeBoundary::Antiperiodic);
+        assert_eq!(uncut.boundary, TimeBoundary::Antiperiodic);
+    }
+
+    /// Fields on another lattice than the rank's extended one are refused naming both.
+    #[test]
+    fn fields_off_the_extended_lattice_are_refused_naming_both() {
+        let r = rank([1, 1, 1, 2]);
+        assert!(r.expect_extended("links", r.ext.extended()).is_ok());
+        // 4³×8 cut in t: the extended lattice is 4³×8 too (margins of 2 keep the parity),
+        // so the local lattice stands for a wrong one.
+        let local = *r.ext.local();
+        let e = r.expect_extended("links", &local).unwrap_err().to_string();
+        assert!(
+            e.contains("links")
+                && e.contains(&r.ext.extended().to_string())
+                && e.contains(&local.to_string()),
+            "{e}"
+        );
+    }
+}
