@@ -11,12 +11,8 @@ use serde_json::Value;
 /// How a test runs `qdsl solve ARGS`.
 type Run = dyn Fn(&[&str]) -> std::process::Output;
 
-/// Runs `qdsl solve ARGS --json FILE`; returns the parsed history after asserting success.
-fn solve_json(args: &[&str]) -> Value {
-    solve_json_with(&qdsl, args)
-}
-
-/// [`solve_json`] through `run`.
+/// Runs `qdsl solve ARGS --json FILE` through `run`; returns the parsed history after
+/// asserting success.
 fn solve_json_with(run: &Run, args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("hist.json");
