@@ -8,13 +8,17 @@ mod cli_common;
 use cli_common::{data, qdsl_solve as qdsl, stderr, stdout};
 use serde_json::Value;
 
-/// Runs `qdsl solve ARGS --json FILE`; returns the parsed history after asserting success.
-fn solve_json(args: &[&str]) -> Value {
+/// How a test runs `qdsl solve ARGS`.
+type Run = dyn Fn(&[&str]) -> std::process::Output;
+
+/// Runs `qdsl solve ARGS --json FILE` through `run`; returns the parsed history after
+/// asserting success.
+fn solve_json_with(run: &Run, args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("hist.json");
     let mut all = args.to_vec();
     all.extend(["--json", json.to_str().unwrap()]);
-    let out = qdsl(&all);
+    let out = run(&all);
     assert!(
         out.status.success(),
         "{args:?}: {}\n{}",
@@ -29,11 +33,16 @@ fn solve_json(args: &[&str]) -> Value {
 /// within a factor 2, and the residual recomputed with the single-process operator on
 /// the gathered solution below the tolerance.
 fn assert_grids_match(args: &[&str], tol: f64, grids: &[&str]) {
-    let single = solve_json(args);
+    assert_grids_match_with(&qdsl, args, tol, grids)
+}
+
+/// [`assert_grids_match`] through `run`.
+fn assert_grids_match_with(run: &Run, args: &[&str], tol: f64, grids: &[&str]) {
+    let single = solve_json_with(run, args);
     let n1 = single["iterations"].as_u64().unwrap();
     let r1 = single["true_residual"].as_f64().unwrap();
     for grid in grids {
-        let v = solve_json(&[args, &["--grid", grid]].concat());
+        let v = solve_json_with(run, &[args, &["--grid", grid]].concat());
         assert_eq!(v["converged"], Value::Bool(true), "{grid}: {v}");
         let backend = v["backend"].as_str().unwrap();
         assert!(
@@ -205,4 +214,101 @@ fn the_full_system_on_a_process_grid_matches_one_rank() {
         source.to_str().unwrap(),
     ];
     assert_grids_match(&args, 1e-10, &["1,1,1,2", "2,1,1,2"]);
+}
+
+/// `qdsl --backend cuda solve ARGS` with `QDSL_GRID_TRANSPORT=transport`.
+fn qdsl_gpu(transport: &'static str) -> impl Fn(&[&str]) -> std::process::Output {
+    move |args| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_qdsl"))
+            .args(["--backend", "cuda", "solve"])
+            .args(args)
+            .env("QDSL_GRID_TRANSPORT", transport)
+            .output()
+            .expect("the qdsl binary runs")
+    }
+}
+
+/// The GPU solves of the tests above on `transport`: Wilson BiCGStab f64–f32 (t and z·t
+/// cut), clover CGNR f64 (t cut), asqtad CG f64–f32 (t and x cut: Naik faces of depth 3),
+/// each against the single-GPU solve (iterations ±1, true residuals within a factor 2,
+/// the residual recomputed with the single-process operator below the tolerance).
+fn gpu_grids_match(transport: &'static str, grids: &[&str]) {
+    let run = qdsl_gpu(transport);
+    let l8 = l8();
+    let wilson = [
+        l8.as_str(),
+        "--kappa",
+        "0.12",
+        "--solver",
+        "bicgstab",
+        "--precision",
+        "f32",
+        "--tol",
+        "1e-10",
+    ];
+    assert_grids_match_with(&run, &wilson, 1e-10, grids);
+    let clover = [
+        l8.as_str(),
+        "--action",
+        "clover",
+        "--kappa",
+        "0.12",
+        "--csw",
+        "1.0",
+        "--solver",
+        "cgnr",
+        "--tol",
+        "1e-10",
+    ];
+    assert_grids_match_with(&run, &clover, 1e-10, grids);
+    let asqtad = [
+        l8.as_str(),
+        "--action",
+        "asqtad",
+        "--mass",
+        "0.05",
+        "--solver",
+        "cg",
+        "--precision",
+        "f32",
+        "--tol",
+        "1e-10",
+    ];
+    assert_grids_match_with(&run, &asqtad, 1e-10, grids);
+}
+
+/// GPU, ranks on ONE GPU (faces through the host): `--grid 1,1,1,2` and `2,1,1,1`
+/// reach the single-GPU solves' iterations and residuals.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn gpu_grid_solves_on_one_gpu_match_the_single_gpu_solves() {
+    gpu_grids_match("host", &["1,1,1,2", "2,1,1,1"]);
+}
+
+/// 2 GPUs with NCCL (libnccl.so.2; QDSL_NCCL_LIB names it): `--grid 1,1,1,2` and
+/// `2,1,1,1` reach the single-GPU solves' iterations and residuals.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
+fn gpu_grid_solves_with_nccl_on_two_gpus_match_the_single_gpu_solves() {
+    gpu_grids_match("nccl", &["1,1,1,2", "2,1,1,1"]);
+}
+
+/// On GPUs with NCCL, more ranks than GPUs is refused naming both counts (any machine
+/// with fewer than 32 GPUs), and an unknown transport is refused naming it.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn gpu_grid_refusals_name_the_values() {
+    let l8 = l8();
+    let args = [l8.as_str(), "--kappa", "0.12", "--grid", "2,2,2,4"];
+    let out = qdsl_gpu("nccl")(&args);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("--grid 2,2,2,4 has 32 ranks, one per GPU"),
+        "{err}"
+    );
+    let out = qdsl_gpu("mpi")(&[l8.as_str(), "--kappa", "0.12", "--grid", "1,1,1,2"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("QDSL_GRID_TRANSPORT=\"mpi\""), "{err}");
 }

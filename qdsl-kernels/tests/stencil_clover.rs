@@ -165,6 +165,7 @@ fn variants() -> Vec<Variant> {
                             long_recon: Default::default(),
                             link_scale: Default::default(),
                             slices: Default::default(),
+                            region: Default::default(),
                         });
                     }
                 }

@@ -86,6 +86,7 @@ fn dirichlet_hop_equals_textbook_for_every_variant() {
                         long_recon: Default::default(),
                         link_scale: Default::default(),
                         slices: Default::default(),
+                        region: Default::default(),
                     };
                     let h = textbook_wilson_hop(&u, &psi, dagger, false, Some(BLOCK));
                     let want: Plain = if xpay {
@@ -236,6 +237,7 @@ fn dirichlet_cuda_guards_hops_and_compiles() {
             long_recon: Default::default(),
             link_scale: Default::default(),
             slices: Default::default(),
+            region: Default::default(),
         },
     ];
     let src = WilsonHop::cuda_source(&variants[0]).unwrap();

@@ -14,6 +14,7 @@
 //! | [`quda`] | QUDA's H100 numbers (from DESIGN.md) |
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
+//! | [`scaling`] | strong and weak scaling of the distributed device hops (`--grid`) |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
 //! | `generate` | the quenched Wilson heatbath sweep |
 
@@ -26,6 +27,7 @@ mod operators;
 pub mod quda;
 pub mod report;
 pub mod run;
+pub mod scaling;
 pub mod smear;
 
 pub use report::{default_cases, render, to_json, BenchCase, BenchKernel, BenchReport};

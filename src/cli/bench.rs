@@ -35,6 +35,15 @@ pub struct BenchArgs {
     /// Print QUDA's H100 time and the ratio QUDA/qdsl (> 1: qdsl faster).
     #[arg(long)]
     pub compare_quda: bool,
+    /// Instead of the kernel table: strong scaling of the distributed device hops over
+    /// this process grid (rank r on GPU r with NCCL; QDSL_GRID_TRANSPORT=host: every
+    /// rank on GPU 0) at the first of --sizes (L⁴ global): interior, pack, exchange and
+    /// exterior times, overlap on and off, GFLOP/s per GPU and efficiency.
+    #[arg(long, value_parser = |t: &str| qdsl_core::lattice::ProcessGrid::parse(t).map_err(|e| e.to_string()))]
+    pub grid: Option<qdsl_core::lattice::ProcessGrid>,
+    /// With --grid: weak scaling (L⁴ per rank) instead of strong.
+    #[arg(long, requires = "grid")]
+    pub weak: bool,
 }
 
 /// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
@@ -43,6 +52,9 @@ pub struct BenchArgs {
 pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
         return run_cpu(args);
+    }
+    if let Some(grid) = args.grid {
+        return run_scaling(args, grid);
     }
     let gpu = Gpu::open(0).map_err(|e| {
         format!("qdsl bench needs a GPU ({e}); `--backend cpu` times the CPU backend")
@@ -67,6 +79,35 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     })?;
     print!("{}", render(&report, args.compare_quda));
     let text = serde_json::to_string_pretty(&to_json(&report))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}
+
+/// The scaling bench over `grid` ([`crate::bench::scaling`]): table on stdout, rows as
+/// JSON.
+fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Result<(), CliError> {
+    use crate::app::solve::{check_gpu_grid, GridTransport};
+    use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
+    let transport = GridTransport::from_env()?;
+    check_gpu_grid(grid, transport)?;
+    let opts = ScalingOptions {
+        extent: *args.sizes.first().ok_or("--sizes is empty")?,
+        grid,
+        weak: args.weak,
+        transport,
+        warmup: args.warmup,
+        reps: args.reps,
+        cases: ScalingCase::ALL
+            .into_iter()
+            .filter(|c| args.case.as_deref().is_none_or(|f| c.label().contains(f)))
+            .collect(),
+    };
+    let rows =
+        crate::bench::scaling::run_scaling(&opts, &mut |line| eprintln!("qdsl bench: {line}"))?;
+    print!("{}", render_scaling(&rows, args.weak));
+    let text = serde_json::to_string_pretty(&scaling_json(&rows, args.weak))?;
     std::fs::write(&args.json, text + "\n")
         .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
     println!("wrote {}", args.json.display());

@@ -10,8 +10,9 @@ pub struct GridArgs {
     /// Decompose the lattice over a process grid Px,Py,Pz,Pt (e.g. 1,1,1,2: t cut in
     /// two): the gauge file is read once and scattered, every rank holds its local
     /// lattice with halos, the solver runs unchanged with deterministic global sums. On
-    /// the CPU every rank is a thread; on GPUs one rank per GPU (not implemented yet: the
-    /// checks of the GPU count and the NCCL library run, then the solve is refused).
+    /// the CPU every rank is a thread; on GPUs one rank per GPU with NCCL between them
+    /// (more ranks than GPUs, or no NCCL library, is refused), or with
+    /// QDSL_GRID_TRANSPORT=host every rank on GPU 0 with faces through the host.
     /// Each Pμ must divide Lμ into even local extents, at least 3 in cut directions with
     /// the Naik term (asqtad, HISQ). `QDSL_COMM_TIMEOUT` (seconds) bounds every wait for a
     /// peer.

@@ -68,8 +68,20 @@ pub enum KernelParam {
     XpayB,
     /// `L<mu>`, the lattice extent in direction μ.
     Extent(usize),
-    /// `n_out`, the number of output sites.
+    /// `n_out`, the number of output sites (with [`crate::dsl::variant::Region::SubBox`]:
+    /// the launch's threads, [`crate::lattice::SiteBox::threads`]).
     NOut,
+    /// `sign`, the factor a face kernel packs with (−1 across an antiperiodic global
+    /// boundary; compute type).
+    FaceSign,
+    /// `parity`, the parity of a face kernel's field.
+    Parity,
+    /// `box_lo<mu>`, the lowest corner of the launch's box in direction μ
+    /// ([`crate::dsl::variant::Region::SubBox`]).
+    BoxLo(usize),
+    /// `box_n<mu>`, the extent of the launch's box in direction μ
+    /// ([`crate::dsl::variant::Region::SubBox`]).
+    BoxExtent(usize),
     /// `stride_<name>` of the output field, in chunk units.
     OutputStride(String),
     /// `stride_<name>` of input `index`, in chunk units.
@@ -99,6 +111,10 @@ impl KernelParam {
             KernelParam::XpayB => "xpay_b".into(),
             KernelParam::Extent(mu) => format!("L{mu}"),
             KernelParam::NOut => "n_out".into(),
+            KernelParam::FaceSign => "sign".into(),
+            KernelParam::Parity => "parity".into(),
+            KernelParam::BoxLo(mu) => format!("box_lo{mu}"),
+            KernelParam::BoxExtent(mu) => format!("box_n{mu}"),
             KernelParam::OutputStride(n) | KernelParam::InputStride { name: n, .. } => {
                 format!("stride_{n}")
             }

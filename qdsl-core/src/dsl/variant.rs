@@ -320,6 +320,22 @@ pub enum Slices {
     InBlock,
 }
 
+/// Which output sites one launch computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Region {
+    /// Every site of the output parity: thread i → the i-th site (`n_out` = the
+    /// parity's sites).
+    #[default]
+    Whole,
+    /// The sites of the output parity in a box `[box_lo, box_lo + box_n)` of the
+    /// lattice, given at launch ([`crate::lattice::SiteBox`] is the thread → site map):
+    /// the interior and the exterior slabs of a distributed operator on a rank's
+    /// extended lattice ([`crate::lattice::ExtendedLattice::launch_boxes`]). Output and
+    /// source indices use the lattice extents `L0..L3` as for [`Region::Whole`]; only the
+    /// sites computed change. Needs a one-parity output.
+    SubBox,
+}
+
 /// One variant of a kernel: every knob.
 ///
 /// * `sites`: output parity (the inputs read at odd distance live on the other parity)
@@ -337,7 +353,8 @@ pub enum Slices {
 ///   gauge fields read on 3-site hops); other gauge fields follow `recon`;
 /// * `link_scale`: fixed-point gauge reals in units of 1/Q or of s/Q, s one global
 ///   scale per field ([`LinkScale`]);
-/// * `slices`: how the slices of 5D fields map onto threads ([`Slices`]).
+/// * `slices`: how the slices of 5D fields map onto threads ([`Slices`]);
+/// * `region`: the whole output parity or a box of it given at launch ([`Region`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Output sites.
@@ -362,6 +379,8 @@ pub struct Variant {
     pub link_scale: LinkScale,
     /// Fifth-dimension slices: grid rows, or inside the block (multi-RHS).
     pub slices: Slices,
+    /// The output sites of one launch: the whole parity or a box of it.
+    pub region: Region,
 }
 
 impl Default for Variant {
@@ -379,6 +398,7 @@ impl Default for Variant {
             long_recon: LongRecon::R18,
             link_scale: LinkScale::Unit,
             slices: Slices::Grid,
+            region: Region::Whole,
         }
     }
 }
@@ -418,8 +438,12 @@ impl Variant {
             Slices::Grid => "",
             Slices::InBlock => " slices=block",
         };
+        let region = match self.region {
+            Region::Whole => "",
+            Region::SubBox => " region=box",
+        };
         format!(
-            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}{scale}{slices}",
+            "sites={sites} dagger={} xpay={} spinor={} gauge={} recon={} boundary={boundary}{walls}{long}{scale}{slices}{region}",
             self.dagger as u8,
             self.xpay as u8,
             self.spinor.name(),
@@ -482,6 +506,7 @@ impl Variant {
                                     long_recon: LongRecon::R18,
                                     link_scale: LinkScale::Unit,
                                     slices: Slices::Grid,
+                                    region: Region::Whole,
                                 });
                             }
                         }

@@ -49,7 +49,22 @@
 //! [`halo_layers`]: ExtendedLattice::halo_layers
 
 use super::decomposition::{Decomposition, DecompositionError, Side};
-use super::{Coords, Lattice};
+use super::{Coords, Lattice, SiteBox};
+
+/// The launches of a distributed operator's output sites on a rank's extended lattice:
+/// the interior box (every neighbour within `depth` is an interior site: computable
+/// before any halo arrives) and, per cut direction μ in increasing order, the exterior
+/// slabs of μ (backward, forward) — made disjoint, so that every interior site of the
+/// rank is in exactly one box ([`ExtendedLattice::launch_boxes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchBoxes {
+    /// The sites at least `depth` layers from every cut boundary.
+    pub interior: SiteBox,
+    /// (μ, backward slab, forward slab) for each cut direction, increasing μ. The slabs of
+    /// μ read the halos of μ and of the cut directions before μ, never after: launched
+    /// in this order, each after its own faces arrived, every read halo is filled.
+    pub exterior: Vec<(usize, [SiteBox; 2])>,
+}
 
 /// The local lattice of a [`Decomposition`] extended by halos of `depth` layers in the cut
 /// directions (see the module docs).
@@ -143,6 +158,75 @@ impl ExtendedLattice {
             wraps[mu] = raw.div_euclid(l);
         }
         (g, wraps)
+    }
+
+    /// The interior box and the disjoint exterior slabs of a distributed operator's
+    /// launches (see [`LaunchBoxes`]). With m = margin, ℓ = local extent and d = depth
+    /// in direction ν: the interior box spans `[m + d, m + ℓ − d)` in cut directions and
+    /// `[0, ℓ)` elsewhere; the slabs of cut direction μ span `[m, m + min(d, ℓ))`
+    /// (backward) and `[m + max(d, ℓ − d), m + ℓ)` (forward) in μ, the interior range
+    /// `[m + d, m + ℓ − d)` in the cut directions after μ and the whole local range
+    /// `[m, m + ℓ)` in those before. An exterior site belongs to the slab of the last cut
+    /// direction in whose boundary layers it lies, and only to it.
+    pub fn launch_boxes(&self) -> LaunchBoxes {
+        let d = self.depth;
+        let cut = |nu: usize| self.decomposition.grid().is_cut(nu);
+        let (m, l) = (self.margin, self.local().dims());
+        let local_lo = m;
+        let local_hi: Coords = std::array::from_fn(|nu| m[nu] + l[nu]);
+        let inner_lo: Coords = std::array::from_fn(|nu| if cut(nu) { m[nu] + d } else { m[nu] });
+        let inner_hi: Coords = std::array::from_fn(|nu| {
+            if cut(nu) {
+                (m[nu] + l[nu]).saturating_sub(d).max(inner_lo[nu])
+            } else {
+                m[nu] + l[nu]
+            }
+        });
+        let exterior = (0..4)
+            .filter(|&mu| cut(mu))
+            .map(|mu| {
+                let (mut lo, mut hi) = (local_lo, local_hi);
+                lo[mu + 1..].copy_from_slice(&inner_lo[mu + 1..]);
+                hi[mu + 1..].copy_from_slice(&inner_hi[mu + 1..]);
+                let (mut back_hi, mut fwd_lo) = (hi, lo);
+                back_hi[mu] = m[mu] + d.min(l[mu]);
+                fwd_lo[mu] = m[mu] + d.max(l[mu].saturating_sub(d));
+                (
+                    mu,
+                    [SiteBox::between(lo, back_hi), SiteBox::between(fwd_lo, hi)],
+                )
+            })
+            .collect();
+        LaunchBoxes {
+            interior: SiteBox::between(inner_lo, inner_hi),
+            exterior,
+        }
+    }
+
+    /// The boundary layers and the halo layers on `side` of μ as boxes
+    /// ([`HaloShape::Faces`]: spanning the interior in the other directions): where this
+    /// rank packs the face it sends to its neighbour on `side`, and where it unpacks the
+    /// face that neighbour sends. The sites of [`Self::boundary_layers`] and
+    /// [`Self::halo_layers`]; `None` when μ is not cut. Both boxes have the same extents,
+    /// and their corners the same parity as the neighbour's matching boxes (the same
+    /// global sites), so [`SiteBox`]'s thread order is a face buffer's order on both sides.
+    pub fn face_boxes(&self, mu: usize, side: Side) -> Option<[SiteBox; 2]> {
+        if !self.decomposition.grid().is_cut(mu) {
+            return None;
+        }
+        let (m, l, d) = (self.margin[mu], self.local().extent(mu), self.depth);
+        let (boundary, halo) = match side {
+            Side::Backward => (m, m - d),
+            Side::Forward => (m + l - d, m + l),
+        };
+        let slab = |start: usize| {
+            let mut lo = self.margin;
+            let mut n = self.local().dims();
+            lo[mu] = start;
+            n[mu] = d;
+            SiteBox { lo, n }
+        };
+        Some([slab(boundary), slab(halo)])
     }
 
     /// Extended coordinates of every interior site, lexicographic (x fastest).
@@ -276,6 +360,92 @@ mod tests {
         let d = Decomposition::new(Lattice::new(dims).unwrap(), ProcessGrid::new(grid).unwrap())
             .unwrap();
         ExtendedLattice::new(d, depth).unwrap()
+    }
+
+    /// The interior box and the exterior slabs cover the rank's interior sites exactly
+    /// once; the interior box's sites have every neighbour within `depth` inside the
+    /// local lattice, and each slab of μ holds only sites within `depth` of a boundary of
+    /// μ, none within `depth` of a boundary of a cut direction after μ.
+    #[test]
+    fn launch_boxes_partition_the_interior() {
+        use std::collections::HashMap;
+        for (dims, grid, depth) in [
+            ([8, 8, 8, 8], [1, 1, 1, 2], 1),
+            ([8, 8, 8, 8], [1, 1, 2, 2], 1),
+            ([8, 8, 8, 8], [2, 2, 2, 2], 1),
+            ([8, 8, 8, 8], [2, 1, 2, 2], 3),
+            ([4, 4, 4, 8], [2, 2, 1, 2], 1),
+            ([4, 4, 4, 8], [1, 1, 1, 2], 3),
+            ([8, 8, 8, 8], [1, 1, 1, 1], 1),
+        ] {
+            let e = ext(dims, grid, depth);
+            let boxes = e.launch_boxes();
+            let mut count: HashMap<Coords, usize> = HashMap::new();
+            let is_cut = |nu: usize| e.decomposition().grid().is_cut(nu);
+            let near = |c: Coords, nu: usize| {
+                let local = e.local_of_ext(c).unwrap();
+                is_cut(nu) && (local[nu] < depth || local[nu] + depth >= e.local().extent(nu))
+            };
+            for parity in 0..2 {
+                for c in boxes.interior.sites_of_parity(parity) {
+                    assert!((0..4).all(|nu| !near(c, nu)), "{c:?} {grid:?}");
+                    *count.entry(c).or_default() += 1;
+                }
+                for (mu, slabs) in &boxes.exterior {
+                    for slab in slabs {
+                        for c in slab.sites_of_parity(parity) {
+                            assert!(near(c, *mu), "{c:?} in slab {mu} {grid:?}");
+                            assert!((mu + 1..4).all(|nu| !near(c, nu)), "{c:?} {grid:?}");
+                            *count.entry(c).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            let interior = e.interior();
+            assert_eq!(count.len(), interior.len(), "{grid:?} depth {depth}");
+            for c in interior {
+                assert_eq!(count.get(&c), Some(&1), "{c:?} {grid:?} depth {depth}");
+            }
+        }
+    }
+
+    /// The face boxes hold the sites of the boundary and halo layers; a rank's boundary
+    /// box and its neighbour's halo box list the same global sites in thread order.
+    #[test]
+    fn face_boxes_are_the_layers_in_matching_order() {
+        for (grid, depth) in [([1, 1, 1, 2], 1), ([2, 1, 2, 2], 3), ([2, 2, 2, 2], 1)] {
+            let e = ext([8, 8, 8, 8], grid, depth);
+            let dec = e.decomposition();
+            for mu in 0..4 {
+                for side in Side::BOTH {
+                    let Some([boundary, halo]) = e.face_boxes(mu, side) else {
+                        assert!(!dec.grid().is_cut(mu));
+                        continue;
+                    };
+                    let sorted = |mut v: Vec<Coords>| {
+                        v.sort();
+                        v
+                    };
+                    let both = |b: SiteBox| {
+                        sorted([0, 1].iter().flat_map(|&p| b.sites_of_parity(p)).collect())
+                    };
+                    assert_eq!(both(boundary), sorted(e.boundary_layers(mu, side)));
+                    assert_eq!(both(halo), sorted(e.halo_layers(mu, side)));
+                    for rank in 0..dec.size() {
+                        let peer = dec.neighbour(rank, mu, side);
+                        let [_, peer_halo] = e.face_boxes(mu, side.opposite()).unwrap();
+                        for parity in 0..2 {
+                            let sent = boundary.sites_of_parity(parity);
+                            let got = peer_halo.sites_of_parity(parity);
+                            assert_eq!(sent.len(), got.len());
+                            for (x, y) in sent.into_iter().zip(got) {
+                                assert_eq!(e.global_of_ext(rank, x).0, e.global_of_ext(peer, y).0);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Margins: depth in cut directions, 0 elsewhere, one more layer in the first cut

@@ -16,13 +16,16 @@ mod boundary;
 pub mod decomposition;
 mod extended;
 mod geometry;
+mod site_box;
 mod staggered;
 
 pub use blocks::BlockDecomposition;
 pub use boundary::{BoundaryCondition, BoundaryConditions};
 pub use decomposition::{Decomposition, DecompositionError, ProcessGrid, Side};
+pub use extended::LaunchBoxes;
 pub use extended::{ExtendedLattice, HaloShape};
 pub use geometry::{Coords, Lattice, Lattice5D, Parity, MAX_SITES};
+pub use site_box::SiteBox;
 pub use staggered::{staggered_link_sign, staggered_phase};
 
 use thiserror::Error;

@@ -83,7 +83,7 @@ where
 /// distributed field are zero, so D_rr and D_rr⁻¹ there only ever see zeros. The unit
 /// term just keeps D_qq = A_qq + iμγ5 invertible on every extended site, which the
 /// single-process blocks' set-up (inverting D_qq site by site) requires.
-fn unit_clover_on_halo_sites<T: Real>(clover: &mut CloverField<T>, ext: &ExtendedLattice) {
+pub fn unit_clover_on_halo_sites<T: Real>(clover: &mut CloverField<T>, ext: &ExtendedLattice) {
     let lattice = *clover.lattice();
     for lex in 0..lattice.volume() {
         let c = lattice.coords_of_lex(lex);

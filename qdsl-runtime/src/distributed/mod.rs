@@ -50,6 +50,7 @@
 //!    [`boundary_layers`](qdsl_core::lattice::ExtendedLattice::boundary_layers) (lexicographic in slab coordinates).
 
 mod blocks;
+pub mod device;
 mod field;
 mod halo;
 mod hop;
@@ -61,7 +62,7 @@ mod tests;
 
 pub use blocks::{
     distributed_clover, distributed_staggered, distributed_wilson, fill_link_halos,
-    kernel_boundary, DistributedBlocks, DistributedSchur,
+    kernel_boundary, unit_clover_on_halo_sites, DistributedBlocks, DistributedSchur,
 };
 pub use field::{DistributedField, SharedComm};
 pub use halo::{exchange_halos, face_tag};

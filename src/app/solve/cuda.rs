@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// Applies `op` and its adjoint once to `x` (results discarded), so that the kernels are
 /// compiled and tuned before the solve is timed: that is set-up, not solve time.
-fn warm_up<F: SolverField>(
+pub(super) fn warm_up<F: SolverField>(
     op: &(dyn LinearOperator<F> + Send + Sync),
     x: &F,
 ) -> Result<(), SolveError> {

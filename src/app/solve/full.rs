@@ -98,7 +98,7 @@ pub fn solve_full_on_grid(
     let b = schur_source(&setup.system, &eta_e, &eta_o)?;
     let report = match ext {
         None => setup.solve(backend, config, lattice, b)?,
-        Some(ext) => setup.solve_decomposed(config, lattice, ext, b)?,
+        Some(ext) => setup.solve_on_ranks(backend, config, lattice, ext, b)?,
     };
     let psi_o = odd_solution(&setup.system, &eta_o, &report.solution)?;
     let solution = join_parities(&report.solution, &psi_o)?;

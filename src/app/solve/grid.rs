@@ -12,13 +12,12 @@
 //! independent check of the distributed solve.
 //!
 //! Transport: the CPU backend runs one thread per rank ([`ThreadComm`]). On the CUDA
-//! backend one rank per GPU (threads of this process, NCCL between them) is what the
-//! design asks for ([`check_gpu_count`], the NCCL library); the distributed device
-//! operator does not exist yet, so a multi-rank GPU solve is refused with a message
-//! saying so, after those checks.
+//! backend one rank per GPU, threads of this process with NCCL between them (or every
+//! rank on GPU 0 through the host): [`super::grid_gpu`].
 
 use super::action::{Action, Precision};
 use super::config::{describe, SolveConfig};
+use super::grid_gpu::{check_gpu_grid, GridTransport};
 use super::system::{HostSystem, PARITY};
 use super::{
     even_source, relative_residual, Setup, SolveBackend, SolveError, SolveReport, SolveTimes,
@@ -27,7 +26,6 @@ use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
 use qdsl_core::lattice::{Decomposition, ExtendedLattice, Lattice, ProcessGrid};
-use qdsl_runtime::comm::nccl::NcclLibrary;
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::distributed::{
     distributed_clover, distributed_staggered, distributed_wilson, DistributedError,
@@ -82,18 +80,6 @@ pub fn check_gpu_count(grid: ProcessGrid, gpus: usize) -> Result<(), SolveError>
     Ok(())
 }
 
-/// The checks of a multi-rank GPU solve (GPU count, NCCL), then the refusal: the
-/// distributed device operator (device halos) is not written yet.
-fn refuse_on_gpu(grid: ProcessGrid) -> Result<(), SolveError> {
-    let gpus = qdsl_runtime::backend::gpu_count().map_err(SolveError::Backend)?;
-    check_gpu_count(grid, gpus)?;
-    NcclLibrary::get().map_err(|e| SolveError::Grid(format!("--grid {grid} on GPUs: {e}")))?;
-    Err(SolveError::Grid(format!(
-        "--grid {grid}: the distributed GPU operator (device halos) is not implemented yet; \
-         run the decomposed solve on the CPU with --backend cpu"
-    )))
-}
-
 fn distributed(e: DistributedError) -> SolveError {
     SolveError::Grid(e.to_string())
 }
@@ -114,12 +100,12 @@ pub fn solve_on_grid(
     let setup = Setup::new(gauge, config, progress)?;
     let (_, layout) = setup.system.cpu_operator::<f64>();
     let b = even_source(config, layout)?;
-    setup.solve_decomposed(config, *gauge.lattice(), ext, b)
+    setup.solve_on_ranks(backend, config, *gauge.lattice(), ext, b)
 }
 
 /// Each rank's extended lattice, after the checks of a decomposed solve of `config` on
 /// `backend`: the precision (f64 or f32), the grid against the lattice and the action's
-/// halo, and on GPUs the GPU count and NCCL (then the refusal: no device path yet).
+/// halo, and on GPUs the transport's needs ([`check_gpu_grid`]: GPU count and NCCL).
 pub(super) fn check_grid(
     backend: &SolveBackend,
     gauge: &GaugeField<f64>,
@@ -135,12 +121,32 @@ pub(super) fn check_grid(
     }
     let ext = grid_lattice(grid, gauge, config.action)?;
     if let SolveBackend::Cuda(_) = backend {
-        refuse_on_gpu(grid)?;
+        check_gpu_grid(grid, GridTransport::from_env()?)?;
     }
     Ok(ext)
 }
 
 impl Setup {
+    /// The decomposed solve on `backend`: the CPU's threads, or the GPUs
+    /// ([`Self::solve_decomposed_on_gpus`] with the transport of
+    /// [`super::GRID_TRANSPORT_VAR`]).
+    pub(super) fn solve_on_ranks(
+        &self,
+        backend: &SolveBackend,
+        config: &SolveConfig,
+        lattice: Lattice,
+        ext: ExtendedLattice,
+        b: ColourSpinorField<f64>,
+    ) -> Result<SolveReport, SolveError> {
+        match backend {
+            SolveBackend::Cpu => self.solve_decomposed(config, lattice, ext, b),
+            SolveBackend::Cuda(_) => {
+                let transport = GridTransport::from_env()?;
+                self.solve_decomposed_on_gpus(config, lattice, ext, b, transport)
+            }
+        }
+    }
+
     /// Solves M̂ x = b (b on the system's parity, the whole lattice) on the ranks of
     /// `ext` (checked by [`check_grid`]) and reports; the solution is gathered and its
     /// residual recomputed with the single-process f64 operator.
@@ -161,6 +167,26 @@ impl Setup {
             }
             solve_rank(&self.system, config, &b, ext, comm, &opts)
         });
+        let backend = format!(
+            "CPU, {} ranks (grid {grid}, local {}, one thread each)",
+            grid.size(),
+            ext.local()
+        );
+        self.report_decomposed(config, lattice, ext, b, ranks, backend)
+    }
+
+    /// The report of a decomposed solve from every rank's outcome (in rank order): the
+    /// ranks must agree on the iterations; the solution is gathered and its residual
+    /// recomputed with the single-process f64 operator.
+    pub(super) fn report_decomposed(
+        &self,
+        config: &SolveConfig,
+        lattice: Lattice,
+        ext: ExtendedLattice,
+        b: ColourSpinorField<f64>,
+        ranks: Vec<Result<(SolveResult, ColourSpinorField<f64>), SolveError>>,
+        backend: String,
+    ) -> Result<SolveReport, SolveError> {
         let mut results = Vec::with_capacity(ranks.len());
         let mut parts = Vec::with_capacity(ranks.len());
         for outcome in ranks {
@@ -186,11 +212,7 @@ impl Setup {
             action: config.action,
             parameters: describe(config.action, &self.parameters, self.u0, config.boundary),
             lattice,
-            backend: format!(
-                "CPU, {} ranks (grid {grid}, local {}, one thread each)",
-                grid.size(),
-                ext.local()
-            ),
+            backend,
             solver: config.solver,
             precision: config.precision,
             tolerance: config.tolerance,

@@ -44,6 +44,7 @@
 //! | [`cuda`] | the GPU solve in every precision |
 //! | [`full`] | [`solve_full_on`]: the full system M ψ = η through the Schur complement |
 //! | [`grid`] | [`solve_on_grid`]: the solve on a lattice decomposed over ranks (`--grid`) |
+//! | [`grid_gpu`] | the decomposed solve on GPUs (NCCL, or every rank on GPU 0) |
 //! | [`source`] | [`FullSource`]: point, wall, Z2, Gaussian or file sources on every site |
 
 mod action;
@@ -56,6 +57,7 @@ mod full;
 #[cfg(test)]
 mod gpu_tests;
 mod grid;
+mod grid_gpu;
 mod source;
 mod sources;
 mod system;
@@ -71,6 +73,7 @@ pub use cpu::solve_host;
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
+pub use grid_gpu::{check_gpu_grid, GridTransport, GRID_TRANSPORT_VAR};
 pub use source::FullSource;
 pub use sources::{solve_sources_on, SourceLine, SourceSet, SourcesReport};
 

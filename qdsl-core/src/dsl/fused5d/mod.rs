@@ -356,6 +356,12 @@ impl Chain {
             kernel: self.name.clone(),
             reason: e.reason,
         })?;
+        if v.variant.region != crate::dsl::variant::Region::Whole {
+            return Err(unsupported(
+                "region",
+                "a fused chain's barriers need every thread of a block: whole parity only".into(),
+            ));
+        }
         if v.ls < 2 {
             return Err(unsupported(
                 "ls",

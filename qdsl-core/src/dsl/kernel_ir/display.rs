@@ -47,7 +47,11 @@ impl Display for KernelIr {
         };
         writeln!(
             f,
-            "prologue: site per thread ({parity}), s5 = {:?}, bounds {:?}{}, acc[{}][3] = 0",
+            "prologue: site per thread ({parity}{}), s5 = {:?}, bounds {:?}{}, acc[{}][3] = 0",
+            match p.region {
+                crate::dsl::variant::Region::Whole => "",
+                crate::dsl::variant::Region::SubBox => ", in the launch's box",
+            },
             p.fifth,
             p.bounds,
             if p.checkerboard_index { ", cb" } else { "" },
@@ -110,6 +114,7 @@ fn library(lib: &DeviceLib) -> String {
         ),
         DeviceLib::Transport => "transport".into(),
         DeviceLib::Clover => "clover".into(),
+        DeviceLib::BoxSite => "box-site".into(),
     }
 }
 

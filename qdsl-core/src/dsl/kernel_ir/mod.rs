@@ -122,6 +122,8 @@ pub enum DeviceLib {
     Transport,
     /// `clover_mul`: v ← A v on a packed clover site.
     Clover,
+    /// `box_site`: the thread → site map of a box ([`crate::lattice::SiteBox`]).
+    BoxSite,
 }
 
 /// `constexpr <ty> <name> = <value>; // <comment>`.
@@ -202,6 +204,9 @@ pub struct Prologue {
     /// Threads past `n_out` return at once; a kernel with barriers must not return
     /// early, so it is launched with whole blocks of sites instead.
     pub bounds: Bounds,
+    /// The sites the threads cover: the whole output parity, or a box of it given at
+    /// launch ([`crate::lattice::SiteBox`]'s thread → site map).
+    pub region: crate::dsl::variant::Region,
 }
 
 /// Where the fifth-dimension index s5 of a 5D field comes from.

@@ -54,6 +54,9 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
     {
         library.push(DeviceLib::Clover);
     }
+    if variant.region == crate::dsl::variant::Region::SubBox {
+        library.push(DeviceLib::BoxSite);
+    }
     let stages = lowered
         .terms
         .iter()
@@ -79,6 +82,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
                 .any(|t| t.term.links.iter().any(|l| l.at == 0)),
             spins: ns,
             bounds: Bounds::Return,
+            region: variant.region,
         },
         stages,
         epilogue: Epilogue {
@@ -252,7 +256,7 @@ fn params(lowered: &Lowered, variant: &Variant, fields: &[KernelField]) -> Vec<P
         .iter()
         .map(|f| (f.name.as_str(), is_out(f)))
         .collect();
-    let rest = crate::dsl::emit::cuda::trailing_params(&names, variant.xpay);
+    let rest = crate::dsl::emit::cuda::trailing_params(&names, variant.xpay, variant.region);
     params.extend(rest.into_iter().map(|(role, decl)| Param { role, decl }));
     params
 }

@@ -37,6 +37,7 @@
 use super::even_odd::{device_spinor, device_variant, DeviceRun, HopKernels};
 use super::*;
 use crate::device::{DeviceField, Gpu};
+use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay};
 use crate::tune::Tuner;
@@ -47,7 +48,7 @@ use qdsl_core::field::{CloverField, SiteSubset, CLOVER_SITE_REALS};
 use qdsl_core::gauge::{invert_clover, invert_twisted_clover, CloverError, TwistedCloverInverse};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_kernels::{CloverApply, TwistedMassTwist, WilsonHop};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The name the operator's own errors give as the kernel.
 const NAME: &str = "clover operator";
@@ -207,9 +208,23 @@ pub struct DeviceCloverBlocks {
     twisted: Option<Mutex<[DeviceField; 2]>>,
     /// Right-hand sides: the fields hold this many slices (1: 4D fields).
     sources: usize,
+    /// On a decomposed lattice: the halo exchange and sub-box launches of each hop.
+    distribution: Option<Arc<DeviceHopDistribution>>,
 }
 
 impl DeviceCloverBlocks {
+    /// The blocks of one rank of a decomposed lattice (built on its extended lattice
+    /// with a [`qdsl_core::dsl::variant::Region::SubBox`] base variant, the clover term
+    /// of the halo sites a unit matrix): every hop exchanges its input's halos and
+    /// launches its sub-box kernels through `distribution`; the site-local blocks run on
+    /// every extended site (zero on the halo sites of the vectors).
+    pub fn with_distribution(self, distribution: Arc<DeviceHopDistribution>) -> Self {
+        Self {
+            distribution: Some(distribution),
+            ..self
+        }
+    }
+
     /// The blocks on `parity` with the uploaded links `gauge`, the full-lattice clover
     /// field `a` (e.g. [`qdsl_core::gauge::clover_field`]) and twist `mu` (0 for plain
     /// clover); `formats` gives the spinor and gauge storage, the compression and the
@@ -253,6 +268,7 @@ impl DeviceCloverBlocks {
                 None
             },
             sources: 1,
+            distribution: None,
         })
     }
 
@@ -355,16 +371,25 @@ impl EvenOddBlocks for DeviceCloverBlocks {
         dagger: bool,
         xpay: Option<Xpay<'_, DeviceField>>,
     ) -> Result<(), OperatorError> {
-        self.hops.hop(
-            cx,
-            &self.lattice,
-            (&[&self.gauge], &[]),
-            r,
-            out,
-            psi,
-            dagger,
-            xpay,
-        )
+        let links: (&[&DeviceField], &[f64]) = (&[&self.gauge], &[]);
+        match &self.distribution {
+            None => self
+                .hops
+                .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
+            Some(d) => d.apply(cx, r, psi, |b, psi| {
+                self.hops.hop(
+                    cx,
+                    &self.lattice,
+                    links,
+                    r,
+                    out,
+                    psi,
+                    dagger,
+                    xpay,
+                    Some(*b),
+                )
+            }),
+        }
     }
 
     fn diagonal(&self) -> Diagonal {
@@ -474,6 +499,13 @@ impl Schur<DeviceCloverBlocks> {
     pub fn with_sources(self, gpu: &Gpu, n: usize) -> Result<Self, OperatorError> {
         let (blocks, form) = self.into_parts();
         Ok(Schur::with_form(blocks.with_sources(gpu, n)?, form))
+    }
+
+    /// The same operator on one rank of a decomposed lattice
+    /// ([`DeviceCloverBlocks::with_distribution`]).
+    pub fn with_distribution(self, distribution: Arc<DeviceHopDistribution>) -> Self {
+        let (blocks, form) = self.into_parts();
+        Schur::with_form(blocks.with_distribution(distribution), form)
     }
 
     /// M̂ of [`DeviceCloverBlocks::new`].

@@ -6,6 +6,7 @@
 
 use crate::device::gpu::Build;
 use crate::device::{DeviceError, DeviceField, DeviceLayout, Gpu};
+use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::cpu::HopAdjoint;
 use crate::operator::even_odd::{
     BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, SchurForm, Xpay,
@@ -13,7 +14,7 @@ use crate::operator::even_odd::{
 use crate::tune::Tuner;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
 use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
-use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_core::lattice::{Lattice, Parity, SiteBox};
 use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
 use std::collections::HashMap;
 use std::fmt;
@@ -201,7 +202,9 @@ impl HopKernels {
     }
 
     /// out_r = K ψ (or a·x + b·K ψ) with the extra inputs `links` after ψ, the global
-    /// scales of globally scaled links in `link_scales` (empty for the others).
+    /// scales of globally scaled links in `link_scales` (empty for the others), over the
+    /// sites of `site_box` only for a [`qdsl_core::dsl::variant::Region::SubBox`] base
+    /// variant (a distributed operator's launches).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn hop(
         &self,
@@ -213,6 +216,7 @@ impl HopKernels {
         psi: &DeviceField,
         dagger: bool,
         xpay: Option<Xpay<'_, DeviceField>>,
+        site_box: Option<SiteBox>,
     ) -> Result<(), OperatorError> {
         let kernel = self.get(cx.gpu, r, dagger, xpay.is_some())?;
         let mut inputs: Vec<&DeviceField> = vec![psi];
@@ -222,14 +226,13 @@ impl HopKernels {
             x: x.x,
             b: x.b,
         });
-        kernel.run(
-            cx.gpu,
-            cx.tuner,
-            lattice,
-            StencilArgs::new(out, &inputs)
-                .xpay(xpay.as_ref())
-                .link_scales(link_scales),
-        )
+        let mut args = StencilArgs::new(out, &inputs)
+            .xpay(xpay.as_ref())
+            .link_scales(link_scales);
+        if let Some(b) = site_box {
+            args = args.site_box(b);
+        }
+        kernel.run(cx.gpu, cx.tuner, lattice, args)
     }
 }
 
@@ -251,6 +254,9 @@ pub struct DeviceHopBlocks {
     reals: usize,
     /// Right-hand sides: the fields hold this many slices (1: 4D fields).
     sources: usize,
+    /// On a decomposed lattice: the halo exchange and the sub-box launches of each hop
+    /// (the lattice is then the rank's extended lattice).
+    distribution: Option<Arc<DeviceHopDistribution>>,
 }
 
 impl DeviceHopBlocks {
@@ -280,6 +286,7 @@ impl DeviceHopBlocks {
             spinor: formats.spinor,
             reals,
             sources: 1,
+            distribution: None,
         })
     }
 
@@ -290,6 +297,17 @@ impl DeviceHopBlocks {
     pub fn with_sources(self, n: usize) -> Self {
         Self {
             sources: n.max(1),
+            ..self
+        }
+    }
+
+    /// The blocks of one rank of a decomposed lattice: every hop exchanges its input's
+    /// halos and launches its sub-box kernels through `distribution` (the blocks must
+    /// have been built on the rank's extended lattice with a
+    /// [`qdsl_core::dsl::variant::Region::SubBox`] base variant).
+    pub fn with_distribution(self, distribution: Arc<DeviceHopDistribution>) -> Self {
+        Self {
+            distribution: Some(distribution),
             ..self
         }
     }
@@ -340,16 +358,25 @@ impl EvenOddBlocks for DeviceHopBlocks {
         xpay: Option<Xpay<'_, DeviceField>>,
     ) -> Result<(), OperatorError> {
         let links: Vec<&DeviceField> = self.links.iter().collect();
-        self.kernels.hop(
-            cx,
-            &self.lattice,
-            (&links, &self.link_scales),
-            r,
-            out,
-            psi,
-            dagger,
-            xpay,
-        )
+        let links = (links.as_slice(), self.link_scales.as_slice());
+        match &self.distribution {
+            None => self
+                .kernels
+                .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
+            Some(d) => d.apply(cx, r, psi, |b, psi| {
+                self.kernels.hop(
+                    cx,
+                    &self.lattice,
+                    links,
+                    r,
+                    out,
+                    psi,
+                    dagger,
+                    xpay,
+                    Some(*b),
+                )
+            }),
+        }
     }
 
     fn diagonal(&self) -> Diagonal {
@@ -407,6 +434,13 @@ impl Schur<DeviceHopBlocks> {
         Schur::with_form(blocks.with_sources(n), form)
     }
 
+    /// The same operator on one rank of a decomposed lattice
+    /// ([`DeviceHopBlocks::with_distribution`]).
+    pub fn with_distribution(self, distribution: Arc<DeviceHopDistribution>) -> Self {
+        let (blocks, form) = self.into_parts();
+        Schur::with_form(blocks.with_distribution(distribution), form)
+    }
+
     /// Wilson M̂ = 1 − κ² H_pq H_qp (see [`crate::operator::EvenOddWilson`]) on `parity`
     /// with the uploaded links `gauge`; `formats` gives the storage formats, the
     /// compression and the time boundary (its sites, dagger and xpay are set per hop).
@@ -461,6 +495,7 @@ impl Schur<DeviceHopBlocks> {
             gauge: formats.gauge,
             link_scale: formats.link_scale,
             slices: formats.slices,
+            region: formats.region,
             ..Variant::default()
         };
         let (d, adjoint) = (2.0 * mass, HopAdjoint::AntiHermitian);

@@ -32,12 +32,12 @@ use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::fused5d::{frame_ir, Chain, Fused5d, FusedVariant, SPiece};
 use qdsl_core::dsl::ir::Role;
 use qdsl_core::dsl::long_links::is_long;
-use qdsl_core::dsl::variant::{LongRecon, Slices, StorageFormat};
+use qdsl_core::dsl::variant::{LongRecon, Region, Slices, StorageFormat};
 use qdsl_core::dsl::{
     CompiledKernel, Elem, Geometry, Ir, KernelInfo, KernelInterface, KernelParam, ParamDecl,
     ParamKind, Stencil, Variant,
 };
-use qdsl_core::lattice::Lattice;
+use qdsl_core::lattice::{Lattice, SiteBox};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -102,6 +102,9 @@ pub struct StencilArgs<'a> {
     /// A `fused5d!` kernel's s-operator matrices, each piece's 4 Ls² reals in the
     /// compute type ([`qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals`]).
     pub matrices: &'a [(SPiece, &'a dyn ReadBuffer)],
+    /// The box of output sites of a [`Region::SubBox`] variant (the interior or an
+    /// exterior slab of a distributed operator); `None` for [`Region::Whole`].
+    pub site_box: Option<SiteBox>,
 }
 
 impl<'a> StencilArgs<'a> {
@@ -114,6 +117,7 @@ impl<'a> StencilArgs<'a> {
             xpay: None,
             link_scales: &[],
             matrices: &[],
+            site_box: None,
         }
     }
 
@@ -141,6 +145,12 @@ impl<'a> StencilArgs<'a> {
         self
     }
 
+    /// Over the sites of `site_box` only (a [`Region::SubBox`] variant).
+    pub fn site_box(mut self, site_box: SiteBox) -> Self {
+        self.site_box = Some(site_box);
+        self
+    }
+
     /// The same arguments, borrowed again (to launch several times).
     pub fn reborrow(&mut self) -> StencilArgs<'_> {
         StencilArgs {
@@ -150,6 +160,7 @@ impl<'a> StencilArgs<'a> {
             xpay: self.xpay,
             link_scales: self.link_scales,
             matrices: self.matrices,
+            site_box: self.site_box,
         }
     }
 }
@@ -173,7 +184,11 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
         KernelParam::LongScale { .. } | KernelParam::XpayA | KernelParam::XpayB => {
             ParamKind::real(compute)
         }
+        KernelParam::FaceSign => ParamKind::real(compute),
         KernelParam::Extent(_)
+        | KernelParam::BoxLo(_)
+        | KernelParam::BoxExtent(_)
+        | KernelParam::Parity
         | KernelParam::NOut
         | KernelParam::OutputStride(_)
         | KernelParam::InputStride { .. }
@@ -492,6 +507,7 @@ impl DeviceStencil {
             xpay,
             link_scales,
             matrices,
+            site_box,
         } = args;
         let mut next_scale = link_scales.iter();
         let cfg = choice.launch;
@@ -546,7 +562,26 @@ impl DeviceStencil {
                 ("per-site norms (fixed point)".into(), "none".into()),
             )
         };
-        let n_out = output_sites(&self.variant, lattice);
+        let n_out = match (self.variant.region, site_box) {
+            (Region::Whole, None) => output_sites(&self.variant, lattice),
+            (Region::SubBox, Some(b)) => b.threads(),
+            (region, b) => {
+                return Err(self.field_error(
+                    "site box",
+                    (
+                        format!("a box exactly when the region is a box ({region:?})"),
+                        format!("{b:?}"),
+                    ),
+                ))
+            }
+        };
+        if n_out == 0 {
+            return Ok(()); // an empty box: nothing to compute
+        }
+        let site_box = site_box.unwrap_or(SiteBox {
+            lo: [0; 4],
+            n: lattice.dims(),
+        });
         let dims = lattice.dims();
         let out_stride = out.layout().stride;
         let mut a = Args::new();
@@ -619,6 +654,18 @@ impl DeviceStencil {
                 }
                 KernelParam::NOut => {
                     a.count(&name, n_out);
+                }
+                KernelParam::BoxLo(mu) => {
+                    a.count(&name, site_box.lo[*mu]);
+                }
+                KernelParam::BoxExtent(mu) => {
+                    a.count(&name, site_box.n[*mu]);
+                }
+                KernelParam::FaceSign | KernelParam::Parity => {
+                    return Err(self.field_error(
+                        &name,
+                        ("a stencil parameter".into(), "a face kernel's".into()),
+                    ))
                 }
                 KernelParam::OutputStride(_) => {
                     a.count(&name, out_stride);

@@ -53,7 +53,7 @@ pub use schur::{Schur, SchurError, SchurForm};
 use qdsl_core::lattice::Parity;
 
 /// The xpay operands of a hop: out = a·x + b·K ψ.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub struct Xpay<'a, F> {
     /// The factor of x.
     pub a: f64,
@@ -62,6 +62,16 @@ pub struct Xpay<'a, F> {
     /// The factor of K ψ.
     pub b: f64,
 }
+
+// Copy for every field type (the derive would ask F: Copy; only a reference is held),
+// so that a distributed hop can pass the operands to each of its launches.
+impl<F> Clone for Xpay<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F> Copy for Xpay<'_, F> {}
 
 /// How a diagonal block D_rr acts.
 #[derive(Clone, Copy, Debug, PartialEq)]

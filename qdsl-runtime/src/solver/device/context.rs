@@ -36,7 +36,14 @@ pub struct DeviceContext {
     tuner: Tuner,
     status: Mutex<CudaSlice<i32>>,
     error: Mutex<Option<String>>,
+    /// One rank of a decomposed lattice: how this rank's partial sums become global.
+    global_sum: Option<GlobalSum>,
 }
+
+/// The global sum of one rank's partial sums in a distributed solve: `(operation,
+/// partials)` → the element-wise sum over ranks, added in rank order on every rank
+/// (the same bits everywhere, every run); an error names the failed collective.
+pub type GlobalSum = Box<dyn Fn(&str, &[f64]) -> Result<Vec<f64>, String> + Send + Sync>;
 
 impl fmt::Debug for DeviceContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -61,7 +68,37 @@ impl DeviceContext {
             tuner,
             status: Mutex::new(status),
             error: Mutex::new(None),
+            global_sum: None,
         }))
+    }
+
+    /// The context of one rank of a decomposed lattice: the vectors' norms and dot
+    /// products (their halo sites zero, so the local sums are the interior's) are made
+    /// global through `global_sum` (e.g. [`crate::distributed::device::global_sum`]).
+    pub fn distributed(
+        gpu: Gpu,
+        tuner: Tuner,
+        global_sum: GlobalSum,
+    ) -> Result<Arc<Self>, DeviceError> {
+        let status = gpu.alloc::<i32>("the BLAS status word", 1)?;
+        Ok(Arc::new(Self {
+            gpu,
+            tuner,
+            status: Mutex::new(status),
+            error: Mutex::new(None),
+            global_sum: Some(global_sum),
+        }))
+    }
+
+    /// The global sums of this rank's `partials` (the partials themselves on one GPU).
+    pub fn global(&self, operation: &str, partials: Vec<f64>) -> Result<Vec<f64>, DeviceError> {
+        match &self.global_sum {
+            None => Ok(partials),
+            Some(sum) => sum(operation, &partials).map_err(|message| DeviceError::Driver {
+                what: format!("global sum ({operation})"),
+                message,
+            }),
+        }
     }
 
     /// The GPU.

@@ -25,7 +25,7 @@ pub mod operator;
 pub mod precision;
 pub mod vector;
 
-pub use context::DeviceContext;
+pub use context::{DeviceContext, GlobalSum};
 pub use converting::ConvertingOperator;
 pub use operator::DeviceOperator;
 pub use precision::{DevicePrecision, Double, Single};

@@ -28,6 +28,7 @@ use super::context::DeviceContext;
 use super::precision::DevicePrecision;
 use super::vector::DeviceVector;
 use crate::device::{DeviceError, DeviceField};
+use crate::distributed::device::RankDistribution;
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
 use crate::operator::even_odd::Xpay;
@@ -350,6 +351,98 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         }
         let k =
             Schur::staggered_scaled(ctx.gpu(), (device, scales), lattice, mass, parity, formats)?;
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
+    }
+
+    /// Wilson M̂ (as [`Self::wilson`]) on one rank of a decomposed lattice: `gauge` is
+    /// the rank's part of the links on its extended lattice, halos filled
+    /// ([`crate::distributed::fill_link_halos`]); every hop exchanges its input's faces
+    /// through `rank`'s transport and launches the sub-box kernels. The vectors live on
+    /// the extended lattice with zero halo sites; the context's global sum
+    /// ([`DeviceContext::distributed`]) makes their reductions global.
+    pub fn wilson_distributed(
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+        gauge: &GaugeField<f64>,
+        kappa: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        rank.expect_extended("links", gauge.lattice())?;
+        let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
+        let lattice = *rank.ext.extended();
+        let links = upload_links(ctx, gauge, variant.gauge)?;
+        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let k =
+            Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?.with_distribution(d);
+        Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
+    }
+
+    /// Wilson-clover M̂ (as [`Self::clover`]) on one rank of a decomposed lattice (see
+    /// [`Self::wilson_distributed`]); `clover` is the rank's part of A on its extended
+    /// lattice, a unit matrix on the halo sites (no interior site reads them; it keeps
+    /// D_qq invertible there).
+    pub fn clover_distributed(
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+        (gauge, clover): (&GaugeField<f64>, &CloverField<f64>),
+        mu: f64,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        rank.expect_extended("links", gauge.lattice())?;
+        rank.expect_extended("clover field", clover.lattice())?;
+        let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
+        let links = upload_links(ctx, gauge, variant.gauge)?;
+        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?.with_distribution(d);
+        Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
+    }
+
+    /// Staggered A (as [`Self::staggered`]) on one rank of a decomposed lattice (see
+    /// [`Self::wilson_distributed`]); `links` are the rank's parts on its extended
+    /// lattice (of halo depth 3 for improved links: the Naik term), halos filled, phases
+    /// and boundary folded in (the faces are periodic).
+    pub fn staggered_distributed(
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+        links: &StaggeredLinks<f64>,
+        mass: f64,
+        parity: Parity,
+    ) -> Result<Self, OperatorError> {
+        let (host, needed): (Vec<&GaugeField<f64>>, usize) = match links {
+            StaggeredLinks::Naive(u) => (vec![u], 1),
+            StaggeredLinks::Improved { fat, long } => (vec![fat, long], 3),
+        };
+        if rank.ext.depth() < needed {
+            return Err(OperatorError::Field {
+                kernel: "distributed staggered operator".into(),
+                field: "halo depth".into(),
+                expected: format!("at least {needed} (the longest hop)"),
+                found: rank.ext.depth().to_string(),
+            });
+        }
+        for l in &host {
+            rank.expect_extended("links", l.lattice())?;
+        }
+        let spinor = kernel_format::<P>()?;
+        let periodic = TimeBoundary::Periodic;
+        let formats = rank.variant(
+            Variant {
+                spinor,
+                gauge: link_format(spinor, false),
+                ..Variant::default()
+            },
+            periodic,
+        );
+        let device = host
+            .into_iter()
+            .map(|l| upload_links(ctx, l, formats.gauge))
+            .collect::<Result<Vec<_>, _>>()?;
+        let lattice = *rank.ext.extended();
+        let d = rank.hop_distribution(ctx.gpu(), 6, spinor, periodic)?;
+        let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?
+            .with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
     }
 

@@ -196,14 +196,29 @@ impl<P: DevicePrecision> DeviceVector<P> {
         }
     }
 
-    /// A reduction, NaN while the context holds an error.
+    /// A reduction (global over the ranks of a distributed context: every rank calls
+    /// it together, even with an error recorded), NaN while the context holds an error.
     fn reduce(
         &self,
         f: impl FnOnce(&DeviceField) -> Result<Complex<f64>, DeviceError>,
     ) -> Result<Complex<f64>, DeviceError> {
         let nan = Complex::new(f64::NAN, f64::NAN);
-        let value = f(self.field()?)?;
+        let local = f(self.field()?)?;
+        let global = self
+            .ctx
+            .global("device reduction", vec![local.re, local.im])?;
+        let value = Complex::new(global[0], global[1]);
         Ok(if self.ctx.check() { value } else { nan })
+    }
+
+    /// Per-source sums made global (see [`Self::reduce`]).
+    fn global_each(&self, local: Vec<Complex<f64>>) -> Result<Vec<Complex<f64>>, DeviceError> {
+        let flat: Vec<f64> = local.iter().flat_map(|z| [z.re, z.im]).collect();
+        let global = self.ctx.global("device reductions per source", flat)?;
+        Ok(global
+            .chunks_exact(2)
+            .map(|z| Complex::new(z[0], z[1]))
+            .collect())
     }
 }
 
@@ -284,7 +299,8 @@ impl<P: DevicePrecision> SourceBatch for DeviceVector<P> {
         let nan = vec![f64::NAN; self.sources];
         let sums = self
             .field()
-            .and_then(|f| f.reduce_slices(self.ctx.gpu(), None, self.sources));
+            .and_then(|f| f.reduce_slices(self.ctx.gpu(), None, self.sources))
+            .and_then(|v| self.global_each(v));
         match sums {
             Ok(v) if self.ctx.check() => v.into_iter().map(|c| c.re).collect(),
             Ok(_) => nan,
@@ -300,6 +316,7 @@ impl<P: DevicePrecision> SourceBatch for DeviceVector<P> {
         let v = self
             .field()
             .and_then(|f| f.reduce_slices(self.ctx.gpu(), Some(xf), self.sources))
+            .and_then(|v| self.global_each(v))
             .map_err(SolverError::field)?;
         Ok(if self.ctx.check() {
             v

@@ -200,7 +200,7 @@ fn signature(s: &mut Src, lowered: &Lowered, variant: &Variant, name: &str) -> V
         .iter()
         .map(|f| (f.name.as_str(), f.role == Role::Out))
         .collect();
-    super::kernel_signature(s, name, params, &names, variant.xpay)
+    super::kernel_signature(s, name, params, &names, variant.xpay, variant.region)
 }
 
 /// The thread's output index and coordinates, as in the 3-colour kernels.

@@ -26,6 +26,29 @@ __device__ __forceinline__ cplx c_conj_fma(cplx acc, cplx a, cplx b) { return {a
 
 "#;
 
+/// `box_site(thread, parity, lo, n, x)`: the site x of the box `[lo, lo + n)` that
+/// `thread` covers for parity `parity`, paired along x (n₀ even), else along y (n₁ even),
+/// else one thread per site; false for an idle thread (wrong parity, no pairing). The map
+/// of [`crate::lattice::SiteBox`] (its docs give the equations): the sub-box stencils and
+/// the face kernels.
+pub const BOX_SITE: &str = r#"// The site of box [lo, lo + n) that thread covers for parity p (qdsl_core::lattice::SiteBox).
+__device__ __forceinline__ bool box_site(int thread, int p, const int (&lo)[4], const int (&n)[4], int (&x)[4]) {
+    const int pair = (n[0] & 1) == 0 ? 0 : (n[1] & 1) == 0 ? 1 : -1;
+    int r;
+    if (pair == 0) { r = 2 * thread; x[0] = r % n[0]; r /= n[0]; x[1] = r % n[1]; r /= n[1]; }
+    else if (pair == 1) { x[0] = thread % n[0]; r = thread / n[0]; x[1] = 2 * (r % (n[1] >> 1)); r /= n[1] >> 1; }
+    else { r = thread; x[0] = r % n[0]; r /= n[0]; x[1] = r % n[1]; r /= n[1]; }
+    x[2] = r % n[2]; x[3] = r / n[2];
+#pragma unroll
+    for (int mu = 0; mu < 4; mu++) { x[mu] += lo[mu]; }
+    const int wrong = (x[0] + x[1] + x[2] + x[3] + p) & 1;
+    if (pair < 0) { return wrong == 0; }
+    x[pair] += wrong;
+    return true;
+}
+
+"#;
+
 /// `qdsl_grid_dependency_wait()`: `griddepcontrol.wait` on sm_90 and later. A kernel
 /// launched as a programmatic dependent (the runtime does so for stencils) may start
 /// while the kernel before it is still running; the wait returns once that kernel has

@@ -38,8 +38,10 @@
 //! | `long_link` | compressed long links (recon 13, 12 + sign, 9 of L = c·W): parameters, phase load or sign, decode |
 //! | `term` | text pieces of terms: neighbour wraps, site indices, phase arithmetic, comments |
 //! | `dense` | dense-link (multigrid coarse) stencils, printed directly |
+//! | [`face`] | the face pack/unpack kernels of distributed fields, from their codecs |
 
 mod dense;
+pub mod face;
 pub mod library;
 mod long_link;
 mod stmt;
@@ -54,7 +56,7 @@ use crate::dsl::kernel_ir::{
 use crate::dsl::knob_space::LaunchSpace;
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::lower::Lowered;
-use crate::dsl::variant::{DirichletBlocks, Variant};
+use crate::dsl::variant::{DirichletBlocks, Region, Variant};
 use crate::dsl::DslError;
 pub(crate) use term::{describe_link, describe_term};
 
@@ -139,6 +141,22 @@ pub(crate) fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), 
                     .into(),
         });
     }
+    if variant.region == Region::SubBox {
+        let reason = if lowered.dense.is_some() {
+            Some("dense-link stencils cover the whole parity".to_string())
+        } else if variant.sites == crate::dsl::variant::OutputSites::Full {
+            Some("a box of sites needs a one-parity output".to_string())
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(DslError::UnsupportedVariant {
+                kernel: ir.name.clone(),
+                knob: "region",
+                reason,
+            });
+        }
+    }
     if let Some(DirichletBlocks { block }) = variant.dirichlet {
         if block.contains(&0) {
             return Err(DslError::UnsupportedVariant {
@@ -203,7 +221,7 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
             &format!("constexpr {} {} = {};{comment}", c.ty, c.name, c.value),
         );
     }
-    if k.prologue.out_parity >= 0 && k.prologue.fifth != FifthIndex::GridY {
+    if banded(&k.prologue) {
         let record = k
             .field(&k.epilogue.out)
             .map_or(BAND_RECORD_BYTES, |f| f.layout.record_bytes().max(1));
@@ -275,6 +293,7 @@ fn library(s: &mut Src, lib: DeviceLib) {
         } => storage::narrow_helpers(s, spinor, gauge, recon, long_recon),
         DeviceLib::Transport => transport_helper(s),
         DeviceLib::Clover => clover_helper(s),
+        DeviceLib::BoxSite => s.0.push_str(library::BOX_SITE),
     }
 }
 
@@ -308,7 +327,10 @@ fn shared_buffers(s: &mut Src, k: &KernelIr) {
 /// The index prologue: this thread's output site i, its slice s5 and index io, the
 /// lattice, parity and coordinates, cb, the grid-dependency wait and the accumulator.
 fn prologue(s: &mut Src, p: &Prologue) {
-    let banded = p.out_parity >= 0 && p.fifth != FifthIndex::GridY;
+    if p.region == Region::SubBox {
+        return box_prologue(s, p);
+    }
+    let banded = banded(p);
     let sweep = if banded { "i_sweep" } else { "i" };
     s.line(
         1,
@@ -346,10 +368,62 @@ fn prologue(s: &mut Src, p: &Prologue) {
         );
     }
     dependency_wait(s);
-    let ns = p.spins;
+    zero_accumulator(s, p.spins);
+}
+
+/// The index prologue of a [`Region::SubBox`] kernel (one output parity): thread → site
+/// of the box `[box_lo, box_lo + box_n)` by [`crate::lattice::SiteBox`]'s map (threads
+/// without a site of the output parity return), then `i` = the site's index within
+/// its parity and `io` = s5 · half + i, so that the terms and the epilogue read as in
+/// the whole-parity kernel.
+fn box_prologue(s: &mut Src, p: &Prologue) {
+    s.line(
+        1,
+        "const int thread = blockIdx.x * blockDim.x + threadIdx.x;",
+    );
+    s.line(1, "if (thread >= n_out) return;");
+    fifth_index(s, p.fifth);
+    s.line(1, "const int L[4] = {L0, L1, L2, L3};");
+    s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");
+    s.line(1, "const int parity = OUT_PARITY;");
+    s.line(1, "int x[4];");
+    s.line(1, "{");
+    s.line(2, "const int lo[4] = {box_lo0, box_lo1, box_lo2, box_lo3};");
+    s.line(2, "const int n[4] = {box_n0, box_n1, box_n2, box_n3};");
+    s.line(
+        2,
+        "if (!box_site(thread, parity, lo, n, x)) return; // idle: no site of this parity",
+    );
+    s.line(1, "}");
+    s.line(
+        1,
+        "const int i = (x[0] + L0 * (x[1] + L1 * (x[2] + L2 * x[3]))) >> 1; // the site's index in its parity",
+    );
+    s.line(
+        1,
+        "const int io = s5 * half + i; // the output's index: slice s5 of half sites",
+    );
+    if p.checkerboard_index {
+        s.line(
+            1,
+            "const int cb = parity * half + i; // this site's checkerboard index",
+        );
+    }
+    dependency_wait(s);
+    zero_accumulator(s, p.spins);
+}
+
+/// `cplx acc[spins][3]`, zeroed.
+fn zero_accumulator(s: &mut Src, ns: usize) {
     s.line(1, &format!("cplx acc[{ns}][3];"));
     s.line(1, "#pragma unroll");
     s.line(1, &format!("for (int s = 0; s < {ns}; s++) {{ acc[s][0] = acc[s][1] = acc[s][2] = cplx{{0, 0}}; }}"));
+}
+
+/// Whether the kernel sweeps its sites in z-bands ([`band_order`]): one output parity
+/// of the whole lattice, the slices of a site in the block.
+fn banded(p: &Prologue) -> bool {
+    p.out_parity >= 0 && p.fifth != FifthIndex::GridY && p.region != Region::SubBox
 }
 
 /// The sites in z-bands: thread `i_sweep` → output site `i` (one parity), sweeping
@@ -491,7 +565,11 @@ fn site_coordinates(s: &mut Src) {
 /// number of output sites, and the chunk stride of each field in `fields` (name, whether
 /// it is the output; and of the xpay operand). Shared by the 3-colour and the dense
 /// emitters.
-pub(crate) fn trailing_params(fields: &[(&str, bool)], xpay: bool) -> Vec<(KernelParam, String)> {
+pub(crate) fn trailing_params(
+    fields: &[(&str, bool)],
+    xpay: bool,
+    region: Region,
+) -> Vec<(KernelParam, String)> {
     let mut params = Vec::new();
     if xpay {
         params.push((KernelParam::XpayA, "const real xpay_a".into()));
@@ -500,6 +578,12 @@ pub(crate) fn trailing_params(fields: &[(&str, bool)], xpay: bool) -> Vec<(Kerne
     let extents = "const int L0, const int L1, const int L2, const int L3";
     params.push((KernelParam::Extent(0), extents.into()));
     params.push((KernelParam::NOut, "const int n_out".into()));
+    if region == Region::SubBox {
+        let corner = "const int box_lo0, const int box_lo1, const int box_lo2, const int box_lo3";
+        params.push((KernelParam::BoxLo(0), corner.into()));
+        let extents = "const int box_n0, const int box_n1, const int box_n2, const int box_n3";
+        params.push((KernelParam::BoxExtent(0), extents.into()));
+    }
     let mut index = 0;
     for &(f, output) in fields {
         let role = match output {
@@ -537,6 +621,8 @@ fn print_signature(
         .into_iter()
         .flat_map(|(p, _)| match p {
             KernelParam::Extent(_) => (0..4).map(KernelParam::Extent).collect(),
+            KernelParam::BoxLo(_) => (0..4).map(KernelParam::BoxLo).collect(),
+            KernelParam::BoxExtent(_) => (0..4).map(KernelParam::BoxExtent).collect(),
             p => vec![p],
         })
         .collect()
@@ -549,7 +635,8 @@ fn kernel_signature(
     mut params: Vec<(KernelParam, String)>,
     fields: &[(&str, bool)],
     xpay: bool,
+    region: Region,
 ) -> Vec<KernelParam> {
-    params.extend(trailing_params(fields, xpay));
+    params.extend(trailing_params(fields, xpay, region));
     print_signature(s, name, params)
 }

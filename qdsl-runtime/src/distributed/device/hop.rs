@@ -1,0 +1,268 @@
+//! [`DeviceDistributedHop`]: one rank's part of a hop on the GPU — faces packed by the
+//! generated face kernels, exchanged through a [`DeviceTransport`], the interior box
+//! launched while the faces travel (overlap on) or after (off), then the exterior slabs
+//! direction by direction.
+
+use super::faces::DeviceFaces;
+use super::transport::{DeviceTransport, FaceRecv, FaceSend};
+use crate::device::{DeviceField, Gpu};
+use crate::distributed::{face_tag, DistributedError};
+use crate::operator::device::OperatorError;
+use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::field::distributed::face_negated;
+use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, LaunchBoxes, Parity, Side, SiteBox};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One face of this rank: where it is packed from and unpacked to, and its buffers.
+#[derive(Debug)]
+struct Face {
+    mu: usize,
+    side: Side,
+    /// The boundary layers sent to the neighbour on `side`.
+    boundary: SiteBox,
+    /// The halo layers filled from that neighbour.
+    halo: SiteBox,
+    send: DeviceField,
+    recv: DeviceField,
+}
+
+/// Where the time of one application went (host clocks around synchronised phases:
+/// only measured when [`DeviceDistributedHop::set_timing`] is on, which serialises the
+/// phases and so turns the overlap off).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimes {
+    /// Packing every face.
+    pub pack: Duration,
+    /// The exchange (post and complete) and the unpacks.
+    pub exchange: Duration,
+    /// The interior box.
+    pub interior: Duration,
+    /// The exterior slabs.
+    pub exterior: Duration,
+}
+
+/// One rank's part of a hop K on the GPU, for a field of `ls` slices of one parity on
+/// the rank's extended lattice:
+///
+/// (K ψ)(x) = the single-GPU K ψ at every interior site x of this rank,
+///
+/// computed by a [`Region::SubBox`](qdsl_core::dsl::variant::Region::SubBox) variant of
+/// the hop kernel over the [`LaunchBoxes`] (interior, then the exterior slabs of each
+/// cut direction in order), after ψ's halos were filled: the faces packed (negated where
+/// they cross an antiperiodic global boundary: the kernel then runs with a periodic time
+/// boundary when t is cut), exchanged and unpacked. The halo sites of the output are not
+/// written. Every rank calls [`Self::apply`] together.
+#[derive(Debug)]
+pub struct DeviceDistributedHop {
+    ext: ExtendedLattice,
+    boxes: LaunchBoxes,
+    kernels: DeviceFaces,
+    faces: Mutex<Vec<Face>>,
+    ls: usize,
+    overlap: bool,
+    timing: Option<Mutex<PhaseTimes>>,
+}
+
+impl DeviceDistributedHop {
+    /// The hop's faces on `ext` for fields of `reals` reals per site in `field` format
+    /// with `ls` slices, sent in `wire` format (the field's, or fixed16 for f32 fields:
+    /// half the bytes, within fixed16's bound); overlap on.
+    pub fn new(
+        gpu: &Gpu,
+        ext: ExtendedLattice,
+        reals: usize,
+        field: StorageFormat,
+        wire: StorageFormat,
+        ls: usize,
+    ) -> Result<Self, OperatorError> {
+        let kernels = DeviceFaces::new(gpu, reals, field, wire)?;
+        let mut faces = Vec::new();
+        for mu in 0..4 {
+            for side in Side::BOTH {
+                if let Some([boundary, halo]) = ext.face_boxes(mu, side) {
+                    faces.push(Face {
+                        mu,
+                        side,
+                        boundary,
+                        halo,
+                        send: kernels.buffer(gpu, &boundary, ls)?,
+                        recv: kernels.buffer(gpu, &halo, ls)?,
+                    });
+                }
+            }
+        }
+        Ok(Self {
+            boxes: ext.launch_boxes(),
+            ext,
+            kernels,
+            faces: Mutex::new(faces),
+            ls: ls.max(1),
+            overlap: true,
+            timing: None,
+        })
+    }
+
+    /// The same hop with the interior launched after the exchange (`false`) or while
+    /// the faces travel (`true`, the default).
+    pub fn with_overlap(self, overlap: bool) -> Self {
+        Self { overlap, ..self }
+    }
+
+    /// Measures the phases of every application (synchronising after each phase).
+    pub fn set_timing(&mut self, on: bool) {
+        self.timing = on.then(|| Mutex::new(PhaseTimes::default()));
+    }
+
+    /// The phase times accumulated since timing was switched on.
+    pub fn phase_times(&self) -> Option<PhaseTimes> {
+        self.timing
+            .as_ref()
+            .map(|t| *t.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The extended lattice.
+    pub fn extended(&self) -> &ExtendedLattice {
+        &self.ext
+    }
+
+    /// The launch boxes.
+    pub fn boxes(&self) -> &LaunchBoxes {
+        &self.boxes
+    }
+
+    /// Bytes this rank sends per application.
+    pub fn face_bytes(&self) -> usize {
+        let faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        faces
+            .iter()
+            .map(|f| f.send.values().len() + f.send.norms().map_or(0, |n| 4 * n.len()))
+            .sum()
+    }
+
+    /// Fills the halos of `psi` (this rank's part of a field of parity `source` on the
+    /// extended lattice) and runs `launch` over the interior box and each exterior slab,
+    /// the interior during the exchange when overlap is on. `bc` is the fermions' global
+    /// boundary condition (the faces carry its sign). `launch(box, ψ)` queues the
+    /// sub-box kernel over `box` reading ψ on the GPU's stream.
+    pub fn apply<T: DeviceTransport + ?Sized>(
+        &self,
+        gpu: &Gpu,
+        transport: &mut T,
+        bc: &BoundaryConditions,
+        psi: &mut DeviceField,
+        source: Parity,
+        mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+    ) -> Result<(), DistributedError> {
+        let rank = transport.rank();
+        let dec = self.ext.decomposition();
+        let lattice = *self.ext.extended();
+        let parity = source as usize;
+        let op = |e: OperatorError| DistributedError::Operator(e.to_string());
+        let mut faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        let mut clock = Clock::new(gpu, self.timing.is_some());
+        for f in faces.iter_mut() {
+            let sign = if face_negated(dec, bc, rank, f.mu, f.side) {
+                -1.0
+            } else {
+                1.0
+            };
+            self.kernels
+                .pack(
+                    gpu,
+                    &lattice,
+                    psi,
+                    parity,
+                    &f.boundary,
+                    self.ls,
+                    sign,
+                    &mut f.send,
+                )
+                .map_err(|e| op(e.into()))?;
+        }
+        let pack = clock.lap()?;
+        let (sends, mut recvs): (Vec<FaceSend<'_>>, Vec<FaceRecv<'_>>) = faces
+            .iter_mut()
+            .map(|f| {
+                let peer = dec.neighbour(rank, f.mu, f.side);
+                (
+                    FaceSend {
+                        peer,
+                        tag: face_tag(f.mu, f.side),
+                        buffer: &f.send,
+                    },
+                    FaceRecv {
+                        peer,
+                        tag: face_tag(f.mu, f.side.opposite()),
+                        buffer: &mut f.recv,
+                    },
+                )
+            })
+            .unzip();
+        let operation = "distributed device hop: halo exchange";
+        let overlap = self.overlap && self.timing.is_none();
+        transport.post(gpu, operation, &sends)?;
+        if overlap {
+            launch(&self.boxes.interior, psi).map_err(op)?;
+        }
+        transport.complete(gpu, operation, &sends, &mut recvs)?;
+        drop(sends);
+        drop(recvs);
+        for f in faces.iter() {
+            self.kernels
+                .unpack(gpu, &lattice, &f.recv, parity, &f.halo, self.ls, psi)
+                .map_err(|e| op(e.into()))?;
+        }
+        let exchange = clock.lap()?;
+        if !overlap {
+            launch(&self.boxes.interior, psi).map_err(op)?;
+        }
+        let interior = clock.lap()?;
+        for (_, slabs) in &self.boxes.exterior {
+            for slab in slabs {
+                launch(slab, psi).map_err(op)?;
+            }
+        }
+        let exterior = clock.lap()?;
+        if let Some(t) = &self.timing {
+            let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+            t.pack += pack;
+            t.exchange += exchange;
+            t.interior += interior;
+            t.exterior += exterior;
+        }
+        Ok(())
+    }
+}
+
+/// Lap times of synchronised phases (no synchronisation when off).
+struct Clock<'g> {
+    gpu: &'g Gpu,
+    on: bool,
+    last: Instant,
+}
+
+impl<'g> Clock<'g> {
+    fn new(gpu: &'g Gpu, on: bool) -> Self {
+        Self {
+            gpu,
+            on,
+            last: Instant::now(),
+        }
+    }
+
+    fn lap(&mut self) -> Result<Duration, DistributedError> {
+        if !self.on {
+            return Ok(Duration::ZERO);
+        }
+        self.gpu
+            .backend()
+            .stream()
+            .synchronize()
+            .map_err(|e| DistributedError::Operator(format!("synchronising a phase: {e}")))?;
+        let now = Instant::now();
+        let lap = now - self.last;
+        self.last = now;
+        Ok(lap)
+    }
+}

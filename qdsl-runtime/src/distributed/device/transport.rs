@@ -1,0 +1,344 @@
+//! How face buffers on the GPU travel between ranks ([`DeviceTransport`]):
+//!
+//! | transport | what it is |
+//! |---|---|
+//! | [`HostStaged`] | any [`Communicator`] (threads of one process: several ranks on ONE GPU, or one process driving several GPUs): the buffers are downloaded after the packs, exchanged on the host, uploaded before the unpacks |
+//! | [`NcclTransport`] | NCCL grouped send/recv on the device buffers themselves, on the communicator's stream after an event of the compute stream |
+//!
+//! Messages between one pair of ranks are issued in increasing tag order on both sides
+//! (NCCL matches a pair's sends and receives by order, not by tag): with two ranks along
+//! a direction both faces of that direction go to the same peer.
+//!
+//! Each face buffer is one or two messages: its values under tag 2t, and (fixed-point
+//! wire formats) its per-site norms under 2t + 1, t the face's
+//! [`face_tag`](crate::distributed::face_tag).
+
+use crate::comm::nccl::{DeviceMessage, NcclComm};
+use crate::comm::{CommError, Communicator, Incoming, Outgoing};
+use crate::device::{DeviceField, Gpu};
+use crate::distributed::{DistributedError, SharedComm};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+
+/// A face buffer sent to `peer` under `tag`.
+pub struct FaceSend<'a> {
+    /// The receiving rank.
+    pub peer: usize,
+    /// The face's tag ([`crate::distributed::face_tag`]).
+    pub tag: u32,
+    /// The packed buffer.
+    pub buffer: &'a DeviceField,
+}
+
+/// A face buffer filled from `peer`'s message under `tag`.
+pub struct FaceRecv<'a> {
+    /// The sending rank.
+    pub peer: usize,
+    /// The tag the sender used.
+    pub tag: u32,
+    /// The buffer to fill (the wire layout of the face).
+    pub buffer: &'a mut DeviceField,
+}
+
+/// The grouped exchange of device face buffers, in two steps around the interior launch
+/// (the overlap), and the deterministic global sums of device reductions.
+pub trait DeviceTransport {
+    /// This rank.
+    fn rank(&self) -> usize;
+
+    /// After the packs are queued on the GPU's stream: takes what the exchange needs
+    /// of the send buffers, so that the interior can be queued before [`Self::complete`].
+    fn post(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+    ) -> Result<(), DistributedError>;
+
+    /// Completes the exchange posted with the same `sends`: when it returns, every
+    /// receive buffer holds its peer's face for the work queued next on the GPU's stream.
+    fn complete(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+        recvs: &mut [FaceRecv<'_>],
+    ) -> Result<(), DistributedError>;
+
+    /// The element-wise sum over ranks of `values`, added in rank order on every rank.
+    fn all_reduce_sum_f64(
+        &mut self,
+        operation: &str,
+        values: &[f64],
+    ) -> Result<Vec<f64>, DistributedError>;
+}
+
+fn device(
+    call: &str,
+    rank: usize,
+) -> impl Fn(cudarc::driver::DriverError) -> DistributedError + '_ {
+    move |e| {
+        DistributedError::Comm(CommError::Call {
+            rank,
+            call: call.into(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// The transport through a host [`Communicator`]: face buffers downloaded in
+/// [`DeviceTransport::post`] (the packs are then done), exchanged and uploaded in
+/// [`DeviceTransport::complete`] (the host exchange runs while the GPU computes the
+/// interior).
+pub struct HostStaged<C> {
+    comm: SharedComm<C>,
+    /// The downloaded values and norms of the posted sends, in their order.
+    staged: Vec<(Vec<u8>, Vec<f32>)>,
+}
+
+impl<C: Communicator> HostStaged<C> {
+    /// Exchanges through `comm` (shared with the rank's other collectives).
+    pub fn new(comm: SharedComm<C>) -> Self {
+        Self {
+            comm,
+            staged: Vec::new(),
+        }
+    }
+
+    /// The communicator.
+    pub fn comm(&self) -> &SharedComm<C> {
+        &self.comm
+    }
+}
+
+impl<C: Communicator> DeviceTransport for HostStaged<C> {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    fn post(
+        &mut self,
+        gpu: &Gpu,
+        _operation: &str,
+        sends: &[FaceSend<'_>],
+    ) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let stream = gpu.backend().stream();
+        self.staged = sends
+            .iter()
+            .map(|s| {
+                let values = stream
+                    .clone_dtoh(s.buffer.values())
+                    .map_err(device("downloading a face", rank))?;
+                let norms = match s.buffer.norms() {
+                    Some(n) => stream
+                        .clone_dtoh(n)
+                        .map_err(device("downloading a face's norms", rank))?,
+                    None => Vec::new(),
+                };
+                Ok((values, norms))
+            })
+            .collect::<Result<_, DistributedError>>()?;
+        Ok(())
+    }
+
+    fn complete(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+        recvs: &mut [FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let staged = std::mem::take(&mut self.staged);
+        if staged.len() != sends.len() {
+            return Err(DistributedError::Operator(format!(
+                "{operation}: {} sends completed, {} posted",
+                sends.len(),
+                staged.len()
+            )));
+        }
+        let (values, norms): (Vec<Vec<u8>>, Vec<Vec<f32>>) = staged.into_iter().unzip();
+        let value_sends = sends
+            .iter()
+            .zip(values)
+            .map(|(s, data)| Outgoing {
+                peer: s.peer,
+                tag: 2 * s.tag,
+                data,
+            })
+            .collect();
+        let value_recvs: Vec<Incoming> = recvs
+            .iter()
+            .map(|r| Incoming {
+                peer: r.peer,
+                tag: 2 * r.tag,
+                len: r.buffer.values().len(),
+            })
+            .collect();
+        let got = self
+            .comm
+            .lock()
+            .exchange(operation, value_sends, &value_recvs)?;
+        let norm_sends: Vec<Outgoing<f32>> = sends
+            .iter()
+            .zip(norms)
+            .filter(|(s, _)| s.buffer.norms().is_some())
+            .map(|(s, data)| Outgoing {
+                peer: s.peer,
+                tag: 2 * s.tag + 1,
+                data,
+            })
+            .collect();
+        let norm_recvs: Vec<Incoming> = recvs
+            .iter()
+            .filter_map(|r| {
+                r.buffer.norms().map(|n| Incoming {
+                    peer: r.peer,
+                    tag: 2 * r.tag + 1,
+                    len: n.len(),
+                })
+            })
+            .collect();
+        let got_norms = if norm_recvs.is_empty() && norm_sends.is_empty() {
+            Vec::new()
+        } else {
+            self.comm
+                .lock()
+                .exchange(operation, norm_sends, &norm_recvs)?
+        };
+        let stream = gpu.backend().stream();
+        let mut norms = got_norms.into_iter();
+        for (r, v) in recvs.iter_mut().zip(got) {
+            let (values, n) = r.buffer.buffers_mut();
+            stream
+                .memcpy_htod(&v, values)
+                .map_err(device("uploading a face", rank))?;
+            if let Some(n) = n {
+                let host = norms.next().unwrap_or_default();
+                stream
+                    .memcpy_htod(&host, n)
+                    .map_err(device("uploading a face's norms", rank))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn all_reduce_sum_f64(
+        &mut self,
+        operation: &str,
+        values: &[f64],
+    ) -> Result<Vec<f64>, DistributedError> {
+        Ok(self.comm.lock().all_reduce_sum_f64(operation, values)?)
+    }
+}
+
+/// The transport of NCCL on the device buffers: [`DeviceTransport::post`] makes the
+/// communicator's stream wait for the packs (an event of the compute stream);
+/// [`DeviceTransport::complete`] issues every send and receive in one group and waits
+/// for them (with the communicator's timeout).
+pub struct NcclTransport {
+    comm: NcclComm,
+}
+
+impl NcclTransport {
+    /// Exchanges through `comm` (its stream on the same GPU as the compute stream; a
+    /// stream of its own lets the exchange overlap the interior).
+    pub fn new(comm: NcclComm) -> Self {
+        Self { comm }
+    }
+}
+
+impl DeviceTransport for NcclTransport {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    fn post(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let compute = gpu.backend().stream();
+        let packed = compute
+            .record_event(None)
+            .map_err(device("recording the packs' event", rank))?;
+        self.comm
+            .stream()
+            .wait(&packed)
+            .map_err(device("waiting for the packs", rank))
+    }
+
+    fn complete(
+        &mut self,
+        _gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+        recvs: &mut [FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        let stream = self.comm.stream().clone();
+        // (tag, message), sorted by tag: the issue order both sides of a pair share.
+        let mut out: Vec<(u32, DeviceMessage)> = Vec::new();
+        for s in sends {
+            let (ptr, _sync) = s.buffer.values().device_ptr(&stream);
+            out.push((
+                2 * s.tag,
+                DeviceMessage {
+                    peer: s.peer,
+                    ptr,
+                    bytes: s.buffer.values().len(),
+                },
+            ));
+            if let Some(n) = s.buffer.norms() {
+                let (ptr, _sync) = n.device_ptr(&stream);
+                out.push((
+                    2 * s.tag + 1,
+                    DeviceMessage {
+                        peer: s.peer,
+                        ptr,
+                        bytes: 4 * n.len(),
+                    },
+                ));
+            }
+        }
+        let mut inc: Vec<(u32, DeviceMessage)> = Vec::new();
+        for r in recvs.iter_mut() {
+            let (values, norms) = r.buffer.buffers_mut();
+            let bytes = values.len();
+            let (ptr, _sync) = values.device_ptr_mut(&stream);
+            inc.push((
+                2 * r.tag,
+                DeviceMessage {
+                    peer: r.peer,
+                    ptr,
+                    bytes,
+                },
+            ));
+            if let Some(n) = norms {
+                let bytes = 4 * n.len();
+                let (ptr, _sync) = n.device_ptr_mut(&stream);
+                inc.push((
+                    2 * r.tag + 1,
+                    DeviceMessage {
+                        peer: r.peer,
+                        ptr,
+                        bytes,
+                    },
+                ));
+            }
+        }
+        out.sort_by_key(|(t, _)| *t);
+        inc.sort_by_key(|(t, _)| *t);
+        let sends: Vec<DeviceMessage> = out.into_iter().map(|(_, m)| m).collect();
+        let recvs: Vec<DeviceMessage> = inc.into_iter().map(|(_, m)| m).collect();
+        // SAFETY: every pointer is a live allocation of this GPU of the stated size
+        // (the buffers are borrowed for the call), and nothing else touches the receive
+        // buffers until the call has waited for the group.
+        unsafe { self.comm.exchange(operation, &sends, &recvs) }?;
+        Ok(())
+    }
+
+    fn all_reduce_sum_f64(
+        &mut self,
+        operation: &str,
+        values: &[f64],
+    ) -> Result<Vec<f64>, DistributedError> {
+        Ok(self.comm.all_reduce_sum_f64(operation, values)?)
+    }
+}

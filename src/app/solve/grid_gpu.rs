@@ -1,0 +1,343 @@
+//! `qdsl solve --grid Px,Py,Pz,Pt` on GPUs: every rank a thread of this process with its
+//! own GPU context, the distributed device operators
+//! ([`DeviceOperator::wilson_distributed`] and its clover and staggered siblings: faces
+//! packed by generated kernels, exchanged, the interior overlapping the exchange) and
+//! device vectors whose norms and dot products are rank-ordered global sums
+//! ([`DeviceContext::distributed`]); the solver code is the single-GPU one.
+//!
+//! | transport ([`GRID_TRANSPORT_VAR`]) | ranks |
+//! |---|---|
+//! | `nccl` (default) | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
+//! | `host` | every rank on GPU 0, faces through the host (several ranks on ONE GPU: a correctness check, not a speed-up) |
+//!
+//! Launches are not tuned (default launch configurations): each rank's tuner would share
+//! one cache file.
+
+use super::action::Precision;
+use super::grid::check_gpu_count;
+use super::system::{HostSystem, PARITY};
+use super::{solve_fields, Setup, SolveConfig, SolveError, SolveReport};
+use qdsl_core::field::distributed::scatter;
+use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};
+use qdsl_core::lattice::{ExtendedLattice, Lattice, ProcessGrid};
+use qdsl_runtime::comm::bootstrap::shared_unique_id;
+use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
+use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
+use qdsl_runtime::device::Gpu;
+use qdsl_runtime::distributed::device::{
+    global_sum, share_transport, HostStaged, NcclTransport, RankDistribution, SharedTransport,
+};
+use qdsl_runtime::distributed::{fill_link_halos, unit_clover_on_halo_sites, SharedComm};
+use qdsl_runtime::operator::cpu::StaggeredLinks;
+use qdsl_runtime::operator::device::codegen_hash;
+use qdsl_runtime::solver::device::{
+    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
+};
+use qdsl_runtime::solver::{ConvertFrom, LinearOperator, SolveResult, SolverField, SolverOptions};
+use qdsl_runtime::tune::{default_path, Tuner};
+use std::fmt::Display;
+use std::sync::Arc;
+
+/// The environment variable choosing how the ranks of a GPU `--grid` solve exchange
+/// faces: `nccl` (default) or `host` (module docs).
+pub const GRID_TRANSPORT_VAR: &str = "QDSL_GRID_TRANSPORT";
+
+/// How the ranks of a GPU `--grid` solve exchange faces (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridTransport {
+    /// Rank r on GPU r, NCCL.
+    Nccl,
+    /// Every rank on GPU 0, faces through the host.
+    HostOnOneGpu,
+}
+
+impl GridTransport {
+    /// The transport named by `text` (`nccl`, `host`), or an error naming the value.
+    pub fn parse(text: &str) -> Result<Self, SolveError> {
+        match text.trim() {
+            "nccl" => Ok(Self::Nccl),
+            "host" => Ok(Self::HostOnOneGpu),
+            other => Err(SolveError::Grid(format!(
+                "{GRID_TRANSPORT_VAR}={other:?}: expected `nccl` (one rank per GPU) or `host` \
+                 (every rank on GPU 0)"
+            ))),
+        }
+    }
+
+    /// The transport of [`GRID_TRANSPORT_VAR`] (NCCL where unset).
+    pub fn from_env() -> Result<Self, SolveError> {
+        std::env::var(GRID_TRANSPORT_VAR).map_or(Ok(Self::Nccl), |t| Self::parse(&t))
+    }
+
+    /// The GPU of `rank`.
+    fn ordinal(self, rank: usize) -> usize {
+        match self {
+            Self::Nccl => rank,
+            Self::HostOnOneGpu => 0,
+        }
+    }
+}
+
+/// The checks of a GPU `--grid` solve with `transport`: a GPU at all; for NCCL one GPU
+/// per rank ([`check_gpu_count`]) and the NCCL library, each refusal naming the value.
+pub fn check_gpu_grid(grid: ProcessGrid, transport: GridTransport) -> Result<(), SolveError> {
+    let gpus = qdsl_runtime::backend::gpu_count().map_err(SolveError::Backend)?;
+    if gpus == 0 {
+        return Err(SolveError::Grid(format!(
+            "--grid {grid} on GPUs: no GPU found"
+        )));
+    }
+    if transport == GridTransport::Nccl {
+        check_gpu_count(grid, gpus)?;
+        NcclLibrary::get().map_err(|e| {
+            SolveError::Grid(format!(
+                "--grid {grid} on GPUs: {e} (or set {GRID_TRANSPORT_VAR}=host to run every \
+                 rank on GPU 0)"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+impl Setup {
+    /// Solves M̂ x = b on the ranks of `ext` (checked by [`super::grid`]'s checks and
+    /// [`check_gpu_grid`]) on GPUs, and reports like the CPU decomposed solve.
+    pub(super) fn solve_decomposed_on_gpus(
+        &self,
+        config: &SolveConfig,
+        lattice: Lattice,
+        ext: ExtendedLattice,
+        b: ColourSpinorField<f64>,
+        transport: GridTransport,
+    ) -> Result<SolveReport, SolveError> {
+        let grid = *ext.decomposition().grid();
+        let comm_config = CommConfig::from_env().map_err(|e| SolveError::Grid(e.to_string()))?;
+        let ranks = run_ranks(grid.size(), comm_config, |comm| {
+            let comm = SharedComm::new(comm);
+            let mut opts = self.opts.clone();
+            if comm.rank() != 0 {
+                opts.progress = None;
+            }
+            gpu_rank(&self.system, config, &b, ext, comm, transport, &opts)
+        });
+        let how = match transport {
+            GridTransport::Nccl => "one GPU each, NCCL",
+            GridTransport::HostOnOneGpu => "all on GPU 0, faces through the host",
+        };
+        let backend = format!(
+            "CUDA, {} ranks (grid {grid}, local {}, {how})",
+            grid.size(),
+            ext.local()
+        );
+        self.report_decomposed(config, lattice, ext, b, ranks, backend)
+    }
+}
+
+/// One rank's links, clover term and parameters on its extended lattice.
+enum RankSystem {
+    Wilson {
+        links: GaugeField<f64>,
+        kappa: f64,
+        boundary: qdsl_core::dsl::variant::TimeBoundary,
+    },
+    Staggered {
+        links: StaggeredLinks<f64>,
+        mass: f64,
+    },
+    Clover {
+        links: GaugeField<f64>,
+        clover: CloverField<f64>,
+        mu: f64,
+        boundary: qdsl_core::dsl::variant::TimeBoundary,
+    },
+}
+
+impl RankSystem {
+    /// This rank's part of `system`: links scattered with their halos filled (a
+    /// collective), the clover term scattered with a unit term on the halo sites.
+    fn of(
+        system: &HostSystem,
+        ext: &ExtendedLattice,
+        comm: &SharedComm<ThreadComm>,
+    ) -> Result<Self, SolveError> {
+        let rank = comm.rank();
+        let grid = |e: &dyn Display| SolveError::Grid(format!("rank {rank}: {e}"));
+        let links = |u: &GaugeField<f64>| -> Result<GaugeField<f64>, SolveError> {
+            let mut part = scatter(u, ext, rank).map_err(|e| grid(&e))?;
+            fill_link_halos(comm, &mut part, ext).map_err(|e| grid(&e))?;
+            Ok(part)
+        };
+        Ok(match system {
+            HostSystem::Wilson {
+                gauge,
+                kappa,
+                boundary,
+            } => Self::Wilson {
+                links: links(gauge)?,
+                kappa: *kappa,
+                boundary: *boundary,
+            },
+            HostSystem::Staggered { links: l, mass } => Self::Staggered {
+                links: match l {
+                    StaggeredLinks::Naive(u) => StaggeredLinks::Naive(links(u)?),
+                    StaggeredLinks::Improved { fat, long } => StaggeredLinks::Improved {
+                        fat: links(fat)?,
+                        long: links(long)?,
+                    },
+                },
+                mass: *mass,
+            },
+            HostSystem::Clover {
+                gauge,
+                clover,
+                mu,
+                boundary,
+                ..
+            } => {
+                let mut a = scatter(clover, ext, rank).map_err(|e| grid(&e))?;
+                unit_clover_on_halo_sites(&mut a, ext);
+                Self::Clover {
+                    links: links(gauge)?,
+                    clover: a,
+                    mu: *mu,
+                    boundary: *boundary,
+                }
+            }
+        })
+    }
+
+    /// The distributed device operator on vectors of `P`.
+    fn operator<P: DevicePrecision>(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+    ) -> Result<DeviceOperator<P>, SolveError> {
+        match self {
+            Self::Wilson {
+                links,
+                kappa,
+                boundary,
+            } => DeviceOperator::wilson_distributed(ctx, rank, links, *kappa, PARITY, *boundary),
+            Self::Staggered { links, mass } => {
+                DeviceOperator::staggered_distributed(ctx, rank, links, *mass, PARITY)
+            }
+            Self::Clover {
+                links,
+                clover,
+                mu,
+                boundary,
+            } => DeviceOperator::clover_distributed(
+                ctx,
+                rank,
+                (links, clover),
+                *mu,
+                PARITY,
+                *boundary,
+            ),
+        }
+        .map_err(|e| SolveError::Device(e.to_string()))
+    }
+}
+
+/// One rank: its GPU, transport and context, its operators, its part of b, the solve;
+/// returns the result and its part of x.
+fn gpu_rank(
+    system: &HostSystem,
+    config: &SolveConfig,
+    b: &ColourSpinorField<f64>,
+    ext: ExtendedLattice,
+    comm: SharedComm<ThreadComm>,
+    transport: GridTransport,
+    opts: &SolverOptions,
+) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
+    let rank = comm.rank();
+    let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
+    let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
+    let shared: SharedTransport = match transport {
+        GridTransport::Nccl => {
+            let size = ext.decomposition().size();
+            let id = shared_unique_id(&mut *comm.lock(), || {
+                Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+            })
+            .map_err(|e| device(&e))?;
+            let stream = gpu
+                .backend()
+                .context()
+                .new_stream()
+                .map_err(|e| device(&e))?;
+            let config = CommConfig::from_env().map_err(|e| device(&e))?;
+            let nccl = NcclComm::init(stream, size, rank, NcclUniqueId::from_bytes(id), config)
+                .map_err(|e| device(&e))?;
+            share_transport(NcclTransport::new(nccl))
+        }
+        GridTransport::HostOnOneGpu => share_transport(HostStaged::new(comm.clone())),
+    };
+    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
+        .with_enabled(false)
+        .with_progress(false);
+    let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
+        .map_err(|e| device(&e))?;
+    let local = RankSystem::of(system, &ext, &comm)?;
+    let dist = RankDistribution::new(ext, shared);
+    let high = local.operator::<Double>(&ctx, &dist)?;
+    let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
+    match config.precision {
+        Precision::F64 => run::<Double>(&ctx, &high, &high, config, &b, opts),
+        Precision::F32 => {
+            let low = local.operator::<Single>(&ctx, &dist)?;
+            run::<Single>(&ctx, &high, &low, config, &b, opts)
+        }
+        p => Err(SolveError::Grid(format!(
+            "--grid iterates in f64 or f32, not {}",
+            p.describe()
+        ))),
+    }
+}
+
+/// The rank's solve iterating in `P` after one application of each operator (first-use
+/// JIT is set-up); the solution part downloaded. A failure recorded in the context is an
+/// error.
+fn run<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &DeviceOperator<Double>,
+    low: &(dyn LinearOperator<DeviceVector<P>> + Send + Sync),
+    config: &SolveConfig,
+    b: &ColourSpinorField<f64>,
+    opts: &SolverOptions,
+) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
+    let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
+    let b_dev = DeviceVector::<Double>::upload(ctx, b).map_err(device)?;
+    let mut x_dev = b_dev.zeros_like();
+    super::cuda::warm_up(high, &b_dev)?;
+    super::cuda::warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    let outcome =
+        solve_fields::<_, DeviceVector<P>>(high, low, config.solver, &b_dev, &mut x_dev, opts);
+    if let Some(e) = ctx.take_error() {
+        return Err(SolveError::Device(e));
+    }
+    let (result, _) = outcome?;
+    let x = x_dev.download(*b.layout()).map_err(device)?;
+    Ok((result, x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The transport variable accepts `nccl` and `host` and names a wrong value.
+    #[test]
+    fn transport_names_are_parsed_and_bad_ones_named() {
+        assert_eq!(GridTransport::parse("nccl").unwrap(), GridTransport::Nccl);
+        assert_eq!(
+            GridTransport::parse(" host ").unwrap(),
+            GridTransport::HostOnOneGpu
+        );
+        let e = GridTransport::parse("mpi").unwrap_err().to_string();
+        assert!(
+            e.contains("QDSL_GRID_TRANSPORT=\"mpi\"") && e.contains("`host`"),
+            "{e}"
+        );
+        assert_eq!(GridTransport::Nccl.ordinal(3), 3);
+        assert_eq!(GridTransport::HostOnOneGpu.ordinal(3), 0);
+    }
+}

@@ -1,0 +1,510 @@
+//! `qdsl bench --grid Px,Py,Pz,Pt [--weak]`: strong and weak scaling of the distributed
+//! device hops (Wilson hop f32 and fixed16 recon 12, improved staggered hop f32) over the
+//! ranks of a process grid — rank r on GPU r with NCCL, or with `QDSL_GRID_TRANSPORT=host`
+//! every rank on GPU 0 (a correctness run: the times then measure the host path).
+//!
+//! Per case, one parity, random links and source:
+//!
+//! * `1 GPU`: the whole-parity hop on GPU 0 over the global lattice (strong scaling) or
+//!   over one rank's local lattice (weak);
+//! * `overlap` / `no overlap`: one distributed application (packs, exchange, interior,
+//!   exteriors, the transport's wait included), the median over the timed repetitions,
+//!   the slowest rank;
+//! * `pack`, `exchange` (post, complete and unpacks), `interior`, `exterior`: the same
+//!   application with every phase synchronised ([`DeviceDistributedHop::set_timing`]),
+//!   mean per application, the slowest rank;
+//! * GFLOP/s per GPU = flops per site × output sites per rank / time (overlap on);
+//!   efficiency = T₁ / (P · T_P) (strong) or T₁ / T_P (weak).
+
+use crate::app::solve::GridTransport;
+use qdsl_core::dsl::variant::{OutputSites, Recon, Region, StorageFormat, TimeBoundary};
+use qdsl_core::dsl::{Stencil, Variant};
+use qdsl_core::field::distributed::scatter;
+use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
+use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
+use qdsl_core::lattice::{
+    BoundaryConditions, Decomposition, ExtendedLattice, Lattice, Parity, ProcessGrid,
+};
+use qdsl_kernels::{ImprovedStaggeredHop, WilsonHop};
+use qdsl_runtime::comm::bootstrap::shared_unique_id;
+use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
+use qdsl_runtime::comm::{run_ranks, CommConfig};
+use qdsl_runtime::device::{DeviceField, Gpu};
+use qdsl_runtime::distributed::device::{
+    DeviceDistributedHop, DeviceTransport, HostStaged, NcclTransport, PhaseTimes,
+};
+use qdsl_runtime::distributed::{fill_link_halos, SharedComm};
+use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs, StencilLaunch};
+use qdsl_runtime::tune::LaunchConfig;
+use std::time::{Duration, Instant};
+
+/// One case of the scaling bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalingCase {
+    /// The Wilson hop in a spinor format (recon 12 below f64), faces in that format.
+    WilsonHop(StorageFormat),
+    /// The improved staggered hop (fat and long links f32; Naik faces of depth 3).
+    StaggeredHop(StorageFormat),
+}
+
+impl ScalingCase {
+    /// Every case.
+    pub const ALL: [ScalingCase; 3] = [
+        ScalingCase::WilsonHop(StorageFormat::F32),
+        ScalingCase::WilsonHop(StorageFormat::Fixed16),
+        ScalingCase::StaggeredHop(StorageFormat::F32),
+    ];
+
+    /// "wilson_hop f32", …
+    pub fn label(&self) -> String {
+        match self {
+            Self::WilsonHop(f) => format!("wilson_hop {}", f.name()),
+            Self::StaggeredHop(f) => format!("staggered_hop {}", f.name()),
+        }
+    }
+
+    fn variant(&self) -> Variant {
+        let (spinor, gauge) = match *self {
+            Self::WilsonHop(f) => (f, f),
+            Self::StaggeredHop(f) => (f, StorageFormat::F32),
+        };
+        Variant {
+            sites: OutputSites::Parity(Parity::Odd),
+            spinor,
+            gauge,
+            recon: match self {
+                Self::WilsonHop(_) if spinor != StorageFormat::F64 => Recon::R12,
+                _ => Recon::R18,
+            },
+            boundary: match self {
+                Self::WilsonHop(_) => TimeBoundary::Antiperiodic,
+                Self::StaggeredHop(_) => TimeBoundary::Periodic,
+            },
+            ..Variant::default()
+        }
+    }
+
+    fn depth(&self) -> usize {
+        match self {
+            Self::WilsonHop(_) => ONE_HOP_DEPTH,
+            Self::StaggeredHop(_) => NAIK_DEPTH,
+        }
+    }
+
+    /// Spins of the fields and link fields of the hop.
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Self::WilsonHop(_) => (4, 1),
+            Self::StaggeredHop(_) => (1, 2),
+        }
+    }
+
+    fn flops_per_site(&self) -> Result<usize, String> {
+        let v = self.variant();
+        let info = match self {
+            Self::WilsonHop(_) => WilsonHop::info(&v),
+            Self::StaggeredHop(_) => ImprovedStaggeredHop::info(&v),
+        };
+        Ok(info.map_err(|e| e.to_string())?.flops_per_site)
+    }
+
+    fn stencil(&self, gpu: &Gpu, v: &Variant) -> Result<DeviceStencil, String> {
+        match self {
+            Self::WilsonHop(_) => DeviceStencil::of::<WilsonHop>(gpu, v),
+            Self::StaggeredHop(_) => DeviceStencil::of::<ImprovedStaggeredHop>(gpu, v),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// What the scaling bench runs.
+#[derive(Clone, Debug)]
+pub struct ScalingOptions {
+    /// L of the L⁴ lattice: the global lattice (strong) or every rank's local one (weak).
+    pub extent: usize,
+    /// The process grid.
+    pub grid: ProcessGrid,
+    /// Weak scaling (the local lattice fixed) instead of strong (the global one).
+    pub weak: bool,
+    /// How the ranks exchange.
+    pub transport: GridTransport,
+    /// Untimed applications.
+    pub warmup: usize,
+    /// Timed applications.
+    pub reps: usize,
+    /// The cases.
+    pub cases: Vec<ScalingCase>,
+}
+
+/// One row: a case on a grid.
+#[derive(Clone, Debug)]
+pub struct ScalingRow {
+    /// The case's label.
+    pub case: String,
+    /// The global lattice.
+    pub global: Lattice,
+    /// The grid.
+    pub grid: ProcessGrid,
+    /// µs of the hop on one GPU (global lattice: strong; local: weak).
+    pub single_us: f64,
+    /// µs of one distributed application, interior overlapping the exchange.
+    pub overlap_us: f64,
+    /// µs without overlap.
+    pub serial_us: f64,
+    /// The phases (synchronised), µs per application.
+    pub phases_us: [f64; 4],
+    /// Bytes each rank sends per application.
+    pub face_bytes: usize,
+    /// GFLOP/s per GPU (overlap on).
+    pub gflops_per_gpu: f64,
+    /// Parallel efficiency (module docs).
+    pub efficiency: f64,
+}
+
+/// The median of `samples` (µs).
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Runs every case (see the module docs); `notice` gets progress lines.
+pub fn run_scaling(
+    opts: &ScalingOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<Vec<ScalingRow>, String> {
+    let l = opts.extent;
+    let dims = opts.grid.dims();
+    let global = match opts.weak {
+        true => Lattice::new(std::array::from_fn(|mu| l * dims[mu])),
+        false => Lattice::new([l; 4]),
+    }
+    .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for case in &opts.cases {
+        notice(&format!("{} on {global}, grid {}", case.label(), opts.grid));
+        let dec = Decomposition::with_halo_depth(global, opts.grid, case.depth())
+            .map_err(|e| e.to_string())?;
+        let ext = ExtendedLattice::new(dec, case.depth()).map_err(|e| e.to_string())?;
+        let reference = if opts.weak { *ext.local() } else { global };
+        let single_us = time_single(case, reference, opts)?;
+        let ranks = time_ranks(case, global, ext, opts)?;
+        let slowest = |f: &dyn Fn(&RankTimes) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
+        let overlap_us = slowest(&|r| r.overlap_us);
+        let p = opts.grid.size() as f64;
+        let sites = ext.local().half_volume() as f64;
+        let flops = case.flops_per_site()? as f64 * sites;
+        rows.push(ScalingRow {
+            case: case.label(),
+            global,
+            grid: opts.grid,
+            single_us,
+            overlap_us,
+            serial_us: slowest(&|r| r.serial_us),
+            phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
+            face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
+            gflops_per_gpu: flops / overlap_us / 1e3,
+            efficiency: match opts.weak {
+                true => single_us / overlap_us,
+                false => single_us / (p * overlap_us),
+            },
+        });
+    }
+    Ok(rows)
+}
+
+/// Random links of the case on `lattice`.
+fn links(case: &ScalingCase, lattice: Lattice) -> Vec<GaugeField<f64>> {
+    (0..case.shape().1)
+        .map(|k| GaugeField::<f64>::random(lattice, 11 + k as u64))
+        .collect()
+}
+
+fn source(case: &ScalingCase, lattice: Lattice) -> ColourSpinorField<f64> {
+    let layout = SpinorLayout::new(
+        lattice,
+        1,
+        SiteSubset::Single(Parity::Even),
+        case.shape().0,
+        3,
+    )
+    .expect("a valid layout");
+    ColourSpinorField::gaussian(layout, 13)
+}
+
+fn upload_links(gpu: &Gpu, v: &Variant, u: &[GaugeField<f64>]) -> Result<Vec<DeviceField>, String> {
+    let format = qdsl_core::format::LinkFormat::new(v.gauge.link_storage(), v.recon.compression());
+    u.iter()
+        .map(|u| DeviceField::from_gauge(gpu, u, format).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// The median µs of the whole-parity hop on GPU 0 over `lattice`.
+fn time_single(case: &ScalingCase, lattice: Lattice, opts: &ScalingOptions) -> Result<f64, String> {
+    let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
+    let v = case.variant();
+    let stencil = case.stencil(&gpu, &v)?;
+    let d_links = upload_links(&gpu, &v, &links(case, lattice))?;
+    let psi = DeviceField::from_spinor(&gpu, &source(case, lattice), v.spinor.fermion_format())
+        .map_err(|e| e.to_string())?;
+    let reals = 6 * case.shape().0;
+    let mut out =
+        device_spinor(&gpu, v.spinor, reals, lattice.half_volume()).map_err(|e| e.to_string())?;
+    let mut inputs: Vec<&DeviceField> = vec![&psi];
+    inputs.extend(d_links.iter());
+    let launch = StencilLaunch::default_build(LaunchConfig::default_for(lattice.half_volume()));
+    let stream = gpu.backend().stream();
+    let mut samples = Vec::new();
+    for k in 0..opts.warmup + opts.reps {
+        let start = Instant::now();
+        stencil
+            .launch(&gpu, &lattice, launch, StencilArgs::new(&mut out, &inputs))
+            .map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        if k >= opts.warmup {
+            samples.push(us(start.elapsed()));
+        }
+    }
+    Ok(median(samples))
+}
+
+/// One rank's times.
+struct RankTimes {
+    overlap_us: f64,
+    serial_us: f64,
+    phases_us: [f64; 4],
+    face_bytes: usize,
+}
+
+/// Every rank's times of the distributed hop of `case`.
+fn time_ranks(
+    case: &ScalingCase,
+    global: Lattice,
+    ext: ExtendedLattice,
+    opts: &ScalingOptions,
+) -> Result<Vec<RankTimes>, String> {
+    let size = ext.decomposition().size();
+    let u = links(case, global);
+    let psi = source(case, global);
+    let comm_config = CommConfig::from_env().map_err(|e| e.to_string())?;
+    run_ranks(size, comm_config, |comm| {
+        let comm = SharedComm::new(comm);
+        let rank = comm.rank();
+        let gpu = Gpu::open(match opts.transport {
+            GridTransport::Nccl => rank,
+            GridTransport::HostOnOneGpu => 0,
+        })
+        .map_err(|e| e.to_string())?;
+        let mut transport: Box<dyn DeviceTransport> = match opts.transport {
+            GridTransport::Nccl => {
+                let id = shared_unique_id(&mut *comm.lock(), || {
+                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+                })
+                .map_err(|e| e.to_string())?;
+                let stream = gpu
+                    .backend()
+                    .context()
+                    .new_stream()
+                    .map_err(|e| e.to_string())?;
+                let nccl = NcclComm::init(
+                    stream,
+                    size,
+                    rank,
+                    NcclUniqueId::from_bytes(id),
+                    comm_config,
+                )
+                .map_err(|e| e.to_string())?;
+                Box::new(NcclTransport::new(nccl))
+            }
+            GridTransport::HostOnOneGpu => Box::new(HostStaged::new(comm.clone())),
+        };
+        rank_times(case, &gpu, &comm, &mut *transport, &u, &psi, ext, opts)
+    })
+    .into_iter()
+    .collect()
+}
+
+/// This rank's parts, its distributed hop, and its times with overlap on, off, and the
+/// phases.
+#[allow(clippy::too_many_arguments)]
+fn rank_times(
+    case: &ScalingCase,
+    gpu: &Gpu,
+    comm: &SharedComm<qdsl_runtime::comm::ThreadComm>,
+    transport: &mut dyn DeviceTransport,
+    u: &[GaugeField<f64>],
+    psi: &ColourSpinorField<f64>,
+    ext: ExtendedLattice,
+    opts: &ScalingOptions,
+) -> Result<RankTimes, String> {
+    let rank = comm.rank();
+    let e = |e: &dyn std::fmt::Display| format!("rank {rank}: {e}");
+    let whole = case.variant();
+    let v = Variant {
+        region: Region::SubBox,
+        boundary: qdsl_runtime::distributed::kernel_boundary(&ext, whole.boundary),
+        ..whole
+    };
+    let parts: Vec<GaugeField<f64>> = u
+        .iter()
+        .map(|u| {
+            let mut part = scatter(u, &ext, rank).map_err(|x| e(&x))?;
+            fill_link_halos(comm, &mut part, &ext).map_err(|x| e(&x))?;
+            Ok(part)
+        })
+        .collect::<Result<_, String>>()?;
+    let d_links = upload_links(gpu, &v, &parts)?;
+    let src = scatter(psi, &ext, rank).map_err(|x| e(&x))?;
+    let mut d_psi =
+        DeviceField::from_spinor(gpu, &src, v.spinor.fermion_format()).map_err(|x| e(&x))?;
+    let lattice = *ext.extended();
+    let reals = 6 * case.shape().0;
+    let mut out = device_spinor(gpu, v.spinor, reals, lattice.half_volume()).map_err(|x| e(&x))?;
+    let stencil = case.stencil(gpu, &v)?;
+    let mut hop =
+        DeviceDistributedHop::new(gpu, ext, reals, v.spinor, v.spinor, 1).map_err(|x| e(&x))?;
+    let bc = match whole.boundary {
+        TimeBoundary::Periodic => BoundaryConditions::periodic(),
+        TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
+    };
+    let face_bytes = hop.face_bytes();
+    let stream = gpu.backend().stream();
+    let mut run = |hop: &DeviceDistributedHop, n: usize| -> Result<Vec<f64>, String> {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = Instant::now();
+            hop.apply(
+                gpu,
+                &mut *transport,
+                &bc,
+                &mut d_psi,
+                Parity::Even,
+                |b, psi| {
+                    let mut inputs: Vec<&DeviceField> = vec![psi];
+                    inputs.extend(d_links.iter());
+                    stencil.launch(
+                        gpu,
+                        &lattice,
+                        StencilLaunch::default_build(LaunchConfig::default_for(b.threads())),
+                        StencilArgs::new(&mut out, &inputs).site_box(*b),
+                    )
+                },
+            )
+            .map_err(|x| e(&x))?;
+            stream.synchronize().map_err(|x| e(&x))?;
+            samples.push(us(start.elapsed()));
+        }
+        Ok(samples)
+    };
+    let mut timed = |hop: &DeviceDistributedHop| -> Result<f64, String> {
+        run(hop, opts.warmup)?;
+        Ok(median(run(hop, opts.reps)?))
+    };
+    hop = hop.with_overlap(true);
+    let overlap_us = timed(&hop)?;
+    hop = hop.with_overlap(false);
+    let serial_us = timed(&hop)?;
+    hop.set_timing(true);
+    timed(&hop)?;
+    let t = hop.phase_times().unwrap_or_default();
+    let n = (opts.warmup + opts.reps).max(1) as f64;
+    let PhaseTimes {
+        pack,
+        exchange,
+        interior,
+        exterior,
+    } = t;
+    Ok(RankTimes {
+        overlap_us,
+        serial_us,
+        phases_us: [pack, exchange, interior, exterior].map(|d| us(d) / n),
+        face_bytes,
+    })
+}
+
+/// The table of `rows`.
+pub fn render_scaling(rows: &[ScalingRow], weak: bool) -> String {
+    let mut s = format!(
+        "{} scaling (µs per application, one parity; phases synchronised)\n",
+        if weak { "weak" } else { "strong" }
+    );
+    s.push_str(&format!(
+        "{:<20} {:<14} {:<9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "case",
+        "global",
+        "grid",
+        "1 GPU",
+        "overlap",
+        "serial",
+        "pack",
+        "exchange",
+        "interior",
+        "exterior",
+        "face KiB",
+        "GF/s/GPU",
+        "eff."
+    ));
+    for r in rows {
+        s.push_str(&format!(
+            "{:<20} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            r.case,
+            r.global.to_string(),
+            r.grid.to_string(),
+            r.single_us,
+            r.overlap_us,
+            r.serial_us,
+            r.phases_us[0],
+            r.phases_us[1],
+            r.phases_us[2],
+            r.phases_us[3],
+            r.face_bytes as f64 / 1024.0,
+            r.gflops_per_gpu,
+            100.0 * r.efficiency
+        ));
+    }
+    s
+}
+
+/// The rows as JSON.
+pub fn scaling_json(rows: &[ScalingRow], weak: bool) -> serde_json::Value {
+    serde_json::json!({
+        "scaling": if weak { "weak" } else { "strong" },
+        "rows": rows.iter().map(|r| serde_json::json!({
+            "case": r.case,
+            "global": r.global.dims(),
+            "grid": r.grid.dims(),
+            "single_us": r.single_us,
+            "overlap_us": r.overlap_us,
+            "serial_us": r.serial_us,
+            "pack_us": r.phases_us[0],
+            "exchange_us": r.phases_us[1],
+            "interior_us": r.phases_us[2],
+            "exterior_us": r.phases_us[3],
+            "face_bytes": r.face_bytes,
+            "gflops_per_gpu": r.gflops_per_gpu,
+            "efficiency": r.efficiency,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cases' labels, depths and flop counts (Wilson 1320, improved staggered 1146
+    /// flops per site: the standard counts the bench reports elsewhere).
+    #[test]
+    fn cases_have_labels_depths_and_flops() {
+        let [w32, w16, s32] = ScalingCase::ALL;
+        assert_eq!(w32.label(), "wilson_hop f32");
+        assert_eq!(w16.label(), "wilson_hop fixed16");
+        assert_eq!(s32.label(), "staggered_hop f32");
+        assert_eq!((w32.depth(), s32.depth()), (1, 3));
+        assert_eq!(w32.flops_per_site().unwrap(), 1320);
+        assert_eq!(s32.flops_per_site().unwrap(), 1146);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+    }
+}
