@@ -366,7 +366,10 @@ mod tests {
             println!("{name}: |U_gpu − U_cpu| = {du:e}, dH gpu {dh:e} cpu {dh_cpu:e}");
             assert!(du < 1e-12, "{name}: links differ by {du:e}");
             assert!((dh - dh_cpu).abs() < 1e-8, "{name}: dH {dh} vs {dh_cpu}");
-            assert!(dh.abs() < 1.0, "{name}: dH {dh}");
+            // |ΔH| itself is large from this weak (far from equilibrium) start — 29.3 for
+            // Wilson on an H100, the CPU's value to 1e−8 — so only finiteness is asked of
+            // it here; the integrators' accuracy (ΔH falling as dt²) is the CPU tests'.
+            assert!(dh.is_finite(), "{name}: dH {dh}");
             // Reversibility on the device.
             let mut pr = p.download(&gpu).unwrap();
             negate(&mut pr);

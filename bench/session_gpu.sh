@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One device call of this session's verification (untracked helper; see BENCHMARKS.md).
+# STEP=verify|bench. Logs in $OUT.
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
+export QDSL_CACHE_DIR=${QDSL_CACHE_DIR:-$OUT/cache}; mkdir -p "$QDSL_CACHE_DIR"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+NCCL=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+export QDSL_NCCL_LIB=$NCCL QDSL_COMM_TIMEOUT=60
+Q=target/gpu/release/qdsl
+RT=$(grep qdsl_runtime target/gpu/gpu-tests.txt); QL=$(grep -v qdsl_runtime target/gpu/gpu-tests.txt)
+S=(); r() { local n=$1 t=$2; shift 2; local t0=$SECONDS; timeout "$t" "$@" >"$OUT/$n.log" 2>&1; S+=("$n: exit $? $((SECONDS-t0))s"); }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+echo "nccl: $NCCL"
+case ${STEP:-verify} in
+verify)
+  r rt_tests 290 "$RT" --include-ignored --test-threads 1
+  r ql_tests 110 "$QL" --include-ignored --test-threads 1
+  r race 60 compute-sanitizer --tool racecheck --error-exitcode 1 "$RT" --include-ignored every_chain_on_the_gpu --test-threads 1
+  r memcheck 40 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel mobius_eo --lattice 4,4,4,4
+  for p in f64 f32 fixed16; do r mobius_solve_$p 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision $p --tol 1e-10; done
+  r grid_nccl 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
+  r grid_nccl_asqtad 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+  r one_gpu 20 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10
+  ;;
+bench)
+  r bench_mobius 200 "$Q" bench --sizes 32 --case mobius --reps 50 --json "$OUT/mobius.json"
+  r bench_misc 120 "$Q" bench --sizes 32 --case "sources" --reps 50 --json "$OUT/sources.json"
+  r bench_tc 90 "$Q" bench --sizes 32 --case block_dot --reps 20 --json "$OUT/block_dot.json"
+  r bench_heatbath 60 "$Q" bench --sizes 16,32 --case heatbath --reps 5 --warmup 1 --json "$OUT/heatbath.json"
+  r bench_hmc 60 "$Q" bench --sizes 16,32 --case hmc --reps 3 --warmup 1 --json "$OUT/hmc.json"
+  r bench_grid 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --reps 50
+  r bench_grid_weak 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --weak --reps 50
+  ;;
+esac
+for f in rt_tests ql_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
+grep -hE "RACECHECK SUMMARY|ERROR SUMMARY" "$OUT"/race.log "$OUT"/memcheck.log 2>/dev/null
+for f in "$OUT"/mobius_solve_*.log "$OUT"/grid_*.log "$OUT"/one_gpu.log; do [ -f "$f" ] && { echo "== $f"; tail -4 "$f"; }; done
+rm -rf "$QDSL_CACHE_DIR"
+printf '%s\n' "${S[@]}"
