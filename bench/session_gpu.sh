@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# One device call of this session's verification (untracked helper; see BENCHMARKS.md).
-# STEP=verify|bench. Logs in $OUT.
+# A session's GPU verification in one or two device calls (see BENCHMARKS.md 2026-11-27 (e)):
+# STEP=verify (the GPU test binaries, racecheck of the fused chains, memcheck, GPU Möbius
+# solves, 2-GPU NCCL grid solves) or STEP=bench (the rows this round added). Logs in $OUT
+# (keep it to a few files: the device tool returns a limited number); tune/JIT cache in a
+# temporary directory.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-export QDSL_CACHE_DIR=${QDSL_CACHE_DIR:-$OUT/cache}; mkdir -p "$QDSL_CACHE_DIR"
+export QDSL_CACHE_DIR=${QDSL_CACHE_DIR:-$(mktemp -d)}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NCCL=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
 export QDSL_NCCL_LIB=$NCCL QDSL_COMM_TIMEOUT=60
