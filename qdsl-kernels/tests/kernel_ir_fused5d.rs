@@ -133,7 +133,9 @@ fn fifth_index_in_the_block_shared_memory_and_a_barrier_print() {
     assert!(src.contains("const int s5 = threadIdx.y;"));
     assert!(src.contains("extern __shared__ real qdsl_shared[];"));
     assert!(!src.contains("return;"), "no early return before a barrier");
-    let store = src.find("slices[k * block_threads + ").expect("shared store");
+    let store = src
+        .find("slices[k * block_threads + ")
+        .expect("shared store");
     let barrier = src.find("__syncthreads();").expect("barrier");
     let load = src
         .find("(threadIdx.y + blockDim.y + 1) % blockDim.y")
