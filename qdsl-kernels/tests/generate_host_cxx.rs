@@ -1,6 +1,6 @@
 //! The generated CUDA C++ of the heatbath and over-relaxation kernels
 //! ([`qdsl_core::gauge::generate::cuda`]), compiled as host C++ (the shim of
-//! `link_paths_host_cxx.rs`, plus the two bit-cast intrinsics) and run once per GPU
+//! `host_cxx`, shared with `link_paths_host_cxx.rs`) and run once per GPU
 //! thread, launch by launch as the GPU runs them (μ = 0..4, each colour in order): one
 //! heatbath sweep then one over-relaxation sweep from a hot field equal the CPU's
 //! [`Heatbath`] sweeps with the same seed and sweep number to rounding, for Wilson (parity
@@ -23,86 +23,21 @@ use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_kernels::{IwasakiGauge, SymanzikGauge, WilsonGauge};
 use std::path::Path;
-use std::process::Command;
 
-const SHIM: &str = r#"#include <cstdio>
-#include <cmath>
-#include <cstring>
-#include <vector>
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __restrict__
-#define __shared__ static
-static inline void __syncthreads() {}
-static inline int __popc(int x) { return __builtin_popcount(x); }
-static inline long long __double_as_longlong(double x) { long long b; std::memcpy(&b, &x, 8); return b; }
-static inline double __longlong_as_double(long long b) { double x; std::memcpy(&x, &b, 8); return x; }
-struct index3 { int x; };
-static index3 blockIdx, blockDim = {1}, threadIdx = {0};
-"#;
+mod host_cxx;
 
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| cxx)
-}
+use host_cxx::{compiler, host_reals};
 
-/// Compiles `source` with a harness whose `main` reads the reals of `input` into
-/// `std::vector<double> in`, runs `body` (which fills `std::vector<double> out`) and
-/// returns `out`.
+/// `host_cxx::run` with `in`, `out` declared and `body` filling `out`.
 fn run_host(cxx: &str, dir: &Path, tag: &str, source: &str, body: &str, input: &[f64]) -> Vec<f64> {
-    let harness = format!(
-        r#"{SHIM}{source}
-int main(int argc, char** argv) {{
-    std::vector<double> in, out;
-    FILE* f = fopen(argv[1], "rb");
-    double x;
-    while (fread(&x, 8, 1, f) == 1) in.push_back(x);
-    fclose(f);
-{body}
-    f = fopen(argv[2], "wb");
-    fwrite(out.data(), 8, out.size(), f);
-    fclose(f);
-    return 0;
-}}
-"#
-    );
-    let src = dir.join(format!("{tag}.cpp"));
-    let exe = dir.join(tag);
-    std::fs::write(&src, harness).unwrap();
-    let built = Command::new(cxx)
-        .args(["-std=c++17", "-O1", "-w", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{tag}: compiling the generated source as host C++ failed:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let (fin, fout) = (
-        dir.join(format!("{tag}.in")),
-        dir.join(format!("{tag}.out")),
-    );
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(&fin, bytes).unwrap();
-    let ran = Command::new(&exe).arg(&fin).arg(&fout).output().unwrap();
-    assert!(ran.status.success(), "{tag}: the harness failed");
-    std::fs::read(&fout)
-        .unwrap()
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-fn host_reals(u: &GaugeField<f64>) -> Vec<f64> {
-    u.links().iter().flat_map(|l| l.to_reals()).collect()
+    host_cxx::run(
+        cxx,
+        dir,
+        tag,
+        source,
+        ("std::vector<double> in, out;", body),
+        input,
+    )
 }
 
 fn field_of(lat: Lattice, host: &[f64]) -> GaugeField<f64> {

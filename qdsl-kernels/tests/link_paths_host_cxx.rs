@@ -14,92 +14,22 @@ use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const DIMS: [usize; 4] = [4, 6, 8, 10];
 
-const SHIM: &str = r#"#include <cstdio>
-#include <cmath>
-#include <vector>
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __restrict__
-static inline int __popc(int x) { return __builtin_popcount(x); }
-struct index3 { int x; };
-static index3 blockIdx, blockDim = {1}, threadIdx = {0};
-"#;
+mod host_cxx;
 
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| cxx)
-}
+use host_cxx::{compiler, host_reals};
 
-fn write_reals(path: &Path, v: &[f64]) {
-    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(path, bytes).unwrap();
-}
-
-fn read_reals(path: &Path) -> Vec<f64> {
-    std::fs::read(path)
-        .unwrap()
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-fn host_reals(u: &GaugeField<f64>) -> Vec<f64> {
-    u.links().iter().flat_map(|l| l.to_reals()).collect()
-}
-
-/// Compiles `source` with a harness calling `call` (a statement using `out`, `in`,
-/// `L0..L3`) once per link (4V threads), runs it on `input` and returns its output.
+/// `host_cxx::run` with the extents `L0..L3`, `V` and an output of 4V links declared,
+/// calling `call` (a statement using `out`, `in`, `L0..L3`) once per link (4V threads).
 fn run_host(cxx: &str, dir: &Path, tag: &str, source: &str, call: &str, input: &[f64]) -> Vec<f64> {
     let [l0, l1, l2, l3] = DIMS;
-    let harness = format!(
-        r#"{SHIM}{source}
-int main(int argc, char** argv) {{
-    const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;
-    std::vector<double> in, out(4 * V * 18, 0.0);
-    FILE* f = fopen(argv[1], "rb");
-    double x;
-    while (fread(&x, 8, 1, f) == 1) in.push_back(x);
-    fclose(f);
-    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {call}; }}
-    f = fopen(argv[2], "wb");
-    fwrite(out.data(), 8, out.size(), f);
-    fclose(f);
-    return 0;
-}}
-"#
+    let setup = format!(
+        "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    std::vector<double> in, out(4 * V * 18, 0.0);"
     );
-    let src = dir.join(format!("{tag}.cpp"));
-    let exe = dir.join(tag);
-    std::fs::write(&src, harness).unwrap();
-    let built = Command::new(cxx)
-        .args(["-std=c++17", "-O1", "-w", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{tag}: compiling the generated source as host C++ failed:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let (fin, fout) = (
-        dir.join(format!("{tag}.in")),
-        dir.join(format!("{tag}.out")),
-    );
-    write_reals(&fin, input);
-    let ran = Command::new(&exe).arg(&fin).arg(&fout).output().unwrap();
-    assert!(ran.status.success(), "{tag}: the harness failed");
-    read_reals(&fout)
+    let body = format!("    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {call}; }}");
+    host_cxx::run(cxx, dir, tag, source, (&setup, &body), input)
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
