@@ -198,3 +198,19 @@ pub fn block_inner_cpu(
     }?;
     Ok(c.chunks(2).map(|z| Complex::new(z[0], z[1])).collect())
 }
+
+/// `count` deterministic pseudo-random complex vectors of `len` components each
+/// (xorshift from `seed`), components in (−1, 1): the operands of the block-BLAS tests
+/// and `qdsl check` rows.
+pub fn random_vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
+    };
+    (0..count * len)
+        .map(|_| Complex::new(next(), next()))
+        .collect()
+}

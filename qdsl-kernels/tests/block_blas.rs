@@ -8,21 +8,8 @@ mod nvrtc;
 
 use qdsl_core::dsl::mma::{self, Input, MmaVariant};
 use qdsl_core::Complex;
+use qdsl_kernels::block_blas::random_vectors as vectors;
 use qdsl_kernels::block_blas::{block_inner_cpu, BlockBlasMode};
-
-/// Deterministic pseudo-random complex vectors (xorshift), components in (−1, 1).
-fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
-    };
-    (0..count * len)
-        .map(|_| Complex::new(next(), next()))
-        .collect()
-}
 
 /// c_ij = Σ_x conj(a_i(x)) b_j(x) and Σ_x |a_i(x)| |b_j(x)|, in f64, the textbook way.
 fn reference(

@@ -9,26 +9,13 @@
 use super::report::{CheckRow, Outcome};
 use qdsl_core::dsl::mma::Input;
 use qdsl_core::Complex;
+use qdsl_kernels::block_blas::random_vectors as vectors;
 use qdsl_kernels::block_blas::{block_inner_cpu, BlockBlasMode};
 use qdsl_runtime::device::block_blas::{block_inner, VectorReal, VectorSet};
 use qdsl_runtime::device::Gpu;
 
 /// Complex components per site of a Wilson spinor.
 const COMPONENTS: usize = 12;
-
-/// Pseudo-random complex vectors (xorshift), components in (−1, 1).
-fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
-    };
-    (0..count * len)
-        .map(|_| Complex::new(next(), next()))
-        .collect()
-}
 
 /// The rows for spinor fields of `sites` sites, for the modes whose name passes `wanted`.
 pub fn check_block_dot(

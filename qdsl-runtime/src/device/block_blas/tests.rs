@@ -4,20 +4,7 @@
 
 use super::*;
 use crate::testing::gpu;
-
-/// Deterministic pseudo-random complex vectors (xorshift), components in (−1, 1).
-fn vectors(count: usize, len: usize, seed: u64) -> Vec<Complex<f64>> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        2.0 * ((x >> 11) as f64 / (1u64 << 53) as f64) - 1.0
-    };
-    (0..count * len)
-        .map(|_| Complex::new(next(), next()))
-        .collect()
-}
+use qdsl_kernels::block_blas::random_vectors as vectors;
 
 fn upload<T: VectorReal>(gpu: &Gpu, v: &[Complex<f64>], conv: fn(f64) -> T) -> CudaSlice<T> {
     let reals: Vec<T> = v.iter().flat_map(|z| [conv(z.re), conv(z.im)]).collect();
