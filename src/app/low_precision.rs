@@ -4,8 +4,8 @@
 
 use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::solver::{
-    BFloat16, Fixed16, Half, LinearOperator, Packed20, Packed30, QuantizedField, QuantizedOperator,
-    SolveResult, SolverError, SolverKind, SolverOptions, Tf32,
+    BFloat16, Fixed16, Fixed8, Half, LinearOperator, Packed20, Packed30, QuantizedField,
+    QuantizedOperator, SolveResult, SolverError, SolverKind, SolverOptions, Tf32,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -27,6 +27,8 @@ pub enum LowPrecision {
     F16,
     /// 16-bit fixed point with a per-site norm (emulated).
     Fixed16,
+    /// 8-bit fixed point with a per-site norm (emulated).
+    Fixed8,
     /// 20-bit packed groups of 6 with a shared exponent (emulated).
     Packed20,
     /// 30-bit packed groups of 6 with a shared exponent (emulated).
@@ -35,19 +37,20 @@ pub enum LowPrecision {
 
 impl LowPrecision {
     /// Every precision, widest first within each family.
-    pub const ALL: [LowPrecision; 8] = [
+    pub const ALL: [LowPrecision; 9] = [
         LowPrecision::F64,
         LowPrecision::F32,
         LowPrecision::Tf32,
         LowPrecision::Bf16,
         LowPrecision::F16,
         LowPrecision::Fixed16,
+        LowPrecision::Fixed8,
         LowPrecision::Packed20,
         LowPrecision::Packed30,
     ];
 
     /// The name [`FromStr`] accepts: "f64", "f32", "tf32", "bf16", "f16", "fixed16",
-    /// "packed20", "packed30".
+    /// "fixed8", "packed20", "packed30".
     pub fn name(self) -> &'static str {
         match self {
             LowPrecision::F64 => "f64",
@@ -56,6 +59,7 @@ impl LowPrecision {
             LowPrecision::Bf16 => "bf16",
             LowPrecision::F16 => "f16",
             LowPrecision::Fixed16 => "fixed16",
+            LowPrecision::Fixed8 => "fixed8",
             LowPrecision::Packed20 => "packed20",
             LowPrecision::Packed30 => "packed30",
         }
@@ -96,6 +100,7 @@ impl LowPrecision {
             LowPrecision::Bf16 => stored::<BFloat16, _>(solver, high, b, x, opts),
             LowPrecision::F16 => stored::<Half, _>(solver, high, b, x, opts),
             LowPrecision::Fixed16 => stored::<Fixed16, _>(solver, high, b, x, opts),
+            LowPrecision::Fixed8 => stored::<Fixed8, _>(solver, high, b, x, opts),
             LowPrecision::Packed20 => stored::<Packed20, _>(solver, high, b, x, opts),
             LowPrecision::Packed30 => stored::<Packed30, _>(solver, high, b, x, opts),
         }

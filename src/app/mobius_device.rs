@@ -15,7 +15,7 @@ use qdsl_runtime::operator::mobius::MobiusParams;
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
-use qdsl_runtime::solver::{Fixed16, SolveResult, SolverError, SolverKind, SolverOptions};
+use qdsl_runtime::solver::{Fixed16, Fixed8, SolveResult, SolverError, SolverKind, SolverOptions};
 use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
@@ -27,6 +27,7 @@ enum Iteration {
     F64,
     F32(DeviceOperator<Single>),
     Fixed16(DeviceOperator<Fixed16>),
+    Fixed8(DeviceOperator<Fixed8>),
 }
 
 /// The device operators of a Möbius solve.
@@ -42,7 +43,7 @@ fn device_error(e: impl std::fmt::Display) -> SolverError {
 }
 
 impl MobiusDevice {
-    /// The f64 operator and the iteration operator of `precision` (f64, f32 or fixed16)
+    /// The f64 operator and the iteration operator of `precision` (f64, f32, fixed16 or fixed8)
     /// on parity `parity` for links `gauge`, `params` and the time `boundary`; the
     /// kernels are compiled here.
     pub fn new(
@@ -66,9 +67,12 @@ impl MobiusDevice {
             LowPrecision::Fixed16 => Iteration::Fixed16(
                 DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
             ),
+            LowPrecision::Fixed8 => Iteration::Fixed8(
+                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
+            ),
             other => {
                 return Err(format!(
-                    "--action mobius on the GPU iterates in f64, f32 or fixed16, not {}",
+                    "--action mobius on the GPU iterates in f64, f32, fixed16 or fixed8, not {}",
                     other.name()
                 ))
             }
@@ -86,6 +90,7 @@ impl MobiusDevice {
             Iteration::F64 => self.run::<Double>(&self.high, b, opts),
             Iteration::F32(low) => self.run(low, b, opts),
             Iteration::Fixed16(low) => self.run(low, b, opts),
+            Iteration::Fixed8(low) => self.run(low, b, opts),
         }
     }
 
@@ -125,7 +130,7 @@ mod tests {
     /// GPU: a small Möbius solve (MILC's 4⁴ sample, Ls 8, b5 = 1.5, c5 = 0.5, M5 = 1.8,
     /// m_f = 0.1, tolerance 1e-9) with the iteration on the device reaches the host
     /// solve's accuracy: the residual recomputed on the unpreconditioned 5D D below
-    /// 1e-8 in f64, f64–f32 and f64–fixed16; in f64 the iteration count equals the
+    /// 1e-8 in f64, f64–f32, f64–fixed16 and f64–fixed8; in f64 the iteration count equals the
     /// host's within 1 and the solutions agree to 1e-7 (‖Δψ‖/‖ψ‖).
     #[test]
     #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
@@ -148,7 +153,12 @@ mod tests {
         let host = solver(LowPrecision::F64);
         let eta = ColourSpinorField::gaussian(host.layout(), 3);
         let want = host.solve(&eta).unwrap();
-        for precision in [LowPrecision::F64, LowPrecision::F32, LowPrecision::Fixed16] {
+        for precision in [
+            LowPrecision::F64,
+            LowPrecision::F32,
+            LowPrecision::Fixed16,
+            LowPrecision::Fixed8,
+        ] {
             let dev = solver(precision).on_device(&ctx).unwrap();
             assert!(dev.is_on_device());
             let got = dev.solve(&eta).unwrap();

@@ -160,9 +160,10 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
         Precision::F64 => LowPrecision::F64,
         Precision::F32 => LowPrecision::F32,
         Precision::Fixed16 => LowPrecision::Fixed16,
+        Precision::Fixed8 => LowPrecision::Fixed8,
         other => {
             return Err(format!(
-                "--action mobius iterates in f64, f32 or fixed16 (GPU), not {}",
+                "--action mobius iterates in f64, f32, fixed16 or fixed8, not {}",
                 other.describe()
             )
             .into())

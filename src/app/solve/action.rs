@@ -124,6 +124,8 @@ pub enum Precision {
     F32,
     /// Mixed f64–16-bit fixed point (per-site f32 norm), reliable updates in f64.
     Fixed16,
+    /// Mixed f64–8-bit fixed point (per-site f32 norm), reliable updates in f64.
+    Fixed8,
     /// Mixed f64–f16 (IEEE half), reliable updates in f64.
     F16,
     /// Mixed f64–20-bit packed (6 reals per 128 bits, shared exponent), reliable updates
@@ -136,17 +138,20 @@ pub enum Precision {
 
 impl Precision {
     /// Every precision, in the order of [`Self::NAMES`].
-    pub const ALL: [Precision; 6] = [
+    pub const ALL: [Precision; 7] = [
         Precision::F64,
         Precision::F32,
         Precision::Fixed16,
+        Precision::Fixed8,
         Precision::F16,
         Precision::Packed20,
         Precision::Packed30,
     ];
 
     /// The names [`FromStr`] accepts.
-    pub const NAMES: [&'static str; 6] = ["f64", "f32", "fixed16", "f16", "packed20", "packed30"];
+    pub const NAMES: [&'static str; 7] = [
+        "f64", "f32", "fixed16", "fixed8", "f16", "packed20", "packed30",
+    ];
 
     /// A description for the summary: "f64" or "f64–<low> (reliable updates)".
     pub fn describe(self) -> &'static str {
@@ -154,6 +159,7 @@ impl Precision {
             Precision::F64 => "f64",
             Precision::F32 => "f64–f32 (reliable updates)",
             Precision::Fixed16 => "f64–fixed16 (reliable updates)",
+            Precision::Fixed8 => "f64–fixed8 (reliable updates)",
             Precision::F16 => "f64–f16 (reliable updates)",
             Precision::Packed20 => "f64–packed20 (reliable updates)",
             Precision::Packed30 => "f64–packed30 (reliable updates)",
@@ -169,7 +175,7 @@ impl Precision {
 impl FromStr for Precision {
     type Err = String;
 
-    /// "f64", "f32", "fixed16", "f16", "packed20" or "packed30" (ASCII case ignored).
+    /// "f64", "f32", "fixed16", "fixed8", "f16", "packed20" or "packed30" (ASCII case ignored).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::NAMES
             .iter()

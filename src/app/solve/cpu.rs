@@ -3,12 +3,12 @@
 use super::Precision;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::solver::{
-    Fixed16, Half, LinearOperator, Packed20, Packed30, QuantizedField, QuantizedOperator,
+    Fixed16, Fixed8, Half, LinearOperator, Packed20, Packed30, QuantizedField, QuantizedOperator,
     SolveResult, SolverError, SolverKind, SolverOptions,
 };
 
 /// Solves M̂ x = b on the host from the `x` given, iterating in `precision`: f64 with
-/// `high` alone, f32 with `low`, fixed16, f16, packed20 and packed30 with [`QuantizedOperator`]`(high)` on
+/// `high` alone, f32 with `low`, fixed16, fixed8, f16, packed20 and packed30 with [`QuantizedOperator`]`(high)` on
 /// [`QuantizedField`]s (the format's rounding emulated in f64). The solution and the
 /// true residual are f64 (`high`) whatever the precision.
 pub fn solve_host(
@@ -27,6 +27,10 @@ pub fn solve_host(
         Precision::Fixed16 => {
             let low = QuantizedOperator(high);
             solver.solve::<_, QuantizedField<Fixed16>, _, _>(high, &low, b, x, opts)
+        }
+        Precision::Fixed8 => {
+            let low = QuantizedOperator(high);
+            solver.solve::<_, QuantizedField<Fixed8>, _, _>(high, &low, b, x, opts)
         }
         Precision::F16 => {
             let low = QuantizedOperator(high);

@@ -8,8 +8,8 @@ use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
 use qdsl_runtime::solver::{
-    ConvertFrom, Fixed16, Half, LinearOperator, Packed20, Packed30, SolveResult, SolverField,
-    SolverOptions,
+    ConvertFrom, Fixed16, Fixed8, Half, LinearOperator, Packed20, Packed30, SolveResult,
+    SolverField, SolverOptions,
 };
 use std::sync::Arc;
 
@@ -112,6 +112,11 @@ pub(super) fn device_solve(
         Precision::Fixed16 => {
             let (high, low) =
                 set_up::<Fixed16, _>(ctx, system, b, || system.device_operator::<Fixed16>(ctx))?;
+            device_run(ctx, &high, &low, config, b, opts)
+        }
+        Precision::Fixed8 => {
+            let (high, low) =
+                set_up::<Fixed8, _>(ctx, system, b, || system.device_operator::<Fixed8>(ctx))?;
             device_run(ctx, &high, &low, config, b, opts)
         }
         Precision::F16 => {

@@ -100,7 +100,12 @@ fn wilson_solves_on_a_random_8_4_agree_with_the_cpu() {
     let (ctx, _dir) = context();
     let gauge = GaugeField::<f64>::random(Lattice::new([8; 4]).unwrap(), 11);
     for solver in [SolverKind::BiCgStab, SolverKind::Cgnr] {
-        for precision in [Precision::F64, Precision::F32, Precision::Fixed16] {
+        for precision in [
+            Precision::F64,
+            Precision::F32,
+            Precision::Fixed16,
+            Precision::Fixed8,
+        ] {
             check_solve(
                 &ctx,
                 &gauge,

@@ -2,7 +2,7 @@
 //! that the solvers' mixed-precision type parameters (and their tolerance checks, which
 //! need the unit round-off before any field exists) work on the GPU as on the host.
 
-use super::super::{Fixed16, Half, Packed20, Packed30};
+use super::super::{Fixed16, Fixed8, Half, Packed20, Packed30};
 use crate::device::HostReal;
 use qdsl_core::format::FermionFormat;
 
@@ -38,6 +38,13 @@ impl DevicePrecision for Single {
 impl DevicePrecision for Fixed16 {
     const FORMAT: FermionFormat = FermionFormat::FIXED16;
     const UNIT_ROUNDOFF: f64 = <Fixed16 as super::super::SpinorStorage>::UNIT_ROUNDOFF;
+}
+
+/// 8-bit fixed point with an f32 norm per site (u = 1/(2 · 127)), the same marker as the
+/// host emulation [`Fixed8`]: the kernels decode to f32, compute, and re-encode.
+impl DevicePrecision for Fixed8 {
+    const FORMAT: FermionFormat = FermionFormat::FIXED8;
+    const UNIT_ROUNDOFF: f64 = <Fixed8 as super::super::SpinorStorage>::UNIT_ROUNDOFF;
 }
 
 /// IEEE binary16 (u = 2⁻¹¹), the same marker as the host emulation [`Half`].
@@ -85,10 +92,12 @@ mod tests {
         assert_eq!(1.0f32 + Single::UNIT_ROUNDOFF as f32, 1.0);
         assert_ne!(1.0f32 + 2.0 * Single::UNIT_ROUNDOFF as f32, 1.0);
         assert_eq!(<Fixed16 as DevicePrecision>::UNIT_ROUNDOFF, 0.5 / 32767.0);
+        assert_eq!(<Fixed8 as DevicePrecision>::UNIT_ROUNDOFF, 0.5 / 127.0);
         assert_eq!(<Half as DevicePrecision>::UNIT_ROUNDOFF, 2f64.powi(-11));
         assert_eq!(compute_precision(Double::FORMAT), HostReal::F64);
         assert_eq!(compute_precision(Single::FORMAT), HostReal::F32);
         assert_eq!(compute_precision(FermionFormat::FIXED16), HostReal::F32);
+        assert_eq!(compute_precision(FermionFormat::FIXED8), HostReal::F32);
         // Packed: u = 1/Q, Q = 2^(b−1) − 1; 20-bit integers fit f32's 24-bit
         // significand, 30-bit ones do not (2^29 − 1 is not an f32).
         assert_eq!(
