@@ -35,9 +35,9 @@ pub struct SolveArgs {
     /// staggered actions).
     #[arg(long, default_value = "cgnr")]
     solver: SolverKind,
-    /// Iteration precision: f64 (pure), or f32, fixed16 or fixed8 (16- or 8-bit fixed point), f16,
-    /// packed20 or packed30 (bit-packed, shared exponent), each mixed with f64 through
-    /// reliable updates.
+    /// Iteration precision: f64 (pure), or f32, fixed16 or fixed8 (16- or 8-bit fixed
+    /// point), f16, packed20 or packed30 (bit-packed, shared exponent), each mixed with
+    /// f64 through reliable updates.
     #[arg(long, default_value = "f64")]
     precision: Precision,
     /// Target relative residual ‖b − M̂x‖/‖b‖.
