@@ -441,6 +441,40 @@ impl ChiralMatrices {
             .collect()
     }
 
+    /// The coefficients of the in-place O(Ls) solve A y = x of
+    /// [`crate::dsl::kernel_ir::ChiralSolve`] for A cyclic bidiagonal, per chirality
+    /// (P₊ then P₋), in the sweep's order n: the slice s_n = n when the off-diagonal sits
+    /// at s − 1 ("lower": P₊ of M5, P₋ of its `adjoint` M5†), else s_n = Ls − 1 − n (the
+    /// off-diagonal at s + 1), with d_n = A(s_n, s_n) and e_n = A(s_n, s_{n−1}):
+    ///
+    /// [1/d_n, e_n, q_n] for n = 0 … Ls − 1, then w = 1/(1 − q_{Ls−1}),
+    /// q₀ = −e₀/d₀,  q_n = −(e_n/d_n) q_{n−1},
+    ///
+    /// each complex as (re, im): 6 Ls + 2 reals per chirality, computed once in f64 here so
+    /// that the kernel's sweeps are multiply-adds only: p_n = (x_n − e_n p_{n−1})/d_n,
+    /// Y = p_{Ls−1} w, y_n = p_n + q_n Y.
+    pub fn sweep_reals(&self, adjoint: bool) -> Vec<f64> {
+        let ls = self.ls;
+        let mut out = Vec::with_capacity(2 * (6 * ls + 2));
+        for (chi, a) in [&self.plus, &self.minus].into_iter().enumerate() {
+            let lower = (chi == 0) != adjoint;
+            let slice = |n: usize| if lower { n } else { ls - 1 - n };
+            let mut q = Complex::new(0.0, 0.0);
+            for n in 0..ls {
+                let (s, prev) = (slice(n), slice((n + ls - 1) % ls));
+                let (d, e) = (a[s * ls + s], a[s * ls + prev]);
+                let inv_d = d.inv();
+                q = if n == 0 { -e * inv_d } else { -e * inv_d * q };
+                for z in [inv_d, e, q] {
+                    out.extend([z.re, z.im]);
+                }
+            }
+            let w = (Complex::new(1.0, 0.0) - q).inv();
+            out.extend([w.re, w.im]);
+        }
+        out
+    }
+
     /// Whether every row has nonzero entries at s and s ± 1 (mod Ls) only (what a
     /// sparse piece's kernel reads).
     pub fn is_tridiagonal_periodic(&self) -> bool {

@@ -570,7 +570,9 @@ pub enum Stmt {
 pub struct ChiralSolve {
     /// The shared buffer holding the column.
     pub buffer: String,
-    /// The parameter holding O's matrices (`[P₊, P₋][s][s'][re, im]`).
+    /// The parameter holding O's matrices (`[P₊, P₋][s][s'][re, im]`) followed by the
+    /// sweeps' coefficients
+    /// ([`ChiralMatrices::sweep_reals`](crate::dsl::fused5d::ChiralMatrices::sweep_reals)).
     pub matrix: String,
     /// The piece applied (e.g. `M5inv`), for comments.
     pub piece: String,

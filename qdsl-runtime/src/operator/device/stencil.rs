@@ -100,7 +100,8 @@ pub struct StencilArgs<'a> {
     /// [`qdsl_core::dsl::storage::divide_by_global_scale`]).
     pub link_scales: &'a [f64],
     /// A `fused5d!` kernel's s-operator matrices, each piece's 4 Ls² reals in the
-    /// compute type ([`qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals`]).
+    /// compute type ([`qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals`]; M5's
+    /// followed by its solve's coefficients, [`super::super::mobius::DeviceChainMatrices`]).
     pub matrices: &'a [(SPiece, &'a dyn ReadBuffer)],
     /// The box of output sites of a [`Region::SubBox`] variant (the interior or an
     /// exterior slab of a distributed operator); `None` for [`Region::Whole`].

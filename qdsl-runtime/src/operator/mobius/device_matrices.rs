@@ -1,16 +1,18 @@
 //! A `fused5d!` chain's s-operator matrices on the device: each piece's A₊, A₋
-//! ([`ChiralSOperator::of_piece`] → [`ChiralMatrices::kernel_reals`], 4 Ls² reals) copied
-//! once in the kernel's compute type, bound by piece through
+//! ([`ChiralSOperator::of_piece`] → [`ChiralMatrices::kernel_reals`], 4 Ls² reals; M5's
+//! and M5†'s followed by the O(Ls) solve's coefficients,
+//! [`ChiralMatrices::sweep_reals`]) copied once in the kernel's compute type, bound by piece through
 //! [`StencilArgs::matrices`](crate::operator::device::StencilArgs::matrices).
 //!
 //! [`ChiralMatrices::kernel_reals`]: qdsl_core::dsl::fused5d::ChiralMatrices::kernel_reals
+//! [`ChiralMatrices::sweep_reals`]: qdsl_core::dsl::fused5d::ChiralMatrices::sweep_reals
 
 use super::{ChiralSOperator, MobiusParams};
 use crate::device::gpu::driver;
 use crate::device::kernel::ReadBuffer;
 use crate::device::{DeviceError, Gpu};
 use cudarc::driver::CudaSlice;
-use qdsl_core::dsl::fused5d::SPiece;
+use qdsl_core::dsl::fused5d::{SOp, SPiece};
 
 /// The matrices of a chain's pieces, in f64 (f64 storage) or f32 (every other format).
 pub struct DeviceChainMatrices {
@@ -42,9 +44,14 @@ impl DeviceChainMatrices {
         }
         let pieces = &all;
         let reals = pieces.iter().map(|&p| {
-            ChiralSOperator::of_piece(params, p)
-                .kernel_matrices()
-                .kernel_reals()
+            let m = ChiralSOperator::of_piece(params, p).kernel_matrices();
+            let mut reals = m.kernel_reals();
+            if p.op == SOp::M5 {
+                // M5 (M5†) is what a kernel solves for M5⁻¹ (M5⁻†): the sweeps'
+                // coefficients follow its matrices.
+                reals.extend(m.sweep_reals(p.dagger));
+            }
+            reals
         });
         let what = "uploading a fused chain's matrices";
         let buffers = match wide {

@@ -142,7 +142,9 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
 /// The in-place cyclic bidiagonal solve of [`ChiralSolve`]: thread s5 of a site takes
 /// the complex components k = s5, s5 + Ls, … < 12 (P₊: k < 6); along the sweep n the
 /// slice is s = n (off-diagonal at s − 1) or Ls − 1 − n (at s + 1), so both directions
-/// run the same code.
+/// run the same code. The coefficients 1/d_n, e_n, q_n and 1/(1 − q_last) come from the
+/// host after the operand's matrices
+/// ([`crate::dsl::fused5d::ChiralMatrices::sweep_reals`]): multiply-adds only.
 fn chiral_solve(s: &mut Src, d: usize, r: &ChiralSolve) {
     let (b, m) = (&r.buffer, &r.matrix);
     let lower = if r.dagger { "chi == 1" } else { "chi == 0" };
@@ -152,30 +154,22 @@ fn chiral_solve(s: &mut Src, d: usize, r: &ChiralSolve) {
         (1, "for (int k = s5; k < 12; k += LS) {".into()),
         (2, "const int chi = k / 6; // P+ for k < 6 (reals 0-11), else P-".into()),
         (2, format!("const bool lower = {lower}; // the off-diagonal at s - 1, else at s + 1")),
-        (2, format!("const real* const a = {m} + chi * 2 * LS * LS; // A[s][s'][re, im]")),
+        (2, format!("const real* const w = {m} + 4 * LS * LS + chi * (6 * LS + 2); // [1/d_n, e_n, q_n] per n, then 1/(1 - q_last)")),
         (2, "real* const c_re = base + (2 * k) * block_threads; real* const c_im = c_re + block_threads;".into()),
-        (2, "cplx p = {0, 0}, q = {0, 0};".into()),
+        (2, "cplx p = {0, 0};".into()),
         (2, "#pragma unroll".into()),
-        (2, "for (int n = 0; n < LS; n++) { // p_n, q_n; p_n over x_n in the column".into()),
-        (3, "const int sl = lower ? n : LS - 1 - n, so = lower ? (sl + LS - 1) % LS : (sl + 1) % LS;".into()),
-        (3, "const cplx dd = {a[2 * (sl * LS + sl)], a[2 * (sl * LS + sl) + 1]}, e = {a[2 * (sl * LS + so)], a[2 * (sl * LS + so) + 1]};".into()),
-        (3, "const real den = dd.re * dd.re + dd.im * dd.im; const cplx di = {dd.re / den, -dd.im / den};".into()),
+        (2, "for (int n = 0; n < LS; n++) { // p_n = (x_n - e_n p_(n-1)) / d_n over x_n in the column".into()),
+        (3, "const int sl = lower ? n : LS - 1 - n;".into()),
+        (3, "const cplx di = {w[6 * n], w[6 * n + 1]}, e = {w[6 * n + 2], w[6 * n + 3]};".into()),
         (3, "const cplx x = {c_re[blockDim.x * sl], c_im[blockDim.x * sl]};".into()),
-        (3, "const cplx f = c_mul(di, e); // e_n / d_n".into()),
-        (3, "p = n == 0 ? c_mul(di, x) : c_mul(di, c_sub(x, c_mul(e, p)));".into()),
-        (3, "q = n == 0 ? cplx{-f.re, -f.im} : c_scale(-1, c_mul(f, q));".into()),
+        (3, "p = c_mul(di, n == 0 ? x : c_sub(x, c_mul(e, p)));".into()),
         (3, "c_re[blockDim.x * sl] = p.re; c_im[blockDim.x * sl] = p.im;".into()),
         (2, "}".into()),
-        (2, "const cplx one_q = {1 - q.re, -q.im}; const real den = one_q.re * one_q.re + one_q.im * one_q.im;".into()),
-        (2, "const cplx y_last = c_mul(p, cplx{one_q.re / den, -one_q.im / den}); // Y = p_last / (1 - q_last)".into()),
-        (2, "q = {0, 0};".into()),
+        (2, "const cplx y_last = c_mul(p, cplx{w[6 * LS], w[6 * LS + 1]}); // Y = p_last / (1 - q_last)".into()),
         (2, "#pragma unroll".into()),
         (2, "for (int n = 0; n < LS; n++) { // y_n = p_n + q_n Y".into()),
-        (3, "const int sl = lower ? n : LS - 1 - n, so = lower ? (sl + LS - 1) % LS : (sl + 1) % LS;".into()),
-        (3, "const cplx dd = {a[2 * (sl * LS + sl)], a[2 * (sl * LS + sl) + 1]}, e = {a[2 * (sl * LS + so)], a[2 * (sl * LS + so) + 1]};".into()),
-        (3, "const real den = dd.re * dd.re + dd.im * dd.im; const cplx f = c_mul(cplx{dd.re / den, -dd.im / den}, e);".into()),
-        (3, "q = n == 0 ? cplx{-f.re, -f.im} : c_scale(-1, c_mul(f, q));".into()),
-        (3, "const cplx y = c_fma(cplx{c_re[blockDim.x * sl], c_im[blockDim.x * sl]}, q, y_last);".into()),
+        (3, "const int sl = lower ? n : LS - 1 - n;".into()),
+        (3, "const cplx y = c_fma(cplx{c_re[blockDim.x * sl], c_im[blockDim.x * sl]}, cplx{w[6 * n + 4], w[6 * n + 5]}, y_last);".into()),
         (3, "c_re[blockDim.x * sl] = y.re; c_im[blockDim.x * sl] = y.im;".into()),
         (2, "}".into()),
         (1, "}".into()),
