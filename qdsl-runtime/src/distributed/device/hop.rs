@@ -201,7 +201,7 @@ impl DeviceDistributedHop {
             .unzip();
         let operation = "distributed device hop: halo exchange";
         let overlap = self.overlap && self.timing.is_none();
-        transport.post(gpu, operation, &sends)?;
+        transport.post(gpu, operation, &sends, &recvs)?;
         if overlap {
             launch(&self.boxes.interior, psi).map_err(op)?;
         }

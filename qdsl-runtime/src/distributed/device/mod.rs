@@ -26,6 +26,7 @@ mod faces;
 #[cfg(test)]
 mod gpu_tests;
 mod hop;
+mod peer;
 mod transport;
 
 pub use blocks::{
@@ -34,4 +35,8 @@ pub use blocks::{
 };
 pub use faces::DeviceFaces;
 pub use hop::{DeviceDistributedHop, PhaseTimes};
+pub use peer::{
+    exchange_stream, peer_access_between, CopyEngine, GpuCopyEngine, PeerMessage, PeerProtocol,
+    PeerTransport,
+};
 pub use transport::{DeviceTransport, FaceRecv, FaceSend, HostStaged, NcclTransport};

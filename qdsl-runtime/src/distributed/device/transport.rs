@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`HostStaged`] | any [`Communicator`] (threads of one process: several ranks on ONE GPU, or one process driving several GPUs): the buffers are downloaded after the packs, exchanged on the host, uploaded before the unpacks |
 //! | [`NcclTransport`] | NCCL grouped send/recv on the device buffers themselves, on the communicator's stream after an event of the compute stream |
+//! | [`PeerTransport`](super::PeerTransport) | the ranks of one process: direct peer copies into the receiver's buffer on a copy stream, ordered by events (no host wait for the GPU) |
 //!
 //! Messages between one pair of ranks are issued in increasing tag order on both sides
 //! (NCCL matches a pair's sends and receives by order, not by tag): with two ranks along
@@ -46,12 +47,14 @@ pub trait DeviceTransport {
     fn rank(&self) -> usize;
 
     /// After the packs are queued on the GPU's stream: takes what the exchange needs
-    /// of the send buffers, so that the interior can be queued before [`Self::complete`].
+    /// of the send buffers (and, for direct copies, offers the receive buffers), so that
+    /// the interior can be queued before [`Self::complete`].
     fn post(
         &mut self,
         gpu: &Gpu,
         operation: &str,
         sends: &[FaceSend<'_>],
+        recvs: &[FaceRecv<'_>],
     ) -> Result<(), DistributedError>;
 
     /// Completes the exchange posted with the same `sends`: when it returns, every
@@ -70,6 +73,9 @@ pub trait DeviceTransport {
         operation: &str,
         values: &[f64],
     ) -> Result<Vec<f64>, DistributedError>;
+
+    /// What the transport is, for reports ("NCCL", "peer copies", …).
+    fn describe(&self) -> String;
 }
 
 fn device(
@@ -120,6 +126,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         gpu: &Gpu,
         _operation: &str,
         sends: &[FaceSend<'_>],
+        _recvs: &[FaceRecv<'_>],
     ) -> Result<(), DistributedError> {
         let rank = self.rank();
         let stream = gpu.backend().stream();
@@ -230,6 +237,10 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
     ) -> Result<Vec<f64>, DistributedError> {
         Ok(self.comm.lock().all_reduce_sum_f64(operation, values)?)
     }
+
+    fn describe(&self) -> String {
+        "host-staged (downloads, host exchange, uploads)".into()
+    }
 }
 
 /// The transport of NCCL on the device buffers: [`DeviceTransport::post`] makes the
@@ -253,7 +264,13 @@ impl DeviceTransport for NcclTransport {
         self.comm.rank()
     }
 
-    fn post(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
+    fn post(
+        &mut self,
+        gpu: &Gpu,
+        _: &str,
+        _: &[FaceSend<'_>],
+        _: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
         let rank = self.rank();
         let compute = gpu.backend().stream();
         let packed = compute
@@ -340,5 +357,9 @@ impl DeviceTransport for NcclTransport {
         values: &[f64],
     ) -> Result<Vec<f64>, DistributedError> {
         Ok(self.comm.all_reduce_sum_f64(operation, values)?)
+    }
+
+    fn describe(&self) -> String {
+        "NCCL grouped send/recv".into()
     }
 }
