@@ -318,11 +318,11 @@ fn gpu_rank(
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
     let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
-    let config = CommConfig::from_env().map_err(|e| device(&e))?;
+    let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
     let size = ext.decomposition().size();
     let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
         transport
-            .open(&gpu, &comm, size, config)
+            .open(&gpu, &comm, size, comm_config)
             .map_err(|e| device(&e))?,
     ));
     let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))

@@ -8,17 +8,18 @@
 //! [`Communicator`] (offers and deliveries, a few u64 each); the bytes and the ordering
 //! of the GPU work go through device events, so no host thread waits for a GPU:
 //!
-//! 1. [`post`](PeerProtocol::post), after the packs are queued: mark R = the compute
-//!    stream so far (this rank's packs done, and its previous unpacks done: its receive
-//!    buffers may be overwritten). Offer each sender (the peer of each receive) the
-//!    receive buffer's address, length and context, and R. Take the offers of the peers
-//!    this rank sends to; on the **copy stream**: wait for R (own packs), then per send
-//!    wait for the receiver's R and copy the send buffer into the offered buffer. Mark
-//!    D = the copy stream so far.
-//! 2. [`complete`](PeerProtocol::complete), after the interior is queued: tell each
-//!    receiver D; take the D of each sender and make the compute stream wait for it
-//!    (the halos have arrived), and for this rank's own D (the next packs must not
-//!    overwrite a send buffer still being copied).
+//! 0. [`packed`](PeerProtocol::packed), right after the packs are queued (before the
+//!    interior): mark R = the compute stream so far (this rank's packs done, and its
+//!    previous unpacks done: its receive buffers may be overwritten).
+//! 1. [`post`](PeerProtocol::post), after the interior is queued: offer each sender (the
+//!    peer of each receive) the receive buffer's address, length and context, and R.
+//!    Take the offers of the peers this rank sends to; on the **copy stream**: wait for
+//!    R (own packs), then per send wait for the receiver's R and copy the send buffer
+//!    into the offered buffer. Mark D = the copy stream so far.
+//! 2. [`complete`](PeerProtocol::complete): tell each receiver D; take the D of each
+//!    sender and make the compute stream wait for it (the halos have arrived), and for
+//!    this rank's own D (the next packs must not overwrite a send buffer still being
+//!    copied).
 //!
 //! Every host wait is a [`Communicator::exchange`], bounded by its timeout
 //! ([`crate::comm::CommConfig`]): a peer that died ends the exchange with
@@ -79,6 +80,8 @@ const OFFER_LEN: usize = 4;
 /// The host half of the protocol (module docs) over the communicator `C`.
 pub struct PeerProtocol<C> {
     comm: SharedComm<C>,
+    /// The compute stream's mark after the packs.
+    ready: Option<u64>,
     /// The copy stream's mark of the posted exchange.
     delivered: Option<u64>,
 }
@@ -88,8 +91,26 @@ impl<C: Communicator> PeerProtocol<C> {
     pub fn new(comm: SharedComm<C>) -> Self {
         Self {
             comm,
+            ready: None,
             delivered: None,
         }
+    }
+
+    /// Step 0 (module docs): the mark of the packs (and of the previous unpacks).
+    pub fn packed(
+        &mut self,
+        engine: &mut dyn CopyEngine,
+        operation: &str,
+    ) -> Result<(), DistributedError> {
+        let mark = engine.mark_compute().map_err(|message| {
+            DistributedError::Comm(CommError::Call {
+                rank: self.comm.rank(),
+                call: format!("{operation}: marking the packs"),
+                message,
+            })
+        })?;
+        self.ready = Some(mark);
+        Ok(())
     }
 
     /// The communicator.
@@ -115,7 +136,11 @@ impl<C: Communicator> PeerProtocol<C> {
                 })
             }
         };
-        let ready = engine.mark_compute().map_err(dev("marking the packs"))?;
+        let Some(ready) = self.ready.take() else {
+            return Err(DistributedError::Operator(format!(
+                "{operation}: posted without the packs' mark (packed not called)"
+            )));
+        };
         let context = engine.context();
         let offers = recvs
             .iter()
@@ -431,6 +456,17 @@ impl<C: Communicator> PeerTransport<C> {
 impl<C: Communicator> DeviceTransport for PeerTransport<C> {
     fn rank(&self) -> usize {
         self.protocol.comm().rank()
+    }
+
+    fn packed(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        _: &[FaceSend<'_>],
+    ) -> Result<(), DistributedError> {
+        self.engine(gpu)?;
+        let engine = self.engine.as_mut().expect("created above");
+        self.protocol.packed(engine, operation)
     }
 
     fn post(

@@ -46,9 +46,19 @@ pub trait DeviceTransport {
     /// This rank.
     fn rank(&self) -> usize;
 
-    /// After the packs are queued on the GPU's stream: takes what the exchange needs
-    /// of the send buffers (and, for direct copies, offers the receive buffers), so that
-    /// the interior can be queued before [`Self::complete`].
+    /// Right after the packs are queued on the GPU's stream, before the interior: takes
+    /// what the exchange needs of the send buffers' state (an event of the packs, or
+    /// their downloaded bytes), so that the exchange can overlap the interior.
+    fn packed(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+    ) -> Result<(), DistributedError>;
+
+    /// After [`Self::packed`] and the interior are queued: starts the exchange (for
+    /// direct copies: offers the receive buffers and queues the copies); the host work
+    /// here overlaps the GPU's interior.
     fn post(
         &mut self,
         gpu: &Gpu,
@@ -92,7 +102,7 @@ fn device(
 }
 
 /// The transport through a host [`Communicator`]: face buffers downloaded in
-/// [`DeviceTransport::post`] (the packs are then done), exchanged and uploaded in
+/// [`DeviceTransport::packed`] (the packs are then done), exchanged and uploaded in
 /// [`DeviceTransport::complete`] (the host exchange runs while the GPU computes the
 /// interior).
 pub struct HostStaged<C> {
@@ -121,12 +131,11 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         self.comm.rank()
     }
 
-    fn post(
+    fn packed(
         &mut self,
         gpu: &Gpu,
         _operation: &str,
         sends: &[FaceSend<'_>],
-        _recvs: &[FaceRecv<'_>],
     ) -> Result<(), DistributedError> {
         let rank = self.rank();
         let stream = gpu.backend().stream();
@@ -145,6 +154,16 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
                 Ok((values, norms))
             })
             .collect::<Result<_, DistributedError>>()?;
+        Ok(())
+    }
+
+    fn post(
+        &mut self,
+        _: &Gpu,
+        _: &str,
+        _: &[FaceSend<'_>],
+        _: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
         Ok(())
     }
 
@@ -243,7 +262,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
     }
 }
 
-/// The transport of NCCL on the device buffers: [`DeviceTransport::post`] makes the
+/// The transport of NCCL on the device buffers: [`DeviceTransport::packed`] makes the
 /// communicator's stream wait for the packs (an event of the compute stream);
 /// [`DeviceTransport::complete`] issues every send and receive in one group and waits
 /// for them (with the communicator's timeout).
@@ -264,13 +283,7 @@ impl DeviceTransport for NcclTransport {
         self.comm.rank()
     }
 
-    fn post(
-        &mut self,
-        gpu: &Gpu,
-        _: &str,
-        _: &[FaceSend<'_>],
-        _: &[FaceRecv<'_>],
-    ) -> Result<(), DistributedError> {
+    fn packed(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
         let rank = self.rank();
         let compute = gpu.backend().stream();
         let packed = compute
@@ -280,6 +293,16 @@ impl DeviceTransport for NcclTransport {
             .stream()
             .wait(&packed)
             .map_err(device("waiting for the packs", rank))
+    }
+
+    fn post(
+        &mut self,
+        _: &Gpu,
+        _: &str,
+        _: &[FaceSend<'_>],
+        _: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        Ok(())
     }
 
     fn complete(

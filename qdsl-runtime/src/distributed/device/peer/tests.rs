@@ -137,6 +137,7 @@ fn exchange_rounds(
         let mut seen = Vec::new();
         for round in 0..rounds {
             let (sends, recvs) = rank_messages(&dec, rank, round, &memory);
+            protocol.packed(&mut engine, "test").unwrap();
             protocol.post(&mut engine, "test", &sends, &recvs).unwrap();
             protocol
                 .complete(&mut engine, "test", &sends, &recvs)
@@ -266,6 +267,7 @@ fn a_silent_peer_is_a_timeout_naming_it() {
         log: Vec::new(),
     };
     let (sends, recvs) = rank_messages(&dec, 0, 0, &memory);
+    protocol.packed(&mut engine, "hop").unwrap();
     let start = Instant::now();
     let e = protocol
         .post(&mut engine, "hop", &sends, &recvs)
@@ -302,6 +304,7 @@ fn a_receive_buffer_of_another_length_is_refused() {
         if rank == 1 {
             recvs.iter_mut().for_each(|r| r.bytes += 4);
         }
+        protocol.packed(&mut engine, "hop").unwrap();
         let r = protocol.post(&mut engine, "hop", &sends, &recvs);
         (r.map_err(|e| e.to_string()), engine.log)
     });
@@ -318,9 +321,10 @@ fn a_receive_buffer_of_another_length_is_refused() {
     assert!(results[1].0.is_ok());
 }
 
-/// Completing without a post is refused (not a wait on a mark that does not exist).
+/// Posting without the packs' mark, or completing without a post, is refused (not a
+/// wait on a mark that does not exist).
 #[test]
-fn complete_without_post_is_refused() {
+fn complete_without_post_and_post_without_packed_are_refused() {
     let comm = ThreadComm::group(1, CommConfig::default()).remove(0);
     let mut protocol = PeerProtocol::new(SharedComm::new(comm));
     let mut engine = HostEngine {
@@ -331,4 +335,6 @@ fn complete_without_post_is_refused() {
     };
     let e = protocol.complete(&mut engine, "hop", &[], &[]).unwrap_err();
     assert!(e.to_string().contains("without a posted exchange"), "{e}");
+    let e = protocol.post(&mut engine, "hop", &[], &[]).unwrap_err();
+    assert!(e.to_string().contains("packed not called"), "{e}");
 }
