@@ -37,11 +37,12 @@ pub struct BenchArgs {
     pub compare_quda: bool,
     /// Instead of the kernel table: strong scaling of the distributed device hops over
     /// this process grid (rank r on GPU r; QDSL_GRID_TRANSPORT=host: every rank on GPU
-    /// 0) on every L⁴ of --sizes and every --lattice (global): interior, pack, exchange
-    /// and exterior times, overlap on and off, GFLOP/s per GPU and efficiency.
+    /// 0) on every L⁴ of --sizes, or every --lattice where given (global; local with
+    /// --weak): interior, pack, exchange and exterior times, overlap on and off, GFLOP/s
+    /// per GPU and efficiency.
     #[arg(long, value_parser = |t: &str| qdsl_core::lattice::ProcessGrid::parse(t).map_err(|e| e.to_string()))]
     pub grid: Option<qdsl_core::lattice::ProcessGrid>,
-    /// With --grid: further lattices X,Y,Z,T (repeatable), e.g. 48,48,48,96.
+    /// With --grid: lattices X,Y,Z,T (repeatable, e.g. 48,48,48,96), instead of --sizes.
     #[arg(long, requires = "grid", value_parser = parse_dims)]
     pub lattice: Vec<[usize; 4]>,
     /// With --grid: weak scaling (each lattice per rank) instead of strong.
@@ -110,8 +111,10 @@ fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Resul
     for &t in &transports {
         check_gpu_grid(grid, t)?;
     }
-    let mut lattices: Vec<[usize; 4]> = args.sizes.iter().map(|&l| [l; 4]).collect();
-    lattices.extend(args.lattice.iter().copied());
+    let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
+        [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
+        given => given.to_vec(),
+    };
     let opts = ScalingOptions {
         lattices,
         grid,

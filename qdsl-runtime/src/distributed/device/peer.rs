@@ -401,10 +401,21 @@ impl CopyEngine for GpuCopyEngine {
 /// A stream of `ctx` of the highest priority: the exchange's copies and NCCL kernels
 /// are scheduled ahead of the interior kernel's blocks (which would otherwise hold every
 /// SM until the interior ends).
+///
+/// It also turns off cudarc's automatic event tracking on `ctx`: with a second stream
+/// cudarc would otherwise wait on and record an event for every buffer of every launch
+/// (a few driver calls per buffer: tens of µs of host time per hop, which the small pack,
+/// unpack and exterior launches cannot hide). Every cross-stream use in qdsl is ordered
+/// explicitly instead: the transports' face buffers by their events or host waits
+/// ([`super::NcclTransport`], [`PeerTransport`]); everything else runs on the compute
+/// stream alone.
 pub fn exchange_stream(
     ctx: &Arc<CudaContext>,
 ) -> Result<Arc<CudaStream>, cudarc::driver::DriverError> {
     ctx.bind_to_thread()?;
+    // SAFETY: see above — no buffer is used on two streams without an explicit event or
+    // host wait between the uses, and buffers outlive the exchanges that use them.
+    unsafe { ctx.disable_event_tracking() };
     let (_least, greatest) = cudarc::driver::result::stream::get_priority_range()?;
     ctx.new_stream_with_priority(greatest)
 }

@@ -110,12 +110,12 @@ fn stamp(rank: usize, tag: u32, round: u8, bytes: usize) -> Vec<u8> {
     face
 }
 
+/// One round's receive buffers of a rank, with their bytes after the round.
+type Received = Vec<(PeerMessage, Vec<u8>)>;
+
 /// Runs `rounds` exchanges on every rank of `grid` over a 8⁴ lattice; every rank's log
 /// and its receive buffers after each round.
-fn exchange_rounds(
-    grid: [usize; 4],
-    rounds: u8,
-) -> Vec<(Vec<Step>, Vec<Vec<(PeerMessage, Vec<u8>)>>)> {
+fn exchange_rounds(grid: [usize; 4], rounds: u8) -> Vec<(Vec<Step>, Vec<Received>)> {
     let dec = Decomposition::new(
         Lattice::new([8; 4]).unwrap(),
         ProcessGrid::new(grid).unwrap(),
@@ -196,7 +196,7 @@ fn every_halo_is_the_neighbours_face_of_the_same_round() {
 }
 
 fn side_of(tag: u32) -> Side {
-    if tag % 2 == 0 {
+    if tag.is_multiple_of(2) {
         Side::BOTH[0]
     } else {
         Side::BOTH[1]
