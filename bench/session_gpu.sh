@@ -40,6 +40,9 @@ bench)
   ;;
 grid)
   G=$(nvidia-smi -L | wc -l)
+  # Which path NCCL takes between the GPUs (P2P/direct pointer, P2P/CUMEM, SHM …).
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P r nccl_debug 30 "$RT" --include-ignored --test-threads 1 multi_gpu_nccl_ring
+  grep -hE " via |NCCL version" "$OUT/nccl_debug.log" | sort | uniq -c | head -8
   r grid_tests 150 "$RT" --include-ignored --test-threads 1 multi_gpu_ device_peer_transport nccl_distributed_hops
   for t in peer nccl; do
     QDSL_GRID_TRANSPORT=$t r grid_${t}_wilson 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
