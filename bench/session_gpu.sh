@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A session's GPU verification in one or two device calls (see BENCHMARKS.md 2026-11-27 (e)):
 # STEP=verify (the GPU test binaries, racecheck of the fused chains, memcheck, GPU Möbius
-# solves, 2-GPU NCCL grid solves) or STEP=bench (the rows this round added). Logs in $OUT
+# solves, 2-GPU NCCL grid solves), STEP=bench (the rows this round added) or STEP=grid (the
+# several-GPU tests, peer and NCCL grid solves and the scaling tables, on 2 or 4 GPUs: about
+# 3 minutes on 2 GPUs, 5 on 4). Logs in $OUT
 # (keep it to a few files: the device tool returns a limited number); tune/JIT cache in a
 # temporary directory.
 set -u
@@ -41,7 +43,33 @@ bench)
   r bench_grid 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --reps 50
   r bench_grid_weak 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --weak --reps 50
   ;;
+grid)
+  G=$(nvidia-smi -L | wc -l)
+  # Which path NCCL takes between the GPUs (P2P/direct pointer, P2P/CUMEM, SHM …).
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P r nccl_debug 30 "$RT" --include-ignored --test-threads 1 multi_gpu_nccl_ring
+  grep -hE " via |NCCL version" "$OUT/nccl_debug.log" | sort | uniq -c | head -8
+  r grid_tests 150 "$RT" --include-ignored --test-threads 1 multi_gpu_ device_peer_transport nccl_distributed_hops
+  for t in peer nccl; do
+    QDSL_GRID_TRANSPORT=$t r grid_${t}_wilson 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRID_TRANSPORT=$t r grid_${t}_asqtad 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+  done
+  if [ "$G" -ge 4 ]; then
+    r grid_peer_wilson4 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,2,2
+    r grid_peer_clover4 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f32 --tol 1e-10 --grid 2,1,1,2
+  fi
+  W="--reps 50 --warmup 10 --transports peer,nccl"
+  r bench_grid_t2 150 "$Q" bench --grid 1,1,1,2 $W --sizes 32 --strong-and-weak --json "$OUT/grid_t2.json"
+  if [ "$G" -ge 4 ]; then
+    r bench_grid_t4 150 "$Q" bench --grid 1,1,1,4 $W --sizes 32 --strong-and-weak --case "wilson_hop f32" --json "$OUT/grid_t4.json"
+    r bench_grid_zt4 150 "$Q" bench --grid 1,1,2,2 $W --sizes 32 --strong-and-weak --case "f32" --json "$OUT/grid_zt4.json"
+    r bench_grid_48 200 "$Q" bench --grid 1,1,2,2 $W --lattice 48,48,48,96 --case "wilson_hop f32" --json "$OUT/grid_48.json"
+  else
+    r bench_grid_48 200 "$Q" bench --grid 2,1,1,1 $W --lattice 48,48,48,96 --case "wilson_hop f32" --json "$OUT/grid_48.json"
+  fi
+  ;;
 esac
+for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
+for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
 for f in rt_tests ql_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 grep -hE "RACECHECK SUMMARY|ERROR SUMMARY" "$OUT"/race.log "$OUT"/memcheck.log 2>/dev/null
 for f in "$OUT"/mobius_solve_*.log "$OUT"/grid_*.log "$OUT"/one_gpu.log; do [ -f "$f" ] && { echo "== $f"; tail -4 "$f"; }; done

@@ -9,7 +9,18 @@ face-exchange times of the 2- and 4-GPU runs).
     T_hop(P) = T_pack + max(T_interior, T_comm) + T_exterior   (overlap on)
     T_hop(P) = T_pack + T_comm + T_interior + T_exterior       (overlap off)
 
-Usage: python3 bench/strong_scaling_model.py [Lx Ly Lz Lt]
+Usage: python3 bench/strong_scaling_model.py [--scenario NAME] [Lx Ly Lz Lt]
+
+Scenarios (the constants each changes):
+  measured   what the 2 x H100 run of BENCHMARKS.md 2026-11-27 (e) measured: the on-node
+             exchange at 16.1 GB/s (3 MiB in 195.3 us, NCCL), the pack time per face
+             site and the exterior's cost per site as measured (37.4 us for 32768 face
+             sites; 47.3 us for 32768 exterior sites, 7.2x the interior's per site);
+             faces are full spinors (what the code sends: 96 B/site f32, 52 B fixed16)
+  nominal    NVLink 450 GB/s per GPU and direction on node, packing at HBM speed, the
+             exterior at 1.5x the interior's per-site cost, full-spinor faces
+  projected  nominal with spin-projected half-spinor faces (48 B/site f32, 28 B fixed16:
+             what QUDA sends; not implemented in qdsl)
 """
 import itertools
 import sys
@@ -17,9 +28,10 @@ import sys
 # Measured (BENCHMARKS.md, H100 80GB HBM3, one parity at 32^4 = 524288 output sites).
 HOP_US_32 = {"f32 r12": 104.5, "fixed16 r12": 61.6}
 OUT_SITES_32 = 32**4 // 2
-# Face bytes per site (one parity): full spinor 24 reals; projected half spinor 12 reals;
-# fixed16 half spinor: 12 int16 + one f32 norm.
-FACE_BYTES = {"f32 r12": 48, "fixed16 r12": 28}
+# Face bytes per site (one parity): full spinor 24 reals (what qdsl sends); fixed16: 24
+# int16 + one f32 norm. Projected half spinors (the "projected" scenario) halve them.
+FACE_BYTES = {"f32 r12": 96, "fixed16 r12": 52}
+PROJECTED_BYTES = {"f32 r12": 48, "fixed16 r12": 28}
 # Assumptions (nominal): NVLink 4 per GPU per direction, node-to-node 4 x 25 GB/s per
 # node of 4 GPUs (25 GB/s per GPU), latency per grouped exchange, HBM for packing.
 NVLINK_GBS = 450.0
@@ -28,6 +40,29 @@ LAT_ON_US, LAT_OFF_US = 8.0, 15.0
 HBM_GBS = 3000.0
 GPUS_PER_NODE = 4
 DEPTH = 1
+# The exterior kernels' cost per site relative to the interior's.
+EXTERIOR_FACTOR = 1.5
+# Measured pack time per face site (us); None: packing at HBM speed.
+PACK_US_PER_SITE = None
+
+# 2026-11-27 (e), 2 x H100, 32^4 over 1,1,1,2, Wilson hop f32: exchange 195.3 us for
+# 3 MiB, pack 37.4 us and exterior 47.3 us for 2 x 16384 face sites.
+MEASURED_ON_NODE_GBS = 3 * 2**20 / 195.3e-6 / 1e9
+MEASURED_PACK_US_PER_SITE = 37.4 / 32768
+MEASURED_EXTERIOR_FACTOR = 47.3 / 32768 / (104.5 / (32**4 // 2))
+
+
+def use_scenario(name):
+    """Sets the module's constants for the scenario `name` (see the docstring)."""
+    global NVLINK_GBS, EXTERIOR_FACTOR, PACK_US_PER_SITE, FACE_BYTES
+    if name == "measured":
+        NVLINK_GBS = MEASURED_ON_NODE_GBS
+        EXTERIOR_FACTOR = MEASURED_EXTERIOR_FACTOR
+        PACK_US_PER_SITE = MEASURED_PACK_US_PER_SITE
+    elif name == "projected":
+        FACE_BYTES = PROJECTED_BYTES
+    elif name != "nominal":
+        sys.exit(f"unknown scenario {name!r}: measured, nominal or projected")
 
 
 def grid_for(dims, p):
@@ -61,7 +96,7 @@ def model(dims, p, prec):
     for m in range(4):
         interior *= loc[m] - 2 * DEPTH if g[m] > 1 else loc[m]
     t_int = t_site * interior / 2
-    t_ext = t_site * (vloc - interior) / 2 * 1.5  # exterior kernels run less efficiently
+    t_ext = t_site * (vloc - interior) / 2 * EXTERIOR_FACTOR
     worst = 0.0
     total_face = 0
     for c in itertools.product(*(range(n) for n in g)):
@@ -82,14 +117,23 @@ def model(dims, p, prec):
         t = max(on / NVLINK_GBS / 1e3 + (LAT_ON_US if on else 0),
                 off / NET_GBS_PER_GPU / 1e3 + (LAT_OFF_US if off else 0))
         worst = max(worst, t)
-    t_pack = 2 * total_face / HBM_GBS / 1e3
+    if PACK_US_PER_SITE is None:
+        t_pack = 2 * total_face / HBM_GBS / 1e3
+    else:
+        t_pack = total_face / FACE_BYTES[prec] * PACK_US_PER_SITE
     t_on = t_pack + max(t_int, worst) + t_ext
     t_off = t_pack + worst + t_int + t_ext
     return g, loc, total_face, worst, t_int, t_on, t_off
 
 
 def main():
-    dims = [int(x) for x in sys.argv[1:5]] if len(sys.argv) >= 5 else [64, 64, 64, 128]
+    args = sys.argv[1:]
+    scenario = "nominal"
+    if args[:1] == ["--scenario"]:
+        scenario, args = args[1], args[2:]
+    use_scenario(scenario)
+    dims = [int(x) for x in args[:4]] if len(args) >= 4 else [64, 64, 64, 128]
+    print(f"scenario {scenario}")
     for prec in HOP_US_32:
         t1 = HOP_US_32[prec] / OUT_SITES_32 * (dims[0] * dims[1] * dims[2] * dims[3]) / 2
         print(f"\n{prec}, {dims}: one GPU {t1:.0f} us")

@@ -1,7 +1,12 @@
-//! `qdsl bench --grid Px,Py,Pz,Pt [--weak]`: strong and weak scaling of the distributed
+//! `qdsl bench --grid Px,Py,Pz,Pt [--weak | --strong-and-weak] [--transports peer,nccl]
+//! [--sizes 32] [--lattice 48,48,48,96]`: strong and weak scaling of the distributed
 //! device hops (Wilson hop f32 and fixed16 recon 12, improved staggered hop f32) over the
-//! ranks of a process grid — rank r on GPU r with NCCL, or with `QDSL_GRID_TRANSPORT=host`
-//! every rank on GPU 0 (a correctness run: the times then measure the host path).
+//! ranks of a process grid, for every lattice and every transport in one call — rank r on
+//! GPU r (direct peer copies or NCCL), or with `host` every rank on GPU 0 (a correctness
+//! run: the times then measure the host path).
+//!
+//! Strong scaling keeps each lattice global; weak scaling makes it every rank's local
+//! lattice (the global one is the grid times it).
 //!
 //! Per case, one parity, random links and source:
 //!
@@ -26,13 +31,9 @@ use qdsl_core::lattice::{
     BoundaryConditions, Decomposition, ExtendedLattice, Lattice, Parity, ProcessGrid,
 };
 use qdsl_kernels::{ImprovedStaggeredHop, WilsonHop};
-use qdsl_runtime::comm::bootstrap::shared_unique_id;
-use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
 use qdsl_runtime::comm::{run_ranks, CommConfig};
 use qdsl_runtime::device::{DeviceField, Gpu};
-use qdsl_runtime::distributed::device::{
-    DeviceDistributedHop, DeviceTransport, HostStaged, NcclTransport, PhaseTimes,
-};
+use qdsl_runtime::distributed::device::{DeviceDistributedHop, DeviceTransport, PhaseTimes};
 use qdsl_runtime::distributed::{fill_link_halos, SharedComm};
 use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs, StencilLaunch};
 use qdsl_runtime::tune::LaunchConfig;
@@ -120,14 +121,15 @@ impl ScalingCase {
 /// What the scaling bench runs.
 #[derive(Clone, Debug)]
 pub struct ScalingOptions {
-    /// L of the L⁴ lattice: the global lattice (strong) or every rank's local one (weak).
-    pub extent: usize,
+    /// The lattices: each the global lattice (strong) or every rank's local one (weak).
+    pub lattices: Vec<[usize; 4]>,
     /// The process grid.
     pub grid: ProcessGrid,
-    /// Weak scaling (the local lattice fixed) instead of strong (the global one).
-    pub weak: bool,
-    /// How the ranks exchange.
-    pub transport: GridTransport,
+    /// The kinds of scaling run, in order: `false` strong (the lattice global), `true`
+    /// weak (the lattice local).
+    pub weak: Vec<bool>,
+    /// How the ranks exchange, each transport in turn.
+    pub transports: Vec<GridTransport>,
     /// Untimed applications.
     pub warmup: usize,
     /// Timed applications.
@@ -141,6 +143,10 @@ pub struct ScalingOptions {
 pub struct ScalingRow {
     /// The case's label.
     pub case: String,
+    /// Weak scaling (else strong).
+    pub weak: bool,
+    /// The transport.
+    pub transport: GridTransport,
     /// The global lattice.
     pub global: Lattice,
     /// The grid.
@@ -171,49 +177,78 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-/// Runs every case (see the module docs); `notice` gets progress lines.
+/// Runs every case on every lattice, kind of scaling and transport (see the module
+/// docs); `notice` gets progress lines.
 pub fn run_scaling(
     opts: &ScalingOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<Vec<ScalingRow>, String> {
-    let l = opts.extent;
-    let dims = opts.grid.dims();
-    let global = match opts.weak {
-        true => Lattice::new(std::array::from_fn(|mu| l * dims[mu])),
-        false => Lattice::new([l; 4]),
-    }
-    .map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
-    for case in &opts.cases {
-        notice(&format!("{} on {global}, grid {}", case.label(), opts.grid));
-        let dec = Decomposition::with_halo_depth(global, opts.grid, case.depth())
+    for &weak in &opts.weak {
+        for dims in &opts.lattices {
+            let g = opts.grid.dims();
+            let global = match weak {
+                true => Lattice::new(std::array::from_fn(|mu| dims[mu] * g[mu])),
+                false => Lattice::new(*dims),
+            }
             .map_err(|e| e.to_string())?;
-        let ext = ExtendedLattice::new(dec, case.depth()).map_err(|e| e.to_string())?;
-        let reference = if opts.weak { *ext.local() } else { global };
-        let single_us = time_single(case, reference, opts)?;
-        let ranks = time_ranks(case, global, ext, opts)?;
-        let slowest = |f: &dyn Fn(&RankTimes) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
-        let overlap_us = slowest(&|r| r.overlap_us);
-        let p = opts.grid.size() as f64;
-        let sites = ext.local().half_volume() as f64;
-        let flops = case.flops_per_site()? as f64 * sites;
-        rows.push(ScalingRow {
-            case: case.label(),
-            global,
-            grid: opts.grid,
-            single_us,
-            overlap_us,
-            serial_us: slowest(&|r| r.serial_us),
-            phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
-            face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
-            gflops_per_gpu: flops / overlap_us / 1e3,
-            efficiency: match opts.weak {
-                true => single_us / overlap_us,
-                false => single_us / (p * overlap_us),
-            },
-        });
+            for case in &opts.cases {
+                for &transport in &opts.transports {
+                    notice(&format!(
+                        "{} on {global}, grid {}, {}",
+                        case.label(),
+                        opts.grid,
+                        transport.describe()
+                    ));
+                    rows.push(scaling_row(case, global, weak, transport, opts)?);
+                }
+            }
+        }
     }
     Ok(rows)
+}
+
+/// One row: `case` on the global lattice `global` over the grid through `transport`.
+fn scaling_row(
+    case: &ScalingCase,
+    global: Lattice,
+    weak: bool,
+    transport: GridTransport,
+    opts: &ScalingOptions,
+) -> Result<ScalingRow, String> {
+    let dec = Decomposition::with_halo_depth(global, opts.grid, case.depth())
+        .map_err(|e| e.to_string())?;
+    let ext = ExtendedLattice::new(dec, case.depth()).map_err(|e| e.to_string())?;
+    let reference = if weak { *ext.local() } else { global };
+    let single_us = time_single(case, reference, opts)?;
+    let ranks = time_ranks(case, global, ext, transport, opts)?;
+    let slowest = |f: &dyn Fn(&RankTimes) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
+    let overlap_us = slowest(&|r| r.overlap_us);
+    let sites = ext.local().half_volume() as f64;
+    let flops = case.flops_per_site()? as f64 * sites;
+    Ok(ScalingRow {
+        case: case.label(),
+        weak,
+        transport,
+        global,
+        grid: opts.grid,
+        single_us,
+        overlap_us,
+        serial_us: slowest(&|r| r.serial_us),
+        phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
+        face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
+        gflops_per_gpu: flops / overlap_us / 1e3,
+        efficiency: efficiency(single_us, overlap_us, opts.grid.size(), weak),
+    })
+}
+
+/// Parallel efficiency of P ranks taking `t_p` against one GPU's `t_1`: T₁ / (P · T_P)
+/// for strong scaling (the same global lattice), T₁ / T_P for weak (the same local one).
+fn efficiency(t_1: f64, t_p: f64, p: usize, weak: bool) -> f64 {
+    match weak {
+        true => t_1 / t_p,
+        false => t_1 / (p as f64 * t_p),
+    }
 }
 
 /// Random links of the case on `lattice`.
@@ -284,6 +319,7 @@ fn time_ranks(
     case: &ScalingCase,
     global: Lattice,
     ext: ExtendedLattice,
+    transport: GridTransport,
     opts: &ScalingOptions,
 ) -> Result<Vec<RankTimes>, String> {
     let size = ext.decomposition().size();
@@ -293,34 +329,8 @@ fn time_ranks(
     run_ranks(size, comm_config, |comm| {
         let comm = SharedComm::new(comm);
         let rank = comm.rank();
-        let gpu = Gpu::open(match opts.transport {
-            GridTransport::Nccl => rank,
-            GridTransport::HostOnOneGpu => 0,
-        })
-        .map_err(|e| e.to_string())?;
-        let mut transport: Box<dyn DeviceTransport> = match opts.transport {
-            GridTransport::Nccl => {
-                let id = shared_unique_id(&mut *comm.lock(), || {
-                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-                })
-                .map_err(|e| e.to_string())?;
-                let stream = gpu
-                    .backend()
-                    .context()
-                    .new_stream()
-                    .map_err(|e| e.to_string())?;
-                let nccl = NcclComm::init(
-                    stream,
-                    size,
-                    rank,
-                    NcclUniqueId::from_bytes(id),
-                    comm_config,
-                )
-                .map_err(|e| e.to_string())?;
-                Box::new(NcclTransport::new(nccl))
-            }
-            GridTransport::HostOnOneGpu => Box::new(HostStaged::new(comm.clone())),
-        };
+        let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| e.to_string())?;
+        let mut transport = transport.open(&gpu, &comm, size, comm_config)?;
         rank_times(case, &gpu, &comm, &mut *transport, &u, &psi, ext, opts)
     })
     .into_iter()
@@ -426,14 +436,15 @@ fn rank_times(
 }
 
 /// The table of `rows`.
-pub fn render_scaling(rows: &[ScalingRow], weak: bool) -> String {
-    let mut s = format!(
-        "{} scaling (µs per application, one parity; phases synchronised)\n",
-        if weak { "weak" } else { "strong" }
+pub fn render_scaling(rows: &[ScalingRow]) -> String {
+    let mut s = String::from(
+        "scaling of the distributed hops (µs per application, one parity; phases synchronised)\n",
     );
     s.push_str(&format!(
-        "{:<20} {:<14} {:<9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "{:<20} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
         "case",
+        "kind",
+        "via",
         "global",
         "grid",
         "1 GPU",
@@ -449,8 +460,10 @@ pub fn render_scaling(rows: &[ScalingRow], weak: bool) -> String {
     ));
     for r in rows {
         s.push_str(&format!(
-            "{:<20} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            "{:<20} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
             r.case,
+            if r.weak { "weak" } else { "strong" },
+            r.transport.name(),
             r.global.to_string(),
             r.grid.to_string(),
             r.single_us,
@@ -469,11 +482,12 @@ pub fn render_scaling(rows: &[ScalingRow], weak: bool) -> String {
 }
 
 /// The rows as JSON.
-pub fn scaling_json(rows: &[ScalingRow], weak: bool) -> serde_json::Value {
+pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
     serde_json::json!({
-        "scaling": if weak { "weak" } else { "strong" },
         "rows": rows.iter().map(|r| serde_json::json!({
             "case": r.case,
+            "scaling": if r.weak { "weak" } else { "strong" },
+            "transport": r.transport.name(),
             "global": r.global.dims(),
             "grid": r.grid.dims(),
             "single_us": r.single_us,
@@ -506,5 +520,14 @@ mod tests {
         assert_eq!(w32.flops_per_site().unwrap(), 1320);
         assert_eq!(s32.flops_per_site().unwrap(), 1146);
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+    }
+
+    /// Strong: 4 ranks at a quarter of the time each is 100 %; weak: the same time per
+    /// rank is 100 %.
+    #[test]
+    fn efficiency_is_t1_over_p_tp_strong_and_t1_over_tp_weak() {
+        assert_eq!(efficiency(100.0, 25.0, 4, false), 1.0);
+        assert_eq!(efficiency(100.0, 50.0, 4, false), 0.5);
+        assert_eq!(efficiency(100.0, 125.0, 4, true), 0.8);
     }
 }

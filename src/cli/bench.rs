@@ -36,14 +36,25 @@ pub struct BenchArgs {
     #[arg(long)]
     pub compare_quda: bool,
     /// Instead of the kernel table: strong scaling of the distributed device hops over
-    /// this process grid (rank r on GPU r with NCCL; QDSL_GRID_TRANSPORT=host: every
-    /// rank on GPU 0) at the first of --sizes (L⁴ global): interior, pack, exchange and
-    /// exterior times, overlap on and off, GFLOP/s per GPU and efficiency.
+    /// this process grid (rank r on GPU r; QDSL_GRID_TRANSPORT=host: every rank on GPU
+    /// 0) on every L⁴ of --sizes, or every --lattice where given (global; local with
+    /// --weak): interior, pack, exchange and exterior times, overlap on and off, GFLOP/s
+    /// per GPU and efficiency.
     #[arg(long, value_parser = |t: &str| qdsl_core::lattice::ProcessGrid::parse(t).map_err(|e| e.to_string()))]
     pub grid: Option<qdsl_core::lattice::ProcessGrid>,
-    /// With --grid: weak scaling (L⁴ per rank) instead of strong.
-    #[arg(long, requires = "grid")]
+    /// With --grid: lattices X,Y,Z,T (repeatable, e.g. 48,48,48,96), instead of --sizes.
+    #[arg(long, requires = "grid", value_parser = parse_dims)]
+    pub lattice: Vec<[usize; 4]>,
+    /// With --grid: weak scaling (each lattice per rank) instead of strong.
+    #[arg(long, requires = "grid", conflicts_with = "strong_and_weak")]
     pub weak: bool,
+    /// With --grid: strong scaling, then weak scaling, in one run.
+    #[arg(long, requires = "grid")]
+    pub strong_and_weak: bool,
+    /// With --grid: the transports timed in turn (peer, nccl, host); default the one
+    /// QDSL_GRID_TRANSPORT names, or the default choice.
+    #[arg(long, requires = "grid", value_delimiter = ',')]
+    pub transports: Vec<String>,
 }
 
 /// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
@@ -90,13 +101,28 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
 fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Result<(), CliError> {
     use crate::app::solve::{check_gpu_grid, GridTransport};
     use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
-    let transport = GridTransport::from_env()?;
-    check_gpu_grid(grid, transport)?;
+    let transports = match args.transports.as_slice() {
+        [] => vec![GridTransport::from_env(grid.size())?],
+        names => names
+            .iter()
+            .map(|n| GridTransport::parse(n))
+            .collect::<Result<_, _>>()?,
+    };
+    for &t in &transports {
+        check_gpu_grid(grid, t)?;
+    }
+    let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
+        [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
+        given => given.to_vec(),
+    };
     let opts = ScalingOptions {
-        extent: *args.sizes.first().ok_or("--sizes is empty")?,
+        lattices,
         grid,
-        weak: args.weak,
-        transport,
+        weak: match (args.weak, args.strong_and_weak) {
+            (_, true) => vec![false, true],
+            (weak, false) => vec![weak],
+        },
+        transports,
         warmup: args.warmup,
         reps: args.reps,
         cases: ScalingCase::ALL
@@ -106,12 +132,27 @@ fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Resul
     };
     let rows =
         crate::bench::scaling::run_scaling(&opts, &mut |line| eprintln!("qdsl bench: {line}"))?;
-    print!("{}", render_scaling(&rows, args.weak));
-    let text = serde_json::to_string_pretty(&scaling_json(&rows, args.weak))?;
+    print!("{}", render_scaling(&rows));
+    let text = serde_json::to_string_pretty(&scaling_json(&rows))?;
     std::fs::write(&args.json, text + "\n")
         .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
     println!("wrote {}", args.json.display());
     Ok(())
+}
+
+/// "X,Y,Z,T" as four extents, or an error naming the text.
+fn parse_dims(text: &str) -> Result<[usize; 4], String> {
+    let parts: Vec<usize> = text
+        .split(',')
+        .map(|p| p.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--lattice {text:?}: {e} (expected X,Y,Z,T)"))?;
+    <[usize; 4]>::try_from(parts).map_err(|p| {
+        format!(
+            "--lattice {text:?}: {} extents, expected 4 (X,Y,Z,T)",
+            p.len()
+        )
+    })
 }
 
 /// The CPU bench: table on stdout, rows as JSON.
@@ -129,4 +170,19 @@ fn run_cpu(args: &BenchArgs) -> Result<(), CliError> {
         .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
     println!("wrote {}", args.json.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_dims;
+
+    /// `--lattice` takes four comma-separated extents and names a bad value.
+    #[test]
+    fn lattice_dims_are_parsed_and_bad_ones_named() {
+        assert_eq!(parse_dims("48, 48,48,96").unwrap(), [48, 48, 48, 96]);
+        let e = parse_dims("48,48,96").unwrap_err();
+        assert!(e.contains("\"48,48,96\"") && e.contains("3 extents"), "{e}");
+        let e = parse_dims("48,x,48,96").unwrap_err();
+        assert!(e.contains("X,Y,Z,T"), "{e}");
+    }
 }

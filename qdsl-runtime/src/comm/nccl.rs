@@ -442,7 +442,8 @@ impl NcclComm {
     /// Waits for the stream, polling it and NCCL's asynchronous error; at the timeout
     /// aborts the communicator (so that the GPU work ends) and names `peer`.
     fn wait(&self, operation: &str, peer: usize) -> Result<(), CommError> {
-        let deadline = Instant::now() + self.config.timeout;
+        let started = Instant::now();
+        let deadline = started + self.config.timeout;
         loop {
             // SAFETY: the stream handle is valid while self.stream lives.
             let q = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
@@ -480,8 +481,24 @@ impl NcclComm {
                     seconds: self.config.timeout.as_secs_f64(),
                 });
             }
-            std::thread::sleep(Duration::from_micros(20));
+            pause(started.elapsed());
         }
+    }
+}
+
+/// How long a wait has spun before it sleeps between polls: a face exchange takes tens
+/// of µs, and a sleep of the minimum Linux granularity (~50–80 µs with the default timer
+/// slack) would add more than the exchange itself.
+const SPIN: Duration = Duration::from_millis(2);
+
+/// Between two polls of a wait that has lasted `waited`: yield the core while the wait
+/// is short (the exchange is about to end), sleep once it is long (a slow or dead peer).
+fn pause(waited: Duration) {
+    if waited < SPIN {
+        std::hint::spin_loop();
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! | transport ([`GRID_TRANSPORT_VAR`]) | ranks |
 //! |---|---|
-//! | `nccl` (default) | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
+//! | `peer` (default where every pair of the GPUs has peer access) | rank r on GPU r, faces copied straight into the receiver's buffer (`cuMemcpyPeerAsync` on a copy stream, ordered by events: [`PeerTransport`]) |
+//! | `nccl` (default otherwise) | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
 //! | `host` | every rank on GPU 0, faces through the host (several ranks on ONE GPU: a correctness check, not a speed-up) |
 //!
 //! Launches are not tuned (default launch configurations): each rank's tuner would share
@@ -25,7 +26,8 @@ use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::distributed::device::{
-    global_sum, share_transport, HostStaged, NcclTransport, RankDistribution, SharedTransport,
+    exchange_stream, global_sum, peer_access_between, DeviceTransport, HostStaged, NcclTransport,
+    PeerTransport, RankDistribution, SharedTransport,
 };
 use qdsl_runtime::distributed::{fill_link_halos, unit_clover_on_halo_sites, SharedComm};
 use qdsl_runtime::operator::cpu::StaggeredLinks;
@@ -45,6 +47,8 @@ pub const GRID_TRANSPORT_VAR: &str = "QDSL_GRID_TRANSPORT";
 /// How the ranks of a GPU `--grid` solve exchange faces (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridTransport {
+    /// Rank r on GPU r, direct peer copies.
+    Peer,
     /// Rank r on GPU r, NCCL.
     Nccl,
     /// Every rank on GPU 0, faces through the host.
@@ -55,26 +59,88 @@ impl GridTransport {
     /// The transport named by `text` (`nccl`, `host`), or an error naming the value.
     pub fn parse(text: &str) -> Result<Self, SolveError> {
         match text.trim() {
+            "peer" => Ok(Self::Peer),
             "nccl" => Ok(Self::Nccl),
             "host" => Ok(Self::HostOnOneGpu),
             other => Err(SolveError::Grid(format!(
-                "{GRID_TRANSPORT_VAR}={other:?}: expected `nccl` (one rank per GPU) or `host` \
-                 (every rank on GPU 0)"
+                "{GRID_TRANSPORT_VAR}={other:?}: expected `peer` (one rank per GPU, direct \
+                 copies), `nccl` (one rank per GPU, NCCL) or `host` (every rank on GPU 0)"
             ))),
         }
     }
 
-    /// The transport of [`GRID_TRANSPORT_VAR`] (NCCL where unset).
-    pub fn from_env() -> Result<Self, SolveError> {
-        std::env::var(GRID_TRANSPORT_VAR).map_or(Ok(Self::Nccl), |t| Self::parse(&t))
+    /// The transport of [`GRID_TRANSPORT_VAR`] for `ranks` ranks; where unset, `peer`
+    /// when the GPUs 0..ranks exist and every pair has peer access, else `nccl`.
+    pub fn from_env(ranks: usize) -> Result<Self, SolveError> {
+        match std::env::var(GRID_TRANSPORT_VAR) {
+            Ok(t) => Self::parse(&t),
+            Err(_) => Ok(Self::default_for(ranks)),
+        }
+    }
+
+    /// `peer` where it works for `ranks` ranks on GPUs 0..ranks, else `nccl` (whose
+    /// checks then name what is missing).
+    fn default_for(ranks: usize) -> Self {
+        let gpus = qdsl_runtime::backend::gpu_count().unwrap_or(0);
+        let ordinals: Vec<usize> = (0..ranks).collect();
+        if ranks <= gpus && peer_access_between(&ordinals) == Ok(true) {
+            Self::Peer
+        } else {
+            Self::Nccl
+        }
     }
 
     /// The GPU of `rank`.
-    fn ordinal(self, rank: usize) -> usize {
+    pub fn ordinal(self, rank: usize) -> usize {
         match self {
-            Self::Nccl => rank,
+            Self::Peer | Self::Nccl => rank,
             Self::HostOnOneGpu => 0,
         }
+    }
+
+    /// The name [`Self::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Peer => "peer",
+            Self::Nccl => "nccl",
+            Self::HostOnOneGpu => "host",
+        }
+    }
+
+    /// The ranks and the transport, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Peer => "one GPU each, direct peer copies",
+            Self::Nccl => "one GPU each, NCCL",
+            Self::HostOnOneGpu => "all on GPU 0, faces through the host",
+        }
+    }
+
+    /// This rank's transport on `gpu` (its [`Self::ordinal`]): the ranks of `comm`'s
+    /// group (`size` of them) call it together (NCCL's unique id is shared through
+    /// `comm`); the exchange runs on a stream of the highest priority.
+    pub fn open(
+        self,
+        gpu: &Gpu,
+        comm: &SharedComm<ThreadComm>,
+        size: usize,
+        config: CommConfig,
+    ) -> Result<Box<dyn DeviceTransport + Send>, String> {
+        Ok(match self {
+            Self::Peer => Box::new(PeerTransport::new(comm.clone())),
+            Self::Nccl => {
+                let rank = comm.rank();
+                let id = shared_unique_id(&mut *comm.lock(), || {
+                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+                })
+                .map_err(|e| e.to_string())?;
+                let stream = exchange_stream(gpu.backend().context()).map_err(|e| e.to_string())?;
+                let nccl = NcclComm::init(stream, size, rank, NcclUniqueId::from_bytes(id), config)
+                    .map_err(|e| e.to_string())?;
+                Box::new(NcclTransport::new(nccl))
+            }
+            Self::HostOnOneGpu => Box::new(HostStaged::new(comm.clone())),
+        })
     }
 }
 
@@ -87,8 +153,10 @@ pub fn check_gpu_grid(grid: ProcessGrid, transport: GridTransport) -> Result<(),
             "--grid {grid} on GPUs: no GPU found"
         )));
     }
-    if transport == GridTransport::Nccl {
+    if transport != GridTransport::HostOnOneGpu {
         check_gpu_count(grid, gpus)?;
+    }
+    if transport == GridTransport::Nccl {
         NcclLibrary::get().map_err(|e| {
             SolveError::Grid(format!(
                 "--grid {grid} on GPUs: {e} (or set {GRID_TRANSPORT_VAR}=host to run every \
@@ -120,10 +188,7 @@ impl Setup {
             }
             gpu_rank(&self.system, config, &b, ext, comm, transport, &opts)
         });
-        let how = match transport {
-            GridTransport::Nccl => "one GPU each, NCCL",
-            GridTransport::HostOnOneGpu => "all on GPU 0, faces through the host",
-        };
+        let how = transport.describe();
         let backend = format!(
             "CUDA, {} ranks (grid {grid}, local {}, {how})",
             grid.size(),
@@ -253,25 +318,13 @@ fn gpu_rank(
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
     let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
-    let shared: SharedTransport = match transport {
-        GridTransport::Nccl => {
-            let size = ext.decomposition().size();
-            let id = shared_unique_id(&mut *comm.lock(), || {
-                Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-            })
-            .map_err(|e| device(&e))?;
-            let stream = gpu
-                .backend()
-                .context()
-                .new_stream()
-                .map_err(|e| device(&e))?;
-            let config = CommConfig::from_env().map_err(|e| device(&e))?;
-            let nccl = NcclComm::init(stream, size, rank, NcclUniqueId::from_bytes(id), config)
-                .map_err(|e| device(&e))?;
-            share_transport(NcclTransport::new(nccl))
-        }
-        GridTransport::HostOnOneGpu => share_transport(HostStaged::new(comm.clone())),
-    };
+    let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
+    let size = ext.decomposition().size();
+    let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
+        transport
+            .open(&gpu, &comm, size, comm_config)
+            .map_err(|e| device(&e))?,
+    ));
     let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
         .with_enabled(false)
         .with_progress(false);
@@ -324,17 +377,28 @@ fn run<P: DevicePrecision>(
 mod tests {
     use super::*;
 
-    /// The transport variable accepts `nccl` and `host` and names a wrong value.
+    /// The transport variable accepts `peer`, `nccl` and `host` and names a wrong value.
     #[test]
     fn transport_names_are_parsed_and_bad_ones_named() {
         assert_eq!(GridTransport::parse("nccl").unwrap(), GridTransport::Nccl);
+        assert_eq!(GridTransport::parse("peer").unwrap(), GridTransport::Peer);
+        assert_eq!(GridTransport::Peer.ordinal(2), 2);
+        for t in [
+            GridTransport::Peer,
+            GridTransport::Nccl,
+            GridTransport::HostOnOneGpu,
+        ] {
+            assert_eq!(GridTransport::parse(t.name()).unwrap(), t);
+        }
         assert_eq!(
             GridTransport::parse(" host ").unwrap(),
             GridTransport::HostOnOneGpu
         );
         let e = GridTransport::parse("mpi").unwrap_err().to_string();
         assert!(
-            e.contains("QDSL_GRID_TRANSPORT=\"mpi\"") && e.contains("`host`"),
+            e.contains("QDSL_GRID_TRANSPORT=\"mpi\"")
+                && e.contains("`host`")
+                && e.contains("`peer`"),
             "{e}"
         );
         assert_eq!(GridTransport::Nccl.ordinal(3), 3);

@@ -4,9 +4,11 @@
 //! travel through [`HostStaged`] over the threads' communicator (several ranks on ONE
 //! GPU); the `nccl_` tests put rank r on GPU r and exchange with NCCL on the device
 //! buffers (libnccl.so.2 found as [`crate::comm::nccl`] says, `QDSL_NCCL_LIB` names it;
-//! they need as many GPUs as ranks and say so otherwise).
+//! they need as many GPUs as ranks and say so otherwise); the `peer` tests copy faces
+//! directly ([`PeerTransport`]: on one GPU between the ranks' buffers, on several GPUs
+//! over peer access).
 
-use super::{DeviceDistributedHop, DeviceTransport, HostStaged, NcclTransport};
+use super::{DeviceDistributedHop, DeviceTransport, HostStaged, NcclTransport, PeerTransport};
 use crate::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
 use crate::comm::{run_ranks, CommConfig, Communicator, ThreadComm};
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
@@ -182,19 +184,23 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
     };
-    hop.apply(gpu, transport, &bc, &mut d_psi, p.opposite(), |b, psi| {
-        let mut all: Vec<&DeviceField> = vec![psi];
-        all.extend(inputs.iter());
-        stencil.launch(
-            gpu,
-            &lattice,
-            StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
-            StencilArgs::new(&mut out, &all)
-                .xpay(xpay.as_ref())
-                .site_box(*b),
-        )
-    })
-    .unwrap();
+    // Three applications (the same result each time): the transports' state across
+    // exchanges (buffers reused, marks of earlier rounds) is exercised too.
+    for _ in 0..3 {
+        hop.apply(gpu, transport, &bc, &mut d_psi, p.opposite(), |b, psi| {
+            let mut all: Vec<&DeviceField> = vec![psi];
+            all.extend(inputs.iter());
+            stencil.launch(
+                gpu,
+                &lattice,
+                StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
+                StencilArgs::new(&mut out, &all)
+                    .xpay(xpay.as_ref())
+                    .site_box(*b),
+            )
+        })
+        .unwrap();
+    }
     out.to_spinor::<f64>(gpu, src.layout().with_subset(SiteSubset::Single(p)))
         .unwrap()
 }
@@ -214,35 +220,76 @@ fn on_one_gpu<S: Stencil>(gpu: &Gpu, ext: ExtendedLattice, c: &Case<'_>) -> Colo
     gather(&parts, &ext).unwrap()
 }
 
+/// How the ranks of a several-GPU test exchange.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Nccl,
+    Peer,
+}
+
 /// The gathered K ψ with rank r on GPU r, exchanging through NCCL.
 fn on_gpus_nccl<S: Stencil>(ext: ExtendedLattice, c: &Case<'_>) -> ColourSpinorField<f64> {
+    on_gpus::<S>(ext, c, Via::Nccl)
+}
+
+/// The gathered K ψ with rank r on GPU r, exchanging `via`.
+fn on_gpus<S: Stencil>(ext: ExtendedLattice, c: &Case<'_>, via: Via) -> ColourSpinorField<f64> {
     let size = ext.decomposition().size();
     let gpus = crate::backend::gpu_count().unwrap_or(0);
     assert!(
         gpus >= size,
-        "this NCCL test needs {size} GPUs (one per rank), found {gpus}"
+        "this test needs {size} GPUs (one per rank), found {gpus}"
     );
-    NcclLibrary::get().unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
+    if let Via::Nccl = via {
+        NcclLibrary::get()
+            .unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
+    }
     let parts = run_ranks(size, CommConfig::default(), |mut comm| {
         let rank = Communicator::rank(&comm);
         let backend = crate::backend::CudaBackend::new(rank).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
-        let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
-            Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-        })
-        .unwrap();
-        let stream = gpu.backend().context().new_stream().unwrap();
-        let nccl = NcclComm::init(
-            stream,
-            size,
-            rank,
-            NcclUniqueId::from_bytes(id),
-            CommConfig::default(),
-        )
-        .unwrap();
-        let mut transport = NcclTransport::new(nccl);
-        rank_part::<S, _>(&gpu, &SharedComm::new(comm), &mut transport, ext, c)
+        match via {
+            Via::Nccl => {
+                let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
+                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+                })
+                .unwrap();
+                let stream = super::exchange_stream(gpu.backend().context()).unwrap();
+                let nccl = NcclComm::init(
+                    stream,
+                    size,
+                    rank,
+                    NcclUniqueId::from_bytes(id),
+                    CommConfig::default(),
+                )
+                .unwrap();
+                let mut transport = NcclTransport::new(nccl);
+                rank_part::<S, _>(&gpu, &SharedComm::new(comm), &mut transport, ext, c)
+            }
+            Via::Peer => {
+                let shared = SharedComm::new(comm);
+                let mut transport = PeerTransport::new(shared.clone());
+                rank_part::<S, _>(&gpu, &shared, &mut transport, ext, c)
+            }
+        }
+    });
+    gather(&parts, &ext).unwrap()
+}
+
+/// The gathered K ψ of every rank, the ranks threads on GPU 0 copying faces directly
+/// into each other's buffers ([`PeerTransport`] within one context).
+fn on_one_gpu_peer<S: Stencil>(
+    gpu: &Gpu,
+    ext: ExtendedLattice,
+    c: &Case<'_>,
+) -> ColourSpinorField<f64> {
+    let size = ext.decomposition().size();
+    let parts = run_ranks(size, CommConfig::default(), |comm| {
+        gpu.backend().context().bind_to_thread().unwrap();
+        let shared = SharedComm::new(comm);
+        let mut transport = PeerTransport::new(shared.clone());
+        rank_part::<S, _>(gpu, &shared, &mut transport, ext, c)
     });
     gather(&parts, &ext).unwrap()
 }
@@ -478,6 +525,138 @@ fn nccl_distributed_hops_on_two_gpus_equal_the_single_gpu_hops() {
         &single::<ImprovedStaggeredHop>(&gpu, &c),
         "NCCL staggered x-cut",
     );
+}
+
+/// GPU (one): the peer transport's protocol on one GPU — every rank a thread on GPU 0,
+/// faces copied on each rank's copy stream into the receiver's buffer, ordered only by
+/// events — gives the single-GPU Wilson hop bit for bit in f64 over grids cutting 1, 2
+/// and 4 directions (t antiperiodic), overlap on and off, both parities; and the
+/// improved staggered hop (Naik faces of depth 3) cut in x and t.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 71);
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for parity in Parity::BOTH {
+            let layout = SpinorLayout::wilson(global, SiteSubset::Single(parity.opposite()));
+            let psi = ColourSpinorField::<f64>::gaussian(layout, 72);
+            for overlap in [true, false] {
+                let c = Case {
+                    variant: wilson_variant(parity, true, false, StorageFormat::F64),
+                    links: &[&u],
+                    clover: None,
+                    xpay: None,
+                    psi: &psi,
+                    wire: StorageFormat::F64,
+                    overlap,
+                };
+                assert_bits_equal(
+                    &on_one_gpu_peer::<WilsonHop>(&gpu, ext, &c),
+                    &single::<WilsonHop>(&gpu, &c),
+                    &format!("peer, grid {grid:?} {parity:?} overlap {overlap}"),
+                );
+            }
+        }
+    }
+    let global = Lattice::new([6, 6, 6, 12]).unwrap();
+    let u = GaugeField::<f64>::random(global, 73);
+    let long = GaugeField::<f64>::random(global, 74);
+    let chi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::staggered(global, SiteSubset::Single(Parity::Odd)),
+        75,
+    );
+    for grid in [[2, 1, 1, 1], [1, 1, 1, 2]] {
+        let c = Case {
+            variant: wilson_variant(Parity::Even, false, false, StorageFormat::F64),
+            links: &[&u, &long],
+            clover: None,
+            xpay: None,
+            psi: &chi,
+            wire: StorageFormat::F64,
+            overlap: true,
+        };
+        assert_bits_equal(
+            &on_one_gpu_peer::<ImprovedStaggeredHop>(&gpu, extended(global, grid, NAIK_DEPTH), &c),
+            &single::<ImprovedStaggeredHop>(&gpu, &c),
+            &format!("peer staggered, grid {grid:?}"),
+        );
+    }
+}
+
+/// 2 or 4 GPUs (rank r on GPU r): the Wilson hop (f64, antiperiodic t, overlap on)
+/// through direct peer copies and through NCCL equals the single-GPU hop bit for bit on
+/// every grid of [`GRIDS`] that has at most as many ranks as there are GPUs, plus the
+/// 4-rank grids 1,1,1,4 and 2,1,1,2 where 4 GPUs exist; and the improved staggered hop
+/// cut in t. NCCL rows are skipped (said on stderr) where libnccl.so.2 is missing.
+#[test]
+#[ignore = "needs 2 or 4 CUDA GPUs (and libnccl.so.2 for the NCCL rows): run with --include-ignored"]
+fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hops() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let gpus = crate::backend::gpu_count().unwrap();
+    assert!(gpus >= 2, "needs at least 2 GPUs, found {gpus}");
+    let nccl = NcclLibrary::get().is_ok();
+    if !nccl {
+        eprintln!("libnccl.so.2 not found: only the peer transport is tested");
+    }
+    let vias: Vec<Via> = if nccl {
+        vec![Via::Peer, Via::Nccl]
+    } else {
+        vec![Via::Peer]
+    };
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 81);
+    let long = GaugeField::<f64>::random(global, 82);
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+        83,
+    );
+    let grids = GRIDS
+        .into_iter()
+        .chain([[1, 1, 1, 4], [2, 1, 1, 2]])
+        .filter(|g| g.iter().product::<usize>() <= gpus);
+    let wilson = Case {
+        variant: wilson_variant(Parity::Even, false, false, StorageFormat::F64),
+        links: &[&u],
+        clover: None,
+        xpay: None,
+        psi: &psi,
+        wire: StorageFormat::F64,
+        overlap: true,
+    };
+    let expected = single::<WilsonHop>(&gpu, &wilson);
+    for grid in grids {
+        for &via in &vias {
+            assert_bits_equal(
+                &on_gpus::<WilsonHop>(extended(global, grid, ONE_HOP_DEPTH), &wilson, via),
+                &expected,
+                &format!("{via:?} Wilson, grid {grid:?}"),
+            );
+        }
+    }
+    let chi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::staggered(global, SiteSubset::Single(Parity::Odd)),
+        84,
+    );
+    let staggered = Case {
+        links: &[&u, &long],
+        psi: &chi,
+        ..wilson
+    };
+    let expected = single::<ImprovedStaggeredHop>(&gpu, &staggered);
+    for &via in &vias {
+        assert_bits_equal(
+            &on_gpus::<ImprovedStaggeredHop>(
+                extended(global, [1, 1, 1, 2], NAIK_DEPTH),
+                &staggered,
+                via,
+            ),
+            &expected,
+            &format!("{via:?} staggered t-cut"),
+        );
+    }
 }
 
 /// A rank's solver context on GPU `ordinal` (tuning off) whose reductions are global

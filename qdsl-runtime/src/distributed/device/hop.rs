@@ -201,10 +201,11 @@ impl DeviceDistributedHop {
             .unzip();
         let operation = "distributed device hop: halo exchange";
         let overlap = self.overlap && self.timing.is_none();
-        transport.post(gpu, operation, &sends)?;
+        transport.packed(gpu, operation, &sends)?;
         if overlap {
             launch(&self.boxes.interior, psi).map_err(op)?;
         }
+        transport.post(gpu, operation, &sends, &recvs)?;
         transport.complete(gpu, operation, &sends, &mut recvs)?;
         drop(sends);
         drop(recvs);

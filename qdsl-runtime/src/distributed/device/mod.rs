@@ -1,8 +1,9 @@
 //! The distributed operators on the GPU: the faces of a rank's device field packed and
 //! unpacked by generated kernels ([`DeviceFaces`], from
 //! [`qdsl_core::dsl::emit::cuda::face`]), exchanged through a [`DeviceTransport`]
-//! (NCCL on device buffers, or any host [`Communicator`](crate::comm::Communicator):
-//! several ranks on one GPU), and the hop kernel's
+//! (direct peer copies between the GPUs of one process, [`PeerTransport`]; NCCL on
+//! device buffers; or any host [`Communicator`](crate::comm::Communicator): several
+//! ranks on one GPU), and the hop kernel's
 //! [`Region::SubBox`](qdsl_core::dsl::variant::Region::SubBox) variant launched over the
 //! interior (overlapping the exchange) and the exterior slabs
 //! ([`DeviceDistributedHop`]).
@@ -19,13 +20,17 @@
 //!
 //! # Not yet here
 //! The exterior slabs wait for all faces (the transports complete the exchange as one
-//! group), not each for its own; the exchange is timed only with the phases serialised.
+//! group), not each for its own — the slab of direction μ reads halos of μ and earlier
+//! directions only, so per-face delivery marks of the peer transport could let each
+//! direction's slabs start as its faces land; the exchange is timed only with the phases
+//! serialised.
 
 mod blocks;
 mod faces;
 #[cfg(test)]
 mod gpu_tests;
 mod hop;
+mod peer;
 mod transport;
 
 pub use blocks::{
@@ -34,4 +39,8 @@ pub use blocks::{
 };
 pub use faces::DeviceFaces;
 pub use hop::{DeviceDistributedHop, PhaseTimes};
+pub use peer::{
+    exchange_stream, peer_access_between, CopyEngine, GpuCopyEngine, PeerMessage, PeerProtocol,
+    PeerTransport,
+};
 pub use transport::{DeviceTransport, FaceRecv, FaceSend, HostStaged, NcclTransport};

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`HostStaged`] | any [`Communicator`] (threads of one process: several ranks on ONE GPU, or one process driving several GPUs): the buffers are downloaded after the packs, exchanged on the host, uploaded before the unpacks |
 //! | [`NcclTransport`] | NCCL grouped send/recv on the device buffers themselves, on the communicator's stream after an event of the compute stream |
+//! | [`PeerTransport`](super::PeerTransport) | the ranks of one process: direct peer copies into the receiver's buffer on a copy stream, ordered by events (no host wait for the GPU) |
 //!
 //! Messages between one pair of ranks are issued in increasing tag order on both sides
 //! (NCCL matches a pair's sends and receives by order, not by tag): with two ranks along
@@ -45,13 +46,25 @@ pub trait DeviceTransport {
     /// This rank.
     fn rank(&self) -> usize;
 
-    /// After the packs are queued on the GPU's stream: takes what the exchange needs
-    /// of the send buffers, so that the interior can be queued before [`Self::complete`].
+    /// Right after the packs are queued on the GPU's stream, before the interior: takes
+    /// what the exchange needs of the send buffers' state (an event of the packs, or
+    /// their downloaded bytes), so that the exchange can overlap the interior.
+    fn packed(
+        &mut self,
+        gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+    ) -> Result<(), DistributedError>;
+
+    /// After [`Self::packed`] and the interior are queued: starts the exchange (for
+    /// direct copies: offers the receive buffers and queues the copies); the host work
+    /// here overlaps the GPU's interior.
     fn post(
         &mut self,
         gpu: &Gpu,
         operation: &str,
         sends: &[FaceSend<'_>],
+        recvs: &[FaceRecv<'_>],
     ) -> Result<(), DistributedError>;
 
     /// Completes the exchange posted with the same `sends`: when it returns, every
@@ -70,6 +83,9 @@ pub trait DeviceTransport {
         operation: &str,
         values: &[f64],
     ) -> Result<Vec<f64>, DistributedError>;
+
+    /// What the transport is, for reports ("NCCL", "peer copies", …).
+    fn describe(&self) -> String;
 }
 
 fn device(
@@ -86,7 +102,7 @@ fn device(
 }
 
 /// The transport through a host [`Communicator`]: face buffers downloaded in
-/// [`DeviceTransport::post`] (the packs are then done), exchanged and uploaded in
+/// [`DeviceTransport::packed`] (the packs are then done), exchanged and uploaded in
 /// [`DeviceTransport::complete`] (the host exchange runs while the GPU computes the
 /// interior).
 pub struct HostStaged<C> {
@@ -115,7 +131,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         self.comm.rank()
     }
 
-    fn post(
+    fn packed(
         &mut self,
         gpu: &Gpu,
         _operation: &str,
@@ -138,6 +154,16 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
                 Ok((values, norms))
             })
             .collect::<Result<_, DistributedError>>()?;
+        Ok(())
+    }
+
+    fn post(
+        &mut self,
+        _: &Gpu,
+        _: &str,
+        _: &[FaceSend<'_>],
+        _: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
         Ok(())
     }
 
@@ -230,9 +256,13 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
     ) -> Result<Vec<f64>, DistributedError> {
         Ok(self.comm.lock().all_reduce_sum_f64(operation, values)?)
     }
+
+    fn describe(&self) -> String {
+        "host-staged (downloads, host exchange, uploads)".into()
+    }
 }
 
-/// The transport of NCCL on the device buffers: [`DeviceTransport::post`] makes the
+/// The transport of NCCL on the device buffers: [`DeviceTransport::packed`] makes the
 /// communicator's stream wait for the packs (an event of the compute stream);
 /// [`DeviceTransport::complete`] issues every send and receive in one group and waits
 /// for them (with the communicator's timeout).
@@ -253,7 +283,7 @@ impl DeviceTransport for NcclTransport {
         self.comm.rank()
     }
 
-    fn post(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
+    fn packed(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
         let rank = self.rank();
         let compute = gpu.backend().stream();
         let packed = compute
@@ -263,6 +293,16 @@ impl DeviceTransport for NcclTransport {
             .stream()
             .wait(&packed)
             .map_err(device("waiting for the packs", rank))
+    }
+
+    fn post(
+        &mut self,
+        _: &Gpu,
+        _: &str,
+        _: &[FaceSend<'_>],
+        _: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        Ok(())
     }
 
     fn complete(
@@ -340,5 +380,9 @@ impl DeviceTransport for NcclTransport {
         values: &[f64],
     ) -> Result<Vec<f64>, DistributedError> {
         Ok(self.comm.all_reduce_sum_f64(operation, values)?)
+    }
+
+    fn describe(&self) -> String {
+        "NCCL grouped send/recv".into()
     }
 }
