@@ -12,7 +12,9 @@ use crate::app::mobius::{MobiusSolution, MobiusSolver};
 use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::linear::{LinearOperator, NormalForm, NormalOperator, SolverField};
 use qdsl_runtime::operator::mobius::MobiusBlocks;
-use qdsl_runtime::solver::mspcg::{pcg, MultiSplitting, PaddedBlocks, PcgResult, Snake};
+use qdsl_runtime::solver::mspcg::{
+    pcg, Identity, MultiSplitting, PaddedBlocks, PcgResult, Preconditioner, Snake,
+};
 use qdsl_runtime::solver::SolverError;
 use serde_json::{json, Value};
 
@@ -46,6 +48,22 @@ pub fn solve_mspcg(
     eta: &F64,
     config: &MspcgConfig,
 ) -> Result<MspcgSolution, String> {
+    let precond = preconditioner(solver, config)?;
+    solve_pcg(solver, eta, &precond)
+}
+
+/// The baseline of the study: the same outer iteration on the same normal equations
+/// with the identity for the preconditioner — CG on M̂†M̂ with Polak–Ribière β and the
+/// same stopping criterion.
+pub fn solve_plain_cg(solver: &MobiusSolver, eta: &F64) -> Result<MspcgSolution, String> {
+    solve_pcg(solver, eta, &Identity)
+}
+
+/// MSPCG's preconditioner for the solver's operator (f32 inner iterations).
+fn preconditioner(
+    solver: &MobiusSolver,
+    config: &MspcgConfig,
+) -> Result<MultiSplitting<MobiusBlocks<f32>>, String> {
     if solver.is_on_device() {
         return Err("--solver mspcg runs on the CPU only (for now): use --backend cpu".into());
     }
@@ -58,7 +76,7 @@ pub fn solve_mspcg(
         high.parity(),
     )
     .map_err(|e| e.to_string())?;
-    let precond = MultiSplitting::<MobiusBlocks<f32>>::mobius(
+    MultiSplitting::<MobiusBlocks<f32>>::mobius(
         blocks.gauge(),
         blocks.params(),
         high.parity(),
@@ -67,7 +85,15 @@ pub fn solve_mspcg(
         config.snake,
         config.inner,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+/// D ψ = η by [`pcg`] on M̂†M̂ x = M̂† b̂ with the preconditioner `precond`.
+fn solve_pcg<P>(solver: &MobiusSolver, eta: &F64, precond: &P) -> Result<MspcgSolution, String>
+where
+    P: Preconditioner<F64> + Preconditioner<ColourSpinorField<f32>>,
+{
+    let high = solver.operator();
     let mut outcome = None;
     let solution = solver
         .solve_with(eta, |b| {
@@ -77,10 +103,10 @@ pub fn solve_mspcg(
             let mut x = b.zeros_like();
             let opts = solver.options();
             let out = match solver.precision() {
-                LowPrecision::F64 => pcg(&a, &a, &precond, &rhs, &mut x, opts)?,
+                LowPrecision::F64 => pcg(&a, &a, precond, &rhs, &mut x, opts)?,
                 LowPrecision::F32 => {
                     let a32 = NormalOperator::new(solver.operator_f32(), NormalForm::MdagM);
-                    pcg(&a, &a32, &precond, &rhs, &mut x, opts)?
+                    pcg(&a, &a32, precond, &rhs, &mut x, opts)?
                 }
                 other => {
                     return Err(SolverError::operator(std::io::Error::other(format!(
