@@ -22,7 +22,11 @@ use std::time::Instant;
 
 fn parse_list(text: &str) -> Result<Vec<usize>, String> {
     text.split(',')
-        .map(|p| p.trim().parse::<usize>().map_err(|e| format!("{text:?}: {e}")))
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("{text:?}: {e}"))
+        })
         .collect()
 }
 
@@ -31,7 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.len() < 4 {
         return Err("usage: mspcg_study CONFIG MASS BX,BY,BZ,BT [TOL] [INNER,…]".into());
     }
-    let mass: f64 = args[2].parse().map_err(|e| format!("MASS {:?}: {e}", args[2]))?;
+    let mass: f64 = args[2]
+        .parse()
+        .map_err(|e| format!("MASS {:?}: {e}", args[2]))?;
     let blocks: [usize; 4] = parse_list(&args[3])?
         .try_into()
         .map_err(|_| "BX,BY,BZ,BT: four counts")?;

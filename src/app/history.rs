@@ -93,8 +93,8 @@ pub fn write_json(report: &SolveReport, path: &Path) -> Result<(), HistoryError>
 
 /// Writes a JSON value (pretty-printed) to `path`.
 pub fn write_json_value(value: &Value, path: &Path) -> Result<(), HistoryError> {
-    let text = serde_json::to_string_pretty(value)
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let text =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     std::fs::write(path, text + "\n").map_err(|source| HistoryError::Write {
         path: path.display().to_string(),
         source,

@@ -129,7 +129,12 @@ where
 /// iterations, reliable updates, true residual on M̂†M̂, the residual recomputed on the
 /// 5D D, preconditioner applications and flops, seconds), the preconditioner breakdown
 /// if any (iteration, fault, its history) and `history` ([`history_entries`]).
-pub fn mspcg_json(sol: &MspcgSolution, config: &MspcgConfig, precision: &str, tolerance: f64) -> Value {
+pub fn mspcg_json(
+    sol: &MspcgSolution,
+    config: &MspcgConfig,
+    precision: &str,
+    tolerance: f64,
+) -> Value {
     let r = &sol.solution.result;
     let breakdown = sol.pcg.breakdown.as_ref().map(|b| {
         json!({

@@ -4,8 +4,8 @@
 
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
-use crate::app::low_precision::LowPrecision;
 use crate::app::history::{write_json_value, write_result_plot};
+use crate::app::low_precision::LowPrecision;
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
 use crate::app::mobius_mspcg::{mspcg_json, solve_mspcg, MspcgConfig};
 use crate::app::solve::SolveBackend;
@@ -221,7 +221,10 @@ impl MobiusJob<'_> {
             println!("  history     {}", path.display());
         }
         if let Some(path) = self.plot {
-            let title = format!("mobius MSPCG {:?} inner {}, {}", config.blocks, config.inner, r.convergence);
+            let title = format!(
+                "mobius MSPCG {:?} inner {}, {}",
+                config.blocks, config.inner, r.convergence
+            );
             write_result_plot(r, self.options.tolerance, &title, path)?;
             println!("  plot        {}", path.display());
         }

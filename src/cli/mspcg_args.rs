@@ -142,6 +142,9 @@ mod tests {
             .config(SolverArg::Kind(SolverKind::Cgnr))
             .unwrap_err()
             .contains("--inner"));
-        assert!(args.config(SolverArg::Mspcg).unwrap_err().contains("--blocks"));
+        assert!(args
+            .config(SolverArg::Mspcg)
+            .unwrap_err()
+            .contains("--blocks"));
     }
 }

@@ -234,7 +234,8 @@ impl PaddedBlocks {
                 let (a, b) = (ll.offset(s, li, 0, 0), gl.offset(s, gi, 0, 0));
                 for k in 0..n {
                     let z = src[b + k];
-                    dst[a + k] = Complex::new(L::from_f64(z.re.to_f64()), L::from_f64(z.im.to_f64()));
+                    dst[a + k] =
+                        Complex::new(L::from_f64(z.re.to_f64()), L::from_f64(z.im.to_f64()));
                 }
             }
         }
@@ -256,7 +257,8 @@ impl PaddedBlocks {
                 let (a, b) = (ll.offset(s, li, 0, 0), gl.offset(s, gi, 0, 0));
                 for k in 0..n {
                     let z = src[a + k];
-                    dst[b + k] = Complex::new(H::from_f64(z.re.to_f64()), H::from_f64(z.im.to_f64()));
+                    dst[b + k] =
+                        Complex::new(H::from_f64(z.re.to_f64()), H::from_f64(z.im.to_f64()));
                 }
             }
         }

@@ -91,7 +91,11 @@ impl<B> MultiSplitting<B> {
     /// From the grid, one local operator per block (in block order), the snake choice
     /// and the inner iterations k.
     pub fn new(grid: PaddedBlocks, locals: Vec<B>, snake: Snake, inner: usize) -> Self {
-        assert_eq!(locals.len(), grid.num_blocks(), "one local operator per block");
+        assert_eq!(
+            locals.len(),
+            grid.num_blocks(),
+            "one local operator per block"
+        );
         Self {
             grid,
             locals,

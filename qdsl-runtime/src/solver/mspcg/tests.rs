@@ -21,7 +21,10 @@ const BOUNDARY: TimeBoundary = TimeBoundary::Antiperiodic;
 
 fn setup(dims: [usize; 4], ls: usize, mass: f64) -> (GaugeField<f64>, MobiusParams) {
     let gauge = GaugeField::random(Lattice::new(dims).unwrap(), 7);
-    (gauge, MobiusParams::mobius(ls, 1.5, 0.5, 1.8, mass).unwrap())
+    (
+        gauge,
+        MobiusParams::mobius(ls, 1.5, 0.5, 1.8, mass).unwrap(),
+    )
 }
 
 fn global_op(gauge: &GaugeField<f64>, params: &MobiusParams) -> EvenOddMobius<f64> {
@@ -64,7 +67,11 @@ fn block_of_sites(grid: &PaddedBlocks, layout: &qdsl_core::field::SpinorLayout) 
 }
 
 /// The components (flat indices) of a field that lie on sites of block `s`.
-fn block_components(blocks: &[usize], layout: &qdsl_core::field::SpinorLayout, s: usize) -> Vec<usize> {
+fn block_components(
+    blocks: &[usize],
+    layout: &qdsl_core::field::SpinorLayout,
+    s: usize,
+) -> Vec<usize> {
     (0..layout.len())
         .filter(|&k| blocks[(k / layout.site_len()) % layout.sites_per_slice()] == s)
         .collect()
@@ -163,7 +170,8 @@ fn local_operator_matches_dense_restriction() {
         let idx = block_components(&mask_p, &layout, s);
         let n = idx.len();
         assert_eq!(n, 16 * 2 * 12);
-        let (mut dense_with, mut dense_without) = (vec![C64::default(); n * n], vec![C64::default(); n * n]);
+        let (mut dense_with, mut dense_without) =
+            (vec![C64::default(); n * n], vec![C64::default(); n * n]);
         for (j, &kj) in idx.iter().enumerate() {
             let e = unit(layout, kj);
             let mut column = e.zeros_like();
@@ -182,7 +190,11 @@ fn local_operator_matches_dense_restriction() {
                     snake_norm += (a_with.data()[k] - a_without.data()[k]).norm_sqr();
                 } else {
                     assert_eq!(a_with.data()[k], C64::default(), "coupling between blocks");
-                    assert_eq!(a_without.data()[k], C64::default(), "coupling between blocks");
+                    assert_eq!(
+                        a_without.data()[k],
+                        C64::default(),
+                        "coupling between blocks"
+                    );
                 }
             }
             for (i, &ki) in idx.iter().enumerate() {
@@ -201,7 +213,10 @@ fn local_operator_matches_dense_restriction() {
             assert!(pivot > 1e-6, "{pivot:e}");
         }
     }
-    assert!(snake_norm.sqrt() > 1e-2, "snake terms missing: {snake_norm:e}");
+    assert!(
+        snake_norm.sqrt() > 1e-2,
+        "snake terms missing: {snake_norm:e}"
+    );
 }
 
 /// Two cut directions (3 × 3 blocks of 2 in x and t on 6×2×2×6, antiperiodic, L − b = 4):
@@ -367,10 +382,17 @@ fn broken_preconditioner_falls_back_to_cg() {
         assert!(breakdown.history.len() >= 6);
         assert!(out.result.is_converged(), "{:?}", out.result.convergence);
         assert!(out.result.iterations > 5);
-        assert!(x.data().iter().all(|z| z.re.is_finite() && z.im.is_finite()));
+        assert!(x
+            .data()
+            .iter()
+            .all(|z| z.re.is_finite() && z.im.is_finite()));
         assert!(true_residual(&normal, &x, &rhs) <= 1e-9);
         // The history goes on from the breakdown's iteration.
-        assert!(out.result.history.windows(2).all(|w| w[0].iteration <= w[1].iteration));
+        assert!(out
+            .result
+            .history
+            .windows(2)
+            .all(|w| w[0].iteration <= w[1].iteration));
     }
     // A preconditioner broken from the start: the fallback is CG from x₀.
     let broken = Broken {
