@@ -4,7 +4,7 @@
 use super::solve::SolveReport;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use qdsl_runtime::solver::{ResidualKind, ResidualRecord};
+use qdsl_runtime::solver::{ResidualKind, ResidualRecord, SolveResult};
 use serde_json::{json, Value};
 use std::path::Path;
 use thiserror::Error;
@@ -44,17 +44,7 @@ fn kind_name(kind: ResidualKind) -> &'static str {
 /// "true").
 pub fn history_json(report: &SolveReport) -> Value {
     let r = &report.result;
-    let history: Vec<Value> = r
-        .history
-        .iter()
-        .map(|h| {
-            json!({
-                "iteration": h.iteration,
-                "residual": h.residual,
-                "kind": kind_name(h.kind),
-            })
-        })
-        .collect();
+    let history = history_entries(&r.history);
     json!({
         "action": report.action.name(),
         "parameters": report.parameters,
@@ -81,10 +71,30 @@ pub fn history_json(report: &SolveReport) -> Value {
     })
 }
 
+/// One entry `{iteration, residual, kind}` per record (residual = ‖r‖/‖b‖, kind
+/// "iterated" or "true").
+pub fn history_entries(history: &[ResidualRecord]) -> Vec<Value> {
+    history
+        .iter()
+        .map(|h| {
+            json!({
+                "iteration": h.iteration,
+                "residual": h.residual,
+                "kind": kind_name(h.kind),
+            })
+        })
+        .collect()
+}
+
 /// Writes [`history_json`] (pretty-printed) to `path`.
 pub fn write_json(report: &SolveReport, path: &Path) -> Result<(), HistoryError> {
-    let text = serde_json::to_string_pretty(&history_json(report))
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    write_json_value(&history_json(report), path)
+}
+
+/// Writes a JSON value (pretty-printed) to `path`.
+pub fn write_json_value(value: &Value, path: &Path) -> Result<(), HistoryError> {
+    let text =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     std::fs::write(path, text + "\n").map_err(|source| HistoryError::Write {
         path: path.display().to_string(),
         source,
@@ -174,12 +184,6 @@ pub(crate) fn draw_residual_plot(
 /// a line, the true residuals (start, reliable updates, end) as dots, and the tolerance
 /// as a dashed level.
 pub fn write_plot(report: &SolveReport, path: &Path) -> Result<(), HistoryError> {
-    let history = &report.result.history;
-    let iterated = points(history, ResidualKind::Iterated);
-    let true_points = points(history, ResidualKind::True);
-    let tol = report.tolerance.log10();
-    let ys = iterated.iter().chain(&true_points).map(|p| p.1);
-    let (lo, hi) = ys.fold((tol, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let title = format!(
         "{} {} {}, {}",
         report.action,
@@ -187,11 +191,27 @@ pub fn write_plot(report: &SolveReport, path: &Path) -> Result<(), HistoryError>
         report.precision.describe(),
         report.result.convergence
     );
+    write_result_plot(&report.result, report.tolerance, &title, path)
+}
+
+/// [`write_plot`] of any solve's result, with tolerance and title.
+pub fn write_result_plot(
+    result: &SolveResult,
+    tolerance: f64,
+    title: &str,
+    path: &Path,
+) -> Result<(), HistoryError> {
+    let history = &result.history;
+    let iterated = points(history, ResidualKind::Iterated);
+    let true_points = points(history, ResidualKind::True);
+    let tol = tolerance.log10();
+    let ys = iterated.iter().chain(&true_points).map(|p| p.1);
+    let (lo, hi) = ys.fold((tol, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let plot = ResidualPlot {
-        title: &title,
+        title,
         y_desc: "log10 |r|/|b|",
         size: (800, 500),
-        last: report.result.iterations.max(1) as f64,
+        last: result.iterations.max(1) as f64,
         tol,
         lo,
         hi,

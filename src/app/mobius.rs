@@ -124,10 +124,8 @@ impl MobiusSolver {
     /// D ψ = η on the full 5D lattice: b̂ = η_e − D_eo M5⁻¹ η_o, CGNR on M̂ (x₀ = 0),
     /// ψ_o = M5⁻¹(η_o − D_oe ψ_e).
     pub fn solve(&self, eta: &F64) -> Result<MobiusSolution, SolverError> {
-        let (eta_e, eta_o) = split_parities(eta).map_err(SolverError::field)?;
-        let b = self.high.prepare_source(&eta_e, &eta_o)?;
-        let (result, x) = match &self.device {
-            Some(device) => device.solve(&b, &self.options)?,
+        self.solve_with(eta, |b| match &self.device {
+            Some(device) => device.solve(b, &self.options),
             None => {
                 // f64 and f32 natively; fixed16 and fixed8 emulated (each iteration vector
                 // rounded through the format, the operator applied in f64).
@@ -136,13 +134,46 @@ impl MobiusSolver {
                     SolverKind::Cgnr,
                     &self.high,
                     &self.single,
-                    &b,
+                    b,
                     &mut x,
                     &self.options,
                 )?;
-                (result, x)
+                Ok((result, x))
             }
-        };
+        })
+    }
+
+    /// The even-odd operator M̂ in f64 (asymmetric, even sites).
+    pub fn operator(&self) -> &EvenOddMobius<f64> {
+        &self.high
+    }
+
+    /// The same in f32.
+    pub fn operator_f32(&self) -> &EvenOddMobius<f32> {
+        &self.single
+    }
+
+    /// The iteration precision.
+    pub fn precision(&self) -> LowPrecision {
+        self.precision
+    }
+
+    /// The solver options.
+    pub fn options(&self) -> &SolverOptions {
+        &self.options
+    }
+
+    /// D ψ = η as [`Self::solve`], with `iterate` solving the even-odd system M̂ x = b̂
+    /// (returning its result and x): source preparation, reconstruction and the
+    /// residual on the 5D D around any even-odd solver.
+    pub fn solve_with(
+        &self,
+        eta: &F64,
+        iterate: impl FnOnce(&F64) -> Result<(SolveResult, F64), SolverError>,
+    ) -> Result<MobiusSolution, SolverError> {
+        let (eta_e, eta_o) = split_parities(eta).map_err(SolverError::field)?;
+        let b = self.high.prepare_source(&eta_e, &eta_o)?;
+        let (result, x) = iterate(&b)?;
         let psi_o = self.high.reconstruct(&x, &eta_o)?;
         let psi = join_parities(&x, &psi_o).map_err(SolverError::field)?;
         // ‖η − D ψ‖ with the unpreconditioned operator.

@@ -18,6 +18,7 @@ pub mod history;
 pub mod low_precision;
 pub mod mobius;
 pub mod mobius_device;
+pub mod mobius_mspcg;
 pub mod precision_study;
 pub mod propagator;
 pub mod solve;

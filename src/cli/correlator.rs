@@ -87,6 +87,9 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
                 max_iterations: args.max_iter,
                 ..SolverOptions::with_tolerance(args.tol)
             },
+            mspcg: None,
+            json: None,
+            plot: None,
         }
         .correlator(args.origin()?);
     }

@@ -13,6 +13,7 @@ mod grid_args;
 mod info;
 mod inspect;
 mod mobius;
+mod mspcg_args;
 mod smear;
 mod solve;
 mod solve_sources;

@@ -8,6 +8,7 @@ use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::grid_args::GridArgs;
 use super::mobius::{MobiusArgs, MobiusJob};
+use super::mspcg_args::{MspcgArgs, SolverArg};
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::low_precision::LowPrecision;
@@ -32,9 +33,10 @@ pub struct SolveArgs {
     #[command(flatten)]
     physics: ActionArgs,
     /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
-    /// staggered actions).
+    /// staggered actions), or mspcg (--action mobius: multi-splitting preconditioned CG
+    /// on M̂†M̂ with --blocks, --inner, --no-snake; on the CPU).
     #[arg(long, default_value = "cgnr")]
-    solver: SolverKind,
+    solver: SolverArg,
     /// Iteration precision: f64 (pure), or f32, fixed16 or fixed8 (16- or 8-bit fixed
     /// point), f16, packed20 or packed30 (bit-packed, shared exponent), each mixed with
     /// f64 through reliable updates.
@@ -72,6 +74,8 @@ pub struct SolveArgs {
     sources: Option<super::solve_sources::SourcesArg>,
     #[command(flatten)]
     pub(super) mobius: MobiusArgs,
+    #[command(flatten)]
+    mspcg: MspcgArgs,
     #[command(flatten)]
     full: FullSystemArgs,
     #[command(flatten)]
@@ -149,9 +153,12 @@ fn print_summary(report: &SolveReport) {
 /// `--action mobius` (CGNR on the asymmetric M̂: f64, or f64–f32 and, on the GPU,
 /// f64–fixed16).
 fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
-    if args.solver != SolverKind::Cgnr {
+    if !matches!(
+        args.solver,
+        SolverArg::Kind(SolverKind::Cgnr) | SolverArg::Mspcg
+    ) {
         return Err(format!(
-            "--action mobius solves with cgnr (CG on M̂†M̂), not {}",
+            "--action mobius solves with cgnr (CG on M̂†M̂) or mspcg, not {}",
             args.solver
         )
         .into());
@@ -180,6 +187,9 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
             max_iterations: args.max_iter,
             ..SolverOptions::with_tolerance(args.tol)
         },
+        mspcg: args.mspcg.config(args.solver)?,
+        json: args.json.as_deref(),
+        plot: args.plot.as_deref(),
     }
     .solve(args.seed)
 }
@@ -204,6 +214,8 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         return run_mobius(args, choice);
     }
     args.mobius.refuse_for(physics.action)?;
+    args.mspcg.config(args.solver)?;
+    let solver = args.solver.kind(physics.action)?;
     let boundary = physics.fermion_boundary()?;
     let backend = SolveBackend::select_for(
         BackendChoice::from_env(choice)?,
@@ -229,7 +241,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         mu: physics.mu,
         epsilon_naik: physics.epsilon_naik,
         clover_trace: physics.clover_trace,
-        solver: args.solver,
+        solver,
         precision: args.precision,
         tolerance: args.tol,
         max_iterations: args.max_iter,

@@ -9,6 +9,7 @@
 //! | [`block_cg`], [`block_cgnr`], [`SourceBatch`] | CG on N right-hand sides at once (the slices of one field, one operator application per iteration for all), per-source scalars and convergence |
 //! | [`cgnr`], [`cgne`] | CG on the normal equations M†M x = M†b, M M† y = b |
 //! | [`multishift_cg`] | (A + σ_i) x_i = b for many shifts in one Krylov space, refined per shift |
+//! | [`mspcg`] | multi-splitting preconditioned CG for Möbius M̂†M̂ (block-local A_s with snake terms) |
 //! | [`bicgstab`] | BiCGStab on a general M, mixed precision with reliable updates |
 //! | [`SolverKind`] | a single-shift solver chosen by name ("cg", "cgnr", "cgne", "bicgstab") |
 //! | [`QuantizedField`], [`QuantizedOperator`] | fields rounded through a storage format (f16, bf16, tf32, fixed16/8, packed20/30): the low precision of a CPU mixed-precision study |
@@ -69,6 +70,7 @@ mod cg;
 pub mod device;
 mod driver;
 mod kind;
+pub mod mspcg;
 mod multishift;
 mod normal;
 mod options;

@@ -1,0 +1,27 @@
+//! MSPCG: the multi-splitting preconditioned CG of Tu, Clark, Jung and Mawhinney for the
+//! even-odd Möbius domain-wall normal equations M̂†M̂ x = M̂†b, on a virtual block grid
+//! of one process.
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`PaddedBlocks`] | the block grid, each block's padded local lattice, gather/scatter |
+//! | [`LocalNormal`], [`Snake`] | A_s: M̂†M̂ on one block with Dirichlet boundaries, with or without the snake terms |
+//! | [`Preconditioner`], [`fixed_cg`], [`MultiSplitting`] | z = Σ_s P_s CG_k(A_s; P_s r): k inner CG iterations per block from a zero guess |
+//! | [`pcg`], [`PcgResult`], [`PreconditionerBreakdown`] | the outer flexible PCG (Polak–Ribière), reliable updates, fallback to CG |
+//!
+//! The outer iteration is generic over the field and operator types (host f64/f32 now;
+//! device fields plug in through [`Preconditioner`]); the local operator is generic over
+//! the host even-odd blocks ([`crate::operator::EvenOddBlocks`]) of the padded lattice.
+
+mod block_grid;
+mod local_operator;
+mod pcg;
+mod preconditioner;
+
+#[cfg(test)]
+mod tests;
+
+pub use block_grid::{BlockGridError, PaddedBlocks, PAD};
+pub use local_operator::{LocalNormal, Snake};
+pub use pcg::{pcg, PcgResult, PreconditionerBreakdown, PreconditionerFault};
+pub use preconditioner::{fixed_cg, Identity, MultiSplitting, Preconditioner};
