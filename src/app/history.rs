@@ -4,7 +4,7 @@
 use super::solve::SolveReport;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use qdsl_runtime::solver::{ResidualKind, ResidualRecord};
+use qdsl_runtime::solver::{ResidualKind, ResidualRecord, SolveResult};
 use serde_json::{json, Value};
 use std::path::Path;
 use thiserror::Error;
@@ -37,15 +37,9 @@ fn kind_name(kind: ResidualKind) -> &'static str {
     }
 }
 
-/// The report as JSON: the set-up (action, parameters, lattice, backend, solver,
-/// precision, tolerance), the outcome (converged, reason, iterations, reliable updates,
-/// true residual, recomputed residual, seconds, GFLOP/s) and `history`, one entry
-/// `{iteration, residual, kind}` per record (residual = ‖r‖/‖b‖, kind "iterated" or
-/// "true").
-pub fn history_json(report: &SolveReport) -> Value {
-    let r = &report.result;
-    let history: Vec<Value> = r
-        .history
+/// A residual history as JSON, one `{iteration, residual, kind}` per record.
+pub(crate) fn history_records(history: &[ResidualRecord]) -> Vec<Value> {
+    history
         .iter()
         .map(|h| {
             json!({
@@ -54,7 +48,17 @@ pub fn history_json(report: &SolveReport) -> Value {
                 "kind": kind_name(h.kind),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// The report as JSON: the set-up (action, parameters, lattice, backend, solver,
+/// precision, tolerance), the outcome (converged, reason, iterations, reliable updates,
+/// true residual, recomputed residual, seconds, GFLOP/s) and `history`, one entry
+/// `{iteration, residual, kind}` per record (residual = ‖r‖/‖b‖, kind "iterated" or
+/// "true").
+pub fn history_json(report: &SolveReport) -> Value {
+    let r = &report.result;
+    let history = history_records(&r.history);
     json!({
         "action": report.action.name(),
         "parameters": report.parameters,
@@ -83,8 +87,13 @@ pub fn history_json(report: &SolveReport) -> Value {
 
 /// Writes [`history_json`] (pretty-printed) to `path`.
 pub fn write_json(report: &SolveReport, path: &Path) -> Result<(), HistoryError> {
-    let text = serde_json::to_string_pretty(&history_json(report))
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    write_value(&history_json(report), path)
+}
+
+/// Writes a JSON value, pretty-printed, to `path`.
+pub fn write_value(value: &Value, path: &Path) -> Result<(), HistoryError> {
+    let text =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     std::fs::write(path, text + "\n").map_err(|source| HistoryError::Write {
         path: path.display().to_string(),
         source,
@@ -174,12 +183,6 @@ pub(crate) fn draw_residual_plot(
 /// a line, the true residuals (start, reliable updates, end) as dots, and the tolerance
 /// as a dashed level.
 pub fn write_plot(report: &SolveReport, path: &Path) -> Result<(), HistoryError> {
-    let history = &report.result.history;
-    let iterated = points(history, ResidualKind::Iterated);
-    let true_points = points(history, ResidualKind::True);
-    let tol = report.tolerance.log10();
-    let ys = iterated.iter().chain(&true_points).map(|p| p.1);
-    let (lo, hi) = ys.fold((tol, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let title = format!(
         "{} {} {}, {}",
         report.action,
@@ -187,11 +190,27 @@ pub fn write_plot(report: &SolveReport, path: &Path) -> Result<(), HistoryError>
         report.precision.describe(),
         report.result.convergence
     );
+    write_result_plot(&report.result, report.tolerance, &title, path)
+}
+
+/// [`write_plot`] for any solve result, with its tolerance and a caption.
+pub fn write_result_plot(
+    result: &SolveResult,
+    tolerance: f64,
+    title: &str,
+    path: &Path,
+) -> Result<(), HistoryError> {
+    let history = &result.history;
+    let iterated = points(history, ResidualKind::Iterated);
+    let true_points = points(history, ResidualKind::True);
+    let tol = tolerance.log10();
+    let ys = iterated.iter().chain(&true_points).map(|p| p.1);
+    let (lo, hi) = ys.fold((tol, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let plot = ResidualPlot {
-        title: &title,
+        title,
         y_desc: "log10 |r|/|b|",
         size: (800, 500),
-        last: report.result.iterations.max(1) as f64,
+        last: result.iterations.max(1) as f64,
         tol,
         lo,
         hi,

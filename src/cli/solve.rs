@@ -25,16 +25,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod sap_gcr;
+pub use sap_gcr::{SapGcrArgs, SolverChoice};
+
 #[derive(Debug, Args)]
 pub struct SolveArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
     #[command(flatten)]
     physics: ActionArgs,
-    /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
-    /// staggered actions).
+    /// Solver: cg, cgnr, cgne or bicgstab on the even-odd system (cg needs a Hermitian
+    /// operator: the staggered actions), or sap-gcr (Wilson and clover: SAP-preconditioned
+    /// GCR on the full system, flags --block --ncy --nmr --nkv --adaptive).
     #[arg(long, default_value = "cgnr")]
-    solver: SolverKind,
+    solver: SolverChoice,
     /// Iteration precision: f64 (pure), or f32, fixed16 (16-bit fixed point), f16,
     /// packed20 or packed30 (bit-packed, shared exponent), each mixed with f64 through
     /// reliable updates.
@@ -78,6 +82,8 @@ pub struct SolveArgs {
     read: GaugeReadArgs,
     #[command(flatten)]
     grid: GridArgs,
+    #[command(flatten)]
+    sap_gcr: SapGcrArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -148,11 +154,15 @@ fn print_summary(report: &SolveReport) {
 /// A note on the CPU emulation of narrow formats (they are stored as such on the GPU).
 /// `--action mobius` (CGNR on the asymmetric M̂: f64, or f64–f32 and, on the GPU,
 /// f64–fixed16).
-fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
-    if args.solver != SolverKind::Cgnr {
+fn run_mobius(
+    args: &SolveArgs,
+    solver: SolverKind,
+    choice: Option<BackendChoice>,
+) -> Result<(), CliError> {
+    if solver != SolverKind::Cgnr {
         return Err(format!(
             "--action mobius solves with cgnr (CG on M̂†M̂), not {}",
-            args.solver
+            solver
         )
         .into());
     }
@@ -196,11 +206,15 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     let physics = &args.physics;
+    let solver = match args.solver {
+        SolverChoice::SapGcr => return sap_gcr::run(args),
+        SolverChoice::Krylov(kind) => kind,
+    };
     if physics.action == Action::Mobius {
         if let Some(grid) = args.grid.grid {
             return Err(format!("--grid {grid}: --action mobius runs on one rank only").into());
         }
-        return run_mobius(args, choice);
+        return run_mobius(args, solver, choice);
     }
     args.mobius.refuse_for(physics.action)?;
     let boundary = physics.fermion_boundary()?;
@@ -228,7 +242,7 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         mu: physics.mu,
         epsilon_naik: physics.epsilon_naik,
         clover_trace: physics.clover_trace,
-        solver: args.solver,
+        solver,
         precision: args.precision,
         tolerance: args.tol,
         max_iterations: args.max_iter,
