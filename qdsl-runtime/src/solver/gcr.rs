@@ -17,8 +17,8 @@
 //!
 //! Precision: the iteration runs in L, the solution and the true residual in H
 //! (f64): the common driver ([`super::driver`]) replaces ρ by b − M x recomputed in H
-//! at reliable updates (δ criterion) and at iterated convergence, and the GCR cycle
-//! restarts there too (the basis was orthogonal to the old ρ); convergence is declared
+//! at reliable updates (δ criterion) and at iterated convergence, keeping the basis
+//! (the true and iterated residuals differ by rounding only); convergence is declared
 //! on the true residual only. A non-finite or vanishing ‖χ_k‖ (the preconditioner
 //! produced NaN/Inf, or K ρ ∈ ker M) is a breakdown: the solve stops with x the last
 //! iterate whose true residual was computed, so no NaN ever reaches x.
@@ -51,7 +51,7 @@ impl<F: SolverField> Preconditioner<F> for Identity {
 pub struct GcrResult {
     /// Convergence, iterations, true residual, history (as for every solver).
     pub result: SolveResult,
-    /// Restarts of the GCR cycle: after n_kv iterations, or at a reliable update.
+    /// Restarts of the GCR cycle (after every n_kv iterations).
     pub restarts: usize,
 }
 
@@ -132,14 +132,10 @@ where
         let r2 = r.norm_sqr()?;
         match driver.step(x, &mut r, r2)? {
             Step::Stop(convergence) => break convergence,
-            Step::Continue {
-                rescale: Some(_), ..
-            } => {
-                // ρ was replaced by the true residual: restart from it.
-                basis.clear();
-                restarts += 1;
-            }
-            Step::Continue { rescale: None, .. } => basis.push((phi, chi)),
+            // After a reliable update ρ is the (normalised) true residual, which differs
+            // from the iterated one by rounding only: the basis stays (φ and χ are unit
+            // directions, independent of the residual's units).
+            Step::Continue { .. } => basis.push((phi, chi)),
         }
     };
     Ok(GcrResult {
