@@ -75,13 +75,21 @@ pub struct SapGcrArgs {
     #[arg(long, default_value = "f32")]
     sap_precision: LowPrecision,
     /// Precision of SAP's block reductions: f64 or f32.
-    #[arg(long, default_value = "f64")]
-    sap_reduction: String,
+    #[arg(long, default_value = "f64", value_parser = parse_reduction)]
+    sap_reduction: Reduction,
+}
+
+/// "f64" or "f32" (ASCII case ignored).
+fn parse_reduction(s: &str) -> Result<Reduction, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "f64" => Ok(Reduction::F64),
+        "f32" => Ok(Reduction::F32),
+        _ => Err(format!("{s:?}: expected f64 or f32")),
+    }
 }
 
 impl SapGcrArgs {
-    /// The SAP parameters; an error for a block list that is not 4 numbers or a bad
-    /// reduction name.
+    /// The SAP parameters; an error for a block list that is not 4 numbers.
     fn params(&self, tolerance: f64) -> Result<SapParams, CliError> {
         let block: [usize; 4] = self.block.as_slice().try_into().map_err(|_| {
             format!(
@@ -90,11 +98,7 @@ impl SapGcrArgs {
                 self.block
             )
         })?;
-        let reduction = match self.sap_reduction.to_ascii_lowercase().as_str() {
-            "f64" => Reduction::F64,
-            "f32" => Reduction::F32,
-            other => return Err(format!("--sap-reduction {other:?}: expected f64 or f32").into()),
-        };
+        let reduction = self.sap_reduction;
         Ok(SapParams {
             block,
             ncy: self.ncy,

@@ -269,7 +269,7 @@ impl<T: Real, O: LinearOperator<ColourSpinorField<T>>> Sap<T, O> {
             self.stats.cycles += 1;
             if self.params.adaptive.is_some() {
                 let now = rho.norm_sqr().sqrt();
-                if !(now < previous) {
+                if now.is_nan() || now >= previous {
                     break;
                 }
                 previous = now;
