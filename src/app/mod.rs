@@ -8,6 +8,7 @@
 //! | [`correlator`] | `qdsl correlator`: the pion two-point function and effective mass |
 //! | [`precision_study`] | CGNR with the iteration in f64 … packed30: the Gruber et al. table and plot |
 //! | [`mobius`] | Möbius domain-wall solves (CGNR on the asymmetric M̂), the 4D propagator, pion and midpoint correlators, m_res |
+//! | [`sap_gcr`] | SAP+GCR (static or adaptive) on the full Wilson-clover system, its JSON report, and the parameter and precision studies |
 //! | [`low_precision`] | the iteration precision chosen at run time (f64 … packed30), dispatching a solve |
 //! | [`generate`] | `qdsl generate`: quenched heatbath/HMC runs with checkpoints, history and resumption |
 //! | [`history`] | a solve's convergence history as JSON and as an SVG plot |
@@ -21,4 +22,5 @@ pub mod mobius_device;
 pub mod mobius_mspcg;
 pub mod precision_study;
 pub mod propagator;
+pub mod sap_gcr;
 pub mod solve;

@@ -105,6 +105,17 @@ pub fn write_histories_svg(
     tolerance: f64,
     path: &Path,
 ) -> Result<(), StudyError> {
+    let title = "CGNR, even-odd Wilson: iteration precision vs residual";
+    write_titled_histories_svg(rows, tolerance, title, path)
+}
+
+/// [`write_histories_svg`] with another caption (e.g. for another solver's study).
+pub fn write_titled_histories_svg(
+    rows: &[StudyRow],
+    tolerance: f64,
+    title: &str,
+    path: &Path,
+) -> Result<(), StudyError> {
     let series: Vec<_> = rows
         .iter()
         .map(|r| iterated_points(&r.result.history))
@@ -119,7 +130,7 @@ pub fn write_histories_svg(
         .unwrap_or(1)
         .max(1) as f64;
     let plot = ResidualPlot {
-        title: "CGNR, even-odd Wilson: iteration precision vs residual",
+        title,
         y_desc: "log10 |r|/|b| (iterated)",
         size: (900, 560),
         last,

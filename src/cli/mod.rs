@@ -17,6 +17,7 @@ mod mspcg_args;
 mod smear;
 mod solve;
 mod solve_sources;
+mod solver_arg;
 mod variant_args;
 
 use clap::{Parser, Subcommand};

@@ -1,56 +1,10 @@
-//! `--solver` of `qdsl solve` ([`SolverArg`]: a [`SolverKind`], or `mspcg` for
-//! `--action mobius`) and the MSPCG flags ([`MspcgArgs`]: `--blocks`, `--inner`,
-//! `--no-snake`).
+//! The MSPCG flags of `qdsl solve` ([`MspcgArgs`]: `--blocks`, `--inner`,
+//! `--no-snake`), for `--solver mspcg` ([`SolverArg::Mspcg`]).
 
+use super::solver_arg::SolverArg;
 use crate::app::mobius_mspcg::MspcgConfig;
 use clap::Args;
 use qdsl_runtime::solver::mspcg::Snake;
-use qdsl_runtime::solver::SolverKind;
-use std::fmt;
-use std::str::FromStr;
-
-/// The `--solver` of `qdsl solve`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SolverArg {
-    /// One of the single-shift solvers.
-    Kind(SolverKind),
-    /// Multi-splitting preconditioned CG on M̂†M̂ (`--action mobius`).
-    Mspcg,
-}
-
-impl FromStr for SolverArg {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        if text.eq_ignore_ascii_case("mspcg") {
-            return Ok(Self::Mspcg);
-        }
-        text.parse::<SolverKind>()
-            .map(Self::Kind)
-            .map_err(|e| format!("{e} (or mspcg, with --action mobius)"))
-    }
-}
-
-impl fmt::Display for SolverArg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Kind(kind) => write!(f, "{kind}"),
-            Self::Mspcg => f.write_str("mspcg"),
-        }
-    }
-}
-
-impl SolverArg {
-    /// The single-shift solver, or an error for mspcg outside `--action mobius`.
-    pub fn kind(self, action: impl fmt::Display) -> Result<SolverKind, String> {
-        match self {
-            Self::Kind(kind) => Ok(kind),
-            Self::Mspcg => Err(format!(
-                "--solver mspcg solves --action mobius only, not --action {action}"
-            )),
-        }
-    }
-}
 
 /// The MSPCG flags.
 #[derive(Debug, Args, Clone, Copy, PartialEq, Eq)]
@@ -120,16 +74,11 @@ impl MspcgArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qdsl_runtime::solver::SolverKind;
 
-    /// Names parse (mspcg and the solver kinds); blocks need four positive counts.
+    /// Blocks need four positive counts; the MSPCG flags belong to --solver mspcg.
     #[test]
-    fn solver_and_blocks_parse() {
-        assert_eq!("mspcg".parse::<SolverArg>(), Ok(SolverArg::Mspcg));
-        assert_eq!(
-            "cgnr".parse::<SolverArg>(),
-            Ok(SolverArg::Kind(SolverKind::Cgnr))
-        );
-        assert!("gmres".parse::<SolverArg>().unwrap_err().contains("mspcg"));
+    fn blocks_parse_and_flags_belong_to_mspcg() {
         assert_eq!(parse_blocks("1,2,2,2"), Ok([1, 2, 2, 2]));
         assert!(parse_blocks("2,2,2").is_err());
         assert!(parse_blocks("2,0,2,2").is_err());

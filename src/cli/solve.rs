@@ -8,7 +8,8 @@ use super::fermion_file_args::FullSystemArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::grid_args::GridArgs;
 use super::mobius::{MobiusArgs, MobiusJob};
-use super::mspcg_args::{MspcgArgs, SolverArg};
+use super::mspcg_args::MspcgArgs;
+use super::solver_arg::SolverArg;
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
 use crate::app::low_precision::LowPrecision;
@@ -26,15 +27,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod sap_gcr;
+pub use sap_gcr::SapGcrArgs;
+
 #[derive(Debug, Args)]
 pub struct SolveArgs {
     /// The gauge configuration (thin links; any supported format).
     config: PathBuf,
     #[command(flatten)]
     physics: ActionArgs,
-    /// Solver: cg, cgnr, cgne or bicgstab (cg needs a Hermitian operator: the
-    /// staggered actions), or mspcg (--action mobius: multi-splitting preconditioned CG
-    /// on M̂†M̂ with --blocks, --inner, --no-snake; on the CPU).
+    /// Solver: cg, cgnr, cgne or bicgstab on the even-odd system (cg needs a Hermitian
+    /// operator: the staggered actions); mspcg (--action mobius: multi-splitting
+    /// preconditioned CG on M̂†M̂ with --blocks, --inner, --no-snake; on the CPU); or
+    /// sap-gcr (Wilson and clover: SAP-preconditioned GCR on the full system, flags
+    /// --block --ncy --nmr --nkv --adaptive).
     #[arg(long, default_value = "cgnr")]
     solver: SolverArg,
     /// Iteration precision: f64 (pure), or f32, fixed16 or fixed8 (16- or 8-bit fixed
@@ -82,6 +88,8 @@ pub struct SolveArgs {
     read: GaugeReadArgs,
     #[command(flatten)]
     grid: GridArgs,
+    #[command(flatten)]
+    sap_gcr: SapGcrArgs,
 }
 
 /// A progress bar over the iteration limit showing the iterated residual.
@@ -207,6 +215,10 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     let physics = &args.physics;
+    args.mspcg.config(args.solver)?;
+    if args.solver == SolverArg::SapGcr {
+        return sap_gcr::run(args);
+    }
     if physics.action == Action::Mobius {
         if let Some(grid) = args.grid.grid {
             return Err(format!("--grid {grid}: --action mobius runs on one rank only").into());
@@ -214,7 +226,6 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         return run_mobius(args, choice);
     }
     args.mobius.refuse_for(physics.action)?;
-    args.mspcg.config(args.solver)?;
     let solver = args.solver.kind(physics.action)?;
     let boundary = physics.fermion_boundary()?;
     let backend = SolveBackend::select_for(

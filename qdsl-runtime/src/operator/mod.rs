@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`even_odd`] | the composition layer: [`EvenOddBlocks`] (D_pp, D_pq, D_qp, D_qq⁻¹ of an operator) and the one [`Schur`] complement M̂ = D_pp − D_pq D_qq⁻¹ D_qp over them, with source preparation and reconstruction, for host and device fields |
 //! | [`cpu`] | host blocks of hop operators M = d + h K ([`HopBlocks`] of a [`HostHop`]): [`EvenOddWilson`] and [`EvenOddStaggered`] |
+//! | [`full_clover`] | [`FullClover`]: the unpreconditioned Wilson-clover M = A − ½ H on all sites (the operator SAP decomposes) |
 //! | [`clover`] | host [`CloverBlocks`]: [`EvenOddClover`], M̂ = D_pp − ¼ H_pq D_qq⁻¹ H_qp, D = A + iμγ5 (mass normalisation, μ = 0 for plain clover) |
 //! | [`mobius`] | Möbius (and Shamir, zMöbius) domain-wall fermions on host 5D fields: [`mobius::MobiusParams`], the s-operators M5, M_φ, M5⁻¹ ([`mobius::ChiralSOperator`]), [`mobius::MobiusBlocks`] and [`mobius::EvenOddMobius`] (asymmetric and symmetric M̂) |
 //! | [`device`] | [`DeviceStencil`] (compile, bind, tuned launch) and the same blocks on device fields |
@@ -17,9 +18,10 @@ pub mod clover;
 pub mod cpu;
 pub mod device;
 pub mod even_odd;
+pub mod full_clover;
 pub mod mobius;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use clover::{CloverBlocks, EvenOddClover};
 pub use cpu::{
@@ -30,4 +32,5 @@ pub use device::{
     DeviceStencil, DeviceXpay,
 };
 pub use even_odd::{EvenOddBlocks, Schur, SchurForm};
+pub use full_clover::FullClover;
 pub use qdsl_core::dsl::KernelParam;

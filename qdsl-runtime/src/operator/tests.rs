@@ -35,7 +35,7 @@ fn restrict(full: &[C], p: Parity, volume: usize, per_site: usize) -> Vec<C> {
 /// (H ψ)(x) = Σ_μ [(1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂)] · boundary signs.
 /// Index loops on purpose: they mirror the formula's indices.
 #[allow(clippy::needless_range_loop)]
-pub(super) fn textbook_wilson_hop(
+pub(crate) fn textbook_wilson_hop(
     u: &GaugeField<f64>,
     psi: &[C],
     bc: &BoundaryConditions,

@@ -10,6 +10,9 @@
 //! | [`cgnr`], [`cgne`] | CG on the normal equations M†M x = M†b, M M† y = b |
 //! | [`multishift_cg`] | (A + σ_i) x_i = b for many shifts in one Krylov space, refined per shift |
 //! | [`mspcg`] | multi-splitting preconditioned CG for Möbius M̂†M̂ (block-local A_s with snake terms) |
+//! | [`gcr()`], [`Preconditioner`] | flexible GCR(n_kv) with restarts, right-preconditioned (e.g. by [`sap::Sap`]), mixed precision |
+//! | [`sap`] | Lüscher's Schwarz alternating procedure, static or adaptive, as a preconditioner of the full Wilson-clover operator |
+//! | [`posit_round`] | posit(n, es) rounding, and posit8/16/32 storage for the precision study |
 //! | [`bicgstab`] | BiCGStab on a general M, mixed precision with reliable updates |
 //! | [`SolverKind`] | a single-shift solver chosen by name ("cg", "cgnr", "cgne", "bicgstab") |
 //! | [`QuantizedField`], [`QuantizedOperator`] | fields rounded through a storage format (f16, bf16, tf32, fixed16/8, packed20/30): the low precision of a CPU mixed-precision study |
@@ -69,13 +72,16 @@ mod block_cg;
 mod cg;
 pub mod device;
 mod driver;
+pub mod gcr;
 mod kind;
 pub mod mspcg;
 mod multishift;
 mod normal;
 mod options;
+mod posit;
 mod quantized;
 mod result;
+pub mod sap;
 mod spinor_field;
 
 pub use crate::linear::{
@@ -85,14 +91,16 @@ pub use crate::linear::{
 pub use bicgstab::bicgstab;
 pub use block_cg::{block_cg, SourceBatch, SourceCountMismatch};
 pub use cg::cg;
+pub use gcr::{gcr, GcrResult, Identity, Preconditioner};
 pub use kind::{SolverKind, UnknownSolver};
 pub use multishift::{multishift_cg, MultiShiftResult};
 pub use normal::{block_cgnr, cgne, cgnr};
 pub use options::{
     Progress, ProgressCallback, SolverOptions, DEFAULT_RELIABLE_DELTA, TOLERANCE_FLOOR_IN_ROUNDOFF,
 };
+pub use posit::{posit_round, Posit16, Posit16Es2, Posit32, Posit8, Posit8Es2};
 pub use quantized::{
-    BFloat16, Fixed16, Fixed8, Half, Packed20, Packed30, QuantizedField, QuantizedOperator,
-    SpinorStorage, Tf32,
+    round_through, BFloat16, Fixed16, Fixed8, Half, Packed20, Packed30, QuantizedField,
+    QuantizedOperator, SpinorStorage, Tf32,
 };
 pub use result::{Breakdown, Convergence, ResidualKind, ResidualRecord, SolveResult};

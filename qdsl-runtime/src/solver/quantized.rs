@@ -148,27 +148,30 @@ impl<S: SpinorStorage> QuantizedField<S> {
         &self.field
     }
 
-    /// Rounds every site through the format: ψ_site ← decode(encode(ψ_site)).
+    /// Rounds every site through the format ([`round_through`]).
     fn quantize(&mut self) {
-        let site_len = self.field.layout().site_len();
-        let bytes_len = S::FORMAT.bytes_per_site(2 * site_len);
-        self.field
-            .data_mut()
-            .par_chunks_mut(site_len)
-            .for_each_init(
-                || (vec![0.0_f64; 2 * site_len], vec![0_u8; bytes_len]),
-                |(reals, bytes), site| {
-                    for (pair, z) in reals.chunks_exact_mut(2).zip(site.iter()) {
-                        (pair[0], pair[1]) = (z.re, z.im);
-                    }
-                    if S::round_site(reals, bytes) {
-                        for (z, pair) in site.iter_mut().zip(reals.chunks_exact(2)) {
-                            *z = Complex::new(pair[0], pair[1]);
-                        }
-                    }
-                },
-            );
+        round_through::<S>(&mut self.field);
     }
+}
+
+/// Rounds every site of an f64 field through the format `S`:
+/// ψ_site ← decode(encode(ψ_site)); a site the format cannot hold is left as it is.
+pub fn round_through<S: SpinorStorage>(field: &mut ColourSpinorField<f64>) {
+    let site_len = field.layout().site_len();
+    let bytes_len = S::FORMAT.bytes_per_site(2 * site_len);
+    field.data_mut().par_chunks_mut(site_len).for_each_init(
+        || (vec![0.0_f64; 2 * site_len], vec![0_u8; bytes_len]),
+        |(reals, bytes), site| {
+            for (pair, z) in reals.chunks_exact_mut(2).zip(site.iter()) {
+                (pair[0], pair[1]) = (z.re, z.im);
+            }
+            if S::round_site(reals, bytes) {
+                for (z, pair) in site.iter_mut().zip(reals.chunks_exact(2)) {
+                    *z = Complex::new(pair[0], pair[1]);
+                }
+            }
+        },
+    );
 }
 
 impl<S: SpinorStorage> SolverField for QuantizedField<S> {

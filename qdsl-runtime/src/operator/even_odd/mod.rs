@@ -198,4 +198,4 @@ pub trait EvenOddBlocks {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -21,15 +21,15 @@ fn lattice() -> Lattice {
     Lattice::new([2, 2, 2, 4]).expect("valid lattice")
 }
 
-/// A dense matrix, row-major.
-struct Dense {
-    n: usize,
-    a: Vec<C>,
+/// A dense matrix, row-major (shared with the SAP tests).
+pub(crate) struct Dense {
+    pub(crate) n: usize,
+    pub(crate) a: Vec<C>,
 }
 
 impl Dense {
     /// The matrix of the linear map `apply` on vectors of length n (column j = apply(e_j)).
-    fn of(n: usize, apply: impl Fn(&[C]) -> Vec<C>) -> Self {
+    pub(crate) fn of(n: usize, apply: impl Fn(&[C]) -> Vec<C>) -> Self {
         let mut a = vec![C::new(0.0, 0.0); n * n];
         for j in 0..n {
             let mut e = vec![C::new(0.0, 0.0); n];
@@ -42,7 +42,7 @@ impl Dense {
     }
 
     /// The sub-matrix of rows `rows` and columns `cols`.
-    fn block(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) -> Self {
+    pub(crate) fn block(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) -> Self {
         let n = rows.len();
         let mut a = Vec::with_capacity(n * cols.len());
         for i in rows {
@@ -52,7 +52,7 @@ impl Dense {
     }
 
     /// The conjugate transpose.
-    fn adjoint(&self) -> Self {
+    pub(crate) fn adjoint(&self) -> Self {
         let n = self.n;
         let a = (0..n * n)
             .map(|k| self.a[(k % n) * n + k / n].conj())
@@ -60,7 +60,7 @@ impl Dense {
         Self { n, a }
     }
 
-    fn mul(&self, x: &[C]) -> Vec<C> {
+    pub(crate) fn mul(&self, x: &[C]) -> Vec<C> {
         self.a
             .chunks(x.len())
             .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())
@@ -68,7 +68,7 @@ impl Dense {
     }
 
     /// x with self · x = b, by Gaussian elimination with partial pivoting.
-    fn solve(&self, b: &[C]) -> Vec<C> {
+    pub(crate) fn solve(&self, b: &[C]) -> Vec<C> {
         let n = self.n;
         let (mut a, mut x) = (self.a.clone(), b.to_vec());
         for k in 0..n {
@@ -124,7 +124,7 @@ fn rel_diff(a: &[C], b: &[C]) -> f64 {
 
 /// The dense full Wilson-family matrix M = A + iμγ5 − ½ H (mass normalisation; A the
 /// clover field, `None` for M = 1 − κ H with κ = `kappa`).
-fn dense_wilson(
+pub(crate) fn dense_wilson(
     u: &GaugeField<f64>,
     clover: Option<(&qdsl_core::field::CloverField<f64>, f64)>,
     kappa: f64,
