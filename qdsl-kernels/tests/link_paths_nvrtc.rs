@@ -76,6 +76,58 @@ fn link_path_kernels_compile_and_do_not_spill() {
     }
 }
 
+/// The staged plans of the smearings (one pass kernel per stored staple level, the root
+/// kernel, the layout kernel) compile for sm_80 and sm_90 in both precisions and input
+/// storages with every declared kernel in the PTX, their interfaces match the sources'
+/// signatures, and nothing spills; the NVRTC + ptxas time and each entry's registers are
+/// printed (the first-call JIT of a smearing).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn staged_link_path_kernels_compile_and_do_not_spill() {
+    use qdsl_core::dsl::paths::cuda::program;
+    use qdsl_core::dsl::paths::PlanKind;
+    let tc = nvrtc::Toolchain::load();
+    let trees = [
+        AsqtadFat::tree().unwrap(),
+        AsqtadLong::tree().unwrap(),
+        Fat7::tree().unwrap(),
+        HisqFat::tree().unwrap(),
+    ];
+    for tree in &trees {
+        for input in [Recon::R18, Recon::R12] {
+            let knobs = PathKnobs::with_input(input).with_plan(PlanKind::Staged);
+            for (precision, p) in [
+                ("f64", program::<f64>(tree, &knobs, "staged64").unwrap()),
+                ("f32", program::<f32>(tree, &knobs, "staged32").unwrap()),
+            ] {
+                assert_eq!(p.signature_mismatches(), Vec::<String>::new());
+                let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+                if let Some(dir) = std::env::var_os("QDSL_DUMP_LINK_PATHS") {
+                    let file = format!("{}_{precision}_{input:?}_staged.cu", tree.spec.name);
+                    std::fs::write(std::path::Path::new(&dir).join(file), &p.source).unwrap();
+                }
+                for arch in ["sm_80", "sm_90"] {
+                    let tag = format!("{}_{precision}_{input:?}_staged_{arch}", tree.spec.name);
+                    let t0 = std::time::Instant::now();
+                    let reports = tc.compile_checked(&p.source, &tag, arch, &entries, true);
+                    eprintln!(
+                        "{tag}: NVRTC + ptxas {:.0} ms, registers {:?}",
+                        t0.elapsed().as_secs_f64() * 1e3,
+                        reports
+                            .iter()
+                            .map(|r| (r.0.clone(), r.1.registers))
+                            .collect::<Vec<_>>()
+                    );
+                    assert_eq!(reports.len(), entries.len(), "{tag}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(qdsl_nvrtc),

@@ -111,6 +111,9 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
+        | BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -139,6 +142,9 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
+        | BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -187,7 +193,12 @@ fn bench_case(
 ) -> Result<BenchResult, String> {
     if matches!(
         case.kernel,
-        BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
+        BenchKernel::AsqtadLinks
+            | BenchKernel::Fat7Links
+            | BenchKernel::HisqLinks
+            | BenchKernel::AsqtadLinksStaged
+            | BenchKernel::Fat7LinksStaged
+            | BenchKernel::HisqLinksStaged
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
     }

@@ -24,6 +24,12 @@
 //!   four links read once and the four force matrices written once, 8 · 18 reals; recon
 //!   18 only.
 //!
+//! Each link case also runs with the staged GPU plan (`asqtad_links_staged`,
+//! `fat7_links_staged`, `hisq_links_staged`: the inner staple levels stored as fields,
+//! [`PlanKind::Staged`]), rated with the same flop and byte counts so that the rows
+//! compare by time; the staged plan's own traffic (its fields, ~3.5 kB per site in f32
+//! for asqtad) is in `qdsl_core::dsl::paths::staged`'s model, not in these byte counts.
+//!
 //! Both byte models alike. Sites are all V sites (both parities). The flop counts are
 //! the established ones above, not the arithmetic the GPU trees execute (which recompute
 //! sub-staples at the neighbours, [`qdsl_core::dsl::paths::tree`]). Every kernel runs at
@@ -37,7 +43,7 @@ use super::report::{BenchCase, BenchResult, CopyBandwidth};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::force::MILC_SYMANZIK_FORCE_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::info::MILC_ASQTAD_FLOPS_PER_SITE;
-use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs};
+use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
@@ -217,6 +223,16 @@ fn result(
 /// The smearers of a link case in `T` (compiled), its flops per site and bytes per site.
 type LinkCase<T> = (Vec<GpuSmearer<T>>, usize, ByteModels);
 
+/// The GPU plan a link case runs: staged for the `…Staged` cases, else the tree.
+fn plan_of(kernel: BenchKernel) -> PlanKind {
+    match kernel {
+        BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged => PlanKind::Staged,
+        _ => PlanKind::Tree,
+    }
+}
+
 /// The kernels, flop count and byte model of the link case `kernel` with the thin
 /// links read as `recon` (18, or 12 + phase).
 fn link_case<T: GpuReal>(
@@ -224,11 +240,11 @@ fn link_case<T: GpuReal>(
     kernel: BenchKernel,
     recon: Recon,
 ) -> Result<LinkCase<T>, DeviceError> {
-    let knobs = PathKnobs::with_input(recon);
+    let knobs = PathKnobs::with_input(recon).with_plan(plan_of(kernel));
     let new =
         |smearer: Result<GpuSmearer<T>, qdsl_runtime::smear::SmearGpuError>| smearer.map_err(shape);
     match kernel {
-        BenchKernel::AsqtadLinks => Ok((
+        BenchKernel::AsqtadLinks | BenchKernel::AsqtadLinksStaged => Ok((
             vec![
                 new(GpuSmearer::with_knobs::<AsqtadFat>(gpu, knobs))?,
                 new(GpuSmearer::with_knobs::<AsqtadLong>(gpu, knobs))?,
@@ -236,7 +252,7 @@ fn link_case<T: GpuReal>(
             MILC_ASQTAD_FLOPS_PER_SITE,
             asqtad_bytes_per_site(T::BYTES, input_reals(recon)),
         )),
-        BenchKernel::Fat7Links => Ok((
+        BenchKernel::Fat7Links | BenchKernel::Fat7LinksStaged => Ok((
             vec![new(GpuSmearer::with_knobs::<Fat7>(gpu, knobs))?],
             Fat7::info()
                 .map_err(|e| DeviceError::Shape(e.to_string()))?
@@ -313,7 +329,7 @@ fn run_hisq<T: GpuReal>(
 ) -> Result<BenchResult, DeviceError> {
     let flops_per_site = hisq_case_flops()?;
     let t0 = Instant::now();
-    let hisq = HisqGpu::<T>::new(gpu).map_err(shape)?;
+    let hisq = HisqGpu::<T>::with_plan(gpu, plan_of(case.kernel)).map_err(shape)?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut bufs = hisq.buffers(gpu, u.lattice()).map_err(shape)?;
     hisq.upload(gpu, &mut bufs, &u.cast::<T>()).map_err(shape)?;
@@ -408,7 +424,10 @@ pub fn bench_links(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, String> {
-    let hisq = case.kernel == BenchKernel::HisqLinks;
+    let hisq = matches!(
+        case.kernel,
+        BenchKernel::HisqLinks | BenchKernel::HisqLinksStaged
+    );
     if case.recon != Recon::R18 && (hisq || case.recon == Recon::R8) {
         return Err(format!(
             "{} reads its thin links in {}, not recon{}",

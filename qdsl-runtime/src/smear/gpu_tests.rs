@@ -295,6 +295,61 @@ fn asymmetric_lattice_matches_the_cpu() {
     assert_close(&l, &cl, 1e-12, "HISQ long, asymmetric");
 }
 
+/// The staged plan (staple levels stored as fields by their own kernels) on the GPU:
+/// every smearing in both precisions and input storages against the CPU plans, on
+/// lat.sample.l8 and on an asymmetric lattice; the asqtad links are MILC's fat.l8 and
+/// long.l8; the HISQ chain equals `qdsl_kernels::hisq_links`; a smearer run on a larger
+/// lattice after a smaller one (its scratch fields grown) and tuned under the full
+/// policy gives the default launches' links bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn staged_plan_matches_the_cpu_and_milc() {
+    use crate::smear::hisq_links_gpu_with;
+    use crate::tune::{TunePolicy, Tuner};
+    use qdsl_core::dsl::paths::PlanKind;
+    use qdsl_core::lattice::Lattice;
+    use qdsl_kernels::HisqFat;
+    let (gpu, dir) = gpu();
+    let sample = sample_l8();
+    let asym = GaugeField::<f64>::random(Lattice::new([4, 6, 8, 10]).unwrap(), 23);
+    for u in [&sample, &asym] {
+        for input in [Recon::R18, Recon::R12] {
+            let knobs = PathKnobs::with_input(input).with_plan(PlanKind::Staged);
+            gpu_vs_cpu_with::<AsqtadFat, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<AsqtadLong, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<Fat7, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<HisqFat, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<AsqtadFat, f32>(&gpu, u, 1e-5, knobs);
+            gpu_vs_cpu_with::<Fat7, f32>(&gpu, u, 1e-5, knobs);
+            gpu_vs_cpu_with::<HisqFat, f32>(&gpu, u, 1e-5, knobs);
+        }
+        let (x, l) = hisq_links_gpu_with(&gpu, None, u, -0.2, PlanKind::Staged).unwrap();
+        let (cx, cl) = qdsl_kernels::hisq_links(u, -0.2).unwrap();
+        assert_close(&x, &cx, 1e-12, "staged HISQ fat");
+        assert_close(&l, &cl, 1e-12, "staged HISQ long");
+    }
+    let staged = PathKnobs::default().with_plan(PlanKind::Staged);
+    let v = fold_staggered_phases(&sample);
+    let fat = GpuSmearer::<f64>::with_knobs::<AsqtadFat>(&gpu, staged).unwrap();
+    let long = GpuSmearer::<f64>::with_knobs::<AsqtadLong>(&gpu, staged).unwrap();
+    // A smaller lattice first: the scratch is grown for lat.sample.l8.
+    let small = fold_staggered_phases(&GaugeField::<f64>::random(
+        Lattice::new([4, 4, 4, 4]).unwrap(),
+        3,
+    ));
+    fat.smear(&gpu, &small, 0.502).unwrap();
+    let f = fat.smear(&gpu, &v, 0.502).unwrap();
+    let r = rel(&f, &milc("fat.l8"));
+    assert!(r < 4e-6, "staged fat.l8: {r:e}");
+    let r = rel(&long.smear(&gpu, &v, 0.502).unwrap(), &milc("long.l8"));
+    assert!(r < 4e-6, "staged long.l8: {r:e}");
+    let full = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+        .with_policy(TunePolicy::Full)
+        .with_progress(false);
+    let tuned = fat.smear_with(&gpu, Some(&full), &v, 0.502).unwrap();
+    assert_eq!(rel(&tuned, &f), 0.0);
+}
+
 /// A lattice extent the kernels' packed coordinates cannot hold (more than 256) is
 /// refused when the buffers are allocated, naming the extent.
 #[test]

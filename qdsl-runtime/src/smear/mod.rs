@@ -19,7 +19,7 @@ pub mod hisq;
 pub mod runner;
 
 pub use force::{force_program, ForceBuffers, GpuGaugeForce};
-pub use hisq::{hisq_links_gpu, projection_program};
+pub use hisq::{hisq_links_gpu, hisq_links_gpu_with, projection_program};
 pub use runner::{asqtad_links_gpu, GpuReal, GpuSmearer, SmearBuffers, SmearGpuError};
 
 #[cfg(test)]

@@ -188,20 +188,23 @@ fn the_declared_interfaces_match_the_sources() {
 }
 
 /// The link-path, gauge-force and projection programs: every declared interface is its
-/// source's signature, for f32 and f64 and both input-link storages.
+/// source's signature, for f32 and f64, both input-link storages and both GPU plans.
 #[test]
 fn the_smearing_interfaces_match_the_sources() {
     use crate::smear::{force_program, projection_program};
     use qdsl_core::dsl::paths::cuda::program;
-    use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+    use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs, PlanKind};
     use qdsl_core::dsl::variant::Recon;
     use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge, WilsonGauge};
+    let r12 = PathKnobs {
+        input: Recon::R12,
+        ..PathKnobs::default()
+    };
     let knobs = [
         PathKnobs::default(),
-        PathKnobs {
-            input: Recon::R12,
-            ..PathKnobs::default()
-        },
+        r12,
+        PathKnobs::default().with_plan(PlanKind::Staged),
+        r12.with_plan(PlanKind::Staged),
     ];
     let trees = [
         AsqtadFat::tree().unwrap(),
