@@ -96,7 +96,7 @@ pub struct Staging {
 /// The lowest free name a subtree refers to that its own wraps or cores did not bind:
 /// core steps naming k < core.bound and `Tied` wraps.
 fn lowest_ref(n: &TreeNode) -> Option<usize> {
-    let cores = n.cores.iter().flat_map(|c| core_refs(c));
+    let cores = n.cores.iter().flat_map(core_refs);
     let wraps = n.children.iter().filter_map(|(w, _)| match w {
         Wrap::Tied { name, .. } => Some(*name),
         Wrap::New(_) => None,
