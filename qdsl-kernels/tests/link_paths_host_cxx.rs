@@ -8,7 +8,9 @@
 
 use qdsl_core::dsl::paths::cuda::{device_layout, pass_kernel_name};
 use qdsl_core::dsl::paths::knobs::encode_links;
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs, PlanKind, Staging};
+use qdsl_core::dsl::paths::{
+    fermion_force, pullback_cuda, GaugeAction, LinkPaths, PathKnobs, PlanKind, Staging,
+};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -124,6 +126,55 @@ fn staged_kernels_run_as_host_code_give_the_cpu_links() {
         staged_smearing::<HisqFat>(&cxx, &dir, &u, recon);
     }
     staged_smearing::<AsqtadLong>(&cxx, &dir, &u, Recon::R18);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pullback kernel of spec `S` ([`pullback_cuda`]: the chain rule back through the
+/// tree, gradients added atomically) run as host code gives the CPU pullback through the
+/// plan ([`fermion_force::pullback`], itself checked by finite differences) for a random
+/// smeared-link gradient.
+fn pullback<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>) {
+    let knobs = PathKnobs::default();
+    let name = S::spec().name;
+    let tag = format!("{name}_pullback");
+    let lat = *u.lattice();
+    let volume = lat.volume();
+    let grad = GaugeField::<f64>::random(lat, 41);
+    let mut input = device_layout(&host_reals(u), 18, volume).unwrap();
+    input.extend(host_reals(&grad));
+    let tree = S::tree().unwrap();
+    let source = pullback_cuda::pullback_source::<f64>(&tree, &knobs).unwrap();
+    let u0 = 0.8;
+    let call = format!(
+        "{}(out.data(), in.data(), in.data() + 4 * V * 18, {}, L0, L1, L2, L3)",
+        pullback_cuda::pullback_kernel(&name),
+        coefficient_list(&tree.coefficients(u0))
+    );
+    let got = run_host(cxx, dir, &tag, &source, &call, &input);
+    let expected = host_reals(&fermion_force::pullback(&S::plan().unwrap(), u, u0, &grad).unwrap());
+    let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let d = max_diff(&got, &expected);
+    assert!(
+        d < 1e-12 * scale,
+        "{tag}: max |kernel − CPU| = {d:e} (scale {scale:e})"
+    );
+}
+
+#[test]
+fn pullback_kernels_run_as_host_code_give_the_cpu_pullback() {
+    let Some(cxx) = compiler() else {
+        eprintln!("skipped: no C++ compiler ($CXX or c++) runs on this machine");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("qdsl_host_cxx_pullback_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lat = Lattice::new(DIMS).unwrap();
+    let u = fold_staggered_phases(&GaugeField::<f64>::random(lat, 37));
+    pullback::<AsqtadFat>(&cxx, &dir, &u);
+    pullback::<AsqtadLong>(&cxx, &dir, &u);
+    pullback::<Fat7>(&cxx, &dir, &u);
+    pullback::<HisqFat>(&cxx, &dir, &u);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -214,7 +214,11 @@ fn result(
             Some(copy.kernel_gbs),
         ),
         compile: "-".into(),
-        launch: "one thread per link, tuned".into(),
+        launch: match plan_of(case.kernel) {
+            PlanKind::Tree => "one thread per link, tuned",
+            PlanKind::Staged => "staged: a pass per stored staple level, then per link; tuned",
+        }
+        .into(),
         jit_ms: t.jit_ms,
         tune_ms: t.tune_ms,
     }

@@ -39,6 +39,7 @@
 //! | [`project`] | the CUDA C++ of the HISQ U(3) projection W = V(V†V)^(−1/2) |
 //! | [`force`] | the gauge force derived from the loops: staple spec, CPU, CUDA, [`ForceInfo`] |
 //! | [`fermion_force`] | the chain rule back through a plan (and the U(3) projection): the fermion force of smeared links |
+//! | [`pullback_cuda`] | the CUDA C++ of the chain rule back through a tree (the smearing's part of the force) |
 //!
 //! An `action` spec (every name free, every path closed) lowers to its staple sum, an
 //! ordinary smearing spec, so the force reuses the planner and both back ends:
@@ -57,6 +58,7 @@ pub mod info;
 pub mod knobs;
 pub mod plan;
 pub mod project;
+pub mod pullback_cuda;
 pub mod spec;
 pub mod staged;
 pub mod tree;

@@ -335,6 +335,12 @@ mod tests {
         assert_eq!(st.launches(), 3);
         // The one-kernel tree: 4 · 168.
         assert_eq!(4 * st.tree.products_per_link(), 672);
+        let text = st.to_string();
+        assert!(
+            text.contains("3 launches, 240 matrix products per site, 24 scratch slots"),
+            "{text}"
+        );
+        assert_eq!(text.matches("  pass node").count(), 2, "{text}");
     }
 
     /// Fat7 (no Lepage): 12 · 4 + 12 · 8 + 4 · 3 · 2 · 2 = 192.

@@ -232,10 +232,13 @@ fn the_smearing_interfaces_match_the_sources() {
         assert!(!p.kernels.is_empty(), "{}", p.name);
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
     }
-    // One smearing kernel and its layout rewrite per smearing program, one kernel per
-    // force program (the staples inside).
+    // One smearing kernel and its layout rewrite per tree-plan smearing program; the
+    // staged asqtad fat program adds its two passes (5- and 3-staple levels) and the
+    // fields `f` to the root kernel; one kernel per force program (the staples inside).
     assert_eq!(programs[0].kernels.len(), 2);
-    assert_eq!(programs[trees.len() * 4].kernels.len(), 1);
+    assert_eq!(programs[4].kernels.len(), 4);
+    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 4);
+    assert_eq!(programs[trees.len() * 2 * knobs.len()].kernels.len(), 1);
     assert_eq!(programs[0].kernels[0].params.len(), 2 + 5 + 4);
 }
 
