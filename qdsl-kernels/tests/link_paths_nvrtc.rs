@@ -128,6 +128,54 @@ fn staged_link_path_kernels_compile_and_do_not_spill() {
     }
 }
 
+/// The pullback kernels of the smearings (the chain rule back through the tree, the
+/// fermion force's smearing part) compile for sm_80 and sm_90 in both precisions with
+/// their entry in the PTX and the interface matching the signature; registers and spills
+/// are printed (the backward walk keeps a path's links and suffix products).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn pullback_kernels_compile() {
+    use qdsl_core::dsl::paths::pullback_cuda::pullback_program;
+    let tc = nvrtc::Toolchain::load();
+    for tree in [
+        AsqtadFat::tree().unwrap(),
+        AsqtadLong::tree().unwrap(),
+        Fat7::tree().unwrap(),
+        HisqFat::tree().unwrap(),
+    ] {
+        let knobs = PathKnobs::default();
+        for (precision, p) in [
+            (
+                "f64",
+                pullback_program::<f64>(&tree, &knobs, "pb64").unwrap(),
+            ),
+            (
+                "f32",
+                pullback_program::<f32>(&tree, &knobs, "pb32").unwrap(),
+            ),
+        ] {
+            assert_eq!(p.signature_mismatches(), Vec::<String>::new());
+            let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+            for arch in ["sm_80", "sm_90"] {
+                let tag = format!("{}_pullback_{precision}_{arch}", tree.spec.name);
+                let t0 = std::time::Instant::now();
+                let reports = tc.compile_checked(&p.source, &tag, arch, &entries, false);
+                let r = &reports[0].1;
+                eprintln!(
+                    "{tag}: NVRTC + ptxas {:.0} ms, {} registers, spills {}/{} bytes",
+                    t0.elapsed().as_secs_f64() * 1e3,
+                    r.registers,
+                    r.spill_stores,
+                    r.spill_loads
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(qdsl_nvrtc),

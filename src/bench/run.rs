@@ -114,6 +114,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::AsqtadLinksStaged
         | BenchKernel::Fat7LinksStaged
         | BenchKernel::HisqLinksStaged
+        | BenchKernel::AsqtadPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -145,6 +146,7 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::AsqtadLinksStaged
         | BenchKernel::Fat7LinksStaged
         | BenchKernel::HisqLinksStaged
+        | BenchKernel::AsqtadPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -199,6 +201,7 @@ fn bench_case(
             | BenchKernel::AsqtadLinksStaged
             | BenchKernel::Fat7LinksStaged
             | BenchKernel::HisqLinksStaged
+            | BenchKernel::AsqtadPullback
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
     }

@@ -24,6 +24,12 @@
 //!   four links read once and the four force matrices written once, 8 · 18 reals; recon
 //!   18 only.
 //!
+//! * the pullback through the asqtad fat and long links (`asqtad_pullback`,
+//!   [`GpuPullback`]: the fermion force's smearing part, correctness-first kernels at
+//!   their default launch), rated with qdsl's count of the products the kernels compute
+//!   (`pullback_cuda::products_per_link`); bytes per site: per kernel the thin links and
+//!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals.
+//!
 //! Each link case also runs with the staged GPU plan (`asqtad_links_staged`,
 //! `fat7_links_staged`, `hisq_links_staged`: the inner staple levels stored as fields,
 //! [`PlanKind::Staged`]), rated with the same flop and byte counts so that the rows
@@ -43,13 +49,15 @@ use super::report::{BenchCase, BenchResult, CopyBandwidth};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::force::MILC_SYMANZIK_FORCE_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::info::MILC_ASQTAD_FLOPS_PER_SITE;
+use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
+use qdsl_core::dsl::paths::pullback_cuda::products_per_link;
 use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
 use qdsl_runtime::device::{DeviceError, Gpu};
 use qdsl_runtime::smear::hisq::HisqGpu;
-use qdsl_runtime::smear::{GpuGaugeForce, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
 
@@ -361,6 +369,69 @@ fn run_hisq<T: GpuReal>(
     ))
 }
 
+/// Flops per site of the asqtad pullback: 198 per matrix product the two kernels compute
+/// (`pullback_cuda::products_per_link`, four links per site), additions not counted.
+fn pullback_flops_per_site() -> Result<usize, DeviceError> {
+    let tree = |t: Result<qdsl_core::dsl::paths::PathTree, qdsl_core::dsl::DslError>| {
+        t.map_err(|e| DeviceError::Shape(e.to_string()))
+    };
+    let products = products_per_link(&tree(AsqtadFat::tree())?)
+        + products_per_link(&tree(AsqtadLong::tree())?);
+    Ok(4 * MATMUL_FLOPS * products)
+}
+
+/// Times the pullback through the asqtad fat and long links (default launches: the
+/// kernels accumulate, so they are not tuned), a random smeared-link gradient for both.
+fn run_pullback<T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    warmup: usize,
+    reps: usize,
+) -> Result<BenchResult, DeviceError> {
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+    let t0 = Instant::now();
+    let kernels = [
+        GpuPullback::<T>::new::<AsqtadFat>(gpu).map_err(shape)?,
+        GpuPullback::<T>::new::<AsqtadLong>(gpu).map_err(shape)?,
+    ];
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut bufs = Vec::with_capacity(2);
+    for k in &kernels {
+        let mut b = k.buffers(gpu, u.lattice())?;
+        k.upload(gpu, &mut b, &v, &g)?;
+        bufs.push(b);
+    }
+    let mut construct = || {
+        for (k, b) in kernels.iter().zip(bufs.iter_mut()) {
+            k.enqueue(gpu, b, U0)?;
+        }
+        Ok(())
+    };
+    let t1 = Instant::now();
+    construct()?;
+    synchronize(gpu)?;
+    let tune_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu.time_us(warmup.min(MAX_WARMUP), reps.min(MAX_REPS), construct)?;
+    let t = Timings {
+        time_us,
+        jit_ms,
+        tune_ms,
+    };
+    // Bytes: per kernel the thin links and the smeared-link gradient read, the thin-link
+    // gradient written: 2 · (4 + 8) · 18 reals; as `link_bytes(18, 20)`.
+    Ok(result(
+        case,
+        u,
+        t,
+        pullback_flops_per_site()?,
+        link_bytes(18, 20, T::BYTES),
+        copy,
+    ))
+}
+
 fn run_force<T: GpuReal>(
     gpu: &Gpu,
     tuner: &Tuner,
@@ -444,7 +515,17 @@ pub fn bench_links(
             case.recon.reals()
         ));
     }
+    let pullback = case.kernel == BenchKernel::AsqtadPullback;
+    if pullback && case.recon != Recon::R18 {
+        return Err(format!(
+            "{} reads its thin links in recon18, not recon{}",
+            case.kernel.name(),
+            case.recon.reals()
+        ));
+    }
     match case.format {
+        StorageFormat::F64 if pullback => run_pullback::<f64>(gpu, u, case, copy, warmup, reps),
+        StorageFormat::F32 if pullback => run_pullback::<f32>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F64 if hisq => run_hisq::<f64>(gpu, tuner, u, case, copy, warmup, reps),
         StorageFormat::F32 if hisq => run_hisq::<f32>(gpu, tuner, u, case, copy, warmup, reps),
         StorageFormat::F64 => run::<f64>(gpu, tuner, u, case, copy, warmup, reps),

@@ -11,9 +11,12 @@
 //! links rebuilt the same way ([`LinkPaths::smear_cpu_with`]), so both sides see the same
 //! rounded input. The asqtad fat, fat7 and HISQ rows again with the staged GPU plan
 //! (variant `plan=staged`, [`PlanKind::Staged`]: the staple levels stored as fields).
+//! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
+//! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
+//! for a random smeared-link gradient.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs, PlanKind};
+use qdsl_core::dsl::paths::{fermion_force, GaugeAction, LinkPaths, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
@@ -22,7 +25,7 @@ use qdsl_kernels::{
     fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
-use qdsl_runtime::smear::{hisq_links_gpu_with, GpuGaugeForce, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{hisq_links_gpu_with, GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use std::path::Path;
 
 /// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
@@ -77,6 +80,24 @@ fn compare_knobs<S: LinkPaths, T: GpuReal>(
     Ok(relative_error(&components(&g), &components(&c)))
 }
 
+/// GPU versus CPU relative error of the pullback through spec `S` (the thin-link
+/// gradient of a smeared-link gradient: the fermion force's smearing part) in precision
+/// `T` on thin links `u`, for the smeared-link gradient G = a random field of seed 41.
+fn compare_pullback<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+) -> Result<f64, String> {
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+    let got = GpuPullback::<T>::new::<S>(gpu)
+        .map_err(|e| e.to_string())?
+        .pullback(gpu, &v, SMEAR_U0, &g)
+        .map_err(|e| e.to_string())?;
+    let want = fermion_force::pullback(&S::plan().map_err(|e| e.to_string())?, &v, SMEAR_U0, &g)
+        .map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&got), &components(&want)))
+}
+
 /// GPU versus CPU relative error of the gauge force of action `A` in precision `T` on
 /// links `u` at β = [`FORCE_BETA`].
 fn compare_force<A: GaugeAction, T: GpuReal>(
@@ -123,7 +144,7 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let smear12 = format!("{smear} input=recon12");
     let staged = format!("{smear} plan=staged");
     let hisq_staged = format!("{hisq} plan=staged");
-    let specs: [(String, &str, Compare, Compare); 14] = [
+    let specs: [(String, &str, Compare, Compare); 16] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -195,6 +216,18 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             &hisq_staged,
             |g, u| compare_hisq_plan::<f64>(g, u, true, PlanKind::Staged),
             |g, u| compare_hisq_plan::<f32>(g, u, true, PlanKind::Staged),
+        ),
+        (
+            format!("{}_pullback", AsqtadFat::spec().name),
+            &smear,
+            compare_pullback::<AsqtadFat, f64>,
+            compare_pullback::<AsqtadFat, f32>,
+        ),
+        (
+            format!("{}_pullback", Fat7::spec().name),
+            &smear,
+            compare_pullback::<Fat7, f64>,
+            compare_pullback::<Fat7, f32>,
         ),
         (
             format!("{}_force", WilsonGauge::spec().name),

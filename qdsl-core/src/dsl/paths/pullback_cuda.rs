@@ -51,6 +51,35 @@ __device__ __forceinline__ mat scale_mat(real s, const mat& a) {
 }
 "#;
 
+/// Matrix products the pullback kernel computes per smeared link: per core path of
+/// length L, L − 1 suffix products, L − 1 prefix products and 2 per position; per wrap,
+/// the child's forward value, 6 products and the child's own pullback.
+pub fn products_per_link(tree: &PathTree) -> usize {
+    fn node(n: &TreeNode, used: usize) -> usize {
+        let free = 4 - used;
+        let cores: usize = n
+            .cores
+            .iter()
+            .map(|c| {
+                let own = new_names(&c.steps, c.bound);
+                let choices: usize = (0..own).map(|j| 2 * free.saturating_sub(j)).product();
+                let len = c.steps.len();
+                choices * (2 * (len - 1) + 2 * len)
+            })
+            .sum();
+        let children: usize = n
+            .children
+            .iter()
+            .map(|(w, child)| match w {
+                Wrap::New(_) => free * 2 * (6 + child.products(used + 1) + node(child, used + 1)),
+                Wrap::Tied { .. } => 6 + child.products(used) + node(child, used),
+            })
+            .sum();
+        cores + children
+    }
+    node(&tree.root, 1)
+}
+
 /// The entry name of a spec's pullback kernel.
 pub fn pullback_kernel(name: &str) -> String {
     format!("{name}_pullback")
@@ -245,4 +274,38 @@ fn back_node(
         "__device__ void {name}_back{id}(const real* __restrict__ u, const geom& g, const coeffs& c, int p, int mu, int used{bound_params}, const mat& a, real* grad) {{\n{body}}}\n"
     );
     id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::paths::spec::{PathSpec, PathTerm};
+
+    /// The Naik path [+mu, +mu, +mu]: 2 suffix + 2 prefix + 2 · 3 position products = 10;
+    /// the source has the kernel, a back function per node and the atomic gradient.
+    #[test]
+    fn naik_pullback_products_and_source() {
+        let spec = PathSpec {
+            name: "long".into(),
+            output: "long".into(),
+            free_names: vec![],
+            terms: vec![PathTerm {
+                name: "naik".into(),
+                coeff: -1.0 / 24.0,
+                steps: vec![
+                    Step {
+                        dir: Dir::Mu,
+                        forward: true
+                    };
+                    3
+                ],
+            }],
+        };
+        let tree = PathTree::new(&spec).unwrap();
+        assert_eq!(products_per_link(&tree), 10);
+        let src = pullback_source::<f64>(&tree, &PathKnobs::default()).unwrap();
+        assert!(src.contains("extern \"C\" __global__ void long_pullback("));
+        assert!(src.contains("__device__ void long_back0("));
+        assert!(src.contains("atomicAdd"));
+    }
 }
