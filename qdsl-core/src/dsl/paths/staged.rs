@@ -44,7 +44,21 @@
 //! TFLOP/s of f32 sustained. The temporaries take 24 · 72 B · V: 1.8 GB at 32⁴ in f32,
 //! 3.6 GB in f64 — affordable on a 80 GB card, so the passes run over all μ at once
 //! (one launch per level) rather than per μ (a quarter of the memory, four times the
-//! launches).
+//! launches). Each smearer owns its scratch (HISQ's fat7 and second level: twice that).
+//!
+//! **Expected time** (32⁴, f32, asqtad fat + long: 248 products, 49.1 kflop per site,
+//! 51.5 GFLOP; ~5.2 kB per site, 5.4 GB): the bytes alone take 1.8 ms on the H100
+//! (2.98 TB/s measured copy) and 1.3 ms on the H200 (4.26 TB/s); the products 1.5 ms at
+//! half of the 67 TFLOP/s f32 peak, or 4.9 ms at the 10.5 TFLOP/s the one-kernel tree
+//! sustained on the H200 (680 products per site in 13.41 ms). So 2–5 ms on either card
+//! against the tree's 13.41 ms and QUDA's kernels' 7.35 ms (H200); fat7 (192 products)
+//! ~1.6–4 ms, HISQ (fat7 + projection + second level + Naik) ~4–9 ms against 26.66 ms.
+//!
+//! **Compiled** (ptxas -v, sm_80/sm_90, no spills): asqtad fat f32 passes 96 registers,
+//! root 128; f64 passes 164–168, root 226–251. NVRTC + ptxas of the whole staged program
+//! took 0.75× the one-kernel tree's time under the same load on the build machine
+//! (3.0–4.9 s against 5.0–6.9 s on 2 shared cores; the tree's took 0.6–0.9 s on the GPU
+//! machine, so the staged plan's first-call JIT is expected under 1 s there).
 
 use super::spec::Dir;
 use super::tree::{new_names, Core, PathTree, TreeNode, Wrap};
