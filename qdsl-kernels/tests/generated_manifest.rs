@@ -25,7 +25,7 @@
 mod variant_space;
 
 use qdsl_core::dsl::paths::project::project_source;
-use qdsl_core::dsl::paths::PathKnobs;
+use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{fnv1a, LinkScale, LongRecon, Recon, StorageFormat};
 use qdsl_core::dsl::Variant;
 use qdsl_kernels::catalog::{self, ActionEntry, SmearingEntry, StencilEntry};
@@ -69,16 +69,18 @@ fn stencil_section(out: &mut String, k: &StencilEntry, space: &[Variant]) {
 /// The manifest section of one `link_paths!` smearing kernel.
 fn paths_section(out: &mut String, p: &SmearingEntry) {
     writeln!(out, "## {}", p.name).unwrap();
-    for input in [Recon::R18, Recon::R12] {
-        let knobs = PathKnobs::with_input(input);
-        for (real, cuda) in [("f64", p.cuda_f64), ("f32", p.cuda_f32)] {
-            let what = format!("real={real} input=recon{}", input.reals());
-            line(
-                out,
-                &p.name,
-                &what,
-                &cuda(&knobs).expect("a link_paths! source"),
-            );
+    for (plan, tag) in [(PlanKind::Tree, ""), (PlanKind::Staged, " plan=staged")] {
+        for input in [Recon::R18, Recon::R12] {
+            let knobs = PathKnobs::with_input(input).with_plan(plan);
+            for (real, cuda) in [("f64", p.cuda_f64), ("f32", p.cuda_f32)] {
+                let what = format!("real={real} input=recon{}{tag}", input.reals());
+                line(
+                    out,
+                    &p.name,
+                    &what,
+                    &cuda(&knobs).expect("a link_paths! source"),
+                );
+            }
         }
     }
 }

@@ -6,9 +6,11 @@
 //! loops by rank, the device layout, the Horner tree, the force epilogue — on a machine
 //! without a GPU. Skips with a message where no C++ compiler (`$CXX`, else `c++`) runs.
 
-use qdsl_core::dsl::paths::cuda::device_layout;
+use qdsl_core::dsl::paths::cuda::{device_layout, pass_kernel_name};
 use qdsl_core::dsl::paths::knobs::encode_links;
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+use qdsl_core::dsl::paths::{
+    fermion_force, pullback_cuda, GaugeAction, LinkPaths, PathKnobs, PlanKind, Staging,
+};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -69,6 +71,111 @@ fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Rec
     let call = format!("{name}_to_device_layout(out.data(), in.data(), L0, L1, L2, L3)");
     let got = run_host(cxx, dir, &format!("{tag}_layout"), &source, &call, &encoded);
     assert_eq!(&got[..device.len()], &device[..], "{tag}: layout kernel");
+}
+
+/// The staged plan of spec `S` (its passes into the scratch fields, then the root kernel)
+/// run as host code gives the CPU plan's links, and its materialised levels are those
+/// MILC nests: asqtad 2 passes (5- and 3-staple levels), the Naik link none.
+fn staged_smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {
+    let knobs = PathKnobs::with_input(recon).with_plan(PlanKind::Staged);
+    let name = S::spec().name;
+    let tag = format!("{name}_{recon:?}_staged");
+    let volume = u.lattice().volume();
+    let encoded: Vec<f64> = encode_links(u, &knobs, &name).unwrap();
+    let device = device_layout(&encoded, knobs.input_reals(), volume).unwrap();
+    let source = S::cuda_source_with::<f64>(&knobs).unwrap();
+    let staging = Staging::new(&S::tree().unwrap());
+    let u0 = 0.8;
+    let coeffs = coefficient_list(&S::tree().unwrap().coefficients(u0));
+    let [l0, l1, l2, l3] = DIMS;
+    let setup = format!(
+        "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    std::vector<double> in, out(4 * V * 18, 0.0), scratch({} * 18 * V + 1, 0.0);",
+        staging.slots
+    );
+    let mut body = String::new();
+    for node in staging.passes() {
+        let slots = staging.nodes[node].slots();
+        body.push_str(&format!(
+            "    for (int i = 0; i < {slots} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), in.data(), {coeffs}, L0, L1, L2, L3); }}\n",
+            pass_kernel_name(&name, node)
+        ));
+    }
+    body.push_str(&format!(
+        "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, L0, L1, L2, L3); }}"
+    ));
+    let got = host_cxx::run(cxx, dir, &tag, &source, (&setup, &body), &device);
+    let expected = host_reals(&S::smear_cpu_with(u, u0, &knobs).unwrap());
+    let d = max_diff(&got, &expected);
+    assert!(d < 1e-13, "{tag}: max |staged kernels − CPU| = {d:e}");
+}
+
+#[test]
+fn staged_kernels_run_as_host_code_give_the_cpu_links() {
+    let Some(cxx) = compiler() else {
+        eprintln!("skipped: no C++ compiler ($CXX or c++) runs on this machine");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("qdsl_host_cxx_staged_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lat = Lattice::new(DIMS).unwrap();
+    let u = fold_staggered_phases(&GaugeField::<f64>::random(lat, 31));
+    for recon in [Recon::R18, Recon::R12] {
+        staged_smearing::<AsqtadFat>(&cxx, &dir, &u, recon);
+        staged_smearing::<Fat7>(&cxx, &dir, &u, recon);
+        staged_smearing::<HisqFat>(&cxx, &dir, &u, recon);
+    }
+    staged_smearing::<AsqtadLong>(&cxx, &dir, &u, Recon::R18);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pullback kernel of spec `S` ([`pullback_cuda`]: the chain rule back through the
+/// tree, gradients added atomically) run as host code gives the CPU pullback through the
+/// plan ([`fermion_force::pullback`], itself checked by finite differences) for a random
+/// smeared-link gradient.
+fn pullback<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>) {
+    let knobs = PathKnobs::default();
+    let name = S::spec().name;
+    let tag = format!("{name}_pullback");
+    let lat = *u.lattice();
+    let volume = lat.volume();
+    let grad = GaugeField::<f64>::random(lat, 41);
+    let mut input = device_layout(&host_reals(u), 18, volume).unwrap();
+    input.extend(host_reals(&grad));
+    let tree = S::tree().unwrap();
+    let source = pullback_cuda::pullback_source::<f64>(&tree, &knobs).unwrap();
+    let u0 = 0.8;
+    let call = format!(
+        "{}(out.data(), in.data(), in.data() + 4 * V * 18, {}, L0, L1, L2, L3)",
+        pullback_cuda::pullback_kernel(&name),
+        coefficient_list(&tree.coefficients(u0))
+    );
+    let got = run_host(cxx, dir, &tag, &source, &call, &input);
+    let expected = host_reals(&fermion_force::pullback(&S::plan().unwrap(), u, u0, &grad).unwrap());
+    let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let d = max_diff(&got, &expected);
+    assert!(
+        d < 1e-12 * scale,
+        "{tag}: max |kernel − CPU| = {d:e} (scale {scale:e})"
+    );
+}
+
+#[test]
+fn pullback_kernels_run_as_host_code_give_the_cpu_pullback() {
+    let Some(cxx) = compiler() else {
+        eprintln!("skipped: no C++ compiler ($CXX or c++) runs on this machine");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("qdsl_host_cxx_pullback_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lat = Lattice::new(DIMS).unwrap();
+    let u = fold_staggered_phases(&GaugeField::<f64>::random(lat, 37));
+    pullback::<AsqtadFat>(&cxx, &dir, &u);
+    pullback::<AsqtadLong>(&cxx, &dir, &u);
+    pullback::<Fat7>(&cxx, &dir, &u);
+    pullback::<HisqFat>(&cxx, &dir, &u);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -76,6 +76,106 @@ fn link_path_kernels_compile_and_do_not_spill() {
     }
 }
 
+/// The staged plans of the smearings (one pass kernel per stored staple level, the root
+/// kernel, the layout kernel) compile for sm_80 and sm_90 in both precisions and input
+/// storages with every declared kernel in the PTX, their interfaces match the sources'
+/// signatures, and nothing spills; the NVRTC + ptxas time and each entry's registers are
+/// printed (the first-call JIT of a smearing).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn staged_link_path_kernels_compile_and_do_not_spill() {
+    use qdsl_core::dsl::paths::cuda::program;
+    use qdsl_core::dsl::paths::PlanKind;
+    let tc = nvrtc::Toolchain::load();
+    let trees = [
+        AsqtadFat::tree().unwrap(),
+        AsqtadLong::tree().unwrap(),
+        Fat7::tree().unwrap(),
+        HisqFat::tree().unwrap(),
+    ];
+    for tree in &trees {
+        for input in [Recon::R18, Recon::R12] {
+            let knobs = PathKnobs::with_input(input).with_plan(PlanKind::Staged);
+            for (precision, p) in [
+                ("f64", program::<f64>(tree, &knobs, "staged64").unwrap()),
+                ("f32", program::<f32>(tree, &knobs, "staged32").unwrap()),
+            ] {
+                assert_eq!(p.signature_mismatches(), Vec::<String>::new());
+                let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+                if let Some(dir) = std::env::var_os("QDSL_DUMP_LINK_PATHS") {
+                    let file = format!("{}_{precision}_{input:?}_staged.cu", tree.spec.name);
+                    std::fs::write(std::path::Path::new(&dir).join(file), &p.source).unwrap();
+                }
+                for arch in ["sm_80", "sm_90"] {
+                    let tag = format!("{}_{precision}_{input:?}_staged_{arch}", tree.spec.name);
+                    let t0 = std::time::Instant::now();
+                    let reports = tc.compile_checked(&p.source, &tag, arch, &entries, true);
+                    eprintln!(
+                        "{tag}: NVRTC + ptxas {:.0} ms, registers {:?}",
+                        t0.elapsed().as_secs_f64() * 1e3,
+                        reports
+                            .iter()
+                            .map(|r| (r.0.clone(), r.1.registers))
+                            .collect::<Vec<_>>()
+                    );
+                    assert_eq!(reports.len(), entries.len(), "{tag}");
+                }
+            }
+        }
+    }
+}
+
+/// The pullback kernels of the smearings (the chain rule back through the tree, the
+/// fermion force's smearing part) compile for sm_80 and sm_90 in both precisions with
+/// their entry in the PTX and the interface matching the signature; registers and spills
+/// are printed (the backward walk keeps a path's links and suffix products).
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn pullback_kernels_compile() {
+    use qdsl_core::dsl::paths::pullback_cuda::pullback_program;
+    let tc = nvrtc::Toolchain::load();
+    for tree in [
+        AsqtadFat::tree().unwrap(),
+        AsqtadLong::tree().unwrap(),
+        Fat7::tree().unwrap(),
+        HisqFat::tree().unwrap(),
+    ] {
+        let knobs = PathKnobs::default();
+        for (precision, p) in [
+            (
+                "f64",
+                pullback_program::<f64>(&tree, &knobs, "pb64").unwrap(),
+            ),
+            (
+                "f32",
+                pullback_program::<f32>(&tree, &knobs, "pb32").unwrap(),
+            ),
+        ] {
+            assert_eq!(p.signature_mismatches(), Vec::<String>::new());
+            let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+            for arch in ["sm_80", "sm_90"] {
+                let tag = format!("{}_pullback_{precision}_{arch}", tree.spec.name);
+                let t0 = std::time::Instant::now();
+                let reports = tc.compile_checked(&p.source, &tag, arch, &entries, false);
+                let r = &reports[0].1;
+                eprintln!(
+                    "{tag}: NVRTC + ptxas {:.0} ms, {} registers, spills {}/{} bytes",
+                    t0.elapsed().as_secs_f64() * 1e3,
+                    r.registers,
+                    r.spill_stores,
+                    r.spill_loads
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(qdsl_nvrtc),

@@ -31,6 +31,16 @@ pub enum BenchKernel {
     /// HISQ link construction (fat7, U(3) projection, HISQ fat and Naik links), the
     /// whole lattice.
     HisqLinks,
+    /// [`BenchKernel::AsqtadLinks`] with the staged GPU plan (staple levels stored as
+    /// fields, [`qdsl_core::dsl::paths::PlanKind::Staged`]).
+    AsqtadLinksStaged,
+    /// [`BenchKernel::Fat7Links`] with the staged GPU plan.
+    Fat7LinksStaged,
+    /// [`BenchKernel::HisqLinks`] with the staged GPU plan.
+    HisqLinksStaged,
+    /// The pullback through the asqtad fat and long links on the GPU (the fermion
+    /// force's smearing part, `qdsl_runtime::smear::GpuPullback`), the whole lattice.
+    AsqtadPullback,
     /// The tree-level Symanzik gauge force, the whole lattice.
     SymanzikForce,
     /// One quenched Wilson heatbath sweep (f64), the whole lattice.
@@ -65,6 +75,10 @@ impl BenchKernel {
             BenchKernel::AsqtadLinks => "asqtad_links",
             BenchKernel::Fat7Links => "fat7_links",
             BenchKernel::HisqLinks => "hisq_links",
+            BenchKernel::AsqtadLinksStaged => "asqtad_links_staged",
+            BenchKernel::Fat7LinksStaged => "fat7_links_staged",
+            BenchKernel::HisqLinksStaged => "hisq_links_staged",
+            BenchKernel::AsqtadPullback => "asqtad_pullback",
             BenchKernel::SymanzikForce => "symanzik_force",
             BenchKernel::WilsonHeatbath => "wilson_heatbath",
             BenchKernel::WilsonHmc => "wilson_hmc",
@@ -136,7 +150,9 @@ pub const BENCH_SOURCES: [usize; 4] = [1, 4, 8, 12];
 /// recon 18; naive staggered f32 and packed20; improved staggered f32, f64, 16-bit fixed,
 /// packed20 and packed30; M̂ f32 recon 12 and 18, f64 recon 18, packed20 recon 12,
 /// packed30 recon 18; the clover and twisted-mass M̂ f32 recon 12, f64 recon 18; asqtad, fat7 and HISQ link smearing and the Symanzik
-/// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links; the
+/// gauge force f32 and f64, asqtad and fat7 also f32 from recon-12 thin links; asqtad,
+/// fat7 and HISQ with the staged GPU plan f32 and f64 (asqtad also from recon 12); the
+/// pullback through the asqtad links f32 and f64; the
 /// Wilson hop f32 recon 12 and the improved staggered hop f32 on N = 1, 4, 8, 12
 /// right-hand sides in one kernel ([`BENCH_SOURCES`], per source); QUDA's three fused
 /// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12; the tensor-core block
@@ -193,6 +209,15 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(Fat7Links, F32, Recon::R12),
         c(HisqLinks, F32, Recon::R18),
         c(HisqLinks, F64, Recon::R18),
+        c(AsqtadLinksStaged, F32, Recon::R18),
+        c(AsqtadLinksStaged, F64, Recon::R18),
+        c(AsqtadLinksStaged, F32, Recon::R12),
+        c(Fat7LinksStaged, F32, Recon::R18),
+        c(Fat7LinksStaged, F64, Recon::R18),
+        c(HisqLinksStaged, F32, Recon::R18),
+        c(HisqLinksStaged, F64, Recon::R18),
+        c(AsqtadPullback, F32, Recon::R18),
+        c(AsqtadPullback, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
         c(SymanzikForce, F64, Recon::R18),
         c(WilsonHeatbath, F64, Recon::R18),

@@ -111,6 +111,10 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
+        | BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged
+        | BenchKernel::AsqtadPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -139,6 +143,10 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::AsqtadLinks
         | BenchKernel::Fat7Links
         | BenchKernel::HisqLinks
+        | BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged
+        | BenchKernel::AsqtadPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -187,7 +195,13 @@ fn bench_case(
 ) -> Result<BenchResult, String> {
     if matches!(
         case.kernel,
-        BenchKernel::AsqtadLinks | BenchKernel::Fat7Links | BenchKernel::HisqLinks
+        BenchKernel::AsqtadLinks
+            | BenchKernel::Fat7Links
+            | BenchKernel::HisqLinks
+            | BenchKernel::AsqtadLinksStaged
+            | BenchKernel::Fat7LinksStaged
+            | BenchKernel::HisqLinksStaged
+            | BenchKernel::AsqtadPullback
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
     }

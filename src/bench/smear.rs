@@ -24,6 +24,18 @@
 //!   four links read once and the four force matrices written once, 8 · 18 reals; recon
 //!   18 only.
 //!
+//! * the pullback through the asqtad fat and long links (`asqtad_pullback`,
+//!   [`GpuPullback`]: the fermion force's smearing part, correctness-first kernels at
+//!   their default launch), rated with qdsl's count of the products the kernels compute
+//!   (`pullback_cuda::products_per_link`); bytes per site: per kernel the thin links and
+//!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals.
+//!
+//! Each link case also runs with the staged GPU plan (`asqtad_links_staged`,
+//! `fat7_links_staged`, `hisq_links_staged`: the inner staple levels stored as fields,
+//! [`PlanKind::Staged`]), rated with the same flop and byte counts so that the rows
+//! compare by time; the staged plan's own traffic (its fields, ~3.5 kB per site in f32
+//! for asqtad) is in `qdsl_core::dsl::paths::staged`'s model, not in these byte counts.
+//!
 //! Both byte models alike. Sites are all V sites (both parities). The flop counts are
 //! the established ones above, not the arithmetic the GPU trees execute (which recompute
 //! sub-staples at the neighbours, [`qdsl_core::dsl::paths::tree`]). Every kernel runs at
@@ -37,13 +49,15 @@ use super::report::{BenchCase, BenchResult, CopyBandwidth};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::force::MILC_SYMANZIK_FORCE_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::info::MILC_ASQTAD_FLOPS_PER_SITE;
-use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs};
+use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
+use qdsl_core::dsl::paths::pullback_cuda::products_per_link;
+use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
 use qdsl_runtime::device::{DeviceError, Gpu};
 use qdsl_runtime::smear::hisq::HisqGpu;
-use qdsl_runtime::smear::{GpuGaugeForce, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
 
@@ -208,7 +222,11 @@ fn result(
             Some(copy.kernel_gbs),
         ),
         compile: "-".into(),
-        launch: "one thread per link, tuned".into(),
+        launch: match plan_of(case.kernel) {
+            PlanKind::Tree => "one thread per link, tuned",
+            PlanKind::Staged => "staged: a pass per stored staple level, then per link; tuned",
+        }
+        .into(),
         jit_ms: t.jit_ms,
         tune_ms: t.tune_ms,
     }
@@ -217,6 +235,16 @@ fn result(
 /// The smearers of a link case in `T` (compiled), its flops per site and bytes per site.
 type LinkCase<T> = (Vec<GpuSmearer<T>>, usize, ByteModels);
 
+/// The GPU plan a link case runs: staged for the `…Staged` cases, else the tree.
+fn plan_of(kernel: BenchKernel) -> PlanKind {
+    match kernel {
+        BenchKernel::AsqtadLinksStaged
+        | BenchKernel::Fat7LinksStaged
+        | BenchKernel::HisqLinksStaged => PlanKind::Staged,
+        _ => PlanKind::Tree,
+    }
+}
+
 /// The kernels, flop count and byte model of the link case `kernel` with the thin
 /// links read as `recon` (18, or 12 + phase).
 fn link_case<T: GpuReal>(
@@ -224,11 +252,11 @@ fn link_case<T: GpuReal>(
     kernel: BenchKernel,
     recon: Recon,
 ) -> Result<LinkCase<T>, DeviceError> {
-    let knobs = PathKnobs::with_input(recon);
+    let knobs = PathKnobs::with_input(recon).with_plan(plan_of(kernel));
     let new =
         |smearer: Result<GpuSmearer<T>, qdsl_runtime::smear::SmearGpuError>| smearer.map_err(shape);
     match kernel {
-        BenchKernel::AsqtadLinks => Ok((
+        BenchKernel::AsqtadLinks | BenchKernel::AsqtadLinksStaged => Ok((
             vec![
                 new(GpuSmearer::with_knobs::<AsqtadFat>(gpu, knobs))?,
                 new(GpuSmearer::with_knobs::<AsqtadLong>(gpu, knobs))?,
@@ -236,7 +264,7 @@ fn link_case<T: GpuReal>(
             MILC_ASQTAD_FLOPS_PER_SITE,
             asqtad_bytes_per_site(T::BYTES, input_reals(recon)),
         )),
-        BenchKernel::Fat7Links => Ok((
+        BenchKernel::Fat7Links | BenchKernel::Fat7LinksStaged => Ok((
             vec![new(GpuSmearer::with_knobs::<Fat7>(gpu, knobs))?],
             Fat7::info()
                 .map_err(|e| DeviceError::Shape(e.to_string()))?
@@ -313,7 +341,7 @@ fn run_hisq<T: GpuReal>(
 ) -> Result<BenchResult, DeviceError> {
     let flops_per_site = hisq_case_flops()?;
     let t0 = Instant::now();
-    let hisq = HisqGpu::<T>::new(gpu).map_err(shape)?;
+    let hisq = HisqGpu::<T>::with_plan(gpu, plan_of(case.kernel)).map_err(shape)?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut bufs = hisq.buffers(gpu, u.lattice()).map_err(shape)?;
     hisq.upload(gpu, &mut bufs, &u.cast::<T>()).map_err(shape)?;
@@ -337,6 +365,69 @@ fn run_hisq<T: GpuReal>(
         t,
         flops_per_site,
         hisq_bytes_per_site(T::BYTES),
+        copy,
+    ))
+}
+
+/// Flops per site of the asqtad pullback: 198 per matrix product the two kernels compute
+/// (`pullback_cuda::products_per_link`, four links per site), additions not counted.
+fn pullback_flops_per_site() -> Result<usize, DeviceError> {
+    let tree = |t: Result<qdsl_core::dsl::paths::PathTree, qdsl_core::dsl::DslError>| {
+        t.map_err(|e| DeviceError::Shape(e.to_string()))
+    };
+    let products = products_per_link(&tree(AsqtadFat::tree())?)
+        + products_per_link(&tree(AsqtadLong::tree())?);
+    Ok(4 * MATMUL_FLOPS * products)
+}
+
+/// Times the pullback through the asqtad fat and long links (default launches: the
+/// kernels accumulate, so they are not tuned), a random smeared-link gradient for both.
+fn run_pullback<T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    warmup: usize,
+    reps: usize,
+) -> Result<BenchResult, DeviceError> {
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+    let t0 = Instant::now();
+    let kernels = [
+        GpuPullback::<T>::new::<AsqtadFat>(gpu).map_err(shape)?,
+        GpuPullback::<T>::new::<AsqtadLong>(gpu).map_err(shape)?,
+    ];
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut bufs = Vec::with_capacity(2);
+    for k in &kernels {
+        let mut b = k.buffers(gpu, u.lattice())?;
+        k.upload(gpu, &mut b, &v, &g)?;
+        bufs.push(b);
+    }
+    let mut construct = || {
+        for (k, b) in kernels.iter().zip(bufs.iter_mut()) {
+            k.enqueue(gpu, b, U0)?;
+        }
+        Ok(())
+    };
+    let t1 = Instant::now();
+    construct()?;
+    synchronize(gpu)?;
+    let tune_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu.time_us(warmup.min(MAX_WARMUP), reps.min(MAX_REPS), construct)?;
+    let t = Timings {
+        time_us,
+        jit_ms,
+        tune_ms,
+    };
+    // Bytes: per kernel the thin links and the smeared-link gradient read, the thin-link
+    // gradient written: 2 · (4 + 8) · 18 reals; as `link_bytes(18, 20)`.
+    Ok(result(
+        case,
+        u,
+        t,
+        pullback_flops_per_site()?,
+        link_bytes(18, 20, T::BYTES),
         copy,
     ))
 }
@@ -408,7 +499,10 @@ pub fn bench_links(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, String> {
-    let hisq = case.kernel == BenchKernel::HisqLinks;
+    let hisq = matches!(
+        case.kernel,
+        BenchKernel::HisqLinks | BenchKernel::HisqLinksStaged
+    );
     if case.recon != Recon::R18 && (hisq || case.recon == Recon::R8) {
         return Err(format!(
             "{} reads its thin links in {}, not recon{}",
@@ -421,7 +515,17 @@ pub fn bench_links(
             case.recon.reals()
         ));
     }
+    let pullback = case.kernel == BenchKernel::AsqtadPullback;
+    if pullback && case.recon != Recon::R18 {
+        return Err(format!(
+            "{} reads its thin links in recon18, not recon{}",
+            case.kernel.name(),
+            case.recon.reals()
+        ));
+    }
     match case.format {
+        StorageFormat::F64 if pullback => run_pullback::<f64>(gpu, u, case, copy, warmup, reps),
+        StorageFormat::F32 if pullback => run_pullback::<f32>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F64 if hisq => run_hisq::<f64>(gpu, tuner, u, case, copy, warmup, reps),
         StorageFormat::F32 if hisq => run_hisq::<f32>(gpu, tuner, u, case, copy, warmup, reps),
         StorageFormat::F64 => run::<f64>(gpu, tuner, u, case, copy, warmup, reps),

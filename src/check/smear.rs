@@ -3,16 +3,20 @@
 //! lat.sample.l8 with MILC's phases folded in and u0 = 0.502; the gauge forces of
 //! [`WilsonGauge`] and [`SymanzikGauge`] ([`GpuGaugeForce`] against the CPU force) on the
 //! thin links at β = [`FORCE_BETA`]; the relative error ‖F_gpu − F_cpu‖/‖F_cpu‖ over all
-//! link components against the precision's bound. HISQ: [`hisq_links_gpu`] against
+//! link components against the precision's bound. HISQ: [`qdsl_runtime::smear::hisq_links_gpu`] against
 //! `qdsl_kernels::hisq_links` on the thin links at ε = [`HISQ_EPSILON_NAIK`], one row for
 //! the fat links X (`hisq_links_fat`) and one for the long links L (`hisq_links_long`).
 //! The three smearing specs again with the thin links in recon 12 + phase (variant
 //! `input=recon12`): the GPU kernels rebuild the links inline, the CPU side smears the
 //! links rebuilt the same way ([`LinkPaths::smear_cpu_with`]), so both sides see the same
-//! rounded input.
+//! rounded input. The asqtad fat, fat7 and HISQ rows again with the staged GPU plan
+//! (variant `plan=staged`, [`PlanKind::Staged`]: the staple levels stored as fields).
+//! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
+//! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
+//! for a random smeared-link gradient.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
-use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+use qdsl_core::dsl::paths::{fermion_force, GaugeAction, LinkPaths, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
@@ -21,7 +25,7 @@ use qdsl_kernels::{
     fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
-use qdsl_runtime::smear::{hisq_links_gpu, GpuGaugeForce, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{hisq_links_gpu_with, GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use std::path::Path;
 
 /// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
@@ -52,7 +56,21 @@ fn compare<S: LinkPaths, T: GpuReal>(
     u: &GaugeField<f64>,
     input: Recon,
 ) -> Result<f64, String> {
-    let knobs = PathKnobs::with_input(input);
+    compare_knobs::<S, T>(gpu, u, PathKnobs::with_input(input))
+}
+
+/// [`compare`] with the staged GPU plan ([`PlanKind::Staged`]), recon-18 input.
+fn compare_staged<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f64, String> {
+    compare_knobs::<S, T>(gpu, u, PathKnobs::default().with_plan(PlanKind::Staged))
+}
+
+/// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u` with
+/// `knobs` (the CPU side smears the input as the knobs store it).
+fn compare_knobs<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    knobs: PathKnobs,
+) -> Result<f64, String> {
     let v = fold_staggered_phases(&u.cast::<T>());
     let g = GpuSmearer::<T>::with_knobs::<S>(gpu, knobs)
         .map_err(|e| e.to_string())?
@@ -60,6 +78,24 @@ fn compare<S: LinkPaths, T: GpuReal>(
         .map_err(|e| e.to_string())?;
     let c = S::smear_cpu_with(&v, SMEAR_U0, &knobs).map_err(|e| e.to_string())?;
     Ok(relative_error(&components(&g), &components(&c)))
+}
+
+/// GPU versus CPU relative error of the pullback through spec `S` (the thin-link
+/// gradient of a smeared-link gradient: the fermion force's smearing part) in precision
+/// `T` on thin links `u`, for the smeared-link gradient G = a random field of seed 41.
+fn compare_pullback<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+) -> Result<f64, String> {
+    let v = fold_staggered_phases(&u.cast::<T>());
+    let g = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+    let got = GpuPullback::<T>::new::<S>(gpu)
+        .map_err(|e| e.to_string())?
+        .pullback(gpu, &v, SMEAR_U0, &g)
+        .map_err(|e| e.to_string())?;
+    let want = fermion_force::pullback(&S::plan().map_err(|e| e.to_string())?, &v, SMEAR_U0, &g)
+        .map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&got), &components(&want)))
 }
 
 /// GPU versus CPU relative error of the gauge force of action `A` in precision `T` on
@@ -80,8 +116,19 @@ fn compare_force<A: GaugeAction, T: GpuReal>(
 /// GPU versus CPU relative error of the HISQ fat links X (`long` false) or long links L
 /// (`long` true) in precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`].
 fn compare_hisq<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, long: bool) -> Result<f64, String> {
+    compare_hisq_plan::<T>(gpu, u, long, PlanKind::Tree)
+}
+
+/// [`compare_hisq`] with the smearings' GPU plan `plan`.
+fn compare_hisq_plan<T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    long: bool,
+    plan: PlanKind,
+) -> Result<f64, String> {
     let v = u.cast::<T>();
-    let (gx, gl) = hisq_links_gpu(gpu, None, &v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let (gx, gl) =
+        hisq_links_gpu_with(gpu, None, &v, HISQ_EPSILON_NAIK, plan).map_err(|e| e.to_string())?;
     let (cx, cl) = hisq_links(&v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
     let (g, c) = if long { (gl, cl) } else { (gx, cx) };
     Ok(relative_error(&components(&g), &components(&c)))
@@ -95,7 +142,9 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let force = format!("beta={FORCE_BETA}");
     let hisq = format!("eps={HISQ_EPSILON_NAIK}");
     let smear12 = format!("{smear} input=recon12");
-    let specs: [(String, &str, Compare, Compare); 10] = [
+    let staged = format!("{smear} plan=staged");
+    let hisq_staged = format!("{hisq} plan=staged");
+    let specs: [(String, &str, Compare, Compare); 16] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -143,6 +192,42 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             &hisq,
             |g, u| compare_hisq::<f64>(g, u, true),
             |g, u| compare_hisq::<f32>(g, u, true),
+        ),
+        (
+            AsqtadFat::spec().name,
+            &staged,
+            compare_staged::<AsqtadFat, f64>,
+            compare_staged::<AsqtadFat, f32>,
+        ),
+        (
+            Fat7::spec().name,
+            &staged,
+            compare_staged::<Fat7, f64>,
+            compare_staged::<Fat7, f32>,
+        ),
+        (
+            "hisq_links_fat".into(),
+            &hisq_staged,
+            |g, u| compare_hisq_plan::<f64>(g, u, false, PlanKind::Staged),
+            |g, u| compare_hisq_plan::<f32>(g, u, false, PlanKind::Staged),
+        ),
+        (
+            "hisq_links_long".into(),
+            &hisq_staged,
+            |g, u| compare_hisq_plan::<f64>(g, u, true, PlanKind::Staged),
+            |g, u| compare_hisq_plan::<f32>(g, u, true, PlanKind::Staged),
+        ),
+        (
+            format!("{}_pullback", AsqtadFat::spec().name),
+            &smear,
+            compare_pullback::<AsqtadFat, f64>,
+            compare_pullback::<AsqtadFat, f32>,
+        ),
+        (
+            format!("{}_pullback", Fat7::spec().name),
+            &smear,
+            compare_pullback::<Fat7, f64>,
+            compare_pullback::<Fat7, f32>,
         ),
         (
             format!("{}_force", WilsonGauge::spec().name),

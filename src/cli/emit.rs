@@ -47,6 +47,10 @@ pub struct EmitArgs {
     /// staples and the product counts.
     #[arg(long)]
     pub plan: bool,
+    /// With --cuda or --ptx of a `link_paths!` smearing: the staged GPU plan (its staple
+    /// levels stored as fields by one kernel per level) instead of the one-kernel tree.
+    #[arg(long)]
+    pub staged: bool,
     /// Architecture for --ptx (default: the GPU's own, else sm_90).
     #[arg(long)]
     pub arch: Option<Arch>,

@@ -1,6 +1,8 @@
 //! `qdsl emit` for the `link_paths!` smearings and gauge forces of the catalog: `--plan`
 //! prints the GPU tree (the staple levels nested by Horner's rule, what one thread per
-//! link computes) and the CPU plan's product counts; `--cuda` the CUDA source and `--ptx`
+//! link computes), for a smearing its staged plan (the levels stored as fields, one pass
+//! each) and the CPU plan's product counts; `--staged` makes `--cuda`/`--ptx` emit the
+//! staged plan's kernels; `--cuda` the CUDA source and `--ptx`
 //! the PTX with ptxas's report, in the precision `--precision` (f64 or f32) and, for a
 //! smearing, the input compression `--recon` (12, the default as for the stencils: recon
 //! 12 + phase; 18: plain links; 8 is refused by the generator); the NVRTC compile time
@@ -11,7 +13,9 @@ use super::variant_args::PrecisionArg;
 use super::CliError;
 use qdsl_core::dsl::paths::cuda::links_kernel;
 use qdsl_core::dsl::paths::force::force_kernel;
-use qdsl_core::dsl::paths::{ForcePlan, LinkPathsInfo, PathKnobs, PathPlan, PathTree};
+use qdsl_core::dsl::paths::{
+    ForcePlan, LinkPathsInfo, PathKnobs, PathPlan, PathTree, PlanKind, Staging,
+};
 use qdsl_kernels::catalog::{actions, smearings};
 use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
 use std::time::Instant;
@@ -39,7 +43,12 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
     let (tree, plan, source, entry) =
         if let Some(s) = smearings().into_iter().find(|s| s.name == args.kernel) {
             let spec = (s.spec)();
-            let knobs = PathKnobs::with_input(args.variant.variant().recon);
+            let plan = if args.staged {
+                PlanKind::Staged
+            } else {
+                PlanKind::Tree
+            };
+            let knobs = PathKnobs::with_input(args.variant.variant().recon).with_plan(plan);
             let source = if f64 {
                 (s.cuda_f64)(&knobs)
             } else {
@@ -69,6 +78,9 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
         };
     if args.plan {
         print!("{tree}");
+        if smearings().iter().any(|s| s.name == args.kernel) {
+            print!("{}", Staging::new(&tree));
+        }
         let info = LinkPathsInfo::new(&plan);
         println!(
             "per site: {} paths; GPU {} matrix products (4 links × {}), one launch; CPU plan {} \

@@ -1,5 +1,6 @@
 //! Generated CUDA C++ compiled as host C++ and run once per GPU thread: the shim
-//! (`__device__` and friends defined away, the intrinsics the kernels use, the block
+//! (`__device__` and friends defined away, the intrinsics the kernels use — `atomicAdd`
+//! as a plain add, the harness being sequential —, the block
 //! index a global the harness sets), the compiler (`$CXX`, else `c++`) and the harness
 //! that feeds a kernel's reals in and reads its reals back. Shared by the host-C++ tests
 //! of the link-path and gauge-generation kernels.
@@ -22,6 +23,8 @@ pub const SHIM: &str = r#"#include <cstdio>
 #define __shared__ static
 static inline void __syncthreads() {}
 static inline int __popc(int x) { return __builtin_popcount(x); }
+static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+static inline float atomicAdd(float* a, float v) { float o = *a; *a += v; return o; }
 static inline long long __double_as_longlong(double x) { long long b; std::memcpy(&b, &x, 8); return b; }
 static inline double __longlong_as_double(long long b) { double x; std::memcpy(&x, &b, 8); return x; }
 struct index3 { int x; };

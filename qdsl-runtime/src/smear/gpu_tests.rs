@@ -295,6 +295,98 @@ fn asymmetric_lattice_matches_the_cpu() {
     assert_close(&l, &cl, 1e-12, "HISQ long, asymmetric");
 }
 
+/// The staged plan (staple levels stored as fields by their own kernels) on the GPU:
+/// every smearing in both precisions and input storages against the CPU plans, on
+/// lat.sample.l8 and on an asymmetric lattice; the asqtad links are MILC's fat.l8 and
+/// long.l8; the HISQ chain equals `qdsl_kernels::hisq_links`; a smearer run on a larger
+/// lattice after a smaller one (its scratch fields grown) and tuned under the full
+/// policy gives the default launches' links bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn staged_plan_matches_the_cpu_and_milc() {
+    use crate::smear::hisq_links_gpu_with;
+    use crate::tune::{TunePolicy, Tuner};
+    use qdsl_core::dsl::paths::PlanKind;
+    use qdsl_core::lattice::Lattice;
+    use qdsl_kernels::HisqFat;
+    let (gpu, dir) = gpu();
+    let sample = sample_l8();
+    let asym = GaugeField::<f64>::random(Lattice::new([4, 6, 8, 10]).unwrap(), 23);
+    for u in [&sample, &asym] {
+        for input in [Recon::R18, Recon::R12] {
+            let knobs = PathKnobs::with_input(input).with_plan(PlanKind::Staged);
+            gpu_vs_cpu_with::<AsqtadFat, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<AsqtadLong, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<Fat7, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<HisqFat, f64>(&gpu, u, 1e-13, knobs);
+            gpu_vs_cpu_with::<AsqtadFat, f32>(&gpu, u, 1e-5, knobs);
+            gpu_vs_cpu_with::<Fat7, f32>(&gpu, u, 1e-5, knobs);
+            gpu_vs_cpu_with::<HisqFat, f32>(&gpu, u, 1e-5, knobs);
+        }
+        let (x, l) = hisq_links_gpu_with(&gpu, None, u, -0.2, PlanKind::Staged).unwrap();
+        let (cx, cl) = qdsl_kernels::hisq_links(u, -0.2).unwrap();
+        assert_close(&x, &cx, 1e-12, "staged HISQ fat");
+        assert_close(&l, &cl, 1e-12, "staged HISQ long");
+    }
+    let staged = PathKnobs::default().with_plan(PlanKind::Staged);
+    let v = fold_staggered_phases(&sample);
+    let fat = GpuSmearer::<f64>::with_knobs::<AsqtadFat>(&gpu, staged).unwrap();
+    let long = GpuSmearer::<f64>::with_knobs::<AsqtadLong>(&gpu, staged).unwrap();
+    // A smaller lattice first: the scratch is grown for lat.sample.l8.
+    let small = fold_staggered_phases(&GaugeField::<f64>::random(
+        Lattice::new([4, 4, 4, 4]).unwrap(),
+        3,
+    ));
+    fat.smear(&gpu, &small, 0.502).unwrap();
+    let f = fat.smear(&gpu, &v, 0.502).unwrap();
+    let r = rel(&f, &milc("fat.l8"));
+    assert!(r < 4e-6, "staged fat.l8: {r:e}");
+    let r = rel(&long.smear(&gpu, &v, 0.502).unwrap(), &milc("long.l8"));
+    assert!(r < 4e-6, "staged long.l8: {r:e}");
+    let full = Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
+        .with_policy(TunePolicy::Full)
+        .with_progress(false);
+    let tuned = fat.smear_with(&gpu, Some(&full), &v, 0.502).unwrap();
+    assert_eq!(rel(&tuned, &f), 0.0);
+}
+
+/// The pullback through each smearing on the GPU (the chain rule back through the tree,
+/// gradients added atomically) equals the CPU pullback through the plan
+/// (`fermion_force::pullback`, checked by finite differences) for a random smeared-link
+/// gradient on lat.sample.l8, f64 to 1e-12 and f32 to 1e-4 relative; the asqtad fermion
+/// force TA[U Ĝ†] from it equals the CPU's.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn gpu_pullback_matches_the_cpu() {
+    use qdsl_core::dsl::paths::fermion_force::{force_from_gradient, pullback};
+    use qdsl_kernels::HisqFat;
+    fn one<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, bound: f64) {
+        let v = fold_staggered_phases(&u.cast::<T>());
+        let g = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+        let got = super::GpuPullback::<T>::new::<S>(gpu)
+            .unwrap()
+            .pullback(gpu, &v, 0.502, &g)
+            .unwrap();
+        let want = pullback(&S::plan().unwrap(), &v, 0.502, &g).unwrap();
+        let what = format!("pullback {} {}", S::spec().name, T::NAME);
+        assert_close(&got, &want, bound, &what);
+        assert_close(
+            &force_from_gradient(&v, &got),
+            &force_from_gradient(&v, &want),
+            bound,
+            &format!("force of the {what}"),
+        );
+    }
+    let (gpu, _dir) = gpu();
+    let u = sample_l8();
+    one::<AsqtadFat, f64>(&gpu, &u, 1e-12);
+    one::<AsqtadLong, f64>(&gpu, &u, 1e-12);
+    one::<Fat7, f64>(&gpu, &u, 1e-12);
+    one::<HisqFat, f64>(&gpu, &u, 1e-12);
+    one::<AsqtadFat, f32>(&gpu, &u, 1e-4);
+    one::<Fat7, f32>(&gpu, &u, 1e-4);
+}
+
 /// A lattice extent the kernels' packed coordinates cannot hold (more than 256) is
 /// refused when the buffers are allocated, naming the extent.
 #[test]

@@ -16,6 +16,7 @@ use crate::device::Gpu;
 use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::project::{project_source, singular_threshold, PROJECT_KERNEL};
+use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -74,12 +75,20 @@ pub struct HisqBuffers<T> {
 }
 
 impl<T: GpuReal> HisqGpu<T> {
-    /// Compiles (or loads) the three smearing kernels and the projection kernel.
+    /// Compiles (or loads) the three smearing kernels and the projection kernel, the
+    /// smearings as one-kernel trees.
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
+        Self::with_plan(gpu, PlanKind::Tree)
+    }
+
+    /// [`Self::new`] with the smearings' GPU plan `plan` (the staged plan stores the
+    /// fat7 and `HisqFat` staple levels as fields; the Naik link has none).
+    pub fn with_plan(gpu: &Gpu, plan: PlanKind) -> Result<Self, SmearGpuError> {
+        let knobs = PathKnobs::default().with_plan(plan);
         Ok(HisqGpu {
-            fat7: GpuSmearer::<T>::new::<Fat7>(gpu)?,
-            fat: GpuSmearer::<T>::new::<HisqFat>(gpu)?,
-            long: GpuSmearer::<T>::new::<AsqtadLong>(gpu)?,
+            fat7: GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?,
+            fat: GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?,
+            long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, knobs)?,
             project: projection::<T>(gpu)?,
         })
     }
@@ -255,7 +264,18 @@ pub fn hisq_links_gpu<T: GpuReal>(
     u: &GaugeField<T>,
     epsilon_naik: f64,
 ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
-    let hisq = HisqGpu::<T>::new(gpu)?;
+    hisq_links_gpu_with(gpu, tuner, u, epsilon_naik, PlanKind::Tree)
+}
+
+/// [`hisq_links_gpu`] with the smearings' GPU plan `plan`.
+pub fn hisq_links_gpu_with<T: GpuReal>(
+    gpu: &Gpu,
+    tuner: Option<&Tuner>,
+    u: &GaugeField<T>,
+    epsilon_naik: f64,
+    plan: PlanKind,
+) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
+    let hisq = HisqGpu::<T>::with_plan(gpu, plan)?;
     let mut bufs = hisq.buffers(gpu, u.lattice())?;
     hisq.upload(gpu, &mut bufs, u)?;
     hisq.enqueue_with(gpu, tuner, &mut bufs, epsilon_naik)?;

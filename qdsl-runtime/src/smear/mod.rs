@@ -8,6 +8,7 @@
 //! | [`runner`] | compiling a spec's tree kernel and launching it (one thread per link) |
 //! | [`hisq`] | fat7, the U(3) projection and the second HISQ level, all on the GPU |
 //! | [`force`] | an action's staple tree and F = −(β/3) TA[U Σ†] in one kernel |
+//! | [`pullback`] | the chain rule back through a smearing (the fermion force's smearing part) |
 //!
 //! Each kernel evaluates a [`qdsl_core::dsl::paths::tree::PathTree`] per link exactly as
 //! its host reference `qdsl_core::dsl::paths::tree::smear_cpu` does (tested against the CPU
@@ -16,10 +17,12 @@
 
 pub mod force;
 pub mod hisq;
+pub mod pullback;
 pub mod runner;
 
 pub use force::{force_program, ForceBuffers, GpuGaugeForce};
-pub use hisq::{hisq_links_gpu, projection_program};
+pub use hisq::{hisq_links_gpu, hisq_links_gpu_with, projection_program};
+pub use pullback::{gpu_pullback_program, GpuPullback, PullbackBuffers};
 pub use runner::{asqtad_links_gpu, GpuReal, GpuSmearer, SmearBuffers, SmearGpuError};
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! [`GpuSmearer`]: one `link_paths!` plan compiled for one precision, run on the GPU.
 //!
-//! One kernel launch, one thread per link: the spec's tree ([`PathTree`], the staple
-//! levels nested by Horner's rule) evaluated in registers, F_μ(x) = Σ_t c_t u0^(−(L_t − 1))
-//! Σ_paths P_t(x) written once per link. Gauge fields travel in the host [`GaugeField`] layout (18 reals per link, link
+//! With the plan knob [`PlanKind::Tree`], one kernel launch, one thread per link: the
+//! spec's tree ([`PathTree`], the staple levels nested by Horner's rule) evaluated in
+//! registers, F_μ(x) = Σ_t c_t u0^(−(L_t − 1)) Σ_paths P_t(x) written once per link. With
+//! [`PlanKind::Staged`], the same tree with its inner staple levels stored as fields by
+//! one pass kernel each ([`Staging`]) before the root kernel. Gauge fields travel in the host [`GaugeField`] layout (18 reals per link, link
 //! `4·cb + μ`), which is what the emitted kernels read and write; with the input knob
 //! recon 12 ([`PathKnobs`]) the thin links are uploaded as 14-real records (rows 0 and 1,
 //! λ = det L) and rebuilt inline by the kernels.
@@ -14,15 +16,18 @@ use crate::device::{DeviceError, Gpu};
 use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
-use qdsl_core::dsl::paths::cuda::{check_extents, device_layout, layout_kernel_name, links_kernel};
+use qdsl_core::dsl::paths::cuda::{
+    check_extents, device_layout, layout_kernel_name, links_kernel, pass_kernel_name,
+};
 use qdsl_core::dsl::paths::knobs::encode_links;
-use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree};
+use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
+use std::sync::Mutex;
 
 /// Threads per block of the per-link kernels that are not tuned (the U(3) projection, the
 /// layout rewrite).
@@ -56,12 +61,27 @@ pub enum SmearGpuError {
     },
 }
 
-/// The kernel of a spec's tree ([`PathTree`]), compiled for real type `T`: one launch,
-/// one thread per link.
+/// The pass kernels of a staged plan ([`Staging`]) and their scratch fields.
+#[derive(Debug)]
+struct Stages<T> {
+    /// Each pass kernel with its slot count, in the order they run.
+    passes: Vec<(LoadedKernel, usize)>,
+    /// Slots of the scratch (18 reals per site each).
+    slots: usize,
+    /// The fields, allocated at the first run and grown for a larger lattice.
+    scratch: Mutex<Option<CudaSlice<T>>>,
+}
+
+/// The kernels of a spec's tree ([`PathTree`]), compiled for real type `T`: with the
+/// plan knob [`PlanKind::Tree`] one launch, one thread per link; with
+/// [`PlanKind::Staged`] one launch per materialised level (one thread per field slot
+/// and site) into scratch fields, then the root kernel per link.
 #[derive(Debug)]
 pub struct GpuSmearer<T> {
     tree: PathTree,
     knobs: PathKnobs,
+    /// The passes of the staged plan (`None` for the tree plan).
+    stages: Option<Stages<T>>,
     /// The name of the program the kernel comes from (the tune keys' variant).
     program: String,
     /// FNV-1a of the program's source (the tune keys' source hash).
@@ -165,9 +185,32 @@ impl<T: GpuReal> GpuSmearer<T> {
             &layout_kernel_name(&tree.spec.name),
             &program.name,
         )?;
+        let stages = match knobs.plan {
+            PlanKind::Tree => None,
+            PlanKind::Staged => {
+                let staging = Staging::new(&tree);
+                let passes = staging
+                    .passes()
+                    .into_iter()
+                    .map(|node| {
+                        let name = pass_kernel_name(&tree.spec.name, node);
+                        Ok((
+                            find(&kernels, &name, &program.name)?,
+                            staging.nodes[node].slots(),
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, DeviceError>>()?;
+                Some(Stages {
+                    passes,
+                    slots: staging.slots,
+                    scratch: Mutex::new(None),
+                })
+            }
+        };
         Ok(Self {
             tree,
             knobs,
+            stages,
             program: program.name.clone(),
             source_hash: program.source_hash(),
             kernel,
@@ -304,17 +347,98 @@ impl<T: GpuReal> GpuSmearer<T> {
             name: &self.program,
             source: Source::Hash(self.source_hash),
         };
-        launch_tree(
+        match &self.stages {
+            None => launch_tree(
+                gpu,
+                tuner,
+                &self.kernel,
+                program,
+                lattice,
+                input,
+                output,
+                coeffs,
+                None,
+            ),
+            Some(stages) => {
+                self.launch_staged(gpu, tuner, stages, program, lattice, input, output, coeffs)
+            }
+        }
+    }
+
+    /// The staged plan's launches: each pass into the scratch fields (allocated here at
+    /// the first run, 18 reals per slot and site), then the root kernel per link reading
+    /// them; every launch from `tuner` under the default policy.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_staged(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        stages: &Stages<T>,
+        program: ProgramRef<'_>,
+        lattice: &Lattice,
+        input: &CudaSlice<T>,
+        output: &mut CudaSlice<T>,
+        coeffs: &[f64],
+    ) -> Result<(), DeviceError> {
+        let volume = lattice.volume();
+        let reals = (stages.slots * REALS * volume).max(1);
+        let mut guard = stages
+            .scratch
+            .lock()
+            .map_err(|_| DeviceError::Shape("the staged plan's scratch lock is poisoned".into()))?;
+        if guard.as_ref().is_none_or(|f| f.len() < reals) {
+            *guard = Some(gpu.alloc::<T>("the staged plan's staple fields", reals)?);
+        }
+        let fields = guard.as_mut().expect("allocated above");
+        for (kernel, slots) in &stages.passes {
+            let threads = [slots * volume, 1, 1];
+            let mut go = |cfg: &LaunchConfig| {
+                let mut args = Args::new();
+                lattice_args(&mut args, lattice, &kernel.interface.name)?;
+                args.write("f", &mut *fields).read("u", input);
+                for (k, c) in coeffs.iter().enumerate() {
+                    args.real(&format!("c{k}"), *c);
+                }
+                // f holds slots·18·V reals (≥ this pass's region), u 4·V input links.
+                kernel.launch_with(gpu, threads, cfg, args)
+            };
+            let cfg = tuned_launch(
+                gpu,
+                tuner,
+                program,
+                kernel,
+                T::NAME,
+                threads,
+                FirstUse::CachedOnly,
+                &mut go,
+            )?;
+            go(&cfg)?;
+        }
+        let links = [4 * volume, 1, 1];
+        let fields = &*fields;
+        let mut go = |cfg: &LaunchConfig| {
+            let mut args = Args::new();
+            lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
+            args.write("out", &mut *output)
+                .read("u", input)
+                .read("f", fields);
+            for (k, c) in coeffs.iter().enumerate() {
+                args.real(&format!("c{k}"), *c);
+            }
+            // out holds 4·V·18 reals, u 4·V input links, f the fields the passes wrote.
+            self.kernel.launch_with(gpu, links, cfg, args)
+        };
+        let cfg = tuned_launch(
             gpu,
             tuner,
-            &self.kernel,
             program,
-            lattice,
-            input,
-            output,
-            coeffs,
-            None,
-        )
+            &self.kernel,
+            T::NAME,
+            links,
+            FirstUse::CachedOnly,
+            &mut go,
+        )?;
+        go(&cfg)
     }
 
     /// Copies `bufs.output` back into a host gauge field.

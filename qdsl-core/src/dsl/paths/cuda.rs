@@ -19,9 +19,10 @@
 //! written in the host layout of [`crate::field::GaugeField`] (18 reals at `4·cb + μ`). Same tree and
 //! precision → byte-identical source.
 
-use super::knobs::PathKnobs;
+use super::knobs::{PathKnobs, PlanKind};
 use super::spec::{Dir, Step};
-use super::tree::{new_names, PathTree, TreeNode, Wrap};
+use super::staged::Staging;
+use super::tree::{new_names, Core, PathTree, TreeNode, Wrap};
 use crate::dsl::emit::cuda::library;
 use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use crate::dsl::variant::Recon;
@@ -85,6 +86,44 @@ __device__ __forceinline__ mat axpy(real c, const mat& q, const mat& v) {
     mat m;
     for (int k = 0; k < 9; k++) { m.re[k] = v.re[k] + c * q.re[k]; m.im[k] = v.im[k] + c * q.im[k]; }
     return m;
+}
+"#;
+
+/// The field helpers of a staged plan ([`super::staged`]): slot indices of (μ, used) and
+/// component-major field loads and stores with 64-bit offsets.
+const STAGED: &str = r#"// the slot of (mu, used) among the 4 C(3, k) slots of a node with k bound directions:
+// mu C(3, k) + the rank of the used directions other than mu among the k-subsets of the
+// other three (as 3-bit masks in increasing order)
+__device__ __forceinline__ int field_slot(int mu, int used, int k) {
+    int m = 0, b = 0;
+    for (int j = 0; j < 4; j++) if (j != mu) { if ((used >> j) & 1) m |= 1 << b; b++; }
+    int rank = 0;
+    for (int s = 0; s < m; s++) rank += __popc(s) == k;
+    return mu * ((k == 0 || k == 3) ? 1 : 3) + rank;
+}
+// the inverse of field_slot: the used directions of slot s (mu set in *mu)
+__device__ __forceinline__ int slot_used(int s, int k, int* mu) {
+    const int per = (k == 0 || k == 3) ? 1 : 3;
+    *mu = s / per;
+    int rank = s - *mu * per, m = 0;
+    for (; m < 8; m++) if (__popc(m) == k) { if (rank == 0) break; rank--; }
+    int used = 1 << *mu, b = 0;
+    for (int j = 0; j < 4; j++) if (j != *mu) { if ((m >> b) & 1) used |= 1 << j; b++; }
+    return used;
+}
+// slot s of a field at site p: real k at (s * 18 + k) * volume + cb (a warp of
+// neighbouring sites reads each real coalesced)
+__device__ __forceinline__ mat field_load(const real* __restrict__ f, const geom& g, int s, int p) {
+    const unsigned long long volume = 2ull * (unsigned long long)g.half, cb = (unsigned long long)cb_index(g, p);
+    const real* q = f + 18ull * (unsigned long long)s * volume + cb;
+    mat m;
+    for (int k = 0; k < 9; k++) { m.re[k] = q[(2 * k) * volume]; m.im[k] = q[(2 * k + 1) * volume]; }
+    return m;
+}
+__device__ __forceinline__ void field_store(real* __restrict__ f, int volume, int s, int cb, const mat& m) {
+    const unsigned long long v = (unsigned long long)volume;
+    real* q = f + 18ull * (unsigned long long)s * v + (unsigned long long)cb;
+    for (int k = 0; k < 9; k++) { q[(2 * k) * v] = m.re[k]; q[(2 * k + 1) * v] = m.im[k]; }
 }
 "#;
 
@@ -173,20 +212,46 @@ pub fn program<T: Real>(
 ) -> Result<KernelProgram, DslError> {
     let source = emit_with::<T>(tree, knobs)?;
     let real = real_elem::<T>(&tree.spec.name)?;
+    let terms = tree.spec.terms.len();
+    let mut kernels = Vec::new();
+    let mut links = interface(&links_kernel(&tree.spec.name), terms, real, Epilogue::Links);
+    if knobs.plan == PlanKind::Staged {
+        for node in Staging::new(tree).passes() {
+            kernels.push(pass_interface(
+                &pass_kernel_name(&tree.spec.name, node),
+                terms,
+                real,
+            ));
+        }
+        links
+            .params
+            .insert(2, ParamDecl::new("f", ParamKind::read(real)));
+    }
+    kernels.push(links);
+    kernels.push(layout_interface(&tree.spec.name, real));
     Ok(KernelProgram {
         name: program.to_string(),
         source,
         options: Vec::new(),
-        kernels: vec![
-            interface(
-                &links_kernel(&tree.spec.name),
-                tree.spec.terms.len(),
-                real,
-                Epilogue::Links,
-            ),
-            layout_interface(&tree.spec.name, real),
-        ],
+        kernels,
     })
+}
+
+/// The interface of a staged plan's pass kernel: `f` (the fields, written), `u`,
+/// `c0..`, `L0..L3`, one thread per slot and site.
+pub fn pass_interface(kernel: &str, terms: usize, real: Elem) -> KernelInterface {
+    let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
+    let mut params = vec![
+        p("f", ParamKind::write(real)),
+        p("u", ParamKind::read(real)),
+    ];
+    params.extend((0..terms).map(|k| p(&format!("c{k}"), ParamKind::real(real))));
+    params.extend((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)));
+    KernelInterface {
+        name: kernel.to_string(),
+        params,
+        geometry: Geometry::linear(),
+    }
 }
 
 /// The interface element of `T`, or an error naming `kernel`.
@@ -207,11 +272,34 @@ pub fn emit<T: Real>(tree: &PathTree) -> Result<String, DslError> {
 /// `knobs.input` says (the output stays 18 reals). Errors for knob values that do not
 /// apply ([`PathKnobs::validate`]).
 pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, DslError> {
+    if knobs.plan == PlanKind::Staged {
+        return emit_staged::<T>(&Staging::new(tree), knobs);
+    }
     let mut s = prelude::<T>(tree, knobs)?;
     s.push_str(&kernel(
         tree,
         &links_kernel(&tree.spec.name),
         Epilogue::Links,
+    ));
+    s.push_str(&layout_kernel(&tree.spec.name));
+    Ok(s)
+}
+
+/// The CUDA C++ source of a staged plan ([`super::staged`]): the node functions, one
+/// `<name>_pass<node>(f, u, c…, L…)` per materialised node (in [`Staging::passes`]
+/// order, each one thread per slot and site), the root kernel
+/// `<name>_links(out, u, f, c…, L…)` and the layout kernel.
+pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<String, DslError> {
+    let tree = &staging.tree;
+    let mut s = prelude_staged::<T>(tree, knobs, Some(staging))?;
+    for node in staging.passes() {
+        s.push_str(&pass_kernel(tree, staging, node));
+    }
+    s.push_str(&root_kernel(
+        tree,
+        &links_kernel(&tree.spec.name),
+        Epilogue::Links,
+        true,
     ));
     s.push_str(&layout_kernel(&tree.spec.name));
     Ok(s)
@@ -282,6 +370,16 @@ pub fn host_layout<T: Copy>(device: &[T], reals: usize, volume: usize) -> Result
 
 /// The type definitions, the library and the node functions of a tree.
 pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, DslError> {
+    prelude_staged::<T>(tree, knobs, None)
+}
+
+/// [`prelude`] with the node functions of `staging` (field loads, part functions) and
+/// the field helpers ([`STAGED`]) when given.
+fn prelude_staged<T: Real>(
+    tree: &PathTree,
+    knobs: &PathKnobs,
+    staging: Option<&Staging>,
+) -> Result<String, DslError> {
     knobs.validate(&tree.spec.name)?;
     let real = match T::BYTES {
         4 => "float",
@@ -316,10 +414,25 @@ pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<Str
     let _ = writeln!(s, "constexpr int LINK_REALS = {};", knobs.input_reals());
     s.push_str(SITES);
     let _ = writeln!(s, "struct coeffs {{ real c[{}]; }};", tree.spec.terms.len());
-    let mut nodes = Vec::new();
-    emit_node(tree, &tree.root, 0, &mut nodes);
+    if let Some(st) = staging {
+        let _ = writeln!(
+            s,
+            "// staged: {} launches, {} matrix products per site, {} field slots of 18 reals per site",
+            st.launches(),
+            st.products_per_site(),
+            st.slots
+        );
+        s.push_str(STAGED);
+    }
+    let mut emitter = NodeEmitter {
+        tree,
+        staging,
+        out: Vec::new(),
+        preorder: 0,
+    };
+    emitter.node(&tree.root, 0);
     // A child's id is above its parent's: define the children first.
-    for n in nodes.iter().rev() {
+    for n in emitter.out.iter().rev() {
         s.push_str(n);
     }
     Ok(s)
@@ -327,6 +440,17 @@ pub(crate) fn prelude<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<Str
 
 /// The kernel `kernel` of a tree (after [`prelude`]).
 pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> String {
+    root_kernel(tree, kernel, epilogue, false)
+}
+
+/// The kernel evaluating the tree's root per link; `staged`: it reads the materialised
+/// nodes from the fields `f` (after [`prelude_staged`] with a staging).
+fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) -> String {
+    let (fparam, farg) = if staged {
+        ("const real* __restrict__ f, ", "f, ")
+    } else {
+        ("", "")
+    };
     let terms = tree.spec.terms.len();
     let coeff_params: Vec<String> = (0..terms).map(|k| format!("real c{k}")).collect();
     let coeff_list: Vec<String> = (0..terms).map(|k| format!("c{k}")).collect();
@@ -340,7 +464,7 @@ pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> Strin
         Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[i] = t;\n".to_string(),
     };
     format!(
-        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {}{force_param}, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}, int L0, int L1, int L2, int L3) {{
     const int volume = L0 * L1 * L2 * L3;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= 4 * volume) return;
@@ -350,13 +474,61 @@ pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> Strin
     int x[4];
     coords_of_cb(lat, cb, x);
     const coeffs c = {{{{{}}}}};
-    const mat v = {}_node0(u, g, c, pack(x), mu, 1 << mu);
+    const mat v = {}_node0({farg}u, g, c, pack(x), mu, 1 << mu);
 {write}}}
 "#,
         coeff_params.join(", "),
         coeff_list.join(", "),
         tree.spec.name,
     )
+}
+
+/// `<name>_pass<id>(f, u, c0.., L0..L3)`: one thread per slot and site computes the
+/// closed part of materialised node `id` (its `_part` function) into its field slots.
+fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
+    let st = &staging.nodes[node];
+    let terms = tree.spec.terms.len();
+    let coeff_params: Vec<String> = (0..terms).map(|k| format!("real c{k}")).collect();
+    let coeff_list: Vec<String> = (0..terms).map(|k| format!("c{k}")).collect();
+    // Names bound above the node: its closed part names none of them.
+    let unused: String = (0..st.bound).map(|_| ", 0, 1").collect();
+    let name = &tree.spec.name;
+    format!(
+        r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, {}, int L0, int L1, int L2, int L3) {{
+    const int volume = L0 * L1 * L2 * L3;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= {slots} * volume) return;
+    const int s = i / volume, cb = i - s * volume;
+    const lattice lat = {{{{L0, L1, L2, L3}}}};
+    const geom g = make_geom(L0, L1, L2, L3);
+    int x[4];
+    coords_of_cb(lat, cb, x);
+    const coeffs c = {{{{{}}}}};
+    int mu;
+    const int used = slot_used(s, {bound}, &mu);
+    const mat v = {}(f, u, g, c, pack(x), mu, used{unused});
+    field_store(f, volume, {base} + s, cb, v);
+}}
+"#,
+        pass_kernel_name(name, node),
+        coeff_params.join(", "),
+        coeff_list.join(", "),
+        part_function(name, node),
+        slots = st.slots(),
+        bound = st.bound,
+        base = st.field.unwrap_or(0),
+    )
+}
+
+/// The device function of the closed part of the staged plan's node `node` (preorder
+/// index).
+fn part_function(name: &str, node: usize) -> String {
+    format!("{name}_part{node}")
+}
+
+/// The entry name of the pass of the staged plan's node `node` (preorder index).
+pub fn pass_kernel_name(name: &str, node: usize) -> String {
+    format!("{name}_pass{node}")
 }
 
 /// The C expression pair (direction, orientation) of a step: `mu`, a bound name's `dK`,
@@ -369,95 +541,165 @@ fn step_expr(s: &Step) -> (String, String) {
     (d, if s.forward { o } else { format!("-{o}") })
 }
 
-/// Emits node `n` (id = its index in `out` order of first visit) and its children,
-/// children first; returns the node's id. `bound` names are parameters `dK, oK`.
-fn emit_node(tree: &PathTree, n: &TreeNode, bound: usize, out: &mut Vec<String>) -> usize {
-    let id = out.len();
-    out.push(String::new());
-    let name = &tree.spec.name;
-    let bound_params: String = (0..bound)
-        .map(|k| format!(", int d{k}, int o{k}"))
-        .collect();
+/// Emits the node functions of a tree, children first in the output order: one function
+/// `<name>_node<id>` per node (its whole value V, or with a staging the field load of a
+/// materialised node plus its open part R) and `<name>_part<id>` per materialised node
+/// (its closed part F, what its pass stores). Without a staging the functions take no
+/// field pointer and the source is the one-kernel tree's.
+struct NodeEmitter<'a> {
+    tree: &'a PathTree,
+    staging: Option<&'a Staging>,
+    /// Function texts; a node's id is its index here (first visit order).
+    out: Vec<String>,
+    /// The preorder index of the next node visited (the staging's node order).
+    preorder: usize,
+}
+
+impl NodeEmitter<'_> {
+    /// `, const real* __restrict__ f` (and the argument `, f`) when staged.
+    fn field_param(&self) -> (&'static str, &'static str) {
+        match self.staging {
+            Some(_) => (", const real* __restrict__ f", ", f"),
+            None => ("", ""),
+        }
+    }
+
+    /// Emits node `n` and its children; returns the node's id. `bound` names are
+    /// parameters `dK, oK`.
+    fn node(&mut self, n: &TreeNode, bound: usize) -> usize {
+        let pre = self.preorder;
+        let stage = self.staging.map(|s| s.nodes[pre].clone());
+        self.preorder += 1;
+        let id = self.out.len();
+        self.out.push(String::new());
+        // A materialised node's part function comes right after it, before its children.
+        let field = stage.as_ref().and_then(|s| s.field);
+        if field.is_some() {
+            self.out.push(String::new());
+        }
+        let closed_core = |k: usize| stage.as_ref().is_some_and(|s| s.closed_cores[k]);
+        let closed_child = |k: usize| stage.as_ref().is_some_and(|s| s.closed_children[k]);
+        let name = self.tree.spec.name.clone();
+        let (fparam, farg) = self.field_param();
+        let bound_params: String = (0..bound)
+            .map(|k| format!(", int d{k}, int o{k}"))
+            .collect();
+        let mut body = String::new();
+        let mut part = String::new();
+        body.push_str(&match field {
+            Some(slot) => format!(
+                "    // the closed part from the field of {}\n    mat v = field_load(f, g, {slot} + field_slot(mu, used, {bound}), p);\n",
+                pass_kernel_name(&name, pre)
+            ),
+            None => "    mat v = zero_mat();\n".to_string(),
+        });
+        part.push_str("    mat v = zero_mat();\n");
+        for (k, core) in n.cores.iter().enumerate() {
+            let text = core_text(self.tree, core);
+            if field.is_some() && closed_core(k) {
+                part.push_str(&text);
+            } else {
+                body.push_str(&text);
+            }
+        }
+        let n_mu = self.tree.displacement;
+        for (k, (w, child)) in n.children.iter().enumerate() {
+            let (header, footer, child_bound, child_used, d, o) = match *w {
+                Wrap::New(k) => (
+                    format!("    #pragma unroll 1\n    for (int r{k} = 0; r{k} < 4 - __popc(used); r{k}++) {{\n    const int d{k} = nth_free(used, r{k});\n    #pragma unroll 1\n    for (int o{k} = 1; o{k} >= -1; o{k} -= 2) {{\n"),
+                    "    }}\n".to_string(),
+                    bound + 1,
+                    format!("used | (1 << d{k})"),
+                    format!("d{k}"),
+                    format!("o{k}"),
+                ),
+                Wrap::Tied { name: k, same } => (
+                    "    {\n".to_string(),
+                    "    }\n".to_string(),
+                    bound,
+                    "used".to_string(),
+                    format!("d{k}"),
+                    if same { format!("o{k}") } else { format!("-o{k}") },
+                ),
+            };
+            let child_id = self.node(child, child_bound);
+            let child_args: String = (0..child_bound).map(|k| format!(", d{k}, o{k}")).collect();
+            let text = format!(
+                "{header}        // wrap {w:?}: W(x) V{child_id}(x + s) W(x + {n_mu} mu)^dagger\n        mat q = {name}_node{child_id}({}u, g, c, move(g, p, {d}, {o}), mu, {child_used}{child_args});\n        q = mul(wlink(u, g, p, {d}, {o}), q);\n        int e = p;\n        for (int k = 0; k < {n_mu}; k++) e = move(g, e, mu, 1);\n        q = mul(q, adjoint(wlink(u, g, e, {d}, {o})));\n        v = add(v, q);\n{footer}",
+                farg.strip_prefix(", ").map_or(String::new(), |a| format!("{a}, ")),
+            );
+            if field.is_some() && closed_child(k) {
+                part.push_str(&text);
+            } else {
+                body.push_str(&text);
+            }
+        }
+        body.push_str("    return v;\n");
+        part.push_str("    return v;\n");
+        let signature = |function: String| {
+            let fp = fparam
+                .strip_prefix(", ")
+                .map_or(String::new(), |p| format!("{p}, "));
+            format!("__device__ __forceinline__ mat {function}({fp}const real* __restrict__ u, const geom& g, const coeffs& c, int p, int mu, int used{bound_params})")
+        };
+        self.out[id] = format!("{} {{\n{body}}}\n", signature(format!("{name}_node{id}")));
+        if field.is_some() {
+            // Named by the preorder index, as its pass kernel.
+            self.out[id + 1] = format!("{} {{\n{part}}}\n", signature(part_function(&name, pre)));
+        }
+        id
+    }
+}
+
+/// The text of one core inside a node function: its path multiplied out for every choice
+/// of the core's own names, added with its coefficient.
+fn core_text(tree: &PathTree, core: &Core) -> String {
     let mut body = String::new();
-    body.push_str("    mat v = zero_mat();\n");
-    for core in &n.cores {
-        let own = new_names(&core.steps, core.bound);
+    let own = new_names(&core.steps, core.bound);
+    let _ = writeln!(
+        body,
+        "    {{ // term `{}`: c{} [{}]",
+        tree.spec.terms[core.term].name,
+        core.term,
+        core.steps
+            .iter()
+            .map(|s| {
+                let (d, o) = step_expr(s);
+                format!("({d}, {o})")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut used = "used".to_string();
+    let mut indent = "        ".to_string();
+    for k in core.bound..core.bound + own {
         let _ = writeln!(
             body,
-            "    {{ // term `{}`: c{} [{}]",
-            tree.spec.terms[core.term].name,
-            core.term,
-            core.steps
-                .iter()
-                .map(|s| {
-                    let (d, o) = step_expr(s);
-                    format!("({d}, {o})")
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
+            "{indent}#pragma unroll 1\n{indent}for (int r{k} = 0; r{k} < 4 - __popc({used}); r{k}++) {{\n{indent}const int d{k} = nth_free({used}, r{k});\n{indent}#pragma unroll 1\n{indent}for (int o{k} = 1; o{k} >= -1; o{k} -= 2) {{"
         );
-        let mut used = "used".to_string();
-        let mut indent = "        ".to_string();
-        for k in core.bound..core.bound + own {
-            let _ = writeln!(
-                body,
-                "{indent}#pragma unroll 1\n{indent}for (int r{k} = 0; r{k} < 4 - __popc({used}); r{k}++) {{\n{indent}const int d{k} = nth_free({used}, r{k});\n{indent}#pragma unroll 1\n{indent}for (int o{k} = 1; o{k} >= -1; o{k} -= 2) {{"
-            );
-            used = format!("({used} | (1 << d{k}))");
-            indent.push_str("    ");
-        }
-        let _ = writeln!(body, "{indent}int y = p;");
-        for (j, s) in core.steps.iter().enumerate() {
-            let (d, o) = step_expr(s);
-            let w = format!("wlink(u, g, y, {d}, {o})");
-            if j == 0 {
-                let _ = writeln!(body, "{indent}mat q = {w};");
-            } else {
-                let _ = writeln!(body, "{indent}q = mul(q, {w});");
-            }
-            if j + 1 < core.steps.len() {
-                let _ = writeln!(body, "{indent}y = move(g, y, {d}, {o});");
-            }
-        }
-        let _ = writeln!(body, "{indent}v = axpy(c.c[{}], q, v);", core.term);
-        for _ in 0..own {
-            indent.truncate(indent.len() - 4);
-            let _ = writeln!(body, "{indent}}}}}");
-        }
-        body.push_str("    }\n");
+        used = format!("({used} | (1 << d{k}))");
+        indent.push_str("    ");
     }
-    let n_mu = tree.displacement;
-    for (w, child) in &n.children {
-        let (header, footer, child_bound, child_used, d, o) = match *w {
-            Wrap::New(k) => (
-                format!("    #pragma unroll 1\n    for (int r{k} = 0; r{k} < 4 - __popc(used); r{k}++) {{\n    const int d{k} = nth_free(used, r{k});\n    #pragma unroll 1\n    for (int o{k} = 1; o{k} >= -1; o{k} -= 2) {{\n"),
-                "    }}\n".to_string(),
-                bound + 1,
-                format!("used | (1 << d{k})"),
-                format!("d{k}"),
-                format!("o{k}"),
-            ),
-            Wrap::Tied { name: k, same } => (
-                "    {\n".to_string(),
-                "    }\n".to_string(),
-                bound,
-                "used".to_string(),
-                format!("d{k}"),
-                if same { format!("o{k}") } else { format!("-o{k}") },
-            ),
-        };
-        let child_id = emit_node(tree, child, child_bound, out);
-        let child_args: String = (0..child_bound).map(|k| format!(", d{k}, o{k}")).collect();
-        let _ = write!(
-            body,
-            "{header}        // wrap {w:?}: W(x) V{child_id}(x + s) W(x + {n_mu} mu)^dagger\n        mat q = {name}_node{child_id}(u, g, c, move(g, p, {d}, {o}), mu, {child_used}{child_args});\n        q = mul(wlink(u, g, p, {d}, {o}), q);\n        int e = p;\n        for (int k = 0; k < {n_mu}; k++) e = move(g, e, mu, 1);\n        q = mul(q, adjoint(wlink(u, g, e, {d}, {o})));\n        v = add(v, q);\n{footer}"
-        );
+    let _ = writeln!(body, "{indent}int y = p;");
+    for (j, s) in core.steps.iter().enumerate() {
+        let (d, o) = step_expr(s);
+        let w = format!("wlink(u, g, y, {d}, {o})");
+        if j == 0 {
+            let _ = writeln!(body, "{indent}mat q = {w};");
+        } else {
+            let _ = writeln!(body, "{indent}q = mul(q, {w});");
+        }
+        if j + 1 < core.steps.len() {
+            let _ = writeln!(body, "{indent}y = move(g, y, {d}, {o});");
+        }
     }
-    body.push_str("    return v;\n");
-    out[id] = format!(
-        "__device__ __forceinline__ mat {name}_node{id}(const real* __restrict__ u, const geom& g, const coeffs& c, int p, int mu, int used{bound_params}) {{\n{body}}}\n"
-    );
-    id
+    let _ = writeln!(body, "{indent}v = axpy(c.c[{}], q, v);", core.term);
+    for _ in 0..own {
+        indent.truncate(indent.len() - 4);
+        let _ = writeln!(body, "{indent}}}}}");
+    }
+    body.push_str("    }\n");
+    body
 }
 
 #[cfg(test)]

@@ -40,7 +40,31 @@ pub const RECON12_PHASE_REALS: usize = 14;
 /// gauge formats' SU(3) check, [`SuCheck::DEFAULT_TOLERANCE`]).
 pub const UNITARITY_TOLERANCE: f64 = SuCheck::DEFAULT_TOLERANCE;
 
-/// How a `link_paths!` kernel reads its links and writes its output.
+/// How the GPU evaluates a spec: which of the two plans of the same tree runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PlanKind {
+    /// One kernel, one thread per link, every sub-staple recomputed in registers inside
+    /// each enclosing wrap ([`super::tree`]).
+    #[default]
+    Tree,
+    /// The inner staple levels stored once per site as fields by their own kernels and
+    /// read back by the wraps around them ([`super::staged`]): fewer products, scratch
+    /// memory and one launch per level.
+    Staged,
+}
+
+impl PlanKind {
+    /// `"tree"` or `"staged"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanKind::Tree => "tree",
+            PlanKind::Staged => "staged",
+        }
+    }
+}
+
+/// How a `link_paths!` kernel reads its links and writes its output, and which GPU plan
+/// computes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PathKnobs {
     /// Storage of the input links: [`Recon::R18`] (18 reals) or [`Recon::R12`] (rows 0
@@ -48,6 +72,8 @@ pub struct PathKnobs {
     pub input: Recon,
     /// Storage of the output links: [`Recon::R18`] only (smeared links are not unitary).
     pub output: Recon,
+    /// The GPU plan: [`PlanKind::Tree`] (one kernel) or [`PlanKind::Staged`] (fields).
+    pub plan: PlanKind,
 }
 
 impl Default for PathKnobs {
@@ -56,6 +82,7 @@ impl Default for PathKnobs {
         PathKnobs {
             input: Recon::R18,
             output: Recon::R18,
+            plan: PlanKind::Tree,
         }
     }
 }
@@ -67,6 +94,11 @@ impl PathKnobs {
             input,
             ..Self::default()
         }
+    }
+
+    /// These knobs with the GPU plan `plan`.
+    pub fn with_plan(self, plan: PlanKind) -> Self {
+        PathKnobs { plan, ..self }
     }
 
     /// Checks the knobs for kernel `kernel`: the input recon 18 or 12, the output recon 18.
@@ -102,11 +134,14 @@ impl PathKnobs {
         }
     }
 
-    /// A short tag for names and reports: `""` when uncompressed, else `"in_recon12"`.
+    /// A short tag for names and reports: `""` for uncompressed input and the tree plan,
+    /// else `"in_recon12"` and/or `"staged"` joined by `_`.
     pub fn tag(&self) -> &'static str {
-        match self.input {
-            Recon::R12 => "in_recon12",
-            _ => "",
+        match (self.input, self.plan) {
+            (Recon::R12, PlanKind::Tree) => "in_recon12",
+            (Recon::R12, PlanKind::Staged) => "in_recon12_staged",
+            (_, PlanKind::Staged) => "staged",
+            (_, PlanKind::Tree) => "",
         }
     }
 }

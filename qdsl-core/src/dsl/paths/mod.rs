@@ -20,8 +20,10 @@
 //! ```
 //!
 //! The CPU runs the plan (every sub-staple a field, computed once: the fewest products);
-//! the GPU runs the tree (one thread per link, the staple levels nested by Horner's rule,
-//! every intermediate in registers: one launch, no intermediate fields).
+//! the GPU runs the tree, either in one kernel (one thread per link, the staple levels
+//! nested by Horner's rule, every intermediate in registers: one launch, no intermediate
+//! fields) or staged (the knob [`PlanKind`]: the inner staple levels stored once per site
+//! and (μ, used directions) as fields by a kernel per level, MILC's and QUDA's reuse).
 //!
 //! | module | holds |
 //! |---|---|
@@ -29,13 +31,15 @@
 //! | [`plan`] | lowering to shared sub-paths (MILC's nested staples), product counts |
 //! | [`cpu`] | running a plan on host gauge fields |
 //! | [`tree`] | the GPU plan: terms factored into nested wraps, its CPU evaluation |
-//! | [`cuda`] | the CUDA C++ emitter of a tree: one kernel, one thread per link |
+//! | [`staged`] | the staged GPU plan: which tree nodes become fields, products, launches |
+//! | [`cuda`] | the CUDA C++ emitter of a tree: one kernel per link, or the staged passes |
 //! | [`info`] | [`LinkPathsInfo`]: flops, products with and without reuse, bytes |
 //! | [`knobs`] | [`PathKnobs`]: input links in recon 18 or recon 12 + phase, the output in recon 18 |
 //! | [`action`] | closed loops and gauge actions ([`ActionSpec`]): loop classes, the action value |
 //! | [`project`] | the CUDA C++ of the HISQ U(3) projection W = V(V†V)^(−1/2) |
 //! | [`force`] | the gauge force derived from the loops: staple spec, CPU, CUDA, [`ForceInfo`] |
 //! | [`fermion_force`] | the chain rule back through a plan (and the U(3) projection): the fermion force of smeared links |
+//! | [`pullback_cuda`] | the CUDA C++ of the chain rule back through a tree (the smearing's part of the force) |
 //!
 //! An `action` spec (every name free, every path closed) lowers to its staple sum, an
 //! ordinary smearing spec, so the force reuses the planner and both back ends:
@@ -54,15 +58,18 @@ pub mod info;
 pub mod knobs;
 pub mod plan;
 pub mod project;
+pub mod pullback_cuda;
 pub mod spec;
+pub mod staged;
 pub mod tree;
 
 pub use action::ActionSpec;
 pub use force::{ForceInfo, ForcePlan, GaugeAction};
 pub use info::LinkPathsInfo;
-pub use knobs::PathKnobs;
+pub use knobs::{PathKnobs, PlanKind};
 pub use plan::PathPlan;
 pub use spec::{Dir, PathSpec, PathTerm, Step};
+pub use staged::Staging;
 pub use tree::PathTree;
 
 use crate::dsl::DslError;

@@ -188,20 +188,23 @@ fn the_declared_interfaces_match_the_sources() {
 }
 
 /// The link-path, gauge-force and projection programs: every declared interface is its
-/// source's signature, for f32 and f64 and both input-link storages.
+/// source's signature, for f32 and f64, both input-link storages and both GPU plans.
 #[test]
 fn the_smearing_interfaces_match_the_sources() {
     use crate::smear::{force_program, projection_program};
     use qdsl_core::dsl::paths::cuda::program;
-    use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs};
+    use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs, PlanKind};
     use qdsl_core::dsl::variant::Recon;
     use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge, WilsonGauge};
+    let r12 = PathKnobs {
+        input: Recon::R12,
+        ..PathKnobs::default()
+    };
     let knobs = [
         PathKnobs::default(),
-        PathKnobs {
-            input: Recon::R12,
-            ..PathKnobs::default()
-        },
+        r12,
+        PathKnobs::default().with_plan(PlanKind::Staged),
+        r12.with_plan(PlanKind::Staged),
     ];
     let trees = [
         AsqtadFat::tree().unwrap(),
@@ -225,14 +228,19 @@ fn the_smearing_interfaces_match_the_sources() {
     }
     programs.push(projection_program::<f32>().unwrap());
     programs.push(projection_program::<f64>().unwrap());
+    programs.push(crate::smear::gpu_pullback_program::<AsqtadFat, f32>().unwrap());
+    programs.push(crate::smear::gpu_pullback_program::<HisqFat, f64>().unwrap());
     for p in &programs {
         assert!(!p.kernels.is_empty(), "{}", p.name);
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
     }
-    // One smearing kernel and its layout rewrite per smearing program, one kernel per
-    // force program (the staples inside).
+    // One smearing kernel and its layout rewrite per tree-plan smearing program; the
+    // staged asqtad fat program adds its two passes (5- and 3-staple levels) and the
+    // fields `f` to the root kernel; one kernel per force program (the staples inside).
     assert_eq!(programs[0].kernels.len(), 2);
-    assert_eq!(programs[trees.len() * 4].kernels.len(), 1);
+    assert_eq!(programs[4].kernels.len(), 4);
+    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 4);
+    assert_eq!(programs[trees.len() * 2 * knobs.len()].kernels.len(), 1);
     assert_eq!(programs[0].kernels[0].params.len(), 2 + 5 + 4);
 }
 

@@ -1,0 +1,387 @@
+//! The staged GPU plan of a [`PathTree`]: the tree's inner nodes whose value depends only
+//! on the link direction μ and on the set of directions already used (not on the
+//! orientations the enclosing wraps chose) are computed once per site by their own
+//! kernel (a *pass*) into a field in global memory, and read back by every wrap around
+//! them, instead of being recomputed inside each enclosing wrap as the one-kernel tree
+//! does. This is MILC's and QUDA's fat-link nesting (the 3-staple of (μ, ν) built from
+//! the 5-staples of (μ, ν, ρ), themselves from the 7-staples), derived from the tree.
+//!
+//! **Which part of a node is stored.** A node N at depth b (b free names bound by the
+//! `New` wraps above it, so |used| = b + 1) has the value V_N = F_N + R_N:
+//!
+//! * F_N, its *closed* part: the cores that name no bound direction and the `New`
+//!   children whose subtree names no direction bound above N (it may name the one N's
+//!   own wrap binds, which N sums over). F_N(y; μ, used) is a field of
+//!   4 · C(3, b) slots (one per μ and choice of the b used directions ≠ μ);
+//! * R_N, the rest (cores naming a bound direction, `Tied` wraps such as Lepage's
+//!   [+ν, +ν, +μ, −ν, −ν], children that name directions bound above N), evaluated inline
+//!   where N is read, as in the tree.
+//!
+//! A non-root node with at least one closed `New` child (so F_N costs products) is
+//! *materialised*: pass N computes F_N for every slot and site, and every later read of
+//! V_N(y) is a field load plus R_N. Passes run children first (reverse preorder); the last
+//! kernel is the tree's root with the materialised nodes read from their fields. A node
+//! without such a child is evaluated inline (a core [+mu] is a single link load).
+//!
+//! **Asqtad fat links** (terms one-link, 3-, 5-, 7-staple, Lepage; the tree
+//! root → A (ν) → B (ρ) → C (σ), and A → Lepage tied to ν):
+//!
+//! | kernel | slots | products per slot and site | products per site |
+//! |---|---|---|---|
+//! | pass B: c₅ U_μ + Σ_{σ,±} W (c₇ U_μ) W† | 12 (μ; ν, ρ) | 1 · 2 · 2 = 4 | 48 |
+//! | pass A: c₃ U_μ + Σ_{ρ,±} W B W† | 12 (μ; ν) | 2 · 2 · 2 = 8 | 96 |
+//! | root: c₁ U_μ + Σ_{ν,±} W (A + W (c_L U_μ) W†) W† | 4 (μ) | 3 · 2 · (2 + 2) = 24 | 96 |
+//!
+//! 240 products per site (47,520 flops in products, 198 each) against the tree's
+//! 4 · 168 = 672 and MILC's 300 (which also stores the 3-staples of each orientation).
+//!
+//! **Bytes.** Each slot is 18 reals per site, written once by its pass and read by the
+//! next level (the wraps read the neighbours x ± ŝ of one slot: cached, ~one read per
+//! reading wrap direction set). Asqtad f32: 24 slots · 72 B · (1 write + 1 read) =
+//! 3,456 B per site, plus the thin links (288 B) read by each of the three kernels and
+//! the output (288 B): ~4.6 kB per site, 4.8 GB at 32⁴ — 1.6 ms at the H100's ~3 TB/s,
+//! 1.15 ms at the H200's 4.2 TB/s; the 49.8 GFLOP of products take ~1.5–2 ms at 25–33
+//! TFLOP/s of f32 sustained. The temporaries take 24 · 72 B · V: 1.8 GB at 32⁴ in f32,
+//! 3.6 GB in f64 — affordable on a 80 GB card, so the passes run over all μ at once
+//! (one launch per level) rather than per μ (a quarter of the memory, four times the
+//! launches). Each smearer owns its scratch (HISQ's fat7 and second level: twice that).
+//!
+//! **Expected time** (32⁴, f32, asqtad fat + long: 248 products, 49.1 kflop per site,
+//! 51.5 GFLOP; ~5.2 kB per site, 5.4 GB): the bytes alone take 1.8 ms on the H100
+//! (2.98 TB/s measured copy) and 1.3 ms on the H200 (4.26 TB/s); the products 1.5 ms at
+//! half of the 67 TFLOP/s f32 peak, or 4.9 ms at the 10.5 TFLOP/s the one-kernel tree
+//! sustained on the H200 (680 products per site in 13.41 ms). So 2–5 ms on either card
+//! against the tree's 13.41 ms and QUDA's kernels' 7.35 ms (H200); fat7 (192 products)
+//! ~1.6–4 ms, HISQ (fat7 + projection + second level + Naik) ~4–9 ms against 26.66 ms.
+//!
+//! **Compiled** (ptxas -v, sm_80/sm_90, no spills): asqtad fat f32 passes 96 registers,
+//! root 128; f64 passes 164–168, root 226–251. NVRTC + ptxas of the whole staged program
+//! took 0.75× the one-kernel tree's time under the same load on the build machine
+//! (3.0–4.9 s against 5.0–6.9 s on 2 shared cores; the tree's took 0.6–0.9 s on the GPU
+//! machine, so the staged plan's first-call JIT is expected under 1 s there).
+
+use super::spec::Dir;
+use super::tree::{new_names, Core, PathTree, TreeNode, Wrap};
+use std::fmt;
+
+/// What the staged plan does with one tree node (nodes in preorder: a node, then each
+/// child's subtree in order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeStage {
+    /// Free names bound by the `New` wraps above the node (b; |used| = b + 1).
+    pub bound: usize,
+    /// Per core: whether it belongs to the closed part F (names no bound direction).
+    pub closed_cores: Vec<bool>,
+    /// Per child: whether it belongs to the closed part F (a `New` child whose subtree
+    /// names no direction bound above the node).
+    pub closed_children: Vec<bool>,
+    /// The node's field when materialised: its first slot in the scratch buffer.
+    pub field: Option<usize>,
+}
+
+impl NodeStage {
+    /// Slots of a materialised node's field: 4 · C(3, b).
+    pub fn slots(&self) -> usize {
+        4 * slots_per_mu(self.bound)
+    }
+}
+
+/// C(3, b): the choices of b used directions among the three ≠ μ.
+pub fn slots_per_mu(bound: usize) -> usize {
+    match bound {
+        0 | 3 => 1,
+        1 | 2 => 3,
+        _ => 0,
+    }
+}
+
+/// A tree with its staging decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Staging {
+    /// The tree.
+    pub tree: PathTree,
+    /// Per node, in preorder.
+    pub nodes: Vec<NodeStage>,
+    /// Slots of the scratch buffer (Σ over materialised nodes); each slot is 18 reals
+    /// per site.
+    pub slots: usize,
+}
+
+/// The lowest free name a subtree refers to that its own wraps or cores did not bind:
+/// core steps naming k < core.bound and `Tied` wraps.
+fn lowest_ref(n: &TreeNode) -> Option<usize> {
+    let cores = n.cores.iter().flat_map(core_refs);
+    let wraps = n.children.iter().filter_map(|(w, _)| match w {
+        Wrap::Tied { name, .. } => Some(*name),
+        Wrap::New(_) => None,
+    });
+    let children = n.children.iter().filter_map(|(_, c)| lowest_ref(c));
+    cores.chain(wraps).chain(children).min()
+}
+
+/// Bound names a core's steps refer to.
+fn core_refs(c: &Core) -> impl Iterator<Item = usize> + '_ {
+    c.steps.iter().filter_map(move |s| match s.dir {
+        Dir::Free(k) if k < c.bound => Some(k),
+        _ => None,
+    })
+}
+
+impl Staging {
+    /// Decides the staging of `tree` (module docs).
+    pub fn new(tree: &PathTree) -> Self {
+        let mut nodes = Vec::new();
+        visit(&tree.root, 0, true, &mut nodes);
+        // Slots in reverse preorder: the order the passes run.
+        let mut slots = 0;
+        for n in nodes.iter_mut().rev() {
+            if n.field.is_some() {
+                n.field = Some(slots);
+                slots += n.slots();
+            }
+        }
+        Staging {
+            tree: tree.clone(),
+            nodes,
+            slots,
+        }
+    }
+
+    /// The preorder indices of the materialised nodes in the order their passes run.
+    pub fn passes(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .rev()
+            .filter(|&i| self.nodes[i].field.is_some())
+            .collect()
+    }
+
+    /// Kernel launches per smearing: one per pass and the root's.
+    pub fn launches(&self) -> usize {
+        self.passes().len() + 1
+    }
+
+    /// Matrix products per site: every pass over its slots, then the root per μ.
+    pub fn products_per_site(&self) -> usize {
+        let mut total = 4 * self.inline_products(&self.tree.root, 0, 1);
+        let mut index = 0;
+        walk(&self.tree.root, &mut index, &mut |i, n| {
+            let st = &self.nodes[i];
+            if st.field.is_some() {
+                total += st.slots() * self.part_products(n, i, st.bound + 1, true);
+            }
+        });
+        total
+    }
+
+    /// Products of evaluating node `n` (preorder index `i`) where it is read: the open
+    /// part when materialised, else all of it.
+    fn inline_products(&self, n: &TreeNode, i: usize, used: usize) -> usize {
+        if self.nodes[i].field.is_some() {
+            self.part_products(n, i, used, false)
+        } else {
+            self.part_products(n, i, used, true) + self.part_products(n, i, used, false)
+        }
+    }
+
+    /// Products of the closed (`closed`) or open part of node `n`.
+    fn part_products(&self, n: &TreeNode, i: usize, used: usize, closed: bool) -> usize {
+        let st = &self.nodes[i];
+        let free = 4 - used;
+        let mut total = 0;
+        for (c, &cl) in n.cores.iter().zip(&st.closed_cores) {
+            if cl == closed {
+                let own = new_names(&c.steps, c.bound);
+                let choices: usize = (0..own).map(|j| 2 * free.saturating_sub(j)).product();
+                total += choices * (c.steps.len() - 1);
+            }
+        }
+        let mut child_index = i + 1;
+        for ((w, child), &cl) in n.children.iter().zip(&st.closed_children) {
+            if cl == closed {
+                total += match w {
+                    Wrap::New(_) => {
+                        free * 2 * (2 + self.inline_products(child, child_index, used + 1))
+                    }
+                    Wrap::Tied { .. } => 2 + self.inline_products(child, child_index, used),
+                };
+            }
+            child_index += subtree_size(child);
+        }
+        total
+    }
+}
+
+/// Nodes in a subtree.
+pub(crate) fn subtree_size(n: &TreeNode) -> usize {
+    1 + n
+        .children
+        .iter()
+        .map(|(_, c)| subtree_size(c))
+        .sum::<usize>()
+}
+
+/// Calls `f(preorder index, node)` for every node of a subtree.
+fn walk(n: &TreeNode, index: &mut usize, f: &mut impl FnMut(usize, &TreeNode)) {
+    f(*index, n);
+    *index += 1;
+    for (_, c) in &n.children {
+        walk(c, index, f);
+    }
+}
+
+fn visit(n: &TreeNode, bound: usize, root: bool, out: &mut Vec<NodeStage>) {
+    let closed_cores: Vec<bool> = n
+        .cores
+        .iter()
+        .map(|c| core_refs(c).next().is_none())
+        .collect();
+    let closed_children: Vec<bool> = n
+        .children
+        .iter()
+        .map(|(w, c)| matches!(w, Wrap::New(_)) && lowest_ref(c).is_none_or(|k| k >= bound))
+        .collect();
+    let materialise = !root && closed_children.iter().any(|&c| c);
+    out.push(NodeStage {
+        bound,
+        closed_cores,
+        closed_children,
+        field: materialise.then_some(0),
+    });
+    for (w, c) in &n.children {
+        let child_bound = match w {
+            Wrap::New(_) => bound + 1,
+            Wrap::Tied { .. } => bound,
+        };
+        visit(c, child_bound, false, out);
+    }
+}
+
+impl fmt::Display for Staging {
+    /// The staged plan as `qdsl emit --plan` prints it: one line per pass.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "staged plan of `{}`: {} launches, {} matrix products per site, {} scratch slots (18 reals per site each)",
+            self.tree.spec.name,
+            self.launches(),
+            self.products_per_site(),
+            self.slots
+        )?;
+        for i in self.passes() {
+            let st = &self.nodes[i];
+            writeln!(
+                f,
+                "  pass node{i}: depth {} ({} slots from slot {}): its closed part (cores {:?}, children {:?}) into a field",
+                st.bound,
+                st.slots(),
+                st.field.unwrap_or(0),
+                st.closed_cores,
+                st.closed_children
+            )?;
+        }
+        writeln!(
+            f,
+            "  root: F_mu(x) per link, the materialised nodes read from their fields"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::paths::spec::{PathSpec, PathTerm, Step};
+
+    fn step(dir: Dir, forward: bool) -> Step {
+        Step { dir, forward }
+    }
+
+    /// The asqtad fat-link spec of qdsl-kernels, written here as data.
+    fn asqtad(lepage: bool) -> PathSpec {
+        let (mu, nu, rho, sigma) = (Dir::Mu, Dir::Free(0), Dir::Free(1), Dir::Free(2));
+        let wrap = |d: Dir, inner: Vec<Step>| {
+            let mut s = vec![step(d, true)];
+            s.extend(inner);
+            s.push(step(d, false));
+            s
+        };
+        let link = vec![step(mu, true)];
+        let mut terms = vec![
+            ("one_link", 5.0 / 8.0, link.clone()),
+            ("staple3", -1.0 / 16.0, wrap(nu, link.clone())),
+            ("staple5", 1.0 / 64.0, wrap(nu, wrap(rho, link.clone()))),
+            (
+                "staple7",
+                -1.0 / 384.0,
+                wrap(nu, wrap(rho, wrap(sigma, link.clone()))),
+            ),
+        ];
+        if lepage {
+            terms.push(("lepage", -1.0 / 16.0, wrap(nu, wrap(nu, link))));
+        }
+        PathSpec {
+            name: "asqtad_fat".into(),
+            output: "fat".into(),
+            free_names: vec!["nu".into(), "rho".into(), "sigma".into()],
+            terms: terms
+                .into_iter()
+                .map(|(name, coeff, steps)| PathTerm {
+                    name: name.into(),
+                    coeff,
+                    steps,
+                })
+                .collect(),
+        }
+    }
+
+    /// Asqtad: the 5-staple level (depth 2) and the 3-staple level (depth 1) become
+    /// fields of 12 slots each; Lepage stays inline (tied to ν). Products by hand:
+    /// 12 · 4 + 12 · 8 + 4 · 3 · 2 · (2 + 2) = 240.
+    #[test]
+    fn asqtad_stores_the_five_and_three_staple_levels() {
+        let st = Staging::new(&PathTree::new(&asqtad(true)).unwrap());
+        let passes = st.passes();
+        assert_eq!(passes.len(), 2);
+        assert_eq!(st.nodes[passes[0]].bound, 2, "the 5-staple level first");
+        assert_eq!(st.nodes[passes[1]].bound, 1);
+        assert_eq!(st.nodes[passes[1]].closed_children, vec![true, false]);
+        assert_eq!(st.slots, 24);
+        assert_eq!(st.products_per_site(), 240);
+        assert_eq!(st.launches(), 3);
+        // The one-kernel tree: 4 · 168.
+        assert_eq!(4 * st.tree.products_per_link(), 672);
+        let text = st.to_string();
+        assert!(
+            text.contains("3 launches, 240 matrix products per site, 24 scratch slots"),
+            "{text}"
+        );
+        assert_eq!(text.matches("  pass node").count(), 2, "{text}");
+    }
+
+    /// Fat7 (no Lepage): 12 · 4 + 12 · 8 + 4 · 3 · 2 · 2 = 192.
+    #[test]
+    fn fat7_products() {
+        let st = Staging::new(&PathTree::new(&asqtad(false)).unwrap());
+        assert_eq!(st.products_per_site(), 192);
+        assert_eq!(st.slots, 24);
+    }
+
+    /// A spec without nested staples (the Naik link) stages nothing: the root kernel
+    /// alone, the tree's products.
+    #[test]
+    fn a_single_level_spec_stages_nothing() {
+        let spec = PathSpec {
+            name: "long".into(),
+            output: "long".into(),
+            free_names: vec![],
+            terms: vec![PathTerm {
+                name: "naik".into(),
+                coeff: 1.0,
+                steps: vec![step(Dir::Mu, true); 3],
+            }],
+        };
+        let tree = PathTree::new(&spec).unwrap();
+        let st = Staging::new(&tree);
+        assert_eq!((st.slots, st.launches()), (0, 1));
+        assert_eq!(st.products_per_site(), 4 * tree.products_per_link());
+    }
+}
