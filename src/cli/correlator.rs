@@ -187,7 +187,7 @@ mod tests {
             .map_err(|e| e.to_string())?
             .command
         {
-            Command::Correlator(a) => Ok(a),
+            Command::Correlator(a) => Ok(*a),
             _ => Err("not the correlator command".into()),
         }
     }

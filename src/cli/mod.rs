@@ -53,16 +53,16 @@ enum Command {
     Check(check::CheckArgs),
     /// Measure copy bandwidth, then each kernel and operator (24⁴ and 32⁴, one parity);
     /// a table and a JSON file; --compare-quda adds the ratios to QUDA's H100 numbers.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Solve the even-odd Wilson, clover, twisted-mass, staggered, asqtad or HISQ system on a
     /// gauge configuration (on the GPU if there is one): progress, a summary (set-up and
     /// solve apart), the history as JSON and an SVG plot.
-    Solve(solve::SolveArgs),
+    Solve(Box<solve::SolveArgs>),
     /// Point-source propagator and pion correlator C(t) with effective mass (every action
     /// of solve; periodic, antiperiodic, or open/sf boundaries for the Wilson-like ones;
     /// CPU backend): a table and JSON stating the normalisation (--normalisation none:
     /// C(t) = Σ_x Σ_ab |G_ab(x, x0)|²; milc: divided by (Lx Ly Lz)²).
-    Correlator(correlator::CorrelatorArgs),
+    Correlator(Box<correlator::CorrelatorArgs>),
     /// Build asqtad or HISQ fat and long links (or fat7 links) of a thin-link
     /// configuration, on the GPU if there is one, and write them (SciDAC LIME f32 by
     /// default).
