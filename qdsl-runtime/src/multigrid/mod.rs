@@ -22,7 +22,7 @@ pub mod prolongator;
 #[cfg(test)]
 mod tests;
 
-pub use coarsen::coarsen;
+pub use coarsen::{coarsen, coarsen_fixed16, Fixed16Coarse, Grouping};
 pub use operator::DenseOperator;
 pub use preconditioned::Preconditioned;
 pub use prolongator::Prolongator;
@@ -56,6 +56,16 @@ pub enum CoarsenError {
         chirality: usize,
         /// The vector.
         vector: usize,
+    },
+    /// A unit or a sum of the fixed-point construction beyond the 32-bit accumulator
+    /// (the scale of pass 1 cannot hold it).
+    #[error(
+        "multigrid: a fixed-point sum of coarse site {coarse_site} overflows the 32-bit \
+         accumulator (|contribution| ≥ 2⁷ S)"
+    )]
+    FixedPointOverflow {
+        /// The coarse site (checkerboard index).
+        coarse_site: usize,
     },
     /// The site matrix X at `site` is singular (no pivot in `column`).
     #[error("multigrid: the site matrix X at {site:?} is singular (no pivot in column {column})")]

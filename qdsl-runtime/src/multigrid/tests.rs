@@ -382,3 +382,112 @@ fn bad_input_is_refused_with_a_reason() {
     let mixed = vec![vs[0].clone(), ColourSpinorField::gaussian(layout, 2)];
     assert!(Prolongator::new(&mixed, [2, 2, 2, 2]).is_err());
 }
+
+/// The fixed-point coarse operator is the same bits for every grouping and order of its
+/// sums (the launch configurations of the GPU construction), while f32 sums of the same
+/// units grouped the same ways differ (so the check can fail).
+#[test]
+fn fixed16_coarse_is_bitwise_identical_for_any_grouping() {
+    let (_, _, op) = wilson_clover(0.1, 14);
+    let p = Prolongator::new(&gaussian_vectors(op.layout(), 8, 800), [2, 2, 2, 2]).unwrap();
+    let groupings = [(1, false), (3, true), (16, false), (5, false)]
+        .map(|(group, reversed)| Grouping { group, reversed });
+    let first = coarsen_fixed16(&op, &p, groupings[0]).unwrap();
+    for g in &groupings[1..] {
+        assert!(
+            coarsen_fixed16(&op, &p, *g).unwrap() == first,
+            "{g:?} differs"
+        );
+    }
+    // f32 sums: the site matrix X_c of coarse site 0 with the units grouped two ways.
+    let f32_sum = |g: Grouping| -> Vec<(f32, f32)> {
+        let mut order: Vec<usize> = p.block_sites(0).to_vec();
+        if g.reversed {
+            order.reverse();
+        }
+        let n = 4 * p.n_vectors() * p.n_vectors();
+        let mut total = vec![(0f32, 0f32); n];
+        for group in order.chunks(g.group) {
+            let mut part = vec![(0f32, 0f32); n];
+            for &cb in group {
+                coarsen::cpu::site_contributions(&op, &p, cb, |t, c| {
+                    if t == coarsen::cpu::Target::Site {
+                        for (a, z) in part.iter_mut().zip(c) {
+                            *a = (a.0 + z.re as f32, a.1 + z.im as f32);
+                        }
+                    }
+                });
+            }
+            for (a, b) in total.iter_mut().zip(&part) {
+                *a = (a.0 + b.0, a.1 + b.1);
+            }
+        }
+        total
+    };
+    assert_ne!(
+        f32_sum(groupings[0]),
+        f32_sum(groupings[1]),
+        "f32 sums happened to agree"
+    );
+}
+
+/// The fixed-point coarse operator is the f64 one within the 16-bit bound of the module
+/// docs (|Ŷ − Y| ≤ S 2⁻¹⁴ per entry, S the power-of-two scale of its kind, max |Y| in
+/// [S/2, S)), and not exactly (the 16-bit rounding is real); it still gives P†MP to
+/// that accuracy.
+#[test]
+fn fixed16_coarse_is_within_the_16_bit_bound() {
+    let (gauge, clover, op) = wilson_clover(0.1, 15);
+    let p = Prolongator::new(&gaussian_vectors(op.layout(), 8, 900), [2, 2, 2, 2]).unwrap();
+    let exact = coarsen(&op, &p).unwrap();
+    let fixed = coarsen_fixed16(
+        &op,
+        &p,
+        Grouping {
+            group: 4,
+            reversed: false,
+        },
+    )
+    .unwrap();
+    let approx = fixed.to_operator(&p).unwrap();
+    for (name, a, b, s) in [
+        ("X", &exact.x, &approx.x, fixed.x_scale),
+        ("Y⁺", &exact.yf, &approx.yf, fixed.y_scale),
+        ("Y⁻", &exact.yb, &approx.yb, fixed.y_scale),
+    ] {
+        let err = a
+            .data()
+            .iter()
+            .zip(b.data())
+            .map(|(x, y)| (x - y).re.abs().max((x - y).im.abs()))
+            .fold(0.0, f64::max);
+        assert!(
+            err <= s * 2f64.powi(-14),
+            "{name}: error {err:e} above S 2⁻¹⁴ = {:e}",
+            s * 2f64.powi(-14)
+        );
+        assert!(err > 0.0, "{name}: no rounding at all");
+        assert_eq!(
+            s.log2().fract(),
+            0.0,
+            "{name}: S = {s} is not a power of two"
+        );
+        if name != "Y⁻" {
+            let max = a
+                .data()
+                .iter()
+                .map(|z| z.re.abs().max(z.im.abs()))
+                .fold(0.0, f64::max);
+            assert!(
+                max < s && max >= s / 2.0,
+                "{name}: max {max} not in [S/2, S) for S = {s}"
+            );
+        }
+    }
+    let v = ColourSpinorField::gaussian(p.coarse_layout(), 3);
+    let want = p
+        .restrict(&fine_apply(&gauge, &clover, &p.prolong(&v).unwrap()))
+        .unwrap();
+    let d = rel_diff(&apply(&approx, &v), &want);
+    assert!(d < 1e-3, "fixed-point M_c v vs P†MPv: {d:e}");
+}

@@ -21,8 +21,12 @@
 //!
 //! Boundary signs are in the fine links, so they land in the coarse links of the last
 //! coarse slice and the coarse operator wraps periodically. [`cpu`] is the reference: the
-//! definitions as plain loops in f64.
+//! definitions as plain loops in f64;
+//! [`fixed16`] the same in 16-bit fixed point through integer sums, bitwise identical
+//! for any grouping and order of the sums.
 
 pub mod cpu;
+pub mod fixed16;
 
 pub use cpu::coarsen;
+pub use fixed16::{coarsen_fixed16, Fixed16Coarse, Grouping};
