@@ -222,27 +222,29 @@ fn coarse_operator_is_gamma5_hermitian() {
     }
 }
 
-/// Coarsening a coarse operator again (the second level: a random dense operator on 4⁴
-/// with 2 × 4 components, 2⁴ blocks, N_v = 6): M_cc v = P†(M(P v)) with M applied by
-/// the generated `CoarseOp`-form [`DenseOperator::apply`] — and on the first level
-/// the same routine made the N = 12 Wilson-clover case.
+/// Coarsening a coarse operator again (the second level): a random dense operator on 4⁴
+/// with 2 × N_c components as the fine one, 2⁴ blocks, N_c → N_v of 4 → 6 and of 24 →
+/// 32 (the shape of QUDA's second-level set-up): M_cc v = P†(M(P v)).
 #[test]
 fn coarsening_a_coarse_operator() {
     let lat = Lattice::new([4, 4, 4, 4]).unwrap();
-    let n = 8;
-    let m = DenseOperator::new(
-        DenseLinkField::random_of(DenseKind::SiteMatrix, lat, n, 31).unwrap(),
-        DenseLinkField::random(lat, n, 32).unwrap(),
-        DenseLinkField::random(lat, n, 33).unwrap(),
-        (2, 4),
-    )
-    .unwrap();
-    let p = Prolongator::new(&gaussian_vectors(m.layout(), 6, 500), [2, 2, 2, 2]).unwrap();
-    let mc = coarsen(&m, &p).unwrap();
-    let v = ColourSpinorField::gaussian(p.coarse_layout(), 9);
-    let want = p.restrict(&apply(&m, &p.prolong(&v).unwrap())).unwrap();
-    let d = rel_diff(&apply(&mc, &v), &want);
-    assert!(d < 1e-13, "M_cc v vs P†MPv: {d:e}");
+    for (nc, nv) in [(4, 6), (24, 32)] {
+        let n = 2 * nc;
+        let m = DenseOperator::new(
+            DenseLinkField::random_of(DenseKind::SiteMatrix, lat, n, 31).unwrap(),
+            DenseLinkField::random(lat, n, 32).unwrap(),
+            DenseLinkField::random(lat, n, 33).unwrap(),
+            (2, nc),
+        )
+        .unwrap();
+        let p = Prolongator::new(&gaussian_vectors(m.layout(), nv, 500), [2, 2, 2, 2]).unwrap();
+        let mc = coarsen(&m, &p).unwrap();
+        assert_eq!(mc.shape(), (2, nv));
+        let v = ColourSpinorField::gaussian(p.coarse_layout(), 9);
+        let want = p.restrict(&apply(&m, &p.prolong(&v).unwrap())).unwrap();
+        let d = rel_diff(&apply(&mc, &v), &want);
+        assert!(d < 1e-13, "N_c {nc} → {nv}: M_cc v vs P†MPv: {d:e}");
+    }
 }
 
 /// The dense matrix of a [`DenseOperator`] on its full lattice (columns: M applied to
