@@ -12,6 +12,7 @@ use qdsl_core::dsl::DslError;
 use qdsl_core::Complex;
 use qdsl_kernels::block_blas::random_vectors as vectors;
 use qdsl_kernels::block_blas::{block_inner_cpu, BlockBlasMode};
+use qdsl_kernels::multigrid::{CoarseVuvBf16x3, CoarseVuvF64};
 
 /// c_ij = Σ_x conj(a_i(x)) b_j(x) and Σ_x |a_i(x)| |b_j(x)|, in f64, the textbook way.
 fn reference(
@@ -302,39 +303,6 @@ fn f16_with_block_scaling_keeps_values_far_outside_its_range() {
             let e = (got[i * 32 + j] - c).abs();
             assert!(e <= bound * mag, "({i}, {j}): {} vs {c}", got[i * 32 + j]);
         }
-    }
-}
-
-qdsl_macros::mma_tile! {
-    /// The multigrid set-up's Y = V†UV as batched products in f64 DMMA: per coarse site
-    /// and link, c_ij = Σ_x conj(V_i(x)) UV_j(x) over the block's face, 2N_c = 48.
-    pub coarse_vuv_f64 {
-        problem: batched_complex_inner,
-        mma: m8n8k4(f64 -> f64),
-        staging: cp_async,
-        m: [48],
-        n: [48],
-        input: [f64],
-        tile_k: [16, 32],
-        warps: [4, 8, 12],
-        stages: [2, 3],
-    }
-}
-
-qdsl_macros::mma_tile! {
-    /// Y = V†UV as batched products in 3×BF16 (16-bit fixed-point accuracy), 2N_c = 48.
-    pub coarse_vuv_bf16x3 {
-        problem: batched_complex_inner,
-        mma: m16n8k16(bf16 -> f32),
-        split: 3,
-        staging: cp_async,
-        fragments: ldmatrix,
-        m: [48],
-        n: [48],
-        input: [f32],
-        tile_k: [32, 64],
-        warps: [6, 12],
-        stages: [2, 3],
     }
 }
 

@@ -23,10 +23,12 @@
 //! coarse slice and the coarse operator wraps periodically. [`cpu`] is the reference: the
 //! definitions as plain loops in f64;
 //! [`fixed16`] the same in 16-bit fixed point through integer sums, bitwise identical
-//! for any grouping and order of the sums.
+//! for any grouping and order of the sums; [`tiles`] the coarse links through the
+//! tensor-core tiles' CPU path (`mma_tile!`, `qdsl_kernels::multigrid`).
 
 pub mod cpu;
 pub mod fixed16;
+pub mod tiles;
 
 pub use cpu::coarsen;
 pub use fixed16::{coarsen_fixed16, Fixed16Coarse, Grouping};
