@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`operator`] | [`DenseOperator`]: M = X − D, from Wilson-clover or a coarse level |
 //! | [`prolongator`] | [`Prolongator`]: V chirality split and block orthonormalised; P, P† |
-//! | [`coarsen`] | UV, Y = V†UV and X_c: M_c = P† M P (the CPU reference) |
+//! | [`coarsen`] | UV, Y = V†UV and X_c: M_c = P† M P (the CPU reference); in 16-bit fixed point through integer sums (`fixed16`); the links through the `mma_tile!` V†UV tiles (`tiles`) |
 //! | [`preconditioned`] | X⁻¹Y and the even-odd Schur complement 1 − D'_pq D'_qp |
 //! | `dense` | row-major complex matrix products and inversion |
 
