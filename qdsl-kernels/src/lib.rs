@@ -17,6 +17,7 @@
 //! | [`AsqtadFat`], [`AsqtadLong`], [`Fat7`], [`HisqFat`] | smeared links (`link_paths!`), see [`asqtad_links`], [`hisq_links`] |
 //! | [`domain_wall`] | Möbius domain-wall chains (`fused5d!`): QUDA's fused M̂ kernels and the MSPCG kernels |
 //! | [`block_blas`] | tensor-core block inner products (`mma_tile!`) in f64 DMMA, 3×TF32, bf16 and 3×BF16 |
+//! | [`multigrid`] | the multigrid set-up's tiles (`mma_tile!`): Y = V†UV as batched inner products, f64 DMMA and 3×BF16 |
 //! | [`WilsonGauge`], [`SymanzikGauge`], [`IwasakiGauge`] | gauge actions of closed loops (`link_paths!` `action`), their value and force |
 //!
 //! [`catalog`] lists every spec as values, generated at build time from the specs
@@ -29,6 +30,7 @@ mod clover;
 mod coarse;
 pub mod domain_wall;
 mod links;
+pub mod multigrid;
 mod staggered;
 mod twisted_mass;
 mod wilson;

@@ -2,14 +2,17 @@
 //! against a plain f64 complex product written here, within the mode's stated bound;
 //! 3×BF16 reaching the 16-bit fixed-point bound plain bf16 misses, 3×TF32 f32's; and every
 //! knob value of the catalog compiled by NVRTC for sm_90, the default variants without
-//! spills (ptxas).
+//! spills (ptxas); the batched V†UV tiles of the multigrid set-up (`batched_complex_inner`)
+//! compiled and each product against the plain one.
 
 mod nvrtc;
 
 use qdsl_core::dsl::mma::{self, Input, MmaVariant};
+use qdsl_core::dsl::DslError;
 use qdsl_core::Complex;
 use qdsl_kernels::block_blas::random_vectors as vectors;
 use qdsl_kernels::block_blas::{block_inner_cpu, BlockBlasMode};
+use qdsl_kernels::multigrid::{CoarseVuvBf16x3, CoarseVuvF64};
 
 /// c_ij = Σ_x conj(a_i(x)) b_j(x) and Σ_x |a_i(x)| |b_j(x)|, in f64, the textbook way.
 fn reference(
@@ -299,6 +302,96 @@ fn f16_with_block_scaling_keeps_values_far_outside_its_range() {
             }
             let e = (got[i * 32 + j] - c).abs();
             assert!(e <= bound * mag, "({i}, {j}): {} vs {c}", got[i * 32 + j]);
+        }
+    }
+}
+
+/// The batched V†UV tiles (2N_c = 48, DMMA and 3×BF16) compile with NVRTC for sm_90,
+/// both kernels present, without spills; their CPU paths give each product within the
+/// mode's bound of the plain f64 product.
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs the CUDA toolchain (NVRTC + ptxas; no GPU needed)"
+)]
+fn batched_vuv_tiles_compile_for_sm90() {
+    use qdsl_core::dsl::mma::MmaTile;
+    let tc = nvrtc::Toolchain::load();
+    let v = |input, tile_k, warps, stages| MmaVariant {
+        m: 48,
+        n: 48,
+        input,
+        tile_k,
+        warps,
+        stages,
+    };
+    for (k, program) in [
+        CoarseVuvF64::program(&v(Input::F64, 32, 4, 2)),
+        CoarseVuvF64::program(&v(Input::F64, 16, 8, 3)),
+        CoarseVuvBf16x3::program(&v(Input::F32, 64, 12, 2)),
+        CoarseVuvBf16x3::program(&v(Input::F32, 32, 6, 3)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = program.unwrap();
+        let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+        let reports = tc.compile_checked(
+            &p.source,
+            &format!("coarse_vuv_{k}"),
+            "sm_90",
+            &entries,
+            true,
+        );
+        assert_eq!(reports.len(), 2, "{}", p.name);
+    }
+}
+
+/// The batched V†UV tiles' CPU paths (what the tensor core rounds emulated): each of 3
+/// products against the plain f64 complex product of its own rows, within the mode's
+/// bound (f64 DMMA and 3×BF16).
+#[test]
+fn batched_vuv_tiles_are_each_products_inner_product() {
+    use qdsl_core::dsl::mma::MmaTile;
+    let (len, batches) = (64, 3);
+    type Batched = fn(&MmaVariant, &[f64], &[f64], usize, usize) -> Result<Vec<f64>, DslError>;
+    let cases: [(mma::MmaSpec, Batched, Input, usize); 2] = [
+        (
+            CoarseVuvF64::spec(),
+            CoarseVuvF64::batched_inner_cpu,
+            Input::F64,
+            32,
+        ),
+        (
+            CoarseVuvBf16x3::spec(),
+            CoarseVuvBf16x3::batched_inner_cpu,
+            Input::F32,
+            64,
+        ),
+    ];
+    for (spec, run, input, tile_k) in cases {
+        let v = MmaVariant {
+            m: 48,
+            n: 48,
+            input,
+            tile_k,
+            warps: 12,
+            stages: 2,
+        };
+        let a = vectors(batches * 48, len, 31);
+        let b = vectors(batches * 48, len, 32);
+        let reals = |x: &[Complex<f64>]| x.iter().flat_map(|z| [z.re, z.im]).collect::<Vec<_>>();
+        let got = run(&v, &reals(&a), &reals(&b), 2 * len, batches).unwrap();
+        // Re and Im each a real sum bounded by √2 Σ|a||b| (as for the block inner products).
+        let bound = mma::cpu::error_bound(&spec, input, tile_k, 2 * len) * std::f64::consts::SQRT_2;
+        for p in 0..batches {
+            let (c, mag) = reference(&a[p * 48 * len..], &b[p * 48 * len..], 48, 48, len);
+            let g: Vec<Complex<f64>> = got[p * 48 * 48 * 2..(p + 1) * 48 * 48 * 2]
+                .chunks(2)
+                .map(|z| Complex::new(z[0], z[1]))
+                .collect();
+            let e = relative_error(&g, &c, &mag);
+            assert!(e <= bound, "{} product {p}: {e:e} > {bound:e}", spec.name);
         }
     }
 }

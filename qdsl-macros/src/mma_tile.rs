@@ -303,6 +303,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         &[
             ("inner", Problem::Inner),
             ("complex_inner", Problem::ComplexInner),
+            ("batched_complex_inner", Problem::BatchedComplexInner),
         ],
     )?;
     let instruction = instruction(required(Item::Mma)?)?;
@@ -387,6 +388,7 @@ fn expansion(spec: &Spec, m: &MmaSpec) -> TokenStream {
     let problem = match m.problem {
         Problem::Inner => quote!(#p::Problem::Inner),
         Problem::ComplexInner => quote!(#p::Problem::ComplexInner),
+        Problem::BatchedComplexInner => quote!(#p::Problem::BatchedComplexInner),
     };
     let shape = match m.instruction.shape {
         Shape::M16N8K16 => quote!(#p::Shape::M16N8K16),

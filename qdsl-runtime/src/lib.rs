@@ -17,6 +17,7 @@
 //! | [`smear`] | `link_paths!` plans run on the GPU: asqtad, fat7 smeared links |
 //! | [`libs`] | finding the CUDA libraries without panicking |
 //! | [`hash`] | the stable FNV-1a-128 content hash of cache keys |
+//! | [`multigrid`] | aggregation multigrid: dense operators of every level, prolongator, coarse-operator construction, X⁻¹Y |
 //! | [`linear`] | the interfaces between operators and solvers: vector space, linear operator, their error |
 //! | [`solver`] | Krylov solvers on host and device vectors, mixed precision with reliable updates |
 //! | `testing` | (feature `testing`, and this crate's tests) NVRTC and GPU access for tests |
@@ -33,6 +34,7 @@ pub mod hash;
 pub mod jit;
 pub mod libs;
 pub mod linear;
+pub mod multigrid;
 pub mod operator;
 pub mod rhmc;
 pub mod smear;

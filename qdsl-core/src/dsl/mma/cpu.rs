@@ -72,7 +72,8 @@ fn frexp_exponent(x: f32) -> i32 {
 /// length `k` (row-major, `a[i * k + kk]`), B n rows; k-tiles of `v.tile_k` (`k` must be
 /// a multiple of it, the kernel's requirement). `inner`: c_ij = Σ_k a_ik b_jk, m × n
 /// row-major; `complex_inner` (rows of interleaved (re, im), k = 2L):
-/// c_ij = Σ_x conj(a_i(x)) b_j(x), m × n interleaved complex values.
+/// c_ij = Σ_x conj(a_i(x)) b_j(x), m × n interleaved complex values (also one product
+/// of `batched_complex_inner`: [`batched_inner`] runs them all).
 pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
     let (m, n) = (v.m, v.n);
     assert!(
@@ -84,7 +85,7 @@ pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> 
     );
     match spec.problem {
         Problem::Inner => real_inner(spec, v, m, n, a, b, k),
-        Problem::ComplexInner => {
+        Problem::ComplexInner | Problem::BatchedComplexInner => {
             // B's rows, then their rotations b' = (im, −re): Re c = a·b, Im c = a·b'.
             let mut columns = b.to_vec();
             for row in b.chunks(k) {
@@ -164,6 +165,25 @@ fn real_inner(
         }
     }
     c
+}
+
+/// The products of a `batched_complex_inner` variant: product p's A rows are
+/// `a[p · m · k ..][.. m · k]`, its B rows `b[p · n · k ..][.. n · k]` (the kernel's
+/// batch_a = m · k, batch_b = n · k, lda = ldb = k), each computed as [`inner`] does;
+/// the results one after another (`batches` · m · n interleaved complex values).
+pub fn batched_inner(
+    spec: &MmaSpec,
+    v: &MmaVariant,
+    a: &[f64],
+    b: &[f64],
+    k: usize,
+    batches: usize,
+) -> Vec<f64> {
+    a.chunks(v.m * k)
+        .zip(b.chunks(v.n * k))
+        .take(batches)
+        .flat_map(|(a, b)| inner(spec, v, a, b, k))
+        .collect()
 }
 
 /// The relative error bound ε of a mode: |ĉ_ij − c_ij| ≤ ε Σ_k |a_ik b_jk| for the exact

@@ -12,13 +12,16 @@
 //! totals go to `partial[blockIdx.x][m][n]`; the reduce kernel adds the blocks'
 //! records in order: c[i][j] = Σ_b partial[b][i][j].
 //!
+//! Batched products (`batched_complex_inner`) run many such products in one grid: block
+//! blockIdx.x works on product blockIdx.x / blocks_per_batch (its A and B rows offset by
+//! batch_a, batch_b values) as block blockIdx.x mod blocks_per_batch of that product's
+//! k-tiles, and the reduce kernel adds each product's blocks' records.
+//!
 //! Requirements the caller checks ([`check_launch`]): k a multiple of tile_k, every row
 //! 16-byte aligned (lda, ldb multiples of 16 bytes), at least one k-tile.
 
 use super::plan::MmaPlan;
-use super::spec::{
-    Accumulator, Fragments, Instruction, Operand, Problem, Scaling, Shape, Split, Staging,
-};
+use super::spec::{Accumulator, Fragments, Instruction, Operand, Scaling, Shape, Split, Staging};
 use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use crate::dsl::kernel_ir::MmaOp;
 use crate::dsl::knob_space::{Extents, LaunchSpace};
@@ -91,7 +94,9 @@ pub fn print_op(op: &MmaOp) -> Vec<String> {
 
 /// The tile kernel's parameters: `a`, `b` (the input rows), `partial` (written: one
 /// m × n' f64 record per block, n' the real product's columns), `lda`, `ldb` (row
-/// strides in values), `k_tiles`.
+/// strides in values), `k_tiles`; batched products add `blocks_per_batch` (the grid is
+/// batches × blocks_per_batch blocks, product p's blocks p · blocks_per_batch …) and
+/// `batch_a`, `batch_b` (values from one product's rows of A, B to the next's).
 pub fn tile_params(p: &MmaPlan) -> Vec<ParamDecl> {
     let input = match p.variant.input {
         super::spec::Input::F32 => Elem::F32,
@@ -105,6 +110,22 @@ pub fn tile_params(p: &MmaPlan) -> Vec<ParamDecl> {
         ParamDecl::new("ldb", ParamKind::I64),
         ParamDecl::new("k_tiles", ParamKind::I64),
     ]
+    .into_iter()
+    .chain(
+        p.spec
+            .problem
+            .is_batched()
+            .then(|| {
+                [
+                    ParamDecl::new("blocks_per_batch", ParamKind::I64),
+                    ParamDecl::new("batch_a", ParamKind::I64),
+                    ParamDecl::new("batch_b", ParamKind::I64),
+                ]
+            })
+            .into_iter()
+            .flatten(),
+    )
+    .collect()
 }
 
 /// The reduce kernel's parameters: `partial`, `c` (written: m × n f64, or m × n
@@ -115,6 +136,14 @@ pub fn reduce_params() -> Vec<ParamDecl> {
         ParamDecl::new("c", ParamKind::write(Elem::F64)),
         ParamDecl::new("blocks", ParamKind::I32),
     ]
+}
+
+/// The batched reduce kernel's parameters: those of [`reduce_params`] (`blocks` per
+/// product) and `batches`, the number of products.
+pub fn batched_reduce_params() -> Vec<ParamDecl> {
+    let mut p = reduce_params();
+    p.push(ParamDecl::new("batches", ParamKind::I32));
+    p
 }
 
 /// Why a launch of the plan's kernel on these operands cannot run (k not a multiple of
@@ -162,7 +191,11 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
             },
             KernelInterface {
                 name: p.reduce_name(),
-                params: reduce_params(),
+                params: if p.spec.problem.is_batched() {
+                    batched_reduce_params()
+                } else {
+                    reduce_params()
+                },
                 geometry: Geometry::linear().with_fixed_block(128),
             },
         ],
@@ -247,7 +280,15 @@ pub fn source(p: &MmaPlan) -> String {
     let ldm = spec.fragments == Fragments::Ldmatrix;
     let scaled = spec.scaling == Scaling::BlockMax;
     let dmma = i.accumulator == Accumulator::F64;
-    let complex = spec.problem == Problem::ComplexInner;
+    let complex = spec.problem.is_complex();
+    let batched = spec.problem.is_batched();
+    // The block's index among its product's blocks and their number: the grid's own, or
+    // (batched products) blockIdx.x split into the product and the block within it.
+    let (bid, gdim) = if batched {
+        ("bx", "blocks_per_batch")
+    } else {
+        ("blockIdx.x", "gridDim.x")
+    };
     let per_chunk = 16 / v.input.bytes();
     let consts = [
         ("M", v.m),
@@ -299,9 +340,22 @@ pub fn source(p: &MmaPlan) -> String {
     s.push_str("    }\n}\n");
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void {}(const {input}* __restrict__ a, const {input}* __restrict__ b, double* __restrict__ partial, const long lda, const long ldb, const long k_tiles)\n{{",
-        p.name
+        "extern \"C\" __global__ void {}(const {input}* __restrict__ a, const {input}* __restrict__ b, double* __restrict__ partial, const long lda, const long ldb, const long k_tiles{})\n{{",
+        p.name,
+        if batched {
+            ", const long blocks_per_batch, const long batch_a, const long batch_b"
+        } else {
+            ""
+        }
     );
+    if batched {
+        s.push_str(
+            "    // Product `batch` of the batch: its rows of A and B; `bx` its block among blocks_per_batch.\n\
+             \x20   const long batch = blockIdx.x / blocks_per_batch, bx = blockIdx.x % blocks_per_batch;\n\
+             \x20   a += batch * batch_a;\n\
+             \x20   b += batch * batch_b;\n",
+        );
+    }
     s.push_str("    extern __shared__ __align__(16) unsigned char qdsl_smem[];\n");
     let _ = writeln!(
         s,
@@ -332,7 +386,10 @@ pub fn source(p: &MmaPlan) -> String {
     }
     s.push_str(
         "    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n\
-         \x20   const long my_tiles = blockIdx.x < k_tiles ? (k_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;\n",
+         \x20   const long my_tiles = BID < k_tiles ? (k_tiles - 1 - BID) / GDIM + 1 : 0;\n"
+            .replace("BID", bid)
+            .replace("GDIM", gdim)
+            .as_str(),
     );
     let c_regs = if dmma { 2 } else { 4 };
     let _ = writeln!(
@@ -341,10 +398,10 @@ pub fn source(p: &MmaPlan) -> String {
          \x20   #pragma unroll\n\
          \x20   for (int p = 0; p < TPW; p++) for (int e = 0; e < {c_regs}; e++) sum[p][e] = 0.0;"
     );
-    match spec.staging {
-        Staging::CpAsync => s.push_str(
+    let stage_loop = match spec.staging {
+        Staging::CpAsync => {
             "    for (int st = 0; st < STAGES - 1; st++) {\n\
-             \x20       if (st < my_tiles) qdsl_stage(staged + st * ROWS * SROW, a, b, lda, ldb, blockIdx.x + (long)st * gridDim.x);\n\
+             \x20       if (st < my_tiles) qdsl_stage(staged + st * ROWS * SROW, a, b, lda, ldb, BID + (long)st * GDIM);\n\
              \x20       asm volatile(\"cp.async.commit_group;\");\n\
              \x20   }\n\
              \x20   for (long it = 0; it < my_tiles; it++) {\n\
@@ -352,17 +409,18 @@ pub fn source(p: &MmaPlan) -> String {
              \x20       __syncthreads();\n\
              \x20       {\n\
              \x20           const long nx = it + STAGES - 1;\n\
-             \x20           if (nx < my_tiles) qdsl_stage(staged + (nx % STAGES) * ROWS * SROW, a, b, lda, ldb, blockIdx.x + nx * gridDim.x);\n\
+             \x20           if (nx < my_tiles) qdsl_stage(staged + (nx % STAGES) * ROWS * SROW, a, b, lda, ldb, BID + nx * GDIM);\n\
              \x20           asm volatile(\"cp.async.commit_group;\");\n\
-             \x20       }\n",
-        ),
-        Staging::Direct => s.push_str(
+             \x20       }\n"
+        }
+        Staging::Direct => {
             "    for (long it = 0; it < my_tiles; it++) {\n\
              \x20       __syncthreads(); // every warp is done with the previous tile\n\
-             \x20       qdsl_stage(staged, a, b, lda, ldb, blockIdx.x + it * gridDim.x);\n\
-             \x20       __syncthreads();\n",
-        ),
-    }
+             \x20       qdsl_stage(staged, a, b, lda, ldb, BID + it * GDIM);\n\
+             \x20       __syncthreads();\n"
+        }
+    };
+    s.push_str(&stage_loop.replace("BID", bid).replace("GDIM", gdim));
     let _ = writeln!(
         s,
         "        const {input}* const tile = staged + (it % STAGES) * ROWS * SROW;"
@@ -599,7 +657,27 @@ pub fn source(p: &MmaPlan) -> String {
         s.push_str("        o[8 * NR] = sum[p][2];\n        o[8 * NR + 1] = sum[p][3];\n");
     }
     s.push_str("    }\n}\n");
-    if complex {
+    if batched {
+        let _ = writeln!(
+            s,
+            "// c[batch][i][j] = (Re, Im) of conj(a_i)·b_j of each product: its blocks' partials of\n\
+             // columns j and N + j added in block order (the same sum for any order the blocks ran in).\n\
+             extern \"C\" __global__ void {}(const double* __restrict__ partial, double* __restrict__ c, const int blocks, const int batches)\n{{\n\
+             \x20   const long e = blockIdx.x * (long)blockDim.x + threadIdx.x;\n\
+             \x20   if (e >= (long)batches * (M * N)) return;\n\
+             \x20   const long batch = e / (M * N);\n\
+             \x20   const int i = (int)(e % (M * N)) / N, j = (int)(e % (M * N)) % N;\n\
+             \x20   double re = 0.0, im = 0.0;\n\
+             \x20   for (int b = 0; b < blocks; b++) {{\n\
+             \x20       const double* const r = partial + (batch * blocks + b) * (M * NR) + i * NR;\n\
+             \x20       re += r[j];\n\
+             \x20       im += r[N + j];\n\
+             \x20   }}\n\
+             \x20   c[2 * e] = re;\n\
+             \x20   c[2 * e + 1] = im;\n}}",
+            p.reduce_name()
+        );
+    } else if complex {
         let _ = writeln!(
             s,
             "// c[i][j] = (Re, Im) of conj(a_i)·b_j: the blocks' partials of columns j and N + j\n\

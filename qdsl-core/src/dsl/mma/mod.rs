@@ -3,8 +3,9 @@
 //! emulates what the tensor core rounds.
 //!
 //! A spec ([`MmaSpec`]) names the problem ([`Problem`]: `inner`, c_ij = Σ_k a_ik b_jk over
-//! a long k spread across the grid, and `complex_inner`, c_ij = ⟨a_i, b_j⟩ of complex
-//! vectors: block inner products), the instruction
+//! a long k spread across the grid, `complex_inner`, c_ij = ⟨a_i, b_j⟩ of complex
+//! vectors: block inner products, and `batched_complex_inner`, many of those in one
+//! launch: the multigrid set-up's V†UV), the instruction
 //! ([`Instruction`]: m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 DMMA), the
 //! split-precision mode ([`Split`]: 3×BF16, 3×TF32), the scaling into a 16-bit range
 //! ([`Scaling`]: the block's max |a| per tile, f16), the staging ([`Staging`]: `cp.async`
@@ -74,6 +75,45 @@ pub trait MmaTile {
             });
         }
         Ok(cpu::inner(&p.spec, v, a, b, k))
+    }
+
+    /// A `batched_complex_inner` spec's products on the CPU ([`cpu::batched_inner`]):
+    /// `batches` products, product p's m rows of A at `a[p · m · k ..]`, its n rows of B at
+    /// `b[p · n · k ..]`; the results one after another. An error for another problem or
+    /// lengths that do not fit.
+    fn batched_inner_cpu(
+        v: &MmaVariant,
+        a: &[f64],
+        b: &[f64],
+        k: usize,
+        batches: usize,
+    ) -> Result<Vec<f64>, DslError> {
+        let p = Self::plan(v)?;
+        if !p.spec.problem.is_batched() {
+            return Err(DslError::UnsupportedVariant {
+                kernel: p.name,
+                knob: "problem",
+                reason: format!("{} is not a batched problem", p.spec.problem.name()),
+            });
+        }
+        let fits = k > 0 && k.is_multiple_of(v.tile_k) && batches > 0;
+        if !fits || a.len() != batches * v.m * k || b.len() != batches * v.n * k {
+            return Err(DslError::FieldMismatch {
+                kernel: p.name,
+                field: "a, b".into(),
+                expected: format!(
+                    "{} and {} values ({batches} products of m = {}, n = {} rows of k values, \
+                     k a positive multiple of tile_k = {})",
+                    batches * v.m * k,
+                    batches * v.n * k,
+                    v.m,
+                    v.n,
+                    v.tile_k
+                ),
+                found: format!("{} and {} values, k = {k}", a.len(), b.len()),
+            });
+        }
+        Ok(cpu::batched_inner(&p.spec, v, a, b, k, batches))
     }
 }
 

@@ -17,6 +17,11 @@ pub enum Problem {
     /// Re c_ij = Σ a·b_j and Im c_ij = Σ a·b'_j (four real products per complex one);
     /// the reduce kernel writes c as m × n interleaved complex values.
     ComplexInner,
+    /// Many `ComplexInner` products in one launch: product p has its own m rows of A and
+    /// n rows of B (offset p · batch_a and p · batch_b values from the first's) and its
+    /// own m × n result, c[p][i][j] = Σ_x conj(a_pi(x)) b_pj(x). The multigrid set-up's
+    /// V†UV: one product per coarse site and link, summed over the block's face.
+    BatchedComplexInner,
 }
 
 impl Problem {
@@ -25,14 +30,25 @@ impl Problem {
         match self {
             Problem::Inner => "inner",
             Problem::ComplexInner => "complex_inner",
+            Problem::BatchedComplexInner => "batched_complex_inner",
         }
+    }
+
+    /// Whether the vectors are complex (the rotated rows of B, a complex result).
+    pub fn is_complex(self) -> bool {
+        matches!(self, Problem::ComplexInner | Problem::BatchedComplexInner)
+    }
+
+    /// Whether one launch computes a batch of products.
+    pub fn is_batched(self) -> bool {
+        self == Problem::BatchedComplexInner
     }
 
     /// Columns of the real product for n vectors b_j: n, or 2n for complex vectors.
     pub fn real_n(self, n: usize) -> usize {
         match self {
             Problem::Inner => n,
-            Problem::ComplexInner => 2 * n,
+            Problem::ComplexInner | Problem::BatchedComplexInner => 2 * n,
         }
     }
 }

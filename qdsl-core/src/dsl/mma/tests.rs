@@ -400,3 +400,86 @@ fn complex_inner_products_are_the_hermitian_ones() {
         }
     }
 }
+
+/// A batched product's p-th result is the complex inner product of its own rows (a plain
+/// num_complex loop here, to the f64 mode's rounding, and each mode equal to one
+/// `complex_inner` product of those rows); its kernel splits the grid into products
+/// (`blocks_per_batch`, the batch strides), its reduce kernel takes `batches`; the
+/// unbatched source has none of it.
+#[test]
+fn batched_complex_inner_products_are_each_products_own() {
+    use num_complex::Complex;
+    let (l, batches) = (32, 3);
+    let v = MmaVariant {
+        m: 16,
+        n: 32,
+        ..variant(Input::F64)
+    };
+    let k = 2 * l;
+    let (a, b) = (
+        values(batches * v.m * k, 21, 1e2),
+        values(batches * v.n * k, 22, 1e2),
+    );
+    for s in modes() {
+        let s = MmaSpec {
+            problem: Problem::BatchedComplexInner,
+            ..s
+        };
+        let got = cpu::batched_inner(&s, &v, &a, &b, k, batches);
+        assert_eq!(got.len(), batches * v.m * v.n * 2);
+        let one = MmaSpec {
+            problem: Problem::ComplexInner,
+            ..s.clone()
+        };
+        for p in 0..batches {
+            let (ap, bp) = (
+                &a[p * v.m * k..(p + 1) * v.m * k],
+                &b[p * v.n * k..(p + 1) * v.n * k],
+            );
+            let single = inner(&one, &v, ap, bp, k);
+            assert_eq!(
+                &got[p * v.m * v.n * 2..(p + 1) * v.m * v.n * 2],
+                &single[..],
+                "{} product {p}",
+                s.mode()
+            );
+            if s.instruction.operand == Operand::F64 {
+                let z = |x: &[f64], r: usize, q: usize| {
+                    Complex::new(x[r * k + 2 * q], x[r * k + 2 * q + 1])
+                };
+                for (i, j) in [(0, 0), (3, 17), (15, 31)] {
+                    let c: Complex<f64> = (0..l).map(|q| z(ap, i, q).conj() * z(bp, j, q)).sum();
+                    let e = p * v.m * v.n + i * v.n + j;
+                    let d = Complex::new(got[2 * e], got[2 * e + 1]) - c;
+                    assert!(
+                        d.norm() < 1e-10 * c.norm().max(1.0),
+                        "product {p} ({i}, {j}): {d}"
+                    );
+                }
+            }
+        }
+        let plan = plan::plan(&s, &v).unwrap();
+        let source = cuda::source(&plan);
+        assert!(
+            source.contains("bx = blockIdx.x % blocks_per_batch"),
+            "{}",
+            s.mode()
+        );
+        assert!(source.contains("a += batch * batch_a;"));
+        let program = cuda::program(&plan);
+        let names = |k: usize| {
+            program.kernels[k]
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(0)[6..], ["blocks_per_batch", "batch_a", "batch_b"]);
+        assert_eq!(names(1).last().map(String::as_str), Some("batches"));
+        let unbatched = cuda::source(&plan::plan(&one, &v).unwrap());
+        assert!(
+            !unbatched.contains("blocks_per_batch")
+                && unbatched.contains("(k_tiles - 1 - blockIdx.x) / gridDim.x")
+        );
+    }
+}
