@@ -3,7 +3,8 @@
 # STEP=verify (the GPU test binaries, racecheck of the fused chains, memcheck, GPU Möbius
 # solves, 2-GPU NCCL grid solves), STEP=bench (the rows this round added) or STEP=grid (the
 # several-GPU tests, peer and NCCL grid solves and the scaling tables, on 2 or 4 GPUs: about
-# 3 minutes on 2 GPUs, 5 on 4). Logs in $OUT
+# 3 minutes on 2 GPUs, 5 on 4) or STEP=round (2 GPUs: this round's merge, every GPU test,
+# the link-path plans, two-GPU solves and scaling). Logs in $OUT
 # (keep it to a few files: the device tool returns a limited number); tune/JIT cache in a
 # temporary directory.
 set -u
@@ -42,6 +43,23 @@ bench)
   r bench_hmc 60 "$Q" bench --sizes 16,32 --case hmc --reps 3 --warmup 1 --json "$OUT/hmc.json"
   r bench_grid 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --reps 50
   r bench_grid_weak 90 "$Q" bench --grid 1,1,1,2 --sizes 32 --weak --reps 50
+  ;;
+round)
+  # This round's merge on a 2-GPU machine in one call: every GPU test but the several-GPU
+  # ones eight at a time, then those alone; the link-path tree against the staged plan and
+  # the GPU pullback; two-GPU solves through peer copies and NCCL; the 2-GPU scaling table.
+  MULTI="multi_gpu_ nccl_distributed_hops device_peer_transport"
+  r rt_tests 300 "$RT" --ignored --test-threads 8 --skip multi_gpu_ --skip nccl_distributed_hops --skip device_peer_transport
+  r ql_tests 200 "$QL" --ignored --test-threads 8
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P r grid_tests 150 "$RT" --ignored --test-threads 1 $MULTI
+  grep -hE " via |NCCL version" "$OUT/grid_tests.log" | sort | uniq -c | head -6
+  r bench_links 200 "$Q" bench --sizes 32 --case _links --reps 5 --warmup 1 --json "$OUT/links.json"
+  r bench_pullback 60 "$Q" bench --sizes 32 --case pullback --reps 3 --warmup 1 --json "$OUT/pullback.json"
+  for t in peer nccl; do
+    QDSL_GRID_TRANSPORT=$t r grid_${t}_wilson 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRID_TRANSPORT=$t r grid_${t}_asqtad 25 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+  done
+  r bench_grid_t2 120 "$Q" bench --grid 1,1,1,2 --reps 50 --warmup 10 --transports peer,nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/grid_t2.json"
   ;;
 grid)
   G=$(nvidia-smi -L | wc -l)
