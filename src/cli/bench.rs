@@ -102,7 +102,7 @@ fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Resul
     use crate::app::solve::{check_gpu_grid, GridTransport};
     use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
     let transports = match args.transports.as_slice() {
-        [] => vec![GridTransport::from_env(grid.size())?],
+        [] => vec![GridTransport::from_env()?],
         names => names
             .iter()
             .map(|n| GridTransport::parse(n))

@@ -121,7 +121,7 @@ pub(super) fn check_grid(
     }
     let ext = grid_lattice(grid, gauge, config.action)?;
     if let SolveBackend::Cuda(_) = backend {
-        check_gpu_grid(grid, GridTransport::from_env(grid.size())?)?;
+        check_gpu_grid(grid, GridTransport::from_env()?)?;
     }
     Ok(ext)
 }
@@ -141,7 +141,7 @@ impl Setup {
         match backend {
             SolveBackend::Cpu => self.solve_decomposed(config, lattice, ext, b),
             SolveBackend::Cuda(_) => {
-                let transport = GridTransport::from_env(ext.decomposition().size())?;
+                let transport = GridTransport::from_env()?;
                 self.solve_decomposed_on_gpus(config, lattice, ext, b, transport)
             }
         }

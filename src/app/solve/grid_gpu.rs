@@ -26,8 +26,8 @@ use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::distributed::device::{
-    exchange_stream, global_sum, peer_access_between, DeviceTransport, HostStaged, NcclTransport,
-    PeerTransport, RankDistribution, SharedTransport,
+    exchange_stream, global_sum, DeviceTransport, HostStaged, NcclTransport, PeerTransport,
+    RankDistribution, SharedTransport,
 };
 use qdsl_runtime::distributed::{fill_link_halos, unit_clover_on_halo_sites, SharedComm};
 use qdsl_runtime::operator::cpu::StaggeredLinks;
@@ -41,7 +41,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 /// The environment variable choosing how the ranks of a GPU `--grid` solve exchange
-/// faces: `nccl` (default) or `host` (module docs).
+/// faces: `nccl` (default), `peer` or `host` (module docs).
 pub const GRID_TRANSPORT_VAR: &str = "QDSL_GRID_TRANSPORT";
 
 /// How the ranks of a GPU `--grid` solve exchange faces (module docs).
@@ -56,7 +56,7 @@ pub enum GridTransport {
 }
 
 impl GridTransport {
-    /// The transport named by `text` (`nccl`, `host`), or an error naming the value.
+    /// The transport named by `text` (`peer`, `nccl`, `host`), or an error naming the value.
     pub fn parse(text: &str) -> Result<Self, SolveError> {
         match text.trim() {
             "peer" => Ok(Self::Peer),
@@ -69,24 +69,13 @@ impl GridTransport {
         }
     }
 
-    /// The transport of [`GRID_TRANSPORT_VAR`] for `ranks` ranks; where unset, `peer`
-    /// when the GPUs 0..ranks exist and every pair has peer access, else `nccl`.
-    pub fn from_env(ranks: usize) -> Result<Self, SolveError> {
+    /// The transport of [`GRID_TRANSPORT_VAR`]; where unset, `nccl`
+    /// (measured faster than the direct peer copies on 2 × H100: a 3 MiB face exchange
+    /// took 101 µs through NCCL against 240 µs peer-to-peer, BENCHMARKS.md 2026-11-27 (f)).
+    pub fn from_env() -> Result<Self, SolveError> {
         match std::env::var(GRID_TRANSPORT_VAR) {
             Ok(t) => Self::parse(&t),
-            Err(_) => Ok(Self::default_for(ranks)),
-        }
-    }
-
-    /// `peer` where it works for `ranks` ranks on GPUs 0..ranks, else `nccl` (whose
-    /// checks then name what is missing).
-    fn default_for(ranks: usize) -> Self {
-        let gpus = qdsl_runtime::backend::gpu_count().unwrap_or(0);
-        let ordinals: Vec<usize> = (0..ranks).collect();
-        if ranks <= gpus && peer_access_between(&ordinals) == Ok(true) {
-            Self::Peer
-        } else {
-            Self::Nccl
+            Err(_) => Ok(Self::Nccl),
         }
     }
 

@@ -561,7 +561,7 @@ fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
             }
         }
     }
-    let global = Lattice::new([6, 6, 6, 12]).unwrap();
+    let global = Lattice::new([8, 8, 8, 12]).unwrap();
     let u = GaugeField::<f64>::random(global, 73);
     let long = GaugeField::<f64>::random(global, 74);
     let chi = ColourSpinorField::<f64>::gaussian(
