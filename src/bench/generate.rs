@@ -36,6 +36,19 @@ const BETA: f64 = 6.0;
 /// Omelyan steps of the bench trajectory (τ = 1).
 pub const HMC_STEPS: usize = 10;
 
+/// Generation runs in f64 with recon-18 links: any other case is an error naming `what`
+/// and the case's format.
+fn require_f64_recon18(case: &BenchCase, what: &str) -> Result<(), String> {
+    if case.format != StorageFormat::F64 || case.recon != Recon::R18 {
+        return Err(format!(
+            "{what} runs in f64 with recon18 links, not {:?} recon{}",
+            case.format,
+            case.recon.reals()
+        ));
+    }
+    Ok(())
+}
+
 /// Times one Wilson heatbath sweep of `u` on the GPU (f64, recon 18 only).
 pub fn bench_heatbath(
     gpu: &Gpu,
@@ -45,13 +58,7 @@ pub fn bench_heatbath(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, String> {
-    if case.format != StorageFormat::F64 || case.recon != Recon::R18 {
-        return Err(format!(
-            "the heatbath runs in f64 with recon18 links, not {:?} recon{}",
-            case.format,
-            case.recon.reals()
-        ));
-    }
+    require_f64_recon18(case, "the heatbath")?;
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let lat = *u.lattice();
     let t0 = Instant::now();
@@ -95,13 +102,7 @@ pub fn bench_hmc(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, String> {
-    if case.format != StorageFormat::F64 || case.recon != Recon::R18 {
-        return Err(format!(
-            "HMC runs in f64 with recon18 links, not {:?} recon{}",
-            case.format,
-            case.recon.reals()
-        ));
-    }
+    require_f64_recon18(case, "HMC")?;
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let lat = *u.lattice();
     let level = Level::new(&WilsonGauge::spec(), BETA, HMC_STEPS, Integrator::Omelyan)

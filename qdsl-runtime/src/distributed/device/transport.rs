@@ -59,13 +59,17 @@ pub trait DeviceTransport {
     /// After [`Self::packed`] and the interior are queued: starts the exchange (for
     /// direct copies: offers the receive buffers and queues the copies); the host work
     /// here overlaps the GPU's interior.
+    /// The default: nothing to start before [`Self::complete`] (transports whose whole
+    /// exchange runs there: NCCL's grouped send/receive, the host staging).
     fn post(
         &mut self,
-        gpu: &Gpu,
-        operation: &str,
-        sends: &[FaceSend<'_>],
-        recvs: &[FaceRecv<'_>],
-    ) -> Result<(), DistributedError>;
+        _gpu: &Gpu,
+        _operation: &str,
+        _sends: &[FaceSend<'_>],
+        _recvs: &[FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        Ok(())
+    }
 
     /// Completes the exchange posted with the same `sends`: when it returns, every
     /// receive buffer holds its peer's face for the work queued next on the GPU's stream.
@@ -154,16 +158,6 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
                 Ok((values, norms))
             })
             .collect::<Result<_, DistributedError>>()?;
-        Ok(())
-    }
-
-    fn post(
-        &mut self,
-        _: &Gpu,
-        _: &str,
-        _: &[FaceSend<'_>],
-        _: &[FaceRecv<'_>],
-    ) -> Result<(), DistributedError> {
         Ok(())
     }
 
@@ -293,16 +287,6 @@ impl DeviceTransport for NcclTransport {
             .stream()
             .wait(&packed)
             .map_err(device("waiting for the packs", rank))
-    }
-
-    fn post(
-        &mut self,
-        _: &Gpu,
-        _: &str,
-        _: &[FaceSend<'_>],
-        _: &[FaceRecv<'_>],
-    ) -> Result<(), DistributedError> {
-        Ok(())
     }
 
     fn complete(
