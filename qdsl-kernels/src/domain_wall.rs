@@ -5,6 +5,8 @@
 //! ([`qdsl_core::dsl::fused5d::FusedVariant`]); constant, per-slice (zMöbius) and Shamir
 //! coefficients are values of the matrices.
 //!
+//! The hop alone on the 5D field is [`MobiusDslash4`] (QUDA's Dslash4).
+//!
 //! QUDA's asymmetric even-odd operator M̂ = M5 − ¼ H M_φ M5⁻¹ H M_φ in three kernels:
 //! t₁ = M_φ ψ ([`MobiusDslash4pre`]), t₂ = M_φ M5⁻¹ H t₁ ([`MobiusDslash4M5invM5pre`]),
 //! M̂ ψ = M5 ψ − ¼ H t₂ ([`MobiusDslash4XpayM5mob`] with a = 1, b = −¼); or in two, with
@@ -30,6 +32,12 @@ use qdsl_core::dsl::fused5d::{Chain, Fused5d, FusedVariant};
 use qdsl_core::dsl::kernel_ir::KernelIr;
 use qdsl_core::dsl::{CompiledKernel, DslError, Ir};
 use qdsl_macros::fused5d;
+
+fused5d! {
+    /// The 4D hop alone on every slice of a 5D field: out(s) = (H ψ)(s) (QUDA's Dslash4,
+    /// `dslash_test --dslash-type mobius --test Dslash`; the links read once for all Ls).
+    pub mobius_dslash4(Dw = WilsonHop) = Dw;
+}
 
 fused5d! {
     /// QUDA's Dslash4pre: out(s) = (M_φ ψ)(s) = b_s ψ(s) + c_s (S ψ)(s).
@@ -133,6 +141,7 @@ impl FusedEntry {
 /// Every domain-wall chain of the catalog.
 pub fn chains() -> Vec<FusedEntry> {
     vec![
+        FusedEntry::of::<MobiusDslash4>(),
         FusedEntry::of::<MobiusDslash4pre>(),
         FusedEntry::of::<MobiusDslash4M5invM5pre>(),
         FusedEntry::of::<MobiusDslash4XpayM5mob>(),

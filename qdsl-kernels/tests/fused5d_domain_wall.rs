@@ -147,7 +147,15 @@ fn every_chain_is_launched_as_sites_by_slices() {
     for e in domain_wall::chains() {
         let xpay = (e.chain)().xpay.is_some();
         let k = (e.compiled)(&variant(StorageFormat::F32, Recon::R12, xpay, 12)).unwrap();
-        assert_eq!(k.geometry.shared_per_thread, 24 * 4, "{}", e.name);
+        // One s-column of 24 reals per thread where an s-local piece reads it; none for
+        // the hop alone.
+        let chain = (e.chain)();
+        let s_local = !chain.source_pieces().is_empty()
+            || !chain.result_pieces().is_empty()
+            || chain.xpay.is_some();
+        let shared = if s_local { 24 * 4 } else { 0 };
+        assert_eq!(k.geometry.shared_per_thread, shared, "{}", e.name);
+        assert_eq!(k.source.contains("qdsl_shared"), s_local, "{}", e.name);
         assert!(
             k.source.contains("const int s5 = threadIdx.y;"),
             "{}",

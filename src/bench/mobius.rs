@@ -1,4 +1,5 @@
-//! `qdsl bench` rows of the Möbius domain-wall chains (`fused5d!`): QUDA's three fused
+//! `qdsl bench` rows of the Möbius domain-wall chains (`fused5d!`): the 4D hop alone on
+//! the 5D field (QUDA's Dslash4) and M5⁻¹ alone (QUDA's M5inv); QUDA's three fused
 //! kernels of the asymmetric M̂ — Dslash4pre (M_φ), Dslash4·M5inv·M5pre and
 //! Dslash4·xpay·M5mob — on one parity of a 5D field with Ls slices, each timed alone;
 //! their sum is one application of M̂ (QUDA's MatPC); and the whole device M̂
@@ -21,7 +22,8 @@ use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::Parity;
 use qdsl_kernels::domain_wall::{
-    FusedEntry, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
+    FusedEntry, MobiusDslash4, MobiusDslash4M5invM5pre, MobiusDslash4XpayM5mob, MobiusDslash4pre,
+    MobiusM5inv,
 };
 use qdsl_kernels::WilsonHop;
 use qdsl_runtime::device::{DeviceField, Gpu};
@@ -48,6 +50,8 @@ const HOP_FLOPS_PER_5D_SITE: usize = 1320;
 /// The catalog chain a Möbius bench kernel runs.
 fn entry(kernel: BenchKernel) -> Option<FusedEntry> {
     match kernel {
+        BenchKernel::MobiusDslash4 => Some(FusedEntry::of::<MobiusDslash4>()),
+        BenchKernel::MobiusM5inv => Some(FusedEntry::of::<MobiusM5inv>()),
         BenchKernel::MobiusDslash4pre => Some(FusedEntry::of::<MobiusDslash4pre>()),
         BenchKernel::MobiusDslash4M5invM5pre => Some(FusedEntry::of::<MobiusDslash4M5invM5pre>()),
         BenchKernel::MobiusDslash4XpayM5mob => Some(FusedEntry::of::<MobiusDslash4XpayM5mob>()),

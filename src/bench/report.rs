@@ -47,12 +47,16 @@ pub enum BenchKernel {
     WilsonHeatbath,
     /// One quenched Wilson HMC trajectory on the device (f64).
     WilsonHmc,
+    /// The 4D hop alone on one parity of a 5D field (`fused5d!`; QUDA's Dslash4).
+    MobiusDslash4,
     /// Möbius Dslash4pre: M_φ = b5 + c5 S on one parity of a 5D field (`fused5d!`).
     MobiusDslash4pre,
     /// Möbius Dslash4·M5inv·M5pre: the 4D hop, then M5⁻¹ and M_φ in shared memory.
     MobiusDslash4M5invM5pre,
     /// Möbius Dslash4·xpay·M5mob: the 4D hop with the M5 block as the xpay term.
     MobiusDslash4XpayM5mob,
+    /// Möbius M5⁻¹ alone: the inverse of the s-direction operator (QUDA's M5inv).
+    MobiusM5inv,
     /// Block inner products ⟨a_i, b_j⟩ of two sets of spinor fields on tensor cores
     /// (`mma_tile!`) in one mode; the case's `sources` is the number of vectors per set.
     BlockDot(BlockBlasMode),
@@ -82,9 +86,11 @@ impl BenchKernel {
             BenchKernel::SymanzikForce => "symanzik_force",
             BenchKernel::WilsonHeatbath => "wilson_heatbath",
             BenchKernel::WilsonHmc => "wilson_hmc",
+            BenchKernel::MobiusDslash4 => "mobius_dslash4",
             BenchKernel::MobiusDslash4pre => "mobius_dslash4pre",
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
+            BenchKernel::MobiusM5inv => "mobius_m5inv",
             BenchKernel::BlockDot(mode) => mode.kernel_name(),
             BenchKernel::MobiusEo => "mobius_eo",
             BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
@@ -95,9 +101,11 @@ impl BenchKernel {
     pub fn is_mobius(self) -> bool {
         matches!(
             self,
-            BenchKernel::MobiusDslash4pre
+            BenchKernel::MobiusDslash4
+                | BenchKernel::MobiusDslash4pre
                 | BenchKernel::MobiusDslash4M5invM5pre
                 | BenchKernel::MobiusDslash4XpayM5mob
+                | BenchKernel::MobiusM5inv
                 | BenchKernel::MobiusEo
                 | BenchKernel::MobiusEoTwoKernels
         )
@@ -228,6 +236,8 @@ pub fn default_cases() -> Vec<BenchCase> {
     for ls in [12, 16] {
         for format in [F32, Fixed16] {
             for kernel in [
+                MobiusDslash4,
+                MobiusM5inv,
                 MobiusDslash4pre,
                 MobiusDslash4M5invM5pre,
                 MobiusDslash4XpayM5mob,

@@ -118,9 +118,11 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
+        | BenchKernel::MobiusDslash4
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::MobiusM5inv
         | BenchKernel::BlockDot(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => {
@@ -150,9 +152,11 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
+        | BenchKernel::MobiusDslash4
         | BenchKernel::MobiusDslash4pre
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
+        | BenchKernel::MobiusM5inv
         | BenchKernel::BlockDot(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),

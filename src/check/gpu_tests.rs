@@ -519,6 +519,8 @@ fn mobius_bench_rows_run() {
         qdsl_runtime::tune::Tuner::new(&dir.path().join("tune.tsv"), gpu.fingerprint("test"))
             .with_progress(false);
     let kernels = [
+        BenchKernel::MobiusDslash4,
+        BenchKernel::MobiusM5inv,
         BenchKernel::MobiusDslash4pre,
         BenchKernel::MobiusDslash4M5invM5pre,
         BenchKernel::MobiusDslash4XpayM5mob,

@@ -4,7 +4,7 @@
 //! without a hop starts from the frame of the identity stencil out(x) = ψ(x). Then:
 //! s5 = threadIdx.y (block.y = Ls), whole blocks of sites (no early return: every
 //! thread reaches every barrier), one shared buffer `column` of 24 reals per thread
-//! (the block's s-columns), and
+//! (the block's s-columns; none for the hop alone), and
 //! * each piece acting on the hop's source, inside every term right after the source
 //!   load: the thread's record ψ(y, s5) to `column`, a barrier, the piece's row
 //!   r = Σ_s' A₊(s5, s') P₊ column[s'] + A₋(s5, s') P₋ column[s'] ([`ChiralRow`]), a
@@ -94,10 +94,17 @@ pub fn kernel_ir(
     });
     k.prologue.fifth = kernel_ir::FifthIndex::ThreadY;
     k.prologue.bounds = kernel_ir::Bounds::WholeBlocks;
-    k.shared = vec![SharedBuffer {
-        name: COLUMN.into(),
-        elems_per_thread: SPINOR_REALS,
-    }];
+    // The s-columns are shared only where an s-local piece reads them: the hop alone
+    // (`mobius_dslash4`) needs no shared memory.
+    let s_local = !chain.source_pieces().is_empty()
+        || !chain.result_pieces().is_empty()
+        || chain.xpay.is_some();
+    if s_local {
+        k.shared = vec![SharedBuffer {
+            name: COLUMN.into(),
+            elems_per_thread: SPINOR_REALS,
+        }];
+    }
     let row = |piece: SPiece, dest| {
         Stmt::ChiralRow(ChiralRow {
             buffer: COLUMN.into(),

@@ -121,6 +121,12 @@ struct Case {
 fn cases() -> Vec<Case> {
     vec![
         Case {
+            name: "mobius_dslash4",
+            hops: true,
+            expected: |r, psi, q| r.hop(psi, q, false),
+            xpay_m5: None,
+        },
+        Case {
             name: "mobius_dslash4pre",
             hops: false,
             expected: |r, psi, _| r.m_phi(psi, false),
@@ -216,6 +222,7 @@ fn run_generated<T: Real>(
     xpay: Option<Xpay<'_, T>>,
 ) -> Result<(), DslError> {
     match name {
+        "mobius_dslash4" => MobiusDslash4.apply_cpu(v, m, out, psi, u, xpay),
         "mobius_dslash4pre" => MobiusDslash4pre.apply_cpu(v, m, out, psi, xpay),
         "mobius_dslash4_m5inv_m5pre" => MobiusDslash4M5invM5pre.apply_cpu(v, m, out, psi, u, xpay),
         "mobius_dslash4_xpay_m5mob" => MobiusDslash4XpayM5mob.apply_cpu(v, m, out, psi, u, xpay),
