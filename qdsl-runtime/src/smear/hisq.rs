@@ -76,21 +76,43 @@ pub struct HisqBuffers<T> {
 
 impl<T: GpuReal> HisqGpu<T> {
     /// Compiles (or loads) the three smearing kernels and the projection kernel, the
-    /// smearings as one-kernel trees.
+    /// smearings in the default plan ([`PlanKind::Staged`]).
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
-        Self::with_plan(gpu, PlanKind::Tree)
+        Self::with_plan(gpu, PlanKind::default())
     }
 
     /// [`Self::new`] with the smearings' GPU plan `plan` (the staged plan stores the
     /// fat7 and `HisqFat` staple levels as fields; the Naik link has none).
     pub fn with_plan(gpu: &Gpu, plan: PlanKind) -> Result<Self, SmearGpuError> {
-        let knobs = PathKnobs::default().with_plan(plan);
+        Self::with_knobs(gpu, PathKnobs::default().with_plan(plan))
+    }
+
+    /// [`Self::new`] with the smearings' plan `knobs.plan` and the thin links (the fat7
+    /// input) stored as `knobs.input` (recon 18, or recon 12 + phase); the second level
+    /// reads W, made on the device, in recon 18. The fat7 and `HisqFat` passes run one
+    /// after the other on one stream and share one scratch (6 slots of one μ).
+    pub fn with_knobs(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
+        let level2 = PathKnobs {
+            input: qdsl_core::dsl::variant::Recon::R18,
+            ..knobs
+        };
+        let fat7 = GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?;
+        let mut fat = GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, level2)?;
+        fat.share_scratch(&fat7);
         Ok(HisqGpu {
-            fat7: GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?,
-            fat: GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?,
-            long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, knobs)?,
+            fat7,
+            fat,
+            long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, level2)?,
             project: projection::<T>(gpu)?,
         })
+    }
+
+    /// Bytes of device scratch the smearings take on `lattice` (the shared staged
+    /// fields; 0 for the tree plan).
+    pub fn scratch_bytes(&self, lattice: &Lattice) -> usize {
+        self.fat7
+            .scratch_bytes(lattice)
+            .max(self.fat.scratch_bytes(lattice))
     }
 
     /// Device memory for a construction on `lattice`, zeroed.
@@ -264,7 +286,7 @@ pub fn hisq_links_gpu<T: GpuReal>(
     u: &GaugeField<T>,
     epsilon_naik: f64,
 ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
-    hisq_links_gpu_with(gpu, tuner, u, epsilon_naik, PlanKind::Tree)
+    hisq_links_gpu_with(gpu, tuner, u, epsilon_naik, PlanKind::default())
 }
 
 /// [`hisq_links_gpu`] with the smearings' GPU plan `plan`.
