@@ -50,7 +50,7 @@ fn coefficient_list(c: &[f64]) -> String {
 }
 
 fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {
-    let knobs = PathKnobs::with_input(recon);
+    let knobs = PathKnobs::with_input(recon).with_plan(PlanKind::Tree);
     let name = S::spec().name;
     let tag = format!("{name}_{recon:?}");
     let volume = u.lattice().volume();
@@ -71,6 +71,21 @@ fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Rec
     let call = format!("{name}_to_device_layout(out.data(), in.data(), L0, L1, L2, L3)");
     let got = run_host(cxx, dir, &format!("{tag}_layout"), &source, &call, &encoded);
     assert_eq!(&got[..device.len()], &device[..], "{tag}: layout kernel");
+    // With recon 12 the encoding kernel turns 18-real host-layout links into the device
+    // records (λ = det L / |det L| from cofactors: the host's up to rounding).
+    if recon == Recon::R12 {
+        let call = format!("{name}_encode_device_layout(out.data(), in.data(), L0, L1, L2, L3)");
+        let got = run_host(
+            cxx,
+            dir,
+            &format!("{tag}_encode"),
+            &source,
+            &call,
+            &host_reals(u),
+        );
+        let d = max_diff(&got[..device.len()], &device);
+        assert!(d < 1e-14, "{tag}: encoding kernel − host records {d:e}");
+    }
 }
 
 /// The staged plan of spec `S` (per μ: its passes into the scratch fields of that μ, then

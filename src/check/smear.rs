@@ -12,8 +12,9 @@
 //! rounded input. The rows without `plan=` run the one-kernel tree ([`PlanKind::Tree`], a
 //! knob); the asqtad fat, fat7 and HISQ rows again with the staged GPU plan, the default
 //! (variant `plan=staged`, [`PlanKind::Staged`]: the staple levels stored as fields, one
-//! link direction at a time), in recon 18 and recon 12 + phase (HISQ: the thin links, the
-//! fat7 input, in recon 12; the second level reads W in recon 18).
+//! link direction at a time), in recon 18 and recon 12 + phase (HISQ: the thin links
+//! encoded on the host, W on the device; the CPU side rounds the thin links as the
+//! kernels do, not W, whose rebuilt row 2 differs by rounding of the precision).
 //! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
 //! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
 //! for a random smeared-link gradient.

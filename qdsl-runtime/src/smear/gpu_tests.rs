@@ -403,9 +403,10 @@ fn an_extent_over_256_is_refused() {
 /// The default plan is the staged one, and it equals the one-kernel tree: every smearing
 /// on lat.sample.l8 in f64 to 1e-13 relative (staged against tree directly, and both
 /// against the CPU), the asqtad links of the default [`asqtad_links_gpu`] are MILC's
-/// fat.l8 and long.l8; the HISQ chain with its thin links in recon 12 + phase (the fat7
-/// input; the second level reads W in recon 18) equals the CPU chain on the same rebuilt
-/// thin links to 1e-12; HISQ's two staged levels share one scratch of 6 slots of one μ.
+/// fat.l8 and long.l8; the HISQ chain in recon 12 + phase (the thin links encoded on the
+/// host, W on the device) equals the CPU chain on the same rebuilt thin links to 1e-12
+/// (W's rebuilt row 2 differs from the projection's by f64 rounding); HISQ's two staged
+/// levels share one scratch of 6 slots of one μ.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn default_staged_plan_equals_the_tree() {

@@ -3,9 +3,11 @@
 //! device, run on device stages ([`DeviceHisq`]): phases and the time boundary folded in
 //! on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link by link
 //! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) + (ε/8) W and
-//! L = (1 + ε) `AsqtadLong`(W) — five launches (W rewritten in the kernels' device
-//! layout once for the last two), the ε terms inside their kernels as term coefficients
-//! (`qdsl_kernels::naik_epsilon_coefficients`).
+//! L = (1 + ε) `AsqtadLong`(W) — W rewritten in the kernels' device layout once for the
+//! last two (encoded as their input knob says: 18 reals, or the 14-real recon 12 + phase
+//! records built on the device), the ε terms inside their kernels as term coefficients
+//! (`qdsl_kernels::naik_epsilon_coefficients`). In the default staged plan fat7 and
+//! `HisqFat` run per link direction and share one scratch.
 
 use super::runner::SmearGpuError;
 use super::runner::{download_links, find, GpuReal, GpuSmearer, BLOCK, REALS};
@@ -87,22 +89,19 @@ impl<T: GpuReal> HisqGpu<T> {
         Self::with_knobs(gpu, PathKnobs::default().with_plan(plan))
     }
 
-    /// [`Self::new`] with the smearings' plan `knobs.plan` and the thin links (the fat7
-    /// input) stored as `knobs.input` (recon 18, or recon 12 + phase); the second level
-    /// reads W, made on the device, in recon 18. The fat7 and `HisqFat` passes run one
-    /// after the other on one stream and share one scratch (6 slots of one μ).
+    /// [`Self::new`] with the smearings' plan `knobs.plan` and every level's input links
+    /// stored as `knobs.input` (recon 18, or recon 12 + phase: the thin links encoded on
+    /// the host, W encoded on the device from the projection's output,
+    /// [`GpuSmearer::enqueue_encode`]). The fat7 and `HisqFat` passes run one after the
+    /// other on one stream and share one scratch (6 slots of one μ).
     pub fn with_knobs(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
-        let level2 = PathKnobs {
-            input: qdsl_core::dsl::variant::Recon::R18,
-            ..knobs
-        };
         let fat7 = GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?;
-        let mut fat = GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, level2)?;
+        let mut fat = GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?;
         fat.share_scratch(&fat7);
         Ok(HisqGpu {
             fat7,
             fat,
-            long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, level2)?,
+            long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, knobs)?,
             project: projection::<T>(gpu)?,
         })
     }
@@ -121,7 +120,10 @@ impl<T: GpuReal> HisqGpu<T> {
         Ok(HisqBuffers {
             lattice: *lattice,
             thin: self.fat7.buffers(gpu, lattice)?,
-            w: gpu.alloc::<T>("the projected links", links)?,
+            w: gpu.alloc::<T>(
+                "the projected links",
+                4 * lattice.volume() * self.fat.knobs().input_reals(),
+            )?,
             fat: gpu.alloc::<T>("the HISQ fat links", links)?,
             long: gpu.alloc::<T>("the HISQ long links", links)?,
             bad: gpu.alloc::<i32>("the projection flags", 4 * lattice.volume())?,
@@ -243,11 +245,12 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
             .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
     }
 
-    /// W in the kernels' device layout, X = `HisqFat`(W) + (ε/8) W.
+    /// W in the kernels' device layout (encoded as their input knob says), X =
+    /// `HisqFat`(W) + (ε/8) W.
     fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
         let fat = &self.hisq.fat;
-        fat.enqueue_layout(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
+        fat.enqueue_encode(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
         Ok(fat.enqueue_on(
             self.gpu,
             self.tuner,

@@ -17,8 +17,10 @@ use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
 use qdsl_core::dsl::paths::cuda::{
-    check_extents, device_layout, layout_kernel_name, links_kernel, pass_kernel_name,
+    check_extents, device_layout, encode_kernel_name, layout_kernel_name, links_kernel,
+    pass_kernel_name,
 };
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
 use qdsl_core::dsl::DslError;
@@ -104,6 +106,9 @@ pub struct GpuSmearer<T> {
     kernel: LoadedKernel,
     /// Host-layout links to the device layout the kernel reads.
     layout: LoadedKernel,
+    /// With recon-12 input: host-layout 18-real unitary links encoded as 14-real records
+    /// in the device layout.
+    encode: Option<LoadedKernel>,
     _real: std::marker::PhantomData<T>,
 }
 
@@ -197,6 +202,14 @@ impl<T: GpuReal> GpuSmearer<T> {
             &layout_kernel_name(&tree.spec.name),
             &program.name,
         )?;
+        let encode = match knobs.input {
+            Recon::R12 => Some(find(
+                &kernels,
+                &encode_kernel_name(&tree.spec.name),
+                &program.name,
+            )?),
+            _ => None,
+        };
         let stages = match knobs.plan {
             PlanKind::Tree => None,
             PlanKind::Staged => {
@@ -228,6 +241,7 @@ impl<T: GpuReal> GpuSmearer<T> {
             source_hash: program.source_hash(),
             kernel,
             layout,
+            encode,
             _real: std::marker::PhantomData,
         })
     }
@@ -350,6 +364,27 @@ impl<T: GpuReal> GpuSmearer<T> {
         // Both hold 4·V links of the input codec's reals.
         self.layout
             .launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
+    }
+
+    /// Queues the rewriting of host-layout unitary links `host` (18 reals per link, e.g.
+    /// links made on the device) into the device layout `device` the kernel reads,
+    /// encoded as the knobs say: a copy for recon 18, the 14-real records of recon 12 +
+    /// phase (rows 0 and 1, λ = det L / |det L| computed on the device) for recon 12.
+    pub fn enqueue_encode(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        host: &CudaSlice<T>,
+        device: &mut CudaSlice<T>,
+    ) -> Result<(), DeviceError> {
+        let Some(encode) = &self.encode else {
+            return self.enqueue_layout(gpu, lattice, host, device);
+        };
+        let mut args = Args::new();
+        lattice_args(&mut args, lattice, &encode.interface.name)?;
+        args.write("out", device).read("in", host);
+        // in holds 4·V links of 18 reals, out 4·V records of 14.
+        encode.launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
     }
 
     /// Queues the kernel from device links `input` (encoded as the knobs say, in the

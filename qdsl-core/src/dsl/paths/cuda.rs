@@ -232,6 +232,12 @@ pub fn program<T: Real>(
     }
     kernels.push(links);
     kernels.push(layout_interface(&tree.spec.name, real));
+    if knobs.input == Recon::R12 {
+        kernels.push(KernelInterface {
+            name: encode_kernel_name(&tree.spec.name),
+            ..layout_interface(&tree.spec.name, real)
+        });
+    }
     Ok(KernelProgram {
         name: program.to_string(),
         source,
@@ -287,6 +293,7 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
         Epilogue::Links,
     ));
     s.push_str(&layout_kernel(&tree.spec.name));
+    s.push_str(&encode_kernel(&tree.spec.name, knobs));
     Ok(s)
 }
 
@@ -309,6 +316,7 @@ pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<Stri
         true,
     ));
     s.push_str(&layout_kernel(&tree.spec.name));
+    s.push_str(&encode_kernel(&tree.spec.name, knobs));
     Ok(s)
 }
 
@@ -331,6 +339,45 @@ fn layout_kernel(name: &str) -> String {
 }}
 "#,
         layout_kernel_name(name)
+    )
+}
+
+/// The entry name of a recon-12 program's encoding kernel.
+pub fn encode_kernel_name(name: &str) -> String {
+    format!("{name}_encode_device_layout")
+}
+
+/// With recon 12 + phase input, `<name>_encode_device_layout(out, in, L0..L3)`: unitary
+/// links in the host layout, 18 reals each (links made on the device, HISQ's W), encoded
+/// as the kernels read them — rows 0 and 1, then λ = det L / |det L| (det = Σ_j L_0j C_0j
+/// by cofactors, in `real`) — in the device layout, one thread per link; the records of
+/// [`super::knobs::encode_link`] up to the rounding of λ. Empty for recon 18.
+fn encode_kernel(name: &str, knobs: &PathKnobs) -> String {
+    if knobs.input != Recon::R12 {
+        return String::new();
+    }
+    format!(
+        r#"extern "C" __global__ void {}(real* __restrict__ out, const real* __restrict__ in, int L0, int L1, int L2, int L3) {{
+    const int volume = L0 * L1 * L2 * L3;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 4 * volume) return;
+    const int d = i / volume, cb = i - d * volume;
+    const mat m = load(in + 18 * (4 * cb + d));
+    real dre = 0, dim = 0, cre, cim;
+    for (int j = 0; j < 3; j++) {{
+        cofactor(m, 0, j, &cre, &cim);
+        dre += m.re[j] * cre - m.im[j] * cim;
+        dim += m.re[j] * cim + m.im[j] * cre;
+    }}
+    const real n = sqrt(dre * dre + dim * dim);
+    real r[LINK_REALS];
+    for (int k = 0; k < 6; k++) {{ r[2 * k] = m.re[k]; r[2 * k + 1] = m.im[k]; }}
+    r[12] = dre / n;
+    r[13] = dim / n;
+    for (int k = 0; k < LINK_REALS; k++) out[(d * LINK_REALS + k) * volume + cb] = r[k];
+}}
+"#,
+        encode_kernel_name(name)
     )
 }
 
