@@ -59,8 +59,7 @@ fn link_path_kernels_compile_and_do_not_spill() {
             }
             for arch in ["sm_80", "sm_90"] {
                 let tag = format!("{name}_{precision}_{input:?}_{arch}");
-                let mut entries =
-                    vec![format!("{name}_links"), format!("{name}_to_device_layout")];
+                let mut entries = vec![format!("{name}_links"), format!("{name}_to_device_layout")];
                 if input == Recon::R12 {
                     entries.push(format!("{name}_encode_device_layout"));
                 }

@@ -174,8 +174,9 @@ fn cuda_sources_are_deterministic_and_reviewed() {
         default
     );
     assert!(default.contains("asqtad_fat_pass") && !f64_src.contains("asqtad_fat_pass"));
-    let r12 = Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12).with_plan(PlanKind::Tree))
-        .unwrap();
+    let r12 =
+        Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12).with_plan(PlanKind::Tree))
+            .unwrap();
     let plain = Fat7::cuda_source_with::<f32>(&tree).unwrap();
     // Recon 12 differs from recon 18 only in the input codec's `load_link`, the reals per
     // link (and a comment), and the encoding kernel appended (W of HISQ encoded on the

@@ -20,6 +20,7 @@
 //! for a random smeared-link gradient.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
+use qdsl_core::dsl::paths::knobs::emulate_input;
 use qdsl_core::dsl::paths::{fermion_force, GaugeAction, LinkPaths, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
@@ -29,7 +30,6 @@ use qdsl_kernels::{
     fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
-use qdsl_core::dsl::paths::knobs::emulate_input;
 use qdsl_runtime::smear::hisq::HisqGpu;
 use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use std::path::Path;

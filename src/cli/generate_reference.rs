@@ -76,7 +76,10 @@ mod tests {
         let cli = Cli::try_parse_from(["qdsl", "generate-reference"]).unwrap();
         let args = cli.reference_args().expect("generate-reference");
         assert_eq!(args.lattice, [16; 4]);
-        assert_eq!((args.therm, args.sweeps, args.or_per_hb, args.seed), (200, 1000, 4, 2026));
+        assert_eq!(
+            (args.therm, args.sweeps, args.or_per_hb, args.seed),
+            (200, 1000, 4, 2026)
+        );
         let tiny = ReferenceArgs {
             lattice: [4; 4],
             therm: 2,
@@ -84,7 +87,9 @@ mod tests {
             or_per_hb: 1,
             seed: 1,
         };
-        let e = run(&tiny, Some(BackendChoice::Cpu)).unwrap_err().to_string();
+        let e = run(&tiny, Some(BackendChoice::Cpu))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("disagree with the literature"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ use super::CliError;
 use crate::app::solve::check_hisq_u0;
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::milc::{write_milc, MilcWriteOptions};
@@ -25,7 +26,6 @@ use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::operator::device::codegen_hash;
-use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_runtime::smear::{hisq_links_gpu_with, GpuSmearer};
 use qdsl_runtime::tune::{default_path, Tuner};
 use std::path::{Path, PathBuf};

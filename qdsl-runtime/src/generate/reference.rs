@@ -52,8 +52,8 @@ pub fn wilson_reference_gpu(
     published: PublishedPlaquette,
 ) -> Result<PlaquetteVerdict, GenerateError> {
     let hb = GpuHeatbath::new(gpu, &WilsonGauge::spec(), published.beta, run.lattice)?;
-    let mut u = DeviceGauge::upload(gpu, &GaugeField::unit(run.lattice))
-        .map_err(super::kernels::device)?;
+    let mut u =
+        DeviceGauge::upload(gpu, &GaugeField::unit(run.lattice)).map_err(super::kernels::device)?;
     let measure = DevicePlaquette::new(gpu)?;
     let series = measure_chain(
         &mut u,

@@ -20,9 +20,9 @@ use qdsl_core::dsl::paths::cuda::{
     check_extents, device_layout, encode_kernel_name, layout_kernel_name, links_kernel,
     pass_kernel_name,
 };
-use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -193,8 +193,11 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
     pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
         let tree = S::tree()?;
-        let program =
-            qdsl_core::dsl::paths::cuda::program::<T>(&tree, &knobs, &program_name::<T>(&tree, &knobs))?;
+        let program = qdsl_core::dsl::paths::cuda::program::<T>(
+            &tree,
+            &knobs,
+            &program_name::<T>(&tree, &knobs),
+        )?;
         let kernels = load_program(gpu, &program)?;
         let kernel = find(&kernels, &links_kernel(&tree.spec.name), &program.name)?;
         let layout = find(

@@ -82,7 +82,8 @@ impl PlaquetteVerdict {
         let error = ac.error.max(binned);
         let mean = series.mean();
         let enough = series.len() >= 2 * VERDICT_BIN && error.is_finite() && mean.is_finite();
-        let pass = enough && (mean - published.plaquette).abs() <= 4.0 * error + published.allowance;
+        let pass =
+            enough && (mean - published.plaquette).abs() <= 4.0 * error + published.allowance;
         PlaquetteVerdict {
             published,
             measurements: series.len(),
