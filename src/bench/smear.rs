@@ -16,9 +16,9 @@
 //!   GPU, host transfers not timed), rated with qdsl's own count [`hisq_flops_per_site`]:
 //!   the three plans' `flops_per_site` plus four links × [`PROJECT_FLOPS_PER_LINK`];
 //!   bytes per site as asqtad: four thin links read, four fat and four long links
-//!   written, 12 · 18 reals (the projected W is intermediate); the thin links (the fat7
-//!   input) in recon 18 or 12 + phase (`hisq_links_staged f32 recon12`), the second
-//!   level reading W in recon 18;
+//!   written, 12 · 18 reals (the projected W is intermediate); every level's input in
+//!   recon 18 or 12 + phase (`hisq_links_staged f32 recon12`: the thin links encoded on
+//!   the host, W on the device);
 //! * the tree-level Symanzik gauge force ([`SymanzikGauge`] through [`GpuGaugeForce`]:
 //!   one kernel: the staple sum Σ in registers, then F = −(β/3) TA[U Σ†]),
 //!   [`MILC_SYMANZIK_FORCE_FLOPS_PER_SITE`] = 153,004 flops per site; bytes per site: the
