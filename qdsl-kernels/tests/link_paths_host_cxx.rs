@@ -50,7 +50,7 @@ fn coefficient_list(c: &[f64]) -> String {
 }
 
 fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {
-    let knobs = PathKnobs::with_input(recon);
+    let knobs = PathKnobs::with_input(recon).with_plan(PlanKind::Tree);
     let name = S::spec().name;
     let tag = format!("{name}_{recon:?}");
     let volume = u.lattice().volume();
@@ -71,11 +71,29 @@ fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Rec
     let call = format!("{name}_to_device_layout(out.data(), in.data(), L0, L1, L2, L3)");
     let got = run_host(cxx, dir, &format!("{tag}_layout"), &source, &call, &encoded);
     assert_eq!(&got[..device.len()], &device[..], "{tag}: layout kernel");
+    // With recon 12 the encoding kernel turns 18-real host-layout links into the device
+    // records (λ = det L / |det L| from cofactors: the host's up to rounding).
+    if recon == Recon::R12 {
+        let call = format!("{name}_encode_device_layout(out.data(), in.data(), L0, L1, L2, L3)");
+        let got = run_host(
+            cxx,
+            dir,
+            &format!("{tag}_encode"),
+            &source,
+            &call,
+            &host_reals(u),
+        );
+        let d = max_diff(&got[..device.len()], &device);
+        assert!(d < 1e-14, "{tag}: encoding kernel − host records {d:e}");
+    }
 }
 
-/// The staged plan of spec `S` (its passes into the scratch fields, then the root kernel)
-/// run as host code gives the CPU plan's links, and its materialised levels are those
-/// MILC nests: asqtad 2 passes (5- and 3-staple levels), the Naik link none.
+/// The staged plan of spec `S` (per μ: its passes into the scratch fields of that μ, then
+/// the root kernel for that μ; with no passes the root over all μ at once) run as host
+/// code gives the CPU plan's links, and the scratch is exactly the plan's size: every
+/// one of its [`Staging::scratch_reals`] reals is written (filled with a sentinel first)
+/// and a guard region after it is not (the last two reals the harness returns count
+/// the unwritten scratch reals and the overwritten guard reals).
 fn staged_smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {
     let knobs = PathKnobs::with_input(recon).with_plan(PlanKind::Staged);
     let name = S::spec().name;
@@ -88,22 +106,39 @@ fn staged_smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, rec
     let u0 = 0.8;
     let coeffs = coefficient_list(&S::tree().unwrap().coefficients(u0));
     let [l0, l1, l2, l3] = DIMS;
+    let scratch = staging.scratch_reals(volume);
     let setup = format!(
-        "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    std::vector<double> in, out(4 * V * 18, 0.0), scratch({} * 18 * V + 1, 0.0);",
-        staging.slots
+        "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    const double sentinel = -12345.5;\n    const size_t scratch_reals = {scratch}, guard = 4096;\n    std::vector<double> in, out(4 * V * 18, 0.0), scratch(scratch_reals + guard, sentinel);"
     );
     let mut body = String::new();
-    for node in staging.passes() {
-        let slots = staging.nodes[node].slots();
+    if staging.passes().is_empty() {
         body.push_str(&format!(
-            "    for (int i = 0; i < {slots} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), in.data(), {coeffs}, L0, L1, L2, L3); }}\n",
-            pass_kernel_name(&name, node)
+            "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, 0, 4, L0, L1, L2, L3); }}\n"
+        ));
+    } else {
+        body.push_str("    for (int mu = 0; mu < 4; mu++) {\n");
+        for node in staging.passes() {
+            let slots = staging.nodes[node].slots_per_mu();
+            body.push_str(&format!(
+                "    for (int i = 0; i < {slots} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), in.data(), {coeffs}, mu, L0, L1, L2, L3); }}\n",
+                pass_kernel_name(&name, node)
+            ));
+        }
+        body.push_str(&format!(
+            "    for (int i = 0; i < V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, mu, 1, L0, L1, L2, L3); }}\n    }}\n"
         ));
     }
-    body.push_str(&format!(
-        "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, L0, L1, L2, L3); }}"
-    ));
-    let got = host_cxx::run(cxx, dir, &tag, &source, (&setup, &body), &device);
+    body.push_str(
+        "    double unwritten = 0, overwritten = 0;\n    for (size_t k = 0; k < scratch_reals; k++) unwritten += scratch[k] == sentinel;\n    for (size_t k = scratch_reals; k < scratch_reals + guard; k++) overwritten += scratch[k] != sentinel;\n    out.push_back(unwritten);\n    out.push_back(overwritten);",
+    );
+    let mut got = host_cxx::run(cxx, dir, &tag, &source, (&setup, &body), &device);
+    let overwritten = got.pop().unwrap();
+    let unwritten = got.pop().unwrap();
+    assert_eq!(
+        (unwritten, overwritten),
+        (0.0, 0.0),
+        "{tag}: the passes must fill exactly the plan's {scratch} scratch reals"
+    );
     let expected = host_reals(&S::smear_cpu_with(u, u0, &knobs).unwrap());
     let d = max_diff(&got, &expected);
     assert!(d < 1e-13, "{tag}: max |staged kernels − CPU| = {d:e}");

@@ -6,7 +6,7 @@
 mod nvrtc;
 
 use qdsl_core::dsl::paths::project::{project_source, PROJECT_KERNEL};
-use qdsl_core::dsl::paths::{LinkPaths, PathKnobs};
+use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
 use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat};
@@ -47,7 +47,7 @@ fn link_path_kernels_compile_and_do_not_spill() {
             .into_iter()
             .flat_map(|p| [(p, Recon::R18), (p, Recon::R12)])
         {
-            let src = source(&PathKnobs::with_input(input)).unwrap();
+            let src = source(&PathKnobs::with_input(input).with_plan(PlanKind::Tree)).unwrap();
             assert_eq!(
                 src.contains(qdsl_core::dsl::emit::cuda::library::LINK12),
                 input == Recon::R12,
@@ -59,7 +59,10 @@ fn link_path_kernels_compile_and_do_not_spill() {
             }
             for arch in ["sm_80", "sm_90"] {
                 let tag = format!("{name}_{precision}_{input:?}_{arch}");
-                let entries = vec![format!("{name}_links"), format!("{name}_to_device_layout")];
+                let mut entries = vec![format!("{name}_links"), format!("{name}_to_device_layout")];
+                if input == Recon::R12 {
+                    entries.push(format!("{name}_encode_device_layout"));
+                }
                 let t0 = std::time::Instant::now();
                 let reports = tc.compile_checked(&src, &tag, arch, &entries, true);
                 eprintln!(
@@ -70,7 +73,7 @@ fn link_path_kernels_compile_and_do_not_spill() {
                         .find(|r| r.0.ends_with("_links"))
                         .map_or(0, |r| r.1.registers)
                 );
-                assert_eq!(reports.len(), 2, "{tag}");
+                assert_eq!(reports.len(), entries.len(), "{tag}");
             }
         }
     }
@@ -88,7 +91,6 @@ fn link_path_kernels_compile_and_do_not_spill() {
 )]
 fn staged_link_path_kernels_compile_and_do_not_spill() {
     use qdsl_core::dsl::paths::cuda::program;
-    use qdsl_core::dsl::paths::PlanKind;
     let tc = nvrtc::Toolchain::load();
     let trees = [
         AsqtadFat::tree().unwrap(),

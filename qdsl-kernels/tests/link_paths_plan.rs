@@ -9,7 +9,7 @@ use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
 use qdsl_core::dsl::paths::spec::ConcreteStep;
 use qdsl_core::dsl::paths::tree;
 use qdsl_core::dsl::paths::{
-    Dir, LinkPaths, PathKnobs, PathPlan, PathSpec, PathTerm, PathTree, Step,
+    Dir, LinkPaths, PathKnobs, PathPlan, PathSpec, PathTerm, PathTree, PlanKind, Step,
 };
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
@@ -160,25 +160,34 @@ fn malformed_specs_built_by_hand_are_rejected() {
 
 #[test]
 fn cuda_sources_are_deterministic_and_reviewed() {
-    let f64_src = AsqtadFat::cuda_source::<f64>().unwrap();
-    assert_eq!(f64_src, AsqtadFat::cuda_source::<f64>().unwrap());
-    let f32_src = AsqtadFat::cuda_source::<f32>().unwrap();
+    let tree = PathKnobs::default().with_plan(PlanKind::Tree);
+    let f64_src = AsqtadFat::cuda_source_with::<f64>(&tree).unwrap();
+    assert_eq!(f64_src, AsqtadFat::cuda_source_with::<f64>(&tree).unwrap());
+    let f32_src = AsqtadFat::cuda_source_with::<f32>(&tree).unwrap();
     assert!(f64_src.contains("typedef double real;") && f32_src.contains("typedef float real;"));
     assert!(f64_src.contains("extern \"C\" __global__ void asqtad_fat_links("));
     insta::assert_snapshot!("link_paths_asqtad_fat_f64", f64_src);
-    // The uncompressed knobs are the plain source; recon 12 + phase input differs only by
-    // its header line, the decoder and the load in `hop`.
+    // The default knobs are the staged plan's source.
+    let default = AsqtadFat::cuda_source::<f64>().unwrap();
     assert_eq!(
         AsqtadFat::cuda_source_with::<f64>(&PathKnobs::default()).unwrap(),
-        f64_src
+        default
     );
-    let r12 = Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12)).unwrap();
-    let plain = Fat7::cuda_source::<f32>().unwrap();
+    assert!(default.contains("asqtad_fat_pass") && !f64_src.contains("asqtad_fat_pass"));
+    let r12 =
+        Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12).with_plan(PlanKind::Tree))
+            .unwrap();
+    let plain = Fat7::cuda_source_with::<f32>(&tree).unwrap();
     // Recon 12 differs from recon 18 only in the input codec's `load_link`, the reals per
-    // link (and a comment).
+    // link (and a comment), and the encoding kernel appended (W of HISQ encoded on the
+    // device).
     assert!(r12.contains(library::LINK12) && !r12.contains(library::LINK18));
+    let encode = r12
+        .find("extern \"C\" __global__ void fat7_encode_device_layout(")
+        .expect("the encoding kernel");
     assert_eq!(
-        r12.replace("// input links: recon 12 + phase, 14 reals per link\n", "")
+        r12[..encode]
+            .replace("// input links: recon 12 + phase, 14 reals per link\n", "")
             .replace("LINK_REALS = 14;", "LINK_REALS = 18;")
             .replace(library::LINK12, library::LINK18),
         plain

@@ -16,8 +16,9 @@
 //!   GPU, host transfers not timed), rated with qdsl's own count [`hisq_flops_per_site`]:
 //!   the three plans' `flops_per_site` plus four links × [`PROJECT_FLOPS_PER_LINK`];
 //!   bytes per site as asqtad: four thin links read, four fat and four long links
-//!   written, 12 · 18 reals (the projected W is intermediate);
-//!   recon 18 only;
+//!   written, 12 · 18 reals (the projected W is intermediate); every level's input in
+//!   recon 18 or 12 + phase (`hisq_links_staged f32 recon12`: the thin links encoded on
+//!   the host, W on the device);
 //! * the tree-level Symanzik gauge force ([`SymanzikGauge`] through [`GpuGaugeForce`]:
 //!   one kernel: the staple sum Σ in registers, then F = −(β/3) TA[U Σ†]),
 //!   [`MILC_SYMANZIK_FORCE_FLOPS_PER_SITE`] = 153,004 flops per site; bytes per site: the
@@ -30,11 +31,13 @@
 //!   (`pullback_cuda::products_per_link`); bytes per site: per kernel the thin links and
 //!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals.
 //!
-//! Each link case also runs with the staged GPU plan (`asqtad_links_staged`,
-//! `fat7_links_staged`, `hisq_links_staged`: the inner staple levels stored as fields,
-//! [`PlanKind::Staged`]), rated with the same flop and byte counts so that the rows
-//! compare by time; the staged plan's own traffic (its fields, ~3.5 kB per site in f32
-//! for asqtad) is in `qdsl_core::dsl::paths::staged`'s model, not in these byte counts.
+//! Each link case runs with the one-kernel tree (`asqtad_links`, `fat7_links`,
+//! `hisq_links`: [`PlanKind::Tree`], a knob) and with the staged GPU plan, the default
+//! (`asqtad_links_staged`, `fat7_links_staged`, `hisq_links_staged`: the inner staple
+//! levels stored as fields, one link direction at a time, [`PlanKind::Staged`]), rated
+//! with the same flop and byte counts so that the rows compare by time; the staged plan's
+//! own traffic (its fields, ~3.5 kB per site in f32 for asqtad) is in
+//! `qdsl_core::dsl::paths::staged`'s model, not in these byte counts.
 //!
 //! Both byte models alike. Sites are all V sites (both parities). The flop counts are
 //! the established ones above, not the arithmetic the GPU trees execute (which recompute
@@ -106,10 +109,10 @@ pub fn fat7_bytes_per_site(bytes: usize, input_reals: usize) -> ByteModels {
     link_bytes(input_reals, 4, bytes)
 }
 
-/// Bytes per site of the HISQ case: 4 thin links in, 4 fat and 4 long out, 18 reals
-/// each, as asqtad.
-pub fn hisq_bytes_per_site(bytes: usize) -> ByteModels {
-    link_bytes(18, 8, bytes)
+/// Bytes per site of the HISQ case: 4 thin links of `input_reals` reals in, 4 fat and 4
+/// long out, 18 reals each, as asqtad.
+pub fn hisq_bytes_per_site(bytes: usize, input_reals: usize) -> ByteModels {
+    link_bytes(input_reals, 8, bytes)
 }
 
 /// Flops of one 3 × 3 complex product as the projection kernel writes it
@@ -341,7 +344,8 @@ fn run_hisq<T: GpuReal>(
 ) -> Result<BenchResult, DeviceError> {
     let flops_per_site = hisq_case_flops()?;
     let t0 = Instant::now();
-    let hisq = HisqGpu::<T>::with_plan(gpu, plan_of(case.kernel)).map_err(shape)?;
+    let knobs = PathKnobs::with_input(case.recon).with_plan(plan_of(case.kernel));
+    let hisq = HisqGpu::<T>::with_knobs(gpu, knobs).map_err(shape)?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut bufs = hisq.buffers(gpu, u.lattice()).map_err(shape)?;
     hisq.upload(gpu, &mut bufs, &u.cast::<T>()).map_err(shape)?;
@@ -364,7 +368,7 @@ fn run_hisq<T: GpuReal>(
         u,
         t,
         flops_per_site,
-        hisq_bytes_per_site(T::BYTES),
+        hisq_bytes_per_site(T::BYTES, input_reals(case.recon)),
         copy,
     ))
 }
@@ -488,8 +492,8 @@ fn shape(e: qdsl_runtime::smear::SmearGpuError) -> DeviceError {
 
 /// Times the link construction of the case (asqtad fat + long, fat7, or HISQ fat + long)
 /// of `u` in the case's precision (f32 or f64; other formats are refused with the
-/// reason) with the thin links in the case's recon (18 or 12 + phase for asqtad and fat7;
-/// HISQ and recon 8 are refused).
+/// reason) with the thin links in the case's recon (18 or 12 + phase; recon 8 is
+/// refused).
 pub fn bench_links(
     gpu: &Gpu,
     tuner: &Tuner,
@@ -503,15 +507,10 @@ pub fn bench_links(
         case.kernel,
         BenchKernel::HisqLinks | BenchKernel::HisqLinksStaged
     );
-    if case.recon != Recon::R18 && (hisq || case.recon == Recon::R8) {
+    if case.recon == Recon::R8 {
         return Err(format!(
-            "{} reads its thin links in {}, not recon{}",
+            "{} reads its thin links in recon18 or recon12, not recon{}",
             case.kernel.name(),
-            if hisq {
-                "recon18"
-            } else {
-                "recon18 or recon12"
-            },
             case.recon.reals()
         ));
     }
@@ -639,8 +638,10 @@ mod tests {
         // The second level alone (HisqFat has fat7's paths plus Lepage, AsqtadLong the
         // Naik term) costs more than fat7.
         assert!(total > 2 * fat7 + 5184, "{total} vs fat7 {fat7}");
-        assert_eq!(hisq_bytes_per_site(4).minimal, 864);
-        assert_eq!(hisq_bytes_per_site(8).quda, 1728);
+        assert_eq!(hisq_bytes_per_site(4, 18).minimal, 864);
+        assert_eq!(hisq_bytes_per_site(8, 18).quda, 1728);
+        // Recon 12 + phase thin links: (4 · 14 + 8 · 18) · 4 = 800 bytes in f32.
+        assert_eq!(hisq_bytes_per_site(4, 14).minimal, 800);
     }
 
     /// 8 matrices × 18 reals: 576 bytes in f32, 1152 in f64; 32⁴ sites in 2 ms at 153,004

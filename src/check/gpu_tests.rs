@@ -369,8 +369,9 @@ fn narrow_formats_match_the_cpu_path() {
     }
 }
 
-/// `qdsl check`'s smearing rows: three specs (with uncompressed and recon-12 input links),
-/// HISQ fat and long links, asqtad fat, fat7 and HISQ with the staged plan, the pullback
+/// `qdsl check`'s smearing rows: three specs in the tree plan (with uncompressed and
+/// recon-12 input links), HISQ fat and long links, asqtad fat, fat7 and HISQ with the
+/// staged plan (the default; uncompressed and recon-12 input links), the pullback
 /// through asqtad fat and fat7, and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
 /// matching spec.
 #[test]
@@ -379,12 +380,12 @@ fn check_rows_of_the_smearing_specs_pass() {
     let (gpu, _dir) = gpu();
     let dir = data_dir();
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 32);
+    assert_eq!(rows.len(), 40);
     assert_eq!(
         rows.iter()
             .filter(|r| r.variant.ends_with("plan=staged"))
             .count(),
-        8
+        16
     );
     assert_eq!(
         rows.iter()
@@ -399,11 +400,11 @@ fn check_rows_of_the_smearing_specs_pass() {
         );
     }
     let fat7 = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.contains("fat7"));
-    assert_eq!(fat7.len(), 8);
+    assert_eq!(fat7.len(), 10);
     let forces = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.ends_with("_force"));
     assert_eq!(forces.len(), 4);
     let hisq = crate::check::smear::check_smearing(&gpu, &dir, &|n| n.starts_with("hisq_links"));
-    assert_eq!(hisq.len(), 8);
+    assert_eq!(hisq.len(), 12);
 }
 
 /// The multi-right-hand-side rows of `qdsl check` ([`multi_rhs_variants`]: the slices

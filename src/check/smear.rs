@@ -9,13 +9,18 @@
 //! The three smearing specs again with the thin links in recon 12 + phase (variant
 //! `input=recon12`): the GPU kernels rebuild the links inline, the CPU side smears the
 //! links rebuilt the same way ([`LinkPaths::smear_cpu_with`]), so both sides see the same
-//! rounded input. The asqtad fat, fat7 and HISQ rows again with the staged GPU plan
-//! (variant `plan=staged`, [`PlanKind::Staged`]: the staple levels stored as fields).
+//! rounded input. The rows without `plan=` run the one-kernel tree ([`PlanKind::Tree`], a
+//! knob); the asqtad fat, fat7 and HISQ rows again with the staged GPU plan, the default
+//! (variant `plan=staged`, [`PlanKind::Staged`]: the staple levels stored as fields, one
+//! link direction at a time), in recon 18 and recon 12 + phase (HISQ: the thin links
+//! encoded on the host, W on the device; the CPU side rounds the thin links as the
+//! kernels do, not W, whose rebuilt row 2 differs by rounding of the precision).
 //! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
 //! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
 //! for a random smeared-link gradient.
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
+use qdsl_core::dsl::paths::knobs::emulate_input;
 use qdsl_core::dsl::paths::{fermion_force, GaugeAction, LinkPaths, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
@@ -25,7 +30,8 @@ use qdsl_kernels::{
     fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
-use qdsl_runtime::smear::{hisq_links_gpu_with, GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::hisq::HisqGpu;
+use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
 use std::path::Path;
 
 /// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
@@ -56,12 +62,24 @@ fn compare<S: LinkPaths, T: GpuReal>(
     u: &GaugeField<f64>,
     input: Recon,
 ) -> Result<f64, String> {
-    compare_knobs::<S, T>(gpu, u, PathKnobs::with_input(input))
+    compare_knobs::<S, T>(
+        gpu,
+        u,
+        PathKnobs::with_input(input).with_plan(PlanKind::Tree),
+    )
 }
 
-/// [`compare`] with the staged GPU plan ([`PlanKind::Staged`]), recon-18 input.
-fn compare_staged<S: LinkPaths, T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f64, String> {
-    compare_knobs::<S, T>(gpu, u, PathKnobs::default().with_plan(PlanKind::Staged))
+/// [`compare`] with the staged GPU plan ([`PlanKind::Staged`]).
+fn compare_staged<S: LinkPaths, T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    input: Recon,
+) -> Result<f64, String> {
+    compare_knobs::<S, T>(
+        gpu,
+        u,
+        PathKnobs::with_input(input).with_plan(PlanKind::Staged),
+    )
 }
 
 /// GPU versus CPU relative error of spec `S` in precision `T` on thin links `u` with
@@ -116,20 +134,32 @@ fn compare_force<A: GaugeAction, T: GpuReal>(
 /// GPU versus CPU relative error of the HISQ fat links X (`long` false) or long links L
 /// (`long` true) in precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`].
 fn compare_hisq<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>, long: bool) -> Result<f64, String> {
-    compare_hisq_plan::<T>(gpu, u, long, PlanKind::Tree)
+    compare_hisq_knobs::<T>(gpu, u, long, PathKnobs::default().with_plan(PlanKind::Tree))
 }
 
-/// [`compare_hisq`] with the smearings' GPU plan `plan`.
-fn compare_hisq_plan<T: GpuReal>(
+/// [`compare_hisq`] with the smearings' GPU plan `knobs.plan` and the thin links stored
+/// as `knobs.input` (the CPU side builds HISQ from the thin links rebuilt the same way:
+/// the phases folded in, the records rebuilt, the phases folded out again, ±1 being its
+/// own inverse).
+fn compare_hisq_knobs<T: GpuReal>(
     gpu: &Gpu,
     u: &GaugeField<f64>,
     long: bool,
-    plan: PlanKind,
+    knobs: PathKnobs,
 ) -> Result<f64, String> {
     let v = u.cast::<T>();
-    let (gx, gl) =
-        hisq_links_gpu_with(gpu, None, &v, HISQ_EPSILON_NAIK, plan).map_err(|e| e.to_string())?;
-    let (cx, cl) = hisq_links(&v, HISQ_EPSILON_NAIK).map_err(|e| e.to_string())?;
+    let hisq = HisqGpu::<T>::with_knobs(gpu, knobs).map_err(|e| e.to_string())?;
+    let (gx, gl) = (|| {
+        let mut bufs = hisq.buffers(gpu, v.lattice())?;
+        hisq.upload(gpu, &mut bufs, &v)?;
+        hisq.enqueue(gpu, &mut bufs, HISQ_EPSILON_NAIK)?;
+        hisq.finish(gpu, &bufs)
+    })()
+    .map_err(|e| e.to_string())?;
+    let rounded = emulate_input(&fold_staggered_phases(&v), &knobs, "hisq thin links")
+        .map_err(|e| e.to_string())?;
+    let (cx, cl) = hisq_links(&fold_staggered_phases(&rounded), HISQ_EPSILON_NAIK)
+        .map_err(|e| e.to_string())?;
     let (g, c) = if long { (gl, cl) } else { (gx, cx) };
     Ok(relative_error(&components(&g), &components(&c)))
 }
@@ -143,8 +173,10 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let hisq = format!("eps={HISQ_EPSILON_NAIK}");
     let smear12 = format!("{smear} input=recon12");
     let staged = format!("{smear} plan=staged");
+    let staged12 = format!("{smear} input=recon12 plan=staged");
     let hisq_staged = format!("{hisq} plan=staged");
-    let specs: [(String, &str, Compare, Compare); 16] = [
+    let hisq_staged12 = format!("{hisq} input=recon12 plan=staged");
+    let specs: [(String, &str, Compare, Compare); 20] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -196,26 +228,50 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
         (
             AsqtadFat::spec().name,
             &staged,
-            compare_staged::<AsqtadFat, f64>,
-            compare_staged::<AsqtadFat, f32>,
+            |g, u| compare_staged::<AsqtadFat, f64>(g, u, Recon::R18),
+            |g, u| compare_staged::<AsqtadFat, f32>(g, u, Recon::R18),
         ),
         (
             Fat7::spec().name,
             &staged,
-            compare_staged::<Fat7, f64>,
-            compare_staged::<Fat7, f32>,
+            |g, u| compare_staged::<Fat7, f64>(g, u, Recon::R18),
+            |g, u| compare_staged::<Fat7, f32>(g, u, Recon::R18),
+        ),
+        (
+            AsqtadFat::spec().name,
+            &staged12,
+            |g, u| compare_staged::<AsqtadFat, f64>(g, u, Recon::R12),
+            |g, u| compare_staged::<AsqtadFat, f32>(g, u, Recon::R12),
+        ),
+        (
+            Fat7::spec().name,
+            &staged12,
+            |g, u| compare_staged::<Fat7, f64>(g, u, Recon::R12),
+            |g, u| compare_staged::<Fat7, f32>(g, u, Recon::R12),
         ),
         (
             "hisq_links_fat".into(),
             &hisq_staged,
-            |g, u| compare_hisq_plan::<f64>(g, u, false, PlanKind::Staged),
-            |g, u| compare_hisq_plan::<f32>(g, u, false, PlanKind::Staged),
+            |g, u| compare_hisq_knobs::<f64>(g, u, false, PathKnobs::default()),
+            |g, u| compare_hisq_knobs::<f32>(g, u, false, PathKnobs::default()),
         ),
         (
             "hisq_links_long".into(),
             &hisq_staged,
-            |g, u| compare_hisq_plan::<f64>(g, u, true, PlanKind::Staged),
-            |g, u| compare_hisq_plan::<f32>(g, u, true, PlanKind::Staged),
+            |g, u| compare_hisq_knobs::<f64>(g, u, true, PathKnobs::default()),
+            |g, u| compare_hisq_knobs::<f32>(g, u, true, PathKnobs::default()),
+        ),
+        (
+            "hisq_links_fat".into(),
+            &hisq_staged12,
+            |g, u| compare_hisq_knobs::<f64>(g, u, false, PathKnobs::with_input(Recon::R12)),
+            |g, u| compare_hisq_knobs::<f32>(g, u, false, PathKnobs::with_input(Recon::R12)),
+        ),
+        (
+            "hisq_links_long".into(),
+            &hisq_staged12,
+            |g, u| compare_hisq_knobs::<f64>(g, u, true, PathKnobs::with_input(Recon::R12)),
+            |g, u| compare_hisq_knobs::<f32>(g, u, true, PathKnobs::with_input(Recon::R12)),
         ),
         (
             format!("{}_pullback", AsqtadFat::spec().name),

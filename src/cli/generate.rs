@@ -88,7 +88,7 @@ pub struct GenerateArgs {
 
 /// The GPU of the run: `--backend cuda` requires one, `auto` (the default) takes one
 /// when present and says so when it falls back to the CPU.
-fn device(choice: Option<BackendChoice>) -> Result<Option<Rc<Gpu>>, CliError> {
+pub(super) fn device(choice: Option<BackendChoice>) -> Result<Option<Rc<Gpu>>, CliError> {
     let gpu = match BackendChoice::from_env(choice)? {
         BackendChoice::Cpu => None,
         BackendChoice::Cuda => Some(Gpu::open(0).map_err(|e| format!("--backend cuda: {e}"))?),

@@ -16,6 +16,7 @@ use super::CliError;
 use crate::app::solve::check_hisq_u0;
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::paths::LinkPaths;
+use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::io::lime_gauge::{write_lime_gauge, LimeWriteOptions};
 use qdsl_core::io::milc::{write_milc, MilcWriteOptions};
@@ -25,7 +26,7 @@ use qdsl_kernels::{fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::operator::device::codegen_hash;
-use qdsl_runtime::smear::{hisq_links_gpu, GpuSmearer};
+use qdsl_runtime::smear::{hisq_links_gpu_with, GpuSmearer};
 use qdsl_runtime::tune::{default_path, Tuner};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -40,6 +41,26 @@ pub enum LinkKind {
     /// HISQ fat (X) and long links (--out-fat and --out-long; no --u0, optional
     /// --epsilon-naik).
     Hisq,
+}
+
+/// The GPU plan of the link-path kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlanArg {
+    /// The staple levels stored as fields, one link direction at a time (the default;
+    /// falls back to the tree, with a message, where its scratch does not fit).
+    Staged,
+    /// One kernel per link, no scratch.
+    Tree,
+}
+
+impl PlanArg {
+    /// The plan knob.
+    pub fn kind(self) -> PlanKind {
+        match self {
+            PlanArg::Staged => PlanKind::Staged,
+            PlanArg::Tree => PlanKind::Tree,
+        }
+    }
 }
 
 /// The file format of the written links.
@@ -91,6 +112,9 @@ pub struct SmearArgs {
     /// Stored precision of the outputs.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: OutPrecision,
+    /// The GPU plan of the smearing kernels (ignored on the CPU).
+    #[arg(long, value_enum, default_value = "staged")]
+    pub plan: PlanArg,
     #[command(flatten)]
     pub read: GaugeReadArgs,
 }
@@ -159,10 +183,12 @@ fn smear<S: LinkPaths>(
     gpu: Option<&(Gpu, Tuner)>,
     v: &GaugeField<f64>,
     u0: f64,
+    plan: PlanKind,
 ) -> Result<GaugeField<f64>, CliError> {
     Ok(match gpu {
         Some((gpu, tuner)) => {
-            GpuSmearer::<f64>::new::<S>(gpu)?.smear_with(gpu, Some(tuner), v, u0)?
+            GpuSmearer::<f64>::with_knobs::<S>(gpu, PathKnobs::default().with_plan(plan))?
+                .smear_with(gpu, Some(tuner), v, u0)?
         }
         None => S::smear_cpu(v, u0)?,
     })
@@ -246,22 +272,23 @@ pub fn run(args: &SmearArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         "CPU"
     };
     let u0 = tadpole(args);
+    let plan = args.plan.kind();
     let (links, what): ([Option<GaugeField<f64>>; 2], _) = match args.links {
         LinkKind::Asqtad => {
-            let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, u0)?;
-            let long = smear::<AsqtadLong>(gpu.as_ref(), &v, u0)?;
+            let fat = smear::<AsqtadFat>(gpu.as_ref(), &v, u0, plan)?;
+            let long = smear::<AsqtadLong>(gpu.as_ref(), &v, u0, plan)?;
             eprintln!("qdsl smear: asqtad links, u0 = {u0}");
             ([Some(fat), Some(long)], ["asqtad fat", "asqtad long"])
         }
         LinkKind::Fat7 => {
-            let fat = smear::<Fat7>(gpu.as_ref(), &v, u0)?;
+            let fat = smear::<Fat7>(gpu.as_ref(), &v, u0, plan)?;
             eprintln!("qdsl smear: fat7 links, u0 = {u0}");
             ([Some(fat), None], ["fat7", ""])
         }
         LinkKind::Hisq => {
             let epsilon = args.epsilon_naik.unwrap_or(0.0);
             let (fat, long) = match &gpu {
-                Some((gpu, tuner)) => hisq_links_gpu(gpu, Some(tuner), u, epsilon)?,
+                Some((gpu, tuner)) => hisq_links_gpu_with(gpu, Some(tuner), u, epsilon, plan)?,
                 None => hisq_links(u, epsilon)?,
             };
             eprintln!("qdsl smear: HISQ links, epsilon_naik = {epsilon}");

@@ -6,11 +6,13 @@
 //! | [`GpuHmc`], [`DeviceMomenta`] | whole quenched HMC trajectories on the device: momenta, kicks with the action's force kernels, U ← e^{εP} U, K and S reduced on the device, the CPU's schedule ([`qdsl_core::gauge::generate::Hmc`]) |
 //! | [`HmcKernels`], [`DeviceTraces`] | the field kernels and reductions; the action's per-term trace kernels (action, plaquette) |
 //! | [`GpuForce`] | the force back end of the CPU's HMC: each force evaluation on the GPU, the rest on the CPU |
+//! | [`reference`] | the physics reference: quenched Wilson ensembles at β = 5.7, 6.0, 6.2 against the published plaquettes |
 
 mod force;
 mod heatbath;
 mod hmc;
 mod kernels;
+pub mod reference;
 
 pub use force::GpuForce;
 pub use heatbath::{heatbath_program, DeviceGauge, GpuHeatbath};

@@ -399,3 +399,59 @@ fn an_extent_over_256_is_refused() {
     let e = smearer.buffers(&gpu, &lat).unwrap_err().to_string();
     assert!(e.contains("258"), "{e}");
 }
+
+/// The default plan is the staged one, and it equals the one-kernel tree: every smearing
+/// on lat.sample.l8 in f64 to 1e-13 relative (staged against tree directly, and both
+/// against the CPU), the asqtad links of the default [`asqtad_links_gpu`] are MILC's
+/// fat.l8 and long.l8; the HISQ chain in recon 12 + phase (the thin links encoded on the
+/// host, W on the device) equals the CPU chain on the same rebuilt thin links to 1e-12
+/// (W's rebuilt row 2 differs from the projection's by f64 rounding); HISQ's two staged
+/// levels share one scratch of 6 slots of one μ.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn default_staged_plan_equals_the_tree() {
+    use crate::smear::hisq::HisqGpu;
+    use qdsl_core::dsl::paths::knobs::emulate_input;
+    use qdsl_core::dsl::paths::PlanKind;
+    use qdsl_kernels::HisqFat;
+    assert_eq!(PathKnobs::default().plan, PlanKind::Staged);
+    let (gpu, _dir) = gpu();
+    let u = sample_l8();
+    let v = fold_staggered_phases(&u);
+    fn both<S: LinkPaths>(gpu: &Gpu, v: &GaugeField<f64>) {
+        let tree = PathKnobs::default().with_plan(PlanKind::Tree);
+        let t = GpuSmearer::<f64>::with_knobs::<S>(gpu, tree)
+            .unwrap()
+            .smear(gpu, v, 0.502)
+            .unwrap();
+        let s = GpuSmearer::<f64>::new::<S>(gpu)
+            .unwrap()
+            .smear(gpu, v, 0.502)
+            .unwrap();
+        let what = format!("{} staged vs tree", S::spec().name);
+        assert_close(&s, &t, 1e-13, &what);
+    }
+    both::<AsqtadFat>(&gpu, &v);
+    both::<AsqtadLong>(&gpu, &v);
+    both::<Fat7>(&gpu, &v);
+    both::<HisqFat>(&gpu, &v);
+    let (fat, long) = asqtad_links_gpu(&gpu, &u, 0.502).unwrap();
+    let r = rel(&fat, &milc("fat.l8"));
+    assert!(r < 4e-6, "default fat.l8: {r:e}");
+    let r = rel(&long, &milc("long.l8"));
+    assert!(r < 4e-6, "default long.l8: {r:e}");
+    let r12 = PathKnobs::with_input(Recon::R12);
+    let hisq = HisqGpu::<f64>::with_knobs(&gpu, r12).unwrap();
+    assert_eq!(
+        hisq.scratch_bytes(u.lattice()),
+        6 * 18 * 8 * u.lattice().volume()
+    );
+    let mut bufs = hisq.buffers(&gpu, u.lattice()).unwrap();
+    hisq.upload(&gpu, &mut bufs, &u).unwrap();
+    hisq.enqueue(&gpu, &mut bufs, -0.2).unwrap();
+    let (x, l) = hisq.finish(&gpu, &bufs).unwrap();
+    let rounded = emulate_input(&v, &r12, "thin").unwrap();
+    let (cx, cl) = qdsl_kernels::hisq_links(&fold_staggered_phases(&rounded), -0.2).unwrap();
+    assert_close(&x, &cx, 1e-12, "HISQ fat, recon-12 thin links");
+    assert_close(&l, &cl, 1e-12, "HISQ long, recon-12 thin links");
+}

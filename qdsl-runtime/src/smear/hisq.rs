@@ -3,9 +3,11 @@
 //! device, run on device stages ([`DeviceHisq`]): phases and the time boundary folded in
 //! on the host, then on the GPU V = fat7(U) (u0 = 1), W = V(V†V)^(−1/2) link by link
 //! ([`qdsl_core::dsl::paths::project`]), X = `HisqFat`(W) + (ε/8) W and
-//! L = (1 + ε) `AsqtadLong`(W) — five launches (W rewritten in the kernels' device
-//! layout once for the last two), the ε terms inside their kernels as term coefficients
-//! (`qdsl_kernels::naik_epsilon_coefficients`).
+//! L = (1 + ε) `AsqtadLong`(W) — W rewritten in the kernels' device layout once for the
+//! last two (encoded as their input knob says: 18 reals, or the 14-real recon 12 + phase
+//! records built on the device), the ε terms inside their kernels as term coefficients
+//! (`qdsl_kernels::naik_epsilon_coefficients`). In the default staged plan fat7 and
+//! `HisqFat` run per link direction and share one scratch.
 
 use super::runner::SmearGpuError;
 use super::runner::{download_links, find, GpuReal, GpuSmearer, BLOCK, REALS};
@@ -76,21 +78,40 @@ pub struct HisqBuffers<T> {
 
 impl<T: GpuReal> HisqGpu<T> {
     /// Compiles (or loads) the three smearing kernels and the projection kernel, the
-    /// smearings as one-kernel trees.
+    /// smearings in the default plan ([`PlanKind::Staged`]).
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
-        Self::with_plan(gpu, PlanKind::Tree)
+        Self::with_plan(gpu, PlanKind::default())
     }
 
     /// [`Self::new`] with the smearings' GPU plan `plan` (the staged plan stores the
     /// fat7 and `HisqFat` staple levels as fields; the Naik link has none).
     pub fn with_plan(gpu: &Gpu, plan: PlanKind) -> Result<Self, SmearGpuError> {
-        let knobs = PathKnobs::default().with_plan(plan);
+        Self::with_knobs(gpu, PathKnobs::default().with_plan(plan))
+    }
+
+    /// [`Self::new`] with the smearings' plan `knobs.plan` and every level's input links
+    /// stored as `knobs.input` (recon 18, or recon 12 + phase: the thin links encoded on
+    /// the host, W encoded on the device from the projection's output,
+    /// [`GpuSmearer::enqueue_encode`]). The fat7 and `HisqFat` passes run one after the
+    /// other on one stream and share one scratch (6 slots of one μ).
+    pub fn with_knobs(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
+        let fat7 = GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?;
+        let mut fat = GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?;
+        fat.share_scratch(&fat7);
         Ok(HisqGpu {
-            fat7: GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?,
-            fat: GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?,
+            fat7,
+            fat,
             long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, knobs)?,
             project: projection::<T>(gpu)?,
         })
+    }
+
+    /// Bytes of device scratch the smearings take on `lattice` (the shared staged
+    /// fields; 0 for the tree plan).
+    pub fn scratch_bytes(&self, lattice: &Lattice) -> usize {
+        self.fat7
+            .scratch_bytes(lattice)
+            .max(self.fat.scratch_bytes(lattice))
     }
 
     /// Device memory for a construction on `lattice`, zeroed.
@@ -99,7 +120,10 @@ impl<T: GpuReal> HisqGpu<T> {
         Ok(HisqBuffers {
             lattice: *lattice,
             thin: self.fat7.buffers(gpu, lattice)?,
-            w: gpu.alloc::<T>("the projected links", links)?,
+            w: gpu.alloc::<T>(
+                "the projected links",
+                4 * lattice.volume() * self.fat.knobs().input_reals(),
+            )?,
             fat: gpu.alloc::<T>("the HISQ fat links", links)?,
             long: gpu.alloc::<T>("the HISQ long links", links)?,
             bad: gpu.alloc::<i32>("the projection flags", 4 * lattice.volume())?,
@@ -221,11 +245,12 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
             .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
     }
 
-    /// W in the kernels' device layout, X = `HisqFat`(W) + (ε/8) W.
+    /// W in the kernels' device layout (encoded as their input knob says), X =
+    /// `HisqFat`(W) + (ε/8) W.
     fn hisq_fat(&mut self) -> Result<(), SmearGpuError> {
         let bufs = &mut *self.bufs;
         let fat = &self.hisq.fat;
-        fat.enqueue_layout(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
+        fat.enqueue_encode(self.gpu, &bufs.lattice, &bufs.thin.output, &mut bufs.w)?;
         Ok(fat.enqueue_on(
             self.gpu,
             self.tuner,
@@ -264,7 +289,7 @@ pub fn hisq_links_gpu<T: GpuReal>(
     u: &GaugeField<T>,
     epsilon_naik: f64,
 ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
-    hisq_links_gpu_with(gpu, tuner, u, epsilon_naik, PlanKind::Tree)
+    hisq_links_gpu_with(gpu, tuner, u, epsilon_naik, PlanKind::default())
 }
 
 /// [`hisq_links_gpu`] with the smearings' GPU plan `plan`.

@@ -17,17 +17,19 @@ use crate::tune::{FirstUse, LaunchConfig, Tuner};
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaSlice, DeviceRepr};
 use qdsl_core::dsl::paths::cuda::{
-    check_extents, device_layout, layout_kernel_name, links_kernel, pass_kernel_name,
+    check_extents, device_layout, encode_kernel_name, layout_kernel_name, links_kernel,
+    pass_kernel_name,
 };
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
+use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::DslError;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Threads per block of the per-link kernels that are not tuned (the U(3) projection, the
 /// layout rewrite).
@@ -61,15 +63,30 @@ pub enum SmearGpuError {
     },
 }
 
+/// The scratch fields of staged plans: allocated at the first run, grown for a larger
+/// lattice, shareable between smearers that run on one stream ([`GpuSmearer::share_scratch`]).
+type Scratch<T> = Arc<Mutex<Option<CudaSlice<T>>>>;
+
 /// The pass kernels of a staged plan ([`Staging`]) and their scratch fields.
 #[derive(Debug)]
 struct Stages<T> {
-    /// Each pass kernel with its slot count, in the order they run.
+    /// Each pass kernel with its slots per μ, in the order they run.
     passes: Vec<(LoadedKernel, usize)>,
-    /// Slots of the scratch (18 reals per site each).
+    /// Slots of the scratch, the fields of one μ (18 reals per site each).
     slots: usize,
-    /// The fields, allocated at the first run and grown for a larger lattice.
-    scratch: Mutex<Option<CudaSlice<T>>>,
+    /// The fields of one μ, reused by the next.
+    scratch: Scratch<T>,
+    /// The one-kernel tree this smearer falls back to when the scratch does not fit in
+    /// device memory, compiled then, with the smallest volume that did not fit.
+    fallback: Mutex<Option<(TreeKernel, usize)>>,
+}
+
+/// A compiled one-kernel tree program: its links kernel and its tune-key identity.
+#[derive(Debug, Clone)]
+struct TreeKernel {
+    kernel: LoadedKernel,
+    program: String,
+    source_hash: u64,
 }
 
 /// The kernels of a spec's tree ([`PathTree`]), compiled for real type `T`: with the
@@ -89,6 +106,9 @@ pub struct GpuSmearer<T> {
     kernel: LoadedKernel,
     /// Host-layout links to the device layout the kernel reads.
     layout: LoadedKernel,
+    /// With recon-12 input: host-layout 18-real unitary links encoded as 14-real records
+    /// in the device layout.
+    encode: Option<LoadedKernel>,
     _real: std::marker::PhantomData<T>,
 }
 
@@ -173,11 +193,11 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
     pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
         let tree = S::tree()?;
-        let name = match knobs.tag() {
-            "" => format!("{}_{}", tree.spec.name, T::NAME),
-            tag => format!("{}_{}_{tag}", tree.spec.name, T::NAME),
-        };
-        let program = qdsl_core::dsl::paths::cuda::program::<T>(&tree, &knobs, &name)?;
+        let program = qdsl_core::dsl::paths::cuda::program::<T>(
+            &tree,
+            &knobs,
+            &program_name::<T>(&tree, &knobs),
+        )?;
         let kernels = load_program(gpu, &program)?;
         let kernel = find(&kernels, &links_kernel(&tree.spec.name), &program.name)?;
         let layout = find(
@@ -185,6 +205,14 @@ impl<T: GpuReal> GpuSmearer<T> {
             &layout_kernel_name(&tree.spec.name),
             &program.name,
         )?;
+        let encode = match knobs.input {
+            Recon::R12 => Some(find(
+                &kernels,
+                &encode_kernel_name(&tree.spec.name),
+                &program.name,
+            )?),
+            _ => None,
+        };
         let stages = match knobs.plan {
             PlanKind::Tree => None,
             PlanKind::Staged => {
@@ -196,14 +224,15 @@ impl<T: GpuReal> GpuSmearer<T> {
                         let name = pass_kernel_name(&tree.spec.name, node);
                         Ok((
                             find(&kernels, &name, &program.name)?,
-                            staging.nodes[node].slots(),
+                            staging.nodes[node].slots_per_mu(),
                         ))
                     })
                     .collect::<Result<Vec<_>, DeviceError>>()?;
                 Some(Stages {
                     passes,
                     slots: staging.slots,
-                    scratch: Mutex::new(None),
+                    scratch: Arc::new(Mutex::new(None)),
+                    fallback: Mutex::new(None),
                 })
             }
         };
@@ -215,6 +244,7 @@ impl<T: GpuReal> GpuSmearer<T> {
             source_hash: program.source_hash(),
             kernel,
             layout,
+            encode,
             _real: std::marker::PhantomData,
         })
     }
@@ -222,6 +252,24 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// The tree this smearer runs.
     pub fn tree(&self) -> &PathTree {
         &self.tree
+    }
+
+    /// Bytes of device scratch the staged plan takes on `lattice` (the fields of one μ,
+    /// [`Staging::scratch_bytes`]); 0 for the tree plan.
+    pub fn scratch_bytes(&self, lattice: &Lattice) -> usize {
+        self.stages
+            .as_ref()
+            .map_or(0, |s| s.slots * REALS * lattice.volume() * T::BYTES)
+    }
+
+    /// Makes this smearer use `other`'s scratch fields (both staged; for smearers that
+    /// run one after the other on one stream, as HISQ's two levels do, so that the
+    /// scratch is the larger of the two rather than their sum). A no-op unless both are
+    /// staged.
+    pub fn share_scratch(&mut self, other: &GpuSmearer<T>) {
+        if let (Some(mine), Some(theirs)) = (self.stages.as_mut(), other.stages.as_ref()) {
+            mine.scratch = Arc::clone(&theirs.scratch);
+        }
     }
 
     /// How the kernel reads the input links.
@@ -321,6 +369,27 @@ impl<T: GpuReal> GpuSmearer<T> {
             .launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
     }
 
+    /// Queues the rewriting of host-layout unitary links `host` (18 reals per link, e.g.
+    /// links made on the device) into the device layout `device` the kernel reads,
+    /// encoded as the knobs say: a copy for recon 18, the 14-real records of recon 12 +
+    /// phase (rows 0 and 1, λ = det L / |det L| computed on the device) for recon 12.
+    pub fn enqueue_encode(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        host: &CudaSlice<T>,
+        device: &mut CudaSlice<T>,
+    ) -> Result<(), DeviceError> {
+        let Some(encode) = &self.encode else {
+            return self.enqueue_layout(gpu, lattice, host, device);
+        };
+        let mut args = Args::new();
+        lattice_args(&mut args, lattice, &encode.interface.name)?;
+        args.write("out", device).read("in", host);
+        // in holds 4·V links of 18 reals, out 4·V records of 14.
+        encode.launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
+    }
+
     /// Queues the kernel from device links `input` (encoded as the knobs say, in the
     /// device layout of [`device_layout`]) into
     /// `output` (18 reals per link) with the term coefficients `coeffs` (tadpole factors
@@ -365,9 +434,12 @@ impl<T: GpuReal> GpuSmearer<T> {
         }
     }
 
-    /// The staged plan's launches: each pass into the scratch fields (allocated here at
-    /// the first run, 18 reals per slot and site), then the root kernel per link reading
-    /// them; every launch from `tuner` under the default policy.
+    /// The staged plan's launches, per μ: each pass into the scratch fields of that μ
+    /// (allocated here at the first run, 18 reals per slot and site, reused by the next
+    /// μ), then the root kernel for the links of that μ reading them (a plan without
+    /// passes: the root over all μ at once); every launch from `tuner` under the default
+    /// policy. When the scratch does not fit in device memory the one-kernel tree runs
+    /// instead (compiled then; a message on standard error says so once).
     #[allow(clippy::too_many_arguments)]
     fn launch_staged(
         &self,
@@ -381,64 +453,161 @@ impl<T: GpuReal> GpuSmearer<T> {
         coeffs: &[f64],
     ) -> Result<(), DeviceError> {
         let volume = lattice.volume();
+        if let Some(tree) = self.fallback_for(gpu, stages, volume, None)? {
+            return self.launch_fallback(gpu, tuner, &tree, lattice, input, output, coeffs);
+        }
         let reals = (stages.slots * REALS * volume).max(1);
         let mut guard = stages
             .scratch
             .lock()
             .map_err(|_| DeviceError::Shape("the staged plan's scratch lock is poisoned".into()))?;
         if guard.as_ref().is_none_or(|f| f.len() < reals) {
-            *guard = Some(gpu.alloc::<T>("the staged plan's staple fields", reals)?);
+            // Free the smaller fields before asking for the larger.
+            *guard = None;
+            match gpu.alloc::<T>("the staged plan's staple fields", reals) {
+                Ok(f) => *guard = Some(f),
+                Err(oom @ DeviceError::OutOfMemory { .. }) => {
+                    drop(guard);
+                    let tree = self
+                        .fallback_for(gpu, stages, volume, Some(&oom))?
+                        .expect("recorded above");
+                    return self.launch_fallback(gpu, tuner, &tree, lattice, input, output, coeffs);
+                }
+                Err(e) => return Err(e),
+            }
         }
         let fields = guard.as_mut().expect("allocated above");
-        for (kernel, slots) in &stages.passes {
-            let threads = [slots * volume, 1, 1];
+        let directions: Vec<(usize, usize)> = if stages.passes.is_empty() {
+            vec![(0, 4)]
+        } else {
+            (0..4).map(|mu| (mu, 1)).collect()
+        };
+        for (mu0, nmu) in directions {
+            if nmu == 1 {
+                for (kernel, slots) in &stages.passes {
+                    let threads = [slots * volume, 1, 1];
+                    let mut go = |cfg: &LaunchConfig| {
+                        let mut args = Args::new();
+                        lattice_args(&mut args, lattice, &kernel.interface.name)?;
+                        args.write("f", &mut *fields).read("u", input);
+                        for (k, c) in coeffs.iter().enumerate() {
+                            args.real(&format!("c{k}"), *c);
+                        }
+                        args.count("mu", mu0);
+                        // f holds slots·18·V reals (≥ this pass's region), u 4·V input
+                        // links.
+                        kernel.launch_with(gpu, threads, cfg, args)
+                    };
+                    let cfg = tuned_launch(
+                        gpu,
+                        tuner,
+                        program,
+                        kernel,
+                        T::NAME,
+                        threads,
+                        FirstUse::CachedOnly,
+                        &mut go,
+                    )?;
+                    go(&cfg)?;
+                }
+            }
+            let links = [nmu * volume, 1, 1];
+            let fields = &*fields;
             let mut go = |cfg: &LaunchConfig| {
                 let mut args = Args::new();
-                lattice_args(&mut args, lattice, &kernel.interface.name)?;
-                args.write("f", &mut *fields).read("u", input);
+                lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
+                args.write("out", &mut *output)
+                    .read("u", input)
+                    .read("f", fields);
                 for (k, c) in coeffs.iter().enumerate() {
                     args.real(&format!("c{k}"), *c);
                 }
-                // f holds slots·18·V reals (≥ this pass's region), u 4·V input links.
-                kernel.launch_with(gpu, threads, cfg, args)
+                args.count("mu0", mu0).count("nmu", nmu);
+                // out holds 4·V·18 reals (this launch writes the links of mu0 .. mu0 +
+                // nmu − 1), u 4·V input links, f the fields the passes wrote.
+                self.kernel.launch_with(gpu, links, cfg, args)
             };
             let cfg = tuned_launch(
                 gpu,
                 tuner,
                 program,
-                kernel,
+                &self.kernel,
                 T::NAME,
-                threads,
+                links,
                 FirstUse::CachedOnly,
                 &mut go,
             )?;
             go(&cfg)?;
         }
-        let links = [4 * volume, 1, 1];
-        let fields = &*fields;
-        let mut go = |cfg: &LaunchConfig| {
-            let mut args = Args::new();
-            lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
-            args.write("out", &mut *output)
-                .read("u", input)
-                .read("f", fields);
-            for (k, c) in coeffs.iter().enumerate() {
-                args.real(&format!("c{k}"), *c);
+        Ok(())
+    }
+
+    /// The tree to fall back to on a lattice of `volume` sites: `None` while the staged
+    /// scratch may fit; after `oom` (the scratch's allocation failed) the tree, compiled
+    /// now and recorded for this and larger volumes, with a message on standard error.
+    fn fallback_for(
+        &self,
+        gpu: &Gpu,
+        stages: &Stages<T>,
+        volume: usize,
+        oom: Option<&DeviceError>,
+    ) -> Result<Option<TreeKernel>, DeviceError> {
+        let mut fallback = stages.fallback.lock().map_err(|_| {
+            DeviceError::Shape("the staged plan's fallback lock is poisoned".into())
+        })?;
+        if let Some((tree, smallest)) = fallback.as_mut() {
+            if volume >= *smallest || oom.is_some() {
+                *smallest = (*smallest).min(volume);
+                return Ok(Some(tree.clone()));
             }
-            // out holds 4·V·18 reals, u 4·V input links, f the fields the passes wrote.
-            self.kernel.launch_with(gpu, links, cfg, args)
+            return Ok(None);
+        }
+        let Some(oom) = oom else { return Ok(None) };
+        let knobs = self.knobs.with_plan(PlanKind::Tree);
+        let name = program_name::<T>(&self.tree, &knobs);
+        let program = qdsl_core::dsl::paths::cuda::program::<T>(&self.tree, &knobs, &name)
+            .map_err(|e| DeviceError::Shape(e.to_string()))?;
+        let kernels = load_program(gpu, &program)?;
+        let tree = TreeKernel {
+            kernel: find(&kernels, &links_kernel(&self.tree.spec.name), &program.name)?,
+            program: program.name.clone(),
+            source_hash: program.source_hash(),
         };
-        let cfg = tuned_launch(
+        eprintln!(
+            "{}: the staged plan's scratch does not fit ({oom}); falling back to the one-kernel tree plan on lattices of {volume} sites or more",
+            self.tree.spec.name
+        );
+        *fallback = Some((tree.clone(), volume));
+        Ok(Some(tree))
+    }
+
+    /// One launch of the fallback tree.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_fallback(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        tree: &TreeKernel,
+        lattice: &Lattice,
+        input: &CudaSlice<T>,
+        output: &mut CudaSlice<T>,
+        coeffs: &[f64],
+    ) -> Result<(), DeviceError> {
+        let program = ProgramRef {
+            name: &tree.program,
+            source: Source::Hash(tree.source_hash),
+        };
+        launch_tree(
             gpu,
             tuner,
+            &tree.kernel,
             program,
-            &self.kernel,
-            T::NAME,
-            links,
-            FirstUse::CachedOnly,
-            &mut go,
-        )?;
-        go(&cfg)
+            lattice,
+            input,
+            output,
+            coeffs,
+            None,
+        )
     }
 
     /// Copies `bufs.output` back into a host gauge field.
@@ -473,6 +642,15 @@ impl<T: GpuReal> GpuSmearer<T> {
         self.upload(gpu, &mut bufs, u)?;
         self.enqueue_with(gpu, tuner, &mut bufs, u0)?;
         self.download(gpu, &bufs)
+    }
+}
+
+/// The program name of `tree` compiled for `T` with `knobs`: `<spec>_<real>` and the
+/// knobs' tag ([`PathKnobs::tag`]).
+fn program_name<T: GpuReal>(tree: &PathTree, knobs: &PathKnobs) -> String {
+    match knobs.tag() {
+        "" => format!("{}_{}", tree.spec.name, T::NAME),
+        tag => format!("{}_{}_{tag}", tree.spec.name, T::NAME),
     }
 }
 

@@ -91,24 +91,22 @@ __device__ __forceinline__ mat axpy(real c, const mat& q, const mat& v) {
 
 /// The field helpers of a staged plan ([`super::staged`]): slot indices of (μ, used) and
 /// component-major field loads and stores with 64-bit offsets.
-const STAGED: &str = r#"// the slot of (mu, used) among the 4 C(3, k) slots of a node with k bound directions:
-// mu C(3, k) + the rank of the used directions other than mu among the k-subsets of the
+const STAGED: &str = r#"// the slot of (mu, used) among the C(3, k) slots of one mu of a node with k bound
+// directions: the rank of the used directions other than mu among the k-subsets of the
 // other three (as 3-bit masks in increasing order)
 __device__ __forceinline__ int field_slot(int mu, int used, int k) {
     int m = 0, b = 0;
     for (int j = 0; j < 4; j++) if (j != mu) { if ((used >> j) & 1) m |= 1 << b; b++; }
     int rank = 0;
     for (int s = 0; s < m; s++) rank += __popc(s) == k;
-    return mu * ((k == 0 || k == 3) ? 1 : 3) + rank;
+    return rank;
 }
-// the inverse of field_slot: the used directions of slot s (mu set in *mu)
-__device__ __forceinline__ int slot_used(int s, int k, int* mu) {
-    const int per = (k == 0 || k == 3) ? 1 : 3;
-    *mu = s / per;
-    int rank = s - *mu * per, m = 0;
+// the inverse of field_slot: the used directions (mu included) of slot s of one mu
+__device__ __forceinline__ int slot_used(int s, int k, int mu) {
+    int rank = s, m = 0;
     for (; m < 8; m++) if (__popc(m) == k) { if (rank == 0) break; rank--; }
-    int used = 1 << *mu, b = 0;
-    for (int j = 0; j < 4; j++) if (j != *mu) { if ((m >> b) & 1) used |= 1 << j; b++; }
+    int used = 1 << mu, b = 0;
+    for (int j = 0; j < 4; j++) if (j != mu) { if ((m >> b) & 1) used |= 1 << j; b++; }
     return used;
 }
 // slot s of a field at site p: real k at (s * 18 + k) * volume + cb (a warp of
@@ -226,9 +224,20 @@ pub fn program<T: Real>(
         links
             .params
             .insert(2, ParamDecl::new("f", ParamKind::read(real)));
+        for (k, name) in ["mu0", "nmu"].into_iter().enumerate() {
+            links
+                .params
+                .insert(3 + terms + k, ParamDecl::new(name, ParamKind::I32));
+        }
     }
     kernels.push(links);
     kernels.push(layout_interface(&tree.spec.name, real));
+    if knobs.input == Recon::R12 {
+        kernels.push(KernelInterface {
+            name: encode_kernel_name(&tree.spec.name),
+            ..layout_interface(&tree.spec.name, real)
+        });
+    }
     Ok(KernelProgram {
         name: program.to_string(),
         source,
@@ -237,8 +246,8 @@ pub fn program<T: Real>(
     })
 }
 
-/// The interface of a staged plan's pass kernel: `f` (the fields, written), `u`,
-/// `c0..`, `L0..L3`, one thread per slot and site.
+/// The interface of a staged plan's pass kernel: `f` (the fields of one μ, written),
+/// `u`, `c0..`, `mu`, `L0..L3`, one thread per slot of direction `mu` and site.
 pub fn pass_interface(kernel: &str, terms: usize, real: Elem) -> KernelInterface {
     let p = |name: &str, kind: ParamKind| ParamDecl::new(name, kind);
     let mut params = vec![
@@ -246,6 +255,7 @@ pub fn pass_interface(kernel: &str, terms: usize, real: Elem) -> KernelInterface
         p("u", ParamKind::read(real)),
     ];
     params.extend((0..terms).map(|k| p(&format!("c{k}"), ParamKind::real(real))));
+    params.push(p("mu", ParamKind::I32));
     params.extend((0..4).map(|k| p(&format!("L{k}"), ParamKind::I32)));
     KernelInterface {
         name: kernel.to_string(),
@@ -263,7 +273,8 @@ pub fn real_elem<T: Real>(kernel: &str) -> Result<Elem, DslError> {
     })
 }
 
-/// The CUDA C++ source of a tree for real type `T`, links uncompressed.
+/// The CUDA C++ source of a tree for real type `T`, links uncompressed, the default plan
+/// ([`PlanKind::Staged`]).
 pub fn emit<T: Real>(tree: &PathTree) -> Result<String, DslError> {
     emit_with::<T>(tree, &PathKnobs::default())
 }
@@ -282,13 +293,16 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
         Epilogue::Links,
     ));
     s.push_str(&layout_kernel(&tree.spec.name));
+    s.push_str(&encode_kernel(&tree.spec.name, knobs));
     Ok(s)
 }
 
 /// The CUDA C++ source of a staged plan ([`super::staged`]): the node functions, one
-/// `<name>_pass<node>(f, u, c…, L…)` per materialised node (in [`Staging::passes`]
-/// order, each one thread per slot and site), the root kernel
-/// `<name>_links(out, u, f, c…, L…)` and the layout kernel.
+/// `<name>_pass<node>(f, u, c…, mu, L…)` per materialised node (in [`Staging::passes`]
+/// order, each one thread per slot of direction `mu` and site), the root kernel
+/// `<name>_links(out, u, f, c…, mu0, nmu, L…)` (the links of directions mu0 ..
+/// mu0 + nmu − 1: one μ after that μ's passes, or all four when there are none) and the
+/// layout kernel.
 pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<String, DslError> {
     let tree = &staging.tree;
     let mut s = prelude_staged::<T>(tree, knobs, Some(staging))?;
@@ -302,6 +316,7 @@ pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<Stri
         true,
     ));
     s.push_str(&layout_kernel(&tree.spec.name));
+    s.push_str(&encode_kernel(&tree.spec.name, knobs));
     Ok(s)
 }
 
@@ -324,6 +339,45 @@ fn layout_kernel(name: &str) -> String {
 }}
 "#,
         layout_kernel_name(name)
+    )
+}
+
+/// The entry name of a recon-12 program's encoding kernel.
+pub fn encode_kernel_name(name: &str) -> String {
+    format!("{name}_encode_device_layout")
+}
+
+/// With recon 12 + phase input, `<name>_encode_device_layout(out, in, L0..L3)`: unitary
+/// links in the host layout, 18 reals each (links made on the device, HISQ's W), encoded
+/// as the kernels read them — rows 0 and 1, then λ = det L / |det L| (det = Σ_j L_0j C_0j
+/// by cofactors, in `real`) — in the device layout, one thread per link; the records of
+/// [`super::knobs::encode_link`] up to the rounding of λ. Empty for recon 18.
+fn encode_kernel(name: &str, knobs: &PathKnobs) -> String {
+    if knobs.input != Recon::R12 {
+        return String::new();
+    }
+    format!(
+        r#"extern "C" __global__ void {}(real* __restrict__ out, const real* __restrict__ in, int L0, int L1, int L2, int L3) {{
+    const int volume = L0 * L1 * L2 * L3;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 4 * volume) return;
+    const int d = i / volume, cb = i - d * volume;
+    const mat m = load(in + 18 * (4 * cb + d));
+    real dre = 0, dim = 0, cre, cim;
+    for (int j = 0; j < 3; j++) {{
+        cofactor(m, 0, j, &cre, &cim);
+        dre += m.re[j] * cre - m.im[j] * cim;
+        dim += m.re[j] * cim + m.im[j] * cre;
+    }}
+    const real n = sqrt(dre * dre + dim * dim);
+    real r[LINK_REALS];
+    for (int k = 0; k < 6; k++) {{ r[2 * k] = m.re[k]; r[2 * k + 1] = m.im[k]; }}
+    r[12] = dre / n;
+    r[13] = dim / n;
+    for (int k = 0; k < LINK_REALS; k++) out[(d * LINK_REALS + k) * volume + cb] = r[k];
+}}
+"#,
+        encode_kernel_name(name)
     )
 }
 
@@ -446,10 +500,23 @@ pub(crate) fn kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue) -> Strin
 /// The kernel evaluating the tree's root per link; `staged`: it reads the materialised
 /// nodes from the fields `f` (after [`prelude_staged`] with a staging).
 fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) -> String {
-    let (fparam, farg) = if staged {
-        ("const real* __restrict__ f, ", "f, ")
+    // The staged root runs the links of directions mu0 .. mu0 + nmu − 1.
+    let (fparam, farg, mu_param, links, mu) = if staged {
+        (
+            "const real* __restrict__ f, ",
+            "f, ",
+            ", int mu0, int nmu",
+            "nmu * volume",
+            "const int mu = mu0 + i / volume, cb = i - (mu - mu0) * volume;",
+        )
     } else {
-        ("", "")
+        (
+            "",
+            "",
+            "",
+            "4 * volume",
+            "const int mu = i / volume, cb = i - mu * volume;",
+        )
     };
     let terms = tree.spec.terms.len();
     let coeff_params: Vec<String> = (0..terms).map(|k| format!("real c{k}")).collect();
@@ -464,11 +531,11 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
         Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[i] = t;\n".to_string(),
     };
     format!(
-        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}{mu_param}, int L0, int L1, int L2, int L3) {{
     const int volume = L0 * L1 * L2 * L3;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= 4 * volume) return;
-    const int mu = i / volume, cb = i - mu * volume;
+    if (i >= {links}) return;
+    {mu}
     const lattice lat = {{{{L0, L1, L2, L3}}}};
     const geom g = make_geom(L0, L1, L2, L3);
     int x[4];
@@ -483,8 +550,9 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
     )
 }
 
-/// `<name>_pass<id>(f, u, c0.., L0..L3)`: one thread per slot and site computes the
-/// closed part of materialised node `id` (its `_part` function) into its field slots.
+/// `<name>_pass<id>(f, u, c0.., mu, L0..L3)`: one thread per slot of direction `mu` and
+/// site computes the closed part of materialised node `id` (its `_part` function) into
+/// its field slots of the scratch of one μ.
 fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
     let st = &staging.nodes[node];
     let terms = tree.spec.terms.len();
@@ -494,7 +562,7 @@ fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
     let unused: String = (0..st.bound).map(|_| ", 0, 1").collect();
     let name = &tree.spec.name;
     format!(
-        r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, {}, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, {}, int mu, int L0, int L1, int L2, int L3) {{
     const int volume = L0 * L1 * L2 * L3;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= {slots} * volume) return;
@@ -504,8 +572,7 @@ fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
     int x[4];
     coords_of_cb(lat, cb, x);
     const coeffs c = {{{{{}}}}};
-    int mu;
-    const int used = slot_used(s, {bound}, &mu);
+    const int used = slot_used(s, {bound}, mu);
     const mat v = {}(f, u, g, c, pack(x), mu, used{unused});
     field_store(f, volume, {base} + s, cb, v);
 }}
@@ -514,7 +581,7 @@ fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
         coeff_params.join(", "),
         coeff_list.join(", "),
         part_function(name, node),
-        slots = st.slots(),
+        slots = st.slots_per_mu(),
         bound = st.bound,
         base = st.field.unwrap_or(0),
     )

@@ -40,16 +40,19 @@ pub const RECON12_PHASE_REALS: usize = 14;
 /// gauge formats' SU(3) check, [`SuCheck::DEFAULT_TOLERANCE`]).
 pub const UNITARITY_TOLERANCE: f64 = SuCheck::DEFAULT_TOLERANCE;
 
-/// How the GPU evaluates a spec: which of the two plans of the same tree runs.
+/// How the GPU evaluates a spec: which of the two plans of the same tree runs. The
+/// default is [`PlanKind::Staged`] (asqtad 11× the first one-kernel kernels on an H100 at
+/// 32⁴; its scratch, the fields of one link direction, is 453 MB there in f32); the
+/// runtime falls back to the tree, with a message, where the scratch does not fit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PlanKind {
     /// One kernel, one thread per link, every sub-staple recomputed in registers inside
-    /// each enclosing wrap ([`super::tree`]).
-    #[default]
+    /// each enclosing wrap ([`super::tree`]): no scratch.
     Tree,
     /// The inner staple levels stored once per site as fields by their own kernels and
     /// read back by the wraps around them ([`super::staged`]): fewer products, scratch
-    /// memory and one launch per level.
+    /// memory (one link direction μ at a time) and, per μ, one launch per level.
+    #[default]
     Staged,
 }
 
@@ -77,18 +80,19 @@ pub struct PathKnobs {
 }
 
 impl Default for PathKnobs {
-    /// Both sides uncompressed.
+    /// Both sides uncompressed, the default plan ([`PlanKind::Staged`]).
     fn default() -> Self {
         PathKnobs {
             input: Recon::R18,
             output: Recon::R18,
-            plan: PlanKind::Tree,
+            plan: PlanKind::default(),
         }
     }
 }
 
 impl PathKnobs {
-    /// Knobs with the input links stored as `input`, the output uncompressed.
+    /// Knobs with the input links stored as `input`, the output uncompressed, the
+    /// default plan.
     pub fn with_input(input: Recon) -> Self {
         PathKnobs {
             input,

@@ -35,16 +35,25 @@
 //! 240 products per site (47,520 flops in products, 198 each) against the tree's
 //! 4 · 168 = 672 and MILC's 300 (which also stores the 3-staples of each orientation).
 //!
+//! **One direction at a time.** The passes and the root run per link direction μ (one
+//! launch each per μ): a level's value for (μ, used) reads only that level's fields of the
+//! same μ, so the scratch holds the fields of one μ — C(3, b) slots per materialised node
+//! ([`Staging::slots`]) — and is reused by the next μ. Asqtad and fat7: 3 + 3 = 6 slots,
+//! 6 · 18 reals per site: 453 MB at 32⁴ in f32 (906 MB in f64), a quarter of the 24 slots
+//! (1.81 GB / 3.62 GB) of running each level over all μ at once, for 4 × the launches
+//! (12 for asqtad's fat links, each still 1–3 V threads). Both levels are live while the
+//! upper one is computed, so 6 slots is the least without recomputing a level.
+//!
 //! **Bytes.** Each slot is 18 reals per site, written once by its pass and read by the
 //! next level (the wraps read the neighbours x ± ŝ of one slot: cached, ~one read per
-//! reading wrap direction set). Asqtad f32: 24 slots · 72 B · (1 write + 1 read) =
+//! reading wrap direction set). Asqtad f32: 24 slot-sweeps · 72 B · (1 write + 1 read) =
 //! 3,456 B per site, plus the thin links (288 B) read by each of the three kernels and
 //! the output (288 B): ~4.6 kB per site, 4.8 GB at 32⁴ — 1.6 ms at the H100's ~3 TB/s,
 //! 1.15 ms at the H200's 4.2 TB/s; the 49.8 GFLOP of products take ~1.5–2 ms at 25–33
-//! TFLOP/s of f32 sustained. The temporaries take 24 · 72 B · V: 1.8 GB at 32⁴ in f32,
-//! 3.6 GB in f64 — affordable on a 80 GB card, so the passes run over all μ at once
-//! (one launch per level) rather than per μ (a quarter of the memory, four times the
-//! launches). Each smearer owns its scratch (HISQ's fat7 and second level: twice that).
+//! TFLOP/s of f32 sustained. Running per μ does not change these counts (the same
+//! slot-sweeps, each launch reads the links it needs). Each smearer owns its scratch
+//! unless it shares another's (HISQ's fat7 and second level run on one stream and share
+//! one).
 //!
 //! **Expected time** (32⁴, f32, asqtad fat + long: 248 products, 49.1 kflop per site,
 //! 51.5 GFLOP; ~5.2 kB per site, 5.4 GB): the bytes alone take 1.8 ms on the H100
@@ -75,14 +84,21 @@ pub struct NodeStage {
     /// Per child: whether it belongs to the closed part F (a `New` child whose subtree
     /// names no direction bound above the node).
     pub closed_children: Vec<bool>,
-    /// The node's field when materialised: its first slot in the scratch buffer.
+    /// The node's field when materialised: its first slot in the scratch of one μ.
     pub field: Option<usize>,
 }
 
 impl NodeStage {
-    /// Slots of a materialised node's field: 4 · C(3, b).
+    /// Slots of a materialised node's field over all four μ: 4 · C(3, b) (its pass
+    /// computes each once per site).
     pub fn slots(&self) -> usize {
-        4 * slots_per_mu(self.bound)
+        4 * self.slots_per_mu()
+    }
+
+    /// Slots of a materialised node's field for one μ: C(3, b) (a pass launch's
+    /// threads are these slots times the sites).
+    pub fn slots_per_mu(&self) -> usize {
+        slots_per_mu(self.bound)
     }
 }
 
@@ -102,8 +118,8 @@ pub struct Staging {
     pub tree: PathTree,
     /// Per node, in preorder.
     pub nodes: Vec<NodeStage>,
-    /// Slots of the scratch buffer (Σ over materialised nodes); each slot is 18 reals
-    /// per site.
+    /// Slots of the scratch buffer, the fields of one μ (Σ C(3, b) over materialised
+    /// nodes, reused by every μ); each slot is 18 reals per site.
     pub slots: usize,
 }
 
@@ -132,12 +148,12 @@ impl Staging {
     pub fn new(tree: &PathTree) -> Self {
         let mut nodes = Vec::new();
         visit(&tree.root, 0, true, &mut nodes);
-        // Slots in reverse preorder: the order the passes run.
+        // Slots of one μ in reverse preorder: the order the passes run.
         let mut slots = 0;
         for n in nodes.iter_mut().rev() {
             if n.field.is_some() {
                 n.field = Some(slots);
-                slots += n.slots();
+                slots += n.slots_per_mu();
             }
         }
         Staging {
@@ -155,9 +171,24 @@ impl Staging {
             .collect()
     }
 
-    /// Kernel launches per smearing: one per pass and the root's.
+    /// Kernel launches per smearing: per μ, one per pass and the root's; a plan without
+    /// passes runs its root over all μ in one launch.
     pub fn launches(&self) -> usize {
-        self.passes().len() + 1
+        match self.passes().len() {
+            0 => 1,
+            passes => 4 * (passes + 1),
+        }
+    }
+
+    /// Reals of the scratch on a lattice of `volume` sites: [`Self::slots`] · 18 · V.
+    pub fn scratch_reals(&self, volume: usize) -> usize {
+        self.slots * 18 * volume
+    }
+
+    /// Bytes of the scratch on a lattice of `volume` sites in a real type of
+    /// `real_bytes` bytes (4 or 8).
+    pub fn scratch_bytes(&self, volume: usize, real_bytes: usize) -> usize {
+        self.scratch_reals(volume) * real_bytes
     }
 
     /// Matrix products per site: every pass over its slots, then the root per μ.
@@ -261,7 +292,7 @@ impl fmt::Display for Staging {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "staged plan of `{}`: {} launches, {} matrix products per site, {} scratch slots (18 reals per site each)",
+            "staged plan of `{}`: {} launches (per link direction mu: each pass, then the root), {} matrix products per site, {} scratch slots of one mu, reused by the next (18 reals per site each)",
             self.tree.spec.name,
             self.launches(),
             self.products_per_site(),
@@ -271,9 +302,9 @@ impl fmt::Display for Staging {
             let st = &self.nodes[i];
             writeln!(
                 f,
-                "  pass node{i}: depth {} ({} slots from slot {}): its closed part (cores {:?}, children {:?}) into a field",
+                "  pass node{i}: depth {} ({} slots per mu from slot {}): its closed part (cores {:?}, children {:?}) into a field",
                 st.bound,
-                st.slots(),
+                st.slots_per_mu(),
                 st.field.unwrap_or(0),
                 st.closed_cores,
                 st.closed_children
@@ -344,14 +375,14 @@ mod tests {
         assert_eq!(st.nodes[passes[0]].bound, 2, "the 5-staple level first");
         assert_eq!(st.nodes[passes[1]].bound, 1);
         assert_eq!(st.nodes[passes[1]].closed_children, vec![true, false]);
-        assert_eq!(st.slots, 24);
+        assert_eq!(st.slots, 6, "3 + 3 slots of one mu");
         assert_eq!(st.products_per_site(), 240);
-        assert_eq!(st.launches(), 3);
+        assert_eq!(st.launches(), 12);
         // The one-kernel tree: 4 · 168.
         assert_eq!(4 * st.tree.products_per_link(), 672);
         let text = st.to_string();
         assert!(
-            text.contains("3 launches, 240 matrix products per site, 24 scratch slots"),
+            text.contains("12 launches (per link direction mu: each pass, then the root), 240 matrix products per site, 6 scratch slots of one mu"),
             "{text}"
         );
         assert_eq!(text.matches("  pass node").count(), 2, "{text}");
@@ -362,7 +393,32 @@ mod tests {
     fn fat7_products() {
         let st = Staging::new(&PathTree::new(&asqtad(false)).unwrap());
         assert_eq!(st.products_per_site(), 192);
-        assert_eq!(st.slots, 24);
+        assert_eq!(st.slots, 6);
+    }
+
+    /// The scratch at 32⁴ by hand: 6 slots · 18 reals · 1,048,576 sites = 113,246,208
+    /// reals, 452,984,832 B in f32 and 905,969,664 B in f64 (24 slots over all μ were
+    /// 1,811,939,328 B and 3,623,878,656 B).
+    #[test]
+    fn scratch_of_one_direction_at_32_to_the_4() {
+        let st = Staging::new(&PathTree::new(&asqtad(true)).unwrap());
+        let v = 32usize.pow(4);
+        assert_eq!(st.scratch_reals(v), 113_246_208);
+        assert_eq!(st.scratch_bytes(v, 4), 452_984_832);
+        assert_eq!(st.scratch_bytes(v, 8), 905_969_664);
+        let all_mu: usize = st.passes().iter().map(|&i| st.nodes[i].slots()).sum();
+        assert_eq!(all_mu * 18 * v * 4, 1_811_939_328);
+        // The fields of one mu do not overlap and fill the scratch.
+        let mut ranges: Vec<(usize, usize)> = st
+            .passes()
+            .iter()
+            .map(|&i| {
+                let n = &st.nodes[i];
+                (n.field.unwrap(), n.field.unwrap() + n.slots_per_mu())
+            })
+            .collect();
+        ranges.sort();
+        assert_eq!(ranges, vec![(0, 3), (3, 6)]);
     }
 
     /// A spec without nested staples (the Naik link) stages nothing: the root kernel

@@ -20,6 +20,7 @@ pub mod cuda;
 pub mod cuda_hmc;
 mod heatbath;
 mod hmc;
+pub mod reference;
 mod staples;
 mod stats;
 pub mod su2;

@@ -196,15 +196,12 @@ fn the_smearing_interfaces_match_the_sources() {
     use qdsl_core::dsl::paths::{GaugeAction, LinkPaths, PathKnobs, PlanKind};
     use qdsl_core::dsl::variant::Recon;
     use qdsl_kernels::{AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge, WilsonGauge};
-    let r12 = PathKnobs {
-        input: Recon::R12,
-        ..PathKnobs::default()
-    };
+    let r12 = PathKnobs::with_input(Recon::R12);
     let knobs = [
+        PathKnobs::default().with_plan(PlanKind::Tree),
+        r12.with_plan(PlanKind::Tree),
         PathKnobs::default(),
         r12,
-        PathKnobs::default().with_plan(PlanKind::Staged),
-        r12.with_plan(PlanKind::Staged),
     ];
     let trees = [
         AsqtadFat::tree().unwrap(),
@@ -234,12 +231,15 @@ fn the_smearing_interfaces_match_the_sources() {
         assert!(!p.kernels.is_empty(), "{}", p.name);
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
     }
-    // One smearing kernel and its layout rewrite per tree-plan smearing program; the
-    // staged asqtad fat program adds its two passes (5- and 3-staple levels) and the
-    // fields `f` to the root kernel; one kernel per force program (the staples inside).
+    // One smearing kernel and its layout rewrite per tree-plan smearing program (and the
+    // encoding kernel with recon 12); the staged asqtad fat program adds its two passes
+    // (5- and 3-staple levels, each with `mu`), and the fields `f` and `mu0`, `nmu` to
+    // the root kernel; one kernel per force program (the staples inside).
     assert_eq!(programs[0].kernels.len(), 2);
+    assert_eq!(programs[2].kernels.len(), 3);
     assert_eq!(programs[4].kernels.len(), 4);
-    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 4);
+    assert_eq!(programs[4].kernels[0].params.len(), 2 + 5 + 1 + 4);
+    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 2 + 4);
     assert_eq!(programs[trees.len() * 2 * knobs.len()].kernels.len(), 1);
     assert_eq!(programs[0].kernels[0].params.len(), 2 + 5 + 4);
 }
