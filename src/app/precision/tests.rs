@@ -65,13 +65,13 @@ fn expected_third(name: &str) -> f64 {
     }
 }
 
-/// A Wilson field whose every site holds (1, 1/3) in its first component, zeros beside.
-fn thirds() -> F64 {
+/// A Wilson field whose every site holds (1, `v`) in its first component, zeros beside.
+fn sites_of(v: f64) -> F64 {
     let layout = SpinorLayout::wilson(Lattice::new([2; 4]).unwrap(), SiteSubset::Full);
     let data = (0..layout.len())
         .map(|i| {
             if i % layout.site_len() == 0 {
-                Complex::new(1.0, 1.0 / 3.0)
+                Complex::new(1.0, v)
             } else {
                 Complex::new(0.0, 0.0)
             }
@@ -84,7 +84,7 @@ fn thirds() -> F64 {
 /// and GCR: [`Precision::round_trip`]), and its rounding is the same as the vectors'.
 #[test]
 fn every_host_dispatch_reaches_its_format() {
-    let x = thirds();
+    let x = sites_of(1.0 / 3.0);
     // The formats' values of 1/3 differ by at least 1e-9 (packed30 from f64): 1e-15
     // tells them apart and allows the fixed-point decode's fl(q · (norm · 1/Q)).
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-15;
@@ -109,6 +109,14 @@ fn every_host_dispatch_reaches_its_format() {
             assert_eq!(y.data(), got.data(), "{p}");
         }
     }
+    // tf32 and f16 round 1/3 alike (10 fraction bits); tf32 has f32's exponent range,
+    // f16's smallest subnormal is 2⁻²⁴: 2⁻³⁰ is kept by tf32 and flushed to 0 by f16.
+    let tiny = sites_of(2f64.powi(-30));
+    assert_eq!(
+        Precision::Tf32.round_trip(&tiny).data()[0].im,
+        2f64.powi(-30)
+    );
+    assert_eq!(Precision::F16.round_trip(&tiny).data()[0].im, 0.0);
 }
 
 /// Reports the format of the device vectors a precision dispatches to.
