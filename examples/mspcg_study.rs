@@ -9,9 +9,9 @@
 //! `cargo run --release --example mspcg_study -- CONFIG MASS BX,BY,BZ,BT [TOL] [INNER,…]`
 //! (recipe and measured table: docs/mspcg.md).
 
-use qdsl::app::low_precision::LowPrecision;
 use qdsl::app::mobius::MobiusSolver;
 use qdsl::app::mobius_mspcg::{solve_mspcg, solve_plain_cg, MspcgConfig};
+use qdsl::app::precision::Precision;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::io::{read_gauge, ReadOptions};
@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &file.field,
         params,
         TimeBoundary::Antiperiodic,
-        LowPrecision::F64,
+        Precision::F64,
         options,
     )?;
     let eta = ColourSpinorField::gaussian(solver.layout(), 1);

@@ -16,7 +16,7 @@
 //! Run with `cargo run --release --example sap_gcr_study -- CONFIG OUTDIR KAPPA_WELL
 //! KAPPA_CRITICAL [grid|precision|all]`.
 
-use qdsl::app::low_precision::LowPrecision;
+use qdsl::app::precision::Precision;
 use qdsl::app::precision_study::write_titled_histories_svg;
 use qdsl::app::sap_gcr::study::{
     grid_settings, grid_table, precision_table, run_grid, run_precisions, study_rows,
@@ -56,8 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         boundary: TimeBoundary::Antiperiodic,
         sap: None,
         nkv: 16,
-        outer: LowPrecision::F64,
-        inner: LowPrecision::F64,
+        outer: Precision::F64,
+        inner: Precision::F64,
         options: SolverOptions {
             max_iterations: 3000,
             ..SolverOptions::with_tolerance(TOLERANCE)

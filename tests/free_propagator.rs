@@ -24,7 +24,7 @@ mod reference_operators;
 
 use num_complex::Complex;
 use qdsl::app::correlator::pion_correlator;
-use qdsl::app::low_precision::LowPrecision;
+use qdsl::app::precision::Precision;
 use qdsl::app::propagator::{
     point_propagator, FullSolver, Propagator, SolveSettings, StaggeredEvenOdd, WilsonEvenOdd,
 };
@@ -153,7 +153,7 @@ fn analytic_free_propagator(lattice: &Lattice, kappa: f64) -> Vec<SpinMatrix> {
 fn settings(tolerance: f64) -> SolveSettings {
     SolveSettings {
         solver: SolverKind::Cgnr,
-        precision: LowPrecision::F64,
+        precision: Precision::F64,
         options: SolverOptions::with_tolerance(tolerance),
     }
 }
@@ -377,7 +377,7 @@ fn staggered_propagator_solves_the_textbook_equation() {
     let gauge = GaugeField::<f64>::random(Lattice::new([4; 4]).unwrap(), 7);
     let settings = SolveSettings {
         solver: SolverKind::Cg,
-        precision: LowPrecision::F64,
+        precision: Precision::F64,
         options: SolverOptions::with_tolerance(1e-12),
     };
     for (boundary, antiperiodic) in [
@@ -439,7 +439,7 @@ fn free_staggered_propagator_has_the_doubler_support() {
     let gauge = GaugeField::<f64>::unit(Lattice::new([4, 4, 4, 8]).unwrap());
     let settings = SolveSettings {
         solver: SolverKind::Cg,
-        precision: LowPrecision::F64,
+        precision: Precision::F64,
         options: SolverOptions::with_tolerance(1e-12),
     };
     let solver = StaggeredEvenOdd::new(

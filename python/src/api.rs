@@ -2,7 +2,7 @@
 //! path moves (e.g. `qdsl::app` into the root package), only this file changes.
 
 pub use qdsl::app::correlator::{measure, parse_normalisation, CorrelatorConfig};
-pub use qdsl::app::low_precision::LowPrecision;
+pub use qdsl::app::precision::Precision as IterationPrecision;
 pub use qdsl::app::propagator::{join_parities, prepared_links, split_parities, SolveSettings};
 pub use qdsl::app::solve::{tadpole_factor, wilson_mass, Action, FermionBoundary, SolveBackend};
 pub use qdsl_core::dsl::variant::TimeBoundary;

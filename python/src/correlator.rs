@@ -2,7 +2,7 @@
 //! `qdsl::app::correlator` (the `qdsl correlator` program's measurement).
 
 use crate::api::{
-    measure, parse_normalisation, Action, CorrelatorConfig, FermionBoundary, LowPrecision,
+    measure, parse_normalisation, Action, CorrelatorConfig, FermionBoundary, IterationPrecision,
     SolveSettings, SolverKind, SolverOptions,
 };
 use crate::arrays::fermion_to_array;
@@ -63,8 +63,8 @@ pub fn pion_correlator<'py>(
         None => SolverKind::Cg,
     };
     let precision = match precision {
-        "f64" => LowPrecision::F64,
-        "f32" => LowPrecision::F32,
+        "f64" => IterationPrecision::F64,
+        "f32" => IterationPrecision::F32,
         other => {
             return Err(value_error(format!(
                 "precision: expected \"f64\" or \"f32\", found {other:?}"
@@ -95,7 +95,7 @@ pub fn pion_correlator<'py>(
             precision,
             options: SolverOptions {
                 max_iterations: maxiter,
-                polak_ribiere: precision != LowPrecision::F64,
+                polak_ribiere: precision != IterationPrecision::F64,
                 ..SolverOptions::with_tolerance(tol)
             },
         },

@@ -2,7 +2,7 @@
 //! dense point-source correlator), open boundaries against the periodic Wilson equation.
 
 use super::*;
-use crate::app::low_precision::LowPrecision;
+use crate::app::precision::Precision;
 use crate::app::propagator::split_parities;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::ColourSpinorField;
@@ -34,7 +34,7 @@ fn config(action: Action) -> CorrelatorConfig {
         origin: [0; 4],
         settings: SolveSettings {
             solver: SolverKind::Cgnr,
-            precision: LowPrecision::F64,
+            precision: Precision::F64,
             options: SolverOptions::with_tolerance(1e-10),
         },
         normalisation: Normalisation::None,

@@ -15,8 +15,8 @@
 //! short lattice; [`operator::mobius`](qdsl_runtime::operator::mobius) for the
 //! equations).
 
-use crate::app::low_precision::LowPrecision;
 use crate::app::mobius_device::MobiusDevice;
+use crate::app::precision::{self, Precision};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Coords, Parity};
@@ -40,7 +40,7 @@ pub struct MobiusSolver {
     high: EvenOddMobius<f64>,
     /// The same in f32 (the iteration of a mixed host solve).
     single: EvenOddMobius<f32>,
-    precision: LowPrecision,
+    precision: Precision,
     options: SolverOptions,
     /// The device operators, where the iteration runs on the GPU.
     device: Option<Arc<MobiusDevice>>,
@@ -58,21 +58,28 @@ pub struct MobiusSolution {
 }
 
 impl MobiusSolver {
+    /// The iteration precisions of Möbius solves: those the fused M̂ chains are generated
+    /// in (the device kernels; the host follows them).
+    pub const PRECISIONS: [Precision; 4] = [
+        Precision::F64,
+        Precision::F32,
+        Precision::Fixed16,
+        Precision::Fixed8,
+    ];
+
     /// The solver for links `gauge`, `params`, the fermions' time boundary, the
     /// iteration precision (f64 or f32) and the options.
     pub fn new(
         gauge: &GaugeField<f64>,
         params: MobiusParams,
         boundary: TimeBoundary,
-        precision: LowPrecision,
+        precision: Precision,
         options: SolverOptions,
     ) -> Result<Self, String> {
-        if !matches!(
-            precision,
-            LowPrecision::F64 | LowPrecision::F32 | LowPrecision::Fixed16 | LowPrecision::Fixed8
-        ) {
+        if !Self::PRECISIONS.contains(&precision) {
             return Err(format!(
-                "--action mobius iterates in f64, f32, fixed16 or fixed8 (mixed with f64), not {}",
+                "--action mobius iterates in {} (mixed with f64), not {}",
+                precision::list(&Self::PRECISIONS),
                 precision.name()
             ));
         }
@@ -154,7 +161,7 @@ impl MobiusSolver {
     }
 
     /// The iteration precision.
-    pub fn precision(&self) -> LowPrecision {
+    pub fn precision(&self) -> Precision {
         self.precision
     }
 
@@ -305,7 +312,7 @@ mod tests {
             .field
     }
 
-    fn solver(u: &GaugeField<f64>, ls: usize, precision: LowPrecision) -> MobiusSolver {
+    fn solver(u: &GaugeField<f64>, ls: usize, precision: Precision) -> MobiusSolver {
         let params = MobiusParams::mobius(ls, 1.5, 0.5, 1.8, 0.1).unwrap();
         MobiusSolver::new(
             u,
@@ -326,10 +333,10 @@ mod tests {
         let u = sample_l4();
         let mut runs = Vec::new();
         for precision in [
-            LowPrecision::F64,
-            LowPrecision::F32,
-            LowPrecision::Fixed16,
-            LowPrecision::Fixed8,
+            Precision::F64,
+            Precision::F32,
+            Precision::Fixed16,
+            Precision::Fixed8,
         ] {
             let s = solver(&u, 8, precision);
             let eta = ColourSpinorField::gaussian(s.layout(), 3);
@@ -352,7 +359,7 @@ mod tests {
         let m: Vec<f64> = ls
             .iter()
             .map(|&ls| {
-                let mut s = solver(&u, ls, LowPrecision::F64);
+                let mut s = solver(&u, ls, Precision::F64);
                 s.options.tolerance = tol;
                 let c = correlators(&s, [0, 0, 0, 0]).unwrap();
                 assert!(

@@ -6,28 +6,57 @@
 //! full solves ([`super::solve`]); the device operator's own
 //! ([`qdsl_runtime::operator::mobius::DeviceEvenOddMobius`]) are tested against them.
 
-use super::low_precision::LowPrecision;
+use super::mobius::MobiusSolver;
+use super::precision::{self, DeviceIteration, Precision};
 use super::solve::solve_fields;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::Parity;
 use qdsl_runtime::operator::mobius::MobiusParams;
 use qdsl_runtime::solver::device::{
-    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
+    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
-use qdsl_runtime::solver::{Fixed16, Fixed8, SolveResult, SolverError, SolverKind, SolverOptions};
+use qdsl_runtime::solver::{SolveResult, SolverError, SolverKind, SolverOptions};
 use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
 
-/// The iteration operator of a mixed solve.
-#[derive(Debug)]
-enum Iteration {
-    /// Pure f64: the f64 operator itself.
-    F64,
-    F32(DeviceOperator<Single>),
-    Fixed16(DeviceOperator<Fixed16>),
-    Fixed8(DeviceOperator<Fixed8>),
+/// The iteration operator of a mixed solve, on device vectors of its precision.
+trait IterationOperator: Send + Sync {
+    /// The name of the vectors' storage format.
+    fn format(&self) -> &'static str;
+
+    /// CGNR on M̂ x = b (x = 0 first) with `high` for the solution and the true residual
+    /// and this operator for the iteration: the result and the downloaded x.
+    fn solve(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        high: &DeviceOperator<Double>,
+        b: &F64,
+        opts: &SolverOptions,
+    ) -> Result<(SolveResult, F64), SolverError>;
+}
+
+impl<P: DevicePrecision> IterationOperator for DeviceOperator<P> {
+    fn format(&self) -> &'static str {
+        P::FORMAT.name()
+    }
+
+    fn solve(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        high: &DeviceOperator<Double>,
+        b: &F64,
+        opts: &SolverOptions,
+    ) -> Result<(SolveResult, F64), SolverError> {
+        run(ctx, high, self, b, opts)
+    }
+}
+
+impl std::fmt::Debug for dyn IterationOperator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceOperator<{}>", self.format())
+    }
 }
 
 /// The device operators of a Möbius solve.
@@ -35,48 +64,75 @@ enum Iteration {
 pub struct MobiusDevice {
     ctx: Arc<DeviceContext>,
     high: DeviceOperator<Double>,
-    low: Iteration,
+    /// The iteration operator of a mixed solve; `None` for pure f64 (`high` iterates).
+    low: Option<Box<dyn IterationOperator>>,
 }
 
 fn device_error(e: impl std::fmt::Display) -> SolverError {
     SolverError::operator(std::io::Error::other(e.to_string()))
 }
 
+/// Builds the iteration operator of a precision ([`DeviceIteration`]).
+struct BuildIteration<'a> {
+    ctx: &'a Arc<DeviceContext>,
+    gauge: &'a GaugeField<f64>,
+    params: &'a MobiusParams,
+    parity: Parity,
+    boundary: TimeBoundary,
+}
+
+impl DeviceIteration for BuildIteration<'_> {
+    type Output = Result<Option<Box<dyn IterationOperator>>, String>;
+
+    fn pure(self) -> Self::Output {
+        Ok(None)
+    }
+
+    fn mixed<P: DevicePrecision>(self) -> Self::Output {
+        let low = DeviceOperator::<P>::mobius(
+            self.ctx,
+            self.gauge,
+            self.params.clone(),
+            self.parity,
+            self.boundary,
+        )
+        .map_err(|e| format!("the device Möbius operator: {e}"))?;
+        Ok(Some(Box::new(low)))
+    }
+}
+
 impl MobiusDevice {
-    /// The f64 operator and the iteration operator of `precision` (f64, f32, fixed16 or fixed8)
-    /// on parity `parity` for links `gauge`, `params` and the time `boundary`; the
-    /// kernels are compiled here.
+    /// The f64 operator and the iteration operator of `precision` (one of
+    /// [`MobiusSolver::PRECISIONS`]) on parity `parity` for links `gauge`, `params` and
+    /// the time `boundary`; the kernels are compiled here.
     pub fn new(
         ctx: &Arc<DeviceContext>,
         gauge: &GaugeField<f64>,
         params: &MobiusParams,
         parity: Parity,
         boundary: TimeBoundary,
-        precision: LowPrecision,
+        precision: Precision,
     ) -> Result<Self, String> {
-        let op = |e: qdsl_runtime::operator::device::OperatorError| {
-            format!("the device Möbius operator: {e}")
+        let refused = || {
+            format!(
+                "--action mobius on the GPU iterates in {}, not {}",
+                precision::list(&MobiusSolver::PRECISIONS),
+                precision.name()
+            )
         };
+        if !MobiusSolver::PRECISIONS.contains(&precision) {
+            return Err(refused());
+        }
         let high = DeviceOperator::<Double>::mobius(ctx, gauge, params.clone(), parity, boundary)
-            .map_err(op)?;
-        let low = match precision {
-            LowPrecision::F64 => Iteration::F64,
-            LowPrecision::F32 => Iteration::F32(
-                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
-            ),
-            LowPrecision::Fixed16 => Iteration::Fixed16(
-                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
-            ),
-            LowPrecision::Fixed8 => Iteration::Fixed8(
-                DeviceOperator::mobius(ctx, gauge, params.clone(), parity, boundary).map_err(op)?,
-            ),
-            other => {
-                return Err(format!(
-                    "--action mobius on the GPU iterates in f64, f32, fixed16 or fixed8, not {}",
-                    other.name()
-                ))
-            }
+            .map_err(|e| format!("the device Möbius operator: {e}"))?;
+        let build = BuildIteration {
+            ctx,
+            gauge,
+            params,
+            parity,
+            boundary,
         };
+        let low = precision.on_device(build).ok_or_else(refused)??;
         Ok(Self {
             ctx: Arc::clone(ctx),
             high,
@@ -87,43 +143,38 @@ impl MobiusDevice {
     /// CGNR on M̂ x = b from x = 0 on the device: the result and the downloaded x.
     pub fn solve(&self, b: &F64, opts: &SolverOptions) -> Result<(SolveResult, F64), SolverError> {
         match &self.low {
-            Iteration::F64 => self.run::<Double>(&self.high, b, opts),
-            Iteration::F32(low) => self.run(low, b, opts),
-            Iteration::Fixed16(low) => self.run(low, b, opts),
-            Iteration::Fixed8(low) => self.run(low, b, opts),
+            None => run(&self.ctx, &self.high, &self.high, b, opts),
+            Some(low) => low.solve(&self.ctx, &self.high, b, opts),
         }
     }
+}
 
-    fn run<P: DevicePrecision>(
-        &self,
-        low: &DeviceOperator<P>,
-        b: &F64,
-        opts: &SolverOptions,
-    ) -> Result<(SolveResult, F64), SolverError>
-    where
-        DeviceVector<Double>: qdsl_runtime::solver::ConvertFrom<DeviceVector<P>>,
-        DeviceVector<P>: qdsl_runtime::solver::ConvertFrom<DeviceVector<Double>>,
-    {
-        // One source: the vector's Ls slices are the fifth dimension, not sources.
-        let b_dev = DeviceVector::<Double>::upload(&self.ctx, b)
-            .and_then(|v| v.with_sources(1))
-            .map_err(device_error)?;
-        let l = *b_dev.layout();
-        let mut x = DeviceVector::<Double>::zeros(&self.ctx, l.host_reals, l.sites)
-            .map_err(device_error)?;
-        let outcome = solve_fields(&self.high, low, SolverKind::Cgnr, &b_dev, &mut x, opts);
-        if let Some(e) = self.ctx.take_error() {
-            return Err(device_error(e));
-        }
-        let (result, _) = outcome?;
-        let x = x.download(*b.layout()).map_err(device_error)?;
-        Ok((result, x))
+/// CGNR on M̂ x = b from x = 0 with `high` (f64) and the iteration operator `low` on
+/// device vectors of `P`: the result and the downloaded x.
+fn run<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &DeviceOperator<Double>,
+    low: &DeviceOperator<P>,
+    b: &F64,
+    opts: &SolverOptions,
+) -> Result<(SolveResult, F64), SolverError> {
+    // One source: the vector's Ls slices are the fifth dimension, not sources.
+    let b_dev = DeviceVector::<Double>::upload(ctx, b)
+        .and_then(|v| v.with_sources(1))
+        .map_err(device_error)?;
+    let l = *b_dev.layout();
+    let mut x = DeviceVector::<Double>::zeros(ctx, l.host_reals, l.sites).map_err(device_error)?;
+    let outcome = solve_fields(high, low, SolverKind::Cgnr, &b_dev, &mut x, opts);
+    if let Some(e) = ctx.take_error() {
+        return Err(device_error(e));
     }
+    let (result, _) = outcome?;
+    let x = x.download(*b.layout()).map_err(device_error)?;
+    Ok((result, x))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::mobius::MobiusSolver;
     use super::*;
     use qdsl_core::io::{read_gauge, ReadOptions};
 
@@ -150,15 +201,10 @@ mod tests {
             )
             .unwrap()
         };
-        let host = solver(LowPrecision::F64);
+        let host = solver(Precision::F64);
         let eta = ColourSpinorField::gaussian(host.layout(), 3);
         let want = host.solve(&eta).unwrap();
-        for precision in [
-            LowPrecision::F64,
-            LowPrecision::F32,
-            LowPrecision::Fixed16,
-            LowPrecision::Fixed8,
-        ] {
+        for precision in MobiusSolver::PRECISIONS {
             let dev = solver(precision).on_device(&ctx).unwrap();
             assert!(dev.is_on_device());
             let got = dev.solve(&eta).unwrap();
@@ -175,7 +221,7 @@ mod tests {
             );
             assert!(r.is_converged(), "{precision:?}: {:?}", r.convergence);
             assert!(got.residual < 1e-8, "{precision:?}: {:e}", got.residual);
-            if precision == LowPrecision::F64 {
+            if precision == Precision::F64 {
                 let d = r.iterations.abs_diff(want.result.iterations);
                 assert!(
                     d <= 1,

@@ -7,8 +7,8 @@
 //! ([`MobiusSolver::solve_with`]).
 
 use crate::app::history::history_entries;
-use crate::app::low_precision::LowPrecision;
 use crate::app::mobius::{MobiusSolution, MobiusSolver};
+use crate::app::precision::Precision;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::linear::{LinearOperator, NormalForm, NormalOperator, SolverField};
 use qdsl_runtime::operator::mobius::MobiusBlocks;
@@ -103,8 +103,8 @@ where
             let mut x = b.zeros_like();
             let opts = solver.options();
             let out = match solver.precision() {
-                LowPrecision::F64 => pcg(&a, &a, precond, &rhs, &mut x, opts)?,
-                LowPrecision::F32 => {
+                Precision::F64 => pcg(&a, &a, precond, &rhs, &mut x, opts)?,
+                Precision::F32 => {
                     let a32 = NormalOperator::new(solver.operator_f32(), NormalForm::MdagM);
                     pcg(&a, &a32, precond, &rhs, &mut x, opts)?
                 }

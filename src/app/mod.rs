@@ -9,17 +9,17 @@
 //! | [`precision_study`] | CGNR with the iteration in f64 … packed30: the Gruber et al. table and plot |
 //! | [`mobius`] | Möbius domain-wall solves (CGNR on the asymmetric M̂), the 4D propagator, pion and midpoint correlators, m_res |
 //! | [`sap_gcr`] | SAP+GCR (static or adaptive) on the full Wilson-clover system, its JSON report, and the parameter and precision studies |
-//! | [`low_precision`] | the iteration precision chosen at run time (f64 … packed30), dispatching a solve |
+//! | [`precision`] | the registry of iteration precisions chosen at run time (f64 … posit32): names, host emulation, device markers, the dispatch of a solve |
 //! | [`generate`] | `qdsl generate`: quenched heatbath/HMC runs with checkpoints, history and resumption |
 //! | [`history`] | a solve's convergence history as JSON and as an SVG plot |
 
 pub mod correlator;
 pub mod generate;
 pub mod history;
-pub mod low_precision;
 pub mod mobius;
 pub mod mobius_device;
 pub mod mobius_mspcg;
+pub mod precision;
 pub mod precision_study;
 pub mod propagator;
 pub mod sap_gcr;

@@ -2,13 +2,13 @@
 //! GPUs), done with qdsl on the CPU: CGNR on the even-odd Wilson normal equations
 //! M̂†M̂ x = M̂† b, M̂ = 1 − κ² H_eo H_oe, with the solution and the true residual in f64
 //! and the iteration stored in a low precision — f64, f32, TF32, bf16, f16, 16-bit fixed
-//! point, 20- and 30-bit packed ([`LowPrecision`]; all but f64 and f32 emulated) —
+//! point, 20- and 30-bit packed ([`Precision`]; all but f64 and f32 emulated) —
 //! reductions (norms, inner products) always accumulated in f64, reliable updates with
 //! the solvers' default δ. [`run_study`] returns one [`StudyRow`] per precision;
 //! [`write_histories_svg`] plots their residual histories together.
 
 use super::history::{draw_residual_plot, ResidualPlot};
-use super::low_precision::LowPrecision;
+use super::precision::Precision;
 use plotters::prelude::*;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -26,7 +26,7 @@ type F64 = ColourSpinorField<f64>;
 #[derive(Clone, Debug)]
 pub struct StudyRow {
     /// The iteration precision.
-    pub precision: LowPrecision,
+    pub precision: Precision,
     /// The solver's result (iterations, reliable updates, true residual, history).
     pub result: SolveResult,
 }
@@ -48,7 +48,7 @@ pub enum StudyError {
 }
 
 /// Solves M̂ x = b by CGNR for κ on `gauge` (antiperiodic time, even sites) from x₀ = 0
-/// once per precision of [`LowPrecision::ALL`], with options `opts` (tolerance, δ,
+/// once per precision of [`Precision::ALL`], with options `opts` (tolerance, δ,
 /// limits).
 pub fn run_study(
     gauge: &GaugeField<f64>,
@@ -59,8 +59,8 @@ pub fn run_study(
     let boundary = TimeBoundary::Antiperiodic;
     let high = EvenOddWilson::new(gauge.clone(), kappa, Parity::Even, boundary);
     let single = EvenOddWilson::<f32>::new(gauge.cast(), kappa, Parity::Even, boundary);
-    let mut rows = Vec::with_capacity(LowPrecision::ALL.len());
-    for precision in LowPrecision::ALL {
+    let mut rows = Vec::with_capacity(Precision::ALL.len());
+    for precision in Precision::ALL {
         let mut x = b.zeros_like();
         let result = precision.solve(SolverKind::Cgnr, &high, &single, b, &mut x, opts)?;
         rows.push(StudyRow { precision, result });

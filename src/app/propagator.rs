@@ -33,7 +33,7 @@
 //! staggered fermions; asqtad takes it in its path coefficients (MILC); HISQ has none
 //! (its links are reunitarised, u0 = 1).
 
-use super::low_precision::LowPrecision;
+use super::precision::Precision;
 use super::solve::{wilson_mass, Action, FermionBoundary};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, FieldError, GaugeField, SiteSubset, SpinorLayout};
@@ -112,7 +112,7 @@ pub struct SolveSettings {
     /// The solver (Wilson: cgnr, cgne or bicgstab; staggered: cg on A).
     pub solver: SolverKind,
     /// The iteration precision (the solution and true residual are f64).
-    pub precision: LowPrecision,
+    pub precision: Precision,
     /// Tolerance, iteration limit, reliable updates.
     pub options: SolverOptions,
 }

@@ -7,7 +7,7 @@ use super::gauge_read::{read_config, GaugeReadArgs};
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
-use crate::app::low_precision::LowPrecision;
+use crate::app::precision::Precision;
 use crate::app::propagator::SolveSettings;
 use crate::app::solve::Action;
 use clap::Args;
@@ -35,7 +35,7 @@ pub struct CorrelatorArgs {
     /// Iteration precision: f64 (pure), or f32, tf32, bf16, f16, fixed16, packed20,
     /// packed30 (mixed with f64 reliable updates; all but f32 emulated on the CPU).
     #[arg(long, default_value = "f64")]
-    precision: LowPrecision,
+    precision: Precision,
     /// Target relative residual of each solve.
     #[arg(long, default_value_t = 1e-10)]
     tol: f64,
@@ -128,7 +128,7 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
             precision: args.precision,
             options: SolverOptions {
                 max_iterations: args.max_iter,
-                polak_ribiere: args.precision != LowPrecision::F64,
+                polak_ribiere: args.precision.is_mixed(),
                 ..SolverOptions::with_tolerance(args.tol)
             },
         },
@@ -201,7 +201,7 @@ mod tests {
             Ok(TimeBoundary::Antiperiodic.into())
         );
         assert_eq!(a.source, vec![0, 0, 0, 0]);
-        assert_eq!(a.precision, LowPrecision::F64);
+        assert_eq!(a.precision, Precision::F64);
         assert_eq!(a.solver, None);
         let a = parse(&[
             "--action",
@@ -222,7 +222,7 @@ mod tests {
             Ok(TimeBoundary::Periodic.into())
         );
         assert_eq!(a.origin(), Ok([1, 2, 3, 4]));
-        assert_eq!(a.precision, LowPrecision::Tf32);
+        assert_eq!(a.precision, Precision::Tf32);
         let a = parse(&[
             "--action",
             "hisq",

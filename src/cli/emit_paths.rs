@@ -9,13 +9,13 @@
 //! goes to stderr with the report.
 
 use super::emit::EmitArgs;
-use super::variant_args::PrecisionArg;
 use super::CliError;
 use qdsl_core::dsl::paths::cuda::links_kernel;
 use qdsl_core::dsl::paths::force::force_kernel;
 use qdsl_core::dsl::paths::{
     ForcePlan, LinkPathsInfo, PathKnobs, PathPlan, PathTree, PlanKind, Staging,
 };
+use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_kernels::catalog::{actions, smearings};
 use qdsl_runtime::jit::{cache, ptxas, Arch, Jit};
 use std::time::Instant;
@@ -29,13 +29,13 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
         return Ok(false);
     }
     let f64 = match args.variant.precision {
-        PrecisionArg::F64 => true,
-        PrecisionArg::F32 => false,
-        _ => {
+        StorageFormat::F64 => true,
+        StorageFormat::F32 => false,
+        other => {
             return Err(format!(
                 "{}: link-path kernels are generated in f64 or f32, not {}",
                 args.kernel,
-                args.variant.precision.format().name()
+                other.name()
             )
             .into())
         }

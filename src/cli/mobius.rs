@@ -5,9 +5,9 @@
 use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::history::{write_json_value, write_result_plot};
-use crate::app::low_precision::LowPrecision;
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
 use crate::app::mobius_mspcg::{mspcg_json, solve_mspcg, MspcgConfig};
+use crate::app::precision::Precision;
 use crate::app::solve::SolveBackend;
 use clap::Args;
 use qdsl_core::dsl::variant::TimeBoundary;
@@ -75,7 +75,7 @@ pub struct MobiusJob<'a> {
     /// The fermions' time boundary.
     pub boundary: TimeBoundary,
     /// f64, or f32 or fixed16 (GPU) mixed with f64.
-    pub precision: LowPrecision,
+    pub precision: Precision,
     /// Tolerance and iteration limit.
     pub options: SolverOptions,
     /// `--solver mspcg` (`qdsl solve` only): its blocks, inner iterations, snake terms.

@@ -154,4 +154,35 @@ mod tests {
             qdsl_core::dsl::variant::Recon::R8
         );
     }
+
+    /// `--precision` of a kernel variant: every format of both spinors and links by its
+    /// name, stored in both; the spinor-only packed formats are refused.
+    #[test]
+    fn variant_precision_is_a_storage_format_of_both_fields() {
+        use qdsl_core::dsl::variant::StorageFormat;
+        let emit = |precision: &str| {
+            Cli::try_parse_from([
+                "qdsl",
+                "emit",
+                "wilson_hop",
+                "--cuda",
+                "--precision",
+                precision,
+            ])
+        };
+        for format in StorageFormat::EVERY {
+            let Command::Emit(e) = emit(format.name()).unwrap().command else {
+                panic!("expected emit");
+            };
+            let v = e.variant.variant();
+            assert_eq!((v.spinor, v.gauge), (format, format));
+        }
+        for refused in ["packed20", "packed30", "F32", "f8"] {
+            let e = emit(refused).unwrap_err().to_string();
+            assert!(
+                e.contains("possible values: f64, f32, f16, bf16, fixed16, fixed8"),
+                "{e}"
+            );
+        }
+    }
 }

@@ -12,10 +12,11 @@ use super::mspcg_args::MspcgArgs;
 use super::solver_arg::SolverArg;
 use super::CliError;
 use crate::app::history::{write_json, write_plot};
-use crate::app::low_precision::LowPrecision;
+use crate::app::mobius::MobiusSolver;
+use crate::app::precision::{self, Precision};
 use crate::app::solve::{
-    full_layout, solve_full_on_grid, solve_on, solve_on_grid, Action, Precision, SolveBackend,
-    SolveConfig, SolveReport, Source,
+    full_layout, solve_full_on_grid, solve_on, solve_on_grid, Action, SolveBackend, SolveConfig,
+    SolveReport, Source,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -46,7 +47,7 @@ pub struct SolveArgs {
     /// Iteration precision: f64 (pure), or f32, fixed16 or fixed8 (16- or 8-bit fixed
     /// point), f16, packed20 or packed30 (bit-packed, shared exponent), each mixed with
     /// f64 through reliable updates.
-    #[arg(long, default_value = "f64")]
+    #[arg(long, default_value = "f64", value_parser = Precision::parse_device)]
     precision: Precision,
     /// Target relative residual ‖b − M̂x‖/‖b‖.
     #[arg(long, default_value_t = 1e-10)]
@@ -171,26 +172,21 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
         )
         .into());
     }
-    let precision = match args.precision {
-        Precision::F64 => LowPrecision::F64,
-        Precision::F32 => LowPrecision::F32,
-        Precision::Fixed16 => LowPrecision::Fixed16,
-        Precision::Fixed8 => LowPrecision::Fixed8,
-        other => {
-            return Err(format!(
-                "--action mobius iterates in f64, f32, fixed16 or fixed8, not {}",
-                other.describe()
-            )
-            .into())
-        }
-    };
+    if !MobiusSolver::PRECISIONS.contains(&args.precision) {
+        return Err(format!(
+            "--action mobius iterates in {}, not {}",
+            precision::list(&MobiusSolver::PRECISIONS),
+            args.precision.describe()
+        )
+        .into());
+    }
     MobiusJob {
         backend: MobiusJob::backend(choice)?,
         config: &args.config,
         read: &args.read,
         params: args.mobius.params(args.physics.mass)?,
         boundary: args.physics.wrapping_boundary("--action mobius")?,
-        precision,
+        precision: args.precision,
         options: SolverOptions {
             max_iterations: args.max_iter,
             ..SolverOptions::with_tolerance(args.tol)
@@ -203,8 +199,7 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
 }
 
 fn precision_note(report: &SolveReport) -> Option<&'static str> {
-    let narrow = !matches!(report.precision, Precision::F64 | Precision::F32);
-    (narrow && report.backend == "CPU").then_some(
+    (report.precision.is_emulated() && report.backend == "CPU").then_some(
         "the low precision is emulated on the CPU (f64 fields rounded through the format)",
     )
 }

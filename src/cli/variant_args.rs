@@ -1,5 +1,6 @@
 //! Command-line flags selecting a kernel [`Variant`].
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use qdsl_core::dsl::variant::{
     LinkScale, LongRecon, OutputSites, Recon, Slices, StorageFormat, TimeBoundary,
@@ -18,36 +19,15 @@ pub enum SitesArg {
     Full,
 }
 
-/// Storage precision of spinors and links (f64 and f32 compute in themselves, the narrow
-/// formats in f32).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PrecisionArg {
-    /// Double.
-    F64,
-    /// Single.
-    F32,
-    /// IEEE half.
-    F16,
-    /// bfloat16.
-    Bf16,
-    /// 16-bit fixed point (fermions with a per-site norm).
-    Fixed16,
-    /// 8-bit fixed point (fermions with a per-site norm).
-    Fixed8,
-}
-
-impl PrecisionArg {
-    /// The storage format.
-    pub fn format(self) -> StorageFormat {
-        match self {
-            PrecisionArg::F64 => StorageFormat::F64,
-            PrecisionArg::F32 => StorageFormat::F32,
-            PrecisionArg::F16 => StorageFormat::F16,
-            PrecisionArg::Bf16 => StorageFormat::BF16,
-            PrecisionArg::Fixed16 => StorageFormat::Fixed16,
-            PrecisionArg::Fixed8 => StorageFormat::Fixed8,
-        }
-    }
+/// `--precision`: a storage format of both spinors and links by its name, one of
+/// [`StorageFormat::EVERY`] (f64 and f32 compute in themselves, the narrow formats in f32).
+fn storage_format() -> impl TypedValueParser<Value = StorageFormat> {
+    PossibleValuesParser::new(StorageFormat::EVERY.map(StorageFormat::name)).try_map(|name| {
+        StorageFormat::EVERY
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| format!("unknown storage format {name:?}"))
+    })
 }
 
 /// Time boundary condition.
@@ -122,8 +102,8 @@ pub struct VariantArgs {
     #[arg(long)]
     pub xpay: bool,
     /// Storage precision of spinors and links.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
+    #[arg(long, default_value = "f32", value_parser = storage_format())]
+    pub precision: StorageFormat,
     /// Gauge compression: 18, 12 or 8 reals per link.
     #[arg(long, value_enum, default_value = "12")]
     pub recon: ReconArg,
@@ -144,7 +124,7 @@ pub struct VariantArgs {
 impl VariantArgs {
     /// The variant these flags select.
     pub fn variant(&self) -> Variant {
-        let format = self.precision.format();
+        let format = self.precision;
         // `..Variant::default()` keeps knobs added to `Variant` later at their defaults
         // (today every field is set, which clippy's needless_update would flag).
         #[allow(clippy::needless_update)]

@@ -15,7 +15,7 @@
 
 pub mod study;
 
-use super::low_precision::{AnyPrecisionPreconditioner, LowPrecision};
+use super::precision::{AnyPrecisionPreconditioner, Precision};
 use super::solve::wilson_mass;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -43,10 +43,10 @@ pub struct SapGcrSetup {
     /// GCR basis size n_kv (restart length).
     pub nkv: usize,
     /// Precision of the GCR vectors.
-    pub outer: LowPrecision,
+    pub outer: Precision,
     /// Precision of SAP's block vectors (f64, f32 or an emulated format with f64
     /// arithmetic).
-    pub inner: LowPrecision,
+    pub inner: Precision,
     /// Tolerance (also the adaptive SAP's τ), iteration limit, reliable-update δ.
     pub options: SolverOptions,
 }
@@ -90,7 +90,7 @@ pub fn solve_sap_gcr(
     };
     let (gcr, sap) = match setup.sap {
         None => (run(&mut Identity, psi)?, SapStats::default()),
-        Some(params) if setup.inner == LowPrecision::F32 => {
+        Some(params) if setup.inner == Precision::F32 => {
             let mut sap = Sap::new(&single, lattice, params).map_err(config)?;
             sap.set_outer_tolerance(opts.tolerance);
             (run(&mut sap, psi)?, sap.stats())

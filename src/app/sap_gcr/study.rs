@@ -5,12 +5,12 @@
 //!   ([`grid_table`]); the issue asks the adaptive variant to stay within 1.5× of the best
 //!   static setting and never among the pathological slow ones.
 //! * [`run_precisions`]: one SAP setting with the GCR vectors, or SAP's block vectors, in
-//!   each [`LowPrecision`] (f64 … posit32): iterations, restarts and reliable updates
+//!   each [`Precision`] (f64 … posit32): iterations, restarts and reliable updates
 //!   (resets) per format ([`precision_table`]; plot with
 //!   [`crate::app::precision_study::write_titled_histories_svg`]).
 
 use super::{describe, solve_sap_gcr, SapGcrOutcome, SapGcrSetup};
-use crate::app::low_precision::LowPrecision;
+use crate::app::precision::Precision;
 use crate::app::precision_study::StudyRow;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_runtime::solver::sap::{AdaptiveSap, SapParams};
@@ -138,25 +138,25 @@ pub enum StudiedVectors {
     Inner,
 }
 
-/// Solves M ψ = η with `base` once per format of [`LowPrecision::ALL`], the format
+/// Solves M ψ = η with `base` once per format of [`Precision::ALL`], the format
 /// applied to the vectors `which`.
 pub fn run_precisions(
     gauge: &GaugeField<f64>,
     base: &SapGcrSetup,
     which: StudiedVectors,
     eta: &F64,
-    mut progress: impl FnMut(LowPrecision, &SapGcrOutcome),
-) -> Result<Vec<(LowPrecision, SapGcrOutcome)>, SolverError> {
+    mut progress: impl FnMut(Precision, &SapGcrOutcome),
+) -> Result<Vec<(Precision, SapGcrOutcome)>, SolverError> {
     let mut rows = Vec::new();
-    for format in LowPrecision::ALL {
+    for format in Precision::ALL {
         let setup = match which {
             StudiedVectors::Outer => SapGcrSetup {
                 outer: format,
-                inner: LowPrecision::F32,
+                inner: Precision::F32,
                 ..base.clone()
             },
             StudiedVectors::Inner => SapGcrSetup {
-                outer: LowPrecision::F64,
+                outer: Precision::F64,
                 inner: format,
                 ..base.clone()
             },
@@ -171,7 +171,7 @@ pub fn run_precisions(
 
 /// The precision study as a Markdown table: format, result, outer iterations, restarts,
 /// reliable updates (resets), true residual, seconds.
-pub fn precision_table(rows: &[(LowPrecision, SapGcrOutcome)]) -> String {
+pub fn precision_table(rows: &[(Precision, SapGcrOutcome)]) -> String {
     let mut out = String::from(
         "| format | result | outer its | restarts | resets (reliable updates) | true residual | s |\n\
          |---|---|---:|---:|---:|---:|---:|\n",
@@ -193,7 +193,7 @@ pub fn precision_table(rows: &[(LowPrecision, SapGcrOutcome)]) -> String {
 }
 
 /// The rows as [`StudyRow`]s for the shared history plot.
-pub fn study_rows(rows: &[(LowPrecision, SapGcrOutcome)]) -> Vec<StudyRow> {
+pub fn study_rows(rows: &[(Precision, SapGcrOutcome)]) -> Vec<StudyRow> {
     rows.iter()
         .map(|(precision, o)| StudyRow {
             precision: *precision,

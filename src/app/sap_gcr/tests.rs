@@ -10,8 +10,8 @@ fn setup(sap: Option<SapParams>) -> SapGcrSetup {
         boundary: TimeBoundary::Antiperiodic,
         sap,
         nkv: 8,
-        outer: LowPrecision::F64,
-        inner: LowPrecision::F64,
+        outer: Precision::F64,
+        inner: Precision::F64,
         options: SolverOptions::with_tolerance(1e-10),
     }
 }
@@ -27,16 +27,16 @@ fn precisions_combine_and_converge() {
         2,
     );
     let formats = [
-        LowPrecision::F64,
-        LowPrecision::F32,
-        LowPrecision::F16,
-        LowPrecision::Posit16,
+        Precision::F64,
+        Precision::F32,
+        Precision::F16,
+        Precision::Posit16,
     ];
     let inner_formats = [
-        LowPrecision::F64,
-        LowPrecision::F32,
-        LowPrecision::Bf16,
-        LowPrecision::Posit16,
+        Precision::F64,
+        Precision::F32,
+        Precision::Bf16,
+        Precision::Posit16,
     ];
     for (outer, inner) in formats.into_iter().zip(inner_formats) {
         for adaptive in [None, Some(AdaptiveSap::default())] {
@@ -45,7 +45,7 @@ fn precisions_combine_and_converge() {
                 ncy: 3,
                 nmr: 3,
                 adaptive,
-                reduction: if outer == LowPrecision::F32 {
+                reduction: if outer == Precision::F32 {
                     Reduction::F32
                 } else {
                     Reduction::F64
@@ -98,7 +98,7 @@ fn study_tables() {
     assert!(table.contains("| 1.00 |"), "{table}");
     let rows: Vec<_> = rows
         .into_iter()
-        .map(|r| (LowPrecision::F64, r.outcome))
+        .map(|r| (Precision::F64, r.outcome))
         .collect();
     assert_eq!(precision_table(&rows).lines().count(), 2 + 4);
 }

@@ -1,4 +1,4 @@
-//! The [`Action`] solved and the [`Precision`] the iteration runs in, with their names.
+//! The [`Action`] solved, with its names.
 
 use std::fmt;
 use std::str::FromStr;
@@ -109,82 +109,6 @@ impl FromStr for Action {
                 format!(
                     "unknown action {s:?}: expected one of {}",
                     Self::NAMES.join(", ")
-                )
-            })
-    }
-}
-
-/// The precision the iteration runs in; the solution and the true residual are always
-/// kept in f64.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    /// Pure f64.
-    F64,
-    /// Mixed f64–f32: iteration in f32, reliable updates in f64.
-    F32,
-    /// Mixed f64–16-bit fixed point (per-site f32 norm), reliable updates in f64.
-    Fixed16,
-    /// Mixed f64–8-bit fixed point (per-site f32 norm), reliable updates in f64.
-    Fixed8,
-    /// Mixed f64–f16 (IEEE half), reliable updates in f64.
-    F16,
-    /// Mixed f64–20-bit packed (6 reals per 128 bits, shared exponent), reliable updates
-    /// in f64; the operator computes in f32.
-    Packed20,
-    /// Mixed f64–30-bit packed (6 reals per 192 bits), reliable updates in f64; the
-    /// operator computes in f64.
-    Packed30,
-}
-
-impl Precision {
-    /// Every precision, in the order of [`Self::NAMES`].
-    pub const ALL: [Precision; 7] = [
-        Precision::F64,
-        Precision::F32,
-        Precision::Fixed16,
-        Precision::Fixed8,
-        Precision::F16,
-        Precision::Packed20,
-        Precision::Packed30,
-    ];
-
-    /// The names [`FromStr`] accepts.
-    pub const NAMES: [&'static str; 7] = [
-        "f64", "f32", "fixed16", "fixed8", "f16", "packed20", "packed30",
-    ];
-
-    /// A description for the summary: "f64" or "f64–<low> (reliable updates)".
-    pub fn describe(self) -> &'static str {
-        match self {
-            Precision::F64 => "f64",
-            Precision::F32 => "f64–f32 (reliable updates)",
-            Precision::Fixed16 => "f64–fixed16 (reliable updates)",
-            Precision::Fixed8 => "f64–fixed8 (reliable updates)",
-            Precision::F16 => "f64–f16 (reliable updates)",
-            Precision::Packed20 => "f64–packed20 (reliable updates)",
-            Precision::Packed30 => "f64–packed30 (reliable updates)",
-        }
-    }
-
-    /// Whether the iteration runs in a lower precision than the solution.
-    pub fn is_mixed(self) -> bool {
-        self != Precision::F64
-    }
-}
-
-impl FromStr for Precision {
-    type Err = String;
-
-    /// "f64", "f32", "fixed16", "fixed8", "f16", "packed20" or "packed30" (ASCII case ignored).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::NAMES
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(s))
-            .map(|i| Self::ALL[i])
-            .ok_or_else(|| {
-                format!(
-                    "unknown precision {s:?}: expected f64 (pure), or f32, fixed16, f16, \
-                     packed20 or packed30 (mixed with f64)"
                 )
             })
     }

@@ -2,15 +2,13 @@
 //! solution downloaded.
 
 use super::system::HostSystem;
-use super::{solve_fields, Precision, SolveConfig, SolveError};
+use super::{solve_fields, SolveConfig, SolveError};
+use crate::app::precision::DeviceIteration;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::solver::device::{
-    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
+    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
-use qdsl_runtime::solver::{
-    ConvertFrom, Fixed16, Fixed8, Half, LinearOperator, Packed20, Packed30, SolveResult,
-    SolverField, SolverOptions,
-};
+use qdsl_runtime::solver::{ConvertFrom, LinearOperator, SolveResult, SolverField, SolverOptions};
 use std::sync::Arc;
 
 /// Applies `op` and its adjoint once to `x` (results discarded), so that the kernels are
@@ -91,7 +89,8 @@ fn set_up<P: DevicePrecision, L: Send>(
     })
 }
 
-/// The GPU solve in `config.precision`: (result, downloaded solution).
+/// The GPU solve in `config.precision`: (result, downloaded solution); an error for a
+/// precision GPUs do not iterate in.
 pub(super) fn device_solve(
     ctx: &Arc<DeviceContext>,
     system: &HostSystem,
@@ -99,42 +98,57 @@ pub(super) fn device_solve(
     b: &ColourSpinorField<f64>,
     opts: &SolverOptions,
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
-    match config.precision {
-        Precision::F64 => {
-            let (high, ()) = set_up::<Double, _>(ctx, system, b, || Ok(()))?;
-            device_run(ctx, &high, &high, config, b, opts)
-        }
-        Precision::F32 => {
-            let (high, low) =
-                set_up::<Single, _>(ctx, system, b, || system.device_operator::<Single>(ctx))?;
-            device_run(ctx, &high, &low, config, b, opts)
-        }
-        Precision::Fixed16 => {
-            let (high, low) =
-                set_up::<Fixed16, _>(ctx, system, b, || system.device_operator::<Fixed16>(ctx))?;
-            device_run(ctx, &high, &low, config, b, opts)
-        }
-        Precision::Fixed8 => {
-            let (high, low) =
-                set_up::<Fixed8, _>(ctx, system, b, || system.device_operator::<Fixed8>(ctx))?;
-            device_run(ctx, &high, &low, config, b, opts)
-        }
-        Precision::F16 => {
-            let (high, low) =
-                set_up::<Half, _>(ctx, system, b, || system.device_operator::<Half>(ctx))?;
-            device_run(ctx, &high, &low, config, b, opts)
-        }
-        // Packed vectors: the kernels read and write them directly (packed20 computed in
-        // f32, packed30 in f64), no conversion around each application.
-        Precision::Packed20 => {
-            let (high, low) =
-                set_up::<Packed20, _>(ctx, system, b, || system.device_operator::<Packed20>(ctx))?;
-            device_run::<Packed20>(ctx, &high, &low, config, b, opts)
-        }
-        Precision::Packed30 => {
-            let (high, low) =
-                set_up::<Packed30, _>(ctx, system, b, || system.device_operator::<Packed30>(ctx))?;
-            device_run::<Packed30>(ctx, &high, &low, config, b, opts)
-        }
+    let job = DeviceSolve {
+        ctx,
+        system,
+        config,
+        b,
+        opts,
+    };
+    config.precision.on_device(job).unwrap_or_else(|| {
+        Err(SolveError::Device(format!(
+            "the GPU does not iterate in {}",
+            config.precision.describe()
+        )))
+    })
+}
+
+/// The GPU solve as a [`DeviceIteration`]: f64 alone, or the f64 operator with the
+/// iteration operator of `P` (packed vectors too: their kernels read and write them
+/// directly, packed20 computed in f32 and packed30 in f64, no conversion around each
+/// application).
+struct DeviceSolve<'a> {
+    ctx: &'a Arc<DeviceContext>,
+    system: &'a HostSystem,
+    config: &'a SolveConfig,
+    b: &'a ColourSpinorField<f64>,
+    opts: &'a SolverOptions,
+}
+
+impl DeviceIteration for DeviceSolve<'_> {
+    type Output = Result<(SolveResult, ColourSpinorField<f64>), SolveError>;
+
+    fn pure(self) -> Self::Output {
+        let Self {
+            ctx,
+            system,
+            config,
+            b,
+            opts,
+        } = self;
+        let (high, ()) = set_up::<Double, _>(ctx, system, b, || Ok(()))?;
+        device_run(ctx, &high, &high, config, b, opts)
+    }
+
+    fn mixed<P: DevicePrecision>(self) -> Self::Output {
+        let Self {
+            ctx,
+            system,
+            config,
+            b,
+            opts,
+        } = self;
+        let (high, low) = set_up::<P, _>(ctx, system, b, || system.device_operator::<P>(ctx))?;
+        device_run::<P>(ctx, &high, &low, config, b, opts)
     }
 }

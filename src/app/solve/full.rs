@@ -181,9 +181,9 @@ fn hop_xpay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::low_precision::LowPrecision;
+    use crate::app::precision::Precision;
     use crate::app::propagator::{FullSolver, SolveSettings, StaggeredEvenOdd, WilsonEvenOdd};
-    use crate::app::solve::{Precision, Source};
+    use crate::app::solve::Source;
     use qdsl_runtime::solver::{SolverKind, SolverOptions};
 
     fn config(action: Action, solver: SolverKind) -> SolveConfig {
@@ -208,7 +208,7 @@ mod tests {
     fn settings(solver: SolverKind) -> SolveSettings {
         SolveSettings {
             solver,
-            precision: LowPrecision::F64,
+            precision: Precision::F64,
             options: SolverOptions::with_tolerance(1e-12),
         }
     }

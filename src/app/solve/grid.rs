@@ -15,10 +15,11 @@
 //! backend one rank per GPU, threads of this process with NCCL between them (or every
 //! rank on GPU 0 through the host): [`super::grid_gpu`].
 
-use super::action::{Action, Precision};
+use super::action::Action;
 use super::config::{describe, SolveConfig};
 use super::grid_gpu::{check_gpu_grid, GridTransport};
 use super::system::{HostSystem, PARITY};
+use super::Precision;
 use super::{
     even_source, relative_residual, Setup, SolveBackend, SolveError, SolveReport, SolveTimes,
 };

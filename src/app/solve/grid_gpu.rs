@@ -14,9 +14,9 @@
 //! Launches are not tuned (default launch configurations): each rank's tuner would share
 //! one cache file.
 
-use super::action::Precision;
 use super::grid::check_gpu_count;
 use super::system::{HostSystem, PARITY};
+use super::Precision;
 use super::{solve_fields, Setup, SolveConfig, SolveError, SolveReport};
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};

@@ -29,18 +29,18 @@
 //! ‖b − M̂ x‖/‖b‖ of the report is recomputed at the end on the CPU in f64, with the
 //! host operator, from the (downloaded) solution: an independent check of a GPU solve.
 //!
-//! Precisions: the solution and the true residual are f64; the iteration runs in f64,
-//! f32, 16-bit fixed point or f16 (on the CPU the narrow formats are emulated by
-//! [`QuantizedField`], on the GPU they are stored in that format).
+//! Precisions: the solution and the true residual are f64; the iteration runs in a
+//! [`Precision`] of the registry ([`crate::app::precision`]): on the CPU by
+//! [`Precision::solve`] (the narrow formats emulated by [`QuantizedField`](qdsl_runtime::solver::QuantizedField)), on the GPU
+//! by [`Precision::on_device`] (vectors stored in the format).
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`action`] | [`Action`] and [`Precision`], with their names |
+//! | [`action`] | [`Action`], with its names |
 //! | [`config`] | [`SolveConfig`], [`Source`]; the check of the parameters |
 //! | [`error`] | [`SolveError`] |
 //! | [`backend`] | [`SolveBackend`]: `cpu`, `cuda` or `auto` |
 //! | [`system`] | the action's system on the host, from which both backends build operators |
-//! | [`cpu`] | [`solve_host`]: the host solve in every precision |
 //! | [`cuda`] | the GPU solve in every precision |
 //! | [`full`] | [`solve_full_on`]: the full system M ψ = η through the Schur complement |
 //! | [`grid`] | [`solve_on_grid`]: the solve on a lattice decomposed over ranks (`--grid`) |
@@ -50,7 +50,6 @@
 mod action;
 mod backend;
 mod config;
-mod cpu;
 mod cuda;
 mod error;
 mod full;
@@ -66,10 +65,10 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 
-pub use action::{Action, Precision};
+pub use crate::app::precision::Precision;
+pub use action::Action;
 pub use backend::SolveBackend;
 pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
-pub use cpu::solve_host;
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
@@ -317,9 +316,8 @@ impl Setup {
             SolveBackend::Cpu => {
                 let (low, _) = system.cpu_operator::<f32>();
                 let mut x = b.zeros_like();
-                let result = solve_host(
+                let result = config.precision.solve(
                     config.solver,
-                    config.precision,
                     high.as_ref(),
                     low.as_ref(),
                     &b,

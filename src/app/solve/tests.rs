@@ -150,9 +150,12 @@ fn names_parse() {
         assert_eq!(name.parse::<Action>(), Ok(a));
     }
     assert!("tm".parse::<Action>().unwrap_err().contains("hisq"));
-    assert_eq!("f32".parse::<Precision>(), Ok(Precision::F32));
-    assert_eq!("FIXED16".parse::<Precision>(), Ok(Precision::Fixed16));
-    assert!("bf16".parse::<Precision>().unwrap_err().contains("fixed16"));
+    // The solve's precisions: those GPUs iterate in (bf16 is emulated on the host only).
+    assert_eq!(Precision::parse_device("f32"), Ok(Precision::F32));
+    assert_eq!(Precision::parse_device("FIXED16"), Ok(Precision::Fixed16));
+    assert!(Precision::parse_device("bf16")
+        .unwrap_err()
+        .contains("fixed16"));
 }
 
 /// `action` with the Wilson-like defaults κ = 0.12, BiCGStab.

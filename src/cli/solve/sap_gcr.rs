@@ -4,9 +4,9 @@
 
 use super::SolveArgs;
 use crate::app::history::{write_json_value, write_result_plot};
-use crate::app::low_precision::LowPrecision;
+use crate::app::precision::Precision;
 use crate::app::sap_gcr::{describe, outcome_json, solve_sap_gcr, SapGcrSetup};
-use crate::app::solve::{full_layout, Action, Precision};
+use crate::app::solve::{full_layout, Action};
 use crate::cli::gauge_read::read_config;
 use crate::cli::CliError;
 use clap::Args;
@@ -38,7 +38,7 @@ pub struct SapGcrArgs {
     /// Precision of SAP's block vectors: f64, f32, or an emulated format (tf32, bf16,
     /// f16, fixed16, packed20, packed30, posit8, posit16, posit32) with f64 arithmetic.
     #[arg(long, default_value = "f32")]
-    sap_precision: LowPrecision,
+    sap_precision: Precision,
     /// Precision of SAP's block reductions: f64 or f32.
     #[arg(long, default_value = "f64", value_parser = parse_reduction)]
     sap_reduction: Reduction,
@@ -100,12 +100,6 @@ pub(super) fn run(args: &SolveArgs) -> Result<(), CliError> {
         _ => physics.csw.ok_or("--action clover needs --csw C")?,
     };
     let boundary = physics.wrapping_boundary("--solver sap-gcr")?;
-    // The GCR vectors in the --precision of the solve (its names are LowPrecision's).
-    let outer: LowPrecision = Precision::ALL
-        .iter()
-        .position(|&p| p == args.precision)
-        .map_or("f64", |i| Precision::NAMES[i])
-        .parse()?;
     let read = read_config(
         &args.config,
         &args.read,
@@ -126,7 +120,7 @@ pub(super) fn run(args: &SolveArgs) -> Result<(), CliError> {
         boundary,
         sap: Some(args.sap_gcr.params(args.tol)?),
         nkv: args.sap_gcr.nkv,
-        outer,
+        outer: args.precision,
         inner: args.sap_gcr.sap_precision,
         options: SolverOptions {
             max_iterations: args.max_iter,

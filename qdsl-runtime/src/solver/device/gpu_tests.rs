@@ -8,7 +8,9 @@
 //! the CPU operator.
 
 use super::*;
-use crate::solver::{ConvertFrom, Fixed16, Half, Packed20, Packed30, QuantizedField, SolverField};
+use crate::solver::{
+    ConvertFrom, Fixed16, Half, Packed20, Packed30, QuantizedField, SolverField, SpinorStorage,
+};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_core::Complex;

@@ -5,7 +5,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`precision`] | [`DevicePrecision`]: f64 ([`Double`]), f32 ([`Single`]), fixed16, f16, packed20/30 as types |
+//! | [`precision`] | [`DevicePrecision`]: the storage markers device vectors are kept in (f64 [`Double`], f32 [`Single`], fixed16, fixed8, f16, packed20/30) |
 //! | [`context`] | [`DeviceContext`]: GPU, tuner, BLAS status word, the sticky error |
 //! | [`blas_source`] | the CUDA source of y ← a x + b y for any pair of vector formats |
 //! | [`blas`] | its launch on device fields |
