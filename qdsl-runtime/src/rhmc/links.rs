@@ -106,7 +106,7 @@ impl StaggeredSmearing {
                 }
                 let mut g_v = g_w.clone();
                 for (i, g) in g_v.links_mut().iter_mut().enumerate() {
-                    *g = pullback_polar_u3(&v.links()[i], &w.links()[i], &g_w.links()[i])
+                    *g = pullback_polar_u3(&v.links()[i], &g_w.links()[i])
                         .map_err(|error| RhmcError::Projection { link: i, error })?;
                 }
                 Ok(pullback(&plan::<Fat7>()?, &links.phased, 1.0, &g_v)?)
