@@ -82,9 +82,7 @@ pub fn pullback_polar_u3<T: Real>(
     let c2 = (c1 * c1 - q2.trace().re) / two;
     // M = c̄₁ + c̄₂(c₁ − Q) + c̄₃(Q² − c₁Q + c₂) + f₁B + f₂(QB + BQ).
     let m = with_diagonal(
-        q2.scale(c3bar) - q.scale(c2bar + c3bar * c1)
-            + b.scale(f1)
-            + (q * b + b * q).scale(f2),
+        q2.scale(c3bar) - q.scale(c2bar + c3bar * c1) + b.scale(f1) + (q * b + b * q).scale(f2),
         c1bar + c2bar * c1 + c3bar * c2,
     );
     Ok((*grad_w * r + vh * (m + m.adjoint())).scale(scale.recip()))
