@@ -253,6 +253,42 @@ mod trajectories {
         GaugeField::<f64>::weak(lattice(), 31, 0.3)
     }
 
+    /// With every flavour's smearing pulled back on the GPU
+    /// ([`GpuSmearingPullback`]): forward for τ, momenta negated, forward again returns
+    /// to the start to 1e−10 (links and momenta), and the forward trajectory equals the
+    /// host's to 1e−10 (leapfrog, 2 steps).
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib rhmc::tests -- --include-ignored"]
+    fn gpu_force_trajectories_are_reversible_and_match_the_host() {
+        let (gpu, _dir) = crate::testing::gpu();
+        let r = rhmc(2, Integrator::Leapfrog);
+        let kernels: Vec<GpuSmearingPullback> = r
+            .flavours
+            .iter()
+            .map(|f| GpuSmearingPullback::new(&gpu, f.fermion.smearing).unwrap())
+            .collect();
+        let backs: Vec<&dyn SmearingPullback> =
+            kernels.iter().map(|k| k as &dyn SmearingPullback).collect();
+        let u0 = start();
+        let (phis, _) = r.pseudofermions(&u0, 5, 0).unwrap();
+        let p0 = Hmc::momenta(lattice(), 5, 0);
+        let (mut u, mut p) = (u0.clone(), p0.clone());
+        r.integrate_with(&mut u, &mut p, &phis, &backs).unwrap();
+        let (mut uh, mut ph) = (u0.clone(), p0.clone());
+        r.integrate(&mut uh, &mut ph, &phis).unwrap();
+        let (du, dp) = (max_link_difference(&u, &uh), max_link_difference(&p, &ph));
+        assert!(du < 1e-10 && dp < 1e-10, "GPU against host: {du} {dp}");
+        assert!(max_link_difference(&u, &u0) > 0.05);
+        negate(&mut p);
+        r.integrate_with(&mut u, &mut p, &phis, &backs).unwrap();
+        negate(&mut p);
+        let (du, dp) = (max_link_difference(&u, &u0), max_link_difference(&p, &p0));
+        assert!(du < 1e-10 && dp < 1e-10, "reversibility: {du} {dp}");
+        assert!(r
+            .integrate_with(&mut u, &mut p, &phis, &backs[..1])
+            .is_err());
+    }
+
     /// The heatbath: φ† r(A) φ = ξ†ξ to the approximations' accuracy: |r h² − 1| ≤
     /// e_r + 2 e_h (to first order) for every eigenvalue, e the stated errors.
     #[test]
