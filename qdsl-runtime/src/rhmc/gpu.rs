@@ -13,10 +13,9 @@ use qdsl_kernels::{AsqtadFat, AsqtadLong};
 
 /// The compiled pullback kernels of one smearing.
 enum Kernels {
-    Asqtad {
-        fat: GpuPullback<f64>,
-        long: GpuPullback<f64>,
-    },
+    /// The fat- and long-link pullbacks.
+    Asqtad(Box<[GpuPullback<f64>; 2]>),
+    /// The whole HISQ chain.
     Hisq(Box<GpuHisqForce<f64>>),
 }
 
@@ -31,10 +30,10 @@ impl<'a> GpuSmearingPullback<'a> {
     /// Compiles the kernels of `smearing` on `gpu`.
     pub fn new(gpu: &'a Gpu, smearing: StaggeredSmearing) -> Result<Self, RhmcError> {
         let kernels = match smearing {
-            StaggeredSmearing::Asqtad { .. } => Kernels::Asqtad {
-                fat: GpuPullback::new::<AsqtadFat>(gpu)?,
-                long: GpuPullback::new::<AsqtadLong>(gpu)?,
-            },
+            StaggeredSmearing::Asqtad { .. } => Kernels::Asqtad(Box::new([
+                GpuPullback::new::<AsqtadFat>(gpu)?,
+                GpuPullback::new::<AsqtadLong>(gpu)?,
+            ])),
             StaggeredSmearing::Hisq { .. } => Kernels::Hisq(Box::new(GpuHisqForce::new(gpu)?)),
         };
         Ok(Self {
@@ -60,7 +59,8 @@ impl SmearingPullback for GpuSmearingPullback<'_> {
         grad_long: &GaugeField<f64>,
     ) -> Result<GaugeField<f64>, RhmcError> {
         match (&self.kernels, self.smearing) {
-            (Kernels::Asqtad { fat, long }, StaggeredSmearing::Asqtad { u0 }) => {
+            (Kernels::Asqtad(kernels), StaggeredSmearing::Asqtad { u0 }) => {
+                let [fat, long] = &**kernels;
                 let mut g = fat
                     .pullback(self.gpu, &links.phased, u0, grad_fat)
                     .map_err(SmearGpuError::from)?;

@@ -29,11 +29,11 @@
 //!
 //! G_V = [G_W R + V̂ (M + M†)]/κ.
 //!
-//! No step divides by a difference of eigenvalues (uv − w = (s₀ + s₁)(s₀ + s₂)(s₁ + s₂)
-//! > 0), so degenerate eigenvalues (V unitary) need no special case — the reason MILC's
-//! and QUDA's HISQ forces differentiate the f_i rather than an eigen-decomposition. The
-//! forward Newton step W ← (W + W^{−†})/2 has the identity as its derivative on U(3)
-//! (dW = −W dW† W there), so it does not enter.
+//! No step divides by a difference of eigenvalues (uv − w is positive: it equals
+//! (s₀ + s₁)(s₀ + s₂)(s₁ + s₂)), so degenerate eigenvalues (V unitary) need no special
+//! case — the reason MILC's and QUDA's HISQ forces differentiate the f_i rather than an
+//! eigen-decomposition. The forward Newton step W ← (W + W^{−†})/2 has the identity as
+//! its derivative on U(3) (dW = −W dW† W there), so it does not enter.
 //!
 //! References: the Cayley–Hamilton form of (V†V)^{−1/2} and the derivative of its f_i,
 //! A. Hasenfratz, R. Hoffmann and S. Schaefer, JHEP 05 (2007) 029 [hep-lat/0702028];
