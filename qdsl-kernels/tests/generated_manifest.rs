@@ -24,7 +24,7 @@
 
 mod variant_space;
 
-use qdsl_core::dsl::paths::project::project_source;
+use qdsl_core::dsl::paths::project::{project_pullback_source, project_source};
 use qdsl_core::dsl::paths::{PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{fnv1a, LinkScale, LongRecon, Recon, StorageFormat};
 use qdsl_core::dsl::Variant;
@@ -164,7 +164,8 @@ fn generation_section(out: &mut String, a: &ActionEntry) {
 }
 
 /// Every kernel of the registry ([`qdsl_kernels::catalog`], generated from the specs: a
-/// new spec appears here without being listed), then the HISQ projection.
+/// new spec appears here without being listed), then the HISQ projection and its
+/// derivative.
 #[test]
 fn manifest_of_every_generated_source() {
     let space = variant_space::variant_space();
@@ -204,6 +205,12 @@ fn manifest_of_every_generated_source() {
         "real=f32",
         &project_source::<f32>().unwrap(),
     );
+    for (real, source) in [
+        ("real=f64", project_pullback_source::<f64>().unwrap()),
+        ("real=f32", project_pullback_source::<f32>().unwrap()),
+    ] {
+        line(&mut manifest, "hisq_project_pullback", real, &source);
+    }
     for mode in qdsl_kernels::block_blas::BlockBlasMode::ALL {
         mma_section(&mut manifest, mode);
     }

@@ -41,6 +41,10 @@ pub enum BenchKernel {
     /// The pullback through the asqtad fat and long links on the GPU (the fermion
     /// force's smearing part, `qdsl_runtime::smear::GpuPullback`), the whole lattice.
     AsqtadPullback,
+    /// The pullback through the whole HISQ construction on the GPU (fat7, the U(3)
+    /// projection and its derivative, the level-2 pullbacks with the ε terms:
+    /// `qdsl_runtime::smear::GpuHisqForce`), the whole lattice.
+    HisqPullback,
     /// The tree-level Symanzik gauge force, the whole lattice.
     SymanzikForce,
     /// One quenched Wilson heatbath sweep (f64), the whole lattice.
@@ -83,6 +87,7 @@ impl BenchKernel {
             BenchKernel::Fat7LinksStaged => "fat7_links_staged",
             BenchKernel::HisqLinksStaged => "hisq_links_staged",
             BenchKernel::AsqtadPullback => "asqtad_pullback",
+            BenchKernel::HisqPullback => "hisq_pullback",
             BenchKernel::SymanzikForce => "symanzik_force",
             BenchKernel::WilsonHeatbath => "wilson_heatbath",
             BenchKernel::WilsonHmc => "wilson_hmc",
@@ -228,6 +233,8 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(HisqLinksStaged, F32, Recon::R12),
         c(AsqtadPullback, F32, Recon::R18),
         c(AsqtadPullback, F64, Recon::R18),
+        c(HisqPullback, F32, Recon::R18),
+        c(HisqPullback, F64, Recon::R18),
         c(SymanzikForce, F32, Recon::R18),
         c(SymanzikForce, F64, Recon::R18),
         c(WilsonHeatbath, F64, Recon::R18),

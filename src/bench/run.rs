@@ -115,6 +115,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::Fat7LinksStaged
         | BenchKernel::HisqLinksStaged
         | BenchKernel::AsqtadPullback
+        | BenchKernel::HisqPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -149,6 +150,7 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::Fat7LinksStaged
         | BenchKernel::HisqLinksStaged
         | BenchKernel::AsqtadPullback
+        | BenchKernel::HisqPullback
         | BenchKernel::SymanzikForce
         | BenchKernel::WilsonHeatbath
         | BenchKernel::WilsonHmc
@@ -206,6 +208,7 @@ fn bench_case(
             | BenchKernel::Fat7LinksStaged
             | BenchKernel::HisqLinksStaged
             | BenchKernel::AsqtadPullback
+            | BenchKernel::HisqPullback
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
     }

@@ -30,6 +30,12 @@
 //!   their default launch), rated with qdsl's count of the products the kernels compute
 //!   (`pullback_cuda::products_per_link`); bytes per site: per kernel the thin links and
 //!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals.
+//! * the pullback through the whole HISQ construction (`hisq_pullback`,
+//!   [`GpuHisqForce`]: fat7 and the projection forward, then the `HisqFat` and
+//!   `AsqtadLong` pullbacks with the ε terms, the U(3) projection's derivative and the
+//!   fat7 pullback, all on the GPU at their default launches), rated with
+//!   [`hisq_pullback_flops_per_site`]; bytes per site 80 · 18 reals
+//!   ([`hisq_pullback_bytes_per_site`]).
 //!
 //! Each link case runs with the one-kernel tree (`asqtad_links`, `fat7_links`,
 //! `hisq_links`: [`PlanKind::Tree`], a knob) and with the staged GPU plan, the default
@@ -60,7 +66,7 @@ use qdsl_core::field::GaugeField;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge};
 use qdsl_runtime::device::{DeviceError, Gpu};
 use qdsl_runtime::smear::hisq::HisqGpu;
-use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{GpuGaugeForce, GpuHisqForce, GpuPullback, GpuReal, GpuSmearer};
 use qdsl_runtime::tune::Tuner;
 use std::time::Instant;
 
@@ -436,6 +442,85 @@ fn run_pullback<T: GpuReal>(
     ))
 }
 
+/// Matrix products of the U(3) projection's derivative per link (`u3_project_pullback`):
+/// Q², B = G_W†V̂, G_W R, QB, BQ and V̂(M + M†); its eigenvalue part is the projection's.
+pub const PROJECT_PULLBACK_PRODUCTS_PER_LINK: usize = 6;
+
+/// Flops per site of the HISQ pullback: 198 per matrix product of the three pullback
+/// kernels (`pullback_cuda::products_per_link` of `Fat7`, `HisqFat`, `AsqtadLong`) and of
+/// the projection's derivative ([`PROJECT_PULLBACK_PRODUCTS_PER_LINK`]), four links per
+/// site, plus the forward levels it recomputes: fat7's `flops_per_site` and two
+/// projections' worth of [`PROJECT_FLOPS_PER_LINK`] (the forward one, and the
+/// derivative's shared eigenvalue part, over-counted by its Newton step), additions of
+/// the pullbacks not counted.
+pub fn hisq_pullback_flops_per_site(products_per_link: usize, fat7: &LinkPathsInfo) -> usize {
+    4 * MATMUL_FLOPS * (products_per_link + PROJECT_PULLBACK_PRODUCTS_PER_LINK)
+        + fat7.flops_per_site
+        + 2 * 4 * PROJECT_FLOPS_PER_LINK
+}
+
+/// Bytes per site of the HISQ pullback, in link fields of 18 reals: the forward levels
+/// (fat7: 4 read, 4 written; the copy of V, the in-place projection and W's layout
+/// rewrite: 8 each), the three pullbacks (each the links, the smeared-link gradient and
+/// the thin-link gradient: 12) and the projection's derivative (V and G_W read, G_V
+/// written: 12) — 80 links per site, `link_bytes(18, 76)`.
+pub fn hisq_pullback_bytes_per_site(bytes: usize) -> ByteModels {
+    link_bytes(18, 76, bytes)
+}
+
+/// Times the pullback through the HISQ construction (default launches: the pullbacks
+/// accumulate), random fat- and long-link gradients.
+fn run_hisq_pullback<T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<f64>,
+    case: &BenchCase,
+    copy: &CopyBandwidth,
+    warmup: usize,
+    reps: usize,
+) -> Result<BenchResult, DeviceError> {
+    let tree = |t: Result<qdsl_core::dsl::paths::PathTree, qdsl_core::dsl::DslError>| {
+        t.map_err(|e| DeviceError::Shape(e.to_string()))
+    };
+    let products = products_per_link(&tree(Fat7::tree())?)
+        + products_per_link(&tree(HisqFat::tree())?)
+        + products_per_link(&tree(AsqtadLong::tree())?);
+    let flops = hisq_pullback_flops_per_site(
+        products,
+        &Fat7::info().map_err(|e| DeviceError::Shape(e.to_string()))?,
+    );
+    let (g_fat, g_long) = (
+        GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>(),
+        GaugeField::<f64>::random(*u.lattice(), 42).cast::<T>(),
+    );
+    let t0 = Instant::now();
+    let force = GpuHisqForce::<T>::new(gpu).map_err(shape)?;
+    let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut bufs = force.buffers(gpu, u.lattice()).map_err(shape)?;
+    force
+        .upload(gpu, &mut bufs, &u.cast::<T>(), &g_fat, &g_long)
+        .map_err(shape)?;
+    let mut construct = || force.enqueue(gpu, &mut bufs, EPSILON_NAIK).map_err(shape);
+    let t1 = Instant::now();
+    construct()?;
+    synchronize(gpu)?;
+    let tune_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let time_us = gpu.time_us(warmup.min(MAX_WARMUP), reps.min(MAX_REPS), construct)?;
+    force.finish(gpu, &bufs).map_err(shape)?;
+    let t = Timings {
+        time_us,
+        jit_ms,
+        tune_ms,
+    };
+    Ok(result(
+        case,
+        u,
+        t,
+        flops,
+        hisq_pullback_bytes_per_site(T::BYTES),
+        copy,
+    ))
+}
+
 fn run_force<T: GpuReal>(
     gpu: &Gpu,
     tuner: &Tuner,
@@ -515,7 +600,8 @@ pub fn bench_links(
         ));
     }
     let pullback = case.kernel == BenchKernel::AsqtadPullback;
-    if pullback && case.recon != Recon::R18 {
+    let hisq_pullback = case.kernel == BenchKernel::HisqPullback;
+    if (pullback || hisq_pullback) && case.recon != Recon::R18 {
         return Err(format!(
             "{} reads its thin links in recon18, not recon{}",
             case.kernel.name(),
@@ -523,6 +609,12 @@ pub fn bench_links(
         ));
     }
     match case.format {
+        StorageFormat::F64 if hisq_pullback => {
+            run_hisq_pullback::<f64>(gpu, u, case, copy, warmup, reps)
+        }
+        StorageFormat::F32 if hisq_pullback => {
+            run_hisq_pullback::<f32>(gpu, u, case, copy, warmup, reps)
+        }
         StorageFormat::F64 if pullback => run_pullback::<f64>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F32 if pullback => run_pullback::<f32>(gpu, u, case, copy, warmup, reps),
         StorageFormat::F64 if hisq => run_hisq::<f64>(gpu, tuner, u, case, copy, warmup, reps),
@@ -642,6 +734,24 @@ mod tests {
         assert_eq!(hisq_bytes_per_site(8, 18).quda, 1728);
         // Recon 12 + phase thin links: (4 · 14 + 8 · 18) · 4 = 800 bytes in f32.
         assert_eq!(hisq_bytes_per_site(4, 14).minimal, 800);
+    }
+
+    /// The HISQ pullback's count: with 100 products per link and a made-up fat7 count of
+    /// 1000, 4 · 198 · (100 + 6) + 1000 + 8 · 1296 = 95,320; its bytes 80 links × 18
+    /// reals: 5760 in f32, 11,520 in f64.
+    #[test]
+    fn flops_and_bytes_of_the_hisq_pullback_case() {
+        let fat7 = LinkPathsInfo {
+            name: "test".into(),
+            paths_per_site: 0,
+            products_with_reuse: 0,
+            products_without_reuse: 0,
+            flops_per_site: 1000,
+            gpu_products: 0,
+        };
+        assert_eq!(hisq_pullback_flops_per_site(100, &fat7), 95_320);
+        assert_eq!(hisq_pullback_bytes_per_site(4).minimal, 5760);
+        assert_eq!(hisq_pullback_bytes_per_site(8).quda, 11_520);
     }
 
     /// 8 matrices × 18 reals: 576 bytes in f32, 1152 in f64; 32⁴ sites in 2 ms at 153,004

@@ -17,7 +17,10 @@
 //! kernels do, not W, whose rebuilt row 2 differs by rounding of the precision).
 //! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
 //! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
-//! for a random smeared-link gradient.
+//! for a random smeared-link gradient. The pullback through the whole HISQ construction
+//! (`hisq_pullback`: [`GpuHisqForce`], the U(3) projection's derivative included, against
+//! `rhmc::StaggeredSmearing::pullback` in f64 from the inputs rounded to the row's
+//! precision) for random fat- and long-link gradients at ε = [`HISQ_EPSILON_NAIK`].
 
 use super::report::{bound, relative_error, CheckRow, Outcome};
 use qdsl_core::dsl::paths::knobs::emulate_input;
@@ -30,8 +33,9 @@ use qdsl_kernels::{
     fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
+use qdsl_runtime::rhmc::StaggeredSmearing;
 use qdsl_runtime::smear::hisq::HisqGpu;
-use qdsl_runtime::smear::{GpuGaugeForce, GpuPullback, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{GpuGaugeForce, GpuHisqForce, GpuPullback, GpuReal, GpuSmearer};
 use std::path::Path;
 
 /// MILC's tadpole factor for lat.sample.l8 (the one fat.l8 and long.l8 were built with).
@@ -116,6 +120,30 @@ fn compare_pullback<S: LinkPaths, T: GpuReal>(
     Ok(relative_error(&components(&got), &components(&want)))
 }
 
+/// GPU versus host relative error of the pullback through the HISQ construction in
+/// precision `T` on thin links `u` at ε = [`HISQ_EPSILON_NAIK`], for fat- and long-link
+/// gradients = random fields of seeds 41 and 42; the host computes in f64 from the same
+/// inputs rounded to `T`, so only the arithmetic differs.
+fn compare_hisq_pullback<T: GpuReal>(gpu: &Gpu, u: &GaugeField<f64>) -> Result<f64, String> {
+    let u = u.cast::<T>();
+    let g_fat = GaugeField::<f64>::random(*u.lattice(), 41).cast::<T>();
+    let g_long = GaugeField::<f64>::random(*u.lattice(), 42).cast::<T>();
+    let got = GpuHisqForce::<T>::new(gpu)
+        .map_err(|e| e.to_string())?
+        .pullback(gpu, &u, HISQ_EPSILON_NAIK, &g_fat, &g_long)
+        .map_err(|e| e.to_string())?;
+    let smearing = StaggeredSmearing::Hisq {
+        epsilon_naik: HISQ_EPSILON_NAIK,
+    };
+    let links = smearing
+        .links(&u.cast::<f64>())
+        .map_err(|e| e.to_string())?;
+    let want = smearing
+        .pullback(&links, &g_fat.cast::<f64>(), &g_long.cast::<f64>())
+        .map_err(|e| e.to_string())?;
+    Ok(relative_error(&components(&got), &components(&want)))
+}
+
 /// GPU versus CPU relative error of the gauge force of action `A` in precision `T` on
 /// links `u` at β = [`FORCE_BETA`].
 fn compare_force<A: GaugeAction, T: GpuReal>(
@@ -176,7 +204,7 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let staged12 = format!("{smear} input=recon12 plan=staged");
     let hisq_staged = format!("{hisq} plan=staged");
     let hisq_staged12 = format!("{hisq} input=recon12 plan=staged");
-    let specs: [(String, &str, Compare, Compare); 20] = [
+    let specs: [(String, &str, Compare, Compare); 21] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -284,6 +312,12 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             &smear,
             compare_pullback::<Fat7, f64>,
             compare_pullback::<Fat7, f32>,
+        ),
+        (
+            "hisq_pullback".into(),
+            &hisq,
+            compare_hisq_pullback::<f64>,
+            compare_hisq_pullback::<f32>,
         ),
         (
             format!("{}_force", WilsonGauge::spec().name),

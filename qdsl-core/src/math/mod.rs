@@ -22,6 +22,7 @@ mod colour_vector;
 mod error;
 pub mod gamma;
 mod polar;
+pub(crate) use polar::{inverse_sqrt_coefficients, PolarCore};
 pub mod projector;
 mod spin_matrix;
 mod spinor;

@@ -56,6 +56,49 @@ impl<T: Real> ColourMatrix<T> {
     /// * [`MatrixError::NotUnitary`] if the result has ‖W†W − 1‖_F > 64ε (a guard that
     ///   accepted matrices do not reach).
     pub fn polar_u3(&self) -> Result<Self, MatrixError> {
+        let PolarCore {
+            v,
+            q,
+            eigenvalues: [g0, g1, g2],
+            ..
+        } = self.polar_core()?;
+        let [f0, f1, f2] = inverse_sqrt_coefficients([g0, g1, g2]);
+        let mut inv_sqrt = q.scale(f1) + (q * q).scale(f2);
+        for i in 0..NC {
+            inv_sqrt.0[i][i] += Complex::new(f0, T::zero());
+        }
+        let w = newton_polar_step(&(v * inv_sqrt));
+        let deviation = w.unitarity_deviation();
+        let tolerance = T::from_f64(UNITARITY_TOLERANCE_EPS) * T::epsilon();
+        if deviation.is_nan() || deviation > tolerance {
+            return Err(MatrixError::NotUnitary {
+                deviation: deviation.to_f64(),
+                tolerance: tolerance.to_f64(),
+            });
+        }
+        Ok(w)
+    }
+}
+
+/// What the closed-form polar decomposition and its derivative
+/// (`dsl::paths::fermion_force::pullback_polar_u3`) share: V̂ = V/κ with ‖V̂‖_F = 1,
+/// Q = V̂†V̂ and its eigenvalues g₀ ≥ g₁ ≥ g₂ > 0.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PolarCore<T: Real> {
+    /// V̂ = V/κ.
+    pub v: ColourMatrix<T>,
+    /// κ = ‖V‖_F (W is unchanged by the scaling).
+    pub scale: T,
+    /// Q = V̂†V̂.
+    pub q: ColourMatrix<T>,
+    /// The eigenvalues of Q, largest first.
+    pub eigenvalues: [T; 3],
+}
+
+impl<T: Real> ColourMatrix<T> {
+    /// The scaled V, Q and Q's eigenvalues of [`ColourMatrix::polar_u3`], with its
+    /// errors for a V that is not finite or is singular.
+    pub(crate) fn polar_core(&self) -> Result<PolarCore<T>, MatrixError> {
         if !self.is_finite() {
             return Err(MatrixError::NonFinite);
         }
@@ -72,27 +115,19 @@ impl<T: Real> ColourMatrix<T> {
             return Err(singular(T::zero(), T::zero()));
         }
         let v = ColourMatrix::from_fn(|i, j| self.0[i][j] / big);
-        let v = v.scale(v.norm_sqr().sqrt().recip());
+        let norm = v.norm_sqr().sqrt();
+        let v = v.scale(norm.recip());
         let q = v.adjoint_mul(&v);
         let [g0, g1, g2] = hermitian_eigenvalues(&q, v.determinant().norm_sqr());
         if g2.is_nan() || g2 <= threshold * g0 {
             return Err(singular(g2, g0));
         }
-        let [f0, f1, f2] = inverse_sqrt_coefficients([g0, g1, g2]);
-        let mut inv_sqrt = q.scale(f1) + (q * q).scale(f2);
-        for i in 0..NC {
-            inv_sqrt.0[i][i] += Complex::new(f0, T::zero());
-        }
-        let w = newton_polar_step(&(v * inv_sqrt));
-        let deviation = w.unitarity_deviation();
-        let tolerance = T::from_f64(UNITARITY_TOLERANCE_EPS) * T::epsilon();
-        if deviation.is_nan() || deviation > tolerance {
-            return Err(MatrixError::NotUnitary {
-                deviation: deviation.to_f64(),
-                tolerance: tolerance.to_f64(),
-            });
-        }
-        Ok(w)
+        Ok(PolarCore {
+            v,
+            scale: big * norm,
+            q,
+            eigenvalues: [g0, g1, g2],
+        })
     }
 }
 
@@ -131,7 +166,7 @@ fn hermitian_eigenvalues<T: Real>(q: &ColourMatrix<T>, det: T) -> [T; 3] {
 
 /// The coefficients [f₀, f₁, f₂] of Q^{−1/2} = f₀ + f₁Q + f₂Q² for a hermitian Q with
 /// eigenvalues `g` (all positive).
-fn inverse_sqrt_coefficients<T: Real>(g: [T; 3]) -> [T; 3] {
+pub(crate) fn inverse_sqrt_coefficients<T: Real>(g: [T; 3]) -> [T; 3] {
     let [s0, s1, s2] = g.map(T::sqrt);
     let u = s0 + s1 + s2;
     let v = s0 * s1 + s0 * s2 + s1 * s2;

@@ -7,7 +7,7 @@
 //! outer-product gradient ([`staggered_gradient`]) of X_i and Y_i = D_qp X_i, pulled back
 //! through the smearing and projected: F = TA[U' Ĝ†] ([`force_from_gradient`]).
 
-use super::links::{SmearedLinks, StaggeredSmearing};
+use super::links::{SmearedLinks, SmearingPullback, StaggeredSmearing};
 use super::RhmcError;
 use crate::operator::{EvenOddBlocks, EvenOddStaggered, StaggeredLinks};
 use crate::solver::{multishift_cg, SolverField, SolverOptions};
@@ -97,13 +97,34 @@ impl StaggeredFermion {
     }
 
     /// The force of S_f: F_μ(x) = TA[U'_μ(x) Ĝ_μ(x)†] with dS_f/dt = tr[X F] for
-    /// U → e^{tX} U (the convention of the gauge force, so P ← P + ε F).
+    /// U → e^{tX} U (the convention of the gauge force, so P ← P + ε F), the smearing
+    /// pulled back on the host.
     pub fn force(
         &self,
         u: &GaugeField<f64>,
         phi: &ColourSpinorField<f64>,
         r: &PartialFraction,
     ) -> Result<GaugeField<f64>, RhmcError> {
+        self.force_with(u, phi, r, &self.smearing)
+    }
+
+    /// [`Self::force`] with the pull-back through the smearing done by `back` (the host,
+    /// or the GPU: [`super::GpuSmearingPullback`]), which must be this fermion's
+    /// smearing.
+    pub fn force_with(
+        &self,
+        u: &GaugeField<f64>,
+        phi: &ColourSpinorField<f64>,
+        r: &PartialFraction,
+        back: &dyn SmearingPullback,
+    ) -> Result<GaugeField<f64>, RhmcError> {
+        if back.smearing() != self.smearing {
+            return Err(RhmcError::Links(format!(
+                "the force of a {:?} fermion expected its own smearing's pull-back, found {:?}'s",
+                self.smearing,
+                back.smearing()
+            )));
+        }
         let links = self.smearing.links(u)?;
         let op = self.operator(&links);
         let x = self.solve(&op, phi, r)?;
@@ -122,7 +143,7 @@ impl StaggeredFermion {
             staggered_gradient(&mut g_fat, 1, p_index, *a, z);
             staggered_gradient(&mut g_long, 3, p_index, *a, z);
         }
-        let g = self.smearing.pullback(&links, &g_fat, &g_long)?;
+        let g = back.pullback(u, &links, &g_fat, &g_long)?;
         Ok(force_from_gradient(&links.phased, &g))
     }
 }

@@ -106,7 +106,7 @@ impl StaggeredSmearing {
                 }
                 let mut g_v = g_w.clone();
                 for (i, g) in g_v.links_mut().iter_mut().enumerate() {
-                    *g = pullback_polar_u3(&v.links()[i], &w.links()[i], &g_w.links()[i])
+                    *g = pullback_polar_u3(&v.links()[i], &g_w.links()[i])
                         .map_err(|error| RhmcError::Projection { link: i, error })?;
                 }
                 Ok(pullback(&plan::<Fat7>()?, &links.phased, 1.0, &g_v)?)
@@ -115,5 +115,40 @@ impl StaggeredSmearing {
                 "HISQ links without their fat7 and projected levels".into(),
             )),
         }
+    }
+}
+
+/// The pull-back of the fat- and long-link gradients to the phased thin links U' through
+/// a smearing, wherever it runs (the host: [`StaggeredSmearing`]; the GPU:
+/// [`super::GpuSmearingPullback`]).
+pub trait SmearingPullback {
+    /// The smearing it differentiates.
+    fn smearing(&self) -> StaggeredSmearing;
+
+    /// Ĝ with dS = Σ Re tr[Ĝ† dU'] for the gradients `grad_fat`, `grad_long` with respect
+    /// to the fat and long links of thin links `u` (without phases), whose host levels
+    /// are `links`.
+    fn pullback(
+        &self,
+        u: &GaugeField<f64>,
+        links: &SmearedLinks,
+        grad_fat: &GaugeField<f64>,
+        grad_long: &GaugeField<f64>,
+    ) -> Result<GaugeField<f64>, RhmcError>;
+}
+
+impl SmearingPullback for StaggeredSmearing {
+    fn smearing(&self) -> StaggeredSmearing {
+        *self
+    }
+
+    fn pullback(
+        &self,
+        _u: &GaugeField<f64>,
+        links: &SmearedLinks,
+        grad_fat: &GaugeField<f64>,
+        grad_long: &GaugeField<f64>,
+    ) -> Result<GaugeField<f64>, RhmcError> {
+        StaggeredSmearing::pullback(self, links, grad_fat, grad_long)
     }
 }

@@ -4,14 +4,17 @@
 //! |---|---|
 //! | [`links`] | the smeared links of one configuration and the pull-back of a gradient through the smearing |
 //! | [`fermion`] | a pseudofermion's rational action φ† r(A) φ, its force, the heatbath r(A) ξ |
+//! | [`gpu`] | the pull-back through the smearing (the fermion force's smearing part) on the GPU |
 //! | [`trajectory`] | [`Rhmc`]: 2+1 flavours outside, the gauge levels of [`Hmc`](qdsl_core::gauge::generate::Hmc) inside, Metropolis |
 
 pub mod fermion;
+pub mod gpu;
 pub mod links;
 pub mod trajectory;
 
 pub use fermion::StaggeredFermion;
-pub use links::{SmearedLinks, StaggeredSmearing};
+pub use gpu::GpuSmearingPullback;
+pub use links::{SmearedLinks, SmearingPullback, StaggeredSmearing};
 pub use trajectory::{Flavour, Pseudofermions, Rhmc};
 
 use crate::linear::SolverError;
@@ -34,6 +37,9 @@ pub enum RhmcError {
         /// Why.
         error: MatrixError,
     },
+    /// A GPU kernel of the force failed.
+    #[error("GPU: {0}")]
+    Gpu(#[from] crate::smear::SmearGpuError),
     /// Inconsistent link levels.
     #[error("{0}")]
     Links(String),

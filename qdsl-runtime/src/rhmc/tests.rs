@@ -35,14 +35,9 @@ fn fermion(smearing: StaggeredSmearing, parity: Parity) -> StaggeredFermion {
     }
 }
 
-/// dS/dt along a random su(3) direction X equals Σ tr[X F] of the force, to 1e−8
-/// relative (measured 1.7e−10 asqtad, 1.1e−10 HISQ; CG at 1e−13, the fourth-order
-/// difference), for S = φ†A⁻¹φ (asqtad u0 = 0.9,
-/// even φ) and a two-shift rational form (HISQ with ε = −0.1, odd φ), on a rough 4⁴
-/// field (weak field of width 0.4).
-#[test]
-fn fermion_force_matches_finite_differences() {
-    let u = GaugeField::<f64>::weak(lattice(), 21, 0.4);
+/// The fermions and actions of the finite-difference tests: S = φ†A⁻¹φ for asqtad
+/// (u0 = 0.9, even φ) and a two-shift rational form for HISQ (ε = −0.1, odd φ).
+fn cases() -> Vec<(StaggeredFermion, PartialFraction)> {
     let inverse = PartialFraction {
         norm: 0.0,
         residues: vec![1.0],
@@ -53,16 +48,28 @@ fn fermion_force_matches_finite_differences() {
         residues: vec![0.7, 0.2],
         shifts: vec![0.05, 0.8],
     };
-    for (f, r) in [
+    vec![
         (
             fermion(StaggeredSmearing::Asqtad { u0: 0.9 }, Parity::Even),
-            &inverse,
+            inverse,
         ),
         (
             fermion(StaggeredSmearing::Hisq { epsilon_naik: -0.1 }, Parity::Odd),
-            &rational,
+            rational,
         ),
-    ] {
+    ]
+}
+
+/// dS/dt along a random su(3) direction X equals Σ tr[X F] of the force, to 1e−8
+/// relative (measured 1.7e−10 asqtad, 1.1e−10 HISQ; CG at 1e−13, the fourth-order
+/// difference), for S = φ†A⁻¹φ (asqtad u0 = 0.9,
+/// even φ) and a two-shift rational form (HISQ with ε = −0.1, odd φ), on a rough 4⁴
+/// field (weak field of width 0.4).
+#[test]
+fn fermion_force_matches_finite_differences() {
+    let u = GaugeField::<f64>::weak(lattice(), 21, 0.4);
+    for (f, r) in cases() {
+        let r = &r;
         let layout = SpinorLayout::staggered(lattice(), SiteSubset::Single(f.parity));
         let phi = ColourSpinorField::<f64>::gaussian(layout, 4);
         let force = f.force(&u, &phi, r).unwrap();
@@ -79,6 +86,126 @@ fn fermion_force_matches_finite_differences() {
             "{:?}: finite difference {fd}, force {exact}",
             f.smearing
         );
+    }
+}
+
+/// The GPU pull-back (the generated pullback kernels; HISQ with the U(3) projection's
+/// derivative on the device).
+mod gpu {
+    use super::*;
+    use crate::smear::GpuHisqForce;
+    use qdsl_core::dsl::paths::fermion_force::zero_field;
+
+    /// max |a − b| over max |b|, over all link components.
+    fn rel(a: &GaugeField<f64>, b: &GaugeField<f64>) -> f64 {
+        let (mut d, mut m) = (0.0f64, 0.0f64);
+        for (x, y) in a.links().iter().zip(b.links()) {
+            d = d.max((*x - *y).max_abs_component());
+            m = m.max(y.max_abs_component());
+        }
+        d / m
+    }
+
+    /// The whole HISQ pull-back on the GPU (fat7, projection, level-2 pullbacks with the
+    /// ε terms, the projection's derivative, the fat7 pullback) equals the host's
+    /// `StaggeredSmearing::pullback` (Lyapunov-checked derivative, finite-difference
+    /// checked chain) for random G_X, G_L on a rough 4⁴ field: f64 to 1e−11, f32 to
+    /// 1e−4 relative.
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib rhmc::tests::gpu -- --include-ignored"]
+    fn gpu_hisq_pullback_matches_the_host() {
+        let (gpu, _dir) = crate::testing::gpu();
+        let u = GaugeField::<f64>::weak(lattice(), 21, 0.4);
+        let (g_fat, g_long) = (
+            GaugeField::<f64>::random(lattice(), 3),
+            GaugeField::<f64>::random(lattice(), 4),
+        );
+        let smearing = StaggeredSmearing::Hisq { epsilon_naik: -0.1 };
+        let links = smearing.links(&u).unwrap();
+        let want = smearing.pullback(&links, &g_fat, &g_long).unwrap();
+        let got = GpuHisqForce::<f64>::new(&gpu)
+            .unwrap()
+            .pullback(&gpu, &u, -0.1, &g_fat, &g_long)
+            .unwrap();
+        let r = rel(&got, &want);
+        assert!(r < 1e-11, "HISQ pullback f64: {r:e}");
+        let got32 = GpuHisqForce::<f32>::new(&gpu)
+            .unwrap()
+            .pullback(
+                &gpu,
+                &u.cast::<f32>(),
+                -0.1,
+                &g_fat.cast::<f32>(),
+                &g_long.cast::<f32>(),
+            )
+            .unwrap()
+            .cast::<f64>();
+        let r = rel(&got32, &want);
+        assert!(r < 1e-4, "HISQ pullback f32: {r:e}");
+        // A zero gradient pulls back to zero (nothing left over from the accumulation).
+        let zero = zero_field(lattice());
+        let z = GpuHisqForce::<f64>::new(&gpu)
+            .unwrap()
+            .pullback(&gpu, &u, -0.1, &zero, &zero)
+            .unwrap();
+        assert!(z.links().iter().all(|l| l.max_abs_component() == 0.0));
+    }
+
+    /// dS/dt along a random su(3) direction equals Σ tr[X F] for the force with the
+    /// smearing pulled back on the GPU, to 1e−8 relative, for S = φ†A⁻¹φ (asqtad, u0 =
+    /// 0.9) and the two-shift rational form (HISQ, ε = −0.1), as the host test
+    /// `fermion_force_matches_finite_differences`; and the GPU force equals the host's
+    /// to 1e−11.
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib rhmc::tests::gpu -- --include-ignored"]
+    fn gpu_fermion_force_matches_finite_differences() {
+        let (gpu, _dir) = crate::testing::gpu();
+        let u = GaugeField::<f64>::weak(lattice(), 21, 0.4);
+        for (f, r) in cases() {
+            let back = GpuSmearingPullback::new(&gpu, f.smearing).unwrap();
+            let layout = SpinorLayout::staggered(lattice(), SiteSubset::Single(f.parity));
+            let phi = ColourSpinorField::<f64>::gaussian(layout, 4);
+            let force = f.force_with(&u, &phi, &r, &back).unwrap();
+            let host = f.force(&u, &phi, &r).unwrap();
+            let dev = rel(&force, &host);
+            assert!(
+                dev < 1e-11,
+                "{:?}: GPU against host force {dev:e}",
+                f.smearing
+            );
+            let x = Hmc::momenta(lattice(), 5, 0);
+            let exact: f64 = x
+                .links()
+                .iter()
+                .zip(force.links())
+                .map(|(x, f)| (*x * *f).trace().re)
+                .sum();
+            let fd = derivative(|t| f.action(&moved(&u, &x, t), &phi, &r).unwrap());
+            assert!(
+                (fd - exact).abs() < 1e-8 * exact.abs(),
+                "{:?}: finite difference {fd}, GPU force {exact}",
+                f.smearing
+            );
+        }
+    }
+
+    /// A pull-back compiled for another smearing is refused by name.
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib rhmc::tests::gpu -- --include-ignored"]
+    fn a_pullback_of_another_smearing_is_refused() {
+        let (gpu, _dir) = crate::testing::gpu();
+        let back = GpuSmearingPullback::new(&gpu, StaggeredSmearing::Asqtad { u0: 1.0 }).unwrap();
+        let f = fermion(StaggeredSmearing::Hisq { epsilon_naik: 0.0 }, Parity::Even);
+        let phi = ColourSpinorField::<f64>::gaussian(
+            SpinorLayout::staggered(lattice(), SiteSubset::Single(Parity::Even)),
+            4,
+        );
+        let (_, r) = &cases()[0];
+        let e = f
+            .force_with(&GaugeField::unit(lattice()), &phi, r, &back)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Asqtad") && e.contains("Hisq"), "{e}");
     }
 }
 
@@ -124,6 +251,42 @@ mod trajectories {
 
     fn start() -> GaugeField<f64> {
         GaugeField::<f64>::weak(lattice(), 31, 0.3)
+    }
+
+    /// With every flavour's smearing pulled back on the GPU
+    /// ([`GpuSmearingPullback`]): forward for τ, momenta negated, forward again returns
+    /// to the start to 1e−10 (links and momenta), and the forward trajectory equals the
+    /// host's to 1e−10 (leapfrog, 2 steps).
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -p qdsl-runtime --lib rhmc::tests -- --include-ignored"]
+    fn gpu_force_trajectories_are_reversible_and_match_the_host() {
+        let (gpu, _dir) = crate::testing::gpu();
+        let r = rhmc(2, Integrator::Leapfrog);
+        let kernels: Vec<GpuSmearingPullback> = r
+            .flavours
+            .iter()
+            .map(|f| GpuSmearingPullback::new(&gpu, f.fermion.smearing).unwrap())
+            .collect();
+        let backs: Vec<&dyn SmearingPullback> =
+            kernels.iter().map(|k| k as &dyn SmearingPullback).collect();
+        let u0 = start();
+        let (phis, _) = r.pseudofermions(&u0, 5, 0).unwrap();
+        let p0 = Hmc::momenta(lattice(), 5, 0);
+        let (mut u, mut p) = (u0.clone(), p0.clone());
+        r.integrate_with(&mut u, &mut p, &phis, &backs).unwrap();
+        let (mut uh, mut ph) = (u0.clone(), p0.clone());
+        r.integrate(&mut uh, &mut ph, &phis).unwrap();
+        let (du, dp) = (max_link_difference(&u, &uh), max_link_difference(&p, &ph));
+        assert!(du < 1e-10 && dp < 1e-10, "GPU against host: {du} {dp}");
+        assert!(max_link_difference(&u, &u0) > 0.05);
+        negate(&mut p);
+        r.integrate_with(&mut u, &mut p, &phis, &backs).unwrap();
+        negate(&mut p);
+        let (du, dp) = (max_link_difference(&u, &u0), max_link_difference(&p, &p0));
+        assert!(du < 1e-10 && dp < 1e-10, "reversibility: {du} {dp}");
+        assert!(r
+            .integrate_with(&mut u, &mut p, &phis, &backs[..1])
+            .is_err());
     }
 
     /// The heatbath: φ† r(A) φ = ξ†ξ to the approximations' accuracy: |r h² − 1| ≤

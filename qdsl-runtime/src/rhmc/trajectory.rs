@@ -10,7 +10,7 @@
 //! * leapfrog: P += ε/2 F_f; gauge(ε); P += ε/2 F_f;
 //! * Omelyan 2MN: P += λε F_f; gauge(ε/2); P += (1 − 2λ)ε F_f; gauge(ε/2); P += λε F_f.
 
-use super::{RhmcError, StaggeredFermion};
+use super::{RhmcError, SmearingPullback, StaggeredFermion};
 use qdsl_core::field::{
     ColourSpinorField, GaugeField, RandomStream, SiteSubset, SpinorLayout, StreamDomain,
 };
@@ -84,27 +84,52 @@ impl Rhmc {
         Ok(s)
     }
 
-    /// Molecular dynamics for time τ from (U, P), in place.
+    /// Molecular dynamics for time τ from (U, P), in place (the smearings pulled back on
+    /// the host).
     pub fn integrate(
         &self,
         u: &mut GaugeField<f64>,
         p: &mut Momenta,
         phis: &Pseudofermions,
     ) -> Result<(), RhmcError> {
+        let backs: Vec<&dyn SmearingPullback> = self
+            .flavours
+            .iter()
+            .map(|f| &f.fermion.smearing as &dyn SmearingPullback)
+            .collect();
+        self.integrate_with(u, p, phis, &backs)
+    }
+
+    /// [`Self::integrate`] with flavour f's smearing pulled back by `backs[f]` (e.g. on
+    /// the GPU: [`super::GpuSmearingPullback`]).
+    pub fn integrate_with(
+        &self,
+        u: &mut GaugeField<f64>,
+        p: &mut Momenta,
+        phis: &Pseudofermions,
+        backs: &[&dyn SmearingPullback],
+    ) -> Result<(), RhmcError> {
+        if backs.len() != self.flavours.len() {
+            return Err(RhmcError::Links(format!(
+                "expected a pull-back per flavour ({}), found {}",
+                self.flavours.len(),
+                backs.len()
+            )));
+        }
         let eps = self.tau / self.steps as f64;
         for _ in 0..self.steps {
             match self.integrator {
                 Integrator::Leapfrog => {
-                    self.kick(eps / 2.0, u, p, phis)?;
+                    self.kick(eps / 2.0, u, p, phis, backs)?;
                     self.gauge.integrate_for(eps, u, p)?;
-                    self.kick(eps / 2.0, u, p, phis)?;
+                    self.kick(eps / 2.0, u, p, phis, backs)?;
                 }
                 Integrator::Omelyan => {
-                    self.kick(OMELYAN_LAMBDA * eps, u, p, phis)?;
+                    self.kick(OMELYAN_LAMBDA * eps, u, p, phis, backs)?;
                     self.gauge.integrate_for(eps / 2.0, u, p)?;
-                    self.kick((1.0 - 2.0 * OMELYAN_LAMBDA) * eps, u, p, phis)?;
+                    self.kick((1.0 - 2.0 * OMELYAN_LAMBDA) * eps, u, p, phis, backs)?;
                     self.gauge.integrate_for(eps / 2.0, u, p)?;
-                    self.kick(OMELYAN_LAMBDA * eps, u, p, phis)?;
+                    self.kick(OMELYAN_LAMBDA * eps, u, p, phis, backs)?;
                 }
             }
         }
@@ -118,9 +143,10 @@ impl Rhmc {
         u: &GaugeField<f64>,
         p: &mut Momenta,
         phis: &Pseudofermions,
+        backs: &[&dyn SmearingPullback],
     ) -> Result<(), RhmcError> {
-        for (f, phi) in self.flavours.iter().zip(phis) {
-            let force = f.fermion.force(u, phi, &f.action)?;
+        for ((f, phi), back) in self.flavours.iter().zip(phis).zip(backs) {
+            let force = f.fermion.force_with(u, phi, &f.action, *back)?;
             p.links_mut()
                 .par_iter_mut()
                 .zip(force.links().par_iter())

@@ -59,8 +59,8 @@ fn projection<T: GpuReal>(gpu: &Gpu) -> Result<LoadedKernel, SmearGpuError> {
 /// The three smearing kernels (fat7, `HisqFat`, `AsqtadLong`) and the U(3) projection of
 /// the HISQ link construction, compiled for `T`.
 pub struct HisqGpu<T> {
-    fat7: GpuSmearer<T>,
-    fat: GpuSmearer<T>,
+    pub(super) fat7: GpuSmearer<T>,
+    pub(super) fat: GpuSmearer<T>,
     long: GpuSmearer<T>,
     project: LoadedKernel,
 }
@@ -68,12 +68,12 @@ pub struct HisqGpu<T> {
 /// Device memory of one HISQ construction: the thin links, V (then W in place), W in the
 /// kernels' device layout, X, L and one projection flag per link.
 pub struct HisqBuffers<T> {
-    lattice: Lattice,
-    thin: SmearBuffers<T>,
-    w: CudaSlice<T>,
+    pub(super) lattice: Lattice,
+    pub(super) thin: SmearBuffers<T>,
+    pub(super) w: CudaSlice<T>,
     fat: CudaSlice<T>,
     long: CudaSlice<T>,
-    bad: CudaSlice<i32>,
+    pub(super) bad: CudaSlice<i32>,
 }
 
 impl<T: GpuReal> HisqGpu<T> {
@@ -174,6 +174,42 @@ impl<T: GpuReal> HisqGpu<T> {
         })
     }
 
+    /// Queues W = V(V†V)^(−1/2) in place on `bufs.thin.output` (the fat7 links V),
+    /// flagging in `bufs.bad` each link it rejects.
+    pub(super) fn enqueue_projection(
+        &self,
+        gpu: &Gpu,
+        bufs: &mut HisqBuffers<T>,
+    ) -> Result<(), SmearGpuError> {
+        let nlinks = 4 * bufs.lattice.volume();
+        let mut args = Args::new();
+        args.write("links", &mut bufs.thin.output)
+            .write("bad", &mut bufs.bad)
+            .count("nlinks", nlinks)
+            .real("threshold", singular_threshold::<T>());
+        // links hold nlinks·18 reals, bad nlinks ints.
+        Ok(self.project.launch(gpu, [nlinks, 1, 1], BLOCK, args)?)
+    }
+
+    /// The first flagged link of `bufs.bad` as [`SmearGpuError::Projection`].
+    pub(super) fn check_projection_flags(
+        gpu: &Gpu,
+        bufs: &HisqBuffers<T>,
+    ) -> Result<(), SmearGpuError> {
+        let flags = gpu
+            .backend()
+            .stream()
+            .clone_dtoh(&bufs.bad)
+            .map_err(driver("copying the projection flags to the host"))?;
+        match flags.iter().position(|&f| f != 0) {
+            Some(i) => Err(SmearGpuError::Projection {
+                cb: i / 4,
+                mu: i % 4,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// After [`HisqGpu::enqueue`]: checks the projection flags and downloads X and L.
     ///
     /// Errors: copying; a fat7 link the projection rejected
@@ -183,17 +219,7 @@ impl<T: GpuReal> HisqGpu<T> {
         gpu: &Gpu,
         bufs: &HisqBuffers<T>,
     ) -> Result<(GaugeField<T>, GaugeField<T>), SmearGpuError> {
-        let flags = gpu
-            .backend()
-            .stream()
-            .clone_dtoh(&bufs.bad)
-            .map_err(driver("copying the projection flags to the host"))?;
-        if let Some(i) = flags.iter().position(|&f| f != 0) {
-            return Err(SmearGpuError::Projection {
-                cb: i / 4,
-                mu: i % 4,
-            });
-        }
+        Self::check_projection_flags(gpu, bufs)?;
         let x = download_links(gpu, &bufs.fat, bufs.lattice, "the HISQ fat links")?;
         let l = download_links(gpu, &bufs.long, bufs.lattice, "the HISQ long links")?;
         Ok((x, l))
@@ -231,18 +257,7 @@ impl<T: GpuReal> HisqStages for DeviceHisq<'_, T> {
 
     /// W = V(V†V)^(−1/2) in place, a flag per link it rejects.
     fn project_u3(&mut self) -> Result<(), SmearGpuError> {
-        let bufs = &mut *self.bufs;
-        let nlinks = 4 * bufs.lattice.volume();
-        let mut args = Args::new();
-        args.write("links", &mut bufs.thin.output)
-            .write("bad", &mut bufs.bad)
-            .count("nlinks", nlinks)
-            .real("threshold", singular_threshold::<T>());
-        // links hold nlinks·18 reals, bad nlinks ints.
-        Ok(self
-            .hisq
-            .project
-            .launch(self.gpu, [nlinks, 1, 1], BLOCK, args)?)
+        self.hisq.enqueue_projection(self.gpu, self.bufs)
     }
 
     /// W in the kernels' device layout (encoded as their input knob says), X =

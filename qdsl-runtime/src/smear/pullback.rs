@@ -118,17 +118,54 @@ impl<T: GpuReal> GpuPullback<T> {
             .stream()
             .memset_zeros(&mut bufs.gradient)
             .map_err(driver("clearing the thin-link gradient"))?;
+        let coeffs = self.tree.coefficients(u0);
+        self.enqueue_on(
+            gpu,
+            &bufs.lattice,
+            &bufs.links,
+            &bufs.smeared_gradient,
+            &mut bufs.gradient,
+            &coeffs,
+        )
+    }
+
+    /// The term coefficients at tadpole factor `u0` ([`PathTree::coefficients`]).
+    pub fn coefficients(&self, u0: f64) -> Vec<f64> {
+        self.tree.coefficients(u0)
+    }
+
+    /// Queues the pullback from device buffers, adding to `grad` (not cleared, so that
+    /// several smearings of the same links accumulate one gradient): the thin links `u`
+    /// in the device layout (as [`super::GpuSmearer::enqueue_layout`] writes them), the
+    /// smeared-link gradient `gs` and `grad` in the host layout, with term coefficients
+    /// `coeffs` (tadpole factors included, in term order; e.g. scaled by 1 + ε for
+    /// HISQ's Naik term).
+    pub fn enqueue_on(
+        &self,
+        gpu: &Gpu,
+        lattice: &Lattice,
+        u: &CudaSlice<T>,
+        gs: &CudaSlice<T>,
+        grad: &mut CudaSlice<T>,
+        coeffs: &[f64],
+    ) -> Result<(), DeviceError> {
+        if coeffs.len() != self.tree.spec.terms.len() {
+            return Err(DeviceError::Shape(format!(
+                "{} pullback: expected {} term coefficients, found {}",
+                self.tree.spec.name,
+                self.tree.spec.terms.len(),
+                coeffs.len()
+            )));
+        }
         let mut args = Args::new();
-        lattice_args(&mut args, &bufs.lattice, &self.kernel.interface.name)?;
-        args.write("grad", &mut bufs.gradient)
-            .read("u", &bufs.links)
-            .read("gs", &bufs.smeared_gradient);
-        for (k, c) in self.tree.coefficients(u0).iter().enumerate() {
+        lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
+        args.write("grad", grad).read("u", u).read("gs", gs);
+        for (k, c) in coeffs.iter().enumerate() {
             args.real(&format!("c{k}"), *c);
         }
         // grad and gs hold 4·V·18 reals (host layout), u 4·V links (device layout).
         self.kernel
-            .launch(gpu, [4 * bufs.lattice.volume(), 1, 1], BLOCK, args)
+            .launch(gpu, [4 * lattice.volume(), 1, 1], BLOCK, args)
     }
 
     /// Copies Ĝ back into a host field.

@@ -19,13 +19,11 @@
 //! node Q, A W' Q† to the first link and A† W Q to the last, so sub-paths shared by the
 //! forward plan are shared by the backward one.
 //!
-//! **The U(3) projection** W = V (V†V)^{−1/2} of HISQ ([`pullback_polar_u3`]): with
-//! S = (V†V)^{1/2} = W†V and R = S^{−1},
-//!
-//! G_V = G_W R + 2 V Y,   Y S + S Y = herm(−R V† G_W R),
-//!
-//! herm(B) = (B + B†)/2 (dS is hermitian, and the Lyapunov map Y ↦ YS + SY is
-//! self-adjoint for the inner product above).
+//! **The U(3) projection** W = V (V†V)^{−1/2} of HISQ ([`pullback_polar_u3`]): the
+//! Cayley–Hamilton form R = (V†V)^{−1/2} = f₀ + f₁Q + f₂Q² differentiated in reverse mode
+//! ([`polar`]); the tests check it against the textbook form through a Lyapunov equation
+//! (with H = (V†V)^{1/2}: G_V = G_W H⁻¹ + 2 V Y, Y H + H Y = herm(−H⁻¹ V† G_W H⁻¹)) and
+//! finite differences.
 //!
 //! **Force.** For U_μ(x) → e^{tX} U_μ(x), X ∈ su(3): dS/dt = Re tr[Ĝ† X U] =
 //! tr[X F], F = TA[U Ĝ†] ([`force_from_gradient`]), the convention of the gauge force
@@ -48,9 +46,8 @@ use super::spec::ConcreteStep;
 use crate::dsl::DslError;
 use crate::field::GaugeField;
 use crate::lattice::{Coords, Lattice};
-use crate::math::{ColourMatrix, ColourVector, MatrixError};
+use crate::math::{ColourMatrix, ColourVector};
 use crate::real::Real;
-use num_complex::Complex;
 
 /// The gradient of S with respect to the thin links U, given its gradient `grad` with
 /// respect to the smeared links F = plan(U) (tadpole factor `u0`): the chain rule along
@@ -242,106 +239,6 @@ fn path_gradient<T: Real>(
     }
 }
 
-/// The gradient with respect to V of a function of W = V (V†V)^{−1/2}, given its
-/// gradient `grad_w` with respect to W (see the module documentation). `w` is the
-/// projection of `v` (as [`ColourMatrix::polar_u3`] returns it).
-///
-/// Errors: a V whose S = W†V is singular (the projection would have failed first).
-pub fn pullback_polar_u3<T: Real>(
-    v: &ColourMatrix<T>,
-    w: &ColourMatrix<T>,
-    grad_w: &ColourMatrix<T>,
-) -> Result<ColourMatrix<T>, MatrixError> {
-    let s = hermitian_part(&w.adjoint_mul(v));
-    let r = hermitian_part(&inverse(&s)?);
-    let b_s = hermitian_part(&(r * v.adjoint_mul(grad_w) * r).scale(T::from_f64(-1.0)));
-    let y = solve_lyapunov(&s, &b_s)?;
-    Ok(*grad_w * r + (*v * y).scale(T::from_f64(2.0)))
-}
-
-/// (B + B†)/2.
-fn hermitian_part<T: Real>(b: &ColourMatrix<T>) -> ColourMatrix<T> {
-    (*b + b.adjoint()).scale(T::from_f64(0.5))
-}
-
-/// M⁻¹ from the cofactors; an error for a singular M.
-fn inverse<T: Real>(m: &ColourMatrix<T>) -> Result<ColourMatrix<T>, MatrixError> {
-    let det = m.determinant();
-    if det.norm().is_nan() || det.norm() <= T::zero() {
-        return Err(MatrixError::Singular {
-            smallest: 0.0,
-            largest: m.max_abs_component().to_f64(),
-            threshold: 0.0,
-        });
-    }
-    let a = &m.0;
-    let cof = |i: usize, j: usize| {
-        let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
-        let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
-        a[r0][c0] * a[r1][c1] - a[r0][c1] * a[r1][c0]
-    };
-    let inv_det = det.inv();
-    // (M⁻¹)_ij = cof(j, i) / det (cyclic cofactors carry their sign).
-    Ok(ColourMatrix::from_fn(|i, j| cof(j, i) * inv_det))
-}
-
-/// The solution Y of Y S + S Y = B for hermitian positive-definite S: the 9 × 9 complex
-/// system of the vectorised equation, by Gaussian elimination with partial pivoting.
-fn solve_lyapunov<T: Real>(
-    s: &ColourMatrix<T>,
-    b: &ColourMatrix<T>,
-) -> Result<ColourMatrix<T>, MatrixError> {
-    let zero = Complex::new(T::zero(), T::zero());
-    // Unknown index 3i + j for Y_ij: (YS + SY)_ij = Σ_k Y_ik S_kj + S_ik Y_kj.
-    let mut a = [[zero; 10]; 9];
-    for i in 0..3 {
-        for j in 0..3 {
-            let row = 3 * i + j;
-            for k in 0..3 {
-                a[row][3 * i + k] += s.0[k][j];
-                a[row][3 * k + j] += s.0[i][k];
-            }
-            a[row][9] = b.0[i][j];
-        }
-    }
-    for col in 0..9 {
-        let pivot = (col..9)
-            .max_by(|&p, &q| {
-                a[p][col]
-                    .norm()
-                    .partial_cmp(&a[q][col].norm())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            })
-            .unwrap_or(col);
-        let size = a[pivot][col].norm();
-        if size.is_nan() || size <= T::zero() {
-            return Err(MatrixError::Singular {
-                smallest: 0.0,
-                largest: s.max_abs_component().to_f64(),
-                threshold: 0.0,
-            });
-        }
-        a.swap(col, pivot);
-        let inv = a[col][col].inv();
-        let pivot_row = a[col];
-        for row in a.iter_mut().skip(col + 1) {
-            let f = row[col] * inv;
-            for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
-                *x -= *p * f;
-            }
-        }
-    }
-    let mut y = [zero; 9];
-    for row in (0..9).rev() {
-        let mut acc = a[row][9];
-        for (c, yk) in a[row][row + 1..9].iter().zip(&y[row + 1..]) {
-            acc -= *c * *yk;
-        }
-        y[row] = acc / a[row][row];
-    }
-    Ok(ColourMatrix::from_fn(|i, j| y[3 * i + j]))
-}
-
 /// The force F_μ(x) = TA[U_μ(x) Ĝ_μ(x)†] of a thin-link gradient Ĝ: dS/dt = tr[X F] for
 /// U_μ(x) → e^{tX} U_μ(x) (one su(3) matrix per link in a [`GaugeField`]).
 pub fn force_from_gradient<T: Real>(u: &GaugeField<T>, grad: &GaugeField<T>) -> GaugeField<T> {
@@ -377,6 +274,9 @@ pub fn staggered_gradient<T: Real>(
         }
     }
 }
+
+pub mod polar;
+pub use polar::pullback_polar_u3;
 
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,21 @@
 //! Cost: each wrap recomputes its child's value, so a level at depth k is evaluated k + 1
 //! times (asqtad: about 3× the forward tree's products); this is the correctness-first
 //! form, not the staged one.
+//!
+//! **Byte and flop model.** Flops: 198 per matrix product, [`products_per_link`] per
+//! smeared link. Memory: per smeared link 18 reals of G read once; the thin links each
+//! path reads come from L1/L2 (the same ~1,000 links around a site serve all its
+//! threads); and per hop gradient 18 `atomicAdd`s, read-modify-writes in L2 — about 250
+//! hop gradients per asqtad fat link (two per wrap, one per core link), ~4,500 atomic
+//! adds per link, ~1.9·10¹⁰ at 32⁴, against 4 · 32⁴ · 3 · 18 · 4 B ≈ 0.9 GB of DRAM
+//! traffic in f32: the atomics and the recomputation bound it, not DRAM. ptxas (sm_90):
+//! the f32 asqtad/fat7/HISQ-fat kernels fit 254–255 registers without spills, the f64
+//! ones spill 444–508 B per thread. A backward function that returns the node's value
+//! (no recomputation) was measured to spill more (f32 276–520 B, f64 ~1.7 kB), so it
+//! is not used without a GPU timing. The way out is the staged reverse mode: the stored
+//! staple levels of [`super::staged`], each level's gradient a field gathered by its
+//! output site in reverse level order (no atomics), as MILC's and QUDA's HISQ force
+//! kernels organise it.
 
 use super::cuda::{prelude, real_elem};
 use super::knobs::PathKnobs;

@@ -227,6 +227,8 @@ fn the_smearing_interfaces_match_the_sources() {
     programs.push(projection_program::<f64>().unwrap());
     programs.push(crate::smear::gpu_pullback_program::<AsqtadFat, f32>().unwrap());
     programs.push(crate::smear::gpu_pullback_program::<HisqFat, f64>().unwrap());
+    programs.push(crate::smear::projection_pullback_program::<f32>().unwrap());
+    programs.push(crate::smear::projection_pullback_program::<f64>().unwrap());
     for p in &programs {
         assert!(!p.kernels.is_empty(), "{}", p.name);
         assert_eq!(p.signature_mismatches(), Vec::<String>::new(), "{}", p.name);
