@@ -17,6 +17,7 @@ use crate::operator::device::{
     device_spinor, DeviceStencil, DeviceXpay, StencilArgs, StencilLaunch,
 };
 use crate::tune;
+use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{OutputSites, Recon, Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::distributed::{gather, scatter};
@@ -51,6 +52,8 @@ struct Case<'a> {
     psi: &'a ColourSpinorField<f64>,
     wire: StorageFormat,
     overlap: bool,
+    /// Faces carry the stencil's spin projections (half spinors).
+    projected: bool,
 }
 
 fn output_parity(v: &Variant) -> Parity {
@@ -177,9 +180,15 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
         ..v
     };
     let stencil = DeviceStencil::of::<S>(gpu, &boxed).unwrap();
-    let hop = DeviceDistributedHop::new(gpu, ext, reals, v.spinor, c.wire, ls)
+    let projections = if c.projected {
+        [false, true].map(|dagger| HaloProjections::of(&S::ir(), dagger))
+    } else {
+        [HaloProjections::default(); 2]
+    };
+    let hop = DeviceDistributedHop::projected(gpu, ext, (reals, v.spinor, c.wire, ls), projections)
         .unwrap()
         .with_overlap(c.overlap);
+    assert_eq!(hop.is_projected(), c.projected, "the hop's faces");
     let bc = match v.boundary {
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
@@ -187,18 +196,26 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
     // Three applications (the same result each time): the transports' state across
     // exchanges (buffers reused, marks of earlier rounds) is exercised too.
     for _ in 0..3 {
-        hop.apply(gpu, transport, &bc, &mut d_psi, p.opposite(), |b, psi| {
-            let mut all: Vec<&DeviceField> = vec![psi];
-            all.extend(inputs.iter());
-            stencil.launch(
-                gpu,
-                &lattice,
-                StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
-                StencilArgs::new(&mut out, &all)
-                    .xpay(xpay.as_ref())
-                    .site_box(*b),
-            )
-        })
+        hop.apply(
+            gpu,
+            transport,
+            &bc,
+            &mut d_psi,
+            p.opposite(),
+            v.dagger,
+            |b, psi| {
+                let mut all: Vec<&DeviceField> = vec![psi];
+                all.extend(inputs.iter());
+                stencil.launch(
+                    gpu,
+                    &lattice,
+                    StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
+                    StencilArgs::new(&mut out, &all)
+                        .xpay(xpay.as_ref())
+                        .site_box(*b),
+                )
+            },
+        )
         .unwrap();
     }
     out.to_spinor::<f64>(gpu, src.layout().with_subset(SiteSubset::Single(p)))
@@ -353,6 +370,7 @@ fn device_distributed_wilson_hop_equals_the_single_gpu_hop_bit_for_bit() {
                         psi: &psi,
                         wire: StorageFormat::F64,
                         overlap,
+                        projected: false,
                     };
                     let what =
                         format!("grid {grid:?} {parity:?} dagger {dagger} overlap {overlap}");
@@ -397,6 +415,7 @@ fn device_distributed_hop_in_narrow_formats_and_5d() {
             psi: &psi,
             wire,
             overlap: true,
+            projected: false,
         };
         let (d, s) = (
             on_one_gpu::<WilsonHop>(&gpu, ext, &c),
@@ -420,6 +439,7 @@ fn device_distributed_hop_in_narrow_formats_and_5d() {
         psi: &psi5,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
         let ext = extended(global, grid, ONE_HOP_DEPTH);
@@ -472,6 +492,7 @@ fn device_distributed_staggered_and_clover_hops_equal_the_single_gpu_hops() {
                 psi: &chi,
                 wire: StorageFormat::F64,
                 overlap: true,
+                projected: false,
             };
             assert_bits_equal(
                 &on_one_gpu::<ImprovedStaggeredHop>(&gpu, extended(global, grid, NAIK_DEPTH), &c),
@@ -504,6 +525,7 @@ fn nccl_distributed_hops_on_two_gpus_equal_the_single_gpu_hops() {
         psi: &psi,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     assert_bits_equal(
         &on_gpus_nccl::<WilsonHop>(extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH), &c),
@@ -552,6 +574,7 @@ fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
                     psi: &psi,
                     wire: StorageFormat::F64,
                     overlap,
+                    projected: false,
                 };
                 assert_bits_equal(
                     &on_one_gpu_peer::<WilsonHop>(&gpu, ext, &c),
@@ -577,6 +600,7 @@ fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
             psi: &chi,
             wire: StorageFormat::F64,
             overlap: true,
+            projected: false,
         };
         assert_bits_equal(
             &on_one_gpu_peer::<ImprovedStaggeredHop>(&gpu, extended(global, grid, NAIK_DEPTH), &c),
@@ -625,6 +649,7 @@ fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hop
         psi: &psi,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     let expected = single::<WilsonHop>(&gpu, &wilson);
     for grid in grids {
@@ -656,6 +681,165 @@ fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hop
             &expected,
             &format!("{via:?} staggered t-cut"),
         );
+    }
+}
+
+/// GPU: spin-projected faces (half spinors, [`qdsl_core::dsl::halo_spin`]) of the Wilson
+/// hop — both output parities, plain and dagger (opposite projectors), overlap on and
+/// off, grids cutting 1, 2 and 4 directions with t antiperiodic — give the single-GPU
+/// hop bit for bit in f64 and f32 (the kernel's projection of the stored ½ R h is h
+/// exactly), also for a 5D field (Ls = 3) and with xpay; fixed16 fields and fixed16
+/// faces of f32 fields within fixed16's bound; the faces are half the bytes.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn projected_faces_give_the_single_gpu_wilson_hop_bit_for_bit() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 91);
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for parity in Parity::BOTH {
+            let layout = SpinorLayout::wilson(global, SiteSubset::Single(parity.opposite()));
+            let psi = ColourSpinorField::<f64>::gaussian(layout, 92);
+            for dagger in [false, true] {
+                for (format, overlap) in [
+                    (StorageFormat::F64, true),
+                    (StorageFormat::F64, false),
+                    (StorageFormat::F32, true),
+                ] {
+                    let c = Case {
+                        variant: wilson_variant(parity, dagger, false, format),
+                        links: &[&u],
+                        clover: None,
+                        xpay: None,
+                        psi: &psi,
+                        wire: format,
+                        overlap,
+                        projected: true,
+                    };
+                    assert_bits_equal(
+                        &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+                        &single::<WilsonHop>(&gpu, &c),
+                        &format!(
+                            "projected, grid {grid:?} {parity:?} dagger {dagger} {format:?} overlap {overlap}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let ext = extended(global, [1, 1, 2, 2], ONE_HOP_DEPTH);
+    let layout = SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd));
+    let psi = ColourSpinorField::<f64>::gaussian(layout, 93);
+    let x = ColourSpinorField::<f64>::gaussian(
+        layout.with_subset(SiteSubset::Single(Parity::Even)),
+        94,
+    );
+    for (format, wire) in [
+        (StorageFormat::F32, StorageFormat::F32),
+        (StorageFormat::Fixed16, StorageFormat::Fixed16),
+        (StorageFormat::F32, StorageFormat::Fixed16),
+    ] {
+        let c = Case {
+            variant: wilson_variant(Parity::Even, false, true, format),
+            links: &[&u],
+            clover: None,
+            xpay: Some((1.0, &x, -0.125)),
+            psi: &psi,
+            wire,
+            overlap: true,
+            projected: true,
+        };
+        let (d, s) = (
+            on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+            single::<WilsonHop>(&gpu, &c),
+        );
+        let what = format!("projected {format:?} faces in {wire:?}");
+        if format == StorageFormat::F32 && wire == StorageFormat::F32 {
+            assert_bits_equal(&d, &s, &what);
+        } else {
+            let err = crate::testing::relative_distance(&d, &s);
+            assert!(err > 0.0 && err < 1e-4, "{what}: {err:e}");
+        }
+    }
+    let layout5 = SpinorLayout::new(global, 3, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
+    let psi5 = ColourSpinorField::<f64>::gaussian(layout5, 95);
+    let c = Case {
+        variant: wilson_variant(Parity::Odd, true, false, StorageFormat::F64),
+        links: &[&u],
+        clover: None,
+        xpay: None,
+        psi: &psi5,
+        wire: StorageFormat::F64,
+        overlap: true,
+        projected: true,
+    };
+    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        assert_bits_equal(
+            &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+            &single::<WilsonHop>(&gpu, &c),
+            &format!("projected 5D grid {grid:?}"),
+        );
+    }
+    // Half the bytes: 12 reals per face site instead of 24.
+    let whole = DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F32, StorageFormat::F32, 1)
+        .unwrap();
+    let half = DeviceDistributedHop::projected(
+        &gpu,
+        ext,
+        (24, StorageFormat::F32, StorageFormat::F32, 1),
+        [false, true].map(|d| HaloProjections::of(&WilsonHop::ir(), d)),
+    )
+    .unwrap();
+    assert_eq!(2 * half.face_bytes(), whole.face_bytes());
+}
+
+/// 2 or 4 GPUs: projected faces through NCCL and through peer copies, the Wilson hop
+/// (f64 and f32, plain and dagger) on every grid that fits, bit for bit.
+#[test]
+#[ignore = "needs 2 CUDA GPUs (4 for the 4-rank grids) and libnccl.so.2: run with --include-ignored"]
+fn multi_gpu_projected_faces_equal_the_single_gpu_hop() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let gpus = crate::backend::gpu_count().unwrap();
+    assert!(gpus >= 2, "needs at least 2 GPUs, found {gpus}");
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 96);
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+        97,
+    );
+    let vias = if NcclLibrary::get().is_ok() {
+        vec![Via::Peer, Via::Nccl]
+    } else {
+        eprintln!("libnccl.so.2 not found: only the peer transport is tested");
+        vec![Via::Peer]
+    };
+    let grids = GRIDS
+        .into_iter()
+        .chain([[1, 1, 1, 4], [2, 2, 1, 1]])
+        .filter(|g| g.iter().product::<usize>() <= gpus);
+    for grid in grids {
+        for (format, dagger) in [(StorageFormat::F64, false), (StorageFormat::F32, true)] {
+            let c = Case {
+                variant: wilson_variant(Parity::Even, dagger, false, format),
+                links: &[&u],
+                clover: None,
+                xpay: None,
+                psi: &psi,
+                wire: format,
+                overlap: true,
+                projected: true,
+            };
+            let expected = single::<WilsonHop>(&gpu, &c);
+            for &via in &vias {
+                assert_bits_equal(
+                    &on_gpus::<WilsonHop>(extended(global, grid, ONE_HOP_DEPTH), &c, via),
+                    &expected,
+                    &format!("{via:?} projected {format:?} dagger {dagger}, grid {grid:?}"),
+                );
+            }
+        }
     }
 }
 

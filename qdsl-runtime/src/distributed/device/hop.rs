@@ -8,6 +8,7 @@ use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{face_tag, DistributedError};
 use crate::operator::device::OperatorError;
+use qdsl_core::dsl::halo_spin::{FaceProjection, HaloProjections};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::distributed::face_negated;
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, LaunchBoxes, Parity, Side, SiteBox};
@@ -25,6 +26,11 @@ struct Face {
     halo: SiteBox,
     send: DeviceField,
     recv: DeviceField,
+    /// The projection the sent face carries, of the operator and of its dagger
+    /// (`None`: whole sites).
+    sent_projection: [Option<FaceProjection>; 2],
+    /// The projection of the halo filled from the neighbour, likewise.
+    halo_projection: [Option<FaceProjection>; 2],
 }
 
 /// Where the time of one application went (host clocks around synchronised phases:
@@ -67,7 +73,7 @@ pub struct DeviceDistributedHop {
 impl DeviceDistributedHop {
     /// The hop's faces on `ext` for fields of `reals` reals per site in `field` format
     /// with `ls` slices, sent in `wire` format (the field's, or fixed16 for f32 fields:
-    /// half the bytes, within fixed16's bound); overlap on.
+    /// half the bytes, within fixed16's bound), whole sites; overlap on.
     pub fn new(
         gpu: &Gpu,
         ext: ExtendedLattice,
@@ -76,21 +82,54 @@ impl DeviceDistributedHop {
         wire: StorageFormat,
         ls: usize,
     ) -> Result<Self, OperatorError> {
-        let kernels = DeviceFaces::new(gpu, reals, field, wire)?;
-        let mut faces = Vec::new();
+        let whole = HaloProjections::default();
+        Self::projected(gpu, ext, (reals, field, wire, ls), [whole, whole])
+    }
+
+    /// The same with spin-projected faces: `projections` = the hop stencil's
+    /// [`HaloProjections`] of the operator and of its dagger (from its spec:
+    /// [`HaloProjections::of`]); a face projected in both carries half spinors (12 reals
+    /// instead of 24: half the bytes, bit-identical in f64 and f32 — see
+    /// [`qdsl_core::dsl::halo_spin`]), the others whole sites.
+    pub fn projected(
+        gpu: &Gpu,
+        ext: ExtendedLattice,
+        (reals, field, wire, ls): (usize, StorageFormat, StorageFormat, usize),
+        projections: [HaloProjections; 2],
+    ) -> Result<Self, OperatorError> {
+        let both = |f: &dyn Fn(&HaloProjections) -> Option<FaceProjection>| {
+            let p = [f(&projections[0]), f(&projections[1])];
+            if p.iter().all(Option::is_some) {
+                p
+            } else {
+                [None, None]
+            }
+        };
+        let mut plans = Vec::new();
+        let mut layout = Vec::new();
         for mu in 0..4 {
             for side in Side::BOTH {
                 if let Some([boundary, halo]) = ext.face_boxes(mu, side) {
-                    faces.push(Face {
-                        mu,
-                        side,
-                        boundary,
-                        halo,
-                        send: kernels.buffer(gpu, &boundary, ls)?,
-                        recv: kernels.buffer(gpu, &halo, ls)?,
-                    });
+                    let sent = both(&|h| h.sent(mu, side));
+                    let held = both(&|h| h.halo(mu, side));
+                    plans.extend(sent.iter().chain(&held).flatten().copied());
+                    layout.push((mu, side, boundary, halo, sent, held));
                 }
             }
+        }
+        let kernels = DeviceFaces::with_projections(gpu, reals, field, wire, &plans)?;
+        let mut faces = Vec::new();
+        for (mu, side, boundary, halo, sent, held) in layout {
+            faces.push(Face {
+                mu,
+                side,
+                boundary,
+                halo,
+                send: kernels.buffer(gpu, &boundary, ls, sent[0].is_some())?,
+                recv: kernels.buffer(gpu, &halo, ls, held[0].is_some())?,
+                sent_projection: sent,
+                halo_projection: held,
+            });
         }
         Ok(Self {
             boxes: ext.launch_boxes(),
@@ -101,6 +140,12 @@ impl DeviceDistributedHop {
             overlap: true,
             timing: None,
         })
+    }
+
+    /// Whether any face carries half spinors.
+    pub fn is_projected(&self) -> bool {
+        let faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        faces.iter().any(|f| f.sent_projection[0].is_some())
     }
 
     /// The same hop with the interior launched after the exchange (`false`) or while
@@ -143,8 +188,11 @@ impl DeviceDistributedHop {
     /// Fills the halos of `psi` (this rank's part of a field of parity `source` on the
     /// extended lattice) and runs `launch` over the interior box and each exterior slab,
     /// the interior during the exchange when overlap is on. `bc` is the fermions' global
-    /// boundary condition (the faces carry its sign). `launch(box, ψ)` queues the
-    /// sub-box kernel over `box` reading ψ on the GPU's stream.
+    /// boundary condition (the faces carry its sign); `dagger`: the hop is the dagger
+    /// knob's (projected faces carry the opposite projectors). `launch(box, ψ)` queues
+    /// the sub-box kernel over `box` reading ψ on the GPU's stream. A projected halo
+    /// holds (1 ± γ_μ)ψ/2, which only the hop's own projection may read.
+    #[allow(clippy::too_many_arguments)]
     pub fn apply<T: DeviceTransport + ?Sized>(
         &self,
         gpu: &Gpu,
@@ -152,6 +200,7 @@ impl DeviceDistributedHop {
         bc: &BoundaryConditions,
         psi: &mut DeviceField,
         source: Parity,
+        dagger: bool,
         mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
         let rank = transport.rank();
@@ -172,9 +221,8 @@ impl DeviceDistributedHop {
                     gpu,
                     &lattice,
                     psi,
-                    parity,
-                    &f.boundary,
-                    self.ls,
+                    (parity, &f.boundary, self.ls),
+                    f.sent_projection[usize::from(dagger)],
                     sign,
                     &mut f.send,
                 )
@@ -211,7 +259,14 @@ impl DeviceDistributedHop {
         drop(recvs);
         for f in faces.iter() {
             self.kernels
-                .unpack(gpu, &lattice, &f.recv, parity, &f.halo, self.ls, psi)
+                .unpack(
+                    gpu,
+                    &lattice,
+                    &f.recv,
+                    (parity, &f.halo, self.ls),
+                    f.halo_projection[usize::from(dagger)],
+                    psi,
+                )
                 .map_err(|e| op(e.into()))?;
         }
         let exchange = clock.lap()?;

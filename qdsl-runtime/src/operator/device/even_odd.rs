@@ -363,7 +363,7 @@ impl EvenOddBlocks for DeviceHopBlocks {
             None => self
                 .kernels
                 .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
-            Some(d) => d.apply(cx, r, psi, |b, psi| {
+            Some(d) => d.apply(cx, r, psi, dagger, |b, psi| {
                 self.kernels.hop(
                     cx,
                     &self.lattice,

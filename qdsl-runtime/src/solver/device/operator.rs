@@ -372,7 +372,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
         let lattice = *rank.ext.extended();
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let d = rank.hop_distribution::<qdsl_kernels::WilsonHop>(
+            ctx.gpu(),
+            (24, 1),
+            variant.spinor,
+            boundary,
+        )?;
         let k =
             Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?.with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
@@ -394,7 +399,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         rank.expect_extended("clover field", clover.lattice())?;
         let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let d = rank.hop_distribution::<qdsl_kernels::WilsonHop>(
+            ctx.gpu(),
+            (24, 1),
+            variant.spinor,
+            boundary,
+        )?;
         let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?.with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
@@ -440,7 +450,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             .map(|l| upload_links(ctx, l, formats.gauge))
             .collect::<Result<Vec<_>, _>>()?;
         let lattice = *rank.ext.extended();
-        let d = rank.hop_distribution(ctx.gpu(), 6, spinor, periodic)?;
+        let d = rank.hop_distribution::<qdsl_kernels::ImprovedStaggeredHop>(
+            ctx.gpu(),
+            (6, 1),
+            spinor,
+            periodic,
+        )?;
         let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?
             .with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
