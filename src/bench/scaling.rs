@@ -13,9 +13,11 @@
 //!
 //! * `1 GPU`: the whole-parity hop on GPU 0 over the global lattice (strong scaling) or
 //!   over one rank's local lattice (weak);
-//! * `overlap` / `no overlap`: one distributed application (packs, exchange, interior,
-//!   exteriors, the transport's wait included), the median over the timed repetitions,
-//!   the slowest rank;
+//! * `overlap` / `grouped` / `serial`: one distributed application (packs, exchange,
+//!   interior, exteriors, the transport's wait included), the median over the timed
+//!   repetitions, the slowest rank — interior during the exchange with each direction's
+//!   exteriors waiting only for its faces (NCCL), the same with one exchange group
+//!   before all exteriors, and no overlap;
 //! * `pack`, `exchange` (post, complete and unpacks), `interior`, `exterior`: the same
 //!   application with every phase synchronised ([`DeviceDistributedHop::set_timing`]),
 //!   mean per application, the slowest rank;
@@ -181,6 +183,9 @@ pub struct ScalingRow {
     pub single_us: f64,
     /// µs of one distributed application, interior overlapping the exchange.
     pub overlap_us: f64,
+    /// µs with overlap but the faces exchanged as one group before every exterior (the
+    /// same as `overlap_us` where the transport has no per-direction exchange).
+    pub grouped_us: f64,
     /// µs without overlap.
     pub serial_us: f64,
     /// The phases (synchronised), µs per application.
@@ -262,6 +267,7 @@ fn scaling_row(
         grid,
         single_us,
         overlap_us,
+        grouped_us: slowest(&|r| r.grouped_us),
         serial_us: slowest(&|r| r.serial_us),
         phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
         face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
@@ -337,6 +343,7 @@ fn time_single(case: &ScalingCase, lattice: Lattice, opts: &ScalingOptions) -> R
 /// One rank's times.
 struct RankTimes {
     overlap_us: f64,
+    grouped_us: f64,
     serial_us: f64,
     phases_us: [f64; 4],
     face_bytes: usize,
@@ -449,6 +456,8 @@ fn rank_times(
     };
     hop = hop.with_overlap(true);
     let overlap_us = timed(&hop)?;
+    hop = hop.with_per_direction(false);
+    let grouped_us = timed(&hop)?;
     hop = hop.with_overlap(false);
     let serial_us = timed(&hop)?;
     hop.set_timing(true);
@@ -463,6 +472,7 @@ fn rank_times(
     } = t;
     Ok(RankTimes {
         overlap_us,
+        grouped_us,
         serial_us,
         phases_us: [pack, exchange, interior, exterior].map(|d| us(d) / n),
         face_bytes,
@@ -475,7 +485,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "scaling of the distributed hops (µs per application, one parity; phases synchronised)\n",
     );
     s.push_str(&format!(
-        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
         "case",
         "kind",
         "via",
@@ -483,6 +493,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "grid",
         "1 GPU",
         "overlap",
+        "grouped",
         "serial",
         "pack",
         "exchange",
@@ -494,7 +505,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
     ));
     for r in rows {
         s.push_str(&format!(
-            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
             r.case,
             if r.weak { "weak" } else { "strong" },
             r.transport.name(),
@@ -502,6 +513,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
             r.grid.to_string(),
             r.single_us,
             r.overlap_us,
+            r.grouped_us,
             r.serial_us,
             r.phases_us[0],
             r.phases_us[1],
@@ -526,6 +538,7 @@ pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
             "grid": r.grid.dims(),
             "single_us": r.single_us,
             "overlap_us": r.overlap_us,
+            "grouped_us": r.grouped_us,
             "serial_us": r.serial_us,
             "pack_us": r.phases_us[0],
             "exchange_us": r.phases_us[1],

@@ -32,7 +32,10 @@ use crate::distributed::device::RankDistribution;
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
 use crate::operator::even_odd::Xpay;
-use crate::operator::mobius::{ComplementPlan, DeviceEvenOddMobius, MobiusParams};
+use crate::operator::mobius::{
+    ComplementPlan, DeviceEvenOddMobius, DistributedEvenOddMobius, DistributedMobiusBlocks,
+    MobiusParams,
+};
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
@@ -53,6 +56,8 @@ enum Kernels {
     Clover(Box<DeviceEvenOddClover>),
     /// Möbius domain wall (5D vectors).
     Mobius(Box<DeviceEvenOddMobius>),
+    /// Möbius domain wall on one rank of a decomposed lattice.
+    DistributedMobius(Box<DistributedEvenOddMobius>),
 }
 
 /// An even-odd operator M̂ = D_pp − D_pq D_qq⁻¹ D_qp (staggered: A = 4m² − D_pq D_qp),
@@ -325,6 +330,28 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         Ok(Self::with_kernels(ctx, Kernels::Mobius(Box::new(k))))
     }
 
+    /// Möbius M̂ (as [`Self::mobius`]) on one rank of a decomposed lattice (see
+    /// [`Self::wilson_distributed`]): the 5D vectors (Ls slices) live on the rank's
+    /// extended lattice, the 4D hop is distributed (faces of Ls slices, spin-projected),
+    /// the s-local pieces need no halo ([`DistributedMobiusBlocks`]).
+    pub fn mobius_distributed(
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        let formats = wilson_variant::<P>(boundary)?;
+        let cx = DeviceRun::new(ctx.gpu(), ctx.tuner());
+        let blocks =
+            DistributedMobiusBlocks::new(cx, rank, gauge, params, parity, (&formats, boundary))?;
+        Ok(Self::with_kernels(
+            ctx,
+            Kernels::DistributedMobius(Box::new(Schur::complement(blocks))),
+        ))
+    }
+
     /// The staggered operator with links in `formats` (globally scaled links uploaded as
     /// U/s with their scales).
     fn staggered_in(
@@ -474,6 +501,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             Kernels::Hop(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Clover(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Mobius(k) => k.apply_in(cx, o, i, dagger),
+            Kernels::DistributedMobius(k) => k.apply_in(cx, o, i, dagger),
         }
     }
 }
@@ -526,6 +554,9 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let result = match (&self.kernels, other.map(|o| &o.kernels)) {
             (Kernels::Hop(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
             (Kernels::Mobius(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
+            (Kernels::DistributedMobius(k), _) => {
+                k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger)
+            }
             (Kernels::Clover(k), Some(Kernels::Clover(q)))
                 if q.blocks().parity() != k.blocks().parity() =>
             {
@@ -565,6 +596,7 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
             Kernels::Hop(k) => k.flops_per_apply(),
             Kernels::Clover(k) => k.flops_per_apply(),
             Kernels::Mobius(k) => k.flops_per_apply(),
+            Kernels::DistributedMobius(k) => k.flops_per_apply(),
         }
     }
 }
