@@ -1084,7 +1084,75 @@ fn distributed_mobius_equals_the_single_gpu_operator_and_solves_alike() {
         let xs: Vec<ColourSpinorField<f64>> = parts.into_iter().map(|p| p.2).collect();
         let x = gather(&xs, &ext).unwrap();
         let err = crate::testing::relative_distance(&x, &x1.download(layout).unwrap());
-        println!("Möbius grid {grid:?}: {iterations} iterations (one GPU {}), ‖Δx‖/‖x‖ {err:e}", r1.iterations);
+        println!(
+            "Möbius grid {grid:?}: {iterations} iterations (one GPU {}), ‖Δx‖/‖x‖ {err:e}",
+            r1.iterations
+        );
         assert!(err < 1e-8, "grid {grid:?}: solutions differ by {err:e}");
     }
+}
+
+/// 2 GPUs (NCCL): a peer that stops taking part (rank 1 joins NCCL, then never posts its
+/// faces) ends rank 0's hop at the communicator's timeout (3 s here) with an error
+/// naming rank 1 — the per-direction path's final wait, never a hang.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
+fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
+    let gpus = crate::backend::gpu_count().unwrap();
+    assert!(gpus >= 2, "needs 2 GPUs, found {gpus}");
+    NcclLibrary::get().unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let ext = extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH);
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+        111,
+    );
+    let config = CommConfig {
+        timeout: std::time::Duration::from_secs(3),
+    };
+    let results = run_ranks(2, config, |mut comm| {
+        let rank = Communicator::rank(&comm);
+        let backend = crate::backend::CudaBackend::new(rank).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
+        let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
+            Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+        })
+        .unwrap();
+        let stream = super::exchange_stream(gpu.backend().context()).unwrap();
+        let nccl = NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
+        if rank == 1 {
+            // Alive but silent past rank 0's deadline.
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            return None;
+        }
+        let mut transport = NcclTransport::new(nccl);
+        let hop =
+            DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
+                .unwrap();
+        let mut d_psi = DeviceField::from_spinor(
+            &gpu,
+            &scatter(&psi, &ext, rank).unwrap(),
+            StorageFormat::F64.fermion_format(),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let r = hop.apply(
+            &gpu,
+            &mut transport,
+            &BoundaryConditions::antiperiodic_time(),
+            &mut d_psi,
+            Parity::Odd,
+            false,
+            |_, _| Ok(()),
+        );
+        Some((r, started.elapsed()))
+    });
+    let (r, waited) = results[0].as_ref().expect("rank 0's result");
+    let e = r
+        .as_ref()
+        .expect_err("a silent peer must end the hop")
+        .to_string();
+    assert!(e.contains("rank 1") && e.contains("3 s"), "{e}");
+    assert!(waited.as_secs_f64() < 5.0, "waited {waited:?}");
 }

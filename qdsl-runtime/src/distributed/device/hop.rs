@@ -317,7 +317,12 @@ impl DeviceDistributedHop {
     }
 
     /// Queues the pack of face `f` of ψ (its sign, its projection).
-    fn pack(&self, step: &Step<'_>, f: &mut Face, psi: &DeviceField) -> Result<(), DistributedError> {
+    fn pack(
+        &self,
+        step: &Step<'_>,
+        f: &mut Face,
+        psi: &DeviceField,
+    ) -> Result<(), DistributedError> {
         let dec = self.ext.decomposition();
         let sign = if face_negated(dec, step.bc, step.rank, f.mu, f.side) {
             -1.0
@@ -338,7 +343,12 @@ impl DeviceDistributedHop {
     }
 
     /// Queues the unpack of face `f`'s received buffer into ψ's halo.
-    fn unpack(&self, step: &Step<'_>, f: &Face, psi: &mut DeviceField) -> Result<(), DistributedError> {
+    fn unpack(
+        &self,
+        step: &Step<'_>,
+        f: &Face,
+        psi: &mut DeviceField,
+    ) -> Result<(), DistributedError> {
         self.kernels
             .unpack(
                 step.gpu,
