@@ -183,22 +183,25 @@ impl MpiLibrary {
         lib: &'static libloading::os::unix::Library,
         path: String,
     ) -> Result<Self, CommError> {
-        let missing = |name: &str, e: libloading::Error| CommError::Call {
-            rank: 0,
-            call: format!("resolving {name} in {path}"),
-            message: e.to_string(),
-        };
-        let sym = |name: &str| -> Result<*mut c_void, CommError> {
-            // SAFETY: only the address is taken; each is cast below to the C signature
-            // of the MPI standard (MPI-3.0 and later).
-            unsafe { lib.get::<*mut c_void>(name.as_bytes()) }
+        /// The symbol `name` as a value of type `F` (a function pointer with the MPI
+        /// standard's C signature, or the address of a predefined object).
+        fn sym<F: Copy>(
+            lib: &'static libloading::os::unix::Library,
+            path: &str,
+            name: &str,
+        ) -> Result<F, CommError> {
+            // SAFETY: every caller names an MPI symbol (MPI-3.0 and later) and the type
+            // of its C declaration; the library stays loaded for the process.
+            unsafe { lib.get::<F>(name.as_bytes()) }
                 .map(|s| *s)
-                .map_err(|e| missing(name, e))
-        };
-        // SAFETY (every transmute below): the symbol is the MPI function of that name,
-        // whose C signature the target type spells out.
-        let get_version: unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int =
-            unsafe { std::mem::transmute(sym("MPI_Get_library_version")?) };
+                .map_err(|e| CommError::Call {
+                    rank: 0,
+                    call: format!("resolving {name} in {path}"),
+                    message: e.to_string(),
+                })
+        }
+        type GetVersion = unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int;
+        let get_version: GetVersion = sym(lib, &path, "MPI_Get_library_version")?;
         let mut buffer = vec![0u8; VERSION_BUFFER];
         let mut len: c_int = 0;
         // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING bytes of either family.
@@ -215,45 +218,30 @@ impl MpiLibrary {
             .trim_end_matches('\0')
             .trim()
             .to_string();
-        let abi = MpiAbi::from_version(&version)?;
-        let (rank, size, bcast) = (
-            sym("MPI_Comm_rank")?,
-            sym("MPI_Comm_size")?,
-            sym("MPI_Bcast")?,
-        );
-        let calls = match abi {
-            // SAFETY: MPICH-ABI signatures (int handles).
-            MpiAbi::Mpich => FamilyCalls::Mpich(unsafe {
-                HandleCalls {
-                    comm_world: MPICH_COMM_WORLD,
-                    byte: MPICH_BYTE,
-                    comm_rank: std::mem::transmute::<*mut c_void, _>(rank),
-                    comm_size: std::mem::transmute::<*mut c_void, _>(size),
-                    bcast: std::mem::transmute::<*mut c_void, _>(bcast),
-                }
+        let calls = match MpiAbi::from_version(&version)? {
+            MpiAbi::Mpich => FamilyCalls::Mpich(HandleCalls {
+                comm_world: MPICH_COMM_WORLD,
+                byte: MPICH_BYTE,
+                comm_rank: sym(lib, &path, "MPI_Comm_rank")?,
+                comm_size: sym(lib, &path, "MPI_Comm_size")?,
+                bcast: sym(lib, &path, "MPI_Bcast")?,
             }),
-            // SAFETY: Open MPI signatures (pointer handles: the predefined objects).
-            MpiAbi::OpenMpi => FamilyCalls::OpenMpi(unsafe {
-                HandleCalls {
-                    comm_world: OmpiHandle(sym("ompi_mpi_comm_world")?),
-                    byte: OmpiHandle(sym("ompi_mpi_byte")?),
-                    comm_rank: std::mem::transmute::<*mut c_void, _>(rank),
-                    comm_size: std::mem::transmute::<*mut c_void, _>(size),
-                    bcast: std::mem::transmute::<*mut c_void, _>(bcast),
-                }
+            MpiAbi::OpenMpi => FamilyCalls::OpenMpi(HandleCalls {
+                comm_world: OmpiHandle(sym::<*mut c_void>(lib, &path, "ompi_mpi_comm_world")?),
+                byte: OmpiHandle(sym::<*mut c_void>(lib, &path, "ompi_mpi_byte")?),
+                comm_rank: sym(lib, &path, "MPI_Comm_rank")?,
+                comm_size: sym(lib, &path, "MPI_Comm_size")?,
+                bcast: sym(lib, &path, "MPI_Bcast")?,
             }),
         };
-        // SAFETY: as above.
-        unsafe {
-            Ok(Self {
-                initialized: std::mem::transmute::<*mut c_void, _>(sym("MPI_Initialized")?),
-                init_thread: std::mem::transmute::<*mut c_void, _>(sym("MPI_Init_thread")?),
-                finalize: std::mem::transmute::<*mut c_void, _>(sym("MPI_Finalize")?),
-                calls,
-                version,
-                path,
-            })
-        }
+        Ok(Self {
+            initialized: sym(lib, &path, "MPI_Initialized")?,
+            init_thread: sym(lib, &path, "MPI_Init_thread")?,
+            finalize: sym(lib, &path, "MPI_Finalize")?,
+            calls,
+            version,
+            path,
+        })
     }
 
     /// An error unless `code` is `MPI_SUCCESS`.

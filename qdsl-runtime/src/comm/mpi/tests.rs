@@ -18,9 +18,12 @@ const BAD_HANDLE: c_int = 5;
 static WORLDS: [u8; RANKS] = [0; RANKS];
 static BYTE: u8 = 0;
 
-/// The broadcasts posted: (round, root's bytes); each rank counts its rounds.
+/// Root's bytes by round, and each rank's count of rounds.
+type Posted = (BTreeMap<usize, Vec<u8>>, [usize; RANKS]);
+
+/// The broadcasts posted; each rank counts its rounds.
 struct Board {
-    posted: Mutex<(BTreeMap<usize, Vec<u8>>, [usize; RANKS])>,
+    posted: Mutex<Posted>,
     ready: Condvar,
 }
 
