@@ -3,9 +3,11 @@
 # `multigpu`: spin-projected faces, the per-direction NCCL exchange, the distributed
 # Möbius operator). Needs the binaries of bench/build_gpu.sh (carry what it prints).
 #
-#   2 GPUs: run(kind=nvidia-h100-x2): STEP=all bash bench/session_multigpu.sh
-#   4 GPUs: run(kind=nvidia-h100-x4): STEP=all bash bench/session_multigpu.sh
-#   STEP=tests (GPU tests only, ~3 min) or STEP=bench (the scaling tables only).
+#   2 GPUs: run(kind=nvidia-h100-x2): STEP=tests bash bench/session_multigpu.sh
+#           run(kind=nvidia-h100-x2): STEP=bench bash bench/session_multigpu.sh
+#   4 GPUs: the same two calls with kind=nvidia-h100-x4
+#   (two calls: each stays under the 10-minute limit of one device command; STEP=all runs
+#   both in one).
 #
 # Logs in $OUT; the scaling JSON in $OUT/scaling_*.json.
 set -u
@@ -35,9 +37,13 @@ if [ "$STEP" = all ] || [ "$STEP" = bench ]; then
   # Strong and weak scaling 1 → 2 (→ 4) GPUs in one call per lattice: every grid that
   # fits, whole and half (spin-projected) faces, NCCL (overlap per direction, grouped,
   # serial) and peer copies.
-  GRIDS="--grid 1,1,1,2 --grid 2,1,1,1"
-  [ "$G" -ge 4 ] && GRIDS="$GRIDS --grid 1,1,1,4 --grid 1,1,2,2 --grid 2,2,1,1"
-  W="--reps 50 --warmup 10 --transports nccl,peer"
+  if [ "$G" -ge 4 ]; then
+    GRIDS="--grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --grid 2,2,1,1"
+    W="--reps 30 --warmup 5 --transports nccl"
+  else
+    GRIDS="--grid 1,1,1,2 --grid 2,1,1,1"
+    W="--reps 50 --warmup 10 --transports nccl,peer"
+  fi
   r scaling_32 420 "$Q" bench $GRIDS $W --sizes 32 --strong-and-weak --case "wilson_hop f32" --json "$OUT/scaling_32.json"
   r scaling_48 300 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "wilson_hop f32" --json "$OUT/scaling_48.json"
   r scaling_all 300 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --json "$OUT/scaling_all.json"

@@ -255,3 +255,25 @@ fn a_missing_mpi_is_an_error_naming_what_was_tried() {
         }
     }
 }
+
+/// With a real MPI (QDSL_MPI_LIB, e.g. the `mpich` pip wheel's
+/// `mpich-*.data/data/lib/libmpi.so.12` with its `mpich/` directory on LD_LIBRARY_PATH), one
+/// process started without a launcher is rank 0 of 1 (MPI's singleton start) and gets
+/// its own unique id back through the broadcast; under `mpirun -n P` every process gets
+/// rank 0's.
+#[test]
+#[ignore = "needs an MPI library (QDSL_MPI_LIB): run with --ignored"]
+fn a_real_mpi_bootstraps_the_unique_id() {
+    let lib = MpiLibrary::get().unwrap();
+    println!(
+        "{} ({})",
+        lib.path,
+        lib.version.lines().next().unwrap_or("")
+    );
+    let mut world = MpiWorld::init(config(30.0)).unwrap();
+    let (rank, size) = (world.rank(), world.size());
+    let want: [u8; 128] = std::array::from_fn(|i| i as u8 ^ 0x5a);
+    let got = shared_unique_id(&mut world, || Ok(want)).unwrap();
+    assert_eq!(got, want, "rank {rank} of {size}");
+    println!("rank {rank} of {size}: the unique id arrived");
+}
