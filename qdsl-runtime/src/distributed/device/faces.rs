@@ -71,7 +71,13 @@ impl DeviceFaces {
                     projection,
                 }
                 .compile()?;
-                source.push_str(&namespaced(&kernel.source, &format!("{tag}{k}")));
+                // The whole-site pair keeps the namespaces it always had (its program's
+                // source byte-identical); each projection's pair gets its own.
+                let space = match k {
+                    0 => tag.to_string(),
+                    k => format!("{tag}{k}"),
+                };
+                source.push_str(&namespaced(&kernel.source, &space));
                 interfaces.push(stencil_interface(&kernel, &formats));
             }
         }
