@@ -90,6 +90,13 @@ fused5d! {
 }
 
 fused5d! {
+    /// The adjoint of Dslash4pre: out = M_φ† ψ, or a · x + b · M_φ† ψ — the s-local half
+    /// of the adjoint hop block M_φ† H† when the hop runs on its own (the distributed
+    /// Möbius blocks: the 4D hop exchanges faces, the s-local pieces need none).
+    pub mobius_mphi_dagger() = Mphi.dagger();
+}
+
+fused5d! {
     /// The diagonal block: out = M5 ψ = α ψ + β S ψ.
     pub mobius_m5() = M5;
 }
@@ -155,5 +162,6 @@ pub fn chains() -> Vec<FusedEntry> {
         FusedEntry::of::<MobiusM5Dagger>(),
         FusedEntry::of::<MobiusM5inv>(),
         FusedEntry::of::<MobiusM5invDagger>(),
+        FusedEntry::of::<MobiusMphiDagger>(),
     ]
 }

@@ -10,6 +10,7 @@
 mod nvrtc;
 
 use qdsl_core::dsl::emit::cuda::face::{FaceDirection, FaceKernel};
+use qdsl_core::dsl::halo_spin::FaceProjection;
 use qdsl_core::dsl::variant::{LongRecon, OutputSites, Recon, Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{DslError, KernelParam, Stencil, Variant};
 use qdsl_core::lattice::Parity;
@@ -125,6 +126,7 @@ fn face_kernels_move_sites_by_their_codecs() {
         field: StorageFormat::Fixed16,
         wire: StorageFormat::Fixed16,
         direction: FaceDirection::Pack,
+        projection: None,
     };
     let k = pack.compile().unwrap();
     assert_eq!(k.name, "qdsl_face_pack_r24_fixed16_fixed16");
@@ -157,6 +159,71 @@ fn face_kernels_move_sites_by_their_codecs() {
     assert_eq!(names[..3], ["f_face", "norm_face", "f_field"]);
 }
 
+/// Spin-projected faces: the Wilson spec's halos carry (1 ∓ γ_μ) (flipped for the
+/// dagger), the pack kernel sends 12 reals computed with the hop's projection
+/// expression, the unpack stores the halved reconstruction; staggered and whole-site
+/// kernels keep their names and sources.
+#[test]
+fn projected_face_kernels_carry_half_spinors_of_the_specs_projectors() {
+    use qdsl_core::dsl::halo_spin::HaloProjections;
+    use qdsl_core::lattice::Side;
+    let wilson = HaloProjections::of(&WilsonHop::ir(), false);
+    let dagger = HaloProjections::of(&WilsonHop::ir(), true);
+    for mu in 0..4 {
+        // x + μ̂ through (1 − γ_μ): the forward halo, sent by the neighbour backwards.
+        assert_eq!(
+            wilson.halo(mu, Side::Forward),
+            Some(FaceProjection { mu, sign: -1 })
+        );
+        assert_eq!(
+            wilson.sent(mu, Side::Backward),
+            Some(FaceProjection { mu, sign: -1 })
+        );
+        assert_eq!(
+            dagger.halo(mu, Side::Forward),
+            Some(FaceProjection { mu, sign: 1 })
+        );
+    }
+    assert!(HaloProjections::of(&ImprovedStaggeredHop::ir(), false).is_none());
+    let pack = FaceKernel {
+        reals: 24,
+        field: StorageFormat::F32,
+        wire: StorageFormat::F32,
+        direction: FaceDirection::Pack,
+        projection: Some(FaceProjection { mu: 3, sign: -1 }),
+    };
+    let k = pack.compile().unwrap();
+    assert_eq!(k.name, "qdsl_face_pack_r24_f32_f32_p3m");
+    // γ_t rows 0, 1 have their entry 1 in columns 2, 3: h_r = ψ_r − ψ_{r+2}.
+    assert!(
+        k.source.contains("c_sub(sp[0][a], sp[2][a])"),
+        "{}",
+        k.source
+    );
+    assert!(k.source.contains("c_sub(sp[1][a], sp[3][a])"));
+    assert!(k.source.contains("real h[12];"));
+    let unpack = FaceKernel {
+        direction: FaceDirection::Unpack,
+        projection: Some(FaceProjection { mu: 0, sign: 1 }),
+        ..pack
+    }
+    .compile()
+    .unwrap();
+    // (1 + γ_x): rows 2, 3 are −i times h_1, h_0 (γ_x's entries −i in columns 1, 0).
+    assert!(unpack.source.contains("const int j = 6 + 2 * a; v[12 + 2 * a] = (h[j + 1]) * (real)0.5; v[12 + 2 * a + 1] = (-h[j]) * (real)0.5;"), "{}", unpack.source);
+    let staggered = FaceKernel { reals: 6, ..pack };
+    assert!(matches!(
+        staggered.compile(),
+        Err(DslError::UnsupportedVariant { .. })
+    ));
+    let whole = FaceKernel {
+        projection: None,
+        ..pack
+    };
+    assert_eq!(whole.compile().unwrap().name, "qdsl_face_pack_r24_f32_f32");
+    assert!(!whole.compile().unwrap().source.contains("sp[4][3]"));
+}
+
 #[test]
 fn face_kernels_refuse_mixed_precisions_and_two_narrow_formats() {
     for (field, wire) in [
@@ -169,6 +236,7 @@ fn face_kernels_refuse_mixed_precisions_and_two_narrow_formats() {
             field,
             wire,
             direction: FaceDirection::Pack,
+            projection: None,
         };
         assert!(
             matches!(k.compile(), Err(DslError::UnsupportedVariant { .. })),
@@ -229,7 +297,22 @@ fn face_kernels() -> Vec<FaceKernel> {
                     field,
                     wire,
                     direction,
+                    projection: None,
                 });
+                // Spin-projected faces of 4-spin fields, every projector.
+                if reals == 24 {
+                    for mu in 0..4 {
+                        for sign in [-1, 1] {
+                            out.push(FaceKernel {
+                                reals,
+                                field,
+                                wire,
+                                direction,
+                                projection: Some(FaceProjection { mu, sign }),
+                            });
+                        }
+                    }
+                }
             }
         }
     }
@@ -276,7 +359,11 @@ fn distributed_kernels_compile_with_nvrtc() {
         let c = f.compile().unwrap();
         add(c.source, c.name, &format!("face_{k}"));
     }
-    assert!(entries.len() == 6 + 6 + 9 + 20, "{} kernels", entries.len());
+    assert!(
+        entries.len() == 6 + 6 + 9 + 20 + 80,
+        "{} kernels",
+        entries.len()
+    );
     for arch in ["sm_80", "sm_90"] {
         tc.compile_checked(
             &program,

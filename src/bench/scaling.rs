@@ -1,7 +1,8 @@
-//! `qdsl bench --grid Px,Py,Pz,Pt [--weak | --strong-and-weak] [--transports peer,nccl]
-//! [--sizes 32] [--lattice 48,48,48,96]`: strong and weak scaling of the distributed
-//! device hops (Wilson hop f32 and fixed16 recon 12, improved staggered hop f32) over the
-//! ranks of a process grid, for every lattice and every transport in one call — rank r on
+//! `qdsl bench --grid Px,Py,Pz,Pt [--grid …] [--weak | --strong-and-weak] [--transports
+//! peer,nccl] [--sizes 32] [--lattice 48,48,48,96]`: strong and weak scaling of the
+//! distributed device hops (Wilson hop f32 and fixed16 recon 12, faces whole or
+//! spin-projected; improved staggered hop f32) over the ranks of each process grid, for
+//! every grid, lattice and transport in one call — rank r on
 //! GPU r (direct peer copies or NCCL), or with `host` every rank on GPU 0 (a correctness
 //! run: the times then measure the host path).
 //!
@@ -12,9 +13,11 @@
 //!
 //! * `1 GPU`: the whole-parity hop on GPU 0 over the global lattice (strong scaling) or
 //!   over one rank's local lattice (weak);
-//! * `overlap` / `no overlap`: one distributed application (packs, exchange, interior,
-//!   exteriors, the transport's wait included), the median over the timed repetitions,
-//!   the slowest rank;
+//! * `overlap` / `grouped` / `serial`: one distributed application (packs, exchange,
+//!   interior, exteriors, the transport's wait included), the median over the timed
+//!   repetitions, the slowest rank — interior during the exchange with each direction's
+//!   exteriors waiting only for its faces (NCCL), the same with one exchange group
+//!   before all exteriors, and no overlap;
 //! * `pack`, `exchange` (post, complete and unpacks), `interior`, `exterior`: the same
 //!   application with every phase synchronised ([`DeviceDistributedHop::set_timing`]),
 //!   mean per application, the slowest rank;
@@ -22,6 +25,7 @@
 //!   efficiency = T₁ / (P · T_P) (strong) or T₁ / T_P (weak).
 
 use crate::app::solve::GridTransport;
+use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{OutputSites, Recon, Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::distributed::scatter;
@@ -39,34 +43,57 @@ use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs, 
 use qdsl_runtime::tune::LaunchConfig;
 use std::time::{Duration, Instant};
 
+/// What a Wilson hop's faces carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Faces {
+    /// Whole sites (24 reals).
+    Whole,
+    /// Spin-projected half spinors (12 reals: [`qdsl_core::dsl::halo_spin`]).
+    Projected,
+}
+
 /// One case of the scaling bench.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalingCase {
-    /// The Wilson hop in a spinor format (recon 12 below f64), faces in that format.
-    WilsonHop(StorageFormat),
+    /// The Wilson hop in a spinor format (recon 12 below f64), faces in that format,
+    /// whole or spin-projected.
+    WilsonHop(StorageFormat, Faces),
     /// The improved staggered hop (fat and long links f32; Naik faces of depth 3).
     StaggeredHop(StorageFormat),
 }
 
 impl ScalingCase {
     /// Every case.
-    pub const ALL: [ScalingCase; 3] = [
-        ScalingCase::WilsonHop(StorageFormat::F32),
-        ScalingCase::WilsonHop(StorageFormat::Fixed16),
+    pub const ALL: [ScalingCase; 5] = [
+        ScalingCase::WilsonHop(StorageFormat::F32, Faces::Projected),
+        ScalingCase::WilsonHop(StorageFormat::F32, Faces::Whole),
+        ScalingCase::WilsonHop(StorageFormat::Fixed16, Faces::Projected),
+        ScalingCase::WilsonHop(StorageFormat::Fixed16, Faces::Whole),
         ScalingCase::StaggeredHop(StorageFormat::F32),
     ];
 
-    /// "wilson_hop f32", …
+    /// "wilson_hop f32 half-faces", "wilson_hop f32", …
     pub fn label(&self) -> String {
         match self {
-            Self::WilsonHop(f) => format!("wilson_hop {}", f.name()),
+            Self::WilsonHop(f, Faces::Whole) => format!("wilson_hop {}", f.name()),
+            Self::WilsonHop(f, Faces::Projected) => format!("wilson_hop {} half-faces", f.name()),
             Self::StaggeredHop(f) => format!("staggered_hop {}", f.name()),
+        }
+    }
+
+    /// The projections of the hop's halos, of the operator and of its dagger.
+    fn projections(&self) -> [HaloProjections; 2] {
+        match self {
+            Self::WilsonHop(_, Faces::Projected) => {
+                [false, true].map(|dagger| HaloProjections::of(&WilsonHop::ir(), dagger))
+            }
+            _ => [HaloProjections::default(); 2],
         }
     }
 
     fn variant(&self) -> Variant {
         let (spinor, gauge) = match *self {
-            Self::WilsonHop(f) => (f, f),
+            Self::WilsonHop(f, _) => (f, f),
             Self::StaggeredHop(f) => (f, StorageFormat::F32),
         };
         Variant {
@@ -74,11 +101,11 @@ impl ScalingCase {
             spinor,
             gauge,
             recon: match self {
-                Self::WilsonHop(_) if spinor != StorageFormat::F64 => Recon::R12,
+                Self::WilsonHop(..) if spinor != StorageFormat::F64 => Recon::R12,
                 _ => Recon::R18,
             },
             boundary: match self {
-                Self::WilsonHop(_) => TimeBoundary::Antiperiodic,
+                Self::WilsonHop(..) => TimeBoundary::Antiperiodic,
                 Self::StaggeredHop(_) => TimeBoundary::Periodic,
             },
             ..Variant::default()
@@ -87,7 +114,7 @@ impl ScalingCase {
 
     fn depth(&self) -> usize {
         match self {
-            Self::WilsonHop(_) => ONE_HOP_DEPTH,
+            Self::WilsonHop(..) => ONE_HOP_DEPTH,
             Self::StaggeredHop(_) => NAIK_DEPTH,
         }
     }
@@ -95,7 +122,7 @@ impl ScalingCase {
     /// Spins of the fields and link fields of the hop.
     fn shape(&self) -> (usize, usize) {
         match self {
-            Self::WilsonHop(_) => (4, 1),
+            Self::WilsonHop(..) => (4, 1),
             Self::StaggeredHop(_) => (1, 2),
         }
     }
@@ -103,7 +130,7 @@ impl ScalingCase {
     fn flops_per_site(&self) -> Result<usize, String> {
         let v = self.variant();
         let info = match self {
-            Self::WilsonHop(_) => WilsonHop::info(&v),
+            Self::WilsonHop(..) => WilsonHop::info(&v),
             Self::StaggeredHop(_) => ImprovedStaggeredHop::info(&v),
         };
         Ok(info.map_err(|e| e.to_string())?.flops_per_site)
@@ -111,7 +138,7 @@ impl ScalingCase {
 
     fn stencil(&self, gpu: &Gpu, v: &Variant) -> Result<DeviceStencil, String> {
         match self {
-            Self::WilsonHop(_) => DeviceStencil::of::<WilsonHop>(gpu, v),
+            Self::WilsonHop(..) => DeviceStencil::of::<WilsonHop>(gpu, v),
             Self::StaggeredHop(_) => DeviceStencil::of::<ImprovedStaggeredHop>(gpu, v),
         }
         .map_err(|e| e.to_string())
@@ -123,8 +150,9 @@ impl ScalingCase {
 pub struct ScalingOptions {
     /// The lattices: each the global lattice (strong) or every rank's local one (weak).
     pub lattices: Vec<[usize; 4]>,
-    /// The process grid.
-    pub grid: ProcessGrid,
+    /// The process grids, each in turn (e.g. 1,1,1,2 then 1,1,1,4 and 1,1,2,2: 1 → 2 →
+    /// 4 GPUs in one call; every row has its one-GPU time).
+    pub grids: Vec<ProcessGrid>,
     /// The kinds of scaling run, in order: `false` strong (the lattice global), `true`
     /// weak (the lattice local).
     pub weak: Vec<bool>,
@@ -155,6 +183,9 @@ pub struct ScalingRow {
     pub single_us: f64,
     /// µs of one distributed application, interior overlapping the exchange.
     pub overlap_us: f64,
+    /// µs with overlap but the faces exchanged as one group before every exterior (the
+    /// same as `overlap_us` where the transport has no per-direction exchange).
+    pub grouped_us: f64,
     /// µs without overlap.
     pub serial_us: f64,
     /// The phases (synchronised), µs per application.
@@ -186,21 +217,22 @@ pub fn run_scaling(
     let mut rows = Vec::new();
     for &weak in &opts.weak {
         for dims in &opts.lattices {
-            let g = opts.grid.dims();
-            let global = match weak {
-                true => Lattice::new(std::array::from_fn(|mu| dims[mu] * g[mu])),
-                false => Lattice::new(*dims),
-            }
-            .map_err(|e| e.to_string())?;
-            for case in &opts.cases {
-                for &transport in &opts.transports {
-                    notice(&format!(
-                        "{} on {global}, grid {}, {}",
-                        case.label(),
-                        opts.grid,
-                        transport.describe()
-                    ));
-                    rows.push(scaling_row(case, global, weak, transport, opts)?);
+            for &grid in &opts.grids {
+                let g = grid.dims();
+                let global = match weak {
+                    true => Lattice::new(std::array::from_fn(|mu| dims[mu] * g[mu])),
+                    false => Lattice::new(*dims),
+                }
+                .map_err(|e| e.to_string())?;
+                for case in &opts.cases {
+                    for &transport in &opts.transports {
+                        notice(&format!(
+                            "{} on {global}, grid {grid}, {}",
+                            case.label(),
+                            transport.describe()
+                        ));
+                        rows.push(scaling_row(case, global, grid, weak, transport, opts)?);
+                    }
                 }
             }
         }
@@ -212,12 +244,13 @@ pub fn run_scaling(
 fn scaling_row(
     case: &ScalingCase,
     global: Lattice,
+    grid: ProcessGrid,
     weak: bool,
     transport: GridTransport,
     opts: &ScalingOptions,
 ) -> Result<ScalingRow, String> {
-    let dec = Decomposition::with_halo_depth(global, opts.grid, case.depth())
-        .map_err(|e| e.to_string())?;
+    let dec =
+        Decomposition::with_halo_depth(global, grid, case.depth()).map_err(|e| e.to_string())?;
     let ext = ExtendedLattice::new(dec, case.depth()).map_err(|e| e.to_string())?;
     let reference = if weak { *ext.local() } else { global };
     let single_us = time_single(case, reference, opts)?;
@@ -231,14 +264,15 @@ fn scaling_row(
         weak,
         transport,
         global,
-        grid: opts.grid,
+        grid,
         single_us,
         overlap_us,
+        grouped_us: slowest(&|r| r.grouped_us),
         serial_us: slowest(&|r| r.serial_us),
         phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
         face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
         gflops_per_gpu: flops / overlap_us / 1e3,
-        efficiency: efficiency(single_us, overlap_us, opts.grid.size(), weak),
+        efficiency: efficiency(single_us, overlap_us, grid.size(), weak),
     })
 }
 
@@ -309,6 +343,7 @@ fn time_single(case: &ScalingCase, lattice: Lattice, opts: &ScalingOptions) -> R
 /// One rank's times.
 struct RankTimes {
     overlap_us: f64,
+    grouped_us: f64,
     serial_us: f64,
     phases_us: [f64; 4],
     face_bytes: usize,
@@ -374,8 +409,13 @@ fn rank_times(
     let reals = 6 * case.shape().0;
     let mut out = device_spinor(gpu, v.spinor, reals, lattice.half_volume()).map_err(|x| e(&x))?;
     let stencil = case.stencil(gpu, &v)?;
-    let mut hop =
-        DeviceDistributedHop::new(gpu, ext, reals, v.spinor, v.spinor, 1).map_err(|x| e(&x))?;
+    let mut hop = DeviceDistributedHop::projected(
+        gpu,
+        ext,
+        (reals, v.spinor, v.spinor, 1),
+        case.projections(),
+    )
+    .map_err(|x| e(&x))?;
     let bc = match whole.boundary {
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
@@ -392,6 +432,7 @@ fn rank_times(
                 &bc,
                 &mut d_psi,
                 Parity::Even,
+                false,
                 |b, psi| {
                     let mut inputs: Vec<&DeviceField> = vec![psi];
                     inputs.extend(d_links.iter());
@@ -415,6 +456,8 @@ fn rank_times(
     };
     hop = hop.with_overlap(true);
     let overlap_us = timed(&hop)?;
+    hop = hop.with_per_direction(false);
+    let grouped_us = timed(&hop)?;
     hop = hop.with_overlap(false);
     let serial_us = timed(&hop)?;
     hop.set_timing(true);
@@ -429,6 +472,7 @@ fn rank_times(
     } = t;
     Ok(RankTimes {
         overlap_us,
+        grouped_us,
         serial_us,
         phases_us: [pack, exchange, interior, exterior].map(|d| us(d) / n),
         face_bytes,
@@ -441,7 +485,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "scaling of the distributed hops (µs per application, one parity; phases synchronised)\n",
     );
     s.push_str(&format!(
-        "{:<20} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
         "case",
         "kind",
         "via",
@@ -449,6 +493,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "grid",
         "1 GPU",
         "overlap",
+        "grouped",
         "serial",
         "pack",
         "exchange",
@@ -460,7 +505,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
     ));
     for r in rows {
         s.push_str(&format!(
-            "{:<20} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
             r.case,
             if r.weak { "weak" } else { "strong" },
             r.transport.name(),
@@ -468,6 +513,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
             r.grid.to_string(),
             r.single_us,
             r.overlap_us,
+            r.grouped_us,
             r.serial_us,
             r.phases_us[0],
             r.phases_us[1],
@@ -492,6 +538,7 @@ pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
             "grid": r.grid.dims(),
             "single_us": r.single_us,
             "overlap_us": r.overlap_us,
+            "grouped_us": r.grouped_us,
             "serial_us": r.serial_us,
             "pack_us": r.phases_us[0],
             "exchange_us": r.phases_us[1],
@@ -512,9 +559,15 @@ mod tests {
     /// flops per site: the standard counts the bench reports elsewhere).
     #[test]
     fn cases_have_labels_depths_and_flops() {
-        let [w32, w16, s32] = ScalingCase::ALL;
+        let [h32, w32, h16, w16, s32] = ScalingCase::ALL;
         assert_eq!(w32.label(), "wilson_hop f32");
+        assert_eq!(h32.label(), "wilson_hop f32 half-faces");
         assert_eq!(w16.label(), "wilson_hop fixed16");
+        assert_eq!(h16.label(), "wilson_hop fixed16 half-faces");
+        assert!(w32.projections()[0].is_none() && s32.projections()[1].is_none());
+        let h = h32.projections();
+        assert!(h[0].by_side.iter().flatten().all(Option::is_some));
+        assert_ne!(h[0], h[1], "the dagger flips the projectors");
         assert_eq!(s32.label(), "staggered_hop f32");
         assert_eq!((w32.depth(), s32.depth()), (1, 3));
         assert_eq!(w32.flops_per_site().unwrap(), 1320);

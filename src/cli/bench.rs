@@ -40,8 +40,10 @@ pub struct BenchArgs {
     /// 0) on every L⁴ of --sizes, or every --lattice where given (global; local with
     /// --weak): interior, pack, exchange and exterior times, overlap on and off, GFLOP/s
     /// per GPU and efficiency.
+    /// Repeatable: every grid in turn (`--grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2`:
+    /// 1 → 2 → 4 GPUs in one call).
     #[arg(long, value_parser = |t: &str| qdsl_core::lattice::ProcessGrid::parse(t).map_err(|e| e.to_string()))]
-    pub grid: Option<qdsl_core::lattice::ProcessGrid>,
+    pub grid: Vec<qdsl_core::lattice::ProcessGrid>,
     /// With --grid: lattices X,Y,Z,T (repeatable, e.g. 48,48,48,96), instead of --sizes.
     #[arg(long, requires = "grid", value_parser = parse_dims)]
     pub lattice: Vec<[usize; 4]>,
@@ -64,8 +66,8 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
         return run_cpu(args);
     }
-    if let Some(grid) = args.grid {
-        return run_scaling(args, grid);
+    if !args.grid.is_empty() {
+        return run_scaling(args, &args.grid);
     }
     let gpu = Gpu::open(0).map_err(|e| {
         format!("qdsl bench needs a GPU ({e}); `--backend cpu` times the CPU backend")
@@ -98,7 +100,10 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
 
 /// The scaling bench over `grid` ([`crate::bench::scaling`]): table on stdout, rows as
 /// JSON.
-fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Result<(), CliError> {
+fn run_scaling(
+    args: &BenchArgs,
+    grids: &[qdsl_core::lattice::ProcessGrid],
+) -> Result<(), CliError> {
     use crate::app::solve::{check_gpu_grid, GridTransport};
     use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
     let transports = match args.transports.as_slice() {
@@ -108,8 +113,10 @@ fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Resul
             .map(|n| GridTransport::parse(n))
             .collect::<Result<_, _>>()?,
     };
-    for &t in &transports {
-        check_gpu_grid(grid, t)?;
+    for &grid in grids {
+        for &t in &transports {
+            check_gpu_grid(grid, t)?;
+        }
     }
     let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
         [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
@@ -117,7 +124,7 @@ fn run_scaling(args: &BenchArgs, grid: qdsl_core::lattice::ProcessGrid) -> Resul
     };
     let opts = ScalingOptions {
         lattices,
-        grid,
+        grids: grids.to_vec(),
         weak: match (args.weak, args.strong_and_weak) {
             (_, true) => vec![false, true],
             (weak, false) => vec![weak],

@@ -34,6 +34,7 @@ pub mod dense;
 pub mod emit;
 mod error;
 pub mod fused5d;
+pub mod halo_spin;
 pub mod info;
 pub mod interface;
 pub mod ir;

@@ -17,15 +17,13 @@
 //! 4. joins the NCCL communicator (`NcclComm::init(stream, P, rank, id, config)`), through
 //!    which every halo exchange and every reduction then goes.
 //!
-//! The [`Bootstrap`] for MPI would bind `MPI_Init_thread`, `MPI_Comm_rank/size`,
-//! `MPI_Bcast` and `MPI_Finalize` at run time from `libmpi.so` (as NCCL is bound, so
-//! that qdsl builds without MPI); `MPI_COMM_WORLD` and `MPI_BYTE` are not part of MPI's
-//! ABI (MPICH: the integers `0x44000000`, `0x4c00010d`; Open MPI: addresses of the
-//! globals `ompi_mpi_comm_world`, `ompi_mpi_byte`), so the loader would recognise the
-//! implementation from `MPI_Get_library_version` and take the handles accordingly. It is
-//! not written: no MPI library is available here to test it against. The threads of one
-//! process use [`ThreadComm`] as their bootstrap, which is what the tests run; the steps
-//! above are the same code for both.
+//! The [`Bootstrap`] for MPI is [`super::mpi::MpiWorld`]: `MPI_Init_thread`,
+//! `MPI_Comm_rank/size`, `MPI_Bcast` and `MPI_Finalize` bound at run time from
+//! `libmpi.so` (as NCCL is bound, so that qdsl builds without MPI), the handles
+//! (`MPI_COMM_WORLD`, `MPI_BYTE`: not ABI) taken by the family `MPI_Get_library_version`
+//! names. It is tested against in-process fakes (no MPI library is installed here); the
+//! threads of one process use [`ThreadComm`] as their bootstrap. The steps above are the
+//! same code for both.
 
 use super::{CommError, Communicator, Incoming, Outgoing, ThreadComm};
 

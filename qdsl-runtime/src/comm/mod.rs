@@ -5,7 +5,8 @@
 //! |---|---|
 //! | [`ThreadComm`] | ranks are threads of one process (CPU tests; one process driving several GPUs) |
 //! | [`nccl`] | NCCL, loaded at run time (`libnccl.so.2`, `QDSL_NCCL_LIB`), on device buffers |
-//! | [`bootstrap`] | the launch: rank and GPU from the launcher's environment, NCCL's unique id broadcast from rank 0 (MPI across nodes, designed; threads on one node) |
+//! | [`bootstrap`] | the launch: rank and GPU from the launcher's environment, NCCL's unique id broadcast from rank 0 (threads on one node; MPI across nodes) |
+//! | [`mpi`] | MPI loaded at run time (`libmpi.so`, `QDSL_MPI_LIB`): the multi-process [`bootstrap::Bootstrap`] |
 //!
 //! # Deterministic reductions
 //! A global sum must give the same bits on every rank and in every run, whatever the
@@ -24,6 +25,7 @@
 //! operation.
 
 pub mod bootstrap;
+pub mod mpi;
 pub mod nccl;
 mod threads;
 

@@ -326,6 +326,23 @@ impl NcclComm {
         sends: &[DeviceMessage],
         recvs: &[DeviceMessage],
     ) -> Result<(), CommError> {
+        // SAFETY: the caller's contract, and the wait below keeps the buffers borrowed
+        // until the group is done.
+        let peer = unsafe { self.enqueue_exchange(sends, recvs) }?;
+        self.wait(operation, peer)
+    }
+
+    /// Posts every send and receive in one NCCL group on the stream without waiting;
+    /// returns the peer a later [`Self::finish`] names if the group never completes.
+    ///
+    /// # Safety
+    /// As [`Self::exchange`], with "until the call returns" replaced by "until
+    /// [`Self::finish`] (or another wait on the stream) returned".
+    pub unsafe fn enqueue_exchange(
+        &self,
+        sends: &[DeviceMessage],
+        recvs: &[DeviceMessage],
+    ) -> Result<usize, CommError> {
         self.bind()?;
         let lib = self.lib;
         let s = self.stream.cu_stream();
@@ -357,10 +374,16 @@ impl NcclComm {
             )?;
         }
         self.call("ncclGroupEnd", (lib.group_end)())?;
-        let peer = recvs
+        Ok(recvs
             .first()
             .or(sends.first())
-            .map_or(self.rank, |m| m.peer);
+            .map_or(self.rank, |m| m.peer))
+    }
+
+    /// Waits (bounded by the timeout, naming `peer` if it runs out) for everything
+    /// enqueued on the stream, e.g. the groups of [`Self::enqueue_exchange`].
+    pub fn finish(&self, operation: &str, peer: usize) -> Result<(), CommError> {
+        self.bind()?;
         self.wait(operation, peer)
     }
 

@@ -12,8 +12,9 @@ use crate::device::Gpu;
 use crate::device::{DeviceError, DeviceField};
 use crate::distributed::DistributedError;
 use crate::operator::device::{DeviceRun, OperatorError};
+use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{Region, StorageFormat, TimeBoundary};
-use qdsl_core::dsl::Variant;
+use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, Lattice, Parity, SiteBox};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -89,7 +90,8 @@ impl DeviceHopDistribution {
         &self.hop
     }
 
-    /// The hop to output parity `r` of `psi` (parity r̄): ψ copied into the scratch
+    /// The hop to output parity `r` of `psi` (parity r̄; `dagger`: the kernel's dagger
+    /// knob, which flips projected faces' projectors): ψ copied into the scratch
     /// field of its parity, whose halos [`DeviceDistributedHop::apply`] fills before it
     /// runs `launch(box, ψ with halos)` over the interior and the exterior slabs.
     pub fn apply(
@@ -97,6 +99,7 @@ impl DeviceHopDistribution {
         cx: DeviceRun<'_>,
         r: Parity,
         psi: &DeviceField,
+        dagger: bool,
         launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), OperatorError> {
         let source = r.opposite();
@@ -109,7 +112,15 @@ impl DeviceHopDistribution {
         copy_field(cx, psi, halo)?;
         let mut transport = lock_transport(&self.transport);
         self.hop
-            .apply(cx.gpu, &mut **transport, &self.faces, halo, source, launch)
+            .apply(
+                cx.gpu,
+                &mut **transport,
+                &self.faces,
+                halo,
+                source,
+                dagger,
+                launch,
+            )
             .map_err(|e| match e {
                 DistributedError::Operator(m) => OperatorError::Device(DeviceError::Shape(m)),
                 e => OperatorError::Device(DeviceError::Driver {
@@ -152,6 +163,9 @@ pub struct RankDistribution {
     pub overlap: bool,
     /// f32 fields exchange fixed16 faces.
     pub fixed16_faces: bool,
+    /// Wilson-type hops exchange spin-projected faces (half spinors: half the bytes,
+    /// bit-identical; [`qdsl_core::dsl::halo_spin`]).
+    pub projected_faces: bool,
 }
 
 impl fmt::Debug for RankDistribution {
@@ -160,19 +174,21 @@ impl fmt::Debug for RankDistribution {
             .field("ext", &self.ext)
             .field("overlap", &self.overlap)
             .field("fixed16_faces", &self.fixed16_faces)
+            .field("projected_faces", &self.projected_faces)
             .finish()
     }
 }
 
 impl RankDistribution {
     /// The rank of `ext` exchanging through `transport`, overlap on, faces in the
-    /// fields' own format.
+    /// fields' own format, spin-projected where the hop allows it.
     pub fn new(ext: ExtendedLattice, transport: SharedTransport) -> Self {
         Self {
             ext,
             transport,
             overlap: true,
             fixed16_faces: false,
+            projected_faces: true,
         }
     }
 
@@ -200,12 +216,14 @@ impl RankDistribution {
         })
     }
 
-    /// The hop distribution of fields of `reals` reals per site in `spinor` for
-    /// fermions of time boundary `boundary` (the faces' sign).
-    pub fn hop_distribution(
+    /// The hop distribution of the hop stencil `S` on fields of `reals` reals per site
+    /// (`ls` slices) in `spinor` for fermions of time boundary `boundary` (the faces'
+    /// sign); faces spin-projected as `S`'s spec reads its halos when
+    /// [`Self::projected_faces`] is on.
+    pub fn hop_distribution<S: Stencil>(
         &self,
         gpu: &Gpu,
-        reals: usize,
+        (reals, ls): (usize, usize),
         spinor: StorageFormat,
         boundary: TimeBoundary,
     ) -> Result<Arc<DeviceHopDistribution>, OperatorError> {
@@ -214,8 +232,14 @@ impl RankDistribution {
         } else {
             spinor
         };
-        let hop = DeviceDistributedHop::new(gpu, self.ext, reals, spinor, wire, 1)?
-            .with_overlap(self.overlap);
+        let projections = if self.projected_faces {
+            [false, true].map(|dagger| HaloProjections::of(&S::ir(), dagger))
+        } else {
+            [HaloProjections::default(); 2]
+        };
+        let hop =
+            DeviceDistributedHop::projected(gpu, self.ext, (reals, spinor, wire, ls), projections)?
+                .with_overlap(self.overlap);
         Ok(DeviceHopDistribution::new(
             hop,
             Arc::clone(&self.transport),

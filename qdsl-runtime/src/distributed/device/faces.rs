@@ -1,94 +1,162 @@
 //! The generated face kernels on the GPU ([`FaceKernel`]): pack a boundary slab of a
 //! device field into a face buffer (in the wire format, times the face's sign) and unpack
-//! a received buffer into a halo slab.
+//! a received buffer into a halo slab; spin-projected faces of Wilson-type hops carry half
+//! spinors ([`qdsl_core::dsl::halo_spin`]).
 
 use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::operator::device::{device_spinor, stencil_interface, OperatorError};
 use qdsl_core::dsl::emit::cuda::face::{FaceDirection, FaceKernel};
+use qdsl_core::dsl::halo_spin::FaceProjection;
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::dsl::{KernelProgram, Variant};
 use qdsl_core::lattice::{Lattice, SiteBox};
 
-/// The pack and unpack kernels of one site shape and pair of formats, loaded.
+/// The pack and unpack kernels of one site shape and pair of formats, loaded: whole
+/// sites, and each spin projection a face may carry.
 #[derive(Debug)]
 pub struct DeviceFaces {
     reals: usize,
     wire: StorageFormat,
-    pack: LoadedKernel,
-    unpack: LoadedKernel,
+    /// (projection, pack, unpack); the first entry moves whole sites.
+    kernels: Vec<(Option<FaceProjection>, LoadedKernel, LoadedKernel)>,
 }
 
 impl DeviceFaces {
     /// The face kernels of fields of `reals` reals per site stored in `field`, sent in
-    /// `wire` (the field's format, or fixed16 for f32 fields), compiled and loaded.
+    /// `wire` (the field's format, or fixed16 for f32 fields), whole sites only,
+    /// compiled and loaded.
     pub fn new(
         gpu: &Gpu,
         reals: usize,
         field: StorageFormat,
         wire: StorageFormat,
     ) -> Result<Self, OperatorError> {
-        let kernel = |direction| FaceKernel {
-            reals,
-            field,
-            wire,
-            direction,
-        };
-        let pack = kernel(FaceDirection::Pack).compile()?;
-        let unpack = kernel(FaceDirection::Unpack).compile()?;
+        Self::with_projections(gpu, reals, field, wire, &[])
+    }
+
+    /// The same with the kernels of spin-projected faces for each of `projections`
+    /// (half spinors on the wire: [`qdsl_core::dsl::halo_spin`]), all in one program.
+    pub fn with_projections(
+        gpu: &Gpu,
+        reals: usize,
+        field: StorageFormat,
+        wire: StorageFormat,
+        projections: &[FaceProjection],
+    ) -> Result<Self, OperatorError> {
+        let mut wanted: Vec<Option<FaceProjection>> = vec![None];
+        for &p in projections {
+            if !wanted.contains(&Some(p)) {
+                wanted.push(Some(p));
+            }
+        }
         // The interface maps each parameter role to its kind; the compute type is the
         // field's (the check makes the wire's the same).
         let formats = Variant {
             spinor: field,
             ..Variant::default()
         };
+        let mut source = String::new();
+        let mut interfaces = Vec::new();
+        for (k, &projection) in wanted.iter().enumerate() {
+            for (direction, tag) in [
+                (FaceDirection::Pack, "pack"),
+                (FaceDirection::Unpack, "unpack"),
+            ] {
+                let kernel = FaceKernel {
+                    reals,
+                    field,
+                    wire,
+                    direction,
+                    projection,
+                }
+                .compile()?;
+                // The whole-site pair keeps the namespaces it always had (its program's
+                // source byte-identical); each projection's pair gets its own.
+                let space = match k {
+                    0 => tag.to_string(),
+                    k => format!("{tag}{k}"),
+                };
+                source.push_str(&namespaced(&kernel.source, &space));
+                interfaces.push(stencil_interface(&kernel, &formats));
+            }
+        }
         let program = KernelProgram {
-            name: format!("qdsl_faces_r{reals}_{}_{}", field.name(), wire.name()),
-            source: format!(
-                "{}\n{}",
-                namespaced(&pack.source, "pack"),
-                namespaced(&unpack.source, "unpack")
+            name: format!(
+                "qdsl_faces_r{reals}_{}_{}{}",
+                field.name(),
+                wire.name(),
+                if wanted.len() > 1 { "_projected" } else { "" }
             ),
+            source,
             options: Vec::new(),
-            kernels: vec![
-                stencil_interface(&pack, &formats),
-                stencil_interface(&unpack, &formats),
-            ],
+            kernels: interfaces,
         };
-        let mut loaded = load_program(gpu, &program)?;
-        let unpack = loaded.pop().ok_or_else(|| missing(&program.name))?;
-        let pack = loaded.pop().ok_or_else(|| missing(&program.name))?;
+        let mut loaded = load_program(gpu, &program)?.into_iter();
+        let mut kernels = Vec::new();
+        for projection in wanted {
+            let pack = loaded.next().ok_or_else(|| missing(&program.name))?;
+            let unpack = loaded.next().ok_or_else(|| missing(&program.name))?;
+            kernels.push((projection, pack, unpack));
+        }
         Ok(Self {
             reals,
             wire,
-            pack,
-            unpack,
+            kernels,
         })
     }
 
+    /// The loaded pair moving faces with `projection`.
+    fn pair(
+        &self,
+        projection: Option<FaceProjection>,
+    ) -> Result<(&LoadedKernel, &LoadedKernel), DeviceError> {
+        self.kernels
+            .iter()
+            .find(|(p, _, _)| *p == projection)
+            .map(|(_, pack, unpack)| (pack, unpack))
+            .ok_or_else(|| {
+                DeviceError::Shape(format!(
+                    "no face kernel of the projection {projection:?} was compiled"
+                ))
+            })
+    }
+
     /// A zero face buffer for the sites of one parity of `slab` in every one of `ls`
-    /// slices, in the wire format.
-    pub fn buffer(&self, gpu: &Gpu, slab: &SiteBox, ls: usize) -> Result<DeviceField, DeviceError> {
-        device_spinor(gpu, self.wire, self.reals, (slab.threads() * ls).max(1))
+    /// slices, in the wire format (half spinors when `projected`).
+    pub fn buffer(
+        &self,
+        gpu: &Gpu,
+        slab: &SiteBox,
+        ls: usize,
+        projected: bool,
+    ) -> Result<DeviceField, DeviceError> {
+        let reals = if projected {
+            HALF_SPINOR_REALS
+        } else {
+            self.reals
+        };
+        device_spinor(gpu, self.wire, reals, (slab.threads() * ls).max(1))
     }
 
     /// Queues buffer ← sign · (the parity-`parity` sites of `slab` of `field`, every
-    /// slice) on the GPU's stream; `lattice` is the field's (extended) lattice.
+    /// slice; projected by `projection`) on the GPU's stream; `lattice` is the field's
+    /// (extended) lattice.
     #[allow(clippy::too_many_arguments)]
     pub fn pack(
         &self,
         gpu: &Gpu,
         lattice: &Lattice,
         field: &DeviceField,
-        parity: usize,
-        slab: &SiteBox,
-        ls: usize,
+        (parity, slab, ls): (usize, &SiteBox, usize),
+        projection: Option<FaceProjection>,
         sign: f64,
         buffer: &mut DeviceField,
     ) -> Result<(), DeviceError> {
         if slab.is_empty() {
             return Ok(());
         }
+        let (pack, _) = self.pair(projection)?;
         let mut a = Args::new();
         a.read("f_field", field.values());
         if let Some(n) = field.norms() {
@@ -109,24 +177,25 @@ impl DeviceFaces {
             field.layout().stride,
             stride_face,
         );
-        self.pack.launch_default(gpu, [slab.threads(), ls, 1], a)
+        pack.launch_default(gpu, [slab.threads(), ls, 1], a)
     }
 
-    /// Queues the halo slab `slab` (parity `parity`, every slice) of `field` ← buffer.
-    #[allow(clippy::too_many_arguments)]
+    /// Queues the halo slab `slab` (parity `parity`, every slice) of `field` ← buffer
+    /// (for a projected face: the halved reconstruction, what the hop's projection
+    /// turns back into the sent half spinor exactly).
     pub fn unpack(
         &self,
         gpu: &Gpu,
         lattice: &Lattice,
         buffer: &DeviceField,
-        parity: usize,
-        slab: &SiteBox,
-        ls: usize,
+        (parity, slab, ls): (usize, &SiteBox, usize),
+        projection: Option<FaceProjection>,
         field: &mut DeviceField,
     ) -> Result<(), DeviceError> {
         if slab.is_empty() {
             return Ok(());
         }
+        let (_, unpack) = self.pair(projection)?;
         let mut a = Args::new();
         a.read("f_face", buffer.values());
         if let Some(n) = buffer.norms() {
@@ -146,7 +215,7 @@ impl DeviceFaces {
             stride_field,
             buffer.layout().stride,
         );
-        self.unpack.launch_default(gpu, [slab.threads(), ls, 1], a)
+        unpack.launch_default(gpu, [slab.threads(), ls, 1], a)
     }
 }
 
@@ -154,6 +223,9 @@ impl DeviceFaces {
 fn namespaced(source: &str, tag: &str) -> String {
     format!("namespace qdsl_face_{tag} {{\n{source}}}\n")
 }
+
+/// Reals of a half spinor (2 spins × 3 colours, complex).
+const HALF_SPINOR_REALS: usize = 12;
 
 fn missing(program: &str) -> DeviceError {
     DeviceError::Shape(format!("{program}: a face kernel is missing"))

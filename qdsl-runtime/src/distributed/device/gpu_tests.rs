@@ -17,6 +17,7 @@ use crate::operator::device::{
     device_spinor, DeviceStencil, DeviceXpay, StencilArgs, StencilLaunch,
 };
 use crate::tune;
+use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{OutputSites, Recon, Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
 use qdsl_core::field::distributed::{gather, scatter};
@@ -51,6 +52,8 @@ struct Case<'a> {
     psi: &'a ColourSpinorField<f64>,
     wire: StorageFormat,
     overlap: bool,
+    /// Faces carry the stencil's spin projections (half spinors).
+    projected: bool,
 }
 
 fn output_parity(v: &Variant) -> Parity {
@@ -177,9 +180,15 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
         ..v
     };
     let stencil = DeviceStencil::of::<S>(gpu, &boxed).unwrap();
-    let hop = DeviceDistributedHop::new(gpu, ext, reals, v.spinor, c.wire, ls)
+    let projections = if c.projected {
+        [false, true].map(|dagger| HaloProjections::of(&S::ir(), dagger))
+    } else {
+        [HaloProjections::default(); 2]
+    };
+    let hop = DeviceDistributedHop::projected(gpu, ext, (reals, v.spinor, c.wire, ls), projections)
         .unwrap()
         .with_overlap(c.overlap);
+    assert_eq!(hop.is_projected(), c.projected, "the hop's faces");
     let bc = match v.boundary {
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
@@ -187,18 +196,26 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
     // Three applications (the same result each time): the transports' state across
     // exchanges (buffers reused, marks of earlier rounds) is exercised too.
     for _ in 0..3 {
-        hop.apply(gpu, transport, &bc, &mut d_psi, p.opposite(), |b, psi| {
-            let mut all: Vec<&DeviceField> = vec![psi];
-            all.extend(inputs.iter());
-            stencil.launch(
-                gpu,
-                &lattice,
-                StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
-                StencilArgs::new(&mut out, &all)
-                    .xpay(xpay.as_ref())
-                    .site_box(*b),
-            )
-        })
+        hop.apply(
+            gpu,
+            transport,
+            &bc,
+            &mut d_psi,
+            p.opposite(),
+            v.dagger,
+            |b, psi| {
+                let mut all: Vec<&DeviceField> = vec![psi];
+                all.extend(inputs.iter());
+                stencil.launch(
+                    gpu,
+                    &lattice,
+                    StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
+                    StencilArgs::new(&mut out, &all)
+                        .xpay(xpay.as_ref())
+                        .site_box(*b),
+                )
+            },
+        )
         .unwrap();
     }
     out.to_spinor::<f64>(gpu, src.layout().with_subset(SiteSubset::Single(p)))
@@ -353,6 +370,7 @@ fn device_distributed_wilson_hop_equals_the_single_gpu_hop_bit_for_bit() {
                         psi: &psi,
                         wire: StorageFormat::F64,
                         overlap,
+                        projected: false,
                     };
                     let what =
                         format!("grid {grid:?} {parity:?} dagger {dagger} overlap {overlap}");
@@ -397,6 +415,7 @@ fn device_distributed_hop_in_narrow_formats_and_5d() {
             psi: &psi,
             wire,
             overlap: true,
+            projected: false,
         };
         let (d, s) = (
             on_one_gpu::<WilsonHop>(&gpu, ext, &c),
@@ -420,6 +439,7 @@ fn device_distributed_hop_in_narrow_formats_and_5d() {
         psi: &psi5,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
         let ext = extended(global, grid, ONE_HOP_DEPTH);
@@ -472,6 +492,7 @@ fn device_distributed_staggered_and_clover_hops_equal_the_single_gpu_hops() {
                 psi: &chi,
                 wire: StorageFormat::F64,
                 overlap: true,
+                projected: false,
             };
             assert_bits_equal(
                 &on_one_gpu::<ImprovedStaggeredHop>(&gpu, extended(global, grid, NAIK_DEPTH), &c),
@@ -504,6 +525,7 @@ fn nccl_distributed_hops_on_two_gpus_equal_the_single_gpu_hops() {
         psi: &psi,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     assert_bits_equal(
         &on_gpus_nccl::<WilsonHop>(extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH), &c),
@@ -552,6 +574,7 @@ fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
                     psi: &psi,
                     wire: StorageFormat::F64,
                     overlap,
+                    projected: false,
                 };
                 assert_bits_equal(
                     &on_one_gpu_peer::<WilsonHop>(&gpu, ext, &c),
@@ -577,6 +600,7 @@ fn device_peer_transport_on_one_gpu_equals_the_single_gpu_hops() {
             psi: &chi,
             wire: StorageFormat::F64,
             overlap: true,
+            projected: false,
         };
         assert_bits_equal(
             &on_one_gpu_peer::<ImprovedStaggeredHop>(&gpu, extended(global, grid, NAIK_DEPTH), &c),
@@ -625,6 +649,7 @@ fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hop
         psi: &psi,
         wire: StorageFormat::F64,
         overlap: true,
+        projected: false,
     };
     let expected = single::<WilsonHop>(&gpu, &wilson);
     for grid in grids {
@@ -656,6 +681,165 @@ fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hop
             &expected,
             &format!("{via:?} staggered t-cut"),
         );
+    }
+}
+
+/// GPU: spin-projected faces (half spinors, [`qdsl_core::dsl::halo_spin`]) of the Wilson
+/// hop — both output parities, plain and dagger (opposite projectors), overlap on and
+/// off, grids cutting 1, 2 and 4 directions with t antiperiodic — give the single-GPU
+/// hop bit for bit in f64 and f32 (the kernel's projection of the stored ½ R h is h
+/// exactly), also for a 5D field (Ls = 3) and with xpay; fixed16 fields and fixed16
+/// faces of f32 fields within fixed16's bound; the faces are half the bytes.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn projected_faces_give_the_single_gpu_wilson_hop_bit_for_bit() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 91);
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for parity in Parity::BOTH {
+            let layout = SpinorLayout::wilson(global, SiteSubset::Single(parity.opposite()));
+            let psi = ColourSpinorField::<f64>::gaussian(layout, 92);
+            for dagger in [false, true] {
+                for (format, overlap) in [
+                    (StorageFormat::F64, true),
+                    (StorageFormat::F64, false),
+                    (StorageFormat::F32, true),
+                ] {
+                    let c = Case {
+                        variant: wilson_variant(parity, dagger, false, format),
+                        links: &[&u],
+                        clover: None,
+                        xpay: None,
+                        psi: &psi,
+                        wire: format,
+                        overlap,
+                        projected: true,
+                    };
+                    assert_bits_equal(
+                        &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+                        &single::<WilsonHop>(&gpu, &c),
+                        &format!(
+                            "projected, grid {grid:?} {parity:?} dagger {dagger} {format:?} overlap {overlap}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let ext = extended(global, [1, 1, 2, 2], ONE_HOP_DEPTH);
+    let layout = SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd));
+    let psi = ColourSpinorField::<f64>::gaussian(layout, 93);
+    let x = ColourSpinorField::<f64>::gaussian(
+        layout.with_subset(SiteSubset::Single(Parity::Even)),
+        94,
+    );
+    for (format, wire) in [
+        (StorageFormat::F32, StorageFormat::F32),
+        (StorageFormat::Fixed16, StorageFormat::Fixed16),
+        (StorageFormat::F32, StorageFormat::Fixed16),
+    ] {
+        let c = Case {
+            variant: wilson_variant(Parity::Even, false, true, format),
+            links: &[&u],
+            clover: None,
+            xpay: Some((1.0, &x, -0.125)),
+            psi: &psi,
+            wire,
+            overlap: true,
+            projected: true,
+        };
+        let (d, s) = (
+            on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+            single::<WilsonHop>(&gpu, &c),
+        );
+        let what = format!("projected {format:?} faces in {wire:?}");
+        if format == StorageFormat::F32 && wire == StorageFormat::F32 {
+            assert_bits_equal(&d, &s, &what);
+        } else {
+            let err = crate::testing::relative_distance(&d, &s);
+            assert!(err > 0.0 && err < 1e-4, "{what}: {err:e}");
+        }
+    }
+    let layout5 = SpinorLayout::new(global, 3, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
+    let psi5 = ColourSpinorField::<f64>::gaussian(layout5, 95);
+    let c = Case {
+        variant: wilson_variant(Parity::Odd, true, false, StorageFormat::F64),
+        links: &[&u],
+        clover: None,
+        xpay: None,
+        psi: &psi5,
+        wire: StorageFormat::F64,
+        overlap: true,
+        projected: true,
+    };
+    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        assert_bits_equal(
+            &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
+            &single::<WilsonHop>(&gpu, &c),
+            &format!("projected 5D grid {grid:?}"),
+        );
+    }
+    // Half the bytes: 12 reals per face site instead of 24.
+    let whole = DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F32, StorageFormat::F32, 1)
+        .unwrap();
+    let half = DeviceDistributedHop::projected(
+        &gpu,
+        ext,
+        (24, StorageFormat::F32, StorageFormat::F32, 1),
+        [false, true].map(|d| HaloProjections::of(&WilsonHop::ir(), d)),
+    )
+    .unwrap();
+    assert_eq!(2 * half.face_bytes(), whole.face_bytes());
+}
+
+/// 2 or 4 GPUs: projected faces through NCCL and through peer copies, the Wilson hop
+/// (f64 and f32, plain and dagger) on every grid that fits, bit for bit.
+#[test]
+#[ignore = "needs 2 CUDA GPUs (4 for the 4-rank grids) and libnccl.so.2: run with --include-ignored"]
+fn multi_gpu_projected_faces_equal_the_single_gpu_hop() {
+    let (gpu, _dir) = crate::testing::gpu();
+    let gpus = crate::backend::gpu_count().unwrap();
+    assert!(gpus >= 2, "needs at least 2 GPUs, found {gpus}");
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let u = GaugeField::<f64>::random(global, 96);
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+        97,
+    );
+    let vias = if NcclLibrary::get().is_ok() {
+        vec![Via::Peer, Via::Nccl]
+    } else {
+        eprintln!("libnccl.so.2 not found: only the peer transport is tested");
+        vec![Via::Peer]
+    };
+    let grids = GRIDS
+        .into_iter()
+        .chain([[1, 1, 1, 4], [2, 2, 1, 1]])
+        .filter(|g| g.iter().product::<usize>() <= gpus);
+    for grid in grids {
+        for (format, dagger) in [(StorageFormat::F64, false), (StorageFormat::F32, true)] {
+            let c = Case {
+                variant: wilson_variant(Parity::Even, dagger, false, format),
+                links: &[&u],
+                clover: None,
+                xpay: None,
+                psi: &psi,
+                wire: format,
+                overlap: true,
+                projected: true,
+            };
+            let expected = single::<WilsonHop>(&gpu, &c);
+            for &via in &vias {
+                assert_bits_equal(
+                    &on_gpus::<WilsonHop>(extended(global, grid, ONE_HOP_DEPTH), &c, via),
+                    &expected,
+                    &format!("{via:?} projected {format:?} dagger {dagger}, grid {grid:?}"),
+                );
+            }
+        }
     }
 }
 
@@ -802,4 +986,173 @@ fn distributed_wilson_cg_on_two_ranks_matches_the_single_gpu_solve() {
         assert_eq!(runs[k].0, runs[k + 2].0, "run to run iterations");
         assert_eq!(runs[k].1, runs[k + 2].1, "run to run solution bits");
     }
+}
+
+/// GPU: the distributed Möbius M̂ (Ls = 4, b5 = 1.5, c5 = 0.5, M5 = 1.8, m = 0.05,
+/// antiperiodic t) — M_φ and M5⁻¹ s-local, the 4D hop on every slice distributed with
+/// spin-projected faces of Ls slices — equals one GPU's fused M̂ and M̂† within f64
+/// rounding on grids cutting t, z·t and all four directions (ranks on GPU 0), and CG on
+/// M̂†M̂ reaches the single-GPU iteration count (±1) and true residual.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn distributed_mobius_equals_the_single_gpu_operator_and_solves_alike() {
+    use crate::operator::mobius::MobiusParams;
+    use crate::solver::device::{DeviceOperator, DeviceVector, Double};
+    use crate::solver::{
+        cg, LinearOperator, NormalForm, NormalOperator, SolverField, SolverOptions,
+    };
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let gauge = GaugeField::<f64>::random(global, 101);
+    let params = MobiusParams::mobius(4, 1.5, 0.5, 1.8, 0.05).unwrap();
+    let boundary = TimeBoundary::Antiperiodic;
+    let layout = SpinorLayout::new(global, 4, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
+    let psi = ColourSpinorField::<f64>::gaussian(layout, 102);
+    let opts = SolverOptions {
+        tolerance: 1e-10,
+        max_iterations: 5000,
+        ..SolverOptions::default()
+    };
+    // One GPU: M̂ψ, M̂†ψ and a CG solve of M̂†M̂ x = ψ.
+    let (ctx, _dir) = crate::testing::context();
+    let one =
+        DeviceOperator::<Double>::mobius(&ctx, &gauge, params.clone(), Parity::Even, boundary)
+            .unwrap();
+    let d_psi = DeviceVector::<Double>::upload(&ctx, &psi).unwrap();
+    let mut applied = Vec::new();
+    for dagger in [false, true] {
+        let mut out = d_psi.zeros_like();
+        match dagger {
+            false => one.apply(&mut out, &d_psi).unwrap(),
+            true => one.apply_dagger(&mut out, &d_psi).unwrap(),
+        }
+        applied.push(out.download(layout).unwrap());
+    }
+    let mut x1 = d_psi.zeros_like();
+    let normal = NormalOperator::new(&one, NormalForm::MdagM);
+    let r1 = cg(&normal, &normal, &d_psi, &mut x1, &opts).unwrap();
+    assert!(r1.is_converged(), "{r1:?}");
+    for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        let size = ext.decomposition().size();
+        let parts = run_ranks(size, CommConfig::default(), |comm| {
+            let rank = Communicator::rank(&comm);
+            let shared = SharedComm::new(comm);
+            let transport = super::share_transport(HostStaged::new(shared.clone()));
+            let (ctx, _dir) = rank_context(0, &transport);
+            let mut part = scatter(&gauge, &ext, rank).unwrap();
+            crate::distributed::fill_link_halos(&shared, &mut part, &ext).unwrap();
+            let dist = super::RankDistribution::new(ext, transport);
+            let op = DeviceOperator::<Double>::mobius_distributed(
+                &ctx,
+                &dist,
+                &part,
+                params.clone(),
+                Parity::Even,
+                boundary,
+            )
+            .unwrap();
+            let src = scatter(&psi, &ext, rank).unwrap();
+            let d_src = DeviceVector::<Double>::upload(&ctx, &src).unwrap();
+            let mut outs = Vec::new();
+            for dagger in [false, true] {
+                let mut out = d_src.zeros_like();
+                match dagger {
+                    false => op.apply(&mut out, &d_src).unwrap(),
+                    true => op.apply_dagger(&mut out, &d_src).unwrap(),
+                }
+                outs.push(out.download(*src.layout()).unwrap());
+            }
+            let mut x = d_src.zeros_like();
+            let normal = NormalOperator::new(&op, NormalForm::MdagM);
+            let r = cg(&normal, &normal, &d_src, &mut x, &opts).unwrap();
+            assert!(r.is_converged(), "rank {rank}: {r:?}");
+            (outs, r.iterations, x.download(*src.layout()).unwrap())
+        });
+        for (k, dagger) in [false, true].into_iter().enumerate() {
+            let fields: Vec<ColourSpinorField<f64>> =
+                parts.iter().map(|p| p.0[k].clone()).collect();
+            let got = gather(&fields, &ext).unwrap();
+            let err = crate::testing::relative_distance(&got, &applied[k]);
+            assert!(err < 1e-12, "grid {grid:?} dagger {dagger}: {err:e}");
+        }
+        let iterations = parts[0].1;
+        assert!(
+            iterations.abs_diff(r1.iterations) <= 1,
+            "grid {grid:?}: {iterations} iterations against {}",
+            r1.iterations
+        );
+        let xs: Vec<ColourSpinorField<f64>> = parts.into_iter().map(|p| p.2).collect();
+        let x = gather(&xs, &ext).unwrap();
+        let err = crate::testing::relative_distance(&x, &x1.download(layout).unwrap());
+        println!(
+            "Möbius grid {grid:?}: {iterations} iterations (one GPU {}), ‖Δx‖/‖x‖ {err:e}",
+            r1.iterations
+        );
+        assert!(err < 1e-8, "grid {grid:?}: solutions differ by {err:e}");
+    }
+}
+
+/// 2 GPUs (NCCL): a peer that stops taking part (rank 1 joins NCCL, then never posts its
+/// faces) ends rank 0's hop at the communicator's timeout (3 s here) with an error
+/// naming rank 1 — the per-direction path's final wait, never a hang.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
+fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
+    let gpus = crate::backend::gpu_count().unwrap();
+    assert!(gpus >= 2, "needs 2 GPUs, found {gpus}");
+    NcclLibrary::get().unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
+    let global = Lattice::new([8, 8, 8, 8]).unwrap();
+    let ext = extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH);
+    let psi = ColourSpinorField::<f64>::gaussian(
+        SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+        111,
+    );
+    let config = CommConfig {
+        timeout: std::time::Duration::from_secs(3),
+    };
+    let results = run_ranks(2, config, |mut comm| {
+        let rank = Communicator::rank(&comm);
+        let backend = crate::backend::CudaBackend::new(rank).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
+        let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
+            Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+        })
+        .unwrap();
+        let stream = super::exchange_stream(gpu.backend().context()).unwrap();
+        let nccl = NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
+        if rank == 1 {
+            // Alive but silent past rank 0's deadline.
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            return None;
+        }
+        let mut transport = NcclTransport::new(nccl);
+        let hop =
+            DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
+                .unwrap();
+        let mut d_psi = DeviceField::from_spinor(
+            &gpu,
+            &scatter(&psi, &ext, rank).unwrap(),
+            StorageFormat::F64.fermion_format(),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let r = hop.apply(
+            &gpu,
+            &mut transport,
+            &BoundaryConditions::antiperiodic_time(),
+            &mut d_psi,
+            Parity::Odd,
+            false,
+            |_, _| Ok(()),
+        );
+        Some((r, started.elapsed()))
+    });
+    let (r, waited) = results[0].as_ref().expect("rank 0's result");
+    let e = r
+        .as_ref()
+        .expect_err("a silent peer must end the hop")
+        .to_string();
+    assert!(e.contains("rank 1") && e.contains("3 s"), "{e}");
+    assert!(waited.as_secs_f64() < 5.0, "waited {waited:?}");
 }

@@ -8,6 +8,7 @@ use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{face_tag, DistributedError};
 use crate::operator::device::OperatorError;
+use qdsl_core::dsl::halo_spin::{FaceProjection, HaloProjections};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::distributed::face_negated;
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, LaunchBoxes, Parity, Side, SiteBox};
@@ -25,6 +26,11 @@ struct Face {
     halo: SiteBox,
     send: DeviceField,
     recv: DeviceField,
+    /// The projection the sent face carries, of the operator and of its dagger
+    /// (`None`: whole sites).
+    sent_projection: [Option<FaceProjection>; 2],
+    /// The projection of the halo filled from the neighbour, likewise.
+    halo_projection: [Option<FaceProjection>; 2],
 }
 
 /// Where the time of one application went (host clocks around synchronised phases:
@@ -61,13 +67,15 @@ pub struct DeviceDistributedHop {
     faces: Mutex<Vec<Face>>,
     ls: usize,
     overlap: bool,
+    /// Exchange direction by direction where the transport can (see [`Self::apply`]).
+    per_direction: bool,
     timing: Option<Mutex<PhaseTimes>>,
 }
 
 impl DeviceDistributedHop {
     /// The hop's faces on `ext` for fields of `reals` reals per site in `field` format
     /// with `ls` slices, sent in `wire` format (the field's, or fixed16 for f32 fields:
-    /// half the bytes, within fixed16's bound); overlap on.
+    /// half the bytes, within fixed16's bound), whole sites; overlap on.
     pub fn new(
         gpu: &Gpu,
         ext: ExtendedLattice,
@@ -76,21 +84,54 @@ impl DeviceDistributedHop {
         wire: StorageFormat,
         ls: usize,
     ) -> Result<Self, OperatorError> {
-        let kernels = DeviceFaces::new(gpu, reals, field, wire)?;
-        let mut faces = Vec::new();
+        let whole = HaloProjections::default();
+        Self::projected(gpu, ext, (reals, field, wire, ls), [whole, whole])
+    }
+
+    /// The same with spin-projected faces: `projections` = the hop stencil's
+    /// [`HaloProjections`] of the operator and of its dagger (from its spec:
+    /// [`HaloProjections::of`]); a face projected in both carries half spinors (12 reals
+    /// instead of 24: half the bytes, bit-identical in f64 and f32 — see
+    /// [`qdsl_core::dsl::halo_spin`]), the others whole sites.
+    pub fn projected(
+        gpu: &Gpu,
+        ext: ExtendedLattice,
+        (reals, field, wire, ls): (usize, StorageFormat, StorageFormat, usize),
+        projections: [HaloProjections; 2],
+    ) -> Result<Self, OperatorError> {
+        let both = |f: &dyn Fn(&HaloProjections) -> Option<FaceProjection>| {
+            let p = [f(&projections[0]), f(&projections[1])];
+            if p.iter().all(Option::is_some) {
+                p
+            } else {
+                [None, None]
+            }
+        };
+        let mut plans = Vec::new();
+        let mut layout = Vec::new();
         for mu in 0..4 {
             for side in Side::BOTH {
                 if let Some([boundary, halo]) = ext.face_boxes(mu, side) {
-                    faces.push(Face {
-                        mu,
-                        side,
-                        boundary,
-                        halo,
-                        send: kernels.buffer(gpu, &boundary, ls)?,
-                        recv: kernels.buffer(gpu, &halo, ls)?,
-                    });
+                    let sent = both(&|h| h.sent(mu, side));
+                    let held = both(&|h| h.halo(mu, side));
+                    plans.extend(sent.iter().chain(&held).flatten().copied());
+                    layout.push((mu, side, boundary, halo, sent, held));
                 }
             }
+        }
+        let kernels = DeviceFaces::with_projections(gpu, reals, field, wire, &plans)?;
+        let mut faces = Vec::new();
+        for (mu, side, boundary, halo, sent, held) in layout {
+            faces.push(Face {
+                mu,
+                side,
+                boundary,
+                halo,
+                send: kernels.buffer(gpu, &boundary, ls, sent[0].is_some())?,
+                recv: kernels.buffer(gpu, &halo, ls, held[0].is_some())?,
+                sent_projection: sent,
+                halo_projection: held,
+            });
         }
         Ok(Self {
             boxes: ext.launch_boxes(),
@@ -99,14 +140,30 @@ impl DeviceDistributedHop {
             faces: Mutex::new(faces),
             ls: ls.max(1),
             overlap: true,
+            per_direction: true,
             timing: None,
         })
+    }
+
+    /// Whether any face carries half spinors.
+    pub fn is_projected(&self) -> bool {
+        let faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        faces.iter().any(|f| f.sent_projection[0].is_some())
     }
 
     /// The same hop with the interior launched after the exchange (`false`) or while
     /// the faces travel (`true`, the default).
     pub fn with_overlap(self, overlap: bool) -> Self {
         Self { overlap, ..self }
+    }
+
+    /// The same hop exchanging direction by direction where the transport can (`true`,
+    /// the default) or all faces as one group (`false`, for comparison).
+    pub fn with_per_direction(self, per_direction: bool) -> Self {
+        Self {
+            per_direction,
+            ..self
+        }
     }
 
     /// Measures the phases of every application (synchronising after each phase).
@@ -143,8 +200,17 @@ impl DeviceDistributedHop {
     /// Fills the halos of `psi` (this rank's part of a field of parity `source` on the
     /// extended lattice) and runs `launch` over the interior box and each exterior slab,
     /// the interior during the exchange when overlap is on. `bc` is the fermions' global
-    /// boundary condition (the faces carry its sign). `launch(box, ψ)` queues the
-    /// sub-box kernel over `box` reading ψ on the GPU's stream.
+    /// boundary condition (the faces carry its sign); `dagger`: the hop is the dagger
+    /// knob's (projected faces carry the opposite projectors). `launch(box, ψ)` queues
+    /// the sub-box kernel over `box` reading ψ on the GPU's stream. A projected halo
+    /// holds (1 ± γ_μ)ψ/2, which only the hop's own projection may read.
+    ///
+    /// With overlap on and a transport that exchanges direction by direction
+    /// ([`DeviceTransport::per_direction`]: NCCL), each cut direction's exchange starts
+    /// as soon as its packs are done, and its exterior slabs wait only for its own faces
+    /// (and those of the directions before it, which its slabs read); otherwise the
+    /// exchange completes as one group before the exteriors.
+    #[allow(clippy::too_many_arguments)]
     pub fn apply<T: DeviceTransport + ?Sized>(
         &self,
         gpu: &Gpu,
@@ -152,55 +218,28 @@ impl DeviceDistributedHop {
         bc: &BoundaryConditions,
         psi: &mut DeviceField,
         source: Parity,
+        dagger: bool,
         mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
-        let rank = transport.rank();
-        let dec = self.ext.decomposition();
-        let lattice = *self.ext.extended();
-        let parity = source as usize;
-        let op = |e: OperatorError| DistributedError::Operator(e.to_string());
+        let overlap = self.overlap && self.timing.is_none();
+        let step = Step {
+            gpu,
+            rank: transport.rank(),
+            bc,
+            parity: source as usize,
+            dagger,
+        };
         let mut faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        if overlap && self.per_direction && transport.per_direction() {
+            return self.apply_per_direction(&step, transport, &mut faces, psi, &mut launch);
+        }
         let mut clock = Clock::new(gpu, self.timing.is_some());
         for f in faces.iter_mut() {
-            let sign = if face_negated(dec, bc, rank, f.mu, f.side) {
-                -1.0
-            } else {
-                1.0
-            };
-            self.kernels
-                .pack(
-                    gpu,
-                    &lattice,
-                    psi,
-                    parity,
-                    &f.boundary,
-                    self.ls,
-                    sign,
-                    &mut f.send,
-                )
-                .map_err(|e| op(e.into()))?;
+            self.pack(&step, f, psi)?;
         }
         let pack = clock.lap()?;
-        let (sends, mut recvs): (Vec<FaceSend<'_>>, Vec<FaceRecv<'_>>) = faces
-            .iter_mut()
-            .map(|f| {
-                let peer = dec.neighbour(rank, f.mu, f.side);
-                (
-                    FaceSend {
-                        peer,
-                        tag: face_tag(f.mu, f.side),
-                        buffer: &f.send,
-                    },
-                    FaceRecv {
-                        peer,
-                        tag: face_tag(f.mu, f.side.opposite()),
-                        buffer: &mut f.recv,
-                    },
-                )
-            })
-            .unzip();
+        let (sends, mut recvs) = self.messages(step.rank, &mut faces);
         let operation = "distributed device hop: halo exchange";
-        let overlap = self.overlap && self.timing.is_none();
         transport.packed(gpu, operation, &sends)?;
         if overlap {
             launch(&self.boxes.interior, psi).map_err(op)?;
@@ -210,9 +249,7 @@ impl DeviceDistributedHop {
         drop(sends);
         drop(recvs);
         for f in faces.iter() {
-            self.kernels
-                .unpack(gpu, &lattice, &f.recv, parity, &f.halo, self.ls, psi)
-                .map_err(|e| op(e.into()))?;
+            self.unpack(&step, f, psi)?;
         }
         let exchange = clock.lap()?;
         if !overlap {
@@ -234,6 +271,136 @@ impl DeviceDistributedHop {
         }
         Ok(())
     }
+
+    /// The overlapped hop with one exchange per cut direction (see [`Self::apply`]):
+    ///
+    /// ```text
+    /// compute : pack(μ₀) pack(μ₁) … interior ─ wait D(μ₀) unpack(μ₀) exterior(μ₀) ─ wait D(μ₁) …
+    /// NCCL    :   └ wait ─ group(μ₀) D(μ₀)  └ wait ─ group(μ₁) D(μ₁) …
+    /// ```
+    fn apply_per_direction<T: DeviceTransport + ?Sized>(
+        &self,
+        step: &Step<'_>,
+        transport: &mut T,
+        faces: &mut [Face],
+        psi: &mut DeviceField,
+        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+    ) -> Result<(), DistributedError> {
+        let operation = "distributed device hop: halo exchange of one direction";
+        // The faces are stored direction by direction (both sides of μ together).
+        let mut marks = Vec::new();
+        let mut start = 0;
+        while start < faces.len() {
+            let mu = faces[start].mu;
+            let end = start + faces[start..].iter().take_while(|f| f.mu == mu).count();
+            for f in faces[start..end].iter_mut() {
+                self.pack(step, f, psi)?;
+            }
+            let (sends, mut recvs) = self.messages(step.rank, &mut faces[start..end]);
+            let mark = transport.post_direction(step.gpu, operation, &sends, &mut recvs)?;
+            marks.push((mu, start..end, mark));
+            start = end;
+        }
+        launch(&self.boxes.interior, psi).map_err(op)?;
+        for (mu, range, mark) in marks {
+            transport.await_direction(step.gpu, mark)?;
+            for f in &faces[range] {
+                self.unpack(step, f, psi)?;
+            }
+            for (_, slabs) in self.boxes.exterior.iter().filter(|(m, _)| *m == mu) {
+                for slab in slabs {
+                    launch(slab, psi).map_err(op)?;
+                }
+            }
+        }
+        transport.finish_directions(step.gpu, operation)
+    }
+
+    /// Queues the pack of face `f` of ψ (its sign, its projection).
+    fn pack(
+        &self,
+        step: &Step<'_>,
+        f: &mut Face,
+        psi: &DeviceField,
+    ) -> Result<(), DistributedError> {
+        let dec = self.ext.decomposition();
+        let sign = if face_negated(dec, step.bc, step.rank, f.mu, f.side) {
+            -1.0
+        } else {
+            1.0
+        };
+        self.kernels
+            .pack(
+                step.gpu,
+                self.ext.extended(),
+                psi,
+                (step.parity, &f.boundary, self.ls),
+                f.sent_projection[usize::from(step.dagger)],
+                sign,
+                &mut f.send,
+            )
+            .map_err(|e| op(e.into()))
+    }
+
+    /// Queues the unpack of face `f`'s received buffer into ψ's halo.
+    fn unpack(
+        &self,
+        step: &Step<'_>,
+        f: &Face,
+        psi: &mut DeviceField,
+    ) -> Result<(), DistributedError> {
+        self.kernels
+            .unpack(
+                step.gpu,
+                self.ext.extended(),
+                &f.recv,
+                (step.parity, &f.halo, self.ls),
+                f.halo_projection[usize::from(step.dagger)],
+                psi,
+            )
+            .map_err(|e| op(e.into()))
+    }
+
+    /// The sends and receives of `faces` (peer, tag, buffer).
+    fn messages<'f>(
+        &self,
+        rank: usize,
+        faces: &'f mut [Face],
+    ) -> (Vec<FaceSend<'f>>, Vec<FaceRecv<'f>>) {
+        let dec = self.ext.decomposition();
+        faces
+            .iter_mut()
+            .map(|f| {
+                let peer = dec.neighbour(rank, f.mu, f.side);
+                (
+                    FaceSend {
+                        peer,
+                        tag: face_tag(f.mu, f.side),
+                        buffer: &f.send,
+                    },
+                    FaceRecv {
+                        peer,
+                        tag: face_tag(f.mu, f.side.opposite()),
+                        buffer: &mut f.recv,
+                    },
+                )
+            })
+            .unzip()
+    }
+}
+
+/// What one application's face kernels share.
+struct Step<'a> {
+    gpu: &'a Gpu,
+    rank: usize,
+    bc: &'a BoundaryConditions,
+    /// The source field's parity.
+    parity: usize,
+    dagger: bool,
+}
+
+fn op(e: OperatorError) -> DistributedError {
+    DistributedError::Operator(e.to_string())
 }
 
 /// Lap times of synchronised phases (no synchronisation when off).

@@ -18,12 +18,16 @@
 //! (and in a fixed-point format sent as itself); fixed16 faces of an f32 field round the
 //! halo to fixed16 (within its bound).
 //!
+//! # Faces
+//! Wilson-type hops send spin-projected half spinors (half the bytes, still bit for bit:
+//! [`qdsl_core::dsl::halo_spin`]); with NCCL and overlap on, each cut direction's faces
+//! travel as their own group right after their packs, and that direction's exterior
+//! slabs wait only for them ([`DeviceTransport::per_direction`]).
+//!
 //! # Not yet here
-//! The exterior slabs wait for all faces (the transports complete the exchange as one
-//! group), not each for its own — the slab of direction μ reads halos of μ and earlier
-//! directions only, so per-face delivery marks of the peer transport could let each
-//! direction's slabs start as its faces land; the exchange is timed only with the phases
-//! serialised.
+//! The peer and host transports still complete the exchange as one group; the packs of
+//! all faces are separate launches (one per face), as are the exterior slabs (two per
+//! cut direction).
 
 mod blocks;
 mod faces;

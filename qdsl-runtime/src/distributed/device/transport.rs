@@ -81,6 +81,47 @@ pub trait DeviceTransport {
         recvs: &mut [FaceRecv<'_>],
     ) -> Result<(), DistributedError>;
 
+    /// Whether the faces can travel one direction at a time, each direction's delivery a
+    /// GPU-side mark ([`Self::post_direction`], [`Self::await_direction`]), so that each
+    /// direction's exterior waits only for its own faces. The default: no (the whole
+    /// exchange completes at once in [`Self::complete`]).
+    fn per_direction(&self) -> bool {
+        false
+    }
+
+    /// Queues the exchange of one direction's faces after the work queued so far on the
+    /// GPU's stream (that direction's packs), without making the GPU's stream wait;
+    /// returns the direction's delivery mark for [`Self::await_direction`]. Only called
+    /// where [`Self::per_direction`] says yes; the default refuses.
+    fn post_direction(
+        &mut self,
+        _gpu: &Gpu,
+        operation: &str,
+        _sends: &[FaceSend<'_>],
+        _recvs: &mut [FaceRecv<'_>],
+    ) -> Result<usize, DistributedError> {
+        Err(DistributedError::Operator(format!(
+            "{operation}: {} exchanges all faces at once",
+            self.describe()
+        )))
+    }
+
+    /// Makes the work queued next on the GPU's stream wait for the delivery `mark` of
+    /// [`Self::post_direction`] (no host wait).
+    fn await_direction(&mut self, _gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
+        Err(DistributedError::Operator(format!(
+            "delivery mark {mark}: {} has no per-direction exchange",
+            self.describe()
+        )))
+    }
+
+    /// After every direction was posted and awaited: waits on the host, bounded by the
+    /// timeout, until every direction's exchange is done (a dead peer ends here with an
+    /// error naming it), and forgets the marks.
+    fn finish_directions(&mut self, _gpu: &Gpu, _operation: &str) -> Result<(), DistributedError> {
+        Ok(())
+    }
+
     /// The element-wise sum over ranks of `values`, added in rank order on every rank.
     fn all_reduce_sum_f64(
         &mut self,
@@ -262,40 +303,28 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
 /// for them (with the communicator's timeout).
 pub struct NcclTransport {
     comm: NcclComm,
+    /// The delivery marks of the directions posted since the last finish, with the peer
+    /// a timeout names.
+    delivered: Vec<(cudarc::driver::CudaEvent, usize)>,
 }
 
 impl NcclTransport {
     /// Exchanges through `comm` (its stream on the same GPU as the compute stream; a
     /// stream of its own lets the exchange overlap the interior).
     pub fn new(comm: NcclComm) -> Self {
-        Self { comm }
-    }
-}
-
-impl DeviceTransport for NcclTransport {
-    fn rank(&self) -> usize {
-        self.comm.rank()
+        Self {
+            comm,
+            delivered: Vec::new(),
+        }
     }
 
-    fn packed(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
-        let rank = self.rank();
-        let compute = gpu.backend().stream();
-        let packed = compute
-            .record_event(None)
-            .map_err(device("recording the packs' event", rank))?;
-        self.comm
-            .stream()
-            .wait(&packed)
-            .map_err(device("waiting for the packs", rank))
-    }
-
-    fn complete(
-        &mut self,
-        _gpu: &Gpu,
-        operation: &str,
+    /// The device messages of the faces (values, then norms, under tags 2t and 2t + 1),
+    /// each list sorted by tag: the issue order both sides of a pair share.
+    fn messages(
+        &self,
         sends: &[FaceSend<'_>],
         recvs: &mut [FaceRecv<'_>],
-    ) -> Result<(), DistributedError> {
+    ) -> (Vec<DeviceMessage>, Vec<DeviceMessage>) {
         let stream = self.comm.stream().clone();
         // (tag, message), sorted by tag: the issue order both sides of a pair share.
         let mut out: Vec<(u32, DeviceMessage)> = Vec::new();
@@ -351,10 +380,88 @@ impl DeviceTransport for NcclTransport {
         inc.sort_by_key(|(t, _)| *t);
         let sends: Vec<DeviceMessage> = out.into_iter().map(|(_, m)| m).collect();
         let recvs: Vec<DeviceMessage> = inc.into_iter().map(|(_, m)| m).collect();
+        (sends, recvs)
+    }
+}
+
+impl DeviceTransport for NcclTransport {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    fn packed(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let compute = gpu.backend().stream();
+        let packed = compute
+            .record_event(None)
+            .map_err(device("recording the packs' event", rank))?;
+        self.comm
+            .stream()
+            .wait(&packed)
+            .map_err(device("waiting for the packs", rank))
+    }
+
+    fn complete(
+        &mut self,
+        _gpu: &Gpu,
+        operation: &str,
+        sends: &[FaceSend<'_>],
+        recvs: &mut [FaceRecv<'_>],
+    ) -> Result<(), DistributedError> {
+        let (sends, recvs) = self.messages(sends, recvs);
         // SAFETY: every pointer is a live allocation of this GPU of the stated size
         // (the buffers are borrowed for the call), and nothing else touches the receive
         // buffers until the call has waited for the group.
         unsafe { self.comm.exchange(operation, &sends, &recvs) }?;
+        Ok(())
+    }
+
+    fn per_direction(&self) -> bool {
+        true
+    }
+
+    /// The direction's packs marked on the compute stream, NCCL's stream made to wait
+    /// for them, the direction's group queued there, its delivery marked.
+    fn post_direction(
+        &mut self,
+        gpu: &Gpu,
+        _operation: &str,
+        sends: &[FaceSend<'_>],
+        recvs: &mut [FaceRecv<'_>],
+    ) -> Result<usize, DistributedError> {
+        self.packed(gpu, "", sends)?;
+        let rank = self.rank();
+        let (sends, recvs) = self.messages(sends, recvs);
+        // SAFETY: the buffers are the hop's face buffers, which live as long as the hop
+        // and are touched by nothing else before the compute stream waited for the
+        // delivery mark (await_direction) and the host for the stream (finish_directions).
+        let peer = unsafe { self.comm.enqueue_exchange(&sends, &recvs) }?;
+        let delivered = self
+            .comm
+            .stream()
+            .record_event(None)
+            .map_err(device("marking a direction's delivery", rank))?;
+        self.delivered.push((delivered, peer));
+        Ok(self.delivered.len() - 1)
+    }
+
+    fn await_direction(&mut self, gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let (event, _) = self.delivered.get(mark).ok_or_else(|| {
+            DistributedError::Operator(format!("no delivery mark {mark} was posted"))
+        })?;
+        gpu.backend()
+            .stream()
+            .wait(event)
+            .map_err(device("waiting for a direction's faces", rank))
+    }
+
+    fn finish_directions(&mut self, _gpu: &Gpu, operation: &str) -> Result<(), DistributedError> {
+        let peer = self.delivered.last().map(|(_, p)| *p);
+        self.delivered.clear();
+        if let Some(peer) = peer {
+            self.comm.finish(operation, peer)?;
+        }
         Ok(())
     }
 

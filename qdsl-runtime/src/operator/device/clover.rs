@@ -376,7 +376,7 @@ impl EvenOddBlocks for DeviceCloverBlocks {
             None => self
                 .hops
                 .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
-            Some(d) => d.apply(cx, r, psi, |b, psi| {
+            Some(d) => d.apply(cx, r, psi, dagger && self.hops.dagger_knob(), |b, psi| {
                 self.hops.hop(
                     cx,
                     &self.lattice,

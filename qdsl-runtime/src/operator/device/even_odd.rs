@@ -110,6 +110,11 @@ impl HopKernels {
     }
 
     /// The kernels as [`Self::new`] describes them, none compiled yet.
+    /// Whether the adjoint launches the dagger knob.
+    pub(crate) fn dagger_knob(&self) -> bool {
+        self.dagger_knob
+    }
+
     fn unbuilt<S: Stencil>(base: &Variant, parity: Parity, dagger_knob: bool) -> Self {
         Self {
             make: DeviceStencil::of::<S>,
@@ -363,19 +368,27 @@ impl EvenOddBlocks for DeviceHopBlocks {
             None => self
                 .kernels
                 .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
-            Some(d) => d.apply(cx, r, psi, |b, psi| {
-                self.kernels.hop(
-                    cx,
-                    &self.lattice,
-                    links,
-                    r,
-                    out,
-                    psi,
-                    dagger,
-                    xpay,
-                    Some(*b),
-                )
-            }),
+            // The faces carry the projectors of the kernel that runs: the dagger knob's
+            // only where the adjoint launches it.
+            Some(d) => d.apply(
+                cx,
+                r,
+                psi,
+                dagger && self.kernels.dagger_knob(),
+                |b, psi| {
+                    self.kernels.hop(
+                        cx,
+                        &self.lattice,
+                        links,
+                        r,
+                        out,
+                        psi,
+                        dagger,
+                        xpay,
+                        Some(*b),
+                    )
+                },
+            ),
         }
     }
 

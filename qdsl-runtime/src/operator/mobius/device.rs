@@ -83,6 +83,8 @@ enum Kernel {
     M5invDagMphiDagDslash4Dag,
     /// a · M5† x + b · M_φ† H† ψ.
     MphiDagDslash4DagXpayM5Dag,
+    /// M_φ† (the s-local half of the distributed adjoint hop).
+    MphiDagger,
 }
 
 impl Kernel {
@@ -102,6 +104,7 @@ impl Kernel {
             Kernel::MphiDagDslash4DagXpayM5Dag => {
                 FusedEntry::of::<MobiusMphidagDslash4dagXpayM5dag>()
             }
+            Kernel::MphiDagger => FusedEntry::of::<MobiusMphiDagger>(),
         }
     }
 }
@@ -271,19 +274,7 @@ impl DeviceMobiusBlocks {
         formats: &Variant,
         plan: ComplementPlan,
     ) -> Result<Self, OperatorError> {
-        let link = LinkFormat::new(formats.gauge.link_storage(), formats.recon.compression());
-        let wide = formats.spinor.compute() == qdsl_core::dsl::variant::StorageFormat::F64;
-        let blocks = Self {
-            gauge: DeviceField::from_gauge(gpu, gauge, link)?,
-            matrices: DeviceChainMatrices::upload(gpu, &params, &all_pieces(), wide)?,
-            flops: mobius_block_flops::<f64>(&params, parity, formats.boundary),
-            lattice: *gauge.lattice(),
-            params,
-            parity,
-            formats: *formats,
-            plan,
-            built: Mutex::new(HashMap::new()),
-        };
+        let blocks = Self::unbuilt(gpu, gauge, params, parity, formats, plan)?;
         let q = parity.opposite();
         let first: &[(Kernel, Parity, bool)] = match plan {
             ComplementPlan::Quda => &[
@@ -301,6 +292,50 @@ impl DeviceMobiusBlocks {
             blocks.kernel(gpu, k, r, xpay)?;
         }
         Ok(blocks)
+    }
+
+    /// The blocks with no chain compiled yet (each on first use): what the distributed
+    /// blocks use for their s-local pieces ([`super::DistributedMobiusBlocks`]).
+    pub(crate) fn unbuilt(
+        gpu: &Gpu,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        formats: &Variant,
+        plan: ComplementPlan,
+    ) -> Result<Self, OperatorError> {
+        let link = LinkFormat::new(formats.gauge.link_storage(), formats.recon.compression());
+        let wide = formats.spinor.compute() == qdsl_core::dsl::variant::StorageFormat::F64;
+        Ok(Self {
+            gauge: DeviceField::from_gauge(gpu, gauge, link)?,
+            matrices: DeviceChainMatrices::upload(gpu, &params, &all_pieces(), wide)?,
+            flops: mobius_block_flops::<f64>(&params, parity, formats.boundary),
+            lattice: *gauge.lattice(),
+            params,
+            parity,
+            formats: *formats,
+            plan,
+            built: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// out = M_φ ψ (dagger: M_φ† ψ) on parity `r`, or a·x + b·(that) with `xpay`:
+    /// s-local, every site of the field's lattice.
+    pub(crate) fn apply_mphi(
+        &self,
+        cx: DeviceRun<'_>,
+        r: Parity,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        dagger: bool,
+        xpay: Option<Xpay<'_, DeviceField>>,
+    ) -> Result<(), OperatorError> {
+        let k = if dagger {
+            Kernel::MphiDagger
+        } else {
+            Kernel::Dslash4pre
+        };
+        self.run(cx, k, r, out, psi, xpay)
     }
 
     /// The parameters.

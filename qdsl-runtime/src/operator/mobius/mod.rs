@@ -75,6 +75,7 @@
 mod blocks;
 mod device;
 mod device_matrices;
+mod distributed;
 mod params;
 mod physical;
 mod s_operator;
@@ -91,6 +92,7 @@ pub(crate) mod textbook;
 pub use blocks::{EvenOddMobius, MobiusBlocks};
 pub use device::{ComplementPlan, DeviceEvenOddMobius, DeviceMobiusBlocks};
 pub use device_matrices::DeviceChainMatrices;
+pub use distributed::{DistributedEvenOddMobius, DistributedMobiusBlocks};
 pub use params::{MobiusError, MobiusParams};
 pub use physical::{join_parities, midpoint_field, split_parities, wall_field};
 pub use s_operator::{ChiralSOperator, Chirality};

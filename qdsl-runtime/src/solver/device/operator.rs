@@ -32,7 +32,10 @@ use crate::distributed::device::RankDistribution;
 use crate::operator::cpu::StaggeredLinks;
 use crate::operator::device::{DeviceRun, HopKernels, OperatorError};
 use crate::operator::even_odd::Xpay;
-use crate::operator::mobius::{ComplementPlan, DeviceEvenOddMobius, MobiusParams};
+use crate::operator::mobius::{
+    ComplementPlan, DeviceEvenOddMobius, DistributedEvenOddMobius, DistributedMobiusBlocks,
+    MobiusParams,
+};
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
 use qdsl_core::dsl::storage::divide_by_global_scale;
@@ -53,6 +56,8 @@ enum Kernels {
     Clover(Box<DeviceEvenOddClover>),
     /// Möbius domain wall (5D vectors).
     Mobius(Box<DeviceEvenOddMobius>),
+    /// Möbius domain wall on one rank of a decomposed lattice.
+    DistributedMobius(Box<DistributedEvenOddMobius>),
 }
 
 /// An even-odd operator M̂ = D_pp − D_pq D_qq⁻¹ D_qp (staggered: A = 4m² − D_pq D_qp),
@@ -325,6 +330,28 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         Ok(Self::with_kernels(ctx, Kernels::Mobius(Box::new(k))))
     }
 
+    /// Möbius M̂ (as [`Self::mobius`]) on one rank of a decomposed lattice (see
+    /// [`Self::wilson_distributed`]): the 5D vectors (Ls slices) live on the rank's
+    /// extended lattice, the 4D hop is distributed (faces of Ls slices, spin-projected),
+    /// the s-local pieces need no halo ([`DistributedMobiusBlocks`]).
+    pub fn mobius_distributed(
+        ctx: &Arc<DeviceContext>,
+        rank: &RankDistribution,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        boundary: TimeBoundary,
+    ) -> Result<Self, OperatorError> {
+        let formats = wilson_variant::<P>(boundary)?;
+        let cx = DeviceRun::new(ctx.gpu(), ctx.tuner());
+        let blocks =
+            DistributedMobiusBlocks::new(cx, rank, gauge, params, parity, (&formats, boundary))?;
+        Ok(Self::with_kernels(
+            ctx,
+            Kernels::DistributedMobius(Box::new(Schur::complement(blocks))),
+        ))
+    }
+
     /// The staggered operator with links in `formats` (globally scaled links uploaded as
     /// U/s with their scales).
     fn staggered_in(
@@ -372,7 +399,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
         let lattice = *rank.ext.extended();
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let d = rank.hop_distribution::<qdsl_kernels::WilsonHop>(
+            ctx.gpu(),
+            (24, 1),
+            variant.spinor,
+            boundary,
+        )?;
         let k =
             Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?.with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
@@ -394,7 +426,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         rank.expect_extended("clover field", clover.lattice())?;
         let variant = rank.variant(wilson_variant::<P>(boundary)?, boundary);
         let links = upload_links(ctx, gauge, variant.gauge)?;
-        let d = rank.hop_distribution(ctx.gpu(), 24, variant.spinor, boundary)?;
+        let d = rank.hop_distribution::<qdsl_kernels::WilsonHop>(
+            ctx.gpu(),
+            (24, 1),
+            variant.spinor,
+            boundary,
+        )?;
         let k = Schur::clover(ctx.gpu(), links, clover, mu, parity, &variant)?.with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Clover(Box::new(k))))
     }
@@ -440,7 +477,12 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             .map(|l| upload_links(ctx, l, formats.gauge))
             .collect::<Result<Vec<_>, _>>()?;
         let lattice = *rank.ext.extended();
-        let d = rank.hop_distribution(ctx.gpu(), 6, spinor, periodic)?;
+        let d = rank.hop_distribution::<qdsl_kernels::ImprovedStaggeredHop>(
+            ctx.gpu(),
+            (6, 1),
+            spinor,
+            periodic,
+        )?;
         let k = Schur::staggered(ctx.gpu(), device, lattice, mass, parity, &formats)?
             .with_distribution(d);
         Ok(Self::with_kernels(ctx, Kernels::Hop(Box::new(k))))
@@ -459,6 +501,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
             Kernels::Hop(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Clover(k) => k.apply_in(cx, o, i, dagger),
             Kernels::Mobius(k) => k.apply_in(cx, o, i, dagger),
+            Kernels::DistributedMobius(k) => k.apply_in(cx, o, i, dagger),
         }
     }
 }
@@ -511,6 +554,9 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         let result = match (&self.kernels, other.map(|o| &o.kernels)) {
             (Kernels::Hop(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
             (Kernels::Mobius(k), _) => k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger),
+            (Kernels::DistributedMobius(k), _) => {
+                k.apply_full_in(cx, (out_p, out_q), (psi_p, psi_q), dagger)
+            }
             (Kernels::Clover(k), Some(Kernels::Clover(q)))
                 if q.blocks().parity() != k.blocks().parity() =>
             {
@@ -550,6 +596,7 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
             Kernels::Hop(k) => k.flops_per_apply(),
             Kernels::Clover(k) => k.flops_per_apply(),
             Kernels::Mobius(k) => k.flops_per_apply(),
+            Kernels::DistributedMobius(k) => k.flops_per_apply(),
         }
     }
 }

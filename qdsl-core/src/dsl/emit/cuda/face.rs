@@ -16,15 +16,22 @@
 //! | the same fixed-point format | its raw words and norm, each stored integer negated for sign −1 (exact) |
 //! | any other pair | decoded to the compute type, times the sign, encoded (exact for f64/f32, f16/bf16; fixed-point wire from a float field recomputes the per-site norm: fixed16 faces of an f32 field halve the bytes, within fixed16's bound) |
 //!
+//! A face of a Wilson-type hop can carry the spin-projected half spinor instead
+//! ([`FaceKernel::projection`], [`crate::dsl::halo_spin`]): 12 reals per site on the wire,
+//! half the bytes, still bit-identical in f64 and f32.
+//!
 //! The field holds one parity (the source of an even-odd hop): site x of slice s5 is
 //! element `s5 · half + lex(x)/2`.
 
 use super::library::{BOX_SITE, COMPLEX};
+use super::term::phase_add;
 use super::{print_signature, storage, Src};
 use crate::dsl::codec::{chunks, fixed_q, words, ArgOwner, ExtraArg};
+use crate::dsl::halo_spin::FaceProjection;
 use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::kernel_ir::{Reads, Scaling};
 use crate::dsl::layout::SoaLayout;
+use crate::dsl::spin::ProjectorPlan;
 use crate::dsl::variant::{LongRecon, Recon, StorageFormat};
 use crate::dsl::DslError;
 
@@ -49,6 +56,11 @@ pub struct FaceKernel {
     pub wire: StorageFormat,
     /// Pack or unpack.
     pub direction: FaceDirection,
+    /// The spin projection the face carries (4-spin sites of 24 reals only): pack
+    /// sends the half spinor h = (1 + s γ_μ) ψ (12 reals), unpack stores χ = ½ R h,
+    /// what the hop kernel's own projection turns back into h exactly
+    /// ([`crate::dsl::halo_spin`]). `None`: whole sites.
+    pub projection: Option<FaceProjection>,
 }
 
 impl FaceKernel {
@@ -58,17 +70,29 @@ impl FaceKernel {
             FaceDirection::Pack => "pack",
             FaceDirection::Unpack => "unpack",
         };
+        let projected = self
+            .projection
+            .map_or(String::new(), |p| format!("_{}", p.tag()));
         format!(
-            "qdsl_face_{dir}_r{}_{}_{}",
+            "qdsl_face_{dir}_r{}_{}_{}{projected}",
             self.reals,
             self.field.name(),
             self.wire.name()
         )
     }
 
+    /// Reals per site in the face buffer: 12 for a projected face, else the field's.
+    pub fn wire_reals(&self) -> usize {
+        if self.projection.is_some() {
+            HALF_SPINOR_REALS
+        } else {
+            self.reals
+        }
+    }
+
     /// Whether a site moves as raw words and a signed norm (the same fixed-point format).
     fn raw(&self) -> bool {
-        self.field == self.wire && fixed_q(self.field).is_some()
+        self.field == self.wire && fixed_q(self.field).is_some() && self.projection.is_none()
     }
 
     /// Checks the pair of formats: a real count the layouts accept, one compute type
@@ -84,6 +108,16 @@ impl FaceKernel {
                 "a site of {} reals (expected a positive even count)",
                 self.reals
             )));
+        }
+        if let Some(p) = self.projection {
+            if self.reals != SPINOR_REALS || p.mu >= 4 || p.sign.abs() != 1 {
+                return Err(unsupported(format!(
+                    "the projection (1 {} γ_{}) of sites of {} reals (expected 4-spin sites of {SPINOR_REALS} reals, μ < 4)",
+                    if p.sign > 0 { '+' } else { '-' },
+                    p.mu,
+                    self.reals
+                )));
+            }
         }
         if self.field.compute() != self.wire.compute() {
             return Err(unsupported(format!(
@@ -110,7 +144,7 @@ impl FaceKernel {
     pub fn compile(&self) -> Result<CompiledKernel, DslError> {
         self.check()?;
         let field = SoaLayout::new(self.reals, self.field);
-        let wire = SoaLayout::new(self.reals, self.wire);
+        let wire = SoaLayout::new(self.wire_reals(), self.wire);
         let real = match self.field.compute() {
             StorageFormat::F64 => "double",
             _ => "float",
@@ -208,7 +242,37 @@ impl FaceKernel {
             FaceDirection::Unpack => ("slot", "site"),
         };
         let sign = self.direction == FaceDirection::Pack;
-        if self.raw() {
+        if let Some(p) = self.projection {
+            let plan = p.plan();
+            match self.direction {
+                FaceDirection::Pack => {
+                    storage::load_site(
+                        &mut s,
+                        1,
+                        (src_base, src_layout),
+                        src_at,
+                        "v",
+                        Reads::Once,
+                        Scaling::Applied,
+                    );
+                    project(&mut s, &plan);
+                    storage::store_site(&mut s, 1, dst_base, dst_layout, dst_at, "h");
+                }
+                FaceDirection::Unpack => {
+                    storage::load_site(
+                        &mut s,
+                        1,
+                        (src_base, src_layout),
+                        src_at,
+                        "h",
+                        Reads::Once,
+                        Scaling::Applied,
+                    );
+                    reconstruct_half(&mut s, &plan);
+                    storage::store_site(&mut s, 1, dst_base, dst_layout, dst_at, "v");
+                }
+            }
+        } else if self.raw() {
             raw_copy(&mut s, (src_base, dst_base), &field, (src_at, dst_at), sign);
         } else {
             storage::load_site(
@@ -239,6 +303,89 @@ impl FaceKernel {
             params,
             geometry: Geometry::per_site(0),
         })
+    }
+}
+
+/// Reals of a 4-spin, 3-colour site and of its half spinor.
+const SPINOR_REALS: usize = 24;
+const HALF_SPINOR_REALS: usize = 12;
+
+/// `real h[12]` ← sign · (1 + s γ_μ) v as `plan` lowers it, row r = v_r + p_r v_{c(r)}
+/// written with the hop kernels' own expression ([`phase_add`]), so both compute the
+/// same bits ([`crate::dsl::halo_spin::project_site`] is the host reference).
+fn project(s: &mut Src, plan: &ProjectorPlan) {
+    s.line(
+        1,
+        &format!(
+            "// the half spinor (1 {} gamma({})) psi",
+            sign_char(plan.sign),
+            plan.mu
+        ),
+    );
+    s.line(1, "cplx sp[4][3];");
+    s.line(1, "#pragma unroll");
+    s.line(
+        1,
+        "for (int q = 0; q < 4; q++) { for (int a = 0; a < 3; a++) { sp[q][a] = cplx{v[6 * q + 2 * a], v[6 * q + 2 * a + 1]}; } }",
+    );
+    s.line(1, &format!("real h[{HALF_SPINOR_REALS}];"));
+    for (r, &(c, ph)) in plan.project.iter().enumerate() {
+        let sum = phase_add(&format!("sp[{r}][a]"), ph, None, &format!("sp[{c}][a]"));
+        s.line(1, "#pragma unroll");
+        s.line(
+            1,
+            &format!(
+                "for (int a = 0; a < 3; a++) {{ const cplx t = {sum}; h[{} + 2 * a] = t.re * sign; h[{} + 2 * a + 1] = t.im * sign; }}",
+                6 * r,
+                6 * r
+            ),
+        );
+    }
+}
+
+/// `real v[24]` ← ½ R h: rows 0, 1 are h/2, rows s = 2, 3 the phase p_s times row c(s)
+/// of h, halved (exact: swaps, signs and a power of two;
+/// [`crate::dsl::halo_spin::reconstruct_half_site`] is the host reference).
+fn reconstruct_half(s: &mut Src, plan: &ProjectorPlan) {
+    s.line(
+        1,
+        &format!(
+            "// the stored site (1 {} gamma({})) psi / 2, reconstructed from the half spinor",
+            sign_char(plan.sign),
+            plan.mu
+        ),
+    );
+    s.line(1, &format!("real v[{SPINOR_REALS}];"));
+    s.line(1, "#pragma unroll");
+    s.line(
+        1,
+        &format!("for (int k = 0; k < {HALF_SPINOR_REALS}; k++) {{ v[k] = h[k] * (real)0.5; }}"),
+    );
+    for (k2, &(r, ph)) in plan.reconstruct.iter().enumerate() {
+        let (re, im) = match (ph.re, ph.im) {
+            (1, 0) => ("h[j]", "h[j + 1]"),
+            (-1, 0) => ("-h[j]", "-h[j + 1]"),
+            (0, 1) => ("-h[j + 1]", "h[j]"),
+            _ => ("h[j + 1]", "-h[j]"),
+        };
+        s.line(1, "#pragma unroll");
+        s.line(
+            1,
+            &format!(
+                "for (int a = 0; a < 3; a++) {{ const int j = {} + 2 * a; v[{} + 2 * a] = ({re}) * (real)0.5; v[{} + 2 * a + 1] = ({im}) * (real)0.5; }}",
+                6 * r,
+                6 * (2 + k2),
+                6 * (2 + k2)
+            ),
+        );
+    }
+}
+
+fn sign_char(sign: i32) -> char {
+    if sign > 0 {
+        '+'
+    } else {
+        '-'
     }
 }
 
