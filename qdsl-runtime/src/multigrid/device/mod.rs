@@ -24,6 +24,7 @@
 //! The same code coarsens a coarse operator again (N_f = 2N_v of the level below: the
 //! units, tiles and kernels only see N_f, 2N_v ∈ {48, 64}).
 
+pub mod bounds;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -491,17 +492,24 @@ impl<'g> DeviceCoarsen<'g> {
         Ok(f)
     }
 
-    /// X⁻¹ and the links X⁻¹Y⁺_μ, Y⁻_μ X(x+μ̂)^{−†} of `d` by the tiles of `mode`
-    /// ([`Preconditioned`]). An error naming the coarse site whose X is singular.
-    pub fn preconditioned(
+    /// The tiles of X⁻¹Y in `mode` (K = 2 · 2N_v).
+    pub fn x_inv_y_tiles(&self, mode: TileMode) -> Result<Tiles, DeviceError> {
+        Tiles::load(self.gpu, mode, self.nc2, 2 * self.nc2)
+    }
+
+    /// X⁻¹ (in `x` of the result) and the links X⁻¹Y⁺_μ, Y⁻_μ X(x+μ̂)^{−†} of `d` by
+    /// `tiles` ([`Self::x_inv_y_tiles`] of `mode`), in device memory. An error naming the
+    /// coarse site whose X is singular.
+    pub fn x_inv_y(
         &mut self,
         d: &DeviceCoarse,
         mode: TileMode,
-    ) -> Result<Preconditioned, CoarsenError> {
+        tiles: &Tiles,
+    ) -> Result<DeviceCoarse, CoarsenError> {
         let gpu = self.gpu;
         self.kernels(UnitLaunch::default().threads)?;
         let k = &self.kernels[0].1;
-        let (vol, nc2, m2) = (self.coarse.volume(), self.nc2, 2 * self.nc2 * self.nc2);
+        let (vol, m2) = (self.coarse.volume(), 2 * self.nc2 * self.nc2);
         let mut x_inv = gpu.alloc::<f64>("coarse X⁻¹", vol * m2)?;
         let mut singular = gpu.alloc::<i32>("singular sites", vol)?;
         let mut args = Args::new();
@@ -520,30 +528,48 @@ impl<'g> DeviceCoarsen<'g> {
                 column: (col - 1) as usize,
             });
         }
-        let tiles = Tiles::load(gpu, mode, nc2, 2 * nc2)?;
         let mut yf = gpu.alloc::<f64>("X⁻¹Y⁺", 4 * vol * m2)?;
         let mut yb = gpu.alloc::<f64>("Y⁻X^{-†}", 4 * vol * m2)?;
         for (backward, src, dst) in [(0, &d.yf, &mut yf), (1, &d.yb, &mut yb)] {
             match mode {
                 TileMode::F64 => {
-                    self.xinv_links::<f64>(&tiles, &x_inv, src, dst, backward, false)?
+                    self.xinv_links::<f64>(tiles, &x_inv, src, dst, backward, false)?
                 }
                 TileMode::Bf16x3 => {
-                    self.xinv_links::<f32>(&tiles, &x_inv, src, dst, backward, true)?
+                    self.xinv_links::<f32>(tiles, &x_inv, src, dst, backward, true)?
                 }
             }
         }
-        let x_inv = self.field(&x_inv, DenseKind::SiteMatrix)?;
+        Ok(DeviceCoarse { x: x_inv, yf, yb })
+    }
+
+    /// Useful flops of [`Self::x_inv_y`]: the 8 link products, 8 (2N_v)³ each, per
+    /// coarse site (the inversion not counted).
+    pub fn x_inv_y_flops(&self) -> f64 {
+        let n = self.nc2 as f64;
+        self.coarse.volume() as f64 * 8.0 * 8.0 * n * n * n
+    }
+
+    /// [`Self::x_inv_y`] of `d` in `mode`, read back as a [`Preconditioned`].
+    pub fn preconditioned(
+        &mut self,
+        d: &DeviceCoarse,
+        mode: TileMode,
+    ) -> Result<Preconditioned, CoarsenError> {
+        let tiles = self.x_inv_y_tiles(mode)?;
+        let out = self.x_inv_y(d, mode, &tiles)?;
+        let nc2 = self.nc2;
+        let x_inv = self.field(&out.x, DenseKind::SiteMatrix)?;
         let mut ident = DenseLinkField::zeros_of(DenseKind::SiteMatrix, self.coarse, nc2)?;
-        for cb in 0..vol {
+        for cb in 0..self.coarse.volume() {
             for r in 0..nc2 {
                 ident.link_mut(cb, 0)[r * nc2 + r] = C::new(1.0, 0.0);
             }
         }
         let op = DenseOperator::new(
             ident,
-            self.field(&yf, DenseKind::Links)?,
-            self.field(&yb, DenseKind::Links)?,
+            self.field(&out.yf, DenseKind::Links)?,
+            self.field(&out.yb, DenseKind::Links)?,
             self.shape,
         )?;
         Ok(Preconditioned { x_inv, op })

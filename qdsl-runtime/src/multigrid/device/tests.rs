@@ -3,8 +3,6 @@
 //! within each mode's bound, the fixed-point operator bitwise the CPU path's for two
 //! launches, and a coarse operator coarsened again (N_c 24 → 32).
 
-use super::super::coarsen::units::{matrix, unit_table, Side};
-use super::super::dense::{mul_add, ZERO};
 use super::super::tests::{gaussian_vectors, wilson_clover};
 use super::super::{coarsen, coarsen_fixed16, Grouping};
 use super::*;
@@ -71,59 +69,7 @@ fn the_construction_kernels_compile_without_spills() {
     }
 }
 
-/// A side's values on the CPU (as the device gathers them).
-fn side(op: &DenseOperator, p: &Prolongator, s: Side) -> Vec<C> {
-    let (nf, nc2) = (op.n(), 2 * p.n_vectors());
-    match s.matrix {
-        None => p.v(s.site).to_vec(),
-        Some(k) => {
-            let mut uv = vec![ZERO; nf * nc2];
-            mul_add(&mut uv, matrix(op, k), p.v(s.site), (nf, nf, nc2));
-            uv
-        }
-    }
-}
-
-/// Per target and coarse site, √2 ‖a_i‖ ‖b_j‖ (the rows of the tile product, over all
-/// units): Cauchy–Schwarz bounds the Σ|a||b| of the tiles' error bound.
-fn magnitudes(op: &DenseOperator, p: &Prolongator) -> Vec<Vec<f64>> {
-    let nc2 = 2 * p.n_vectors();
-    let table = unit_table(op, p);
-    let sites = p.coarse_lattice().volume();
-    let mut out = Vec::new();
-    for t in Target::ALL {
-        let per = table.count[t.index()];
-        for xc in 0..sites {
-            let (mut na, mut nb) = (vec![0.0; nc2], vec![0.0; nc2]);
-            for u in &table.units[t.index()][xc * per..(xc + 1) * per] {
-                for (norms, s) in [(&mut na, u.a), (&mut nb, u.b)] {
-                    for (k, z) in side(op, p, s).iter().enumerate() {
-                        norms[k % nc2] += z.norm_sqr();
-                    }
-                }
-            }
-            out.push(
-                (0..nc2 * nc2)
-                    .map(|e| std::f64::consts::SQRT_2 * (na[e / nc2] * nb[e % nc2]).sqrt())
-                    .collect(),
-            );
-        }
-    }
-    out
-}
-
-/// The mode's relative bound ε for products of depth k.
-fn epsilon(mode: TileMode, nc2: usize, k: usize) -> f64 {
-    let (v, _) = Tiles::variant(mode, nc2, k).unwrap();
-    let spec = match mode {
-        TileMode::F64 => CoarseVuvF64::spec(),
-        TileMode::Bf16x3 => CoarseVuvBf16x3::spec(),
-    };
-    mma::cpu::error_bound(&spec, v.input, v.tile_k, k)
-}
-
-/// The device operator against the reference, each entry within twice the mode's bound
-/// (GPU and the f64 reference each within it of the exact value).
+/// Each entry within the mode's bound ([`bounds::worst_ratio`] ≤ 1).
 fn assert_within(
     got: &DenseOperator,
     want: &DenseOperator,
@@ -132,29 +78,8 @@ fn assert_within(
     dc: &DeviceCoarsen<'_>,
     mode: TileMode,
 ) {
-    let mags = magnitudes(op, p);
-    let (sites, nc2) = (p.coarse_lattice().volume(), 2 * p.n_vectors());
-    for t in Target::ALL {
-        let eps = 2.0 * epsilon(mode, nc2, dc.depth(t)) + 1e-15;
-        for xc in 0..sites {
-            let pick = |m: &DenseOperator| -> Vec<C> {
-                match t {
-                    Target::Site => m.x.link(xc, 0).to_vec(),
-                    Target::Forward(mu) => m.yf.link(xc, mu).to_vec(),
-                    Target::Backward(mu) => m.yb.link(xc, mu).to_vec(),
-                }
-            };
-            let mag = &mags[t.index() * sites + xc];
-            for (e, (g, w)) in pick(got).iter().zip(pick(want)).enumerate() {
-                let d = g - w;
-                assert!(
-                    d.re.abs().max(d.im.abs()) <= eps * mag[e],
-                    "{mode:?} {t:?} coarse site {xc} entry {e}: GPU {g} CPU {w} (bound {})",
-                    eps * mag[e]
-                );
-            }
-        }
-    }
+    let r = bounds::worst_ratio(got, want, op, p, dc, mode);
+    assert!(r <= 1.0, "{mode:?}: an entry at {r} of its bound");
 }
 
 #[test]
@@ -197,7 +122,7 @@ fn device_x_inv_y_agrees_with_the_cpu() {
             .map(|(a, b)| (a - b).norm())
             .fold(0.0, f64::max);
         assert!(dx <= 1e-11 * scale(&want.x_inv), "{mode:?} X⁻¹: {dx:e}");
-        let eps = 2.0 * epsilon(mode, nc2, 2 * nc2) + 1e-11;
+        let eps = 2.0 * bounds::epsilon(mode, nc2, 2 * nc2) + 1e-11;
         for (g, w, a, b) in [
             (&got.op.yf, &want.op.yf, &want.x_inv, &coarse.yf),
             (&got.op.yb, &want.op.yb, &coarse.yb, &want.x_inv),
