@@ -56,6 +56,8 @@ pub enum BenchKernel {
     /// Block inner products ⟨a_i, b_j⟩ of two sets of spinor fields on tensor cores
     /// (`mma_tile!`) in one mode; the case's `sources` is the number of vectors per set.
     BlockDot(BlockBlasMode),
+    /// A stage of the device coarse construction (multigrid set-up, N_v 24, 4⁴ blocks).
+    Coarse(super::coarse::CoarseStage),
     /// The whole device Möbius M̂ (QUDA's MatPC): the three kernels above, one apply.
     MobiusEo,
     /// The whole device Möbius M̂ in two kernels (M_φ fused into the hop's source).
@@ -86,6 +88,7 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4M5invM5pre => "mobius_dslash4_m5inv_m5pre",
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
             BenchKernel::BlockDot(mode) => mode.kernel_name(),
+            BenchKernel::Coarse(stage) => stage.name(),
             BenchKernel::MobiusEo => "mobius_eo",
             BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
         }
@@ -125,6 +128,9 @@ impl BenchCase {
     /// `<kernel> <format> recon<N>`, the key of the QUDA table; ` sources<N>` appended
     /// for the multi-right-hand-side rows.
     pub fn label(&self) -> String {
+        if let BenchKernel::Coarse(stage) = self.kernel {
+            return format!("{} nc24 block4", stage.name());
+        }
         if let (BenchKernel::BlockDot(_), Some(n)) = (self.kernel, self.sources) {
             return format!("{} {} vectors{n}", self.kernel.name(), self.format.name());
         }
@@ -256,6 +262,10 @@ pub fn default_cases() -> Vec<BenchCase> {
             sources: Some(n),
             ..c(BlockDot(BlockBlasMode::F64), F64, Recon::R18)
         });
+    }
+    // The device coarse construction's stages.
+    for stage in super::coarse::CoarseStage::ALL {
+        cases.push(c(Coarse(stage), F64, Recon::R18));
     }
     cases
 }

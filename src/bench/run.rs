@@ -122,6 +122,7 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
         | BenchKernel::BlockDot(_)
+        | BenchKernel::Coarse(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
@@ -154,6 +155,7 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::MobiusDslash4M5invM5pre
         | BenchKernel::MobiusDslash4XpayM5mob
         | BenchKernel::BlockDot(_)
+        | BenchKernel::Coarse(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),
     }
@@ -204,6 +206,9 @@ fn bench_case(
             | BenchKernel::AsqtadPullback
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if let BenchKernel::Coarse(stage) = case.kernel {
+        return super::coarse::bench_coarse(gpu, &links.u, stage, copy, (opts.warmup, opts.reps));
     }
     if matches!(case.kernel, BenchKernel::BlockDot(_)) {
         return super::block_blas::bench_block_dot(
