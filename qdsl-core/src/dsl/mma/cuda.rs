@@ -214,7 +214,7 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
 
 /// The device helpers of an operand type: rounding two floats into a packed register
 /// (element 0 in the low half, as fragments hold them) and reading element 0 / 1 back.
-fn helpers(s: &mut String, i: Instruction) {
+pub(super) fn helpers(s: &mut String, i: Instruction) {
     match i.operand {
         Operand::Bf16 | Operand::F16 => {
             let t = i.operand.name();
