@@ -888,6 +888,10 @@ pub fn run_check(
         &mut rows,
     );
     emit(
+        super::block_blas::check_block_axpy(gpu, opts.dims.iter().product(), opts.seed, &wanted),
+        &mut rows,
+    );
+    emit(
         super::coarse::check_coarse(gpu, opts.seed, &wanted),
         &mut rows,
     );
