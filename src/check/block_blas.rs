@@ -157,13 +157,16 @@ pub fn check_block_axpy(
 
 type Operands<'a> = (&'a [Complex<f64>], &'a [Complex<f64>], &'a [Complex<f64>]);
 
+/// How a vector type is written from and read back as f64.
+type Conversions<T> = (fn(f64) -> T, fn(T) -> f64);
+
 fn axpy<T: VectorReal>(
     gpu: &Gpu,
     mode: BlockBlasMode,
     (x, a, y0): Operands<'_>,
     n: usize,
     len: usize,
-    (conv, back): (fn(f64) -> T, fn(T) -> f64),
+    (conv, back): Conversions<T>,
 ) -> Outcome {
     let stored = |v: &[Complex<f64>]| -> Vec<Complex<f64>> {
         v.iter()

@@ -114,7 +114,7 @@ fn block_axpy_agrees_with_the_cpu_path() {
                 (&x, &a, &y0),
                 (m, n, len),
                 |v| v as f32,
-                |v| f64::from(v),
+                f64::from,
             );
             axpy_case::<f64>(&gpu, mode, (&x, &a, &y0), (m, n, len), |v| v, |v| v);
         }
