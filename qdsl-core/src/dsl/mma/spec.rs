@@ -490,6 +490,16 @@ impl MmaSpec {
             }
             _ => {}
         }
+        if self.problem == Problem::ComplexAxpy
+            && (self.staging != Staging::Direct || self.fragments != Fragments::Explicit)
+        {
+            return at(
+                Item::Staging,
+                "a block axpy reads X into fragments straight from global memory: \
+                 `staging: direct` with explicit fragments"
+                    .into(),
+            );
+        }
         if self.fragments == Fragments::Ldmatrix && !operand.is_16_bit() {
             return at(
                 Item::Fragments,

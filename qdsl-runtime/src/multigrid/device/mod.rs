@@ -203,7 +203,8 @@ impl Tiles {
         })
     }
 
-    /// Blocks per product: enough for about 1024 blocks in all, at most one per k-tile.
+    /// Blocks per product for chunks of `products`: enough for about 1024 blocks in all,
+    /// at most one per k-tile (every chunk of a run takes the value of its largest).
     fn blocks_per_product(&self, products: usize) -> usize {
         let k_tiles = self.k_pad / self.plan.variant.tile_k;
         1024usize.div_ceil(products.max(1)).clamp(1, k_tiles)
@@ -214,17 +215,29 @@ impl Tiles {
         products * self.blocks_per_product(products) * self.plan.partial_len()
     }
 
-    /// Queues c_p = Σ conj(a_p,i) b_p,j for `products` products of rows of `k_pad` reals.
+    /// Queues c_p = Σ conj(a_p,i) b_p,j for `products` products of rows of `k_pad` reals,
+    /// `bpb` blocks each ([`Self::blocks_per_product`] of the chunk `partial` was made
+    /// for: [`Self::partial_len`]).
     fn queue<T: DeviceElem>(
         &self,
         gpu: &Gpu,
         (a, b): (&CudaSlice<T>, &CudaSlice<T>),
-        products: usize,
+        (products, bpb): (usize, usize),
         partial: &mut CudaSlice<f64>,
         c: &mut CudaSlice<f64>,
     ) -> Result<(), DeviceError> {
         let v = self.plan.variant;
-        let bpb = self.blocks_per_product(products);
+        if products * bpb * self.plan.partial_len() > partial.len()
+            || products * v.m * v.n * 2 > c.len()
+        {
+            return Err(shape(format!(
+                "{}: {products} products of {bpb} blocks do not fit the partials ({}) or \
+                 products ({}) buffers",
+                self.plan.name,
+                partial.len(),
+                c.len()
+            )));
+        }
         let mut args = Args::new();
         args.read("a", a)
             .read("b", b)
@@ -415,6 +428,7 @@ impl<'g> DeviceCoarsen<'g> {
         let mut a = gpu.alloc::<T>("tile operands A", chunk * nc2 * k_pad)?;
         let mut b = gpu.alloc::<T>("tile operands B", chunk * nc2 * k_pad)?;
         let mut partial = gpu.alloc::<f64>("tile partials", tiles.partial_len(chunk))?;
+        let bpb = tiles.blocks_per_product(chunk);
         let mut c = gpu.alloc::<f64>("tile products", chunk * m2)?;
         let (dst, stride, offset) = match t {
             Target::Site => (&mut out.x, m2, 0),
@@ -435,7 +449,7 @@ impl<'g> DeviceCoarsen<'g> {
                 .count("per_product", per)
                 .count("k_pad", k_pad);
             gather.launch_default(gpu, [n * per * self.nf * nc2, 1, 1], args)?;
-            tiles.queue(gpu, (&a, &b), n, &mut partial, &mut c)?;
+            tiles.queue(gpu, (&a, &b), (n, bpb), &mut partial, &mut c)?;
             let mut args = Args::new();
             args.read("c", &c)
                 .write("dst", dst)
@@ -593,6 +607,7 @@ impl<'g> DeviceCoarsen<'g> {
         let mut a = gpu.alloc::<T>("tile operands A", chunk * nc2 * k_pad)?;
         let mut b = gpu.alloc::<T>("tile operands B", chunk * nc2 * k_pad)?;
         let mut partial = gpu.alloc::<f64>("tile partials", tiles.partial_len(chunk))?;
+        let bpb = tiles.blocks_per_product(chunk);
         let mut c = gpu.alloc::<f64>("tile products", chunk * m2)?;
         let gather = if single { &k.xinv_f32 } else { &k.xinv_f64 };
         for first in (0..products).step_by(chunk) {
@@ -607,7 +622,7 @@ impl<'g> DeviceCoarsen<'g> {
                 .count("products", n)
                 .int("backward", backward);
             gather.launch_default(gpu, [n * nc2 * nc2, 1, 1], args)?;
-            tiles.queue(gpu, (&a, &b), n, &mut partial, &mut c)?;
+            tiles.queue(gpu, (&a, &b), (n, bpb), &mut partial, &mut c)?;
             let mut args = Args::new();
             args.read("c", &c)
                 .write("dst", dst)
