@@ -13,6 +13,10 @@
 //! (ε is [`qdsl_core::dsl::mma::cpu::error_bound`]; the tests check each against a plain
 //! f64 product.) A complex inner product is four real ones: the kernels multiply the
 //! rows of A by the rows of B and by their rotations (im, −re), formed in shared memory.
+//!
+//! Block axpy y_j += Σ_i x_i A_ij (`block_axpy_<mode>`, the `complex_axpy` problem) in
+//! the same modes but f32 SIMT: per component, the row (Re x_0, Im x_0, …) times the real
+//! 2m × 2n matrix of A, bounded by [`BlockBlasMode::axpy_error_bound`].
 
 use qdsl_core::dsl::mma::{Input, MmaSpec, MmaTile, MmaVariant};
 use qdsl_core::dsl::{DslError, KernelProgram};
@@ -81,6 +85,68 @@ mma_tile! {
         tile_k: [32, 64],
         warps: [2, 4, 8],
         stages: [2, 3],
+    }
+}
+
+mma_tile! {
+    /// Block axpy y_j += Σ_i x_i A_ij in f64 (DMMA, m8n8k4).
+    pub block_axpy_f64 {
+        problem: complex_axpy,
+        mma: m8n8k4(f64 -> f64),
+        staging: direct,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f64, f32],
+        tile_k: [8],
+        warps: [4, 8],
+        stages: [1],
+    }
+}
+
+mma_tile! {
+    /// Block axpy y_j += Σ_i x_i A_ij in 3×TF32 (m16n8k8): f32 accuracy.
+    pub block_axpy_tf32x3 {
+        problem: complex_axpy,
+        mma: m16n8k8(tf32 -> f32),
+        split: 3,
+        staging: direct,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [16],
+        warps: [4, 8],
+        stages: [1],
+    }
+}
+
+mma_tile! {
+    /// Block axpy y_j += Σ_i x_i A_ij in bf16 (m16n8k16).
+    pub block_axpy_bf16 {
+        problem: complex_axpy,
+        mma: m16n8k16(bf16 -> f32),
+        staging: direct,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [16],
+        warps: [4, 8],
+        stages: [1],
+    }
+}
+
+mma_tile! {
+    /// Block axpy y_j += Σ_i x_i A_ij in 3×BF16 (m16n8k16): 16-bit fixed-point accuracy.
+    pub block_axpy_bf16x3 {
+        problem: complex_axpy,
+        mma: m16n8k16(bf16 -> f32),
+        split: 3,
+        staging: direct,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [16],
+        warps: [4, 8],
+        stages: [1],
     }
 }
 
@@ -175,6 +241,85 @@ impl BlockBlasMode {
     pub fn error_bound(self, v: &MmaVariant, len: usize) -> f64 {
         qdsl_core::dsl::mma::cpu::error_bound(&self.spec(), v.input, v.tile_k, 2 * len)
     }
+}
+
+impl BlockBlasMode {
+    /// The catalog name of the mode's block axpy (`block_axpy_f64`, …).
+    pub fn axpy_kernel_name(self) -> &'static str {
+        match self {
+            BlockBlasMode::F64 => "block_axpy_f64",
+            BlockBlasMode::Tf32x3 => "block_axpy_tf32x3",
+            BlockBlasMode::Bf16 => "block_axpy_bf16",
+            BlockBlasMode::Bf16x3 => "block_axpy_bf16x3",
+        }
+    }
+
+    /// The mode's block-axpy spec.
+    pub fn axpy_spec(self) -> MmaSpec {
+        match self {
+            BlockBlasMode::F64 => BlockAxpyF64::spec(),
+            BlockBlasMode::Tf32x3 => BlockAxpyTf32x3::spec(),
+            BlockBlasMode::Bf16 => BlockAxpyBf16::spec(),
+            BlockBlasMode::Bf16x3 => BlockAxpyBf16x3::spec(),
+        }
+    }
+
+    /// The untuned block-axpy variant for m vectors x, n vectors y of `input`: the spec's
+    /// (one) tile_k, 8 warps, one stage.
+    pub fn default_axpy_variant(
+        self,
+        m: usize,
+        n: usize,
+        input: Input,
+    ) -> Result<MmaVariant, DslError> {
+        let spec = self.axpy_spec();
+        let v = MmaVariant {
+            m,
+            n,
+            input,
+            tile_k: spec.tile_k[0],
+            warps: 8,
+            stages: 1,
+        };
+        qdsl_core::dsl::mma::plan(&spec, &v).map(|_| v)
+    }
+
+    /// The block-axpy program of a variant.
+    pub fn axpy_program(self, v: &MmaVariant) -> Result<KernelProgram, DslError> {
+        qdsl_core::dsl::mma::plan(&self.axpy_spec(), v)
+            .map(|p| qdsl_core::dsl::mma::axpy::program(&p))
+    }
+
+    /// (ε, u) of a block axpy of m vectors x in `input`
+    /// ([`qdsl_core::dsl::mma::axpy::error_bound_axpy`]).
+    pub fn axpy_error_bound(self, input: Input, m: usize) -> (f64, f64) {
+        qdsl_core::dsl::mma::axpy::error_bound_axpy(&self.axpy_spec(), input, m)
+    }
+}
+
+/// y_j += Σ_i x_i A_ij on the CPU as the variant's kernel computes it (rounding
+/// emulated): `x` the v.m vectors one after another, `y` the v.n vectors, each `len`
+/// complex values; `a` v.m × v.n row-major.
+pub fn block_axpy_cpu(
+    mode: BlockBlasMode,
+    v: &MmaVariant,
+    x: &[Complex<f64>],
+    a: &[Complex<f64>],
+    y: &mut [Complex<f64>],
+    len: usize,
+) -> Result<(), DslError> {
+    let reals = |x: &[Complex<f64>]| -> Vec<f64> { x.iter().flat_map(|z| [z.re, z.im]).collect() };
+    let (rx, ra, mut ry) = (reals(x), reals(a), reals(y));
+    match mode {
+        BlockBlasMode::F64 => BlockAxpyF64::axpy_cpu(v, &rx, &ra, &mut ry, len),
+        BlockBlasMode::Tf32x3 => BlockAxpyTf32x3::axpy_cpu(v, &rx, &ra, &mut ry, len),
+        BlockBlasMode::Bf16 => BlockAxpyBf16::axpy_cpu(v, &rx, &ra, &mut ry, len),
+        BlockBlasMode::Bf16x3 => BlockAxpyBf16x3::axpy_cpu(v, &rx, &ra, &mut ry, len),
+    }?;
+    for (z, re_im) in y.iter_mut().zip(ry.chunks(2)) {
+        *z = Complex::new(re_im[0], re_im[1]);
+    }
+    Ok(())
 }
 
 /// c_ij = ⟨a_i, b_j⟩ on the CPU as the variant's kernel computes it (rounding emulated):

@@ -395,3 +395,120 @@ fn batched_vuv_tiles_are_each_products_inner_product() {
         }
     }
 }
+
+/// y_j(x) + Σ_i x_i(x) A_ij in f64 the textbook way, and per real part the magnitude
+/// Σ_i (|Re x_i| + |Im x_i|)(|Re A_ij| + |Im A_ij|) bounding Σ_k |X_k| |B_kc|.
+fn axpy_reference(
+    x: &[Complex<f64>],
+    a: &[Complex<f64>],
+    y: &[Complex<f64>],
+    (m, n, len): (usize, usize, usize),
+) -> (Vec<Complex<f64>>, Vec<f64>) {
+    let mut out = y.to_vec();
+    let mut mag = vec![0.0; n * len];
+    for j in 0..n {
+        for p in 0..len {
+            for i in 0..m {
+                let (xi, aij) = (x[i * len + p], a[i * n + j]);
+                out[j * len + p] += xi * aij;
+                mag[j * len + p] += (xi.re.abs() + xi.im.abs()) * (aij.re.abs() + aij.im.abs());
+            }
+        }
+    }
+    (out, mag)
+}
+
+/// The block axpy's CPU path (tensor-core rounding emulated) in every mode against the
+/// plain f64 y + X A, within the mode's bound ε Σ|X||B| + u |ŷ| (m, n of 16 and 64, f32
+/// and f64 vectors), and 3×BF16 and 3×TF32 far below plain bf16's error (so the bound
+/// is not vacuous for the split modes).
+#[test]
+fn block_axpy_cpu_path_is_within_its_bound() {
+    let len = 40;
+    for (m, n) in [(16, 16), (64, 16), (16, 64)] {
+        let x = vectors(m, len, 51);
+        let a = vectors(m, n, 52);
+        let y0 = vectors(n, len, 53);
+        let (want, mag) = axpy_reference(&x, &a, &y0, (m, n, len));
+        let mut errors = Vec::new();
+        for mode in BlockBlasMode::ALL {
+            for input in [Input::F64, Input::F32] {
+                let v = mode.default_axpy_variant(m, n, input).unwrap();
+                let (eps, u) = mode.axpy_error_bound(input, m);
+                // Vectors as stored in `input` (the reference takes the same values).
+                let conv = |z: &Complex<f64>| match input {
+                    Input::F32 => Complex::new(z.re as f32 as f64, z.im as f32 as f64),
+                    Input::F64 => *z,
+                };
+                let xs: Vec<_> = x.iter().map(conv).collect();
+                let ys: Vec<_> = y0.iter().map(conv).collect();
+                let (want_s, mag_s) = axpy_reference(&xs, &a, &ys, (m, n, len));
+                let mut y = ys.clone();
+                qdsl_kernels::block_blas::block_axpy_cpu(mode, &v, &xs, &a, &mut y, len).unwrap();
+                let mut worst: f64 = 0.0;
+                for e in 0..n * len {
+                    let d = y[e] - want_s[e];
+                    let bound = eps * mag_s[e] + u * (y[e].re.abs().max(y[e].im.abs()));
+                    worst = worst.max(d.re.abs().max(d.im.abs()) / bound);
+                }
+                assert!(
+                    worst <= 1.0,
+                    "{} {input:?} {m}×{n}: {worst} of the bound",
+                    mode.name()
+                );
+                if input == Input::F64 {
+                    let rel = (0..n * len)
+                        .map(|e| {
+                            let d = y[e] - want[e];
+                            d.re.abs().max(d.im.abs()) / mag[e]
+                        })
+                        .fold(0.0, f64::max);
+                    errors.push((mode, rel));
+                }
+            }
+        }
+        let err = |m: BlockBlasMode| errors.iter().find(|(k, _)| *k == m).unwrap().1;
+        assert!(
+            err(BlockBlasMode::Bf16) > 1e-4,
+            "bf16 {:e}",
+            err(BlockBlasMode::Bf16)
+        );
+        assert!(
+            err(BlockBlasMode::Bf16x3) < 1e-4,
+            "3×BF16 {:e}",
+            err(BlockBlasMode::Bf16x3)
+        );
+        assert!(
+            err(BlockBlasMode::Tf32x3) < 1e-6,
+            "3×TF32 {:e}",
+            err(BlockBlasMode::Tf32x3)
+        );
+        assert!(
+            err(BlockBlasMode::F64) < 1e-14,
+            "DMMA {:e}",
+            err(BlockBlasMode::F64)
+        );
+    }
+}
+
+/// Every block-axpy variant of the catalog (modes, m and n of 16, 32, 64, f32 and f64
+/// vectors) compiles with NVRTC for sm_90 without spills; the registers are printed.
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs the CUDA toolchain (NVRTC + ptxas; no GPU needed)"
+)]
+fn block_axpy_kernels_compile_for_sm90_without_spills() {
+    let tc = nvrtc::Toolchain::load();
+    for mode in BlockBlasMode::ALL {
+        for (m, n) in [(16, 16), (32, 32), (64, 64), (64, 16), (16, 64)] {
+            for input in [Input::F32, Input::F64] {
+                let v = mode.default_axpy_variant(m, n, input).unwrap();
+                let p = mode.axpy_program(&v).unwrap();
+                let entries: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+                let reports = tc.compile_checked(&p.source, &p.name, "sm_90", &entries, true);
+                println!("{} {m}×{n} {input:?}: {reports:?}", mode.axpy_kernel_name());
+            }
+        }
+    }
+}

@@ -304,6 +304,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             ("inner", Problem::Inner),
             ("complex_inner", Problem::ComplexInner),
             ("batched_complex_inner", Problem::BatchedComplexInner),
+            ("complex_axpy", Problem::ComplexAxpy),
         ],
     )?;
     let instruction = instruction(required(Item::Mma)?)?;
@@ -389,6 +390,7 @@ fn expansion(spec: &Spec, m: &MmaSpec) -> TokenStream {
         Problem::Inner => quote!(#p::Problem::Inner),
         Problem::ComplexInner => quote!(#p::Problem::ComplexInner),
         Problem::BatchedComplexInner => quote!(#p::Problem::BatchedComplexInner),
+        Problem::ComplexAxpy => quote!(#p::Problem::ComplexAxpy),
     };
     let shape = match m.instruction.shape {
         Shape::M16N8K16 => quote!(#p::Shape::M16N8K16),

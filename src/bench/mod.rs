@@ -8,6 +8,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `block_blas` | the tensor-core block inner products (`mma_tile!`) in each mode |
+//! | [`coarse`] | the device coarse construction's stages (multigrid set-up) |
 //! | [`cpu`] | the CPU backend: the generated Rust of the hops, timed on the host |
 //! | [`metrics`] | the arithmetic: rates from times, copy bandwidth |
 //! | `operators` | the even-odd operators: Wilson, clover and twisted-mass M̂ |
@@ -19,6 +20,7 @@
 //! | `generate` | the quenched Wilson heatbath sweep |
 
 mod block_blas;
+pub mod coarse;
 pub mod cpu;
 mod generate;
 pub mod metrics;

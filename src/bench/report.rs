@@ -64,6 +64,11 @@ pub enum BenchKernel {
     /// Block inner products ⟨a_i, b_j⟩ of two sets of spinor fields on tensor cores
     /// (`mma_tile!`) in one mode; the case's `sources` is the number of vectors per set.
     BlockDot(BlockBlasMode),
+    /// Block axpy y_j += Σ_i x_i A_ij of two sets of spinor fields on tensor cores
+    /// (`mma_tile!` `complex_axpy`); the case's `sources` is the number of vectors per set.
+    BlockAxpy(BlockBlasMode),
+    /// A stage of the device coarse construction (multigrid set-up, N_v 24, 4⁴ blocks).
+    Coarse(super::coarse::CoarseStage),
     /// The whole device Möbius M̂ (QUDA's MatPC): the three kernels above, one apply.
     MobiusEo,
     /// The whole device Möbius M̂ in two kernels (M_φ fused into the hop's source).
@@ -97,6 +102,8 @@ impl BenchKernel {
             BenchKernel::MobiusDslash4XpayM5mob => "mobius_dslash4_xpay_m5mob",
             BenchKernel::MobiusM5inv => "mobius_m5inv",
             BenchKernel::BlockDot(mode) => mode.kernel_name(),
+            BenchKernel::BlockAxpy(mode) => mode.axpy_kernel_name(),
+            BenchKernel::Coarse(stage) => stage.name(),
             BenchKernel::MobiusEo => "mobius_eo",
             BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
         }
@@ -138,7 +145,12 @@ impl BenchCase {
     /// `<kernel> <format> recon<N>`, the key of the QUDA table; ` sources<N>` appended
     /// for the multi-right-hand-side rows.
     pub fn label(&self) -> String {
-        if let (BenchKernel::BlockDot(_), Some(n)) = (self.kernel, self.sources) {
+        if let BenchKernel::Coarse(stage) = self.kernel {
+            return format!("{} nc24 block4", stage.name());
+        }
+        if let (BenchKernel::BlockDot(_) | BenchKernel::BlockAxpy(_), Some(n)) =
+            (self.kernel, self.sources)
+        {
             return format!("{} {} vectors{n}", self.kernel.name(), self.format.name());
         }
         let sources = match (self.sources, self.kernel.is_mobius()) {
@@ -275,6 +287,25 @@ pub fn default_cases() -> Vec<BenchCase> {
             sources: Some(n),
             ..c(BlockDot(BlockBlasMode::F64), F64, Recon::R18)
         });
+    }
+    // Block axpy of 16, 32, 64 f32 spinor fields in each mode (and f64 in DMMA).
+    for mode in BlockBlasMode::ALL {
+        for n in [16, 32, 64] {
+            cases.push(BenchCase {
+                sources: Some(n),
+                ..c(BlockAxpy(mode), F32, Recon::R18)
+            });
+        }
+    }
+    for n in [16, 32, 64] {
+        cases.push(BenchCase {
+            sources: Some(n),
+            ..c(BlockAxpy(BlockBlasMode::F64), F64, Recon::R18)
+        });
+    }
+    // The device coarse construction's stages.
+    for stage in super::coarse::CoarseStage::ALL {
+        cases.push(c(Coarse(stage), F64, Recon::R18));
     }
     cases
 }

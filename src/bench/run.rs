@@ -125,6 +125,8 @@ fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelIn
         | BenchKernel::MobiusDslash4XpayM5mob
         | BenchKernel::MobiusM5inv
         | BenchKernel::BlockDot(_)
+        | BenchKernel::Coarse(_)
+        | BenchKernel::BlockAxpy(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => {
             return Err(format!("{} is not a hop kernel", case.kernel.name()))
@@ -160,6 +162,8 @@ fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
         | BenchKernel::MobiusDslash4XpayM5mob
         | BenchKernel::MobiusM5inv
         | BenchKernel::BlockDot(_)
+        | BenchKernel::Coarse(_)
+        | BenchKernel::BlockAxpy(_)
         | BenchKernel::MobiusEo
         | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),
     }
@@ -211,6 +215,19 @@ fn bench_case(
             | BenchKernel::HisqPullback
     ) {
         return super::smear::bench_links(gpu, tuner, &links.u, case, copy, opts.warmup, opts.reps);
+    }
+    if let BenchKernel::Coarse(stage) = case.kernel {
+        return super::coarse::bench_coarse(gpu, &links.u, stage, copy, (opts.warmup, opts.reps));
+    }
+    if matches!(case.kernel, BenchKernel::BlockAxpy(_)) {
+        return super::block_blas::bench_block_axpy(
+            gpu,
+            links.lattice.dims()[0],
+            case,
+            copy,
+            opts.warmup,
+            opts.reps,
+        );
     }
     if matches!(case.kernel, BenchKernel::BlockDot(_)) {
         return super::block_blas::bench_block_dot(

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`report`] | rows, bounds, relative errors, the table |
 //! | [`block_blas`] | the tensor-core block inner products' rows (each mode, 16/32/64 vectors) |
+//! | [`coarse`] | the device coarse construction's rows (Y_c, X_c, X⁻¹Y per tile mode; fixed16 bitwise) |
 //! | [`dense`] | the dense-link kernels' rows (the coarse hop on random fields) |
 //! | [`mobius`] | the `fused5d!` chains and the device even-odd Möbius operator |
 //! | [`reference`](mod@reference) | the CPU reference of a catalog kernel by name |
@@ -15,6 +16,7 @@
 //! | [`smear`] | the link-smearing rows (asqtad fat and long, fat7) |
 
 pub mod block_blas;
+pub mod coarse;
 pub mod dense;
 pub mod mobius;
 pub mod open_boundary;

@@ -887,6 +887,14 @@ pub fn run_check(
         super::block_blas::check_block_dot(gpu, opts.dims.iter().product(), opts.seed, &wanted),
         &mut rows,
     );
+    emit(
+        super::block_blas::check_block_axpy(gpu, opts.dims.iter().product(), opts.seed, &wanted),
+        &mut rows,
+    );
+    emit(
+        super::coarse::check_coarse(gpu, opts.seed, &wanted),
+        &mut rows,
+    );
     rows
 }
 

@@ -131,6 +131,8 @@ pub enum Elem {
     U8,
     /// `int`.
     I32,
+    /// `long long` (64-bit integer sums).
+    I64,
     /// `float`.
     F32,
     /// `double`.

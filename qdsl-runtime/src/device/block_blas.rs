@@ -2,7 +2,8 @@
 //! two sets of complex vectors in device memory, with the `mma_tile!` kernels of
 //! [`qdsl_kernels::block_blas`] (f64 DMMA, 3×TF32, bf16, 3×BF16), launched through the
 //! one launcher and tuned through the one `Tunable` ([`super::tuned`]): the tile kernel's
-//! grid (its knob space), then the kernel adding the blocks' partials in a fixed order.
+//! grid (its knob space), then the kernel adding the blocks' partials in a fixed order;
+//! and the block axpy y_j += Σ_i x_i A_ij ([`BlockAxpy`], `block_axpy_<mode>`).
 
 use super::gpu::driver;
 use super::kernel::{load_program, Args, DeviceElem, LoadedKernel};
@@ -198,20 +199,7 @@ impl BlockInner {
 
     /// Sets the opt-in attribute where the tile kernel's shared memory is beyond 48 KiB.
     fn allow_shared(&self) -> Result<(), DeviceError> {
-        let bytes = self.tile.interface.geometry.shared_fixed;
-        if bytes > 48 * 1024 {
-            self.tile
-                .function
-                .set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    bytes as i32,
-                )
-                .map_err(driver(format!(
-                    "allowing shared memory for {}",
-                    self.plan.name
-                )))?;
-        }
-        Ok(())
+        allow_shared(&self.tile)
     }
 
     fn queue_tile<T: VectorReal>(
@@ -300,6 +288,129 @@ impl BlockInner {
     pub fn bytes(&self) -> f64 {
         let v = self.plan.variant;
         ((v.m + v.n) * 2 * self.len * v.input.bytes()) as f64
+    }
+}
+
+/// Sets the opt-in attribute where a kernel's dynamic shared memory is beyond 48 KiB.
+fn allow_shared(k: &LoadedKernel) -> Result<(), DeviceError> {
+    let bytes = k.interface.geometry.shared_fixed;
+    if bytes > 48 * 1024 {
+        k.function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(driver(format!(
+                "allowing shared memory for {}",
+                k.interface.name
+            )))?;
+    }
+    Ok(())
+}
+
+/// A block axpy y_j += Σ_i x_i A_ij ready to run (`block_axpy_<mode>`, the
+/// `complex_axpy` tiles): the variant's kernel loaded, A (m × n complex) on the device.
+pub struct BlockAxpy {
+    /// The mode.
+    pub mode: BlockBlasMode,
+    /// The plan (variant, kernel name).
+    pub plan: MmaPlan,
+    kernel: LoadedKernel,
+    coef: CudaSlice<f64>,
+    len: usize,
+}
+
+impl BlockAxpy {
+    /// The block axpy of m vectors x into n vectors y (of `len` components, stored as T)
+    /// with the m × n matrix `a` (row-major) in `mode`'s default variant.
+    pub fn new<T: VectorReal>(
+        gpu: &Gpu,
+        mode: BlockBlasMode,
+        (m, n, len): (usize, usize, usize),
+        a: &[Complex<f64>],
+    ) -> Result<Self, DeviceError> {
+        if a.len() != m * n {
+            return Err(shape(format!(
+                "block axpy: A of {m} × {n} = {} values, found {}",
+                m * n,
+                a.len()
+            )));
+        }
+        let v = mode.default_axpy_variant(m, n, T::INPUT).map_err(shape)?;
+        let plan = mma::plan(&mode.axpy_spec(), &v).map_err(shape)?;
+        let mut program = mma::axpy::program(&plan);
+        program.options = super::codegen::options();
+        let kernel = load_program(gpu, &program)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| shape(format!("{} defines no kernel", program.name)))?;
+        allow_shared(&kernel)?;
+        let reals: Vec<f64> = a.iter().flat_map(|z| [z.re, z.im]).collect();
+        let coef = gpu
+            .backend()
+            .stream()
+            .clone_htod(&reals)
+            .map_err(driver("uploading the block axpy's matrix"))?;
+        Ok(Self {
+            mode,
+            plan,
+            kernel,
+            coef,
+            len,
+        })
+    }
+
+    /// Queues y_j += Σ_i x_i A_ij on the GPU's stream: `x` the m vectors, `y` the n
+    /// vectors (stride `ldy` reals).
+    pub fn queue<T: VectorReal>(
+        &self,
+        gpu: &Gpu,
+        x: VectorSet<'_, T>,
+        y: &mut CudaSlice<T>,
+        ldy: usize,
+    ) -> Result<(), DeviceError> {
+        x.check("x")?;
+        let v = self.plan.variant;
+        let need = (v.n - 1) * ldy + 2 * self.len;
+        if (x.count, x.len) != (v.m, self.len)
+            || T::INPUT != v.input
+            || ldy < 2 * self.len
+            || y.len() < need
+        {
+            return Err(shape(format!(
+                "{}: made for {} x vectors and {} y vectors of {} {} components (y: {need} reals                  at a stride of at least {}), given {} of {}, y of {} reals at stride {ldy}",
+                self.plan.name,
+                v.m,
+                v.n,
+                self.len,
+                v.input.name(),
+                2 * self.len,
+                x.count,
+                x.len,
+                y.len()
+            )));
+        }
+        let steps = self.len.div_ceil(v.tile_k);
+        let mut args = Args::new();
+        args.read("x", x.values)
+            .write("y", y)
+            .read("coef", &self.coef)
+            .count("len", self.len)
+            .count("ldx", x.stride)
+            .count("ldy", ldy);
+        self.kernel.launch_default(gpu, [steps * 32, 1, 1], args)
+    }
+
+    /// Useful flops of one axpy: 8 m n L.
+    pub fn flops(&self) -> f64 {
+        let v = self.plan.variant;
+        8.0 * (v.m * v.n * self.len) as f64
+    }
+
+    /// Bytes one axpy must move at least: x read, y read and written.
+    pub fn bytes(&self) -> f64 {
+        let v = self.plan.variant;
+        ((v.m + 2 * v.n) * 2 * self.len * v.input.bytes()) as f64
     }
 }
 

@@ -29,6 +29,9 @@ impl DeviceElem for u8 {
 impl DeviceElem for i32 {
     const ELEM: Elem = Elem::I32;
 }
+impl DeviceElem for i64 {
+    const ELEM: Elem = Elem::I64;
+}
 impl DeviceElem for f32 {
     const ELEM: Elem = Elem::F32;
 }

@@ -12,10 +12,12 @@
 //! | [`prolongator`] | [`Prolongator`]: V chirality split and block orthonormalised; P, P† |
 //! | [`coarsen`] | UV, Y = V†UV and X_c: M_c = P† M P (the CPU reference); in 16-bit fixed point through integer sums (`fixed16`); the links through the `mma_tile!` V†UV tiles (`tiles`) |
 //! | [`preconditioned`] | X⁻¹Y and the even-odd Schur complement 1 − D'_pq D'_qp |
+//! | [`device`] | the construction on the GPU: Y_c, X_c and X⁻¹Y by the `mma_tile!` tiles (f64 DMMA, 3×BF16), the fixed16 passes bitwise the CPU's |
 //! | `dense` | row-major complex matrix products and inversion |
 
 pub mod coarsen;
 mod dense;
+pub mod device;
 pub mod operator;
 pub mod preconditioned;
 pub mod prolongator;
@@ -67,6 +69,9 @@ pub enum CoarsenError {
         /// The coarse site (checkerboard index).
         coarse_site: usize,
     },
+    /// The device construction failed (a launch, a copy, memory).
+    #[error("multigrid: {0}")]
+    Device(#[from] crate::device::DeviceError),
     /// The site matrix X at `site` is singular (no pivot in `column`).
     #[error("multigrid: the site matrix X at {site:?} is singular (no pivot in column {column})")]
     SingularSiteMatrix {

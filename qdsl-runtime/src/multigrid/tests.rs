@@ -21,7 +21,10 @@ use qdsl_kernels::{CoarseOp, WilsonHop};
 
 /// A 4⁴ weak-field Wilson-clover set-up: links, the full-lattice clover field (mass m,
 /// c_sw = 1.2) and its dense operator with an antiperiodic time boundary.
-fn wilson_clover(mass: f64, seed: u64) -> (GaugeField<f64>, CloverField<f64>, DenseOperator) {
+pub(super) fn wilson_clover(
+    mass: f64,
+    seed: u64,
+) -> (GaugeField<f64>, CloverField<f64>, DenseOperator) {
     let lat = Lattice::new([4, 4, 4, 4]).unwrap();
     let gauge = GaugeField::<f64>::weak(lat, seed, 0.4);
     let clover = clover_field(&gauge, mass, 1.2);
@@ -55,7 +58,11 @@ fn fine_apply(
 }
 
 /// `nv` Gaussian full-lattice fields of `layout`.
-fn gaussian_vectors(layout: SpinorLayout, nv: usize, seed: u64) -> Vec<ColourSpinorField<f64>> {
+pub(super) fn gaussian_vectors(
+    layout: SpinorLayout,
+    nv: usize,
+    seed: u64,
+) -> Vec<ColourSpinorField<f64>> {
     (0..nv)
         .map(|a| ColourSpinorField::gaussian(layout, seed + a as u64))
         .collect()
@@ -525,4 +532,40 @@ fn coarse_links_through_the_mma_tiles() {
     }
     let small = Prolongator::new(&gaussian_vectors(op.layout(), 4, 1), [2, 2, 2, 2]).unwrap();
     assert!(coarse_links_by_tiles(&op, &small, TileMode::F64).is_err());
+}
+
+/// The unit table is the reference's contributions: per coarse site and target, its
+/// units evaluated by `unit_product` are, in order and bit for bit, what
+/// `site_contributions` emits for the block's sites (what the device's fixed-point
+/// path relies on); N_v = 8 on 2⁴ blocks.
+#[test]
+fn unit_table_is_the_reference_contributions_bitwise() {
+    use coarsen::cpu::{site_contributions, Target};
+    use coarsen::units::{unit_product, unit_table};
+    let (_, _, op) = wilson_clover(0.1, 5);
+    let p = Prolongator::new(&gaussian_vectors(op.layout(), 8, 300), [2, 2, 2, 2]).unwrap();
+    let table = unit_table(&op, &p);
+    // 16 site terms, per μ 8 hops leaving and 8 inside for each of Y⁺, Y⁻.
+    assert_eq!(table.count, [16 + 4 * 16, 8, 8, 8, 8, 8, 8, 8, 8]);
+    let bits = |c: &[C]| -> Vec<(u64, u64)> {
+        c.iter().map(|z| (z.re.to_bits(), z.im.to_bits())).collect()
+    };
+    for xc in 0..p.coarse_lattice().volume() {
+        let mut emitted: Vec<Vec<Vec<C>>> = vec![Vec::new(); 9];
+        for &cb in p.block_sites(xc) {
+            site_contributions(&op, &p, cb, |t, c| emitted[t.index()].push(c.to_vec()));
+        }
+        for t in Target::ALL {
+            let per = table.count[t.index()];
+            let units = &table.units[t.index()][xc * per..(xc + 1) * per];
+            assert_eq!(units.len(), emitted[t.index()].len(), "{t:?} at {xc}");
+            for (u, want) in units.iter().zip(&emitted[t.index()]) {
+                assert_eq!(
+                    bits(&unit_product(&op, &p, u)),
+                    bits(want),
+                    "{t:?} at coarse site {xc}: {u:?}"
+                );
+            }
+        }
+    }
 }

@@ -85,7 +85,9 @@ pub fn inner(spec: &MmaSpec, v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> 
     );
     match spec.problem {
         Problem::Inner => real_inner(spec, v, m, n, a, b, k),
-        Problem::ComplexInner | Problem::BatchedComplexInner => {
+        // A block axpy is not an inner product (`axpy::cpu`; `inner_cpu` refuses it): its
+        // operands taken as complex rows here.
+        Problem::ComplexInner | Problem::BatchedComplexInner | Problem::ComplexAxpy => {
             // B's rows, then their rotations b' = (im, −re): Re c = a·b, Im c = a·b'.
             let mut columns = b.to_vec();
             for row in b.chunks(k) {

@@ -165,19 +165,29 @@ pub fn check_launch(p: &MmaPlan, k: usize, lda: usize, ldb: usize) -> Option<Str
 
 /// The program of a plan: its source and the two kernels' interfaces. The tile kernel
 /// has a fixed block of 32 · warps threads and a tuned grid ([`GRID_BLOCKS`]; launch it
-/// over `k_tiles · threads` items: at most one block per k-tile, at most [`MAX_BLOCKS`]),
-/// the reduce kernel one thread per output entry.
+/// over `k_tiles · threads` items: at most one block per k-tile, at most [`MAX_BLOCKS`]);
+/// a batched one's grid is exactly the blocks of the launch (`batches ·
+/// blocks_per_batch · threads` items). The reduce kernel has one thread per output
+/// entry.
 pub fn program(p: &MmaPlan) -> KernelProgram {
     let threads = p.threads() as u32;
     let shared = u32::try_from(p.shared_bytes()).unwrap_or(u32::MAX);
-    let mut tile = Geometry::linear()
-        .with_launch_space(
-            LaunchSpace::linear(threads)
-                .without_throttle()
-                .with_grid_x(GRID_BLOCKS),
-        )
-        .with_fixed_block(threads)
-        .with_max_grid_x(MAX_BLOCKS);
+    // Batched products map blockIdx.x to (product, block of the product): their grid is
+    // exactly batches · blocks_per_batch blocks, never capped or tuned.
+    let mut tile = if p.spec.problem.is_batched() {
+        Geometry::linear()
+            .with_fixed_block(threads)
+            .with_max_grid_x(i32::MAX as u32)
+    } else {
+        Geometry::linear()
+            .with_launch_space(
+                LaunchSpace::linear(threads)
+                    .without_throttle()
+                    .with_grid_x(GRID_BLOCKS),
+            )
+            .with_fixed_block(threads)
+            .with_max_grid_x(MAX_BLOCKS)
+    };
     tile.shared_fixed = shared;
     KernelProgram {
         name: p.name.clone(),
@@ -204,7 +214,7 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
 
 /// The device helpers of an operand type: rounding two floats into a packed register
 /// (element 0 in the low half, as fragments hold them) and reading element 0 / 1 back.
-fn helpers(s: &mut String, i: Instruction) {
+pub(super) fn helpers(s: &mut String, i: Instruction) {
     match i.operand {
         Operand::Bf16 | Operand::F16 => {
             let t = i.operand.name();

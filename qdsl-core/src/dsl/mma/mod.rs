@@ -22,6 +22,7 @@
 //! Each mode's error bound is [`cpu::error_bound`]; the fragment operations are the
 //! kernel IR's [`crate::dsl::kernel_ir::MmaOp`], printed by [`cuda::print_op`].
 
+pub mod axpy;
 pub mod cpu;
 pub mod cuda;
 pub mod plan;
@@ -46,14 +47,65 @@ pub trait MmaTile {
         plan::plan(&Self::spec(), v)
     }
 
-    /// The variant's program (source and the two kernels' interfaces).
+    /// The variant's program (source and the two kernels' interfaces; a block axpy's
+    /// one kernel).
     fn program(v: &MmaVariant) -> Result<super::KernelProgram, DslError> {
-        Self::plan(v).map(|p| cuda::program(&p))
+        Self::plan(v).map(|p| {
+            if p.spec.problem.is_axpy() {
+                axpy::program(&p)
+            } else {
+                cuda::program(&p)
+            }
+        })
     }
 
     /// The CUDA source of a variant.
     fn cuda_source(v: &MmaVariant) -> Result<String, DslError> {
-        Self::plan(v).map(|p| cuda::source(&p))
+        Self::plan(v).map(|p| {
+            if p.spec.problem.is_axpy() {
+                axpy::source(&p)
+            } else {
+                cuda::source(&p)
+            }
+        })
+    }
+
+    /// A `complex_axpy` spec on the CPU ([`axpy::cpu`]): y_j += Σ_i x_i A_ij for the
+    /// variant's m vectors x (`len` complex components each, one after another), n
+    /// vectors y and the m × n complex A (row-major, interleaved), the kernel's rounding
+    /// emulated. An error for another problem or lengths that do not fit.
+    fn axpy_cpu(
+        v: &MmaVariant,
+        x: &[f64],
+        a: &[f64],
+        y: &mut [f64],
+        len: usize,
+    ) -> Result<(), DslError> {
+        let p = Self::plan(v)?;
+        if !p.spec.problem.is_axpy() {
+            return Err(DslError::UnsupportedVariant {
+                kernel: p.name,
+                knob: "problem",
+                reason: format!("{} is not a block axpy", p.spec.problem.name()),
+            });
+        }
+        if x.len() != v.m * 2 * len || y.len() != v.n * 2 * len || a.len() != 2 * v.m * v.n {
+            return Err(DslError::FieldMismatch {
+                kernel: p.name,
+                field: "x, a, y".into(),
+                expected: format!(
+                    "{} x values, {} of A, {} y values (m = {}, n = {}, {len} components)",
+                    v.m * 2 * len,
+                    2 * v.m * v.n,
+                    v.n * 2 * len,
+                    v.m,
+                    v.n
+                ),
+                found: format!("{}, {}, {}", x.len(), a.len(), y.len()),
+            });
+        }
+        axpy::cpu(&p.spec, v, x, a, y, len);
+        Ok(())
     }
 
     /// The problem on the CPU as the variant's kernel computes it ([`cpu::inner`]): A is
@@ -61,6 +113,13 @@ pub trait MmaTile {
     /// complex values for `complex_inner`).
     fn inner_cpu(v: &MmaVariant, a: &[f64], b: &[f64], k: usize) -> Result<Vec<f64>, DslError> {
         let p = Self::plan(v)?;
+        if p.spec.problem.is_axpy() {
+            return Err(DslError::UnsupportedVariant {
+                kernel: p.name,
+                knob: "problem",
+                reason: "a block axpy is run by `axpy_cpu`".into(),
+            });
+        }
         if a.len() != v.m * k || b.len() != v.n * k || k == 0 || !k.is_multiple_of(v.tile_k) {
             return Err(DslError::FieldMismatch {
                 kernel: p.name,

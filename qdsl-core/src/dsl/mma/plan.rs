@@ -100,6 +100,9 @@ impl MmaPlan {
     /// scaling.
     pub fn shared_bytes(&self) -> usize {
         let v = &self.variant;
+        if self.spec.problem.is_axpy() {
+            return super::axpy::shared_bytes(self);
+        }
         let staged = v.stages * self.rows() * self.staged_row() * v.input.bytes();
         let rounded = match self.spec.fragments {
             Fragments::Ldmatrix => {
@@ -179,7 +182,10 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
             ),
         ));
     }
-    let (im, inn, _) = spec.instruction.shape.mnk();
+    let (im, inn, ik) = spec.instruction.shape.mnk();
+    if spec.problem.is_axpy() {
+        return super::axpy::plan(spec, v, (im, inn, ik));
+    }
     let tiles = (v.m / im, spec.problem.real_n(v.n) / inn);
     let count = tiles.0 * tiles.1;
     if !count.is_multiple_of(v.warps) {

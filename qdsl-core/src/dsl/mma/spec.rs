@@ -22,6 +22,15 @@ pub enum Problem {
     /// own m × n result, c[p][i][j] = Σ_x conj(a_pi(x)) b_pj(x). The multigrid set-up's
     /// V†UV: one product per coarse site and link, summed over the block's face.
     BatchedComplexInner,
+    /// Block axpy y_j(x) += Σ_i x_i(x) A_ij for m complex vectors x_i and n complex
+    /// vectors y_j (stored like the inner products' sets: vector after vector, interleaved
+    /// (re, im)) and an m × n complex matrix A: per component x the real product of the
+    /// row (Re x_0, Im x_0, Re x_1, …) (K = 2m) with the 2m × 2n real matrix of A,
+    /// B[2i][2j] = Re A_ij, B[2i+1][2j] = −Im A_ij, B[2i][2j+1] = Im A_ij,
+    /// B[2i+1][2j+1] = Re A_ij, whose columns (2j, 2j+1) are (Re, Im) of y_j's update.
+    /// The components are spread over the grid, `tile_k` of them per warp and step; one
+    /// kernel, no reduction.
+    ComplexAxpy,
 }
 
 impl Problem {
@@ -31,12 +40,21 @@ impl Problem {
             Problem::Inner => "inner",
             Problem::ComplexInner => "complex_inner",
             Problem::BatchedComplexInner => "batched_complex_inner",
+            Problem::ComplexAxpy => "complex_axpy",
         }
     }
 
     /// Whether the vectors are complex (the rotated rows of B, a complex result).
     pub fn is_complex(self) -> bool {
-        matches!(self, Problem::ComplexInner | Problem::BatchedComplexInner)
+        matches!(
+            self,
+            Problem::ComplexInner | Problem::BatchedComplexInner | Problem::ComplexAxpy
+        )
+    }
+
+    /// Whether the problem is a block axpy (one kernel, the components over the grid).
+    pub fn is_axpy(self) -> bool {
+        self == Problem::ComplexAxpy
     }
 
     /// Whether one launch computes a batch of products.
@@ -48,7 +66,7 @@ impl Problem {
     pub fn real_n(self, n: usize) -> usize {
         match self {
             Problem::Inner => n,
-            Problem::ComplexInner | Problem::BatchedComplexInner => 2 * n,
+            Problem::ComplexInner | Problem::BatchedComplexInner | Problem::ComplexAxpy => 2 * n,
         }
     }
 }
@@ -471,6 +489,16 @@ impl MmaSpec {
                 )
             }
             _ => {}
+        }
+        if self.problem == Problem::ComplexAxpy
+            && (self.staging != Staging::Direct || self.fragments != Fragments::Explicit)
+        {
+            return at(
+                Item::Staging,
+                "a block axpy reads X into fragments straight from global memory: \
+                 `staging: direct` with explicit fragments"
+                    .into(),
+            );
         }
         if self.fragments == Fragments::Ldmatrix && !operand.is_16_bit() {
             return at(

@@ -96,3 +96,81 @@ fn the_result_does_not_depend_on_the_grid() {
         assert!((x - y).norm() <= 1e-9 * x.norm().max(1.0), "{x} vs {y}");
     }
 }
+
+/// The block axpy on the GPU against its CPU path (within twice the mode's bound: both
+/// are within it of the exact value) for every mode, m × n of 16 × 16, 64 × 16 and
+/// 16 × 64, f32 and f64 vectors.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn block_axpy_agrees_with_the_cpu_path() {
+    let (gpu, _dir) = gpu();
+    let len = 4100; // not a multiple of the warps' steps: the tail is guarded
+    for (m, n) in [(16, 16), (64, 16), (16, 64)] {
+        let (x, a, y0) = (vectors(m, len, 61), vectors(m, n, 62), vectors(n, len, 63));
+        for mode in BlockBlasMode::ALL {
+            axpy_case::<f32>(
+                &gpu,
+                mode,
+                (&x, &a, &y0),
+                (m, n, len),
+                |v| v as f32,
+                f64::from,
+            );
+            axpy_case::<f64>(&gpu, mode, (&x, &a, &y0), (m, n, len), |v| v, |v| v);
+        }
+    }
+}
+
+type Operands<'a> = (&'a [Complex<f64>], &'a [Complex<f64>], &'a [Complex<f64>]);
+
+fn axpy_case<T: VectorReal>(
+    gpu: &Gpu,
+    mode: BlockBlasMode,
+    (x, a, y0): Operands<'_>,
+    (m, n, len): (usize, usize, usize),
+    conv: fn(f64) -> T,
+    back: fn(T) -> f64,
+) {
+    let stored = |v: &[Complex<f64>]| -> Vec<Complex<f64>> {
+        v.iter()
+            .map(|z| Complex::new(back(conv(z.re)), back(conv(z.im))))
+            .collect()
+    };
+    let (xs, ys) = (stored(x), stored(y0));
+    let dx = upload(gpu, &xs, conv);
+    let mut dy = upload(gpu, &ys, conv);
+    let op = BlockAxpy::new::<T>(gpu, mode, (m, n, len), a).unwrap();
+    let set = VectorSet {
+        values: &dx,
+        count: m,
+        len,
+        stride: 2 * len,
+    };
+    op.queue(gpu, set, &mut dy, 2 * len).unwrap();
+    let got: Vec<T> = gpu.backend().stream().clone_dtoh(&dy).unwrap();
+    let v = mode.default_axpy_variant(m, n, T::INPUT).unwrap();
+    let mut cpu = ys.clone();
+    qdsl_kernels::block_blas::block_axpy_cpu(mode, &v, &xs, a, &mut cpu, len).unwrap();
+    let (eps, u) = mode.axpy_error_bound(T::INPUT, m);
+    for j in 0..n {
+        for p in 0..len {
+            let e = j * len + p;
+            let g = Complex::new(back(got[2 * e]), back(got[2 * e + 1]));
+            let mag: f64 = (0..m)
+                .map(|i| {
+                    let (xi, aij) = (xs[i * len + p], a[i * n + j]);
+                    (xi.re.abs() + xi.im.abs()) * (aij.re.abs() + aij.im.abs())
+                })
+                .sum();
+            let bound = 2.0 * (eps * mag + u * g.re.abs().max(g.im.abs()));
+            let d = g - cpu[e];
+            assert!(
+                d.re.abs().max(d.im.abs()) <= bound,
+                "{} {:?} {m}×{n} y_{j}({p}): GPU {g} CPU {} (bound {bound:e})",
+                mode.name(),
+                T::INPUT,
+                cpu[e]
+            );
+        }
+    }
+}

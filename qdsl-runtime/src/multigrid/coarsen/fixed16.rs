@@ -57,6 +57,21 @@ pub struct Fixed16Coarse {
 }
 
 impl Fixed16Coarse {
+    /// The operator of the scales and the accumulated totals (in δ of their kind's S;
+    /// per coarse site, matrix in [`Target::ALL`] order, entry, (re, im)), each stored
+    /// as [`store`] rounds it; 2N_v × 2N_v = `nc2`² entries per matrix.
+    pub(crate) fn from_totals(x_scale: f64, y_scale: f64, totals: &[i32], nc2: usize) -> Self {
+        Self {
+            x_scale,
+            y_scale,
+            q: totals
+                .chunks(2)
+                .map(|t| [store(t[0]), store(t[1])])
+                .collect(),
+            nc2,
+        }
+    }
+
     /// The value q · S / 2¹⁵ of every entry as a [`DenseOperator`] on `p`'s coarse
     /// lattice (`p` the prolongator the operator was built with).
     pub fn to_operator(&self, p: &Prolongator) -> Result<DenseOperator, CoarsenError> {
@@ -91,8 +106,36 @@ impl Fixed16Coarse {
 }
 
 /// Kind of a target for the scales: 0 for X, 1 for the links.
-fn kind(t: Target) -> usize {
+pub(crate) fn kind(t: Target) -> usize {
     usize::from(t != Target::Site)
+}
+
+/// Pass 1's bound S₀ = the least power of two above T m (T units of at most m each).
+pub(crate) fn bound(count: usize, largest: f64) -> f64 {
+    power_of_two_above(count as f64 * largest)
+}
+
+/// Pass 1's quantum S₀ 2⁻⁶⁰ of the exact i64 sums.
+pub(crate) fn bound_quantum(bound: f64) -> f64 {
+    bound * 2f64.powi(-BOUND_BITS)
+}
+
+/// S from pass 1: the least power of two above max |Y| = `max_abs` quanta of `bound`.
+pub(crate) fn scale_of(max_abs: i64, bound: f64) -> f64 {
+    power_of_two_above(max_abs as f64 * bound_quantum(bound))
+}
+
+/// Pass 2's quantum δ = S 2⁻²⁴.
+pub(crate) fn delta(scale: f64) -> f64 {
+    scale * 2f64.powi(-ACC_BITS)
+}
+
+/// The stored q of an accumulated total (in δ): round(total / 2⁹), half to even, clamped
+/// to ±32767.
+pub(crate) fn store(total: i32) -> i16 {
+    let shift = f64::from(1 << (ACC_BITS - STORE_BITS));
+    let r = (f64::from(total) / shift).round_ties_even();
+    r.clamp(-f64::from(i16::MAX), f64::from(i16::MAX)) as i16
 }
 
 /// The units of coarse site `xc`: per fine site of the block (in order), its
@@ -156,12 +199,12 @@ pub fn coarsen_fixed16(
             count[kind(t)] = count[kind(t)].max(per_matrix[t.index()]);
         }
     }
-    let bound: [f64; 2] = std::array::from_fn(|k| power_of_two_above(count[k] as f64 * largest[k]));
+    let bound: [f64; 2] = std::array::from_fn(|k| bound(count[k], largest[k]));
     let mut max_abs = [0i64; 2];
     for site in &all {
         let mut sums = vec![[0i64; 2]; 9 * m];
         for (t, c) in site.iter().flatten() {
-            let quantum = bound[kind(*t)] * 2f64.powi(-BOUND_BITS);
+            let quantum = bound_quantum(bound[kind(*t)]);
             for (s, z) in sums[t.index() * m..].iter_mut().zip(c) {
                 for (acc, x) in s.iter_mut().zip([z.re, z.im]) {
                     // |x| ≤ S₀ / T: at most 2⁶⁰ / T units, T of them sum below 2⁶⁰.
@@ -174,9 +217,7 @@ pub fn coarsen_fixed16(
             max_abs[k] = max_abs[k].max(s[0].abs()).max(s[1].abs());
         }
     }
-    let scale: [f64; 2] = std::array::from_fn(|k| {
-        power_of_two_above(max_abs[k] as f64 * bound[k] * 2f64.powi(-BOUND_BITS))
-    });
+    let scale: [f64; 2] = std::array::from_fn(|k| scale_of(max_abs[k], bound[k]));
     // Pass 2: i32 units in δ = S 2⁻²⁴, grouped, then the groups' sums.
     let mut q = vec![[0i16; 2]; coarse_sites * 9 * m];
     for (xc, site) in all.iter().enumerate() {
@@ -188,7 +229,7 @@ pub fn coarsen_fixed16(
         for group in order.chunks(grouping.group) {
             let mut partial = vec![[0i32; 2]; 9 * m];
             for (t, c) in group.iter().flat_map(|&u| &site[u]) {
-                let delta = scale[kind(*t)] * 2f64.powi(-ACC_BITS);
+                let delta = delta(scale[kind(*t)]);
                 for (s, z) in partial[t.index() * m..].iter_mut().zip(c) {
                     for (acc, x) in s.iter_mut().zip([z.re, z.im]) {
                         let i = to_integer(x, delta, f64::from(i32::MAX))
@@ -207,11 +248,9 @@ pub fn coarsen_fixed16(
                 }
             }
         }
-        let shift = f64::from(1 << (ACC_BITS - STORE_BITS));
         for (dst, t) in q[xc * 9 * m..(xc + 1) * 9 * m].iter_mut().zip(&total) {
             for (d, v) in dst.iter_mut().zip(t) {
-                let r = (f64::from(*v) / shift).round_ties_even();
-                *d = r.clamp(-f64::from(i16::MAX), f64::from(i16::MAX)) as i16;
+                *d = store(*v);
             }
         }
     }

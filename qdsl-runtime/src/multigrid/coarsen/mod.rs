@@ -24,11 +24,13 @@
 //! definitions as plain loops in f64;
 //! [`fixed16`] the same in 16-bit fixed point through integer sums, bitwise identical
 //! for any grouping and order of the sums; [`tiles`] the coarse links through the
-//! tensor-core tiles' CPU path (`mma_tile!`, `qdsl_kernels::multigrid`).
+//! tensor-core tiles' CPU path (`mma_tile!`, `qdsl_kernels::multigrid`); [`units`] the
+//! construction as a table of units c_u = ±A†B, what the device construction runs.
 
 pub mod cpu;
 pub mod fixed16;
 pub mod tiles;
+pub mod units;
 
 pub use cpu::coarsen;
 pub use fixed16::{coarsen_fixed16, Fixed16Coarse, Grouping};

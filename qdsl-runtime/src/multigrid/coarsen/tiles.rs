@@ -20,7 +20,7 @@ use qdsl_core::field::DenseLinkField;
 use qdsl_kernels::multigrid::{CoarseVuvBf16x3, CoarseVuvF64};
 
 /// The tiles' precision mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileMode {
     /// f64 DMMA (`coarse_vuv_f64`), f64 operands.
     F64,
