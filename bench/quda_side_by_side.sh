@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # QUDA's side-by-side rows for this round's issues (Möbius hop, M5⁻¹ and MatPC at 32⁴ and
-# 24⁴ with Ls 12; the asqtad link fattening and the gauge force), on the GPU machine,
+# 24⁴ with Ls 12, and 32⁴ with Ls 16; the asqtad link fattening and the gauge force), on the GPU machine,
 # from a copy of ../shared/anchors/quda carried in target/quda-anchor:
 #
 #   bench/quda_side_by_side.sh build   # prepare + background build (returns at once)
@@ -34,13 +34,13 @@ bench)
         echo "$(grep -E 'per kernel call|GFLOPS|link computation|Force calculation|ERROR' "$Q/$n.log" | tail -2 | tr '\n' ' ') <- $*"
     }
     B="--verify false --niter 100 --gtest_filter=*benchmark*"
-    for d in 32 24; do for p in single half; do for t in Dslash M5inv MatPC; do
-        row mobius dslash_test --dslash-type mobius --Lsdim 12 --dim $d $d $d $d --prec $p --recon 12 --test $t $B
+    for dl in 32:12 24:12 32:16; do d=${dl%:*} ls=${dl#*:}; for p in single half; do for t in Dslash M5inv MatPC; do
+        row mobius dslash_test --dslash-type mobius --Lsdim $ls --dim $d $d $d $d --prec $p --recon 12 --test $t $B
     done; done; done
     D="--dim 32 32 32 32 --niter 100 --verify false"
     row llfat llfat_test $D --prec single --recon 18
     row gforce gauge_path_test $D --prec single --recon 18 # its second (loop-trace) test may reach the timeout
-    cp "$QUDA_RESOURCE_PATH"/tunecache.tsv "$QUDA_RESOURCE_PATH"/profile_0.tsv "$Q/" 2>/dev/null
+    cp "$QUDA_RESOURCE_PATH"/profile_0.tsv "$Q/" 2>/dev/null
     ;;
 esac
 true

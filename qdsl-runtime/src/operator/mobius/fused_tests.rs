@@ -184,6 +184,12 @@ fn cases() -> Vec<Case> {
             xpay_m5: Some(true),
         },
         Case {
+            name: "mobius_mphi_dagger",
+            hops: false,
+            expected: |r, psi, _| r.m_phi(psi, true),
+            xpay_m5: None,
+        },
+        Case {
             name: "mobius_m5",
             hops: false,
             expected: |r, psi, _| r.m5(psi, false),
@@ -238,6 +244,7 @@ fn run_generated<T: Real>(
         "mobius_mphidag_dslash4dag_xpay_m5dag" => {
             MobiusMphidagDslash4dagXpayM5dag.apply_cpu(v, m, out, psi, u, xpay)
         }
+        "mobius_mphi_dagger" => MobiusMphiDagger.apply_cpu(v, m, out, psi, xpay),
         "mobius_m5" => MobiusM5.apply_cpu(v, m, out, psi, xpay),
         "mobius_m5_dagger" => MobiusM5Dagger.apply_cpu(v, m, out, psi, xpay),
         "mobius_m5inv" => MobiusM5inv.apply_cpu(v, m, out, psi, xpay),
