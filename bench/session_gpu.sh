@@ -4,7 +4,8 @@
 # solves, 2-GPU NCCL grid solves), STEP=bench (the rows this round added) or STEP=grid (the
 # several-GPU tests, peer and NCCL grid solves and the scaling tables, on 2 or 4 GPUs: about
 # 3 minutes on 2 GPUs, 5 on 4) or STEP=round (2 GPUs: this round's merge, every GPU test,
-# the link-path plans, two-GPU solves and scaling). Logs in $OUT
+# the link-path plans, two-GPU solves and scaling) or STEP=final_a / final_b (two calls on a
+# 4-GPU machine: every test, QUDA side by side, every bench row of this round). Logs in $OUT
 # (keep it to a few files: the device tool returns a limited number); tune/JIT cache in a
 # temporary directory.
 set -u
@@ -85,6 +86,41 @@ grid)
     r bench_grid_48 200 "$Q" bench --grid 2,1,1,1 $W --lattice 48,48,48,96 --case "wilson_hop f32" --json "$OUT/grid_48.json"
   fi
   ;;
+final_a)
+  # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
+  # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)
+  # beside the racecheck of every fused chain; then the several-GPU tests on all GPUs; then
+  # QUDA's Möbius rows once its build is done.
+  bash bench/quda_side_by_side.sh build >/dev/null 2>&1
+  MULTI="--skip multi_gpu_ --skip nccl_distributed_hops --skip device_peer_transport"
+  ( CUDA_VISIBLE_DEVICES=0 r race 300 compute-sanitizer --tool racecheck --error-exitcode 1 "$RT" --ignored every_chain_on_the_gpu --test-threads 1; printf '%s\n' "${S[@]}" >"$OUT/race.status" ) &
+  CUDA_VISIBLE_DEVICES=0 r rt_tests 300 "$RT" --ignored --test-threads 8 $MULTI
+  CUDA_VISIBLE_DEVICES=0 r ql_tests 200 "$QL" --ignored --test-threads 8
+  wait; S+=("$(cat "$OUT/race.status")"); rm -f "$OUT/race.status"
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  POLL_S=200 TMO=60 QUDA_ROWS=${QUDA_ROWS:-mobius} r quda 330 bash bench/quda_side_by_side.sh bench
+  ;;
+final_b)
+  # The second call, on the same machine right after: qdsl's rows beside QUDA's (Möbius at
+  # 32⁴ and 24⁴, Ls 12 and 16), this round's link paths, forces, tensor-core and coarse
+  # rows, multi-RHS, the plaquette references, and the 1 → 2 → 4 GPU scaling.
+  export CUDA_VISIBLE_DEVICES=0
+  r bm32 150 "$Q" bench --sizes 32 --case "recon12 ls12" --reps 30 --json "$OUT/mobius32.json"
+  r bm24 90 "$Q" bench --sizes 24 --case "recon12 ls12" --reps 30 --json "$OUT/mobius24.json"
+  for k in mobius_dslash4 mobius_eo; do r bm16_$k 60 "$Q" bench --sizes 32 --case "$k f32 recon12 ls16" --reps 30; r bm16h_$k 60 "$Q" bench --sizes 32 --case "$k fixed16 recon12 ls16" --reps 30; done
+  r bsrc 60 "$Q" bench --sizes 32 --case "wilson_hop f32 recon12 sources" --reps 30
+  r blinks 120 "$Q" bench --sizes 32 --case "_links" --reps 5 --warmup 1 --json "$OUT/links.json"
+  r bforce 90 "$Q" bench --sizes 32 --case "_pullback" --reps 3 --warmup 1
+  r bcoarse 120 "$Q" bench --sizes 16 --case "coarse_" --reps 3 --warmup 1
+  r baxpy 90 "$Q" bench --sizes 32 --case "block_axpy" --reps 10 --warmup 2
+  r plaq 120 "$Q" --backend cuda generate-reference
+  r checks 200 "$Q" check --kernel coarse_
+  r checks2 120 "$Q" check --kernel pullback
+  unset CUDA_VISIBLE_DEVICES
+  r scaling 200 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "wilson_hop f32" --json "$OUT/scaling.json"
+  for f in "$OUT"/b*.log "$OUT"/plaq.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -30; done
+  grep -hE "compared|FAIL|fail" "$OUT"/checks*.log | tail -8
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
@@ -93,3 +129,5 @@ grep -hE "RACECHECK SUMMARY|ERROR SUMMARY" "$OUT"/race.log "$OUT"/memcheck.log 2
 for f in "$OUT"/mobius_solve_*.log "$OUT"/grid_*.log "$OUT"/one_gpu.log; do [ -f "$f" ] && { echo "== $f"; tail -4 "$f"; }; done
 rm -rf "$QDSL_CACHE_DIR"
 printf '%s\n' "${S[@]}"
+# Many logs: one archive comes back (the device tool returns a few files only).
+if [ "${PACK:-0}" = 1 ]; then (cd "$OUT" && tar czf /tmp/session_logs.tgz . && rm -rf ./* && mv /tmp/session_logs.tgz .); fi
