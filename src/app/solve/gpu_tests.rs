@@ -45,7 +45,8 @@ fn config(action: Action, csw: f64, mu: Option<f64>, precision: Precision) -> So
 fn clover_cgnr_solves_reach_the_true_residual_in_every_precision() {
     let (ctx, _dir) = context();
     let gauge = l4444();
-    for precision in Precision::ALL {
+    // Every precision the GPU iterates in (the registry's rows with a device marker).
+    for precision in Precision::ALL.into_iter().filter(|p| p.has_device()) {
         check_solve(&ctx, &gauge, &config(Action::Clover, 1.0, None, precision));
     }
     assert!(ctx.error().is_none(), "{:?}", ctx.error());

@@ -81,12 +81,18 @@ impl DeviceFaces {
                 interfaces.push(stencil_interface(&kernel, &formats));
             }
         }
+        // The name says which projections the program holds: the GPU's modules are
+        // cached by name, and programs of other projection sets must not share one.
+        let projected: String = wanted
+            .iter()
+            .flatten()
+            .map(|p| format!("_{}", p.tag()))
+            .collect();
         let program = KernelProgram {
             name: format!(
-                "qdsl_faces_r{reals}_{}_{}{}",
+                "qdsl_faces_r{reals}_{}_{}{projected}",
                 field.name(),
                 wire.name(),
-                if wanted.len() > 1 { "_projected" } else { "" }
             ),
             source,
             options: Vec::new(),
