@@ -93,80 +93,55 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
     }
 }
 
+/// The hop stencil a bench kernel launches: the one place that knows which bench kernels
+/// are hops (every other kind — smearings, forces, generation, Möbius chains, tensor-core
+/// tiles — is dispatched to its own module before any hop source is built).
+#[derive(Clone, Copy)]
+enum HopStencil {
+    Wilson,
+    NaiveStaggered,
+    ImprovedStaggered,
+}
+
+impl HopStencil {
+    fn of(kernel: BenchKernel) -> Option<Self> {
+        match kernel {
+            BenchKernel::WilsonHop
+            | BenchKernel::WilsonEo
+            | BenchKernel::CloverEo
+            | BenchKernel::TwistedMassEo => Some(HopStencil::Wilson),
+            BenchKernel::NaiveStaggeredHop => Some(HopStencil::NaiveStaggered),
+            BenchKernel::ImprovedStaggeredHop => Some(HopStencil::ImprovedStaggered),
+            _ => None,
+        }
+    }
+
+    fn ir(self) -> qdsl_core::dsl::Ir {
+        match self {
+            HopStencil::Wilson => WilsonHop::ir(),
+            HopStencil::NaiveStaggered => NaiveStaggeredHop::ir(),
+            HopStencil::ImprovedStaggered => ImprovedStaggeredHop::ir(),
+        }
+    }
+}
+
+/// The hop stencil of `kernel`, or why it cannot run as a hop.
+fn hop_stencil(kernel: BenchKernel) -> Result<HopStencil, String> {
+    HopStencil::of(kernel).ok_or_else(|| format!("{} is not a hop kernel", kernel.name()))
+}
+
 /// The kernel and info of a hop case, or why it cannot run.
 fn hop_source(case: &BenchCase, v: &Variant) -> Result<(CompiledKernel, KernelInfo), String> {
-    let r = match case.kernel {
-        BenchKernel::WilsonHop
-        | BenchKernel::WilsonEo
-        | BenchKernel::CloverEo
-        | BenchKernel::TwistedMassEo => {
-            WilsonHop::compiled(v).and_then(|s| Ok((s, WilsonHop::info(v)?)))
-        }
-        BenchKernel::NaiveStaggeredHop => {
+    let r = match hop_stencil(case.kernel)? {
+        HopStencil::Wilson => WilsonHop::compiled(v).and_then(|s| Ok((s, WilsonHop::info(v)?))),
+        HopStencil::NaiveStaggered => {
             NaiveStaggeredHop::compiled(v).and_then(|s| Ok((s, NaiveStaggeredHop::info(v)?)))
         }
-        BenchKernel::ImprovedStaggeredHop => {
+        HopStencil::ImprovedStaggered => {
             ImprovedStaggeredHop::compiled(v).and_then(|s| Ok((s, ImprovedStaggeredHop::info(v)?)))
-        }
-        BenchKernel::AsqtadLinks
-        | BenchKernel::Fat7Links
-        | BenchKernel::HisqLinks
-        | BenchKernel::AsqtadLinksStaged
-        | BenchKernel::Fat7LinksStaged
-        | BenchKernel::HisqLinksStaged
-        | BenchKernel::AsqtadPullback
-        | BenchKernel::HisqPullback
-        | BenchKernel::SymanzikForce
-        | BenchKernel::WilsonHeatbath
-        | BenchKernel::WilsonHmc
-        | BenchKernel::MobiusDslash4
-        | BenchKernel::MobiusDslash4pre
-        | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob
-        | BenchKernel::MobiusM5inv
-        | BenchKernel::BlockDot(_)
-        | BenchKernel::Coarse(_)
-        | BenchKernel::BlockAxpy(_)
-        | BenchKernel::MobiusEo
-        | BenchKernel::MobiusEoTwoKernels => {
-            return Err(format!("{} is not a hop kernel", case.kernel.name()))
         }
     };
     r.map_err(|e| e.to_string())
-}
-
-fn ir_of(kernel: BenchKernel) -> qdsl_core::dsl::Ir {
-    match kernel {
-        BenchKernel::WilsonHop
-        | BenchKernel::WilsonEo
-        | BenchKernel::CloverEo
-        | BenchKernel::TwistedMassEo => WilsonHop::ir(),
-        BenchKernel::NaiveStaggeredHop => NaiveStaggeredHop::ir(),
-        // AsqtadLinks, Fat7Links, HisqLinks and SymanzikForce are dispatched to `bench::smear` before
-        // any hop source is built.
-        BenchKernel::ImprovedStaggeredHop
-        | BenchKernel::AsqtadLinks
-        | BenchKernel::Fat7Links
-        | BenchKernel::HisqLinks
-        | BenchKernel::AsqtadLinksStaged
-        | BenchKernel::Fat7LinksStaged
-        | BenchKernel::HisqLinksStaged
-        | BenchKernel::AsqtadPullback
-        | BenchKernel::HisqPullback
-        | BenchKernel::SymanzikForce
-        | BenchKernel::WilsonHeatbath
-        | BenchKernel::WilsonHmc
-        | BenchKernel::MobiusDslash4
-        | BenchKernel::MobiusDslash4pre
-        | BenchKernel::MobiusDslash4M5invM5pre
-        | BenchKernel::MobiusDslash4XpayM5mob
-        | BenchKernel::MobiusM5inv
-        | BenchKernel::BlockDot(_)
-        | BenchKernel::Coarse(_)
-        | BenchKernel::BlockAxpy(_)
-        | BenchKernel::MobiusEo
-        | BenchKernel::MobiusEoTwoKernels => ImprovedStaggeredHop::ir(),
-    }
 }
 
 /// The long-link compressions benched for `case`: recon 18 always; 13, 12 + sign and 9
@@ -310,8 +285,14 @@ fn bench_case(
         return super::operators::bench_operator(gpu, tuner, case, inputs, copy, opts);
     }
     let t0 = Instant::now();
-    let stencil = DeviceStencil::new(gpu, ir_of(case.kernel), &v_odd, kernel, info.clone())
-        .map_err(|e| err(&e))?;
+    let stencil = DeviceStencil::new(
+        gpu,
+        hop_stencil(case.kernel)?.ir(),
+        &v_odd,
+        kernel,
+        info.clone(),
+    )
+    .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     // Long links: plain (recon 18) or compressed (recon 13/12 + sign/9: record, phases
     // for 13/9, scale).
