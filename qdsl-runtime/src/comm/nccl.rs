@@ -23,7 +23,15 @@
 //! the stream and NCCL's asynchronous error until the configured timeout, then aborts
 //! the communicator and reports the operation and the peers: never a hang. Creating
 //! the communicator (`ncclCommInitRank` blocks until every rank joined) runs on a
-//! helper thread so that it, too, ends at the timeout.
+//! helper thread so that it, too, ends at the timeout. So does the first contact with
+//! each peer: NCCL makes its point-to-point connections (and its collective rings)
+//! lazily, inside the first `ncclGroupEnd` (`ncclAllGather`) that needs them, with a
+//! handshake that blocks the host until the peer takes part. [`NcclComm`] therefore
+//! connects each new peer (and the collective) once, with a one-byte exchange on a
+//! helper thread bounded by the timeout; later calls only enqueue, and a peer that falls
+//! silent after that is caught by the stream wait. A communicator whose helper thread
+//! is still blocked inside NCCL at the timeout is abandoned (never touched, aborted or
+//! destroyed again), as a timed-out `ncclCommInitRank` is.
 
 use super::{CommConfig, CommError};
 use crate::libs::LibraryMissing;
@@ -226,16 +234,37 @@ pub struct DeviceMessage {
 pub struct NcclComm {
     lib: &'static NcclLibrary,
     comm: Comm,
-    /// Set once `ncclCommAbort` freed the communicator (it must not be destroyed then).
-    aborted: std::cell::Cell<bool>,
+    /// Whether the communicator may still be used (and must be destroyed).
+    state: std::cell::Cell<CommState>,
+    /// The peers whose point-to-point connections NCCL has made (see the module docs).
+    connected: std::cell::RefCell<std::collections::BTreeSet<usize>>,
+    /// Whether the collective (the all-gather's ring) has been connected.
+    collective_connected: std::cell::Cell<bool>,
     rank: usize,
     size: usize,
     config: CommConfig,
     stream: Arc<CudaStream>,
 }
 
+/// The life of a communicator after an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CommState {
+    /// Usable; destroyed on drop.
+    Live,
+    /// `ncclCommAbort` ended its operations and freed it (never destroyed again).
+    Aborted,
+    /// A helper thread is still blocked inside NCCL with it (a first contact that timed
+    /// out): never used, aborted or destroyed again.
+    Abandoned,
+}
+
 // SAFETY: an NCCL communicator may be used from any one thread at a time.
 unsafe impl Send for NcclComm {}
+
+/// The stream handle, moved to a first-contact helper thread.
+struct SendStream(Stream);
+// SAFETY: a CUDA stream handle may be used from any thread of its context.
+unsafe impl Send for SendStream {}
 
 /// The raw communicator pointer, moved to the helper thread that creates it.
 struct SendComm(Comm);
@@ -278,7 +307,9 @@ impl NcclComm {
             Ok(Ok(SendComm(comm))) => Ok(Self {
                 lib,
                 comm,
-                aborted: std::cell::Cell::new(false),
+                state: std::cell::Cell::new(CommState::Live),
+                connected: Default::default(),
+                collective_connected: std::cell::Cell::new(false),
                 rank,
                 size,
                 config,
@@ -344,6 +375,8 @@ impl NcclComm {
         recvs: &[DeviceMessage],
     ) -> Result<usize, CommError> {
         self.bind()?;
+        let peers: Vec<usize> = sends.iter().chain(recvs).map(|m| m.peer).collect();
+        self.connect(&peers)?;
         let lib = self.lib;
         let s = self.stream.cu_stream();
         self.call("ncclGroupStart", (lib.group_start)())?;
@@ -409,24 +442,47 @@ impl NcclComm {
             .stream
             .alloc_zeros::<f64>(n * self.size)
             .map_err(|e| cuda("alloc", e))?;
-        {
+        let (sp, rp) = {
             use cudarc::driver::{DevicePtr, DevicePtrMut};
-            let (sp, _s) = send.device_ptr(&self.stream);
-            let (rp, _r) = recv.device_ptr_mut(&self.stream);
-            // SAFETY: both buffers live on this stream's GPU with n and n · size f64.
-            let code = unsafe {
-                (self.lib.all_gather)(
+            (
+                send.device_ptr(&self.stream).0,
+                recv.device_ptr_mut(&self.stream).0,
+            )
+        };
+        let next = (self.rank + 1) % self.size;
+        let lib = self.lib;
+        let all_gather = move |comm: Comm, stream: Stream| {
+            // SAFETY: both buffers live on this stream's GPU with n and n · size f64
+            // until the wait below returned (abandoned: for ever, see below).
+            unsafe {
+                (lib.all_gather)(
                     sp as *const c_void,
                     rp as *mut c_void,
                     n,
                     NCCL_FLOAT64,
-                    self.comm,
-                    self.stream.cu_stream(),
+                    comm,
+                    stream,
                 )
-            };
-            self.call("ncclAllGather", code)?;
-            self.wait(operation, (self.rank + 1) % self.size)?;
+            }
+        };
+        if self.collective_connected.get() {
+            self.call(
+                "ncclAllGather",
+                all_gather(self.comm, self.stream.cu_stream()),
+            )?;
+        } else {
+            // The first collective connects NCCL's ring: bounded like the first
+            // point-to-point contact.
+            if let Err(e) = self.bounded(operation, next, "ncclAllGather", all_gather) {
+                if self.state.get() == CommState::Abandoned {
+                    // The helper thread may still use them.
+                    std::mem::forget((send, recv));
+                }
+                return Err(e);
+            }
+            self.collective_connected.set(true);
         }
+        self.wait(operation, next)?;
         let all = self
             .stream
             .clone_dtoh(&recv)
@@ -441,15 +497,127 @@ impl NcclComm {
         self.lib.check(self.rank, call, code)
     }
 
+    /// Makes NCCL's point-to-point connections with the `peers` not yet connected: one
+    /// byte each way with every new peer in one group, issued on a helper thread bounded
+    /// by the timeout (NCCL's connection handshake blocks the host until the peer takes
+    /// part), then waited for on the stream. Every rank reaches this at the same exchange
+    /// (the first that involves the pair), so the one-byte messages always pair up.
+    fn connect(&self, peers: &[usize]) -> Result<(), CommError> {
+        let new: Vec<usize> = {
+            let connected = self.connected.borrow();
+            let mut new: Vec<usize> = peers
+                .iter()
+                .copied()
+                .filter(|p| !connected.contains(p))
+                .collect();
+            new.sort_unstable();
+            new.dedup();
+            new
+        };
+        let Some(&first) = new.first() else {
+            return Ok(());
+        };
+        let cuda = |e: cudarc::driver::DriverError| CommError::Call {
+            rank: self.rank,
+            call: "allocating the connection bytes".into(),
+            message: e.to_string(),
+        };
+        let out = self.stream.alloc_zeros::<u8>(new.len()).map_err(cuda)?;
+        let mut inc = self.stream.alloc_zeros::<u8>(new.len()).map_err(cuda)?;
+        let operation = format!("connecting to rank(s) {new:?} (NCCL's first contact)");
+        let (op, ip) = {
+            use cudarc::driver::{DevicePtr, DevicePtrMut};
+            (
+                out.device_ptr(&self.stream).0,
+                inc.device_ptr_mut(&self.stream).0,
+            )
+        };
+        let lib = self.lib;
+        let peers = new.clone();
+        let contact = self.bounded(&operation, first, "ncclGroupEnd", move |comm, stream| {
+            // SAFETY: `out` and `inc` hold one byte per peer on this GPU, alive until the
+            // wait below returned (abandoned: for ever, see below).
+            unsafe {
+                let mut code = (lib.group_start)();
+                for (k, &peer) in peers.iter().enumerate() {
+                    let p = peer as c_int;
+                    let (o, i) = (
+                        (op + k as u64) as *const c_void,
+                        (ip + k as u64) as *mut c_void,
+                    );
+                    if code == NCCL_SUCCESS {
+                        code = (lib.send)(o, 1, NCCL_INT8, p, comm, stream);
+                    }
+                    if code == NCCL_SUCCESS {
+                        code = (lib.recv)(i, 1, NCCL_INT8, p, comm, stream);
+                    }
+                }
+                let end = (lib.group_end)();
+                if code == NCCL_SUCCESS {
+                    end
+                } else {
+                    code
+                }
+            }
+        });
+        if self.state.get() == CommState::Abandoned {
+            // The helper thread may still write them.
+            std::mem::forget((out, inc));
+        }
+        contact?;
+        self.wait(&operation, first)?;
+        self.connected.borrow_mut().extend(new);
+        Ok(())
+    }
+
+    /// Runs the NCCL call `f` (on the communicator and the stream) on a helper thread
+    /// with this GPU current, waiting at most the timeout. A call still blocked then
+    /// leaves the communicator abandoned (the thread keeps it, and everything `f`
+    /// captured, for ever) and is a timeout naming `peer`.
+    fn bounded(
+        &self,
+        operation: &str,
+        peer: usize,
+        call: &str,
+        f: impl FnOnce(Comm, Stream) -> c_int + Send + 'static,
+    ) -> Result<(), CommError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ctx = self.stream.context().clone();
+        let comm = SendComm(self.comm);
+        let stream = SendStream(self.stream.cu_stream());
+        std::thread::spawn(move || {
+            let (SendComm(comm), SendStream(stream)) = (comm, stream);
+            let result = ctx.bind_to_thread().map(|()| f(comm, stream));
+            let _ = tx.send(result);
+        });
+        match rx.recv_timeout(self.config.timeout) {
+            Ok(Ok(code)) => self.call(call, code),
+            Ok(Err(e)) => Err(CommError::Call {
+                rank: self.rank,
+                call: "binding the GPU context".into(),
+                message: e.to_string(),
+            }),
+            Err(_) => {
+                self.state.set(CommState::Abandoned);
+                Err(CommError::Timeout {
+                    rank: self.rank,
+                    peer,
+                    operation: operation.into(),
+                    seconds: self.config.timeout.as_secs_f64(),
+                })
+            }
+        }
+    }
+
     /// Before any NCCL call: refuses a communicator aborted after a timeout (its memory is
     /// freed), and makes its GPU current on this thread (NCCL enqueues on the current
     /// device).
     fn bind(&self) -> Result<(), CommError> {
-        if self.aborted.get() {
+        if self.state.get() != CommState::Live {
             return Err(CommError::Call {
                 rank: self.rank,
                 call: "NCCL communicator".into(),
-                message: "aborted after an earlier timeout; create a new one".into(),
+                message: "given up after an earlier timeout; create a new one".into(),
             });
         }
         self.stream
@@ -496,7 +664,7 @@ impl NcclComm {
                 // SAFETY: valid communicator; aborting ends its pending operations and
                 // frees it (Drop then skips ncclCommDestroy).
                 unsafe { (self.lib.comm_abort)(self.comm) };
-                self.aborted.set(true);
+                self.state.set(CommState::Aborted);
                 return Err(CommError::Timeout {
                     rank: self.rank,
                     peer,
@@ -527,7 +695,7 @@ fn pause(waited: Duration) {
 
 impl Drop for NcclComm {
     fn drop(&mut self) {
-        if !self.aborted.get() {
+        if self.state.get() == CommState::Live {
             // SAFETY: valid communicator, destroyed once.
             unsafe { (self.lib.comm_destroy)(self.comm) };
         }

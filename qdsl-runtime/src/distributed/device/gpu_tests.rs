@@ -1094,10 +1094,16 @@ fn distributed_mobius_equals_the_single_gpu_operator_and_solves_alike() {
 
 /// 2 GPUs (NCCL): a peer that stops taking part (rank 1 joins NCCL, then never posts its
 /// faces) ends rank 0's hop at the communicator's timeout (3 s here) with an error
-/// naming rank 1 — the per-direction path's final wait, never a hang.
+/// naming rank 1, never a hang: NCCL's first contact with a peer (its lazy connection
+/// handshake, which blocks the host) is bounded like the stream waits. The ranks run on
+/// detached threads and report through a channel, so that a hang anywhere (in the hop
+/// or in releasing rank 0's GPU after the error) fails the test instead of blocking it;
+/// rank 1 never destroys its communicator, as a dead process would not.
 #[test]
 #[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
 fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
     let gpus = crate::backend::gpu_count().unwrap();
     assert!(gpus >= 2, "needs 2 GPUs, found {gpus}");
     NcclLibrary::get().unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
@@ -1108,51 +1114,76 @@ fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
         111,
     );
     let config = CommConfig {
-        timeout: std::time::Duration::from_secs(3),
+        timeout: Duration::from_secs(3),
     };
-    let results = run_ranks(2, config, |mut comm| {
-        let rank = Communicator::rank(&comm);
-        let backend = crate::backend::CudaBackend::new(rank).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
-        let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
-            Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-        })
-        .unwrap();
-        let stream = super::exchange_stream(gpu.backend().context()).unwrap();
-        let nccl = NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
-        if rank == 1 {
-            // Alive but silent past rank 0's deadline.
-            std::thread::sleep(std::time::Duration::from_secs(20));
-            return None;
-        }
-        let mut transport = NcclTransport::new(nccl);
-        let hop =
-            DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
-                .unwrap();
-        let mut d_psi = DeviceField::from_spinor(
-            &gpu,
-            &scatter(&psi, &ext, rank).unwrap(),
-            StorageFormat::F64.fermion_format(),
-        )
-        .unwrap();
-        let started = std::time::Instant::now();
-        let r = hop.apply(
-            &gpu,
-            &mut transport,
-            &BoundaryConditions::antiperiodic_time(),
-            &mut d_psi,
-            Parity::Odd,
-            false,
-            |_, _| Ok(()),
-        );
-        Some((r, started.elapsed()))
-    });
-    let (r, waited) = results[0].as_ref().expect("rank 0's result");
-    let e = r
-        .as_ref()
-        .expect_err("a silent peer must end the hop")
-        .to_string();
+    /// What rank 0 reports: the hop's result and how long it took, then that its GPU
+    /// objects were released.
+    enum Report {
+        Hop(Result<(), String>, Duration),
+        Released,
+    }
+    let (tx, rx) = mpsc::channel::<Report>();
+    for mut comm in ThreadComm::group(2, config) {
+        let (tx, ext, psi) = (tx.clone(), ext, psi.clone());
+        std::thread::spawn(move || {
+            let rank = Communicator::rank(&comm);
+            let backend = crate::backend::CudaBackend::new(rank).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
+            let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
+                Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+            })
+            .unwrap();
+            let stream = super::exchange_stream(gpu.backend().context()).unwrap();
+            let nccl =
+                NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
+            if rank == 1 {
+                // Alive but silent past rank 0's deadline, then gone without a word.
+                std::thread::sleep(Duration::from_secs(20));
+                std::mem::forget(nccl);
+                return;
+            }
+            let mut transport = NcclTransport::new(nccl);
+            let hop =
+                DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
+                    .unwrap();
+            let mut d_psi = DeviceField::from_spinor(
+                &gpu,
+                &scatter(&psi, &ext, rank).unwrap(),
+                StorageFormat::F64.fermion_format(),
+            )
+            .unwrap();
+            let started = Instant::now();
+            let r = hop.apply(
+                &gpu,
+                &mut transport,
+                &BoundaryConditions::antiperiodic_time(),
+                &mut d_psi,
+                Parity::Odd,
+                false,
+                |_, _| Ok(()),
+            );
+            let waited = started.elapsed();
+            let _ = tx.send(Report::Hop(r.map_err(|e| e.to_string()), waited));
+            drop((d_psi, hop, transport, gpu));
+            let _ = tx.send(Report::Released);
+        });
+    }
+    drop(tx);
+    let started = Instant::now();
+    let Ok(Report::Hop(r, waited)) = rx.recv_timeout(Duration::from_secs(60)) else {
+        panic!("rank 0's hop did not end within 60 s: the silent peer hung it");
+    };
+    println!("rank 0's hop ended after {waited:?}: {r:?}");
+    let e = r.expect_err("a silent peer must end the hop");
     assert!(e.contains("rank 1") && e.contains("3 s"), "{e}");
-    assert!(waited.as_secs_f64() < 5.0, "waited {waited:?}");
+    assert!(waited.as_secs_f64() < 8.0, "waited {waited:?}");
+    assert!(
+        matches!(
+            rx.recv_timeout(Duration::from_secs(30)),
+            Ok(Report::Released)
+        ),
+        "rank 0 did not release its GPU within 30 s of the timeout ({:?} after the hop)",
+        started.elapsed()
+    );
 }
