@@ -86,6 +86,20 @@ grid)
     r bench_grid_48 200 "$Q" bench --grid 2,1,1,1 $W --lattice 48,48,48,96 --case "wilson_hop f32" --json "$OUT/grid_48.json"
   fi
   ;;
+verify2)
+  # A session's first call on a 2-GPU machine: the one-GPU tests on GPU 0 beside the qdsl
+  # tests and the full `qdsl check` on GPU 1; then the several-GPU tests on both; then
+  # memcheck of a small Möbius check.
+  MULTI="--skip multi_gpu_ --skip nccl_distributed_hops --skip device_peer_transport"
+  ( CUDA_VISIBLE_DEVICES=1 r ql_tests 200 "$QL" --ignored --test-threads 8
+    CUDA_VISIBLE_DEVICES=1 r check 240 "$Q" check
+    printf '%s\n' "${S[@]}" >"$OUT/gpu1.status" ) &
+  CUDA_VISIBLE_DEVICES=0 r rt_tests 330 "$RT" --ignored --test-threads 8 $MULTI
+  wait; S+=("$(cat "$OUT/gpu1.status")"); rm -f "$OUT/gpu1.status"
+  r grid_tests 120 "$RT" --ignored --test-threads 1 --nocapture multi_gpu_ nccl_distributed_hops device_peer_transport
+  CUDA_VISIBLE_DEVICES=0 r memcheck 40 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel mobius_eo --lattice 4,4,4,4
+  grep -hE "compared|FAIL" "$OUT/check.log" | tail -6
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)
