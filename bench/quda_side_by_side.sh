@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # QUDA's side-by-side rows for this round's issues (Möbius hop, M5⁻¹ and MatPC at 32⁴ and
-# 24⁴ with Ls 12, and 32⁴ with Ls 16; the asqtad link fattening and the gauge force), on the GPU machine,
+# 24⁴ with Ls 12, and 32⁴ with Ls 16; the asqtad link fattening, the gauge force and the HISQ
+# fermion force; QUDA_ROWS=mobius or links for one half), on the GPU machine,
 # from a copy of ../shared/anchors/quda carried in target/quda-anchor:
 #
 #   bench/quda_side_by_side.sh build   # prepare + background build (returns at once)
@@ -12,7 +13,7 @@ set -uo pipefail
 A=${QUDA_ANCHOR:-target/quda-anchor}
 OUT=${OUT:-/tmp/qdsl-gpu-out}
 export QUDA_WORK=${QUDA_WORK:-/tmp/qb}
-export TARGETS=${TARGETS:-"dslash_test llfat_test gauge_path_test"}
+export TARGETS=${TARGETS:-"dslash_test llfat_test gauge_path_test hisq_paths_force_test"}
 case "${1:-bench}" in
 build)
     bash "$A/build.sh" prepare >"$OUT/quda-prepare.log" 2>&1 && bash "$A/build.sh" bg
@@ -34,7 +35,7 @@ bench)
         echo "$(grep -E 'per kernel call|GFLOPS|link computation|Force calculation|ERROR' "$Q/$n.log" | tail -2 | tr '\n' ' ') <- $*"
     }
     B="--verify false --niter 100 --gtest_filter=*benchmark*"
-    for dl in 32:12 24:12 32:16; do d=${dl%:*} ls=${dl#*:}; for p in single half; do for t in Dslash M5inv MatPC; do
+    [ "${QUDA_ROWS:-all}" = links ] || for dl in 32:12 24:12 32:16; do d=${dl%:*} ls=${dl#*:}; for p in single half; do for t in Dslash M5inv MatPC; do
         [ "$dl" != 32:12 ] && [ "$t" = M5inv ] && continue
         row mobius dslash_test --dslash-type mobius --Lsdim $ls --dim $d $d $d $d --prec $p --recon 12 --test $t $B
     done; done; done
@@ -42,6 +43,10 @@ bench)
     D="--dim 32 32 32 32 --niter 100 --verify false"
     row llfat llfat_test $D --prec single --recon 18
     row gforce gauge_path_test $D --prec single --recon 18 # its second (loop-trace) test may reach the timeout
+    # The HISQ fermion force's smearing part (staples, long link, completion; one call each,
+    # tuned in the first of its two gtest cases) in single and double.
+    row hforce hisq_paths_force_test $D --prec single --recon 18
+    row hforce hisq_paths_force_test $D --prec double --recon 18
     cp "$QUDA_RESOURCE_PATH"/profile_0.tsv "$Q/" 2>/dev/null
     ;;
 esac
