@@ -385,6 +385,80 @@ fn device_distributed_wilson_hop_equals_the_single_gpu_hop_bit_for_bit() {
     }
 }
 
+/// The Wilson hop on a 1,1,2,2 grid (on one GPU, the ranks' faces through the host) in
+/// narrow formats — f32 and fixed16 fields with faces in their own format, and fixed16
+/// faces of an f32 field, with xpay as M̂'s second hop launches it — and for a 5D field
+/// (Ls = 3) on grids cutting t and all four directions, against the single-GPU hop:
+/// bit for bit where the faces carry the values exactly (full faces in the field's own
+/// format; projected faces in f32: the kernel's projection of the stored ½ R h is h
+/// exactly, where a fixed16 half spinor is rounded once more), else within fixed16's
+/// bound. The 5D case takes the dagger knob with projected faces (their opposite
+/// projectors). Fields from `seed` on.
+fn narrow_formats_and_5d(
+    gpu: &Gpu,
+    global: Lattice,
+    u: &GaugeField<f64>,
+    seed: u64,
+    projected: bool,
+) {
+    let ext = extended(global, [1, 1, 2, 2], ONE_HOP_DEPTH);
+    let layout = SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd));
+    let psi = ColourSpinorField::<f64>::gaussian(layout, seed);
+    let x = ColourSpinorField::<f64>::gaussian(
+        layout.with_subset(SiteSubset::Single(Parity::Even)),
+        seed + 1,
+    );
+    let label = if projected { "projected " } else { "" };
+    for (format, wire) in [
+        (StorageFormat::F32, StorageFormat::F32),
+        (StorageFormat::Fixed16, StorageFormat::Fixed16),
+        (StorageFormat::F32, StorageFormat::Fixed16),
+    ] {
+        let c = Case {
+            variant: wilson_variant(Parity::Even, false, true, format),
+            links: &[u],
+            clover: None,
+            xpay: Some((1.0, &x, -0.125)),
+            psi: &psi,
+            wire,
+            overlap: true,
+            projected,
+        };
+        let (d, s) = (
+            on_one_gpu::<WilsonHop>(gpu, ext, &c),
+            single::<WilsonHop>(gpu, &c),
+        );
+        let what = format!("{label}{format:?} faces in {wire:?}");
+        let exact = format == wire && (!projected || format == StorageFormat::F32);
+        if exact {
+            assert_bits_equal(&d, &s, &what);
+        } else {
+            let err = crate::testing::relative_distance(&d, &s);
+            assert!(err > 0.0 && err < 1e-4, "{what}: {err:e}");
+        }
+    }
+    let layout5 = SpinorLayout::new(global, 3, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
+    let psi5 = ColourSpinorField::<f64>::gaussian(layout5, seed + 2);
+    let c = Case {
+        variant: wilson_variant(Parity::Odd, projected, false, StorageFormat::F64),
+        links: &[u],
+        clover: None,
+        xpay: None,
+        psi: &psi5,
+        wire: StorageFormat::F64,
+        overlap: true,
+        projected,
+    };
+    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        assert_bits_equal(
+            &on_one_gpu::<WilsonHop>(gpu, ext, &c),
+            &single::<WilsonHop>(gpu, &c),
+            &format!("{label}5D grid {grid:?}"),
+        );
+    }
+}
+
 /// GPU: in f32 and fixed16 the faces travel in the field's own format, exactly, so the
 /// distributed hop (with xpay, as M̂'s second hop launches it) is bit-identical to the
 /// single-GPU hop; fixed16 faces of an f32 field agree within fixed16's bound; a 5D field
@@ -395,60 +469,7 @@ fn device_distributed_hop_in_narrow_formats_and_5d() {
     let (gpu, _dir) = crate::testing::gpu();
     let global = Lattice::new([4, 4, 4, 8]).unwrap();
     let u = GaugeField::<f64>::random(global, 43);
-    let ext = extended(global, [1, 1, 2, 2], ONE_HOP_DEPTH);
-    let layout = SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd));
-    let psi = ColourSpinorField::<f64>::gaussian(layout, 44);
-    let x = ColourSpinorField::<f64>::gaussian(
-        layout.with_subset(SiteSubset::Single(Parity::Even)),
-        45,
-    );
-    for (format, wire) in [
-        (StorageFormat::F32, StorageFormat::F32),
-        (StorageFormat::Fixed16, StorageFormat::Fixed16),
-        (StorageFormat::F32, StorageFormat::Fixed16),
-    ] {
-        let c = Case {
-            variant: wilson_variant(Parity::Even, false, true, format),
-            links: &[&u],
-            clover: None,
-            xpay: Some((1.0, &x, -0.125)),
-            psi: &psi,
-            wire,
-            overlap: true,
-            projected: false,
-        };
-        let (d, s) = (
-            on_one_gpu::<WilsonHop>(&gpu, ext, &c),
-            single::<WilsonHop>(&gpu, &c),
-        );
-        let what = format!("{format:?} faces in {wire:?}");
-        if format == wire {
-            assert_bits_equal(&d, &s, &what);
-        } else {
-            let err = crate::testing::relative_distance(&d, &s);
-            assert!(err > 0.0 && err < 1e-4, "{what}: {err:e}");
-        }
-    }
-    let layout5 = SpinorLayout::new(global, 3, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
-    let psi5 = ColourSpinorField::<f64>::gaussian(layout5, 46);
-    let c = Case {
-        variant: wilson_variant(Parity::Odd, false, false, StorageFormat::F64),
-        links: &[&u],
-        clover: None,
-        xpay: None,
-        psi: &psi5,
-        wire: StorageFormat::F64,
-        overlap: true,
-        projected: false,
-    };
-    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
-        let ext = extended(global, grid, ONE_HOP_DEPTH);
-        assert_bits_equal(
-            &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
-            &single::<WilsonHop>(&gpu, &c),
-            &format!("5D grid {grid:?}"),
-        );
-    }
+    narrow_formats_and_5d(&gpu, global, &u, 44, false);
 }
 
 /// GPU: the improved staggered hop (fat one-hop and Naik three-hop terms: faces of depth
@@ -728,60 +749,8 @@ fn projected_faces_give_the_single_gpu_wilson_hop_bit_for_bit() {
             }
         }
     }
+    narrow_formats_and_5d(&gpu, global, &u, 93, true);
     let ext = extended(global, [1, 1, 2, 2], ONE_HOP_DEPTH);
-    let layout = SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd));
-    let psi = ColourSpinorField::<f64>::gaussian(layout, 93);
-    let x = ColourSpinorField::<f64>::gaussian(
-        layout.with_subset(SiteSubset::Single(Parity::Even)),
-        94,
-    );
-    for (format, wire) in [
-        (StorageFormat::F32, StorageFormat::F32),
-        (StorageFormat::Fixed16, StorageFormat::Fixed16),
-        (StorageFormat::F32, StorageFormat::Fixed16),
-    ] {
-        let c = Case {
-            variant: wilson_variant(Parity::Even, false, true, format),
-            links: &[&u],
-            clover: None,
-            xpay: Some((1.0, &x, -0.125)),
-            psi: &psi,
-            wire,
-            overlap: true,
-            projected: true,
-        };
-        let (d, s) = (
-            on_one_gpu::<WilsonHop>(&gpu, ext, &c),
-            single::<WilsonHop>(&gpu, &c),
-        );
-        let what = format!("projected {format:?} faces in {wire:?}");
-        if format == StorageFormat::F32 && wire == StorageFormat::F32 {
-            assert_bits_equal(&d, &s, &what);
-        } else {
-            let err = crate::testing::relative_distance(&d, &s);
-            assert!(err > 0.0 && err < 1e-4, "{what}: {err:e}");
-        }
-    }
-    let layout5 = SpinorLayout::new(global, 3, SiteSubset::Single(Parity::Even), 4, 3).unwrap();
-    let psi5 = ColourSpinorField::<f64>::gaussian(layout5, 95);
-    let c = Case {
-        variant: wilson_variant(Parity::Odd, true, false, StorageFormat::F64),
-        links: &[&u],
-        clover: None,
-        xpay: None,
-        psi: &psi5,
-        wire: StorageFormat::F64,
-        overlap: true,
-        projected: true,
-    };
-    for grid in [[1, 1, 1, 2], [2, 2, 2, 2]] {
-        let ext = extended(global, grid, ONE_HOP_DEPTH);
-        assert_bits_equal(
-            &on_one_gpu::<WilsonHop>(&gpu, ext, &c),
-            &single::<WilsonHop>(&gpu, &c),
-            &format!("projected 5D grid {grid:?}"),
-        );
-    }
     // Half the bytes: 12 reals per face site instead of 24.
     let whole = DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F32, StorageFormat::F32, 1)
         .unwrap();
