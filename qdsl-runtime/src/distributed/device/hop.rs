@@ -278,6 +278,11 @@ impl DeviceDistributedHop {
     /// compute : pack(μ₀) pack(μ₁) … interior ─ wait D(μ₀) unpack(μ₀) exterior(μ₀) ─ wait D(μ₁) …
     /// NCCL    :   └ wait ─ group(μ₀) D(μ₀)  └ wait ─ group(μ₁) D(μ₁) …
     /// ```
+    ///
+    /// The host queues the interior right after the packs, before it posts the groups
+    /// (NCCL's host-side enqueue takes tens of µs), so the GPU computes the interior
+    /// while the host is still posting; each group waits for its direction's pack mark,
+    /// not for the interior queued after it.
     fn apply_per_direction<T: DeviceTransport + ?Sized>(
         &self,
         step: &Step<'_>,
@@ -288,7 +293,7 @@ impl DeviceDistributedHop {
     ) -> Result<(), DistributedError> {
         let operation = "distributed device hop: halo exchange of one direction";
         // The faces are stored direction by direction (both sides of μ together).
-        let mut marks = Vec::new();
+        let mut directions = Vec::new();
         let mut start = 0;
         while start < faces.len() {
             let mu = faces[start].mu;
@@ -296,12 +301,17 @@ impl DeviceDistributedHop {
             for f in faces[start..end].iter_mut() {
                 self.pack(step, f, psi)?;
             }
-            let (sends, mut recvs) = self.messages(step.rank, &mut faces[start..end]);
-            let mark = transport.post_direction(step.gpu, operation, &sends, &mut recvs)?;
-            marks.push((mu, start..end, mark));
+            transport.mark_packs(step.gpu)?;
+            directions.push((mu, start..end));
             start = end;
         }
         launch(&self.boxes.interior, psi).map_err(op)?;
+        let mut marks = Vec::with_capacity(directions.len());
+        for (mu, range) in directions {
+            let (sends, mut recvs) = self.messages(step.rank, &mut faces[range.clone()]);
+            let mark = transport.post_direction(step.gpu, operation, &sends, &mut recvs)?;
+            marks.push((mu, range, mark));
+        }
         for (mu, range, mark) in marks {
             transport.await_direction(step.gpu, mark)?;
             for f in &faces[range] {

@@ -89,10 +89,19 @@ pub trait DeviceTransport {
         false
     }
 
-    /// Queues the exchange of one direction's faces after the work queued so far on the
-    /// GPU's stream (that direction's packs), without making the GPU's stream wait;
-    /// returns the direction's delivery mark for [`Self::await_direction`]. Only called
-    /// where [`Self::per_direction`] says yes; the default refuses.
+    /// Marks the work queued so far on the GPU's stream (one direction's packs) as what
+    /// the next [`Self::post_direction`] waits for, so that work queued after the packs
+    /// (the interior) does not delay that exchange. Without a mark, a post waits for
+    /// everything queued before it. The default: nothing to mark.
+    fn mark_packs(&mut self, _gpu: &Gpu) -> Result<(), DistributedError> {
+        Ok(())
+    }
+
+    /// Queues the exchange of one direction's faces after that direction's packs (the
+    /// oldest [`Self::mark_packs`] not yet used, else the work queued so far on the GPU's
+    /// stream), without making the GPU's stream wait; returns the direction's delivery
+    /// mark for [`Self::await_direction`]. Only called where [`Self::per_direction`]
+    /// says yes; the default refuses.
     fn post_direction(
         &mut self,
         _gpu: &Gpu,
@@ -306,6 +315,8 @@ pub struct NcclTransport {
     /// The delivery marks of the directions posted since the last finish, with the peer
     /// a timeout names.
     delivered: Vec<(cudarc::driver::CudaEvent, usize)>,
+    /// The pack marks not yet used by a post, oldest first.
+    packs: std::collections::VecDeque<cudarc::driver::CudaEvent>,
 }
 
 impl NcclTransport {
@@ -315,6 +326,7 @@ impl NcclTransport {
         Self {
             comm,
             delivered: Vec::new(),
+            packs: Default::default(),
         }
     }
 
@@ -391,10 +403,14 @@ impl DeviceTransport for NcclTransport {
 
     fn packed(&mut self, gpu: &Gpu, _: &str, _: &[FaceSend<'_>]) -> Result<(), DistributedError> {
         let rank = self.rank();
-        let compute = gpu.backend().stream();
-        let packed = compute
-            .record_event(None)
-            .map_err(device("recording the packs' event", rank))?;
+        let packed = match self.packs.pop_front() {
+            Some(marked) => marked,
+            None => gpu
+                .backend()
+                .stream()
+                .record_event(None)
+                .map_err(device("recording the packs' event", rank))?,
+        };
         self.comm
             .stream()
             .wait(&packed)
@@ -420,8 +436,19 @@ impl DeviceTransport for NcclTransport {
         true
     }
 
-    /// The direction's packs marked on the compute stream, NCCL's stream made to wait
-    /// for them, the direction's group queued there, its delivery marked.
+    fn mark_packs(&mut self, gpu: &Gpu) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let marked = gpu
+            .backend()
+            .stream()
+            .record_event(None)
+            .map_err(device("recording the packs' event", rank))?;
+        self.packs.push_back(marked);
+        Ok(())
+    }
+
+    /// NCCL's stream made to wait for the direction's packs (their mark, or the compute
+    /// stream so far), the direction's group queued there, its delivery marked.
     fn post_direction(
         &mut self,
         gpu: &Gpu,
@@ -459,6 +486,7 @@ impl DeviceTransport for NcclTransport {
     fn finish_directions(&mut self, _gpu: &Gpu, operation: &str) -> Result<(), DistributedError> {
         let peer = self.delivered.last().map(|(_, p)| *p);
         self.delivered.clear();
+        self.packs.clear();
         if let Some(peer) = peer {
             self.comm.finish(operation, peer)?;
         }
