@@ -245,6 +245,12 @@ fn gather_text(plan: &ReversePlan, depth: usize, coeff_params: &str, dims: &str)
             }
         };
         let q = |site: &str| level_expr(plan, b + 1, "child", site);
+        // The four wraps over U_d(z), one per iteration (one set of operands live):
+        // k = 0: +d W_in at x = z,           A(z) W Q(z + d)^dagger
+        // k = 1: +d W_out at x = z - mu,     A(x)^dagger W Q(x + d)
+        // k = 2: -d W_in at x = z + d,       Q(z) W A(x)^dagger
+        // k = 3: -d W_out at x = z - mu + d, Q(z - mu)^dagger W A(x)
+        // with W = U_d(base), base = z + mu for k = 0, 2 and z - mu for k = 1, 3.
         let _ = write!(
             wraps,
             r#"        // level {b}: the wraps of direction d around level {}
@@ -253,26 +259,22 @@ fn gather_text(plan: &ReversePlan, depth: usize, coeff_params: &str, dims: &str)
             const int used = slot_used(s, {b}, mu);
             if ((used >> d) & 1) continue;
             const int child = used | (1 << d);
-            // +d, W_in at x = z
-            acc = add(acc, mul(mul({}, wlink(u, g, zp, d, 1)), adjoint({})));
-            // +d, W_out at x = z - mu
-            acc = add(acc, mul(adjoint_mul({}, wlink(u, g, zm, d, 1)), {}));
-            // -d, W_in at x = z + d
-            acc = add(acc, mul(mul({}, wlink(u, g, zp, d, 1)), adjoint({})));
-            // -d, W_out at x = z - mu + d
-            acc = add(acc, mul(adjoint_mul({}, wlink(u, g, zm, d, 1)), {}));
+            #pragma unroll 1
+            for (int k = 0; k < 4; k++) {{
+                const int at = (k & 1) ? zm : p, side = move(g, at, d, 1);
+                mat l, r;
+                if (k < 2) {{ l = {}; r = {}; }} else {{ l = {}; r = {}; }}
+                const mat w = wlink(u, g, (k & 1) ? zm : zp, d, 1);
+                acc = add(acc, (k & 1) ? mul(adjoint_mul(l, w), r) : mul(mul(l, w), adjoint(r)));
+            }}
         }}
 "#,
             b + 1,
             slots_per_mu(b),
-            a("p"),
-            q("move(g, p, d, 1)"),
-            a("zm"),
-            q("move(g, zm, d, 1)"),
-            q("p"),
-            a("move(g, p, d, 1)"),
-            q("zm"),
-            a("move(g, zm, d, 1)"),
+            a("at"),
+            q("side"),
+            q("at"),
+            a("side"),
         );
     }
     format!(
@@ -292,70 +294,101 @@ fn gather_text(plan: &ReversePlan, depth: usize, coeff_params: &str, dims: &str)
     )
 }
 
-/// The C expressions (direction, orientation) of a step of a loose term.
-fn step_expr(dir: Dir, forward: bool) -> (String, String) {
-    let (d, o) = match dir {
-        Dir::Mu => ("mu".to_string(), "1".to_string()),
-        Dir::Free(k) => (format!("d{k}"), format!("o{k}")),
-    };
-    (d, if forward { o } else { format!("-{o}") })
+/// `<name>_t<t>_step(j, mu, d0, o0, d1, o1, d2, o2, dir, orient)`: step j of loose term
+/// t, its free names (in order of first appearance) bound to (dK, oK).
+fn step_function(plan: &ReversePlan, t: usize) -> String {
+    let term = &plan.spec.terms[t];
+    let free = term.free_dirs();
+    let mut cases = String::new();
+    for (j, st) in term.steps.iter().enumerate() {
+        let (d, o) = match st.dir {
+            Dir::Mu => ("mu".to_string(), "1".to_string()),
+            Dir::Free(k) => {
+                let i = free.iter().position(|&f| f == k).unwrap_or(0);
+                (format!("d{i}"), format!("o{i}"))
+            }
+        };
+        let o = if st.forward { o } else { format!("-{o}") };
+        let _ = writeln!(cases, "        case {j}: dir = {d}; orient = {o}; break;");
+    }
+    format!(
+        r#"__device__ __forceinline__ void {}_t{t}_step(int j, int mu, int d0, int o0, int d1, int o1, int d2, int o2, int& dir, int& orient) {{
+    switch (j) {{
+{cases}        default: dir = mu; orient = 1;
+    }}
+}}
+"#,
+        plan.spec.name
+    )
 }
 
-/// `<name>_rloose`: the loose terms' contributions of every μ to every thin link.
+/// `<name>_rloose`: the loose terms' contributions of every μ to every thin link, each
+/// path position in a loop of its own (one running matrix live).
 fn loose_text(plan: &ReversePlan, coeff_params: &str, dims: &str) -> String {
     let name = &plan.spec.name;
     let n_mu = plan.displacement;
+    let mut functions = String::new();
     let mut body = String::new();
     for &t in &plan.loose {
+        functions.push_str(&step_function(plan, t));
         let term = &plan.spec.terms[t];
+        let len = term.len();
         let _ = writeln!(body, "        {{ // term `{}`", term.name);
         let mut used = "(1 << mu)".to_string();
         let mut indent = "        ".to_string();
         let free = term.free_dirs();
-        for &k in &free {
+        for i in 0..free.len() {
             let _ = writeln!(
                 body,
-                "{indent}#pragma unroll 1\n{indent}for (int r{k} = 0; r{k} < 4 - __popc({used}); r{k}++) {{\n{indent}const int d{k} = nth_free({used}, r{k});\n{indent}#pragma unroll 1\n{indent}for (int o{k} = 1; o{k} >= -1; o{k} -= 2) {{"
+                "{indent}#pragma unroll 1\n{indent}for (int r{i} = 0; r{i} < 4 - __popc({used}); r{i}++) {{\n{indent}const int d{i} = nth_free({used}, r{i});\n{indent}#pragma unroll 1\n{indent}for (int o{i} = 1; o{i} >= -1; o{i} -= 2) {{"
             );
-            used = format!("({used} | (1 << d{k}))");
+            used = format!("({used} | (1 << d{i}))");
             indent.push_str("    ");
         }
-        let steps: Vec<(String, String)> = term
-            .steps
-            .iter()
-            .map(|s| step_expr(s.dir, s.forward))
-            .collect();
-        for (k, (dk, ok)) in steps.iter().enumerate() {
-            let _ = writeln!(
-                body,
-                "{indent}if ({dk} == d) {{ // position {k}\n{indent}    const int ok = {ok};\n{indent}    int y = move(g, ok > 0 ? p : move(g, p, d, 1), d, ok);"
-            );
-            let mut first = true;
-            let mut times = |body: &mut String, w: String| {
-                if first {
-                    let _ = writeln!(body, "{indent}    mat r = {w};");
-                    first = false;
+        let names: String = (0..3)
+            .map(|i| {
+                if i < free.len() {
+                    format!(", d{i}, o{i}")
                 } else {
-                    let _ = writeln!(body, "{indent}    r = mul(r, {w});");
+                    ", 0, 1".to_string()
                 }
-            };
-            for (ds, os) in &steps[k + 1..] {
-                times(&mut body, format!("wlink(u, g, y, {ds}, {os})"));
-                let _ = writeln!(body, "{indent}    y = move(g, y, {ds}, {os});");
-            }
-            for _ in 0..n_mu {
-                let _ = writeln!(body, "{indent}    y = move(g, y, mu, -1);");
-            }
-            times(&mut body, "adjoint(grad_at(gs, g, y, mu))".to_string());
-            for (ds, os) in &steps[..k] {
-                times(&mut body, format!("wlink(u, g, y, {ds}, {os})"));
-                let _ = writeln!(body, "{indent}    y = move(g, y, {ds}, {os});");
-            }
-            let _ = writeln!(
-                body,
-                "{indent}    acc = axpy(c.c[{t}], ok > 0 ? adjoint(r) : r, acc);\n{indent}}}"
-            );
-        }
+            })
+            .collect();
+        let step = format!("{name}_t{t}_step");
+        let _ = write!(
+            body,
+            r#"{indent}#pragma unroll 1
+{indent}for (int k = 0; k < {len}; k++) {{
+{indent}    int dk, ok;
+{indent}    {step}(k, mu{names}, dk, ok);
+{indent}    if (dk != d) continue;
+{indent}    // the loop R = W_(k+1) ... W_L G_mu(x)^dagger W_1 ... W_(k-1) from the end of the link
+{indent}    int y = move(g, ok > 0 ? p : move(g, p, d, 1), d, ok);
+{indent}    mat r = zero_mat();
+{indent}    bool first = true;
+{indent}    #pragma unroll 1
+{indent}    for (int j = k + 1; j < {len}; j++) {{
+{indent}        int dj, oj;
+{indent}        {step}(j, mu{names}, dj, oj);
+{indent}        const mat w = wlink(u, g, y, dj, oj);
+{indent}        if (first) r = w; else r = mul(r, w);
+{indent}        first = false;
+{indent}        y = move(g, y, dj, oj);
+{indent}    }}
+{indent}    for (int m = 0; m < {n_mu}; m++) y = move(g, y, mu, -1);
+{indent}    const mat gx = adjoint(grad_at(gs, g, y, mu));
+{indent}    if (first) r = gx; else r = mul(r, gx);
+{indent}    #pragma unroll 1
+{indent}    for (int j = 0; j < k; j++) {{
+{indent}        int dj, oj;
+{indent}        {step}(j, mu{names}, dj, oj);
+{indent}        r = mul(r, wlink(u, g, y, dj, oj));
+{indent}        y = move(g, y, dj, oj);
+{indent}    }}
+{indent}    acc = axpy(c.c[{t}], ok > 0 ? adjoint(r) : r, acc);
+{indent}}}
+"#
+        );
         for _ in &free {
             indent.truncate(indent.len() - 4);
             let _ = writeln!(body, "{indent}}}}}");
@@ -363,7 +396,7 @@ fn loose_text(plan: &ReversePlan, coeff_params: &str, dims: &str) -> String {
         body.push_str("        }\n");
     }
     format!(
-        r#"extern "C" __global__ void {}(real* __restrict__ grad, const real* __restrict__ u, const real* __restrict__ gs{coeff_params}, {dims}) {{
+        r#"{functions}extern "C" __global__ void {}(real* __restrict__ grad, const real* __restrict__ u, const real* __restrict__ gs{coeff_params}, {dims}) {{
 {}    mat acc = zero_mat();
     #pragma unroll 1
     for (int mu = 0; mu < 4; mu++) {{
