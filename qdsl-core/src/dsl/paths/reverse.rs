@@ -64,7 +64,7 @@ use std::fmt;
 /// Whether `steps` is a chain term `[±ν₁, …, ±ν_b, +mu, ∓ν_b, …, ∓ν₁]` (distinct free
 /// names, each wrap closing with the opposite sign): its depth b.
 pub fn chain_depth(steps: &[Step]) -> Option<usize> {
-    if steps.len() % 2 == 0 {
+    if steps.len().is_multiple_of(2) {
         return None;
     }
     let b = steps.len() / 2;
