@@ -9,7 +9,8 @@
 use qdsl_core::dsl::paths::cuda::{device_layout, pass_kernel_name};
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{
-    fermion_force, pullback_cuda, GaugeAction, LinkPaths, PathKnobs, PlanKind, Staging,
+    fermion_force, pullback_cuda, reverse, reverse_cuda, GaugeAction, LinkPaths, PathKnobs,
+    PlanKind, Staging,
 };
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::field::GaugeField;
@@ -210,6 +211,93 @@ fn pullback_kernels_run_as_host_code_give_the_cpu_pullback() {
     pullback::<AsqtadLong>(&cxx, &dir, &u);
     pullback::<Fat7>(&cxx, &dir, &u);
     pullback::<HisqFat>(&cxx, &dir, &u);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The gather plan of spec `S`'s pull-back ([`reverse_cuda`]: no atomics; per μ the chain
+/// levels, their adjoints and the gather, then the loose gather) run as host code gives
+/// the CPU pull-back through the plan ([`fermion_force::pullback`]) for a random
+/// smeared-link gradient, and so does its CPU emulation ([`reverse::pullback_cpu`]).
+fn reverse_pullback<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>) {
+    let name = S::spec().name;
+    let tag = format!("{name}_reverse");
+    let lat = *u.lattice();
+    let volume = lat.volume();
+    let grad = GaugeField::<f64>::random(lat, 43);
+    let mut input = device_layout(&host_reals(u), 18, volume).unwrap();
+    input.extend(host_reals(&grad));
+    let plan = reverse::ReversePlan::new(&S::spec()).unwrap();
+    let source = reverse_cuda::reverse_source::<f64>(&plan, &PathKnobs::default()).unwrap();
+    let u0 = 0.8;
+    let coeffs = S::tree().unwrap().coefficients(u0);
+    let list = coefficient_list(&coeffs);
+    let [l0, l1, l2, l3] = DIMS;
+    let setup = format!(
+        "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    std::vector<double> in, out(4 * V * 18, 0.0), scratch({} + 1, 0.0);",
+        plan.scratch_reals(volume)
+    );
+    let dims = "L0, L1, L2, L3";
+    let mut body = String::from(
+        "    const double* u = in.data();\n    const double* gs = in.data() + 4 * V * 18;\n",
+    );
+    if plan.depth().is_some() {
+        body.push_str("    for (int mu = 0; mu < 4; mu++) {\n");
+        for b in plan.stored_levels().rev() {
+            body.push_str(&format!(
+                "    for (int i = 0; i < {} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), u, {list}, mu, {dims}); }}\n",
+                qdsl_core::dsl::paths::staged::slots_per_mu(b),
+                reverse_cuda::level_kernel(&name, b)
+            ));
+        }
+        for b in plan.stored_levels() {
+            body.push_str(&format!(
+                "    for (int i = 0; i < {} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), u, gs, {list}, mu, {dims}); }}\n",
+                qdsl_core::dsl::paths::staged::slots_per_mu(b),
+                reverse_cuda::adjoint_kernel(&name, b)
+            ));
+        }
+        body.push_str(&format!(
+            "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {}(out.data(), scratch.data(), u, gs, {list}, mu, {dims}); }}\n    }}\n",
+            reverse_cuda::gather_kernel(&name)
+        ));
+    }
+    if !plan.loose.is_empty() {
+        body.push_str(&format!(
+            "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {}(out.data(), u, gs, {list}, {dims}); }}\n",
+            reverse_cuda::loose_kernel(&name)
+        ));
+    }
+    let got = host_cxx::run(cxx, dir, &tag, &source, (&setup, &body), &input);
+    let expected = host_reals(&fermion_force::pullback(&S::plan().unwrap(), u, u0, &grad).unwrap());
+    let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let d = max_diff(&got, &expected);
+    assert!(
+        d < 1e-12 * scale,
+        "{tag}: max |kernels − CPU| = {d:e} (scale {scale:e})"
+    );
+    let emulated = host_reals(&reverse::pullback_cpu(&plan, u, &grad, &coeffs).unwrap());
+    let d = max_diff(&got, &emulated);
+    assert!(
+        d < 1e-12 * scale,
+        "{tag}: max |kernels − emulation| = {d:e}"
+    );
+}
+
+#[test]
+fn reverse_pullback_kernels_run_as_host_code_give_the_cpu_pullback() {
+    let Some(cxx) = compiler() else {
+        eprintln!("skipped: no C++ compiler ($CXX or c++) runs on this machine");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("qdsl_host_cxx_reverse_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lat = Lattice::new(DIMS).unwrap();
+    let u = fold_staggered_phases(&GaugeField::<f64>::random(lat, 39));
+    reverse_pullback::<AsqtadFat>(&cxx, &dir, &u);
+    reverse_pullback::<AsqtadLong>(&cxx, &dir, &u);
+    reverse_pullback::<Fat7>(&cxx, &dir, &u);
+    reverse_pullback::<HisqFat>(&cxx, &dir, &u);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

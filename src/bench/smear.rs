@@ -26,10 +26,11 @@
 //!   18 only.
 //!
 //! * the pullback through the asqtad fat and long links (`asqtad_pullback`,
-//!   [`GpuPullback`]: the fermion force's smearing part, correctness-first kernels at
-//!   their default launch), rated with qdsl's count of the products the kernels compute
-//!   (`pullback_cuda::products_per_link`); bytes per site: per kernel the thin links and
-//!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals.
+//!   [`GpuPullback`]: the fermion force's smearing part, the gather plan without atomics
+//!   at its default launches), rated with the products the plan computes
+//!   (`ReversePlan::products_per_site`); bytes per site: per kernel the thin links and
+//!   the smeared-link gradient read and the thin-link gradient written, 24 · 18 reals
+//!   (the chain's scratch fields, ~24 slot-sweeps of 18 reals per site, not counted).
 //! * the pullback through the whole HISQ construction (`hisq_pullback`,
 //!   [`GpuHisqForce`]: fat7 and the projection forward, then the `HisqFat` and
 //!   `AsqtadLong` pullbacks with the ε terms, the U(3) projection's derivative and the
@@ -59,7 +60,7 @@ use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::paths::force::MILC_SYMANZIK_FORCE_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::info::MILC_ASQTAD_FLOPS_PER_SITE;
 use qdsl_core::dsl::paths::plan::MATMUL_FLOPS;
-use qdsl_core::dsl::paths::pullback_cuda::products_per_link;
+use qdsl_core::dsl::paths::reverse::ReversePlan;
 use qdsl_core::dsl::paths::{LinkPaths, LinkPathsInfo, PathKnobs, PlanKind};
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_core::field::GaugeField;
@@ -379,15 +380,20 @@ fn run_hisq<T: GpuReal>(
     ))
 }
 
-/// Flops per site of the asqtad pullback: 198 per matrix product the two kernels compute
-/// (`pullback_cuda::products_per_link`, four links per site), additions not counted.
+/// Flops per site of the asqtad pullback: 198 per matrix product the two gather plans
+/// compute ([`gather_products_per_link`], four links per site), additions not counted.
 fn pullback_flops_per_site() -> Result<usize, DeviceError> {
-    let tree = |t: Result<qdsl_core::dsl::paths::PathTree, qdsl_core::dsl::DslError>| {
-        t.map_err(|e| DeviceError::Shape(e.to_string()))
-    };
-    let products = products_per_link(&tree(AsqtadFat::tree())?)
-        + products_per_link(&tree(AsqtadLong::tree())?);
+    let products =
+        gather_products_per_link::<AsqtadFat>()? + gather_products_per_link::<AsqtadLong>()?;
     Ok(4 * MATMUL_FLOPS * products)
+}
+
+/// Matrix products per link of spec `S`'s pull-back, the gather plan that [`GpuPullback`]
+/// runs (`ReversePlan::products_per_site` / 4: the chain's levels, adjoints and gather,
+/// the loose terms' loops).
+fn gather_products_per_link<S: LinkPaths>() -> Result<usize, DeviceError> {
+    let plan = ReversePlan::new(&S::spec()).map_err(|e| DeviceError::Shape(e.to_string()))?;
+    Ok(plan.products_per_site() / 4)
 }
 
 /// Times the pullback through the asqtad fat and long links (default launches: the
@@ -446,8 +452,8 @@ fn run_pullback<T: GpuReal>(
 /// Q², B = G_W†V̂, G_W R, QB, BQ and V̂(M + M†); its eigenvalue part is the projection's.
 pub const PROJECT_PULLBACK_PRODUCTS_PER_LINK: usize = 6;
 
-/// Flops per site of the HISQ pullback: 198 per matrix product of the three pullback
-/// kernels (`pullback_cuda::products_per_link` of `Fat7`, `HisqFat`, `AsqtadLong`) and of
+/// Flops per site of the HISQ pullback: 198 per matrix product of the three pullbacks'
+/// gather plans ([`gather_products_per_link`] of `Fat7`, `HisqFat`, `AsqtadLong`) and of
 /// the projection's derivative ([`PROJECT_PULLBACK_PRODUCTS_PER_LINK`]), four links per
 /// site, plus the forward levels it recomputes: fat7's `flops_per_site` and two
 /// projections' worth of [`PROJECT_FLOPS_PER_LINK`] (the forward one, and the
@@ -478,12 +484,9 @@ fn run_hisq_pullback<T: GpuReal>(
     warmup: usize,
     reps: usize,
 ) -> Result<BenchResult, DeviceError> {
-    let tree = |t: Result<qdsl_core::dsl::paths::PathTree, qdsl_core::dsl::DslError>| {
-        t.map_err(|e| DeviceError::Shape(e.to_string()))
-    };
-    let products = products_per_link(&tree(Fat7::tree())?)
-        + products_per_link(&tree(HisqFat::tree())?)
-        + products_per_link(&tree(AsqtadLong::tree())?);
+    let products = gather_products_per_link::<Fat7>()?
+        + gather_products_per_link::<HisqFat>()?
+        + gather_products_per_link::<AsqtadLong>()?;
     let flops = hisq_pullback_flops_per_site(
         products,
         &Fat7::info().map_err(|e| DeviceError::Shape(e.to_string()))?,

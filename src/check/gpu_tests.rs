@@ -372,7 +372,7 @@ fn narrow_formats_match_the_cpu_path() {
 /// `qdsl check`'s smearing rows: three specs in the tree plan (with uncompressed and
 /// recon-12 input links), HISQ fat and long links, asqtad fat, fat7 and HISQ with the
 /// staged plan (the default; uncompressed and recon-12 input links), the pullback
-/// through asqtad fat and fat7 and through HISQ, and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
+/// (gather plan) through asqtad fat, fat7, HISQ's second level, the Naik term and HISQ, and two gauge forces in f64 and f32, each compared and passing its bound; a filter keeps only the
 /// matching spec.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
@@ -380,7 +380,7 @@ fn check_rows_of_the_smearing_specs_pass() {
     let (gpu, _dir) = gpu();
     let dir = data_dir();
     let rows = crate::check::smear::check_smearing(&gpu, &dir, &|_| true);
-    assert_eq!(rows.len(), 42);
+    assert_eq!(rows.len(), 46);
     assert_eq!(
         rows.iter()
             .filter(|r| r.variant.ends_with("plan=staged"))

@@ -15,8 +15,10 @@
 //! link direction at a time), in recon 18 and recon 12 + phase (HISQ: the thin links
 //! encoded on the host, W on the device; the CPU side rounds the thin links as the
 //! kernels do, not W, whose rebuilt row 2 differs by rounding of the precision).
-//! The pullback through asqtad fat and fat7 (`asqtad_fat_pullback`, `fat7_pullback`:
-//! [`GpuPullback`] against `fermion_force::pullback`, the fermion force's smearing part)
+//! The pullback through asqtad fat, fat7, HISQ's second level and the Naik term
+//! (`asqtad_fat_pullback`, `fat7_pullback`, `hisq_fat_pullback`, `asqtad_long_pullback`:
+//! [`GpuPullback`], the gather plan without atomics, against `fermion_force::pullback`,
+//! the fermion force's smearing part)
 //! for a random smeared-link gradient. The pullback through the whole HISQ construction
 //! (`hisq_pullback`: [`GpuHisqForce`], the U(3) projection's derivative included, against
 //! `rhmc::StaggeredSmearing::pullback` in f64 from the inputs rounded to the row's
@@ -30,7 +32,8 @@ use qdsl_core::field::GaugeField;
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::Complex;
 use qdsl_kernels::{
-    fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, SymanzikGauge, WilsonGauge,
+    fold_staggered_phases, hisq_links, AsqtadFat, AsqtadLong, Fat7, HisqFat, SymanzikGauge,
+    WilsonGauge,
 };
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::rhmc::StaggeredSmearing;
@@ -204,7 +207,7 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
     let staged12 = format!("{smear} input=recon12 plan=staged");
     let hisq_staged = format!("{hisq} plan=staged");
     let hisq_staged12 = format!("{hisq} input=recon12 plan=staged");
-    let specs: [(String, &str, Compare, Compare); 21] = [
+    let specs: [(String, &str, Compare, Compare); 23] = [
         (
             AsqtadFat::spec().name,
             &smear,
@@ -312,6 +315,18 @@ pub fn check_smearing(gpu: &Gpu, dir: &Path, wanted: &dyn Fn(&str) -> bool) -> V
             &smear,
             compare_pullback::<Fat7, f64>,
             compare_pullback::<Fat7, f32>,
+        ),
+        (
+            format!("{}_pullback", HisqFat::spec().name),
+            &smear,
+            compare_pullback::<HisqFat, f64>,
+            compare_pullback::<HisqFat, f32>,
+        ),
+        (
+            format!("{}_pullback", AsqtadLong::spec().name),
+            &smear,
+            compare_pullback::<AsqtadLong, f64>,
+            compare_pullback::<AsqtadLong, f32>,
         ),
         (
             "hisq_pullback".into(),

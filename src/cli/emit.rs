@@ -47,10 +47,19 @@ pub struct EmitArgs {
     /// staples and the product counts.
     #[arg(long)]
     pub plan: bool,
-    /// With --cuda or --ptx of a `link_paths!` smearing: the staged GPU plan (its staple
-    /// levels stored as fields by one kernel per level) instead of the one-kernel tree.
-    #[arg(long)]
+    /// With --cuda or --ptx of a `link_paths!` smearing: its GPU plan, `staged` (the
+    /// default, as `qdsl smear`: the staple levels stored as fields by one kernel per
+    /// level) or `tree` (one kernel per link, no scratch).
+    #[arg(long, value_enum, default_value = "staged")]
+    pub link_plan: super::smear::PlanArg,
+    /// Accepted for older scripts: the staged plan is the default (`--link-plan`).
+    #[arg(long, hide = true)]
     pub staged: bool,
+    /// With --cuda or --ptx of a `link_paths!` smearing: the kernels of its pull-back
+    /// (the fermion force's smearing part; the gather plan, no atomics) instead of the
+    /// smearing's.
+    #[arg(long)]
+    pub pullback: bool,
     /// Architecture for --ptx (default: the GPU's own, else sm_90).
     #[arg(long)]
     pub arch: Option<Arch>,

@@ -1,17 +1,20 @@
 //! `qdsl emit` for the `link_paths!` smearings and gauge forces of the catalog: `--plan`
 //! prints the GPU tree (the staple levels nested by Horner's rule, what one thread per
 //! link computes), for a smearing its staged plan (the levels stored as fields, one pass
-//! each) and the CPU plan's product counts; `--staged` makes `--cuda`/`--ptx` emit the
-//! staged plan's kernels; `--cuda` the CUDA source and `--ptx`
-//! the PTX with ptxas's report, in the precision `--precision` (f64 or f32) and, for a
-//! smearing, the input compression `--recon` (12, the default as for the stencils: recon
-//! 12 + phase; 18: plain links; 8 is refused by the generator); the NVRTC compile time
-//! goes to stderr with the report.
+//! each), its pull-back's gather plan and the CPU plan's product counts; `--cuda` the
+//! CUDA source and `--ptx` the PTX with ptxas's report, of the staged plan's kernels by
+//! default (`--link-plan tree`: the one-kernel tree), of the pull-back's with
+//! `--pullback`, in the precision `--precision` (f64 or f32) and, for a smearing, the
+//! input compression `--recon` (12, the default as for the stencils: recon 12 + phase;
+//! 18: plain links; 8 is refused by the generator); the NVRTC compile time goes to
+//! stderr with the report.
 
 use super::emit::EmitArgs;
 use super::CliError;
 use qdsl_core::dsl::paths::cuda::links_kernel;
 use qdsl_core::dsl::paths::force::force_kernel;
+use qdsl_core::dsl::paths::reverse::ReversePlan;
+use qdsl_core::dsl::paths::reverse_cuda::reverse_source;
 use qdsl_core::dsl::paths::{
     ForcePlan, LinkPathsInfo, PathKnobs, PathPlan, PathTree, PlanKind, Staging,
 };
@@ -46,10 +49,19 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
             let plan = if args.staged {
                 PlanKind::Staged
             } else {
-                PlanKind::Tree
+                args.link_plan.kind()
             };
             let knobs = PathKnobs::with_input(args.variant.variant().recon).with_plan(plan);
-            let source = if f64 {
+            let source = if args.pullback {
+                // The pull-back reads the thin links in recon 18 (HISQ's W is made so).
+                let reverse = ReversePlan::new(&spec)?;
+                let knobs = PathKnobs::default();
+                if f64 {
+                    reverse_source::<f64>(&reverse, &knobs)
+                } else {
+                    reverse_source::<f32>(&reverse, &knobs)
+                }
+            } else if f64 {
                 (s.cuda_f64)(&knobs)
             } else {
                 (s.cuda_f32)(&knobs)
@@ -80,6 +92,7 @@ pub fn run(args: &EmitArgs) -> Result<bool, CliError> {
         print!("{tree}");
         if smearings().iter().any(|s| s.name == args.kernel) {
             print!("{}", Staging::new(&tree));
+            print!("{}", ReversePlan::new(&tree.spec)?);
         }
         let info = LinkPathsInfo::new(&plan);
         println!(

@@ -14,10 +14,12 @@
 //! 3. Ĝ = fat7*(G_V) (u0 = 1).
 //!
 //! The thin-link gradient Ĝ is the one `rhmc::StaggeredSmearing::pullback` computes on
-//! the host (with respect to the phased links U'); the force is F = TA[U' Ĝ†]. Nine
-//! launches and three clears: fat7, copy of V, projection, W's layout rewrite, the
-//! pullbacks. The pullbacks accumulate into their outputs, so every kernel runs at its
-//! default launch (a tuner's trial launches would add a gradient several times).
+//! the host (with respect to the phased links U'); the force is F = TA[U' Ĝ†]. The
+//! forward levels (fat7, a copy of V, the projection, W's layout rewrite), three clears
+//! and the pull-backs' gather plans ([`GpuPullback`]: 21 launches for `HisqFat`, 1 for
+//! `AsqtadLong`, 20 for `Fat7`; the two chains share one scratch). The pull-backs
+//! accumulate into their outputs, so every kernel runs at its default launch (a tuner's
+//! trial launches would add a gradient several times).
 
 use super::hisq::{HisqBuffers, HisqGpu};
 use super::pullback::GpuPullback;
@@ -86,10 +88,14 @@ impl<T: GpuReal> GpuHisqForce<T> {
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         let program = projection_pullback_program::<T>()?;
         let kernels = load_program(gpu, &program)?;
+        let fat7_back = GpuPullback::new::<Fat7>(gpu)?;
+        let mut fat_back = GpuPullback::new::<HisqFat>(gpu)?;
+        // The two chains run one after the other on one stream: one scratch.
+        fat_back.share_scratch(&fat7_back);
         Ok(Self {
             hisq: HisqGpu::new(gpu)?,
-            fat7_back: GpuPullback::new::<Fat7>(gpu)?,
-            fat_back: GpuPullback::new::<HisqFat>(gpu)?,
+            fat7_back,
+            fat_back,
             long_back: GpuPullback::new::<AsqtadLong>(gpu)?,
             project_back: find(&kernels, PROJECT_PULLBACK_KERNEL, &program.name)?,
         })
@@ -265,9 +271,10 @@ mod tests {
     use qdsl_kernels::AsqtadFat;
 
     /// NVRTC compiles the projection's derivative and the pullbacks of the HISQ and
-    /// asqtad force for sm_90 in f32 and f64; ptxas reports their registers and spills
-    /// (`--nocapture` prints them). The derivative kernel (one link per thread, six
-    /// matrices live) must not spill in f32.
+    /// asqtad force for sm_90 in f32 and f64 (the gather plans and the first, atomic
+    /// kernels); ptxas reports their registers and spills (`--nocapture` prints them). The
+    /// derivative kernel (one link per thread, six matrices live) must not spill in f32,
+    /// the gather plans' kernels in neither precision.
     #[test]
     #[cfg_attr(
         not(qdsl_nvrtc),
@@ -284,6 +291,8 @@ mod tests {
                 super::super::gpu_pullback_program::<HisqFat, T>().unwrap(),
                 super::super::gpu_pullback_program::<AsqtadLong, T>().unwrap(),
                 super::super::gpu_pullback_program::<AsqtadFat, T>().unwrap(),
+                super::super::pullback::gpu_atomic_pullback_program::<AsqtadFat, T>().unwrap(),
+                super::super::pullback::gpu_atomic_pullback_program::<Fat7, T>().unwrap(),
             ]
         }
         let mut all = programs::<f32>();
@@ -298,7 +307,9 @@ mod tests {
                     "{}: {} registers, spill stores {} B, loads {} B, stack {} B",
                     r.function, r.registers, r.spill_stores, r.spill_loads, r.stack_frame
                 );
-                if p.name == format!("{PROJECT_PULLBACK_KERNEL}_f32") {
+                if p.name == format!("{PROJECT_PULLBACK_KERNEL}_f32")
+                    || p.name.contains("_reverse_")
+                {
                     assert_eq!(r.spill_stores + r.spill_loads, 0, "{}", p.name);
                 }
             }

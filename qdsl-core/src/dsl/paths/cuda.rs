@@ -478,6 +478,56 @@ fn prelude_staged<T: Real>(
         );
         s.push_str(STAGED);
     }
+    Ok(s + &node_functions(tree, staging))
+}
+
+/// The library part of a link-path program for real type `T`: the real type, the matrix,
+/// lattice and link-codec library (`knobs.input`), the site helpers, the coefficient
+/// struct of `terms` terms and, with `fields`, the staged field helpers. `header` is the
+/// first comment line.
+pub(crate) fn library_prelude<T: Real>(
+    kernel: &str,
+    header: &str,
+    terms: usize,
+    knobs: &PathKnobs,
+    fields: bool,
+) -> Result<String, DslError> {
+    knobs.validate(kernel)?;
+    let real = match T::BYTES {
+        4 => "float",
+        8 => "double",
+        other => {
+            return Err(DslError::UnsupportedVariant {
+                kernel: kernel.to_string(),
+                knob: "precision",
+                reason: format!("expected a 4- or 8-byte real, found {other} bytes"),
+            })
+        }
+    };
+    let mut s = format!("// {header}\n");
+    if knobs.input == Recon::R12 {
+        s.push_str("// input links: recon 12 + phase, 14 reals per link\n");
+    }
+    let _ = writeln!(s, "typedef {real} real;");
+    s.push_str(library::MATRIX);
+    s.push_str(library::LATTICE);
+    s.push_str(match knobs.input {
+        Recon::R12 => library::LINK12,
+        _ => library::LINK18,
+    });
+    let _ = writeln!(s, "constexpr int LINK_REALS = {};", knobs.input_reals());
+    s.push_str(SITES);
+    let _ = writeln!(s, "struct coeffs {{ real c[{terms}]; }};");
+    if fields {
+        s.push_str(STAGED);
+    }
+    Ok(s)
+}
+
+/// The node functions of a tree (children first), with a staging's field loads and part
+/// functions when given.
+fn node_functions(tree: &PathTree, staging: Option<&Staging>) -> String {
+    let mut s = String::new();
     let mut emitter = NodeEmitter {
         tree,
         staging,
@@ -489,7 +539,7 @@ fn prelude_staged<T: Real>(
     for n in emitter.out.iter().rev() {
         s.push_str(n);
     }
-    Ok(s)
+    s
 }
 
 /// The kernel `kernel` of a tree (after [`prelude`]).

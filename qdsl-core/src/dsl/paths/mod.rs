@@ -59,6 +59,8 @@ pub mod knobs;
 pub mod plan;
 pub mod project;
 pub mod pullback_cuda;
+pub mod reverse;
+pub mod reverse_cuda;
 pub mod spec;
 pub mod staged;
 pub mod tree;
