@@ -4,6 +4,7 @@
 use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::grid_args::GridArgs;
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
@@ -44,6 +45,10 @@ pub struct CorrelatorArgs {
     max_iter: usize,
     #[command(flatten)]
     pub(super) mobius: MobiusArgs,
+    /// `--action mobius`: the 12 solves' iterations decomposed over a process grid (see
+    /// `qdsl solve --grid`).
+    #[command(flatten)]
+    grid: GridArgs,
     #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
     /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
@@ -90,10 +95,18 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
             mspcg: None,
             json: None,
             plot: None,
+            grid: args.grid.grid,
         }
         .correlator(args.origin()?);
     }
     args.mobius.refuse_for(args.physics.action)?;
+    if let Some(grid) = args.grid.grid {
+        return Err(format!(
+            "--grid {grid}: qdsl correlator runs decomposed for --action mobius only, not {}",
+            args.physics.action
+        )
+        .into());
+    }
     let read = read_config(
         &args.config,
         &args.read,

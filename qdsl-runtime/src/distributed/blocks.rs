@@ -18,6 +18,7 @@
 //! | Wilson | [`HopBlocks`] of [`WilsonLinks`] | 1 | the action's time boundary |
 //! | clover, twisted mass | [`CloverBlocks`] (A scattered, halos exchanged) | 1 | the action's time boundary |
 //! | naive staggered, asqtad, HISQ | [`HopBlocks`] of [`StaggeredLinks`] (normal form) | 1, or 3 with the Naik term | periodic (the sign is in the links) |
+//! | Möbius domain wall | [`MobiusBlocks`] (5D fields: the faces carry the Ls slices; M_φ, M5, M5⁻¹ s-local) | 1 | the action's time boundary |
 
 use super::field::{DistributedField, SharedComm};
 use super::{exchange_halos, halo_site_indices, zero_sites, DistributedError};
@@ -25,6 +26,7 @@ use crate::comm::Communicator;
 use crate::linear::{SolverError, SolverField};
 use crate::operator::cpu::{HopBlocks, StaggeredLinks, WilsonLinks};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay};
+use crate::operator::mobius::{MobiusBlocks, MobiusParams};
 use crate::operator::CloverBlocks;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::distributed::SiteField;
@@ -427,6 +429,28 @@ pub fn distributed_clover<T: Real, C: Communicator>(
     fill_link_halos(&comm, &mut links, &ext)?;
     unit_clover_on_halo_sites(&mut clover, &ext);
     let local = CloverBlocks::new(links, &clover, mu, parity, kernel_boundary(&ext, boundary))
+        .map_err(|e| DistributedError::Operator(e.to_string()))?;
+    Ok(Schur::complement(DistributedBlocks::new(
+        local, ext, comm, boundary,
+    )?))
+}
+
+/// The distributed asymmetric Möbius M̂ = M5 − ¼ H_pq M_φ M5⁻¹ H_qp M_φ on parity p (as
+/// [`crate::operator::mobius::EvenOddMobius::asymmetric`]) on 5D fields: `links` this
+/// rank's part of the links (halos filled here). The hop block K_rs = H_rs M_φ applies
+/// the s-local M_φ to the exchanged input (halo sites included), then the 4D Wilson hop
+/// on every slice; the adjoint K'_rs = M_φ† (H†)_rs; so the interior sites equal the
+/// single-process blocks' bit for bit. Every rank calls it together.
+pub fn distributed_mobius<T: Real, C: Communicator>(
+    mut links: GaugeField<T>,
+    params: MobiusParams,
+    parity: Parity,
+    boundary: TimeBoundary,
+    ext: ExtendedLattice,
+    comm: SharedComm<C>,
+) -> Result<DistributedSchur<MobiusBlocks<T>, C>, DistributedError> {
+    fill_link_halos(&comm, &mut links, &ext)?;
+    let local = MobiusBlocks::new(links, params, parity, kernel_boundary(&ext, boundary))
         .map_err(|e| DistributedError::Operator(e.to_string()))?;
     Ok(Schur::complement(DistributedBlocks::new(
         local, ext, comm, boundary,

@@ -490,3 +490,78 @@ fn spin_projected_halos_give_the_single_process_wilson_hop_bit_for_bit() {
         }
     }
 }
+
+/// The reach of the smearing paths: asqtad's fat links (Lepage: two sites) and long
+/// links (the Naik link reads U(x + 2μ̂)) 2, fat7 (staples of one site per direction) 1,
+/// HISQ's second level 2 (so HISQ's two levels 3: the Naik halo). A halo shallower than
+/// the reach is refused naming the spec and both numbers.
+#[test]
+fn smearing_paths_reach_two_sites_for_asqtad_and_shallow_halos_are_refused() {
+    use super::smear::{check_smearing_depth, path_reach};
+    use qdsl_kernels::{Fat7, HisqFat};
+    assert_eq!(path_reach(&AsqtadFat::spec()), 2);
+    assert_eq!(path_reach(&AsqtadLong::spec()), 2);
+    assert_eq!(path_reach(&Fat7::spec()), 1);
+    assert_eq!(path_reach(&HisqFat::spec()), 2);
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let shallow = extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH);
+    let e = check_smearing_depth(&shallow, &[Fat7::spec(), AsqtadFat::spec()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&AsqtadFat::spec().name) && e.contains("reach 2") && e.contains("1 deep"),
+        "{e}"
+    );
+    assert!(check_smearing_depth(&shallow, &[Fat7::spec()]).is_ok());
+    assert!(check_smearing_depth(
+        &extended(global, [1, 1, 1, 2], NAIK_DEPTH),
+        &[AsqtadFat::spec()]
+    )
+    .is_ok());
+}
+
+/// Extended-volume smearing through the module's steps (one exchange of faces and
+/// corners, the generated CPU asqtad kernels on the extended lattice, the interior
+/// kept): on random links with the Naik halo (depth 3) and with the minimal one (2),
+/// cutting t and z·t, the gathered links equal the single-lattice ones bit for bit, the
+/// parts hold zeros outside the interior, and the cost counts the halo received.
+#[test]
+fn extended_volume_smearing_steps_give_the_single_lattice_links() {
+    use super::smear::{exchange_thin_links, interior_part, ExtendedSmearCost};
+    let global = Lattice::new([4, 4, 8, 8]).unwrap();
+    let v = fold_staggered_phases(&GaugeField::<f64>::random(global, 61));
+    let u0 = 0.9;
+    let single_fat = AsqtadFat::smear_cpu(&v, u0).unwrap();
+    let single_long = AsqtadLong::smear_cpu(&v, u0).unwrap();
+    for (grid, depth) in [([1, 1, 1, 2], NAIK_DEPTH), ([1, 1, 2, 2], 2)] {
+        let ext = extended(global, grid, depth);
+        let parts = run_ranks(ext.decomposition().size(), CommConfig::default(), |comm| {
+            let comm = super::SharedComm::new(comm);
+            let mut part = scatter(&v, &ext, comm.rank()).unwrap();
+            let bytes = exchange_thin_links(&comm, &mut part, &ext).unwrap();
+            let fat = interior_part(AsqtadFat::smear_cpu(&part, u0).unwrap(), &ext).unwrap();
+            let long = interior_part(AsqtadLong::smear_cpu(&part, u0).unwrap(), &ext).unwrap();
+            (fat, long, bytes)
+        });
+        let cost = ExtendedSmearCost::of(&ext);
+        assert!(cost.work_ratio() > 1.0 && cost.halo_sites > 0, "{grid:?}");
+        for (rank, (fat, _, bytes)) in parts.iter().enumerate() {
+            assert_eq!(*bytes, cost.halo_bytes::<f64>(), "rank {rank}");
+            assert_eq!(
+                *fat,
+                scatter(&single_fat, &ext, rank).unwrap(),
+                "rank {rank} {grid:?}"
+            );
+        }
+        let fat: Vec<_> = parts.iter().map(|p| p.0.clone()).collect();
+        let long: Vec<_> = parts.iter().map(|p| p.1.clone()).collect();
+        assert!(
+            gather(&fat, &ext).unwrap() == single_fat,
+            "fat {grid:?} depth {depth}"
+        );
+        assert!(
+            gather(&long, &ext).unwrap() == single_long,
+            "long {grid:?} depth {depth}"
+        );
+    }
+}
