@@ -17,6 +17,7 @@
 //! staple level) has no implementation to compare with: only the extended volume is
 //! timed.
 
+use super::scaling::median;
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::decomposition::NAIK_DEPTH;
@@ -54,11 +55,6 @@ pub struct GridSmearRow {
     pub work_ratio: f64,
     /// T₁ / (P · (exchange + kernels)).
     pub efficiency: f64,
-}
-
-fn median(mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Both smearers of `T` on `gpu`.

@@ -286,6 +286,23 @@ mod tests {
         );
     }
 
+    /// `--grid` decomposes the Möbius correlator's solves; another action refuses it
+    /// naming the grid, before reading the configuration.
+    #[test]
+    fn grid_is_for_the_mobius_correlator_only() {
+        let mobius = parse(&["--action", "mobius", "--grid", "1,1,1,2"]).unwrap();
+        assert_eq!(mobius.grid.grid.map(|g| g.size()), Some(2));
+        let wilson = parse(&["--kappa", "0.12", "--grid", "1,1,1,2"]).unwrap();
+        let e = run(&wilson, Some(BackendChoice::Cpu))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--grid 1,1,1,2") && e.contains("mobius only"),
+            "{e}"
+        );
+    }
+
+    /// The correlator refuses flags it cannot honour, naming them.
     #[test]
     fn bad_flags_are_refused_with_the_expected_values() {
         let bad = parse(&["--boundary", "dirichlet"]).unwrap();

@@ -67,7 +67,7 @@ pub use blocks::{
     DistributedSchur,
 };
 pub use field::{DistributedField, SharedComm};
-pub use halo::{exchange_halos, face_tag};
+pub use halo::{exchange_halos, exchange_projected_halos, face_tag};
 pub use hop::{DistributedError, DistributedHop};
 
 use qdsl_core::field::ColourSpinorField;

@@ -6,7 +6,7 @@ use crate::comm::{run_ranks, CommConfig, Communicator};
 use crate::operator::cpu::{hop_variant, HostHop, StaggeredLinks, WilsonLinks};
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::variant::{TimeBoundary, Variant};
-use qdsl_core::field::distributed::{exchange_in_place, gather, scatter, scatter_all};
+use qdsl_core::field::distributed::{exchange_in_place, face_len, gather, scatter, scatter_all};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
@@ -563,5 +563,57 @@ fn extended_volume_smearing_steps_give_the_single_lattice_links() {
             gather(&long, &ext).unwrap() == single_long,
             "long {grid:?} depth {depth}"
         );
+    }
+}
+
+/// The host exchange of spin-projected faces (what the CPU distributed Wilson and
+/// clover blocks send): on every grid, 4D and 5D (Ls = 2), plain and dagger projectors,
+/// antiperiodic t, the halos equal the CPU emulation's (a whole exchange, then each
+/// projected halo replaced by ½ R (1 ± γ_μ) ψ) bit for bit, the interior untouched, and
+/// each rank sends half the numbers of the whole exchange.
+#[test]
+fn projected_host_exchange_equals_the_emulation_and_sends_half() {
+    use super::exchange_projected_halos;
+    use qdsl_core::dsl::halo_spin::HaloProjections;
+    use qdsl_core::dsl::Stencil;
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let five = Lattice5D::new(global.dims(), 2).unwrap();
+    let apt = BoundaryConditions::antiperiodic_time();
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for dagger in [false, true] {
+            let halos = HaloProjections::of(&qdsl_kernels::WilsonHop::ir(), dagger);
+            for layout in [
+                SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+                SpinorLayout::domain_wall(five, SiteSubset::Single(Parity::Even)),
+            ] {
+                let psi = ColourSpinorField::<f64>::gaussian(layout, 47);
+                let size = ext.decomposition().size();
+                let ranks = run_ranks(size, CommConfig::default(), |mut comm| {
+                    let rank = comm.rank();
+                    let mut emulated = scatter(&psi, &ext, rank).unwrap();
+                    exchange_halos(&mut comm, &mut emulated, &ext, HaloShape::Faces, &apt, "w")
+                        .unwrap();
+                    let whole: usize = (0..4)
+                        .filter(|&mu| grid[mu] > 1)
+                        .map(|mu| 2 * face_len(&emulated, &ext, HaloShape::Faces, mu))
+                        .sum();
+                    project_halos(&mut emulated, &ext, &halos);
+                    let mut got = scatter(&psi, &ext, rank).unwrap();
+                    let sent =
+                        exchange_projected_halos(&mut comm, &mut got, &ext, &apt, &halos, "p")
+                            .unwrap();
+                    (got, emulated, sent, whole)
+                });
+                for (rank, (got, emulated, sent, whole)) in ranks.iter().enumerate() {
+                    let what = format!(
+                        "grid {grid:?} dagger {dagger} Ls {} rank {rank}",
+                        layout.ls()
+                    );
+                    assert!(got == emulated, "{what}");
+                    assert_eq!(2 * sent, *whole, "{what}");
+                }
+            }
+        }
     }
 }
