@@ -16,6 +16,7 @@
 //! equations).
 
 use crate::app::mobius_device::MobiusDevice;
+use crate::app::mobius_grid::MobiusGrid;
 use crate::app::precision::{self, Precision};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
@@ -44,6 +45,8 @@ pub struct MobiusSolver {
     options: SolverOptions,
     /// The device operators, where the iteration runs on the GPU.
     device: Option<Arc<MobiusDevice>>,
+    /// The decomposition, where the iteration runs on several ranks.
+    grid: Option<Arc<MobiusGrid>>,
 }
 
 /// A 5D solve: the full-lattice solution and the solver's result on M̂.
@@ -92,6 +95,7 @@ impl MobiusSolver {
             precision,
             options,
             device: None,
+            grid: None,
         })
     }
 
@@ -113,6 +117,22 @@ impl MobiusSolver {
         })
     }
 
+    /// The same solver iterating on the ranks of `grid` (CPU threads or GPUs:
+    /// [`super::mobius_grid`]); source preparation, reconstruction and the residual stay
+    /// on the whole lattice.
+    pub fn on_grid(self, grid: MobiusGrid) -> Self {
+        Self {
+            grid: Some(Arc::new(grid)),
+            device: None,
+            ..self
+        }
+    }
+
+    /// The decomposition of the iteration, if any.
+    pub fn grid(&self) -> Option<&MobiusGrid> {
+        self.grid.as_deref()
+    }
+
     /// Whether the iteration runs on the GPU.
     pub fn is_on_device(&self) -> bool {
         self.device.is_some()
@@ -131,9 +151,10 @@ impl MobiusSolver {
     /// D ψ = η on the full 5D lattice: b̂ = η_e − D_eo M5⁻¹ η_o, CGNR on M̂ (x₀ = 0),
     /// ψ_o = M5⁻¹(η_o − D_oe ψ_e).
     pub fn solve(&self, eta: &F64) -> Result<MobiusSolution, SolverError> {
-        self.solve_with(eta, |b| match &self.device {
-            Some(device) => device.solve(b, &self.options),
-            None => {
+        self.solve_with(eta, |b| match (&self.grid, &self.device) {
+            (Some(grid), _) => grid.iterate(self, b),
+            (None, Some(device)) => device.solve(b, &self.options),
+            (None, None) => {
                 // f64 and f32 natively; fixed16 and fixed8 emulated (each iteration vector
                 // rounded through the format, the operator applied in f64).
                 let mut x = b.zeros_like();

@@ -18,6 +18,7 @@ pub mod generate;
 pub mod history;
 pub mod mobius;
 pub mod mobius_device;
+pub mod mobius_grid;
 pub mod mobius_mspcg;
 pub mod precision;
 pub mod precision_study;

@@ -23,6 +23,7 @@ mod block_blas;
 pub mod coarse;
 pub mod cpu;
 mod generate;
+pub mod grid_smear;
 pub mod metrics;
 mod mobius;
 mod operators;

@@ -199,7 +199,7 @@ pub struct ScalingRow {
 }
 
 /// The median of `samples` (µs).
-fn median(mut samples: Vec<f64>) -> f64 {
+pub(crate) fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }

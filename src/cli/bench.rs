@@ -57,6 +57,11 @@ pub struct BenchArgs {
     /// QDSL_GRID_TRANSPORT names, or the default choice.
     #[arg(long, requires = "grid", value_delimiter = ',')]
     pub transports: Vec<String>,
+    /// With --grid: instead of the hops, extended-volume asqtad smearing (the thin links
+    /// exchanged once with a halo of 3, then the staged kernels on each rank's extended
+    /// lattice) against one GPU, f32 and f64; rank r on GPU r mod the GPU count.
+    #[arg(long, requires = "grid")]
+    pub smear: bool,
 }
 
 /// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
@@ -65,6 +70,9 @@ pub struct BenchArgs {
 pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     if BackendChoice::from_env(choice)? == BackendChoice::Cpu {
         return run_cpu(args);
+    }
+    if !args.grid.is_empty() && args.smear {
+        return run_grid_smear(args, &args.grid);
     }
     if !args.grid.is_empty() {
         return run_scaling(args, &args.grid);
@@ -141,6 +149,28 @@ fn run_scaling(
         crate::bench::scaling::run_scaling(&opts, &mut |line| eprintln!("qdsl bench: {line}"))?;
     print!("{}", render_scaling(&rows));
     let text = serde_json::to_string_pretty(&scaling_json(&rows))?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}
+
+/// The extended-volume smearing bench over `grids` ([`crate::bench::grid_smear`]):
+/// table on stdout, rows as JSON.
+fn run_grid_smear(
+    args: &BenchArgs,
+    grids: &[qdsl_core::lattice::ProcessGrid],
+) -> Result<(), CliError> {
+    use crate::bench::grid_smear::{grid_smear_json, render_grid_smear, run_grid_smear};
+    let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
+        [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
+        given => given.to_vec(),
+    };
+    let rows = run_grid_smear(&lattices, grids, (args.warmup, args.reps), &mut |line| {
+        eprintln!("qdsl bench: {line}")
+    })?;
+    print!("{}", render_grid_smear(&rows));
+    let text = serde_json::to_string_pretty(&grid_smear_json(&rows))?;
     std::fs::write(&args.json, text + "\n")
         .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
     println!("wrote {}", args.json.display());

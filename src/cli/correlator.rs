@@ -4,6 +4,7 @@
 use super::action_args::ActionArgs;
 use super::fermion_file_args::PropagatorOutputArgs;
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::grid_args::GridArgs;
 use super::mobius::{MobiusArgs, MobiusJob};
 use super::CliError;
 use crate::app::correlator::{measure, parse_normalisation, CorrelatorConfig, Normalisation};
@@ -44,6 +45,10 @@ pub struct CorrelatorArgs {
     max_iter: usize,
     #[command(flatten)]
     pub(super) mobius: MobiusArgs,
+    /// `--action mobius`: the 12 solves' iterations decomposed over a process grid (see
+    /// `qdsl solve --grid`).
+    #[command(flatten)]
+    grid: GridArgs,
     #[command(flatten)]
     propagator_output: PropagatorOutputArgs,
     /// Normalisation of C(t): none (C(t) = Σ_x Σ_ab |G_ab(x, x0)|², the bare sum over the
@@ -90,10 +95,18 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
             mspcg: None,
             json: None,
             plot: None,
+            grid: args.grid.grid,
         }
         .correlator(args.origin()?);
     }
     args.mobius.refuse_for(args.physics.action)?;
+    if let Some(grid) = args.grid.grid {
+        return Err(format!(
+            "--grid {grid}: qdsl correlator runs decomposed for --action mobius only, not {}",
+            args.physics.action
+        )
+        .into());
+    }
     let read = read_config(
         &args.config,
         &args.read,
@@ -273,6 +286,23 @@ mod tests {
         );
     }
 
+    /// `--grid` decomposes the Möbius correlator's solves; another action refuses it
+    /// naming the grid, before reading the configuration.
+    #[test]
+    fn grid_is_for_the_mobius_correlator_only() {
+        let mobius = parse(&["--action", "mobius", "--grid", "1,1,1,2"]).unwrap();
+        assert_eq!(mobius.grid.grid.map(|g| g.size()), Some(2));
+        let wilson = parse(&["--kappa", "0.12", "--grid", "1,1,1,2"]).unwrap();
+        let e = run(&wilson, Some(BackendChoice::Cpu))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--grid 1,1,1,2") && e.contains("mobius only"),
+            "{e}"
+        );
+    }
+
+    /// The correlator refuses flags it cannot honour, naming them.
     #[test]
     fn bad_flags_are_refused_with_the_expected_values() {
         let bad = parse(&["--boundary", "dirichlet"]).unwrap();

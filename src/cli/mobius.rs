@@ -6,6 +6,7 @@ use super::gauge_read::{read_config, GaugeReadArgs};
 use super::CliError;
 use crate::app::history::{write_json_value, write_result_plot};
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
+use crate::app::mobius_grid::MobiusGrid;
 use crate::app::mobius_mspcg::{mspcg_json, solve_mspcg, MspcgConfig};
 use crate::app::precision::Precision;
 use crate::app::solve::SolveBackend;
@@ -13,7 +14,7 @@ use clap::Args;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::io::UnitarityCheck;
-use qdsl_core::lattice::Coords;
+use qdsl_core::lattice::{Coords, ProcessGrid};
 use qdsl_runtime::backend::BackendChoice;
 use qdsl_runtime::operator::mobius::MobiusParams;
 use qdsl_runtime::solver::mspcg::Snake;
@@ -84,6 +85,8 @@ pub struct MobiusJob<'a> {
     pub json: Option<&'a Path>,
     /// Where to plot it.
     pub plot: Option<&'a Path>,
+    /// `--grid`: the iteration decomposed over ranks ([`crate::app::mobius_grid`]).
+    pub grid: Option<ProcessGrid>,
 }
 
 impl MobiusJob<'_> {
@@ -124,15 +127,27 @@ impl MobiusJob<'_> {
             self.precision,
             self.options.clone(),
         )?;
-        let solver = match &self.backend {
-            SolveBackend::Cuda(ctx) => solver.on_device(ctx)?,
-            SolveBackend::Cpu => solver,
+        let solver = match (self.grid, &self.backend) {
+            (Some(grid), backend) => {
+                let grid = MobiusGrid::new(grid, &read.file.field, backend, self.precision)?;
+                println!("  ranks       {}", grid.describe());
+                solver.on_grid(grid)
+            }
+            (None, SolveBackend::Cuda(ctx)) => solver.on_device(ctx)?,
+            (None, SolveBackend::Cpu) => solver,
         };
         Ok((solver, read.seconds))
     }
 
     /// `qdsl solve --action mobius`: D ψ = η for a Gaussian 5D source (`seed`).
     pub fn solve(&self, seed: u64) -> Result<(), CliError> {
+        if let (Some(grid), Some(_)) = (self.grid, &self.mspcg) {
+            return Err(format!(
+                "--grid {grid}: --action mobius runs decomposed with cgnr, not mspcg (its \
+                 preconditioner is not distributed)"
+            )
+            .into());
+        }
         let (solver, read_seconds) = self.solver()?;
         let eta = ColourSpinorField::gaussian(solver.layout(), seed);
         if let Some(config) = &self.mspcg {

@@ -194,6 +194,7 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
         mspcg: args.mspcg.config(args.solver)?,
         json: args.json.as_deref(),
         plot: args.plot.as_deref(),
+        grid: args.grid.grid,
     }
     .solve(args.seed)
 }
@@ -215,9 +216,6 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         return sap_gcr::run(args);
     }
     if physics.action == Action::Mobius {
-        if let Some(grid) = args.grid.grid {
-            return Err(format!("--grid {grid}: --action mobius runs on one rank only").into());
-        }
         return run_mobius(args, choice);
     }
     args.mobius.refuse_for(physics.action)?;

@@ -15,24 +15,34 @@
 //!
 //! | action | blocks of each rank | halo depth | fermion faces |
 //! |---|---|---|---|
-//! | Wilson | [`HopBlocks`] of [`WilsonLinks`] | 1 | the action's time boundary |
-//! | clover, twisted mass | [`CloverBlocks`] (A scattered, halos exchanged) | 1 | the action's time boundary |
+//! | Wilson | [`HopBlocks`] of [`WilsonLinks`] | 1 | the action's time boundary, spin-projected |
+//! | clover, twisted mass | [`CloverBlocks`] (A scattered, halos exchanged) | 1 | the action's time boundary, spin-projected |
 //! | naive staggered, asqtad, HISQ | [`HopBlocks`] of [`StaggeredLinks`] (normal form) | 1, or 3 with the Naik term | periodic (the sign is in the links) |
+//! | Möbius domain wall | [`MobiusBlocks`] (5D fields: the faces carry the Ls slices; M_φ, M5, M5⁻¹ s-local) | 1 | the action's time boundary, whole sites (M_φ runs on the halo) |
+//!
+//! Spin-projected faces ([`DistributedBlocks::with_projected_faces`]) carry half
+//! spinors (12 reals a site instead of 24) and leave the hop bit for bit.
 
 use super::field::{DistributedField, SharedComm};
-use super::{exchange_halos, halo_site_indices, zero_sites, DistributedError};
+use super::{
+    exchange_halos, exchange_projected_halos, halo_site_indices, zero_sites, DistributedError,
+};
 use crate::comm::Communicator;
 use crate::linear::{SolverError, SolverField};
 use crate::operator::cpu::{HopBlocks, StaggeredLinks, WilsonLinks};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay};
+use crate::operator::mobius::{MobiusBlocks, MobiusParams};
 use crate::operator::CloverBlocks;
+use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::dsl::Stencil;
 use qdsl_core::field::distributed::SiteField;
 use qdsl_core::field::{
     CloverField, ColourSpinorField, GaugeField, SiteSubset, CLOVER_BLOCK_DIM, CLOVER_BLOCK_REALS,
 };
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, HaloShape, Parity};
 use qdsl_core::Real;
+use qdsl_kernels::WilsonHop;
 use std::sync::Mutex;
 
 /// The time boundary the kernels of a rank run with for fermions of time boundary
@@ -114,6 +124,9 @@ pub struct DistributedBlocks<B: EvenOddBlocks, C> {
     scratch: Mutex<[Vec<B::Field>; 2]>,
     /// The halo sites of a field of each parity [even, odd], zeroed after each hop.
     halo_sites: [Vec<usize>; 2],
+    /// Spin-projected faces: the projections of the hop's halos, of the operator and
+    /// of its dagger ([`Self::with_projected_faces`]); `None`: whole sites.
+    projections: Option<[HaloProjections; 2]>,
 }
 
 fn slot(r: Parity) -> usize {
@@ -161,7 +174,22 @@ where
             faces: face_conditions(boundary),
             scratch: Mutex::new([Vec::new(), Vec::new()]),
             halo_sites,
+            projections: None,
         })
+    }
+
+    /// The same blocks exchanging spin-projected faces (half spinors: half the bytes,
+    /// the hop bit for bit; [`exchange_projected_halos`]): `projections` are those of
+    /// the hop kernel K_rs reading the exchanged input directly, of the operator and of
+    /// its dagger (e.g. [`HaloProjections::of`] the Wilson hop's spec). Only for blocks
+    /// whose hop applies the projected stencil to the exchanged field itself (Wilson,
+    /// clover): an operator that first mixes spins of the input on the halo (Möbius's
+    /// M_φ before its hop: P± does not commute with 1 ± γ_μ) must send whole sites.
+    pub fn with_projected_faces(self, projections: [HaloProjections; 2]) -> Self {
+        Self {
+            projections: Some(projections),
+            ..self
+        }
     }
 
     /// The single-process blocks of this rank.
@@ -190,6 +218,7 @@ where
     fn with_halos(
         &self,
         psi: &DistributedField<T, C>,
+        dagger: bool,
     ) -> Result<ColourSpinorField<T>, SolverError> {
         let SiteSubset::Single(r) = psi.part().layout().subset() else {
             return Err(SolverError::field(DistributedError::Operator(
@@ -202,14 +231,23 @@ where
             None => self.local.zeros(Default::default(), r)?,
         };
         halo.copy_from(psi.part())?;
-        exchange_halos(
-            &mut *self.comm.lock(),
-            &mut halo,
-            &self.ext,
-            HaloShape::Faces,
-            &self.faces,
-            "distributed hop: halo exchange",
-        )
+        let operation = "distributed hop: halo exchange";
+        let comm = &mut *self.comm.lock();
+        match &self.projections {
+            None => exchange_halos(
+                comm,
+                &mut halo,
+                &self.ext,
+                HaloShape::Faces,
+                &self.faces,
+                operation,
+            ),
+            Some(p) => {
+                let p = &p[usize::from(dagger)];
+                exchange_projected_halos(comm, &mut halo, &self.ext, &self.faces, p, operation)
+                    .map(|_| ())
+            }
+        }
         .map_err(SolverError::field)?;
         Ok(halo)
     }
@@ -279,7 +317,7 @@ where
         dagger: bool,
         xpay: Option<Xpay<'_, Self::Field>>,
     ) -> Result<(), SolverError> {
-        let halo = self.with_halos(psi)?;
+        let halo = self.with_halos(psi, dagger)?;
         let s = r.opposite();
         let result = self.local.hop(
             Default::default(),
@@ -379,9 +417,16 @@ pub fn distributed_wilson<T: Real, C: Communicator>(
         parity,
         kernel_boundary(&ext, boundary),
     );
-    Ok(Schur::complement(DistributedBlocks::new(
-        local, ext, comm, boundary,
-    )?))
+    Ok(Schur::complement(
+        DistributedBlocks::new(local, ext, comm, boundary)?
+            .with_projected_faces(wilson_projections()),
+    ))
+}
+
+/// The Wilson hop's halo projections, of the operator and of its dagger: the faces of
+/// the Wilson-type blocks travel as half spinors.
+fn wilson_projections() -> [HaloProjections; 2] {
+    [false, true].map(|dagger| HaloProjections::of(&WilsonHop::ir(), dagger))
 }
 
 /// The distributed staggered normal operator A = 4m² − D_pq D_qp on parity p (as
@@ -427,6 +472,29 @@ pub fn distributed_clover<T: Real, C: Communicator>(
     fill_link_halos(&comm, &mut links, &ext)?;
     unit_clover_on_halo_sites(&mut clover, &ext);
     let local = CloverBlocks::new(links, &clover, mu, parity, kernel_boundary(&ext, boundary))
+        .map_err(|e| DistributedError::Operator(e.to_string()))?;
+    Ok(Schur::complement(
+        DistributedBlocks::new(local, ext, comm, boundary)?
+            .with_projected_faces(wilson_projections()),
+    ))
+}
+
+/// The distributed asymmetric Möbius M̂ = M5 − ¼ H_pq M_φ M5⁻¹ H_qp M_φ on parity p (as
+/// [`crate::operator::mobius::EvenOddMobius::asymmetric`]) on 5D fields: `links` this
+/// rank's part of the links (halos filled here). The hop block K_rs = H_rs M_φ applies
+/// the s-local M_φ to the exchanged input (halo sites included), then the 4D Wilson hop
+/// on every slice; the adjoint K'_rs = M_φ† (H†)_rs; so the interior sites equal the
+/// single-process blocks' bit for bit. Every rank calls it together.
+pub fn distributed_mobius<T: Real, C: Communicator>(
+    mut links: GaugeField<T>,
+    params: MobiusParams,
+    parity: Parity,
+    boundary: TimeBoundary,
+    ext: ExtendedLattice,
+    comm: SharedComm<C>,
+) -> Result<DistributedSchur<MobiusBlocks<T>, C>, DistributedError> {
+    fill_link_halos(&comm, &mut links, &ext)?;
+    let local = MobiusBlocks::new(links, params, parity, kernel_boundary(&ext, boundary))
         .map_err(|e| DistributedError::Operator(e.to_string()))?;
     Ok(Schur::complement(DistributedBlocks::new(
         local, ext, comm, boundary,

@@ -55,17 +55,19 @@ mod field;
 mod halo;
 mod hop;
 pub mod reduce;
+pub mod smear;
 #[cfg(test)]
 mod solver_tests;
 #[cfg(test)]
 mod tests;
 
 pub use blocks::{
-    distributed_clover, distributed_staggered, distributed_wilson, fill_link_halos,
-    kernel_boundary, unit_clover_on_halo_sites, DistributedBlocks, DistributedSchur,
+    distributed_clover, distributed_mobius, distributed_staggered, distributed_wilson,
+    fill_link_halos, kernel_boundary, unit_clover_on_halo_sites, DistributedBlocks,
+    DistributedSchur,
 };
 pub use field::{DistributedField, SharedComm};
-pub use halo::{exchange_halos, face_tag};
+pub use halo::{exchange_halos, exchange_projected_halos, face_tag};
 pub use hop::{DistributedError, DistributedHop};
 
 use qdsl_core::field::ColourSpinorField;

@@ -6,7 +6,7 @@ use crate::comm::{run_ranks, CommConfig, Communicator};
 use crate::operator::cpu::{hop_variant, HostHop, StaggeredLinks, WilsonLinks};
 use qdsl_core::dsl::paths::LinkPaths;
 use qdsl_core::dsl::variant::{TimeBoundary, Variant};
-use qdsl_core::field::distributed::{exchange_in_place, gather, scatter, scatter_all};
+use qdsl_core::field::distributed::{exchange_in_place, face_len, gather, scatter, scatter_all};
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::io::{read_gauge, ReadOptions};
 use qdsl_core::lattice::decomposition::{NAIK_DEPTH, ONE_HOP_DEPTH};
@@ -485,6 +485,133 @@ fn spin_projected_halos_give_the_single_process_wilson_hop_bit_for_bit() {
                         expected,
                         "{what}: wrong projectors must differ"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// The reach of the smearing paths: asqtad's fat links (Lepage: two sites) and long
+/// links (the Naik link reads U(x + 2μ̂)) 2, fat7 (staples of one site per direction) 1,
+/// HISQ's second level 2 (so HISQ's two levels 3: the Naik halo). A halo shallower than
+/// the reach is refused naming the spec and both numbers.
+#[test]
+fn smearing_paths_reach_two_sites_for_asqtad_and_shallow_halos_are_refused() {
+    use super::smear::{check_smearing_depth, path_reach};
+    use qdsl_kernels::{Fat7, HisqFat};
+    assert_eq!(path_reach(&AsqtadFat::spec()), 2);
+    assert_eq!(path_reach(&AsqtadLong::spec()), 2);
+    assert_eq!(path_reach(&Fat7::spec()), 1);
+    assert_eq!(path_reach(&HisqFat::spec()), 2);
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let shallow = extended(global, [1, 1, 1, 2], ONE_HOP_DEPTH);
+    let e = check_smearing_depth(&shallow, &[Fat7::spec(), AsqtadFat::spec()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&AsqtadFat::spec().name) && e.contains("reach 2") && e.contains("1 deep"),
+        "{e}"
+    );
+    assert!(check_smearing_depth(&shallow, &[Fat7::spec()]).is_ok());
+    assert!(check_smearing_depth(
+        &extended(global, [1, 1, 1, 2], NAIK_DEPTH),
+        &[AsqtadFat::spec()]
+    )
+    .is_ok());
+}
+
+/// Extended-volume smearing through the module's steps (one exchange of faces and
+/// corners, the generated CPU asqtad kernels on the extended lattice, the interior
+/// kept): on random links with the Naik halo (depth 3) and with the minimal one (2),
+/// cutting t and z·t, the gathered links equal the single-lattice ones bit for bit, the
+/// parts hold zeros outside the interior, and the cost counts the halo received.
+#[test]
+fn extended_volume_smearing_steps_give_the_single_lattice_links() {
+    use super::smear::{exchange_thin_links, interior_part, ExtendedSmearCost};
+    let global = Lattice::new([4, 4, 8, 8]).unwrap();
+    let v = fold_staggered_phases(&GaugeField::<f64>::random(global, 61));
+    let u0 = 0.9;
+    let single_fat = AsqtadFat::smear_cpu(&v, u0).unwrap();
+    let single_long = AsqtadLong::smear_cpu(&v, u0).unwrap();
+    for (grid, depth) in [([1, 1, 1, 2], NAIK_DEPTH), ([1, 1, 2, 2], 2)] {
+        let ext = extended(global, grid, depth);
+        let parts = run_ranks(ext.decomposition().size(), CommConfig::default(), |comm| {
+            let comm = super::SharedComm::new(comm);
+            let mut part = scatter(&v, &ext, comm.rank()).unwrap();
+            let bytes = exchange_thin_links(&comm, &mut part, &ext).unwrap();
+            let fat = interior_part(AsqtadFat::smear_cpu(&part, u0).unwrap(), &ext).unwrap();
+            let long = interior_part(AsqtadLong::smear_cpu(&part, u0).unwrap(), &ext).unwrap();
+            (fat, long, bytes)
+        });
+        let cost = ExtendedSmearCost::of(&ext);
+        assert!(cost.work_ratio() > 1.0 && cost.halo_sites > 0, "{grid:?}");
+        for (rank, (fat, _, bytes)) in parts.iter().enumerate() {
+            assert_eq!(*bytes, cost.halo_bytes::<f64>(), "rank {rank}");
+            assert_eq!(
+                *fat,
+                scatter(&single_fat, &ext, rank).unwrap(),
+                "rank {rank} {grid:?}"
+            );
+        }
+        let fat: Vec<_> = parts.iter().map(|p| p.0.clone()).collect();
+        let long: Vec<_> = parts.iter().map(|p| p.1.clone()).collect();
+        assert!(
+            gather(&fat, &ext).unwrap() == single_fat,
+            "fat {grid:?} depth {depth}"
+        );
+        assert!(
+            gather(&long, &ext).unwrap() == single_long,
+            "long {grid:?} depth {depth}"
+        );
+    }
+}
+
+/// The host exchange of spin-projected faces (what the CPU distributed Wilson and
+/// clover blocks send): on every grid, 4D and 5D (Ls = 2), plain and dagger projectors,
+/// antiperiodic t, the halos equal the CPU emulation's (a whole exchange, then each
+/// projected halo replaced by ½ R (1 ± γ_μ) ψ) bit for bit, the interior untouched, and
+/// each rank sends half the numbers of the whole exchange.
+#[test]
+fn projected_host_exchange_equals_the_emulation_and_sends_half() {
+    use super::exchange_projected_halos;
+    use qdsl_core::dsl::halo_spin::HaloProjections;
+    use qdsl_core::dsl::Stencil;
+    let global = Lattice::new([4, 4, 4, 8]).unwrap();
+    let five = Lattice5D::new(global.dims(), 2).unwrap();
+    let apt = BoundaryConditions::antiperiodic_time();
+    for grid in GRIDS {
+        let ext = extended(global, grid, ONE_HOP_DEPTH);
+        for dagger in [false, true] {
+            let halos = HaloProjections::of(&qdsl_kernels::WilsonHop::ir(), dagger);
+            for layout in [
+                SpinorLayout::wilson(global, SiteSubset::Single(Parity::Odd)),
+                SpinorLayout::domain_wall(five, SiteSubset::Single(Parity::Even)),
+            ] {
+                let psi = ColourSpinorField::<f64>::gaussian(layout, 47);
+                let size = ext.decomposition().size();
+                let ranks = run_ranks(size, CommConfig::default(), |mut comm| {
+                    let rank = comm.rank();
+                    let mut emulated = scatter(&psi, &ext, rank).unwrap();
+                    exchange_halos(&mut comm, &mut emulated, &ext, HaloShape::Faces, &apt, "w")
+                        .unwrap();
+                    let whole: usize = (0..4)
+                        .filter(|&mu| grid[mu] > 1)
+                        .map(|mu| 2 * face_len(&emulated, &ext, HaloShape::Faces, mu))
+                        .sum();
+                    project_halos(&mut emulated, &ext, &halos);
+                    let mut got = scatter(&psi, &ext, rank).unwrap();
+                    let sent =
+                        exchange_projected_halos(&mut comm, &mut got, &ext, &apt, &halos, "p")
+                            .unwrap();
+                    (got, emulated, sent, whole)
+                });
+                for (rank, (got, emulated, sent, whole)) in ranks.iter().enumerate() {
+                    let what = format!(
+                        "grid {grid:?} dagger {dagger} Ls {} rank {rank}",
+                        layout.ls()
+                    );
+                    assert!(got == emulated, "{what}");
+                    assert_eq!(2 * sent, *whole, "{what}");
                 }
             }
         }

@@ -293,6 +293,33 @@ impl RankSystem {
     }
 }
 
+/// One rank's GPU (its [`GridTransport::ordinal`]), its transport (opened with the
+/// other ranks of `comm`'s group: a collective) and its device context, whose global
+/// sums go through that transport; untuned launches (every rank's tuner would share one
+/// cache file).
+pub fn open_gpu_rank(
+    ext: ExtendedLattice,
+    comm: &SharedComm<ThreadComm>,
+    transport: GridTransport,
+) -> Result<(Arc<DeviceContext>, RankDistribution), SolveError> {
+    let rank = comm.rank();
+    let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
+    let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
+    let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
+    let size = ext.decomposition().size();
+    let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
+        transport
+            .open(&gpu, comm, size, comm_config)
+            .map_err(|e| device(&e))?,
+    ));
+    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
+        .with_enabled(false)
+        .with_progress(false);
+    let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
+        .map_err(|e| device(&e))?;
+    Ok((ctx, RankDistribution::new(ext, shared)))
+}
+
 /// One rank: its GPU, transport and context, its operators, its part of b, the solve;
 /// returns the result and its part of x.
 fn gpu_rank(
@@ -306,21 +333,8 @@ fn gpu_rank(
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
-    let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
-    let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
-    let size = ext.decomposition().size();
-    let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
-        transport
-            .open(&gpu, &comm, size, comm_config)
-            .map_err(|e| device(&e))?,
-    ));
-    let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
-        .with_enabled(false)
-        .with_progress(false);
-    let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
-        .map_err(|e| device(&e))?;
+    let (ctx, dist) = open_gpu_rank(ext, &comm, transport)?;
     let local = RankSystem::of(system, &ext, &comm)?;
-    let dist = RankDistribution::new(ext, shared);
     let high = local.operator::<Double>(&ctx, &dist)?;
     let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
     match config.precision {

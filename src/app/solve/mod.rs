@@ -72,7 +72,7 @@ pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
-pub use grid_gpu::{check_gpu_grid, GridTransport, GRID_TRANSPORT_VAR};
+pub use grid_gpu::{check_gpu_grid, open_gpu_rank, GridTransport, GRID_TRANSPORT_VAR};
 pub use source::FullSource;
 pub use sources::{solve_sources_on, SourceLine, SourceSet, SourcesReport};
 

@@ -47,8 +47,10 @@
 //! launch it, with the same coefficients (a = 1, b = −κ² for Wilson).
 
 mod schur;
+mod with_hop;
 
 pub use schur::{Schur, SchurError, SchurForm};
+pub use with_hop::{HopOf, WithHop};
 
 use qdsl_core::lattice::Parity;
 

@@ -19,7 +19,7 @@ use super::{ComplementPlan, MobiusParams};
 use crate::device::DeviceField;
 use crate::distributed::device::RankDistribution;
 use crate::operator::device::{DeviceHopBlocks, DeviceRun, OperatorError};
-use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, Xpay};
+use crate::operator::even_odd::{EvenOddBlocks, HopOf, Schur, WithHop, Xpay};
 use crate::operator::HopAdjoint;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::dsl::Variant;
@@ -29,11 +29,14 @@ use qdsl_core::lattice::Parity;
 use qdsl_kernels::WilsonHop;
 use std::sync::Mutex;
 
-/// The Möbius blocks of one rank (module docs).
+/// The Möbius blocks of one rank (module docs): the device blocks of one GPU with the
+/// distributed hop ([`WithHop`]).
+pub type DistributedMobiusBlocks = WithHop<DeviceMobiusBlocks, DistributedMobiusHop>;
+
+/// The hop block of [`DistributedMobiusBlocks`]: K_rs = H_rs M_φ with H distributed,
+/// M_φ the local blocks' s-local chain.
 #[derive(Debug)]
-pub struct DistributedMobiusBlocks {
-    /// The s-local chains on the extended lattice.
-    local: DeviceMobiusBlocks,
+pub struct DistributedMobiusHop {
     /// The distributed 4D hop on Ls slices.
     hop: DeviceHopBlocks,
     /// The intermediate field of a hop block, by the parity it holds [even, odd].
@@ -85,16 +88,19 @@ impl DistributedMobiusBlocks {
         )?
         .with_sources(ls)
         .with_distribution(distribution);
-        Ok(Self {
-            local,
+        let hop = DistributedMobiusHop {
             hop,
             scratch: Mutex::new([None, None]),
-        })
+        };
+        Ok(WithHop::wrap(local, hop))
     }
+}
 
+impl DistributedMobiusHop {
     /// Runs `f` with the scratch field holding parity `p` (allocated on first use).
     fn with_scratch<R>(
         &self,
+        local: &DeviceMobiusBlocks,
         cx: DeviceRun<'_>,
         p: Parity,
         f: impl FnOnce(&mut DeviceField) -> Result<R, OperatorError>,
@@ -102,37 +108,17 @@ impl DistributedMobiusBlocks {
         let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let slot = &mut scratch[p as usize];
         if slot.is_none() {
-            *slot = Some(self.local.zeros(cx, p)?);
+            *slot = Some(local.zeros(cx, p)?);
         }
         f(slot.as_mut().expect("allocated above"))
     }
 }
 
-impl EvenOddBlocks for DistributedMobiusBlocks {
-    type Field = DeviceField;
-    type Context<'c> = DeviceRun<'c>;
-    type Error = OperatorError;
-
-    fn parity(&self) -> Parity {
-        self.local.parity()
-    }
-
-    fn zeros(&self, cx: DeviceRun<'_>, p: Parity) -> Result<DeviceField, OperatorError> {
-        self.local.zeros(cx, p)
-    }
-
-    fn expect_field(&self, p: Parity, f: &DeviceField) -> Result<(), OperatorError> {
-        self.local.expect_field(p, f)
-    }
-
-    /// h = −½, as on one GPU.
-    fn hop_coefficient(&self, dagger: bool) -> f64 {
-        self.local.hop_coefficient(dagger)
-    }
-
+impl HopOf<DeviceMobiusBlocks> for DistributedMobiusHop {
     /// K_rs ψ = H_rs (M_φ ψ); dagger: M_φ† ((H†)_rs ψ); xpay on the last step.
     fn hop(
         &self,
+        local: &DeviceMobiusBlocks,
         cx: DeviceRun<'_>,
         r: Parity,
         out: &mut DeviceField,
@@ -142,65 +128,16 @@ impl EvenOddBlocks for DistributedMobiusBlocks {
     ) -> Result<(), OperatorError> {
         let s = r.opposite();
         if dagger {
-            self.with_scratch(cx, r, |t| {
+            self.with_scratch(local, cx, r, |t| {
                 self.hop.hop(cx, r, t, psi, true, None)?;
-                self.local.apply_mphi(cx, r, out, t, true, xpay)
+                local.apply_mphi(cx, r, out, t, true, xpay)
             })
         } else {
-            self.with_scratch(cx, s, |t| {
-                self.local.apply_mphi(cx, s, t, psi, false, None)?;
+            self.with_scratch(local, cx, s, |t| {
+                local.apply_mphi(cx, s, t, psi, false, None)?;
                 self.hop.hop(cx, r, out, t, false, xpay)
             })
         }
-    }
-
-    fn diagonal(&self) -> Diagonal {
-        Diagonal::Local
-    }
-
-    fn apply_diagonal(
-        &self,
-        cx: DeviceRun<'_>,
-        r: Parity,
-        out: &mut DeviceField,
-        psi: &DeviceField,
-        dagger: bool,
-    ) -> Result<(), OperatorError> {
-        self.local.apply_diagonal(cx, r, out, psi, dagger)
-    }
-
-    fn apply_diagonal_inverse(
-        &self,
-        cx: DeviceRun<'_>,
-        r: Parity,
-        out: &mut DeviceField,
-        psi: &DeviceField,
-        dagger: bool,
-    ) -> Result<(), OperatorError> {
-        self.local.apply_diagonal_inverse(cx, r, out, psi, dagger)
-    }
-
-    fn apply_diagonal_inverse_xpay(
-        &self,
-        cx: DeviceRun<'_>,
-        r: Parity,
-        out: &mut DeviceField,
-        psi: &DeviceField,
-        dagger: bool,
-        xpay: Xpay<'_, DeviceField>,
-    ) -> Result<(), OperatorError> {
-        self.local
-            .apply_diagonal_inverse_xpay(cx, r, out, psi, dagger, xpay)
-    }
-
-    /// The extended lattice's V/2 4D sites (halo sites included: the s-local kernels
-    /// run over them).
-    fn sites(&self) -> usize {
-        self.local.sites()
-    }
-
-    fn flops_per_site(&self) -> BlockFlops {
-        self.local.flops_per_site()
     }
 }
 

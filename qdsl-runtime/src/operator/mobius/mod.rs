@@ -92,7 +92,7 @@ pub(crate) mod textbook;
 pub use blocks::{EvenOddMobius, MobiusBlocks};
 pub use device::{ComplementPlan, DeviceEvenOddMobius, DeviceMobiusBlocks};
 pub use device_matrices::DeviceChainMatrices;
-pub use distributed::{DistributedEvenOddMobius, DistributedMobiusBlocks};
+pub use distributed::{DistributedEvenOddMobius, DistributedMobiusBlocks, DistributedMobiusHop};
 pub use params::{MobiusError, MobiusParams};
 pub use physical::{join_parities, midpoint_field, split_parities, wall_field};
 pub use s_operator::{ChiralSOperator, Chirality};

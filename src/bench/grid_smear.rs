@@ -1,0 +1,231 @@
+//! `qdsl bench --grid Px,Py,Pz,Pt --smear [--lattice X,Y,Z,T | --sizes L]`:
+//! extended-volume asqtad smearing (Shi et al.; [`qdsl_runtime::distributed::smear`])
+//! over the ranks of each grid against one GPU, in f32 and f64.
+//!
+//! Per row, random thin links (phases folded in), u0 = 0.9, fat and long links:
+//!
+//! * `1 GPU`: the staged kernels of both smearings on GPU 0 over the global lattice
+//!   (median of the timed repetitions, kernels only: the links stay on the GPU);
+//! * `exchange`: the one exchange of the thin links (faces and corners of the Naik depth
+//!   3, through the host), the slowest rank, median;
+//! * `kernels`: both smearings on each rank's extended lattice, the slowest rank, median;
+//! * `halo KiB`: thin links each rank receives; `work`: extended ÷ local sites (the
+//!   redundant smearing of the halo);
+//! * efficiency = T₁ / (P · (exchange + kernels)).
+//!
+//! Rank r runs on GPU r mod the GPU count. The "standard" approach (an exchange per
+//! staple level) has no implementation to compare with: only the extended volume is
+//! timed.
+
+use super::scaling::median;
+use qdsl_core::field::distributed::scatter;
+use qdsl_core::field::GaugeField;
+use qdsl_core::lattice::decomposition::NAIK_DEPTH;
+use qdsl_core::lattice::{Decomposition, ExtendedLattice, Lattice, ProcessGrid};
+use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
+use qdsl_runtime::comm::{run_ranks, CommConfig};
+use qdsl_runtime::device::Gpu;
+use qdsl_runtime::distributed::smear::{
+    check_smearing_depth, exchange_thin_links, ExtendedSmearCost,
+};
+use qdsl_runtime::distributed::SharedComm;
+use qdsl_runtime::smear::{GpuReal, GpuSmearer};
+use std::time::Instant;
+
+const U0: f64 = 0.9;
+
+/// One row: a precision, a lattice and a grid.
+#[derive(Clone, Debug)]
+pub struct GridSmearRow {
+    /// "f32" or "f64".
+    pub real: &'static str,
+    /// The global lattice.
+    pub global: Lattice,
+    /// The grid.
+    pub grid: ProcessGrid,
+    /// µs of both smearings on one GPU over the global lattice.
+    pub single_us: f64,
+    /// µs of the thin links' exchange (slowest rank).
+    pub exchange_us: f64,
+    /// µs of both smearings on the extended lattice (slowest rank).
+    pub kernels_us: f64,
+    /// Bytes of thin links each rank receives.
+    pub halo_bytes: usize,
+    /// Extended ÷ local sites.
+    pub work_ratio: f64,
+    /// T₁ / (P · (exchange + kernels)).
+    pub efficiency: f64,
+}
+
+/// Both smearers of `T` on `gpu`.
+fn smearers<T: GpuReal>(gpu: &Gpu) -> Result<[GpuSmearer<T>; 2], String> {
+    Ok([
+        GpuSmearer::<T>::new::<AsqtadFat>(gpu).map_err(|e| e.to_string())?,
+        GpuSmearer::<T>::new::<AsqtadLong>(gpu).map_err(|e| e.to_string())?,
+    ])
+}
+
+/// The median µs of both smearings of `links` (on their lattice) on `gpu`, kernels
+/// only, after `warmup` untimed runs.
+fn time_kernels<T: GpuReal>(
+    gpu: &Gpu,
+    links: &GaugeField<T>,
+    (warmup, reps): (usize, usize),
+) -> Result<f64, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let smearers = smearers::<T>(gpu)?;
+    let mut bufs = Vec::new();
+    for s in &smearers {
+        let mut b = s.buffers(gpu, links.lattice()).map_err(|x| e(&x))?;
+        s.upload(gpu, &mut b, links).map_err(|x| e(&x))?;
+        bufs.push(b);
+    }
+    let stream = gpu.backend().stream();
+    let mut samples = Vec::new();
+    for k in 0..warmup + reps {
+        let start = Instant::now();
+        for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
+            s.enqueue_with(gpu, None, b, U0).map_err(|x| e(&x))?;
+        }
+        stream.synchronize().map_err(|x| e(&x))?;
+        if k >= warmup {
+            samples.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok(median(samples))
+}
+
+/// One row of real type `T`.
+fn row<T: GpuReal>(
+    real: &'static str,
+    global: Lattice,
+    grid: ProcessGrid,
+    (warmup, reps): (usize, usize),
+) -> Result<GridSmearRow, String> {
+    let dec =
+        Decomposition::with_halo_depth(global, grid, NAIK_DEPTH).map_err(|e| e.to_string())?;
+    let ext = ExtendedLattice::new(dec, NAIK_DEPTH).map_err(|e| e.to_string())?;
+    check_smearing_depth(
+        &ext,
+        &[
+            <AsqtadFat as qdsl_core::dsl::paths::LinkPaths>::spec(),
+            <AsqtadLong as qdsl_core::dsl::paths::LinkPaths>::spec(),
+        ],
+    )
+    .map_err(|e| e.to_string())?;
+    let v = fold_staggered_phases(&GaugeField::<f64>::random(global, 17)).cast::<T>();
+    let gpu0 = Gpu::open(0).map_err(|e| e.to_string())?;
+    let single_us = time_kernels(&gpu0, &v, (warmup, reps))?;
+    drop(gpu0);
+    let gpus = qdsl_runtime::backend::gpu_count()?.max(1);
+    let config = CommConfig::from_env().map_err(|e| e.to_string())?;
+    let ranks: Vec<(f64, f64, usize)> = run_ranks(dec.size(), config, |comm| {
+        let comm = SharedComm::new(comm);
+        let rank = comm.rank();
+        let e = |x: &dyn std::fmt::Display| format!("rank {rank}: {x}");
+        let gpu = Gpu::open(rank % gpus).map_err(|x| e(&x))?;
+        let mut exchanges = Vec::new();
+        let mut part = scatter(&v, &ext, rank).map_err(|x| e(&x))?;
+        let mut bytes = 0;
+        for k in 0..warmup.min(3) + reps.min(20) {
+            part = scatter(&v, &ext, rank).map_err(|x| e(&x))?;
+            let start = Instant::now();
+            bytes = exchange_thin_links(&comm, &mut part, &ext).map_err(|x| e(&x))?;
+            if k >= warmup.min(3) {
+                exchanges.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        let kernels = time_kernels(&gpu, &part, (warmup, reps)).map_err(|x| e(&x))?;
+        Ok((median(exchanges), kernels, bytes))
+    })
+    .into_iter()
+    .collect::<Result<_, String>>()?;
+    let slowest = |f: &dyn Fn(&(f64, f64, usize)) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
+    let (exchange_us, kernels_us) = (slowest(&|r| r.0), slowest(&|r| r.1));
+    let cost = ExtendedSmearCost::of(&ext);
+    Ok(GridSmearRow {
+        real,
+        global,
+        grid,
+        single_us,
+        exchange_us,
+        kernels_us,
+        halo_bytes: ranks.iter().map(|r| r.2).max().unwrap_or(0),
+        work_ratio: cost.work_ratio(),
+        efficiency: single_us / (grid.size() as f64 * (exchange_us + kernels_us)),
+    })
+}
+
+/// Every row: each lattice, grid, f32 then f64; `notice` gets progress lines.
+pub fn run_grid_smear(
+    lattices: &[[usize; 4]],
+    grids: &[ProcessGrid],
+    (warmup, reps): (usize, usize),
+    notice: &mut dyn FnMut(&str),
+) -> Result<Vec<GridSmearRow>, String> {
+    let mut rows = Vec::new();
+    for dims in lattices {
+        let global = Lattice::new(*dims).map_err(|e| e.to_string())?;
+        for &grid in grids {
+            notice(&format!(
+                "extended-volume asqtad smearing on {global}, grid {grid}"
+            ));
+            rows.push(row::<f32>("f32", global, grid, (warmup, reps))?);
+            rows.push(row::<f64>("f64", global, grid, (warmup, reps))?);
+        }
+    }
+    Ok(rows)
+}
+
+/// The table of `rows`.
+pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
+    let mut s = String::from(
+        "extended-volume asqtad smearing, fat + long (µs; thin links exchanged once, halo 3)\n",
+    );
+    s.push_str(&format!(
+        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
+        "real",
+        "global",
+        "grid",
+        "1 GPU",
+        "exchange",
+        "kernels",
+        "total",
+        "halo KiB",
+        "work",
+        "eff."
+    ));
+    for r in rows {
+        s.push_str(&format!(
+            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>6.2} {:>5.0}%\n",
+            r.real,
+            r.global.to_string(),
+            r.grid.to_string(),
+            r.single_us,
+            r.exchange_us,
+            r.kernels_us,
+            r.exchange_us + r.kernels_us,
+            r.halo_bytes as f64 / 1024.0,
+            r.work_ratio,
+            100.0 * r.efficiency
+        ));
+    }
+    s
+}
+
+/// The rows as JSON.
+pub fn grid_smear_json(rows: &[GridSmearRow]) -> serde_json::Value {
+    serde_json::json!({
+        "extended_volume_smearing": rows.iter().map(|r| serde_json::json!({
+            "real": r.real,
+            "global": r.global.dims(),
+            "grid": r.grid.dims(),
+            "single_us": r.single_us,
+            "exchange_us": r.exchange_us,
+            "kernels_us": r.kernels_us,
+            "halo_bytes": r.halo_bytes,
+            "work_ratio": r.work_ratio,
+            "efficiency": r.efficiency,
+        })).collect::<Vec<_>>(),
+    })
+}
