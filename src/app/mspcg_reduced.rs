@@ -12,7 +12,9 @@ use qdsl_core::lattice::Parity;
 use qdsl_runtime::linear::{NormalForm, NormalOperator};
 use qdsl_runtime::operator::mobius::{MobiusBlocks, MobiusParams};
 use qdsl_runtime::solver::mspcg::training::{low_mode_vectors, train, TrainOptions, TrainReport};
-use qdsl_runtime::solver::mspcg::{MultiSplitting, PaddedBlocks, ReducedLs, Transfer, TransferForm};
+use qdsl_runtime::solver::mspcg::{
+    MultiSplitting, PaddedBlocks, ReducedLs, Transfer, TransferForm,
+};
 use std::time::Instant;
 
 type F64 = ColourSpinorField<f64>;
@@ -42,7 +44,7 @@ impl Default for TrainConfig {
     fn default() -> Self {
         Self {
             form: TransferForm::Spin,
-            mu: 0.4,
+            mu: 0.05,
             sources: 4,
             pcg_iterations: 6,
             keep: 2,

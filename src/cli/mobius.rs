@@ -3,13 +3,13 @@
 //! front ends over [`crate::app::mobius`] (the iteration on the GPU or the CPU).
 
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::mspcg_args::ReducedLsConfig;
+use super::mspcg_reduced::obtain_transfer;
 use super::CliError;
 use crate::app::history::{write_json_value, write_result_plot};
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
 use crate::app::mobius_mspcg::{mspcg_json, solve_mspcg, MspcgConfig};
 use crate::app::mspcg_reduced::solve_reduced;
-use super::mspcg_args::ReducedLsConfig;
-use super::mspcg_reduced::obtain_transfer;
 use crate::app::precision::Precision;
 use crate::app::solve::SolveBackend;
 use clap::Args;
@@ -236,8 +236,7 @@ impl MobiusJob<'_> {
         );
         println!("  time        file read {read_seconds:.3} s, solve {solve_seconds:.3} s");
         if let Some(path) = self.json {
-            let mut value =
-                mspcg_json(&sol, config, self.precision.name(), self.options.tolerance);
+            let mut value = mspcg_json(&sol, config, self.precision.name(), self.options.tolerance);
             value["reduced_ls"] = reduced.clone().unwrap_or(serde_json::Value::Null);
             write_json_value(&value, path)?;
             println!("  history     {}", path.display());

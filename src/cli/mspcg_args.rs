@@ -55,9 +55,6 @@ pub struct MspcgArgs {
     /// Reduced-Ls MSPCG: train T on this configuration, write it to this file, then solve.
     #[arg(long)]
     pub train_transfer: Option<PathBuf>,
-    /// Reduced-Ls MSPCG: μ (default 0.4 for training; the file's when loading).
-    #[arg(long)]
-    pub mu: Option<f64>,
     /// Reduced-Ls MSPCG training: spin (16 parameters per (ŝ, s) pair) or chiral (2).
     #[arg(long, value_parser = TransferForm::from_name)]
     pub transfer_form: Option<TransferForm>,
@@ -74,7 +71,7 @@ pub struct MspcgArgs {
     /// Reduced-Ls MSPCG training: L-BFGS iterations at most (default 20).
     #[arg(long)]
     pub train_iterations: Option<usize>,
-    /// Reduced-Ls MSPCG training: train μ together with T (from --mu or 0.4).
+    /// Reduced-Ls MSPCG training: train μ together with T (from --mu or 0.05).
     #[arg(long)]
     pub train_mu: bool,
 }
@@ -107,7 +104,6 @@ impl MspcgArgs {
                 ("--reduced-ls", self.reduced_ls.is_some()),
                 ("--transfer", self.transfer.is_some()),
                 ("--train-transfer", self.train_transfer.is_some()),
-                ("--mu", self.mu.is_some()),
             ];
             return match given.iter().find(|(_, g)| *g) {
                 Some((flag, _)) => Err(format!("{flag} is a flag of --solver mspcg, not {solver}")),
@@ -135,8 +131,9 @@ impl MspcgArgs {
 
 impl MspcgArgs {
     /// The reduced-Ls configuration, if any reduced-Ls flag is given (with --solver
-    /// mspcg): an error naming the flag that is missing or out of range.
-    pub fn reduced(&self) -> Result<Option<ReducedLsConfig>, String> {
+    /// mspcg): an error naming the flag that is missing or out of range. `mu` is the
+    /// command's `--mu` (the twisted mass of other actions; μ of z = (T†K̂T + μ)r here).
+    pub fn reduced(&self, mu: Option<f64>) -> Result<Option<ReducedLsConfig>, String> {
         let training = [
             ("--transfer-form", self.transfer_form.is_some()),
             ("--train-sources", self.train_sources.is_some()),
@@ -148,16 +145,20 @@ impl MspcgArgs {
         let transfer = match (&self.transfer, &self.train_transfer) {
             (Some(path), None) => {
                 if let Some((flag, _)) = training.iter().find(|(_, g)| *g) {
-                    return Err(format!("{flag} is a training flag: use it with --train-transfer, not --transfer"));
+                    return Err(format!(
+                        "{flag} is a training flag: use it with --train-transfer, not --transfer"
+                    ));
                 }
                 TransferSource::Load(path.clone())
             }
             (None, Some(path)) => TransferSource::Train(path.clone()),
             (Some(_), Some(_)) => {
-                return Err("--transfer (read T) and --train-transfer (train T) exclude each other".into())
+                return Err(
+                    "--transfer (read T) and --train-transfer (train T) exclude each other".into(),
+                )
             }
             (None, None) => {
-                let given = [("--reduced-ls", self.reduced_ls.is_some()), ("--mu", self.mu.is_some())]
+                let given = [("--reduced-ls", self.reduced_ls.is_some())]
                     .into_iter()
                     .chain(training);
                 return match given.into_iter().find(|(_, g)| *g) {
@@ -173,7 +174,7 @@ impl MspcgArgs {
                 return Err("--train-transfer needs --reduced-ls L̂s (e.g. 4 for Ls 12)".into());
             }
         }
-        if let Some(mu) = self.mu {
+        if let Some(mu) = mu {
             if !(mu.is_finite() && mu >= 0.0) {
                 return Err(format!("--mu {mu}: must be a finite number ≥ 0"));
             }
@@ -186,7 +187,7 @@ impl MspcgArgs {
         };
         let train = TrainConfig {
             form: self.transfer_form.unwrap_or(defaults.form),
-            mu: self.mu.unwrap_or(defaults.mu),
+            mu: mu.unwrap_or(defaults.mu),
             sources: positive("--train-sources", self.train_sources, defaults.sources)?,
             pcg_iterations: positive("--train-pcg", self.train_pcg, defaults.pcg_iterations)?,
             keep: positive("--train-keep", self.train_keep, defaults.keep)?,
@@ -203,7 +204,7 @@ impl MspcgArgs {
         Ok(Some(ReducedLsConfig {
             ls_hat: self.reduced_ls,
             transfer,
-            mu: self.mu,
+            mu,
             train,
         }))
     }
@@ -242,27 +243,42 @@ mod tests {
             blocks: Some([2, 2, 2, 2]),
             ..MspcgArgs::default()
         };
-        assert_eq!(base.reduced(), Ok(None));
-        let e = MspcgArgs { reduced_ls: Some(4), ..base.clone() }.reduced().unwrap_err();
-        assert!(e.contains("--reduced-ls") && e.contains("--transfer FILE"), "{e}");
-        let train = MspcgArgs {
-            train_transfer: Some("T.out".into()),
-            ..base.clone()
+        assert_eq!(base.reduced(None), Ok(None));
+        // --mu alone is the twisted mass of other actions: no reduced-Ls configuration.
+        assert_eq!(base.reduced(Some(0.1)), Ok(None));
+        let with = |f: &dyn Fn(&mut MspcgArgs)| {
+            let mut a = base.clone();
+            f(&mut a);
+            a
         };
-        assert!(train.reduced().unwrap_err().contains("--reduced-ls"));
-        let ok = MspcgArgs { reduced_ls: Some(4), mu: Some(0.3), ..train.clone() }.reduced().unwrap().unwrap();
+        let e = with(&|a| a.reduced_ls = Some(4)).reduced(None).unwrap_err();
+        assert!(
+            e.contains("--reduced-ls") && e.contains("--transfer FILE"),
+            "{e}"
+        );
+        let train = with(&|a| a.train_transfer = Some("T.out".into()));
+        assert!(train.reduced(None).unwrap_err().contains("--reduced-ls"));
+        let train4 = MspcgArgs {
+            reduced_ls: Some(4),
+            ..train.clone()
+        };
+        let ok = train4.reduced(Some(0.3)).unwrap().unwrap();
         assert_eq!(ok.transfer, TransferSource::Train("T.out".into()));
         assert_eq!((ok.ls_hat, ok.train.mu), (Some(4), 0.3));
-        let e = MspcgArgs { reduced_ls: Some(4), mu: Some(f64::NAN), ..train.clone() }.reduced().unwrap_err();
+        let e = train4.reduced(Some(f64::NAN)).unwrap_err();
         assert!(e.contains("--mu NaN"), "{e}");
-        let e = MspcgArgs { reduced_ls: Some(4), train_keep: Some(9), ..train }.reduced().unwrap_err();
-        assert!(e.contains("--train-keep 9"), "{e}");
         let e = MspcgArgs {
-            transfer: Some("T.in".into()),
-            train_iterations: Some(3),
-            ..base
+            train_keep: Some(9),
+            ..train4
         }
-        .reduced()
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--train-keep 9"), "{e}");
+        let e = with(&|a| {
+            a.transfer = Some("T.in".into());
+            a.train_iterations = Some(3);
+        })
+        .reduced(None)
         .unwrap_err();
         assert!(e.contains("--train-iterations"), "{e}");
     }

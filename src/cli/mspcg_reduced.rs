@@ -49,13 +49,20 @@ pub fn obtain_transfer(
             for (key, value) in &loaded.notes {
                 if let Some((_, here)) = ours.iter().find(|(k, _)| k == key) {
                     if here != value {
-                        println!("  note        {}: trained with {key} {value}, solving with {here}", path.display());
+                        println!(
+                            "  note        {}: trained with {key} {value}, solving with {here}",
+                            path.display()
+                        );
                     }
                 }
             }
             let mu = reduced.mu.unwrap_or(loaded.mu);
             if mu != loaded.mu {
-                println!("  note        {}: trained with μ {}, solving with μ {mu}", path.display(), loaded.mu);
+                println!(
+                    "  note        {}: trained with μ {}, solving with μ {mu}",
+                    path.display(),
+                    loaded.mu
+                );
             }
             println!(
                 "  transfer    {}: {} form, Ls {} → L̂s {}, μ {mu}",
@@ -74,7 +81,9 @@ pub fn obtain_transfer(
             Ok((t, mu, info))
         }
         TransferSource::Train(path) => {
-            let ls_hat = reduced.ls_hat.ok_or("--train-transfer needs --reduced-ls")?;
+            let ls_hat = reduced
+                .ls_hat
+                .ok_or("--train-transfer needs --reduced-ls")?;
             let tc = &reduced.train;
             println!(
                 "  training    T ({} form, Ls {ls} → {ls_hat}, μ {}): {} sources × {} MSPCG iterations, last {} residuals each; L-BFGS ≤ {} iterations",

@@ -36,7 +36,7 @@ pub struct SapGcrArgs {
     /// the three criteria (--mr-min-steps, --mr-fraction, the GCR tolerance).
     #[arg(long)]
     adaptive: bool,
-    /// Adaptive SAP: the cycles stop after one with ‖ρ_j‖ > FRACTION · ‖ρ_{j−1}‖ (in (0, 1];
+    /// Adaptive SAP: the cycles stop after one with ‖ρ_j‖ ≥ FRACTION · ‖ρ_{j−1}‖ (in (0, 1];
     /// 1: only when the norm did not decrease).
     #[arg(long)]
     cycle_fraction: Option<f64>,

@@ -68,7 +68,8 @@ where
     K: Preconditioner<F64> + ?Sized,
 {
     let n = vectors.len().max(1) as f64;
-    let mut g_mat = vec![[[qdsl_core::Complex::new(0.0, 0.0); 4]; 4]; transfer.ls_hat() * transfer.ls()];
+    let mut g_mat =
+        vec![[[qdsl_core::Complex::new(0.0, 0.0); 4]; 4]; transfer.ls_hat() * transfer.ls()];
     let mut sum = 0.0;
     let mut d_mu = 0.0;
     for v in vectors {
@@ -199,7 +200,9 @@ where
         q.iter_mut().for_each(|q| *q *= gamma);
         for ((s, y, rho), alpha) in pairs.iter().zip(alphas.iter().rev()) {
             let beta = rho * dot(y, &q);
-            q.iter_mut().zip(s).for_each(|(q, s)| *q += (alpha - beta) * s);
+            q.iter_mut()
+                .zip(s)
+                .for_each(|(q, s)| *q += (alpha - beta) * s);
         }
         let mut d: Vec<f64> = q.iter().map(|q| -q).collect();
         let mut slope = dot(&g, &d);

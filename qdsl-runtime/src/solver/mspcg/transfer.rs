@@ -276,7 +276,12 @@ impl Transfer {
         self.rebuild();
     }
 
-    fn check(&self, layout: &SpinorLayout, expected: usize, which: &'static str) -> Result<(), TransferError> {
+    fn check(
+        &self,
+        layout: &SpinorLayout,
+        expected: usize,
+        which: &'static str,
+    ) -> Result<(), TransferError> {
         if layout.ls() != expected {
             return Err(TransferError::FieldLs {
                 which,
@@ -321,8 +326,9 @@ impl Transfer {
             .par_chunks_mut(slice)
             .enumerate()
             .for_each(|(s, dst)| {
-                let mats: Vec<&SpinMatrix> =
-                    (0..self.ls_hat).map(|s_hat| self.matrix(s_hat, s)).collect();
+                let mats: Vec<&SpinMatrix> = (0..self.ls_hat)
+                    .map(|s_hat| self.matrix(s_hat, s))
+                    .collect();
                 spin_combine(dst, src, slice, &mats, true);
             });
         Ok(())
@@ -383,7 +389,12 @@ impl Transfer {
 
     /// Writes the transfer, μ and the notes (`key value` lines, e.g. the action's
     /// parameters) to `path` (module docs).
-    pub fn save(&self, path: &Path, mu: f64, notes: &[(String, String)]) -> Result<(), TransferError> {
+    pub fn save(
+        &self,
+        path: &Path,
+        mu: f64,
+        notes: &[(String, String)],
+    ) -> Result<(), TransferError> {
         let mut text = format!(
             "{MAGIC}\nform {}\nls {}\nls_hat {}\nmu {mu:.17e}\n",
             self.form, self.ls, self.ls_hat
@@ -488,7 +499,11 @@ impl Transfer {
                 && parts[1] == (pair % ls).to_string()
                 && parts[2] == k.to_string();
             let value = |t: &str| t.parse::<f64>().ok().filter(|v| v.is_finite());
-            match (index_ok, parts.get(3).and_then(|t| value(t)), parts.get(4).and_then(|t| value(t))) {
+            match (
+                index_ok,
+                parts.get(3).and_then(|t| value(t)),
+                parts.get(4).and_then(|t| value(t)),
+            ) {
                 (true, Some(re), Some(im)) => theta.push(C64::new(re, im)),
                 _ => return Err(err(no, expected, line)),
             }

@@ -19,7 +19,7 @@
 //! Adaptive ([`AdaptiveSap`]): `ncy` and `nmr` are maxima. The cycle phase ends after a
 //! cycle j that does not lower the residual norm, in the sense
 //!
-//! ‖ρ_j‖ > γ_cy · ‖ρ_{j−1}‖  (ρ_0 = η),
+//! ‖ρ_j‖ ≥ γ_cy · ‖ρ_{j−1}‖  (ρ_0 = η),
 //!
 //! γ_cy ∈ (0, 1] the cycle fraction ([`AdaptiveSap::cycle_fraction`]): a cycle that
 //! leaves more than γ_cy of the residual did not lower it by the factor that makes a
@@ -28,7 +28,7 @@
 //! iteration. γ_cy = 1 is the literal rule "the norm did not decrease", which never fires
 //! in practice: the recursively updated ρ decreases in every cycle (each block's MR step
 //! minimises its block residual), by a factor that approaches the Schwarz iteration's
-//! asymptotic rate — on an 8⁴ β = 6 configuration 0.3–0.7 per cycle (docs/sap_gcr.md).
+//! asymptotic rate (docs/sap_gcr.md).
 //! The MR iteration of each block stops by the three criteria of
 //! [`mr::MrStopping`], its tolerance being τ · ‖η‖ / N_blocks with τ the outer
 //! (GCR) tolerance: a block residual below it cannot matter for the outer solve.
@@ -92,18 +92,18 @@ pub struct AdaptiveSap {
     pub stall_fraction: f64,
     /// The outer tolerance τ; the block tolerance is τ ‖η‖/N_blocks (criterion 3).
     pub outer_tolerance: f64,
-    /// γ_cy: the cycle phase ends after a cycle with ‖ρ_j‖ > γ_cy ‖ρ_{j−1}‖ (module docs;
+    /// γ_cy: the cycle phase ends after a cycle with ‖ρ_j‖ ≥ γ_cy ‖ρ_{j−1}‖ (module docs;
     /// 1: only when the norm did not decrease at all).
     pub cycle_fraction: f64,
 }
 
 impl Default for AdaptiveSap {
-    /// k = MIN_STEPS, fraction STALL, τ = 1e-10, γ_cy = CYCLE (docs/sap_gcr.md: the
-    /// values of the study).
+    /// k = 2, MR fraction 0.5, τ = 1e-10, γ_cy = 0.5 (the values of the study in
+    /// docs/sap_gcr.md: within 1.2× of the best static setting on 2⁴ and 4⁴ blocks).
     fn default() -> Self {
         Self {
             min_steps: 2,
-            stall_fraction: 0.75,
+            stall_fraction: 0.5,
             outer_tolerance: 1e-10,
             cycle_fraction: 0.5,
         }
@@ -289,7 +289,7 @@ impl<T: Real, O: LinearOperator<ColourSpinorField<T>>> Sap<T, O> {
             self.stats.cycles += 1;
             if let Some(a) = self.params.adaptive {
                 let now = rho.norm_sqr().sqrt();
-                if now.is_nan() || now > a.cycle_fraction * previous {
+                if now.is_nan() || now >= a.cycle_fraction * previous {
                     break;
                 }
                 previous = now;
