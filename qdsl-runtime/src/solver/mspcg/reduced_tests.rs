@@ -310,7 +310,11 @@ fn training_lowers_chi2() {
         train_mu: true,
     };
     let report = train(&a, &k, &mut t, mu, &vectors, &opts, |_, _| {}).unwrap();
-    assert!(report.chi2.windows(2).all(|w| w[1] <= w[0]), "{:?}", report.chi2);
+    assert!(
+        report.chi2.windows(2).all(|w| w[1] <= w[0]),
+        "{:?}",
+        report.chi2
+    );
     let (first, last) = (report.chi2[0], *report.chi2.last().unwrap());
     assert!(last < 0.9 * first, "χ² {first} → {last}");
     assert!(report.mu >= 0.0 && report.mu != mu, "μ {}", report.mu);

@@ -206,7 +206,7 @@ where
         }
         let mut d: Vec<f64> = q.iter().map(|q| -q).collect();
         let mut slope = dot(&g, &d);
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             pairs.clear();
             d = g.iter().map(|g| -gamma.abs().max(1e-12) * g).collect();
             slope = dot(&g, &d);

@@ -99,9 +99,8 @@ impl TransferForm {
             Self::Spin => e[k / 4][k % 4] = C64::new(1.0, 0.0),
             Self::Chiral => {
                 // k = 0: P₊ = diag(1, 1, 0, 0); k = 1: P₋ = diag(0, 0, 1, 1).
-                for a in 2 * k..2 * k + 2 {
-                    e[a][a] = C64::new(1.0, 0.0);
-                }
+                e[2 * k][2 * k] = C64::new(1.0, 0.0);
+                e[2 * k + 1][2 * k + 1] = C64::new(1.0, 0.0);
             }
         }
         e
