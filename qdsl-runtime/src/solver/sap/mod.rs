@@ -99,7 +99,8 @@ pub struct AdaptiveSap {
 
 impl Default for AdaptiveSap {
     /// k = 2, MR fraction 0.5, τ = 1e-10, γ_cy = 0.5 (the values of the study in
-    /// docs/sap_gcr.md: within 1.2× of the best static setting on 2⁴ and 4⁴ blocks).
+    /// docs/sap_gcr.md: 1.10–1.48× the work of the best static setting on 2⁴ and 4⁴
+    /// blocks at a well-conditioned and a near-critical κ).
     fn default() -> Self {
         Self {
             min_steps: 2,
