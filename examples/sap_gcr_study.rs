@@ -14,7 +14,9 @@
 //! time, Gaussian source of seed 1 on every site, GCR(16), tolerance 1e-10.
 //!
 //! Run with `cargo run --release --example sap_gcr_study -- CONFIG OUTDIR KAPPA_WELL
-//! KAPPA_CRITICAL [grid|precision|all]`.
+//! KAPPA_CRITICAL [grid|precision|all|adaptive [K,MR_FRACTION,CYCLE_FRACTION]]`;
+//! `adaptive` runs only plain GCR and the adaptive rows (blocks 4⁴ and 2⁴, maxima (8, 8)
+//! and (4, 4)), with the given adaptive parameters (default: [`AdaptiveSap::default`]).
 
 use qdsl::app::precision::Precision;
 use qdsl::app::precision_study::write_titled_histories_svg;
@@ -68,9 +70,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.display(),
         gauge.lattice().dims()
     );
-    if what == "grid" || what == "all" {
-        let mut settings = grid_settings(&[[4; 4], [2; 4]], &[1, 2, 4, 8], &[2, 4, 8], (8, 8));
-        settings.extend(grid_settings(&[[4; 4], [2; 4]], &[], &[], (4, 4)));
+    let mut adaptive = AdaptiveSap::default();
+    if let Some(list) = args.get(6) {
+        let v: Vec<f64> = list
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("K,MR_FRACTION,CYCLE_FRACTION {list:?}: {e}"))?;
+        let [k, mr, cy] = v[..] else {
+            return Err(format!("K,MR_FRACTION,CYCLE_FRACTION {list:?}: three numbers").into());
+        };
+        adaptive = AdaptiveSap {
+            min_steps: k as usize,
+            stall_fraction: mr,
+            cycle_fraction: cy,
+            ..adaptive
+        };
+    }
+    if what == "grid" || what == "all" || what == "adaptive" {
+        let (ncys, nmrs): (&[usize], &[usize]) = if what == "adaptive" {
+            (&[], &[])
+        } else {
+            (&[1, 2, 4, 8], &[2, 4, 8])
+        };
+        println!(
+            "adaptive: k = {}, MR fraction {}, cycle fraction {}",
+            adaptive.min_steps, adaptive.stall_fraction, adaptive.cycle_fraction
+        );
+        let mut settings = grid_settings(&[[4; 4], [2; 4]], ncys, nmrs, (8, 8), adaptive);
+        settings.extend(grid_settings(&[[4; 4], [2; 4]], &[], &[], (4, 4), adaptive));
         for kappa in kappas {
             println!("\n## κ = {kappa} (m = {:.5})\n", 0.5 / kappa - 4.0);
             let rows = run_grid(&gauge, &base(kappa), &settings, &eta, |row| {

@@ -89,7 +89,7 @@ fn preconditioner(
 }
 
 /// D ψ = η by [`pcg`] on M̂†M̂ x = M̂† b̂ with the preconditioner `precond`.
-fn solve_pcg<P>(solver: &MobiusSolver, eta: &F64, precond: &P) -> Result<MspcgSolution, String>
+pub fn solve_pcg<P>(solver: &MobiusSolver, eta: &F64, precond: &P) -> Result<MspcgSolution, String>
 where
     P: Preconditioner<F64> + Preconditioner<ColourSpinorField<f32>>,
 {

@@ -32,7 +32,9 @@ pub struct ActionArgs {
     /// Clover coefficient c_sw ≥ 0 (clover: required; twisted-mass: default 0).
     #[arg(long, allow_negative_numbers = true)]
     pub csw: Option<f64>,
-    /// Twisted mass μ (twisted-mass, required).
+    /// Twisted mass μ (twisted-mass, required); with --action mobius --solver mspcg
+    /// --reduced-ls: μ of the reduced-Ls preconditioner z = (T†K̂T + μ)r (default 0.05 for
+    /// training, the transfer file's when reading one).
     #[arg(long, allow_negative_numbers = true)]
     pub mu: Option<f64>,
     /// The clover term's field strength F = (Q − Q†)/8: keep its trace (u(3); QUDA's and

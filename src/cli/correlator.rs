@@ -93,6 +93,7 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
                 ..SolverOptions::with_tolerance(args.tol)
             },
             mspcg: None,
+            reduced: None,
             json: None,
             plot: None,
             grid: args.grid.grid,

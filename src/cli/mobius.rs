@@ -3,11 +3,14 @@
 //! front ends over [`crate::app::mobius`] (the iteration on the GPU or the CPU).
 
 use super::gauge_read::{read_config, GaugeReadArgs};
+use super::mspcg_args::ReducedLsConfig;
+use super::mspcg_reduced::obtain_transfer;
 use super::CliError;
 use crate::app::history::{write_json_value, write_result_plot};
 use crate::app::mobius::{correlators, params_from_flags, MobiusSolver};
 use crate::app::mobius_grid::MobiusGrid;
 use crate::app::mobius_mspcg::{mspcg_json, solve_mspcg, MspcgConfig};
+use crate::app::mspcg_reduced::solve_reduced;
 use crate::app::precision::Precision;
 use crate::app::solve::SolveBackend;
 use clap::Args;
@@ -81,6 +84,8 @@ pub struct MobiusJob<'a> {
     pub options: SolverOptions,
     /// `--solver mspcg` (`qdsl solve` only): its blocks, inner iterations, snake terms.
     pub mspcg: Option<MspcgConfig>,
+    /// `--solver mspcg --reduced-ls …`: the reduced-Ls preconditioner's T and μ.
+    pub reduced: Option<ReducedLsConfig>,
     /// Where to write the history as JSON (`qdsl solve --solver mspcg`).
     pub json: Option<&'a Path>,
     /// Where to plot it.
@@ -195,15 +200,33 @@ impl MobiusJob<'_> {
         config: &MspcgConfig,
         read_seconds: f64,
     ) -> Result<(), CliError> {
-        let start = Instant::now();
-        let sol = solve_mspcg(solver, eta, config)?;
+        let (sol, reduced, solve_seconds) = match &self.reduced {
+            None => {
+                let start = Instant::now();
+                let sol = solve_mspcg(solver, eta, config)?;
+                (sol, None, start.elapsed().as_secs_f64())
+            }
+            Some(reduced) => {
+                let (transfer, mu, info) = obtain_transfer(solver, config, reduced)?;
+                let start = Instant::now();
+                let sol = solve_reduced(solver, eta, config, transfer, mu)?;
+                (sol, Some(info), start.elapsed().as_secs_f64())
+            }
+        };
         let r = &sol.solution.result;
         let snake = match config.snake {
             Snake::Include => "with snake terms",
             Snake::Exclude => "without snake terms (plain Dirichlet)",
         };
+        let reduced_note = match &reduced {
+            Some(info) => format!(
+                ", reduced Ls {} (z = (T†K̂T + μ) r, μ {})",
+                info["ls_hat"], info["mu"]
+            ),
+            None => String::new(),
+        };
         println!(
-            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner f32 CG iterations, {snake}; outer {}",
+            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner f32 CG iterations, {snake}{reduced_note}; outer {}",
             config.blocks,
             config.inner,
             self.precision.name()
@@ -226,12 +249,10 @@ impl MobiusJob<'_> {
             "  residual    true {:.3e} on M̂†M̂, recomputed on the 5D D: ‖η − Dψ‖/‖η‖ = {:.3e}",
             r.true_residual, sol.solution.residual
         );
-        println!(
-            "  time        file read {read_seconds:.3} s, solve {:.3} s",
-            start.elapsed().as_secs_f64()
-        );
+        println!("  time        file read {read_seconds:.3} s, solve {solve_seconds:.3} s");
         if let Some(path) = self.json {
-            let value = mspcg_json(&sol, config, self.precision.name(), self.options.tolerance);
+            let mut value = mspcg_json(&sol, config, self.precision.name(), self.options.tolerance);
+            value["reduced_ls"] = reduced.clone().unwrap_or(serde_json::Value::Null);
             write_json_value(&value, path)?;
             println!("  history     {}", path.display());
         }

@@ -15,6 +15,7 @@ mod info;
 mod inspect;
 mod mobius;
 mod mspcg_args;
+mod mspcg_reduced;
 mod smear;
 mod solve;
 mod solve_sources;

@@ -1,13 +1,39 @@
 //! The MSPCG flags of `qdsl solve` ([`MspcgArgs`]: `--blocks`, `--inner`,
-//! `--no-snake`), for `--solver mspcg` ([`SolverArg::Mspcg`]).
+//! `--no-snake`, and for the reduced-Ls preconditioner `--reduced-ls`, `--transfer`,
+//! `--train-transfer`, `--mu`, `--transfer-form`, `--train-*`), for `--solver mspcg`
+//! ([`SolverArg::Mspcg`]).
 
 use super::solver_arg::SolverArg;
 use crate::app::mobius_mspcg::MspcgConfig;
+use crate::app::mspcg_reduced::TrainConfig;
 use clap::Args;
-use qdsl_runtime::solver::mspcg::Snake;
+use qdsl_runtime::solver::mspcg::{Snake, TransferForm};
+use std::path::PathBuf;
+
+/// Where the reduced-Ls preconditioner's T comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransferSource {
+    /// Read from a file written by an earlier `--train-transfer`.
+    Load(PathBuf),
+    /// Trained on this configuration, then written to the file.
+    Train(PathBuf),
+}
+
+/// The reduced-Ls MSPCG knobs: z = (T† K̂ T + μ) r.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReducedLsConfig {
+    /// L̂s (`--reduced-ls`; when loading, the file's if not given).
+    pub ls_hat: Option<usize>,
+    /// Where T comes from.
+    pub transfer: TransferSource,
+    /// μ (`--mu`; when loading, the file's if not given).
+    pub mu: Option<f64>,
+    /// How to train (with [`TransferSource::Train`]).
+    pub train: TrainConfig,
+}
 
 /// The MSPCG flags.
-#[derive(Debug, Args, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, PartialEq, Default)]
 pub struct MspcgArgs {
     /// MSPCG: blocks per direction Bx,By,Bz,Bt of the virtual block grid (each block's
     /// extent even; e.g. 2,2,2,2 or 1,2,2,2).
@@ -19,6 +45,35 @@ pub struct MspcgArgs {
     /// MSPCG: leave out the snake terms (plain Dirichlet blocks).
     #[arg(long)]
     pub no_snake: bool,
+    /// MSPCG: the reduced-Ls preconditioner z = (T† K̂ T + μ) r with K̂ the block solves
+    /// on L̂s slices (e.g. 4 or 6 for Ls 12); needs --transfer or --train-transfer.
+    #[arg(long)]
+    pub reduced_ls: Option<usize>,
+    /// Reduced-Ls MSPCG: read T from this file (written by --train-transfer).
+    #[arg(long, conflicts_with = "train_transfer")]
+    pub transfer: Option<PathBuf>,
+    /// Reduced-Ls MSPCG: train T on this configuration, write it to this file, then solve.
+    #[arg(long)]
+    pub train_transfer: Option<PathBuf>,
+    /// Reduced-Ls MSPCG training: spin (16 parameters per (ŝ, s) pair) or chiral (2).
+    #[arg(long, value_parser = TransferForm::from_name)]
+    pub transfer_form: Option<TransferForm>,
+    /// Reduced-Ls MSPCG training: random sources of the low-mode solves (default 4).
+    #[arg(long)]
+    pub train_sources: Option<usize>,
+    /// Reduced-Ls MSPCG training: full-Ls MSPCG iterations per source (default 6); the
+    /// residuals of the last --train-keep (default 2) are the training vectors.
+    #[arg(long)]
+    pub train_pcg: Option<usize>,
+    /// Reduced-Ls MSPCG training: residuals kept per source (default 2).
+    #[arg(long)]
+    pub train_keep: Option<usize>,
+    /// Reduced-Ls MSPCG training: L-BFGS iterations at most (default 20).
+    #[arg(long)]
+    pub train_iterations: Option<usize>,
+    /// Reduced-Ls MSPCG training: train μ together with T (from --mu or 0.05).
+    #[arg(long)]
+    pub train_mu: bool,
 }
 
 fn parse_blocks(text: &str) -> Result<[usize; 4], String> {
@@ -46,6 +101,9 @@ impl MspcgArgs {
                 ("--blocks", self.blocks.is_some()),
                 ("--inner", self.inner.is_some()),
                 ("--no-snake", self.no_snake),
+                ("--reduced-ls", self.reduced_ls.is_some()),
+                ("--transfer", self.transfer.is_some()),
+                ("--train-transfer", self.train_transfer.is_some()),
             ];
             return match given.iter().find(|(_, g)| *g) {
                 Some((flag, _)) => Err(format!("{flag} is a flag of --solver mspcg, not {solver}")),
@@ -71,6 +129,87 @@ impl MspcgArgs {
     }
 }
 
+impl MspcgArgs {
+    /// The reduced-Ls configuration, if any reduced-Ls flag is given (with --solver
+    /// mspcg): an error naming the flag that is missing or out of range. `mu` is the
+    /// command's `--mu` (the twisted mass of other actions; μ of z = (T†K̂T + μ)r here).
+    pub fn reduced(&self, mu: Option<f64>) -> Result<Option<ReducedLsConfig>, String> {
+        let training = [
+            ("--transfer-form", self.transfer_form.is_some()),
+            ("--train-sources", self.train_sources.is_some()),
+            ("--train-pcg", self.train_pcg.is_some()),
+            ("--train-keep", self.train_keep.is_some()),
+            ("--train-iterations", self.train_iterations.is_some()),
+            ("--train-mu", self.train_mu),
+        ];
+        let transfer = match (&self.transfer, &self.train_transfer) {
+            (Some(path), None) => {
+                if let Some((flag, _)) = training.iter().find(|(_, g)| *g) {
+                    return Err(format!(
+                        "{flag} is a training flag: use it with --train-transfer, not --transfer"
+                    ));
+                }
+                TransferSource::Load(path.clone())
+            }
+            (None, Some(path)) => TransferSource::Train(path.clone()),
+            (Some(_), Some(_)) => {
+                return Err(
+                    "--transfer (read T) and --train-transfer (train T) exclude each other".into(),
+                )
+            }
+            (None, None) => {
+                let given = [("--reduced-ls", self.reduced_ls.is_some())]
+                    .into_iter()
+                    .chain(training);
+                return match given.into_iter().find(|(_, g)| *g) {
+                    Some((flag, _)) => Err(format!(
+                        "{flag} belongs to reduced-Ls MSPCG: give --transfer FILE or --train-transfer OUT"
+                    )),
+                    None => Ok(None),
+                };
+            }
+        };
+        if let TransferSource::Train(_) = transfer {
+            if self.reduced_ls.is_none() {
+                return Err("--train-transfer needs --reduced-ls L̂s (e.g. 4 for Ls 12)".into());
+            }
+        }
+        if let Some(mu) = mu {
+            if !(mu.is_finite() && mu >= 0.0) {
+                return Err(format!("--mu {mu}: must be a finite number ≥ 0"));
+            }
+        }
+        let defaults = TrainConfig::default();
+        let positive = |flag: &str, v: Option<usize>, default: usize| match v {
+            Some(0) => Err(format!("{flag} must be at least 1")),
+            Some(v) => Ok(v),
+            None => Ok(default),
+        };
+        let train = TrainConfig {
+            form: self.transfer_form.unwrap_or(defaults.form),
+            mu: mu.unwrap_or(defaults.mu),
+            sources: positive("--train-sources", self.train_sources, defaults.sources)?,
+            pcg_iterations: positive("--train-pcg", self.train_pcg, defaults.pcg_iterations)?,
+            keep: positive("--train-keep", self.train_keep, defaults.keep)?,
+            iterations: self.train_iterations.unwrap_or(defaults.iterations),
+            seed: defaults.seed,
+            train_mu: self.train_mu,
+        };
+        if train.keep > train.pcg_iterations {
+            return Err(format!(
+                "--train-keep {} exceeds --train-pcg {}: the residuals kept come from the solve's iterations",
+                train.keep, train.pcg_iterations
+            ));
+        }
+        Ok(Some(ReducedLsConfig {
+            ls_hat: self.reduced_ls,
+            transfer,
+            mu,
+            train,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,9 +222,8 @@ mod tests {
         assert!(parse_blocks("2,2,2").is_err());
         assert!(parse_blocks("2,0,2,2").is_err());
         let args = MspcgArgs {
-            blocks: None,
             inner: Some(4),
-            no_snake: false,
+            ..MspcgArgs::default()
         };
         assert!(args
             .config(SolverArg::Kind(SolverKind::Cgnr))
@@ -95,5 +233,53 @@ mod tests {
             .config(SolverArg::Mspcg)
             .unwrap_err()
             .contains("--blocks"));
+    }
+
+    /// Reduced-Ls flags: --transfer and --train-transfer exclude each other, training
+    /// needs --reduced-ls, training flags need --train-transfer, bad values are named.
+    #[test]
+    fn reduced_ls_flags() {
+        let base = MspcgArgs {
+            blocks: Some([2, 2, 2, 2]),
+            ..MspcgArgs::default()
+        };
+        assert_eq!(base.reduced(None), Ok(None));
+        // --mu alone is the twisted mass of other actions: no reduced-Ls configuration.
+        assert_eq!(base.reduced(Some(0.1)), Ok(None));
+        let with = |f: &dyn Fn(&mut MspcgArgs)| {
+            let mut a = base.clone();
+            f(&mut a);
+            a
+        };
+        let e = with(&|a| a.reduced_ls = Some(4)).reduced(None).unwrap_err();
+        assert!(
+            e.contains("--reduced-ls") && e.contains("--transfer FILE"),
+            "{e}"
+        );
+        let train = with(&|a| a.train_transfer = Some("T.out".into()));
+        assert!(train.reduced(None).unwrap_err().contains("--reduced-ls"));
+        let train4 = MspcgArgs {
+            reduced_ls: Some(4),
+            ..train.clone()
+        };
+        let ok = train4.reduced(Some(0.3)).unwrap().unwrap();
+        assert_eq!(ok.transfer, TransferSource::Train("T.out".into()));
+        assert_eq!((ok.ls_hat, ok.train.mu), (Some(4), 0.3));
+        let e = train4.reduced(Some(f64::NAN)).unwrap_err();
+        assert!(e.contains("--mu NaN"), "{e}");
+        let e = MspcgArgs {
+            train_keep: Some(9),
+            ..train4
+        }
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--train-keep 9"), "{e}");
+        let e = with(&|a| {
+            a.transfer = Some("T.in".into());
+            a.train_iterations = Some(3);
+        })
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--train-iterations"), "{e}");
     }
 }

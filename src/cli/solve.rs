@@ -192,6 +192,7 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
             ..SolverOptions::with_tolerance(args.tol)
         },
         mspcg: args.mspcg.config(args.solver)?,
+        reduced: args.mspcg.reduced(args.physics.mu)?,
         json: args.json.as_deref(),
         plot: args.plot.as_deref(),
         grid: args.grid.grid,

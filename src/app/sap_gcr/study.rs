@@ -31,12 +31,14 @@ pub struct GridRow {
 
 /// The static settings of the grid: every block of `blocks` with every ncy of `ncys` and
 /// nmr of `nmrs`; then the adaptive variant on every block with maxima `adaptive_max`
-/// (ncy, nmr) and the default adaptive parameters.
+/// (ncy, nmr) and the adaptive parameters `adaptive` (their τ replaced by the solve's
+/// tolerance).
 pub fn grid_settings(
     blocks: &[[usize; 4]],
     ncys: &[usize],
     nmrs: &[usize],
     adaptive_max: (usize, usize),
+    adaptive: AdaptiveSap,
 ) -> Vec<SapParams> {
     let mut out = Vec::new();
     for &block in blocks {
@@ -56,7 +58,7 @@ pub fn grid_settings(
             block,
             ncy: adaptive_max.0,
             nmr: adaptive_max.1,
-            adaptive: Some(AdaptiveSap::default()),
+            adaptive: Some(adaptive),
             ..SapParams::default()
         });
     }

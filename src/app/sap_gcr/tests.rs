@@ -89,7 +89,7 @@ fn study_tables() {
         qdsl_core::field::SpinorLayout::wilson(*u.lattice(), qdsl_core::field::SiteSubset::Full),
         1,
     );
-    let settings = grid_settings(&[[2; 4]], &[1, 2], &[2], (4, 4));
+    let settings = grid_settings(&[[2; 4]], &[1, 2], &[2], (4, 4), AdaptiveSap::default());
     assert_eq!(settings.len(), 3);
     let rows = study::run_grid(&u, &setup(None), &settings, &eta, |_| {}).unwrap();
     let table = grid_table(&rows);

@@ -32,9 +32,21 @@ pub struct SapGcrArgs {
     #[arg(long, default_value_t = 16)]
     nkv: usize,
     /// The adaptive SAP of Gruber et al.: ncy and nmr become maxima, cycles stop when one
-    /// does not lower the residual, a block's MR stops by the three criteria.
+    /// does not lower the residual (by the factor --cycle-fraction), a block's MR stops by
+    /// the three criteria (--mr-min-steps, --mr-fraction, the GCR tolerance).
     #[arg(long)]
     adaptive: bool,
+    /// Adaptive SAP: the cycles stop after one with ‖ρ_j‖ ≥ FRACTION · ‖ρ_{j−1}‖ (in (0, 1];
+    /// 1: only when the norm did not decrease).
+    #[arg(long)]
+    cycle_fraction: Option<f64>,
+    /// Adaptive SAP, MR criterion 1: a block stops when a step leaves more than FRACTION
+    /// of its residual (in (0, 1]) …
+    #[arg(long)]
+    mr_fraction: Option<f64>,
+    /// … after at least this many steps (k).
+    #[arg(long)]
+    mr_min_steps: Option<usize>,
     /// Precision of SAP's block vectors: f64, f32, or an emulated format (tf32, bf16,
     /// f16, fixed16, packed20, packed30, posit8, posit16, posit32) with f64 arithmetic.
     #[arg(long, default_value = "f32")]
@@ -64,13 +76,26 @@ impl SapGcrArgs {
             )
         })?;
         let reduction = self.sap_reduction;
+        let tuned = [
+            ("--cycle-fraction", self.cycle_fraction.is_some()),
+            ("--mr-fraction", self.mr_fraction.is_some()),
+            ("--mr-min-steps", self.mr_min_steps.is_some()),
+        ];
+        if !self.adaptive {
+            if let Some((flag, _)) = tuned.iter().find(|(_, given)| *given) {
+                return Err(format!("{flag} is a parameter of --adaptive SAP").into());
+            }
+        }
+        let d = AdaptiveSap::default();
         Ok(SapParams {
             block,
             ncy: self.ncy,
             nmr: self.nmr,
             adaptive: self.adaptive.then_some(AdaptiveSap {
                 outer_tolerance: tolerance,
-                ..AdaptiveSap::default()
+                cycle_fraction: self.cycle_fraction.unwrap_or(d.cycle_fraction),
+                stall_fraction: self.mr_fraction.unwrap_or(d.stall_fraction),
+                min_steps: self.mr_min_steps.unwrap_or(d.min_steps),
             }),
             reduction,
         })

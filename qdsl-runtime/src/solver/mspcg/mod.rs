@@ -8,6 +8,9 @@
 //! | [`LocalNormal`], [`Snake`] | A_s: M̂†M̂ on one block with Dirichlet boundaries, with or without the snake terms |
 //! | [`Preconditioner`], [`fixed_cg`], [`MultiSplitting`] | z = Σ_s P_s CG_k(A_s; P_s r): k inner CG iterations per block from a zero guess |
 //! | [`pcg`], [`PcgResult`], [`PreconditionerBreakdown`] | the outer flexible PCG (Polak–Ribière), reliable updates, fallback to CG |
+//! | [`Transfer`], [`TransferForm`] | T: spin × s map from Ls to a reduced L̂s (spin or chiral form), saved to and loaded from a file |
+//! | [`ReducedLs`] | the reduced-Ls preconditioner z = (T† K̂ T + μ) r, K̂ the block solves on L̂s slices |
+//! | [`training`] | χ² = (1/N) Σ ‖A (T† K̂ T + μ) v_i − v_i‖², its analytic gradient, L-BFGS, low-mode training vectors |
 //!
 //! The outer iteration is generic over the field and operator types (host f64/f32 now;
 //! device fields plug in through [`Preconditioner`]); the local operator is generic over
@@ -17,7 +20,12 @@ mod block_grid;
 mod local_operator;
 mod pcg;
 mod preconditioner;
+mod reduced;
+pub mod training;
+mod transfer;
 
+#[cfg(test)]
+mod reduced_tests;
 #[cfg(test)]
 mod tests;
 
@@ -25,3 +33,5 @@ pub use block_grid::{BlockGridError, PaddedBlocks, PAD};
 pub use local_operator::{LocalNormal, Snake};
 pub use pcg::{pcg, PcgResult, PreconditionerBreakdown, PreconditionerFault};
 pub use preconditioner::{fixed_cg, Identity, MultiSplitting, Preconditioner};
+pub use reduced::{with_ls, ReducedLs};
+pub use transfer::{LoadedTransfer, SpinMatrix, Transfer, TransferError, TransferForm};

@@ -283,6 +283,7 @@ fn adaptive_cycles_stop_when_the_residual_stops_falling() {
         adaptive: Some(AdaptiveSap {
             outer_tolerance: 1e-8,
             stall_fraction: 1.0,
+            cycle_fraction: 1.0,
             ..AdaptiveSap::default()
         }),
         ..SapParams::default()
@@ -307,6 +308,68 @@ fn adaptive_cycles_stop_when_the_residual_stops_falling() {
     .unwrap();
     fixed.precondition(&mut z, &eta).unwrap();
     assert_eq!(fixed.stats().cycles, 60);
+}
+
+/// The cycle rule with a fraction: ‖ρ_j‖ after j static cycles (MR never stopping early)
+/// gives the ratios ‖ρ_j‖/‖ρ_{j−1}‖; adaptive SAP with γ_cy stops after exactly the
+/// first cycle whose ratio exceeds γ_cy (γ_cy between two measured ratios), its z
+/// equal to static SAP's with that many cycles; γ_cy above every ratio runs all cycles.
+#[test]
+fn adaptive_cycles_stop_at_the_first_cycle_above_the_fraction() {
+    let (op, _) = operator_and_dense([4, 4, 2, 2], 0.05, 12);
+    let lattice = *op.layout().lattice();
+    let eta = F64::gaussian(op.layout(), 6);
+    let static_params = |ncy| SapParams {
+        block: [2; 4],
+        ncy,
+        nmr: 3,
+        adaptive: None,
+        ..SapParams::default()
+    };
+    let run = |params: SapParams| {
+        let mut sap = Sap::new(&op, lattice, params).unwrap();
+        let mut z = eta.zeros_like();
+        sap.precondition(&mut z, &eta).unwrap();
+        let mut r = eta.zeros_like();
+        op.apply(&mut r, &z).unwrap();
+        r.xpay(&eta, C::new(-1.0, 0.0)).unwrap();
+        (z, r.norm_sqr().sqrt(), sap.stats().cycles)
+    };
+    let mut norms = vec![eta.norm_sqr().sqrt()];
+    for ncy in 1..=6 {
+        norms.push(run(static_params(ncy)).1);
+    }
+    let ratios: Vec<f64> = norms.windows(2).map(|w| w[1] / w[0]).collect();
+    assert!(ratios.iter().all(|&q| q < 1.0), "{ratios:?}");
+    let adaptive = |gamma: f64| SapParams {
+        adaptive: Some(AdaptiveSap {
+            stall_fraction: 1.0,
+            outer_tolerance: 1e-30,
+            cycle_fraction: gamma,
+            ..AdaptiveSap::default()
+        }),
+        ..static_params(6)
+    };
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    let mut tried = 0;
+    for pair in sorted.windows(2) {
+        if pair[1] - pair[0] < 1e-6 {
+            continue;
+        }
+        let gamma = 0.5 * (pair[0] + pair[1]);
+        let first = ratios.iter().position(|&q| q > gamma).unwrap();
+        let (z, _, cycles) = run(adaptive(gamma));
+        assert_eq!(cycles, first + 1, "γ_cy {gamma}, ratios {ratios:?}");
+        let (z_static, _, _) = run(static_params(first + 1));
+        let mut diff = z.clone();
+        diff.axpy(C::new(-1.0, 0.0), &z_static).unwrap();
+        assert!(diff.norm_sqr() <= 1e-24 * z.norm_sqr());
+        tried += 1;
+    }
+    assert!(tried >= 2, "{ratios:?}");
+    let top = sorted.last().unwrap();
+    assert_eq!(run(adaptive((top + 1.0) / 2.0)).2, 6);
 }
 
 /// A preconditioner that returns NaN from its third application on.

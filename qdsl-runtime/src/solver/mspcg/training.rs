@@ -1,0 +1,302 @@
+//! Training the transfer T of the reduced-Ls preconditioner ([`super::ReducedLs`]).
+//!
+//! # The objective
+//!
+//! For training vectors v_i (i = 1…N, each of unit norm) and the operator A = M̂†M̂ of
+//! the solve, with K̂ the reduced preconditioner's inner solve and μ fixed,
+//!
+//! χ²(T) = (1/N) Σ_i ‖e_i‖²,  e_i = A (T† K̂ T + μ) v_i − v_i,
+//!
+//! which vanishes when the preconditioner inverts A on every v_i (χ² = 1 for z = 0).
+//!
+//! # Its gradient
+//!
+//! With w_i = T v_i, y_i = K̂ w_i, g_i = A e_i and h_i = K̂ T g_i, and A and K̂ Hermitian
+//! and linear,
+//!
+//! δe_i = A (δT† y_i + T† K̂ δT v_i),
+//! δχ² = (2/N) Re Σ_i ⟨e_i, δe_i⟩ = (2/N) Re Σ_i [⟨y_i, δT g_i⟩ + ⟨h_i, δT v_i⟩]
+//!
+//! (⟨e, A δT† y⟩ = ⟨δT A e, y⟩ = conj⟨y, δT g⟩ and ⟨e, A T† K̂ δT v⟩ = ⟨K̂ T A e, δT v⟩),
+//! i.e. δχ² = 2 Re Σ G δt with G_{ŝ s, α β} = (1/N) Σ_i Σ_{site, c} [conj(y_i)_{ŝ α c}
+//! (g_i)_{s β c} + conj(h_i)_{ŝ α c} (v_i)_{s β c}], which
+//! [`super::Transfer::project_gradient`] turns into the gradient in the form's real
+//! parameters. The cost per vector: two K̂ and two A applications.
+//!
+//! The gradient is exact for a linear Hermitian K̂ (the exact block inverse, a fixed
+//! polynomial in Â; the test checks it against finite differences with such a K̂). For
+//! the k inner CG iterations of MSPCG, K̂ is only approximately linear (CG's α, β depend
+//! on its input); the gradient then neglects that dependence, and the minimiser's line
+//! search works on the exact χ², so every accepted step lowers the true χ².
+//!
+//! μ enters linearly: δe_i = A v_i δμ, so ∂χ²/∂μ = (2/N) Re Σ_i ⟨A e_i, v_i⟩; [`train`]
+//! optimises it together with T when asked ([`TrainOptions::train_mu`]; trial points with
+//! μ < 0 are rejected), else keeps it fixed.
+//!
+//! # The training vectors
+//!
+//! Vectors rich in the low modes that the preconditioned solve has most trouble with:
+//! [`low_mode_vectors`] runs flexible PCG with a given preconditioner on A x = b from
+//! x = 0 for random b and keeps the normalised residuals of its last iterations (the
+//! high modes are gone from them after a few iterations).
+//!
+//! # The minimiser
+//!
+//! [`train`]: L-BFGS (memory 6) with a backtracking line search (Armijo, c = 10⁻⁴,
+//! halving, at most 12 trials); it stops after the given iterations, when no trial step
+//! lowers χ², or when the relative decrease of χ² over an iteration is below 10⁻⁶.
+
+use super::reduced::{transfer_error, with_ls};
+use super::{Preconditioner, Transfer};
+use crate::linear::{real, LinearOperator, SolverError, SolverField};
+use qdsl_core::field::ColourSpinorField;
+
+type F64 = ColourSpinorField<f64>;
+
+/// χ² and, when asked, its gradient in the transfer's real parameters followed by
+/// ∂χ²/∂μ = (2/N) Re Σ_i ⟨g_i, v_i⟩ (δe_i = A v_i δμ; module docs).
+pub fn chi2<A, K>(
+    a: &A,
+    k: &K,
+    transfer: &Transfer,
+    mu: f64,
+    vectors: &[F64],
+    gradient: bool,
+) -> Result<(f64, Option<Vec<f64>>), SolverError>
+where
+    A: LinearOperator<F64> + ?Sized,
+    K: Preconditioner<F64> + ?Sized,
+{
+    let n = vectors.len().max(1) as f64;
+    let mut g_mat =
+        vec![[[qdsl_core::Complex::new(0.0, 0.0); 4]; 4]; transfer.ls_hat() * transfer.ls()];
+    let mut sum = 0.0;
+    let mut d_mu = 0.0;
+    for v in vectors {
+        let hat = with_ls(v.layout(), transfer.ls_hat());
+        let mut w = F64::zeros(hat);
+        transfer.apply(&mut w, v).map_err(transfer_error)?;
+        let mut y = F64::zeros(hat);
+        k.apply(&mut y, &w)?;
+        let mut z = v.zeros_like();
+        transfer.apply_dagger(&mut z, &y).map_err(transfer_error)?;
+        SolverField::axpy(&mut z, real(mu), v)?;
+        let mut e = v.zeros_like();
+        a.apply(&mut e, &z)?;
+        SolverField::axpy(&mut e, real(-1.0), v)?;
+        sum += SolverField::norm_sqr(&e)?;
+        if gradient {
+            let mut g = v.zeros_like();
+            a.apply(&mut g, &e)?;
+            d_mu += 2.0 * SolverField::dot(&g, v)?.re;
+            transfer
+                .accumulate_outer(&mut g_mat, &y, &g)
+                .map_err(transfer_error)?;
+            transfer.apply(&mut w, &g).map_err(transfer_error)?;
+            let mut h = F64::zeros(hat);
+            k.apply(&mut h, &w)?;
+            transfer
+                .accumulate_outer(&mut g_mat, &h, v)
+                .map_err(transfer_error)?;
+        }
+    }
+    let grad = gradient.then(|| {
+        transfer
+            .project_gradient(&g_mat)
+            .into_iter()
+            .chain([d_mu])
+            .map(|x| x / n)
+            .collect()
+    });
+    Ok((sum / n, grad))
+}
+
+/// Training knobs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrainOptions {
+    /// L-BFGS iterations at most.
+    pub iterations: usize,
+    /// Whether μ is trained together with T (else it stays fixed).
+    pub train_mu: bool,
+}
+
+/// What training did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainReport {
+    /// χ² at the start and after every accepted iteration.
+    pub chi2: Vec<f64>,
+    /// χ² (and gradient) evaluations.
+    pub evaluations: usize,
+    /// Why it stopped.
+    pub stop: &'static str,
+    /// μ at the end (the given one unless trained).
+    pub mu: f64,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Minimises χ² over T (and μ with [`TrainOptions::train_mu`]; module docs) from
+/// `transfer`'s current parameters and `mu`, leaving the minimiser in `transfer` and
+/// [`TrainReport::mu`].
+pub fn train<A, K>(
+    a: &A,
+    k: &K,
+    transfer: &mut Transfer,
+    mu: f64,
+    vectors: &[F64],
+    opts: &TrainOptions,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<TrainReport, SolverError>
+where
+    A: LinearOperator<F64> + ?Sized,
+    K: Preconditioner<F64> + ?Sized,
+{
+    const MEMORY: usize = 6;
+    let n_t = transfer.params().len();
+    // x = (T's parameters, μ); g = ∇χ², its μ component zero when μ stays fixed.
+    let eval = |transfer: &mut Transfer, x: &[f64]| {
+        transfer.set_params(&x[..n_t]);
+        if x[n_t] < 0.0 {
+            // μ < 0 would make the preconditioner indefinite: not a trial point.
+            return Ok((f64::INFINITY, vec![0.0; x.len()]));
+        }
+        let (f, g) = chi2(a, k, transfer, x[n_t], vectors, true)?;
+        let mut g = g.expect("gradient asked for");
+        if !opts.train_mu {
+            g[n_t] = 0.0;
+        }
+        Ok::<_, SolverError>((f, g))
+    };
+    let mut x = transfer.params();
+    x.push(mu);
+    let (mut f, mut g) = eval(transfer, &x)?;
+    let mut report = TrainReport {
+        chi2: vec![f],
+        evaluations: 1,
+        stop: "iteration limit",
+        mu,
+    };
+    progress(0, f);
+    let mut pairs: Vec<(Vec<f64>, Vec<f64>, f64)> = Vec::new();
+    for iter in 1..=opts.iterations {
+        // Two-loop recursion: d = −H g.
+        let mut q = g.clone();
+        let mut alphas = Vec::with_capacity(pairs.len());
+        for (s, y, rho) in pairs.iter().rev() {
+            let alpha = rho * dot(s, &q);
+            q.iter_mut().zip(y).for_each(|(q, y)| *q -= alpha * y);
+            alphas.push(alpha);
+        }
+        let gamma = match pairs.last() {
+            Some((s, y, _)) => dot(s, y) / dot(y, y),
+            // First step: move T's parameters by 5 % of their norm.
+            None => {
+                let t_norm = dot(&x[..n_t], &x[..n_t]).sqrt();
+                0.05 * t_norm / dot(&g, &g).sqrt().max(f64::MIN_POSITIVE)
+            }
+        };
+        q.iter_mut().for_each(|q| *q *= gamma);
+        for ((s, y, rho), alpha) in pairs.iter().zip(alphas.iter().rev()) {
+            let beta = rho * dot(y, &q);
+            q.iter_mut()
+                .zip(s)
+                .for_each(|(q, s)| *q += (alpha - beta) * s);
+        }
+        let mut d: Vec<f64> = q.iter().map(|q| -q).collect();
+        let mut slope = dot(&g, &d);
+        if slope.is_nan() || slope >= 0.0 {
+            pairs.clear();
+            d = g.iter().map(|g| -gamma.abs().max(1e-12) * g).collect();
+            slope = dot(&g, &d);
+        }
+        let mut step = 1.0;
+        let mut accepted = None;
+        for _ in 0..12 {
+            let trial: Vec<f64> = x.iter().zip(&d).map(|(x, d)| x + step * d).collect();
+            let (f_new, g_new) = eval(transfer, &trial)?;
+            report.evaluations += 1;
+            if f_new.is_finite() && f_new <= f + 1e-4 * step * slope {
+                accepted = Some((trial, f_new, g_new));
+                break;
+            }
+            step *= 0.5;
+        }
+        let Some((x_new, f_new, g_new)) = accepted else {
+            report.stop = "no step lowers χ²";
+            break;
+        };
+        let s: Vec<f64> = x_new.iter().zip(&x).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = g_new.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let sy = dot(&s, &y);
+        if sy > 0.0 {
+            if pairs.len() == MEMORY {
+                pairs.remove(0);
+            }
+            pairs.push((s, y, 1.0 / sy));
+        }
+        let decrease = (f - f_new) / f.max(f64::MIN_POSITIVE);
+        x = x_new;
+        f = f_new;
+        g = g_new;
+        report.chi2.push(f);
+        progress(iter, f);
+        if decrease < 1e-6 {
+            report.stop = "χ² stalled";
+            break;
+        }
+    }
+    transfer.set_params(&x[..n_t]);
+    report.mu = x[n_t];
+    Ok(report)
+}
+
+/// Training vectors (module docs): for each source b, `iterations` flexible PCG
+/// iterations (Polak–Ribière β) on A x = b from x = 0 with `precond`; the normalised
+/// residuals of the last `keep` iterations of each.
+pub fn low_mode_vectors<A, P>(
+    a: &A,
+    precond: &P,
+    sources: &[F64],
+    iterations: usize,
+    keep: usize,
+) -> Result<Vec<F64>, SolverError>
+where
+    A: LinearOperator<F64> + ?Sized,
+    P: Preconditioner<F64> + ?Sized,
+{
+    let mut out = Vec::new();
+    for b in sources {
+        let mut r = b.clone();
+        let mut z = b.zeros_like();
+        precond.apply(&mut z, &r)?;
+        let mut p = z.clone();
+        let mut rz = SolverField::dot(&r, &z)?.re;
+        let mut ap = b.zeros_like();
+        let mut r_old = b.zeros_like();
+        for j in 1..=iterations {
+            a.apply(&mut ap, &p)?;
+            let pap = SolverField::dot(&p, &ap)?.re;
+            if !(pap.is_finite() && pap > 0.0 && rz.is_finite() && rz > 0.0) {
+                break;
+            }
+            SolverField::copy_from(&mut r_old, &r)?;
+            SolverField::axpy(&mut r, real(-rz / pap), &ap)?;
+            if j + keep > iterations {
+                let norm = SolverField::norm_sqr(&r)?.sqrt();
+                if norm.is_finite() && norm > 0.0 {
+                    let mut v = r.clone();
+                    SolverField::scale(&mut v, real(1.0 / norm));
+                    out.push(v);
+                }
+            }
+            precond.apply(&mut z, &r)?;
+            let rz_new = SolverField::dot(&r, &z)?.re;
+            let beta = ((rz_new - SolverField::dot(&r_old, &z)?.re) / rz).max(0.0);
+            rz = rz_new;
+            SolverField::xpay(&mut p, &z, real(beta))?;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,133 @@
+//! `qdsl solve --action mobius --solver mspcg --reduced-ls L̂s (--transfer FILE |
+//! --train-transfer OUT) [--mu μ]`: obtaining T (read, checked against the solve, or
+//! trained on this configuration and written) before the reduced-Ls solve
+//! ([`crate::app::mspcg_reduced`]).
+
+use super::mspcg_args::{ReducedLsConfig, TransferSource};
+use super::CliError;
+use crate::app::mobius::MobiusSolver;
+use crate::app::mobius_mspcg::MspcgConfig;
+use crate::app::mspcg_reduced::{train_transfer, transfer_notes};
+use qdsl_runtime::solver::mspcg::Transfer;
+use serde_json::{json, Value};
+
+/// T and μ for the solve, and what to record of them in the JSON: read from the file
+/// (its Ls must be the solve's, its L̂s the one asked for, if any; notes that differ
+/// from this solve's action or blocks are printed), or trained and written.
+pub fn obtain_transfer(
+    solver: &MobiusSolver,
+    config: &MspcgConfig,
+    reduced: &ReducedLsConfig,
+) -> Result<(Transfer, f64, Value), CliError> {
+    let ls = solver.params().ls();
+    match &reduced.transfer {
+        TransferSource::Load(path) => {
+            let loaded = Transfer::load(path)?;
+            let t = loaded.transfer;
+            if t.ls() != ls {
+                return Err(format!(
+                    "{}: the transfer maps Ls {} → {}, the solve has Ls {ls} (expected Ls {ls}, found {})",
+                    path.display(),
+                    t.ls(),
+                    t.ls_hat(),
+                    t.ls()
+                )
+                .into());
+            }
+            if let Some(ls_hat) = reduced.ls_hat {
+                if ls_hat != t.ls_hat() {
+                    return Err(format!(
+                        "{}: --reduced-ls {ls_hat}, but the transfer maps to L̂s {} (expected {ls_hat}, found {})",
+                        path.display(),
+                        t.ls_hat(),
+                        t.ls_hat()
+                    )
+                    .into());
+                }
+            }
+            let ours = transfer_notes(solver, config);
+            for (key, value) in &loaded.notes {
+                if let Some((_, here)) = ours.iter().find(|(k, _)| k == key) {
+                    if here != value {
+                        println!(
+                            "  note        {}: trained with {key} {value}, solving with {here}",
+                            path.display()
+                        );
+                    }
+                }
+            }
+            let mu = reduced.mu.unwrap_or(loaded.mu);
+            if mu != loaded.mu {
+                println!(
+                    "  note        {}: trained with μ {}, solving with μ {mu}",
+                    path.display(),
+                    loaded.mu
+                );
+            }
+            println!(
+                "  transfer    {}: {} form, Ls {} → L̂s {}, μ {mu}",
+                path.display(),
+                t.form(),
+                t.ls(),
+                t.ls_hat()
+            );
+            let info = json!({
+                "ls_hat": t.ls_hat(),
+                "mu": mu,
+                "form": t.form().name(),
+                "transfer_file": path.display().to_string(),
+                "trained_here": false,
+            });
+            Ok((t, mu, info))
+        }
+        TransferSource::Train(path) => {
+            let ls_hat = reduced
+                .ls_hat
+                .ok_or("--train-transfer needs --reduced-ls")?;
+            let tc = &reduced.train;
+            println!(
+                "  training    T ({} form, Ls {ls} → {ls_hat}, μ {}): {} sources × {} MSPCG iterations, last {} residuals each; L-BFGS ≤ {} iterations",
+                tc.form, tc.mu, tc.sources, tc.pcg_iterations, tc.keep, tc.iterations
+            );
+            let trained = train_transfer(solver, config, ls_hat, tc, |i, chi2| {
+                println!("              iteration {i:3}  χ² {chi2:.6e}");
+            })?;
+            let r = &trained.report;
+            trained
+                .transfer
+                .save(path, r.mu, &transfer_notes(solver, config))?;
+            println!(
+                "  trained     χ² {:.4e} → {:.4e} ({} evaluations, {}), μ {}; vectors {:.1} s, minimisation {:.1} s; written to {}",
+                r.chi2[0],
+                r.chi2.last().copied().unwrap_or(f64::NAN),
+                r.evaluations,
+                r.stop,
+                r.mu,
+                trained.seconds.0,
+                trained.seconds.1,
+                path.display()
+            );
+            let mu = r.mu;
+            let info = json!({
+                "ls_hat": ls_hat,
+                "mu": mu,
+                "mu_trained": tc.train_mu,
+                "form": tc.form.name(),
+                "transfer_file": path.display().to_string(),
+                "trained_here": true,
+                "training": {
+                    "vectors": trained.vectors,
+                    "sources": tc.sources,
+                    "pcg_iterations": tc.pcg_iterations,
+                    "keep": tc.keep,
+                    "chi2": r.chi2,
+                    "evaluations": r.evaluations,
+                    "stop": r.stop,
+                    "seconds_vectors": trained.seconds.0,
+                    "seconds_minimisation": trained.seconds.1,
+                },
+            });
+            Ok((trained.transfer, mu, info))
+        }
+    }
+}
