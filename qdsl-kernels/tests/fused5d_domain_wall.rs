@@ -24,6 +24,7 @@ fn variant(spinor: StorageFormat, recon: Recon, xpay: bool, ls: usize) -> FusedV
             ..Variant::default()
         },
         ls,
+        m5inv: Default::default(),
     }
 }
 

@@ -131,6 +131,7 @@ fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
                                 ..Variant::default()
                             },
                             ls,
+                            m5inv: Default::default(),
                         };
                         match (e.compiled)(&v) {
                             Ok(k) => line(out, &k.name, &v.canonical(), &k.source),

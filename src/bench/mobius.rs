@@ -98,6 +98,7 @@ pub(super) fn bench_chain(
             ..Variant::default()
         },
         ls,
+        m5inv: Default::default(),
     };
     let params = MobiusParams::mobius(ls, B5, C5, M5, MASS).map_err(|e| err(&e))?;
     let layout = |p: Parity| SpinorLayout::new(lat, ls, SiteSubset::Single(p), 4, 3);

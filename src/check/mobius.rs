@@ -193,6 +193,7 @@ fn chain_rows(
                             ..Variant::default()
                         },
                         ls: LS_CHAINS,
+                        m5inv: Default::default(),
                     };
                     let r = match format.compute() {
                         StorageFormat::F64 => compare_chain::<f64>(gpu, tuner, e, &v, u, seed),

@@ -379,6 +379,7 @@ impl DeviceMobiusBlocks {
                 ..self.formats
             },
             ls: self.params.ls(),
+            m5inv: Default::default(),
         };
         let s = Arc::new(DeviceStencil::fused(gpu, &(e.chain)(), (e.hop)(), &v)?);
         self.built
