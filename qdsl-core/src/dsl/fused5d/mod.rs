@@ -149,7 +149,7 @@ pub struct Chain {
     pub xpay: Option<SPiece>,
     /// The ways the spec's header (`m5inv = [sweep, dense, mma_f16, mma_bf16]`) lets a
     /// variant apply M5⁻¹ (M5⁻†) to the hop's result ([`FusedVariant::m5inv`]); empty:
-    /// the SIMT ones, [`M5invMode::SIMT`].
+    /// the SIMT ones ([`Chain::m5inv_modes`]).
     pub m5inv: Vec<M5invMode>,
     /// The header declares complex per-slice coefficients (`coeffs = complex`: zMöbius),
     /// which the tensor-core M5⁻¹ (real matrices) cannot apply.
@@ -288,12 +288,15 @@ impl Chain {
         Ok(())
     }
 
-    /// The `m5inv` modes a variant may take: the header's list, or the SIMT ones.
+    /// The `m5inv` modes a variant may take: the header's list, or the SIMT ones (only
+    /// the sweep, the default, where no M5⁻¹ acts on the hop's result).
     pub fn m5inv_modes(&self) -> Vec<M5invMode> {
-        if self.m5inv.is_empty() {
+        if !self.m5inv.is_empty() {
+            self.m5inv.clone()
+        } else if self.result_pieces().iter().any(|p| p.op == SOp::M5Inv) {
             M5invMode::SIMT.to_vec()
         } else {
-            self.m5inv.clone()
+            vec![M5invMode::Sweep]
         }
     }
 
