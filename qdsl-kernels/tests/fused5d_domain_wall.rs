@@ -248,9 +248,16 @@ fn the_m5_inverse_chains_list_the_tensor_core_modes() {
                 ..variant(StorageFormat::F32, Recon::R12, false, 16)
             };
             let k = (e.compiled)(&v).unwrap();
-            let mma = format!("m16n8k16.row.col.f32.{0}.{0}.f32", mode.operand().unwrap().name());
+            let mma = format!(
+                "m16n8k16.row.col.f32.{0}.{0}.f32",
+                mode.operand().unwrap().name()
+            );
             assert!(k.source.contains(&mma), "{}", e.name);
-            assert!(!k.source.contains("cyclic bidiagonal"), "{}: no sweep", e.name);
+            assert!(
+                !k.source.contains("cyclic bidiagonal"),
+                "{}: no sweep",
+                e.name
+            );
         }
     }
 }

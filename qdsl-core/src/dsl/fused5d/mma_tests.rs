@@ -259,7 +259,12 @@ fn complex_matrices_and_large_ls_are_refused() {
     let psi = field(12);
     let complex = ChiralMatrices::from_fn(
         12,
-        |s, t| C::new(f64::from(u8::from(s == t)), if s == 3 && t == 3 { 0.25 } else { 0.0 }),
+        |s, t| {
+            C::new(
+                f64::from(u8::from(s == t)),
+                if s == 3 && t == 3 { 0.25 } else { 0.0 },
+            )
+        },
         |s, t| C::new(f64::from(u8::from(s == t)), 0.0),
     );
     let e = apply_chiral_mma("test", Operand::F16, &complex, &psi)
@@ -357,7 +362,9 @@ fn misuse_of_the_mode_is_refused_at_the_mode() {
     }
     // A chain without a list takes the SIMT modes.
     let plain = chain_of(vec![m5inv(false, None)], Vec::new());
-    assert!(plain.check(&v(12, M5invMode::Dense, StorageFormat::F32)).is_ok());
+    assert!(plain
+        .check(&v(12, M5invMode::Dense, StorageFormat::F32))
+        .is_ok());
     assert!(plain
         .check(&v(12, M5invMode::MmaF16, StorageFormat::F32))
         .is_err());
@@ -395,7 +402,11 @@ fn the_mode_picks_the_stage_and_the_matrices() {
         c.kernel_matrices(M5invMode::MmaF16),
         vec![sp(false), sp(true)]
     );
-    let solves = |b: &[Stmt]| b.iter().filter(|s| matches!(s, Stmt::ChiralSolve(_))).count();
+    let solves = |b: &[Stmt]| {
+        b.iter()
+            .filter(|s| matches!(s, Stmt::ChiralSolve(_)))
+            .count()
+    };
     let rows = |b: &[Stmt]| {
         b.iter()
             .filter(|s| matches!(s, Stmt::ChiralRow(r) if r.reach == RowReach::Dense))
@@ -410,9 +421,15 @@ fn the_mode_picks_the_stage_and_the_matrices() {
             .collect::<Vec<_>>()
     };
     let sweep = body(M5invMode::Sweep);
-    assert_eq!((solves(&sweep), rows(&sweep), mmas(&sweep).len()), (2, 0, 0));
+    assert_eq!(
+        (solves(&sweep), rows(&sweep), mmas(&sweep).len()),
+        (2, 0, 0)
+    );
     let dense = body(M5invMode::Dense);
-    assert_eq!((solves(&dense), rows(&dense), mmas(&dense).len()), (0, 2, 0));
+    assert_eq!(
+        (solves(&dense), rows(&dense), mmas(&dense).len()),
+        (0, 2, 0)
+    );
     let tc = body(M5invMode::MmaBf16);
     assert_eq!((solves(&tc), rows(&tc)), (0, 0));
     assert_eq!(
@@ -422,7 +439,9 @@ fn the_mode_picks_the_stage_and_the_matrices() {
             ("chiral_m5inv_dagger".to_string(), Operand::Bf16)
         ]
     );
-    let src = plan::compile(&c, None, &v(M5invMode::MmaF16)).unwrap().source;
+    let src = plan::compile(&c, None, &v(M5invMode::MmaF16))
+        .unwrap()
+        .source;
     assert!(src.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
     assert!(src.contains("qdsl_block_scale"));
     assert!(src.contains("__syncwarp()"));
@@ -432,7 +451,9 @@ fn the_mode_picks_the_stage_and_the_matrices() {
         plan::kernel_name(&c, &v(M5invMode::MmaF16)),
         plan::kernel_name(&c, &v(M5invMode::MmaBf16))
     );
-    assert!(v(M5invMode::MmaF16).canonical().ends_with("ls=12 m5inv=mma_f16"));
+    assert!(v(M5invMode::MmaF16)
+        .canonical()
+        .ends_with("ls=12 m5inv=mma_f16"));
     assert!(v(M5invMode::Sweep).canonical().ends_with("ls=12"));
 }
 

@@ -214,7 +214,8 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
 
 /// `qdsl_block_scale(max)`: 2^(15 − e) for max = f 2^e, f ∈ [0.5, 1) (1 for a zero,
 /// infinite or NaN max), as [`super::cpu::block_scale`].
-pub const BLOCK_SCALE_HELPER: &str = "// 2^(15 - e) for max = f 2^e, f in [0.5, 1): the scaled tile stays below 2^15 (1 for\n\
+pub const BLOCK_SCALE_HELPER: &str =
+    "// 2^(15 - e) for max = f 2^e, f in [0.5, 1): the scaled tile stays below 2^15 (1 for\n\
      // a zero tile).\n\
      static __device__ __forceinline__ float qdsl_block_scale(float mx) {\n\
      \x20   if (!(mx > 0.0f) || isinf(mx)) return 1.0f;\n\

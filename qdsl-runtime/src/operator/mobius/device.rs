@@ -297,7 +297,10 @@ impl DeviceMobiusBlocks {
         let mut blocks = Self::unbuilt(gpu, gauge, params, parity, formats, plan)?;
         if m5inv.operand().is_some() {
             let inverse = ChiralSOperator::m5_inverse(&blocks.params);
-            for m in [inverse.kernel_matrices(), inverse.adjoint().kernel_matrices()] {
+            for m in [
+                inverse.kernel_matrices(),
+                inverse.adjoint().kernel_matrices(),
+            ] {
                 real_matrices("DeviceMobiusBlocks", &m)?;
             }
         }
