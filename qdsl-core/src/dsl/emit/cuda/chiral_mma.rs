@@ -46,7 +46,7 @@ pub(super) fn print(s: &mut Src, d: usize, r: &ChiralMma) {
         (1, "}".into()),
         (1, "for (int tile = warp; tile < 2 * tiles; tile += block_threads >> 5) { // warp-uniform: every lane at the shuffles".into()),
         (2, "const int chi = tile >= tiles ? 1 : 0, n0 = 8 * (tile - chi * tiles);".into()),
-        (2, format!("// Column n of chirality chi: real 12 chi + n / bx of site n % bx, slice s at + bx * s; this lane's B column is n0 + g.")),
+        (2, "// Column n of chirality chi: real 12 chi + n / bx of site n % bx, slice s at + bx * s; this lane's B column is n0 + g.".into()),
         (2, format!("const real* const bcol = {b} + (12 * chi + (n0 + g) / bx) * block_threads + (n0 + g) % bx;")),
         (2, "float bv[4]; // B rows 2t, 2t + 1, 2t + 8, 2t + 9 (zero beyond Ls)".into()),
         (2, "#pragma unroll".into()),
