@@ -24,6 +24,11 @@
 //! [`MspcgMphiDagDwDag`]), M5, M5†, M5⁻¹ and (M5†)⁻¹ ([`MobiusM5`], [`MobiusM5Dagger`],
 //! [`MobiusM5inv`], [`MobiusM5invDagger`]).
 //!
+//! The chains with M5⁻¹ on the hop's result list how a variant may apply it
+//! (`m5inv = [...]`, the knob [`qdsl_core::dsl::fused5d::M5invMode`]): the O(Ls) sweep
+//! (the default), the dense rows, or the dense real inverse on the tensor cores
+//! (`mma_f16`, `mma_bf16`: HMMA m16n8k16 with per-column scaling, Ls ≤ 16, real b5, c5).
+//!
 //! Here D_w stands for the hop H:
 //! its mass term and −½ are folded into the xpay coefficients and matrices by the caller.
 
@@ -47,7 +52,7 @@ fused5d! {
 fused5d! {
     /// QUDA's Dslash4·M5inv·M5pre: out = M_φ M5⁻¹ H ψ (the hop, then the dense M5⁻¹,
     /// then M_φ, on the accumulator in shared memory).
-    pub mobius_dslash4_m5inv_m5pre(Dw = WilsonHop) = M5pre * M5inv * Dw;
+    pub mobius_dslash4_m5inv_m5pre(Dw = WilsonHop, m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5pre * M5inv * Dw;
 }
 
 fused5d! {
@@ -59,7 +64,7 @@ fused5d! {
 fused5d! {
     /// Dslash4pre fused into the hop's source: out = M_φ M5⁻¹ H M_φ ψ (each neighbour's
     /// s-column through M_φ in shared memory).
-    pub mobius_m5pre_m5inv_dslash4_m5pre(Dw = WilsonHop) = M5pre * M5inv * Dw * M5pre;
+    pub mobius_m5pre_m5inv_dslash4_m5pre(Dw = WilsonHop, m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5pre * M5inv * Dw * M5pre;
 }
 
 fused5d! {
@@ -69,12 +74,12 @@ fused5d! {
 
 fused5d! {
     /// MSPCG: out = (M5⁻¹)† M_φ† H† ψ.
-    pub mspcg_m5inv_dag_mphi_dag_dw_dag(Dw = WilsonHop) = M5inv.dagger() * Mphi.dagger() * Dw.dagger();
+    pub mspcg_m5inv_dag_mphi_dag_dw_dag(Dw = WilsonHop, m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5inv.dagger() * Mphi.dagger() * Dw.dagger();
 }
 
 fused5d! {
     /// MSPCG: out = (M5⁻¹)† M5⁻¹ H ψ.
-    pub mspcg_m5inv_dag_m5inv_dw(Dw = WilsonHop) = M5inv.dagger() * M5inv * Dw;
+    pub mspcg_m5inv_dag_m5inv_dw(Dw = WilsonHop, m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5inv.dagger() * M5inv * Dw;
 }
 
 fused5d! {
@@ -109,12 +114,12 @@ fused5d! {
 fused5d! {
     /// The inverse diagonal block: out = M5⁻¹ ψ (dense in s), or a · x + b · M5⁻¹ ψ (the
     /// symmetric form's last step).
-    pub mobius_m5inv() = M5inv;
+    pub mobius_m5inv(m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5inv;
 }
 
 fused5d! {
     /// The adjoint's inverse diagonal block: out = (M5†)⁻¹ ψ.
-    pub mobius_m5inv_dagger() = M5inv.dagger();
+    pub mobius_m5inv_dagger(m5inv = [sweep, dense, mma_f16, mma_bf16]) = M5inv.dagger();
 }
 
 /// One `fused5d!` chain of the catalog, with its generators.

@@ -5,7 +5,7 @@
 
 mod nvrtc;
 
-use qdsl_core::dsl::fused5d::{Fused5d, FusedVariant};
+use qdsl_core::dsl::fused5d::{Fused5d, FusedVariant, M5invMode};
 use qdsl_core::dsl::kernel_ir::{KernelIr, RowDest, RowReach, Stmt};
 use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{KernelParam, Variant};
@@ -24,6 +24,7 @@ fn variant(spinor: StorageFormat, recon: Recon, xpay: bool, ls: usize) -> FusedV
             ..Variant::default()
         },
         ls,
+        m5inv: Default::default(),
     }
 }
 
@@ -211,6 +212,112 @@ fn every_chain_compiles_with_nvrtc_and_does_not_spill() {
                     format.name(),
                     r.registers
                 );
+            }
+        }
+    }
+}
+
+/// The chains whose spec lists the tensor-core M5⁻¹ (`m5inv = [..., mma_f16, mma_bf16]`).
+fn tensor_core_chains() -> Vec<domain_wall::FusedEntry> {
+    domain_wall::chains()
+        .into_iter()
+        .filter(|e| (e.chain)().m5inv_modes().contains(&M5invMode::MmaF16))
+        .collect()
+}
+
+/// The M̂ chains with M5⁻¹ on the hop's result take the tensor-core modes (the fused M̂
+/// of QUDA's plan and the source-fused one, M̂†'s first kernel, the MSPCG kernel, the
+/// inverse blocks).
+#[test]
+fn the_m5_inverse_chains_list_the_tensor_core_modes() {
+    let names: Vec<String> = tensor_core_chains().into_iter().map(|e| e.name).collect();
+    for n in [
+        "mobius_dslash4_m5inv_m5pre",
+        "mobius_m5pre_m5inv_dslash4_m5pre",
+        "mspcg_m5inv_dag_mphi_dag_dw_dag",
+        "mspcg_m5inv_dag_m5inv_dw",
+        "mobius_m5inv",
+        "mobius_m5inv_dagger",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
+    }
+    for e in tensor_core_chains() {
+        for mode in [M5invMode::MmaF16, M5invMode::MmaBf16] {
+            let v = FusedVariant {
+                m5inv: mode,
+                ..variant(StorageFormat::F32, Recon::R12, false, 16)
+            };
+            let k = (e.compiled)(&v).unwrap();
+            let mma = format!(
+                "m16n8k16.row.col.f32.{0}.{0}.f32",
+                mode.operand().unwrap().name()
+            );
+            assert!(k.source.contains(&mma), "{}", e.name);
+            assert!(
+                !k.source.contains("cyclic bidiagonal"),
+                "{}: no sweep",
+                e.name
+            );
+        }
+    }
+}
+
+#[test]
+fn tensor_core_chain_sources() {
+    for (name, mode) in [
+        ("mobius_dslash4_m5inv_m5pre", M5invMode::MmaF16),
+        ("mspcg_m5inv_dag_mphi_dag_dw_dag", M5invMode::MmaBf16),
+    ] {
+        let e = tensor_core_chains()
+            .into_iter()
+            .find(|e| e.name == name)
+            .unwrap();
+        let v = FusedVariant {
+            m5inv: mode,
+            ..variant(StorageFormat::F32, Recon::R12, false, 12)
+        };
+        insta::assert_snapshot!(
+            format!("{name}_even_f32_recon12_ls12_{}", mode.name()),
+            (e.compiled)(&v).unwrap().source
+        );
+    }
+}
+
+/// Every tensor-core chain in f32 recon 12 and fixed16 recon 12, f16 and bf16, Ls = 12
+/// and 16, compiles for sm_90 and does not spill.
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn every_tensor_core_chain_compiles_with_nvrtc_and_does_not_spill() {
+    let tc = nvrtc::Toolchain::load();
+    for e in tensor_core_chains() {
+        for format in [StorageFormat::F32, StorageFormat::Fixed16] {
+            for mode in [M5invMode::MmaF16, M5invMode::MmaBf16] {
+                for ls in [12, 16] {
+                    let v = FusedVariant {
+                        m5inv: mode,
+                        ..variant(format, Recon::R12, false, ls)
+                    };
+                    let k = (e.compiled)(&v).unwrap();
+                    let tag = format!("{}_{}_{}_{ls}", e.name, format.name(), mode.name());
+                    let reports = tc.compile_checked(
+                        &k.source,
+                        &tag,
+                        "sm_90",
+                        std::slice::from_ref(&k.name),
+                        true,
+                    );
+                    for (entry, r) in reports {
+                        println!(
+                            "{entry} {} {} Ls {ls}: {} registers, no spills",
+                            format.name(),
+                            mode.name(),
+                            r.registers
+                        );
+                    }
+                }
             }
         }
     }

@@ -94,7 +94,8 @@ fn force_section(out: &mut String, a: &ActionEntry) {
 
 /// The manifest section of one `fused5d!` chain: every output-site choice, xpay where
 /// the chain allows it either way, each storage format (spinor = gauge) with each gauge
-/// compression, antiperiodic time, Ls = 4 and 12.
+/// compression, antiperiodic time, Ls = 4 and 12; then each other `m5inv` mode the
+/// chain lists.
 fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
     use qdsl_core::dsl::fused5d::FusedVariant;
     use qdsl_core::dsl::variant::{OutputSites, TimeBoundary};
@@ -131,6 +132,7 @@ fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
                                 ..Variant::default()
                             },
                             ls,
+                            m5inv: Default::default(),
                         };
                         match (e.compiled)(&v) {
                             Ok(k) => line(out, &k.name, &v.canonical(), &k.source),
@@ -138,6 +140,40 @@ fn fused_section(out: &mut String, e: &qdsl_kernels::domain_wall::FusedEntry) {
                                 writeln!(out, "{} [{}] not generated: {err}", e.name, v.canonical())
                                     .unwrap()
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The other ways the chain applies M5⁻¹ (the dense rows, the tensor cores): one
+    // parity, f32 and fixed16 recon 12, Ls = 12 and 16.
+    for mode in chain
+        .m5inv_modes()
+        .into_iter()
+        .filter(|&m| m != qdsl_core::dsl::fused5d::M5invMode::Sweep)
+    {
+        for &xpay in xpays {
+            for format in [StorageFormat::F32, StorageFormat::Fixed16] {
+                for ls in [12, 16] {
+                    let v = FusedVariant {
+                        variant: Variant {
+                            sites: OutputSites::Parity(Parity::Even),
+                            xpay,
+                            spinor: format,
+                            gauge: format,
+                            recon: Recon::R12,
+                            boundary: TimeBoundary::Antiperiodic,
+                            ..Variant::default()
+                        },
+                        ls,
+                        m5inv: mode,
+                    };
+                    match (e.compiled)(&v) {
+                        Ok(k) => line(out, &k.name, &v.canonical(), &k.source),
+                        Err(err) => {
+                            writeln!(out, "{} [{}] not generated: {err}", e.name, v.canonical())
+                                .unwrap()
                         }
                     }
                 }

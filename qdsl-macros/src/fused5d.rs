@@ -3,7 +3,7 @@
 //! at the offending token, then the expansion.
 
 use proc_macro2::TokenStream;
-use qdsl_core::dsl::fused5d::{Chain, Piece, PieceOp, SOp, SPiece};
+use qdsl_core::dsl::fused5d::{Chain, M5invMode, Piece, PieceOp, SOp, SPiece};
 use qdsl_core::dsl::ir::camel_case;
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
@@ -52,11 +52,15 @@ impl Parse for Factor {
     }
 }
 
-/// One header item: `Dw = WilsonHop` (the hop), `ls = 12`, `xpay = M5`.
+/// One header item: `Dw = WilsonHop` (the hop), `ls = 12`, `xpay = M5`,
+/// `m5inv = [sweep, dense, mma_f16, mma_bf16]` (the ways a variant may apply M5⁻¹),
+/// `coeffs = real | complex` (complex: zMöbius).
 enum HeaderItem {
     Hop { name: Ident, stencil: Path },
     Ls(LitInt),
     Xpay(Factor),
+    M5inv(Vec<Ident>),
+    Coeffs(Ident),
 }
 
 impl Parse for HeaderItem {
@@ -65,6 +69,16 @@ impl Parse for HeaderItem {
         input.parse::<Token![=]>()?;
         Ok(if key == "ls" {
             HeaderItem::Ls(input.parse()?)
+        } else if key == "m5inv" {
+            let list;
+            syn::bracketed!(list in input);
+            HeaderItem::M5inv(
+                list.parse_terminated(Ident::parse, Token![,])?
+                    .into_iter()
+                    .collect(),
+            )
+        } else if key == "coeffs" {
+            HeaderItem::Coeffs(input.parse()?)
         } else if key == "xpay" {
             HeaderItem::Xpay(input.parse()?)
         } else {
@@ -162,6 +176,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         docs.push(a);
     }
     let (mut hop, mut ls, mut xpay) = (None::<(Ident, Path)>, None, None);
+    let (mut modes, mut mode_tokens, mut zmobius) = (Vec::new(), Vec::new(), false);
     for item in &spec.header {
         match item {
             HeaderItem::Hop { name, stencil } => {
@@ -180,6 +195,38 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 hop = Some((name.clone(), stencil.clone()));
             }
             HeaderItem::Ls(l) => ls = Some(l.base10_parse::<usize>()?),
+            HeaderItem::M5inv(list) => {
+                if list.is_empty() {
+                    return Err(syn::Error::new(
+                        spec.name.span(),
+                        "`m5inv = [...]` lists at least one of `sweep`, `dense`, `mma_f16`, `mma_bf16`",
+                    ));
+                }
+                for m in list {
+                    let mode = M5invMode::from_name(&m.to_string()).ok_or_else(|| {
+                        syn::Error::new(
+                            m.span(),
+                            format!(
+                                "unknown M5inv mode `{m}`; expected `sweep`, `dense`, `mma_f16` or `mma_bf16`"
+                            ),
+                        )
+                    })?;
+                    modes.push(mode);
+                    mode_tokens.push(m.clone());
+                }
+            }
+            HeaderItem::Coeffs(c) => {
+                zmobius = match c.to_string().as_str() {
+                    "real" => false,
+                    "complex" => true,
+                    _ => {
+                        return Err(syn::Error::new(
+                            c.span(),
+                            format!("`coeffs = {c}`: expected `real` or `complex` (zMöbius)"),
+                        ))
+                    }
+                }
+            }
             HeaderItem::Xpay(f) => {
                 if f.ls.is_some() {
                     return Err(syn::Error::new(
@@ -224,14 +271,19 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         ls,
         pieces,
         xpay,
+        m5inv: modes,
+        zmobius,
     };
     chain.validate().map_err(|e| {
-        let span = e
-            .piece
-            .and_then(|k| spec.factors.get(k))
-            .map_or(spec.name.span(), |f| {
-                f.ls.as_ref().map_or(f.name.span(), |l| l.span())
-            });
+        let span = match e.mode.and_then(|k| mode_tokens.get(k)) {
+            Some(m) => m.span(),
+            None => e
+                .piece
+                .and_then(|k| spec.factors.get(k))
+                .map_or(spec.name.span(), |f| {
+                    f.ls.as_ref().map_or(f.name.span(), |l| l.span())
+                }),
+        };
         syn::Error::new(span, e.reason)
     })?;
     if let (Some((name, _)), None) = (&hop, chain.hop_position()) {
@@ -287,6 +339,19 @@ fn chain_tokens(chain: &Chain) -> TokenStream {
         let (op, dagger) = (s_op_tokens(p.op), p.dagger);
         quote!(::qdsl_core::dsl::fused5d::SPiece { op: #op, dagger: #dagger })
     }));
+    let modes = chain.m5inv.iter().map(|m| {
+        let v = format_ident!(
+            "{}",
+            match m {
+                M5invMode::Sweep => "Sweep",
+                M5invMode::Dense => "Dense",
+                M5invMode::MmaF16 => "MmaF16",
+                M5invMode::MmaBf16 => "MmaBf16",
+            }
+        );
+        quote!(::qdsl_core::dsl::fused5d::M5invMode::#v)
+    });
+    let zmobius = chain.zmobius;
     quote! {
         ::qdsl_core::dsl::fused5d::Chain {
             name: ::std::string::String::from(#name),
@@ -295,6 +360,8 @@ fn chain_tokens(chain: &Chain) -> TokenStream {
             ls: #ls,
             pieces: ::std::vec![#(#pieces),*],
             xpay: #xpay,
+            m5inv: ::std::vec![#(#modes),*],
+            zmobius: #zmobius,
         }
     }
 }

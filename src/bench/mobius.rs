@@ -4,7 +4,9 @@
 //! Dslash4·xpay·M5mob — on one parity of a 5D field with Ls slices, each timed alone;
 //! their sum is one application of M̂ (QUDA's MatPC); and the whole device M̂
 //! ([`DeviceEvenOddMobius`]) applied at once, in QUDA's three kernels (`mobius_eo`) and
-//! in two (`mobius_eo_2k`).
+//! in two (`mobius_eo_2k`); the middle kernel and the whole M̂ again with the
+//! tensor-core M5⁻¹ (`…_mma_f16`, `…_mma_bf16`: HMMA on the block's s-columns) beside the
+//! sweep's rows.
 //!
 //! Rates are per 5D site: Grid's convention of 1320 flops per 5D site for the 4D hop
 //! (the s-local pieces' flops are not counted), and the minimal byte model of the hop on
@@ -14,7 +16,7 @@
 use super::metrics::{per_source_minimal_bytes, rates};
 use super::report::{BenchCase, BenchKernel, BenchResult, CopyBandwidth};
 use super::run::{as_driver, BATCH};
-use qdsl_core::dsl::fused5d::FusedVariant;
+use qdsl_core::dsl::fused5d::{FusedVariant, M5invMode};
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
 use qdsl_core::dsl::{Stencil, Variant};
@@ -53,7 +55,9 @@ fn entry(kernel: BenchKernel) -> Option<FusedEntry> {
         BenchKernel::MobiusDslash4 => Some(FusedEntry::of::<MobiusDslash4>()),
         BenchKernel::MobiusM5inv => Some(FusedEntry::of::<MobiusM5inv>()),
         BenchKernel::MobiusDslash4pre => Some(FusedEntry::of::<MobiusDslash4pre>()),
-        BenchKernel::MobiusDslash4M5invM5pre => Some(FusedEntry::of::<MobiusDslash4M5invM5pre>()),
+        BenchKernel::MobiusDslash4M5invM5pre | BenchKernel::MobiusDslash4M5invM5preWith(_) => {
+            Some(FusedEntry::of::<MobiusDslash4M5invM5pre>())
+        }
         BenchKernel::MobiusDslash4XpayM5mob => Some(FusedEntry::of::<MobiusDslash4XpayM5mob>()),
         _ => None,
     }
@@ -71,13 +75,18 @@ pub(super) fn bench_chain(
 ) -> Result<BenchResult, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let plan = match case.kernel {
-        BenchKernel::MobiusEo => Some(ComplementPlan::Quda),
-        BenchKernel::MobiusEoTwoKernels => Some(ComplementPlan::SourceFused),
+        BenchKernel::MobiusEo => Some((ComplementPlan::Quda, M5invMode::Sweep)),
+        BenchKernel::MobiusEoTwoKernels => Some((ComplementPlan::SourceFused, M5invMode::Sweep)),
+        BenchKernel::MobiusEoWith(mode) => Some((ComplementPlan::Quda, mode)),
         _ => None,
     };
     if let Some(plan) = plan {
         return bench_operator(gpu, tuner, u, case, copy, (warmup, reps), plan);
     }
+    let m5inv = match case.kernel {
+        BenchKernel::MobiusDslash4M5invM5preWith(mode) => mode,
+        _ => M5invMode::Sweep,
+    };
     let e = entry(case.kernel)
         .ok_or_else(|| format!("{} is not a Möbius chain", case.kernel.name()))?;
     let ls = case.sources.ok_or("a Möbius row needs its Ls")?;
@@ -98,6 +107,7 @@ pub(super) fn bench_chain(
             ..Variant::default()
         },
         ls,
+        m5inv,
     };
     let params = MobiusParams::mobius(ls, B5, C5, M5, MASS).map_err(|e| err(&e))?;
     let layout = |p: Parity| SpinorLayout::new(lat, ls, SiteSubset::Single(p), 4, 3);
@@ -192,7 +202,7 @@ fn bench_operator(
     case: &BenchCase,
     copy: &CopyBandwidth,
     (warmup, reps): (usize, usize),
-    plan: ComplementPlan,
+    (plan, m5inv): (ComplementPlan, M5invMode),
 ) -> Result<BenchResult, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let ls = case.sources.ok_or("a Möbius row needs its Ls")?;
@@ -205,8 +215,16 @@ fn bench_operator(
         ..Variant::default()
     };
     let t0 = Instant::now();
-    let op = DeviceEvenOddMobius::asymmetric(gpu, u, params, Parity::Even, &formats, plan)
-        .map_err(|e| err(&e))?;
+    let op = DeviceEvenOddMobius::asymmetric_with_m5inv(
+        gpu,
+        u,
+        params,
+        Parity::Even,
+        &formats,
+        plan,
+        m5inv,
+    )
+    .map_err(|e| err(&e))?;
     let jit_ms = t0.elapsed().as_secs_f64() * 1e3;
     let layout =
         SpinorLayout::new(lat, ls, SiteSubset::Single(Parity::Even), 4, 3).map_err(|e| err(&e))?;
@@ -260,7 +278,7 @@ fn bench_operator(
         bytes,
         rates: rates(sites, flops, bytes, time_us, Some(copy.best_gbs())),
         compile: "-".into(),
-        launch: format!("{plan:?} plan, each kernel tuned"),
+        launch: format!("{plan:?} plan, M5inv {}, each kernel tuned", m5inv.name()),
         jit_ms,
         tune_ms,
     })

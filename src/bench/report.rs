@@ -2,6 +2,7 @@
 
 use super::metrics::Rates;
 use super::quda::{quda_reference, speedup_over_quda};
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::info::ByteModels;
 use qdsl_core::dsl::variant::{Recon, StorageFormat};
 use qdsl_kernels::block_blas::BlockBlasMode;
@@ -73,6 +74,11 @@ pub enum BenchKernel {
     MobiusEo,
     /// The whole device Möbius M̂ in two kernels (M_φ fused into the hop's source).
     MobiusEoTwoKernels,
+    /// Möbius Dslash4·M5inv·M5pre with M5⁻¹ applied another way than the sweep (the
+    /// dense rows, or the tensor cores: `mma_f16`, `mma_bf16`).
+    MobiusDslash4M5invM5preWith(M5invMode),
+    /// The whole device M̂ in QUDA's three kernels, M5⁻¹ applied as the mode says.
+    MobiusEoWith(M5invMode),
 }
 
 impl BenchKernel {
@@ -106,6 +112,18 @@ impl BenchKernel {
             BenchKernel::Coarse(stage) => stage.name(),
             BenchKernel::MobiusEo => "mobius_eo",
             BenchKernel::MobiusEoTwoKernels => "mobius_eo_2k",
+            BenchKernel::MobiusDslash4M5invM5preWith(m) => match m {
+                M5invMode::Sweep => "mobius_dslash4_m5inv_m5pre",
+                M5invMode::Dense => "mobius_dslash4_m5inv_m5pre_dense",
+                M5invMode::MmaF16 => "mobius_dslash4_m5inv_m5pre_mma_f16",
+                M5invMode::MmaBf16 => "mobius_dslash4_m5inv_m5pre_mma_bf16",
+            },
+            BenchKernel::MobiusEoWith(m) => match m {
+                M5invMode::Sweep => "mobius_eo",
+                M5invMode::Dense => "mobius_eo_dense",
+                M5invMode::MmaF16 => "mobius_eo_mma_f16",
+                M5invMode::MmaBf16 => "mobius_eo_mma_bf16",
+            },
         }
     }
 
@@ -120,6 +138,8 @@ impl BenchKernel {
                 | BenchKernel::MobiusM5inv
                 | BenchKernel::MobiusEo
                 | BenchKernel::MobiusEoTwoKernels
+                | BenchKernel::MobiusDslash4M5invM5preWith(_)
+                | BenchKernel::MobiusEoWith(_)
         )
     }
 }
@@ -180,7 +200,8 @@ pub const BENCH_SOURCES: [usize; 4] = [1, 4, 8, 12];
 /// pullback through the asqtad links f32 and f64; the
 /// Wilson hop f32 recon 12 and the improved staggered hop f32 on N = 1, 4, 8, 12
 /// right-hand sides in one kernel ([`BENCH_SOURCES`], per source); QUDA's three fused
-/// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12; the tensor-core block
+/// Möbius M̂ kernels at Ls 12 and 16, f32 and 16-bit fixed, recon 12, the middle one and
+/// the whole M̂ also with the tensor-core M5⁻¹ (f16, bf16); the tensor-core block
 /// inner products of 16, 32 and 64 f32 spinor fields in f64 DMMA, 3×TF32, bf16 and
 /// 3×BF16, and of f64 fields in DMMA (`sources` = vectors per set). Cases
 /// whose format the emitter lacks are reported as
@@ -264,6 +285,11 @@ pub fn default_cases() -> Vec<BenchCase> {
                 MobiusDslash4XpayM5mob,
                 MobiusEo,
                 MobiusEoTwoKernels,
+                // The tensor-core M5⁻¹ inside the fused M̂ against the sweep above.
+                MobiusDslash4M5invM5preWith(M5invMode::MmaF16),
+                MobiusDslash4M5invM5preWith(M5invMode::MmaBf16),
+                MobiusEoWith(M5invMode::MmaF16),
+                MobiusEoWith(M5invMode::MmaBf16),
             ] {
                 cases.push(BenchCase {
                     sources: Some(ls),

@@ -485,7 +485,8 @@ fn multi_rhs_bench_rows() {
 /// The Möbius rows of `qdsl check`: every `fused5d!` chain of the catalog on random 4⁴
 /// links (Ls 12, both parities, xpay, f64 / f32 / fixed16: 13 chains × 3 formats × 2
 /// parities × 1 or 2 xpay) and the device even-odd operator on lat.sample.l8 (3 forms ×
-/// 3 formats × M̂, M̂†): every row compared and within its bound.
+/// 3 formats × M̂, M̂†), the tensor-core M5⁻¹ chains and M̂ with it: every row compared
+/// and within its bound.
 #[test]
 #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
 fn mobius_check_rows_pass() {
@@ -499,7 +500,20 @@ fn mobius_check_rows_pass() {
     let chains = qdsl_kernels::domain_wall::chains();
     let xpay_chains = chains.iter().filter(|e| (e.chain)().xpay.is_some()).count();
     let chain_rows = 3 * 2 * (2 * chains.len() - xpay_chains);
-    assert_eq!(rows.len(), chain_rows + 3 * 3 * 2);
+    // The tensor-core chains: f16, bf16 × f32, fixed16 × Ls 12, 16; the device M̂ with
+    // the tensor-core M5⁻¹: 2 modes × 2 formats × M̂, M̂†.
+    let tensor_core = chains
+        .iter()
+        .filter(|e| {
+            (e.chain)()
+                .m5inv_modes()
+                .contains(&qdsl_core::dsl::fused5d::M5invMode::MmaF16)
+        })
+        .count();
+    assert_eq!(
+        rows.len(),
+        chain_rows + 8 * tensor_core + 3 * 3 * 2 + 2 * 2 * 2
+    );
     for r in &rows {
         println!("{} {} {:?}", r.kernel, r.variant, r.outcome);
         assert!(

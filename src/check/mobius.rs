@@ -8,14 +8,17 @@
 //!   recon 12;
 //! * the device even-odd operator ([`DeviceEvenOddMobius`]: M̂ in QUDA's three kernels and
 //!   in two, M̂†, the symmetric M̂ and M̂†) against the host [`EvenOddMobius`] on MILC's
-//!   lat.sample.l8 at Ls 8 in f64, f32 and fixed16 (rows `mobius_eo`).
+//!   lat.sample.l8 at Ls 8 in f64, f32 and fixed16 (rows `mobius_eo`), and M̂, M̂† with the
+//!   tensor-core M5⁻¹ (f16, bf16) against the host M̂ emulating it, f32 and fixed16;
+//! * the chains that list the tensor-core M5⁻¹ with it (`m5inv=mma_f16`, `mma_bf16`), Ls
+//!   12 and 16, f32 and fixed16, against the CPU's emulation of the same roundings.
 //!
 //! Möbius b5 = 1.5, c5 = 0.5, M5 = 1.8, m_f = 0.01 throughout.
 
 use super::report::{relative_error, CheckRow, Outcome};
 use super::run::{as_c64, err, operator_outcome, outcome, read};
 use qdsl_core::dsl::cpu::Xpay;
-use qdsl_core::dsl::fused5d::{cpu, FusedVariant, SPiece};
+use qdsl_core::dsl::fused5d::{cpu, FusedVariant, M5invMode, SPiece};
 use qdsl_core::dsl::variant::{OutputSites, Recon, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
@@ -193,6 +196,7 @@ fn chain_rows(
                             ..Variant::default()
                         },
                         ls: LS_CHAINS,
+                        m5inv: Default::default(),
                     };
                     let r = match format.compute() {
                         StorageFormat::F64 => compare_chain::<f64>(gpu, tuner, e, &v, u, seed),
@@ -202,15 +206,51 @@ fn chain_rows(
                 }
             }
         }
+        // The tensor-core M5⁻¹ where the chain lists it: against the CPU's emulation of
+        // the same roundings (f16 / bf16 operands, per-column scaling, f32 sums), Ls 12
+        // and 16, f32 and fixed16 recon 12, even parity.
+        for mode in [M5invMode::MmaF16, M5invMode::MmaBf16] {
+            if !(e.chain)().m5inv_modes().contains(&mode) {
+                continue;
+            }
+            for (format, recon) in TENSOR_CORE_FORMATS {
+                for ls in [12, 16] {
+                    let v = FusedVariant {
+                        variant: Variant {
+                            sites: OutputSites::Parity(Parity::Even),
+                            xpay: xpays[0],
+                            spinor: format,
+                            gauge: format,
+                            recon,
+                            boundary: TimeBoundary::Antiperiodic,
+                            ..Variant::default()
+                        },
+                        ls,
+                        m5inv: mode,
+                    };
+                    let r = compare_chain::<f32>(gpu, tuner, e, &v, u, seed);
+                    rows.push(row(&e.name, v.canonical(), "random", outcome(format, r)));
+                }
+            }
+        }
     }
     rows
 }
+
+/// The formats of the tensor-core rows (the mma M5⁻¹ is a sloppy f32-compute piece).
+const TENSOR_CORE_FORMATS: [(StorageFormat, Recon); 2] = [
+    (StorageFormat::F32, Recon::R12),
+    (StorageFormat::Fixed16, Recon::R12),
+];
 
 /// What the operator rows apply.
 #[derive(Clone, Copy, Debug)]
 enum Form {
     Asymmetric(ComplementPlan),
     Symmetric,
+    /// The asymmetric M̂ in QUDA's kernels with the tensor-core M5⁻¹, against the host
+    /// M̂ whose M5⁻¹ emulates the same rounding.
+    TensorCore(M5invMode),
 }
 
 /// The device even-odd operator against the host one: ‖gpu − cpu‖/‖cpu‖ of M̂ψ (M̂†ψ).
@@ -239,6 +279,19 @@ fn compare_operator(
         Form::Symmetric => (
             EvenOddMobius::symmetric(u.clone(), params.clone(), p, boundary),
             DeviceEvenOddMobius::symmetric(gpu, u, params, p, &formats),
+        ),
+        Form::TensorCore(mode) => (
+            EvenOddMobius::asymmetric(u.clone(), params.clone(), p, boundary)
+                .and_then(|h| h.with_m5inv(mode)),
+            DeviceEvenOddMobius::asymmetric_with_m5inv(
+                gpu,
+                u,
+                params,
+                p,
+                &formats,
+                ComplementPlan::Quda,
+                mode,
+            ),
         ),
     };
     let (host, dev) = (host.map_err(err)?, dev.map_err(err)?);
@@ -279,8 +332,20 @@ fn operator_rows(gpu: &Gpu, tuner: &Tuner, dir: &Path) -> Vec<CheckRow> {
         ),
         ("M̂_sym", Form::Symmetric),
     ];
-    for (name, form) in forms {
-        for formats in FORMATS {
+    let tensor_core = [
+        ("M̂ (mma_f16)", Form::TensorCore(M5invMode::MmaF16)),
+        ("M̂ (mma_bf16)", Form::TensorCore(M5invMode::MmaBf16)),
+    ];
+    let all = forms
+        .iter()
+        .flat_map(|&f| FORMATS.map(|formats| (f, formats)))
+        .chain(
+            tensor_core
+                .iter()
+                .flat_map(|&f| TENSOR_CORE_FORMATS.map(|formats| (f, formats))),
+        );
+    for ((name, form), formats) in all {
+        {
             for dagger in [false, true] {
                 let r = compare_operator(gpu, tuner, &u, form, formats, dagger);
                 let variant = format!(

@@ -135,6 +135,7 @@ fn run_fused(
     let v = qdsl_core::dsl::fused5d::FusedVariant {
         variant: args.variant.variant(),
         ls: args.ls,
+        m5inv: Default::default(),
     };
     if args.ir || args.lowered {
         println!("{:#?}", (entry.chain)());

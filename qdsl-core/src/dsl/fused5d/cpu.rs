@@ -2,11 +2,12 @@
 //! [`Chain`] the kernels are planned from. The pieces are applied one after the other in
 //! the chain's order (right to left) on whole 5D fields, each s-local piece as the
 //! dense product of its matrices ([`apply_chiral`]), the hop by the caller's function
-//! (the hop's generated `apply_cpu`). As on the device, the inputs are read as the
+//! (the hop's generated `apply_cpu`); with a tensor-core `m5inv` mode, M5⁻¹ on the
+//! result as the tensor cores compute it ([`super::mma::apply_chiral_mma`]). As on the device, the inputs are read as the
 //! variant stores them, the intermediate values stay in the compute type T, and the
 //! output is rounded through the spinor format.
 
-use super::{Chain, ChiralMatrices, FusedVariant, SPiece};
+use super::{Chain, ChiralMatrices, FusedVariant, SOp, SPiece};
 use crate::dsl::cpu::Xpay;
 use crate::dsl::storage::round_spinor_field;
 use crate::dsl::variant::Variant;
@@ -193,7 +194,13 @@ pub fn apply<T: Real>(
         }
     };
     for p in chain.result_pieces() {
-        result = apply_chiral(kernel, &piece(p)?, &result)?;
+        result = match v.m5inv.operand() {
+            // The tensor-core M5⁻¹, its rounding emulated.
+            Some(op) if p.op == SOp::M5Inv => {
+                super::mma::apply_chiral_mma(kernel, op, &piece(p)?, &result)?
+            }
+            _ => apply_chiral(kernel, &piece(p)?, &result)?,
+        };
     }
     if let Some(x) = xpay {
         if x.x.layout() != out.layout() {

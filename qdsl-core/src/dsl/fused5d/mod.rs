@@ -27,12 +27,14 @@
 //! same chain on host fields (the reference of the generated CUDA).
 
 pub mod cpu;
+pub mod mma;
 pub mod plan;
 
 use super::variant::Variant;
 use super::DslError;
 use num_complex::Complex;
 
+pub use mma::{M5invMode, MMA_MAX_LS};
 pub use plan::{compile, frame_ir, kernel_ir, kernel_name};
 
 /// An s-local operator: O = P₊ A₊ + P₋ A₋, A± Ls × Ls.
@@ -145,6 +147,13 @@ pub struct Chain {
     pub pieces: Vec<Piece>,
     /// The s-local piece applied to the xpay operand: out = a · (X x) + b · (chain ψ).
     pub xpay: Option<SPiece>,
+    /// The ways the spec's header (`m5inv = [sweep, dense, mma_f16, mma_bf16]`) lets a
+    /// variant apply M5⁻¹ (M5⁻†) to the hop's result ([`FusedVariant::m5inv`]); empty:
+    /// the SIMT ones ([`Chain::m5inv_modes`]).
+    pub m5inv: Vec<M5invMode>,
+    /// The header declares complex per-slice coefficients (`coeffs = complex`: zMöbius),
+    /// which the tensor-core M5⁻¹ (real matrices) cannot apply.
+    pub zmobius: bool,
 }
 
 /// A malformed chain: the piece at fault (its position in [`Chain::pieces`]; `None`:
@@ -153,6 +162,8 @@ pub struct Chain {
 pub struct ChainError {
     /// The piece at fault.
     pub piece: Option<usize>,
+    /// The header's `m5inv` mode at fault (its position in [`Chain::m5inv`]).
+    pub mode: Option<usize>,
     /// Why.
     pub reason: String,
 }
@@ -174,7 +185,11 @@ impl Chain {
     /// Checks the chain: at least one piece, at most one hop, every written Ls equal (and
     /// at least 2).
     pub fn validate(&self) -> Result<(), ChainError> {
-        let at = |piece, reason: String| ChainError { piece, reason };
+        let at = |piece, reason: String| ChainError {
+            piece,
+            mode: None,
+            reason,
+        };
         if self.pieces.is_empty() {
             return Err(at(None, "the chain has no pieces".into()));
         }
@@ -220,7 +235,69 @@ impl Chain {
                 None => ls = Some((l, format!("piece {} (`{}`)", k + 1, self.describe_piece(p)))),
             }
         }
+        self.validate_m5inv_modes()
+    }
+
+    /// The header's `m5inv` modes: each at most once, and a mode other than the sweep
+    /// only where M5⁻¹ acts on the hop's result; the tensor-core modes only for real
+    /// coefficients (no `coeffs = complex`) and Ls ≤ [`MMA_MAX_LS`].
+    fn validate_m5inv_modes(&self) -> Result<(), ChainError> {
+        let at = |mode, reason: String| ChainError {
+            piece: None,
+            mode: Some(mode),
+            reason,
+        };
+        let solved = self.result_pieces().iter().any(|p| p.op == SOp::M5Inv);
+        for (k, &m) in self.m5inv.iter().enumerate() {
+            if self.m5inv[..k].contains(&m) {
+                return Err(at(k, format!("`{}` is listed twice", m.name())));
+            }
+            if m != M5invMode::Sweep && !solved {
+                return Err(at(
+                    k,
+                    format!(
+                        "`{}`: the chain applies no M5inv to the hop's result, so there is no \
+                         M5inv for the knob to choose how to apply",
+                        m.name()
+                    ),
+                ));
+            }
+            if m.operand().is_some() {
+                if self.zmobius {
+                    return Err(at(
+                        k,
+                        format!(
+                            "`{}`: the tensor-core M5inv multiplies real Ls × Ls matrices, and \
+                             `coeffs = complex` (zMöbius) makes M5inv complex; use `sweep` or `dense`",
+                            m.name()
+                        ),
+                    ));
+                }
+                if let Some(l) = self.fixed_ls().filter(|&l| l > MMA_MAX_LS) {
+                    return Err(at(
+                        k,
+                        format!(
+                            "`{}` supports Ls up to {MMA_MAX_LS} (one m16n8k16 tile in s), the \
+                             chain has Ls = {l}",
+                            m.name()
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The `m5inv` modes a variant may take: the header's list, or the SIMT ones (only
+    /// the sweep, the default, where no M5⁻¹ acts on the hop's result).
+    pub fn m5inv_modes(&self) -> Vec<M5invMode> {
+        if !self.m5inv.is_empty() {
+            self.m5inv.clone()
+        } else if self.result_pieces().iter().any(|p| p.op == SOp::M5Inv) {
+            M5invMode::SIMT.to_vec()
+        } else {
+            vec![M5invMode::Sweep]
+        }
     }
 
     /// The Ls the spec fixes, if any (the header's or a piece's).
@@ -277,11 +354,15 @@ impl Chain {
         distinct
     }
 
-    /// The matrices a GPU kernel of the chain takes, each once: [`Self::matrices`] with
-    /// every M5⁻¹ (or M5⁻†) acting on the hop's result replaced by M5 (M5†), which the
-    /// kernel solves in O(Ls) per site ([`crate::dsl::kernel_ir::ChiralSolve`]) instead
-    /// of applying the dense inverse's rows in O(Ls²).
-    pub fn kernel_matrices(&self) -> Vec<SPiece> {
+    /// The matrices a GPU kernel of the chain takes, each once: [`Self::matrices`], with
+    /// the sweep ([`M5invMode::Sweep`]) every M5⁻¹ (or M5⁻†) acting on the hop's result
+    /// replaced by M5 (M5†), which the kernel solves in O(Ls) per site
+    /// ([`crate::dsl::kernel_ir::ChiralSolve`]) instead of applying the dense inverse's
+    /// rows in O(Ls²) (the other modes take the dense inverse itself).
+    pub fn kernel_matrices(&self, mode: M5invMode) -> Vec<SPiece> {
+        if mode != M5invMode::Sweep {
+            return self.matrices();
+        }
         let solved = self.result_pieces();
         let mut distinct: Vec<SPiece> = Vec::new();
         for p in self.matrices() {
@@ -332,12 +413,29 @@ pub struct FusedVariant {
     pub variant: Variant,
     /// Ls.
     pub ls: usize,
+    /// How M5⁻¹ (M5⁻†) acting on the hop's result is applied (one of the chain's
+    /// [`Chain::m5inv_modes`]).
+    pub m5inv: M5invMode,
 }
 
 impl FusedVariant {
-    /// The canonical text of the variant (with `ls=<Ls>`).
+    /// The variant with Ls and the sweep for M5⁻¹.
+    pub fn new(variant: Variant, ls: usize) -> Self {
+        Self {
+            variant,
+            ls,
+            m5inv: M5invMode::Sweep,
+        }
+    }
+
+    /// The canonical text of the variant (with `ls=<Ls>`, and `m5inv=<mode>` unless the
+    /// sweep).
     pub fn canonical(&self) -> String {
-        format!("{} ls={}", self.variant.canonical(), self.ls)
+        let mode = match self.m5inv {
+            M5invMode::Sweep => String::new(),
+            m => format!(" m5inv={}", m.name()),
+        };
+        format!("{} ls={}{mode}", self.variant.canonical(), self.ls)
     }
 }
 
@@ -385,6 +483,41 @@ impl Chain {
                 "a fused chain writes its daggers per piece (`Dw.dagger()`, `Mphi.dagger()`)"
                     .into(),
             ));
+        }
+        if !self.m5inv_modes().contains(&v.m5inv) {
+            return Err(unsupported(
+                "m5inv",
+                format!(
+                    "the spec applies M5inv as {}, not `{}` (list it in the header's `m5inv = [...]`)",
+                    self.m5inv_modes()
+                        .iter()
+                        .map(|m| format!("`{}`", m.name()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    v.m5inv.name()
+                ),
+            ));
+        }
+        if v.m5inv.operand().is_some() {
+            if v.ls > MMA_MAX_LS {
+                return Err(unsupported(
+                    "m5inv",
+                    format!(
+                        "`{}` supports Ls up to {MMA_MAX_LS} (one m16n8k16 tile in s), the variant has Ls = {}",
+                        v.m5inv.name(),
+                        v.ls
+                    ),
+                ));
+            }
+            if v.variant.spinor.compute() == crate::dsl::variant::StorageFormat::F64 {
+                return Err(unsupported(
+                    "m5inv",
+                    format!(
+                        "`{}` is a sloppy M5inv for f32 compute; f64 spinors take `sweep` or `dense`",
+                        v.m5inv.name()
+                    ),
+                ));
+            }
         }
         if let Some(p) = self.xpay.filter(|_| !v.variant.xpay) {
             return Err(unsupported(
@@ -490,6 +623,8 @@ impl ChiralMatrices {
     }
 }
 
+#[cfg(test)]
+mod mma_tests;
 #[cfg(test)]
 mod tests;
 

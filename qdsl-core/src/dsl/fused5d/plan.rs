@@ -11,8 +11,11 @@
 //!   barrier (the buffer is reused by the next term);
 //! * each piece acting on the result, a stage storing the accumulator to `column`, a
 //!   barrier, a stage with the row into the accumulator (and a barrier where the buffer
-//!   is used again) — except M5⁻¹ (M5⁻†), solved in place on the column from M5's (M5†'s)
-//!   matrices in O(Ls) ([`ChiralSolve`]), the next piece reading the column as it is;
+//!   is used again) — except M5⁻¹ (M5⁻†), which the variant's `m5inv` knob
+//!   ([`M5invMode`]) applies in place on the column: solved from M5's (M5†'s) matrices in
+//!   O(Ls) ([`ChiralSolve`], the sweep), or multiplied on the tensor cores ([`ChiralMma`],
+//!   `mma_f16`, `mma_bf16`), the next piece reading the column as it is; `dense` applies
+//!   the inverse's rows like any other piece;
 //! * the xpay operand's piece: x(io) to `column`, a barrier, its row into `xr`, which the
 //!   epilogue then reads (out = a · (X x) + b · acc).
 //!
@@ -22,13 +25,13 @@
 //! ([`KernelParam::ChiralMatrices`], after every stencil parameter). Then the passes
 //! ([`crate::dsl::kernel_ir::passes`]) run as for any stencil.
 
-use super::{Chain, FusedVariant, SOp, SPiece};
+use super::{Chain, FusedVariant, M5invMode, SOp, SPiece};
 use crate::dsl::emit::cuda;
 use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
 use crate::dsl::ir::{FieldDecl, FieldShape, Hop, Ir, Role, SpinOp, Term};
 use crate::dsl::kernel_ir::{
-    self, passes, ChiralRow, ChiralSolve, Constant, KernelIr, Load, LoadAt, Param, Reads, RowDest,
-    RowReach, Scaling, SharedBuffer, Stage, StageKind, Stmt, Value,
+    self, passes, ChiralMma, ChiralRow, ChiralSolve, Constant, DeviceLib, KernelIr, Load, LoadAt,
+    Param, Reads, RowDest, RowReach, Scaling, SharedBuffer, Stage, StageKind, Stmt, Value,
 };
 use crate::dsl::knob_space::{Extents, LaunchSpace};
 use crate::dsl::lower::{lower, Lowered};
@@ -158,15 +161,33 @@ pub fn kernel_ir(
                 barrier: true,
             });
         }
-        if p.op == SOp::M5Inv {
-            k.stages.push(Stage {
-                kind: StageKind::Custom(format!("{p}: solved in place on the column")),
-                body: vec![Stmt::ChiralSolve(ChiralSolve {
+        let in_place = match (p.op, v.m5inv) {
+            (SOp::M5Inv, M5invMode::Sweep) => Some((
+                format!("{p}: solved in place on the column"),
+                Stmt::ChiralSolve(ChiralSolve {
                     buffer: COLUMN.into(),
                     matrix: p.solve_operand().param_name(),
                     piece: p.to_string(),
                     dagger: p.dagger,
-                })],
+                }),
+            )),
+            (SOp::M5Inv, mode) => mode.operand().map(|operand| {
+                (
+                    format!("{p}: on the tensor cores, in place on the column"),
+                    Stmt::ChiralMma(ChiralMma {
+                        buffer: COLUMN.into(),
+                        matrix: p.param_name(),
+                        piece: p.to_string(),
+                        operand,
+                    }),
+                )
+            }),
+            _ => None,
+        };
+        if let Some((what, body)) = in_place {
+            k.stages.push(Stage {
+                kind: StageKind::Custom(what),
+                body: vec![body],
                 barrier: true,
             });
             column_current = true;
@@ -212,10 +233,13 @@ pub fn kernel_ir(
     }
     // The matrices, after every stencil parameter.
     k.params
-        .extend(chain.kernel_matrices().into_iter().map(|p| Param {
+        .extend(chain.kernel_matrices(v.m5inv).into_iter().map(|p| Param {
             decl: format!("const real* __restrict__ {}", p.param_name()),
             role: KernelParam::ChiralMatrices(p),
         }));
+    if let Some(op) = v.m5inv.operand() {
+        k.library.push(DeviceLib::Mma16(op));
+    }
     passes::run_all(&mut k);
     Ok(k)
 }

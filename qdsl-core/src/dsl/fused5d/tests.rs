@@ -14,6 +14,8 @@ fn chain(pieces: Vec<Piece>) -> Chain {
         ls: None,
         pieces,
         xpay: None,
+        m5inv: Vec::new(),
+        zmobius: false,
     }
 }
 
@@ -97,6 +99,7 @@ fn variants_are_checked_against_the_chain() {
             ..Variant::default()
         },
         ls,
+        m5inv: Default::default(),
     };
     assert!(c.check(&v(8, false)).is_ok());
     assert!(matches!(
@@ -122,6 +125,7 @@ fn a_chain_without_a_hop_plans_one_row_on_the_loaded_column() {
             ..Variant::default()
         },
         ls: 8,
+        m5inv: Default::default(),
     };
     let k = plan::kernel_ir(&c, None, &v).unwrap();
     assert_eq!(k.shared_bytes([8, 8, 1]), 64 * 24 * 4);
@@ -238,6 +242,7 @@ fn m5_inverse_is_a_solve_of_m5_on_the_column() {
             ..Variant::default()
         },
         ls: 12,
+        m5inv: Default::default(),
     };
     let no_hop = |pieces| Chain {
         hop_name: None,
@@ -255,7 +260,7 @@ fn m5_inverse_is_a_solve_of_m5_on_the_column() {
         op: SOp::MPhi,
         dagger: false,
     };
-    assert_eq!(c.kernel_matrices(), vec![m5, mphi]);
+    assert_eq!(c.kernel_matrices(M5invMode::Sweep), vec![m5, mphi]);
     let k = plan::kernel_ir(&c, None, &v).unwrap();
     let body: Vec<&Stmt> = k.stages.iter().flat_map(|s| &s.body).collect();
     let solve = body
@@ -270,7 +275,7 @@ fn m5_inverse_is_a_solve_of_m5_on_the_column() {
 
     let c = no_hop(vec![piece(s(SOp::M5Inv), true, None)]);
     assert_eq!(
-        c.kernel_matrices(),
+        c.kernel_matrices(M5invMode::Sweep),
         vec![SPiece {
             op: SOp::M5,
             dagger: true

@@ -115,6 +115,7 @@ fn library(lib: &DeviceLib) -> String {
         DeviceLib::Transport => "transport".into(),
         DeviceLib::Clover => "clover".into(),
         DeviceLib::BoxSite => "box-site".into(),
+        DeviceLib::Mma16(op) => format!("mma-{}", op.name()),
     }
 }
 
@@ -255,6 +256,14 @@ fn stmt(out: &mut String, d: usize, s: &Stmt) -> fmt::Result {
             "{pad}{b} <- {} {b}: solve of the cyclic bidiagonal {m}{} per component, in place",
             r.piece,
             if r.dagger { " (dagger)" } else { "" },
+            m = r.matrix,
+            b = r.buffer
+        ),
+        Stmt::ChiralMma(r) => writeln!(
+            out,
+            "{pad}{b} <- {} {b}: {m}± times each chirality's columns on the tensor cores (m16n8k16 {}, f32 accumulation, per-column scaling), in place",
+            r.piece,
+            r.operand.name(),
             m = r.matrix,
             b = r.buffer
         ),

@@ -124,6 +124,9 @@ pub enum DeviceLib {
     Clover,
     /// `box_site`: the thread → site map of a box ([`crate::lattice::SiteBox`]).
     BoxSite,
+    /// Packing two floats into a 16-bit pair of the operand type and the power-of-two
+    /// block scale of the tensor-core tiles ([`Stmt::ChiralMma`]).
+    Mma16(crate::dsl::mma::Operand),
 }
 
 /// `constexpr <ty> <name> = <value>; // <comment>`.
@@ -544,6 +547,9 @@ pub enum Stmt {
     /// The block's s-column replaced, in place, by O⁻¹ column for a cyclic bidiagonal O
     /// (M5, M5†) per chirality.
     ChiralSolve(ChiralSolve),
+    /// The block's s-columns replaced, in place, by A column on the tensor cores (A±
+    /// real: the dense M5⁻¹ or M5⁻†).
+    ChiralMma(ChiralMma),
     /// `acc[q][a]` = this thread's record of the buffer (the inverse of
     /// [`Stmt::SharedStoreAcc`]).
     SharedLoadAcc {
@@ -578,6 +584,31 @@ pub struct ChiralSolve {
     pub piece: String,
     /// O = A† of the non-dagger form: the off-diagonals swap sides.
     pub dagger: bool,
+}
+
+/// column ← A column on the tensor cores, in place, for O = P₊ A₊ + P₋ A₋ with A± real
+/// Ls × Ls (Ls ≤ 16; the dense M5⁻¹ of real b5, c5): per chirality χ the block's data is
+/// the real 16 × N matrix B_χ (rows s, zero beyond Ls; column n = 8 j + c the real
+/// component 12χ + n / blockDim.x of site n mod blockDim.x), and warp w takes the
+/// 8-column tiles w, w + warps, … of both chiralities: D = A_χ B_tile as one
+/// `mma.sync.m16n8k16` (f16 or bf16 operands, f32 accumulation), the A fragment loaded
+/// once per chirality, each column scaled by a power of two from its own max |value|
+/// (the four lanes holding a column agree through two shuffles), A by its max, and D
+/// scaled back into the column ([`crate::dsl::fused5d::mma`] has the equations and the
+/// host's same computation). Every column belongs to one tile: a warp reads and then
+/// writes only its own tiles' words (`__syncwarp` between), so the only barriers are the
+/// stage's own (before: the column stored; after: read by other threads).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChiralMma {
+    /// The shared buffer holding the column.
+    pub buffer: String,
+    /// The parameter holding A's matrices (`[P₊, P₋][s][s'][re, im]`; the imaginary
+    /// parts are zero and not read).
+    pub matrix: String,
+    /// The piece applied (e.g. `M5inv`), for comments.
+    pub piece: String,
+    /// The tensor core's operand type (f16 or bf16).
+    pub operand: crate::dsl::mma::Operand,
 }
 
 /// dest = Σ_s' A₊(s5, s') P₊ buffer[s'] + A₋(s5, s') P₋ buffer[s'], buffer[s'] the

@@ -212,6 +212,30 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
     }
 }
 
+/// `qdsl_block_scale(max)`: 2^(15 − e) for max = f 2^e, f ∈ [0.5, 1) (1 for a zero,
+/// infinite or NaN max), as [`super::cpu::block_scale`].
+pub const BLOCK_SCALE_HELPER: &str =
+    "// 2^(15 - e) for max = f 2^e, f in [0.5, 1): the scaled tile stays below 2^15 (1 for\n\
+     // a zero tile).\n\
+     static __device__ __forceinline__ float qdsl_block_scale(float mx) {\n\
+     \x20   if (!(mx > 0.0f) || isinf(mx)) return 1.0f;\n\
+     \x20   int e; frexpf(mx, &e);\n\
+     \x20   return ldexpf(1.0f, min(15 - e, 126));\n}\n";
+
+/// The helpers of a 16-bit operand type's m16n8k16 tiles in another kernel
+/// (`fused5d!`'s tensor-core M5⁻¹): [`helpers`] and [`BLOCK_SCALE_HELPER`].
+pub fn operand_helpers(s: &mut String, operand: Operand) {
+    helpers(
+        s,
+        Instruction {
+            shape: Shape::M16N8K16,
+            operand,
+            accumulator: Accumulator::F32,
+        },
+    );
+    s.push_str(BLOCK_SCALE_HELPER);
+}
+
 /// The device helpers of an operand type: rounding two floats into a packed register
 /// (element 0 in the low half, as fragments hold them) and reading element 0 / 1 back.
 pub(super) fn helpers(s: &mut String, i: Instruction) {
@@ -722,14 +746,8 @@ pub fn source(p: &MmaPlan) -> String {
     }
     if scaled {
         // Defined before use: move the helper to the top by prepending.
-        let helper = "// 2^(15 - e) for max = f 2^e, f in [0.5, 1): the scaled tile stays below 2^15 (1 for\n\
-                      // a zero tile).\n\
-                      static __device__ __forceinline__ float qdsl_block_scale(float mx) {\n\
-                      \x20   if (!(mx > 0.0f) || isinf(mx)) return 1.0f;\n\
-                      \x20   int e; frexpf(mx, &e);\n\
-                      \x20   return ldexpf(1.0f, min(15 - e, 126));\n}\n";
         let at = s.find("// k-tile `tile`").unwrap_or(0);
-        s.insert_str(at, helper);
+        s.insert_str(at, BLOCK_SCALE_HELPER);
     }
     s
 }

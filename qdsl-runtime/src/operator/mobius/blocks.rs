@@ -6,6 +6,8 @@ use crate::linear::SolverError;
 use crate::operator::cpu::{hop_variant, wilson_hop_flops, HostHop, WilsonLinks};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay};
 use qdsl_core::dsl::cpu::Xpay as KernelXpay;
+use qdsl_core::dsl::fused5d::mma::real_matrices;
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
 use qdsl_core::lattice::{Lattice5D, Parity};
@@ -33,6 +35,9 @@ pub struct MobiusBlocks<T: Real> {
     m_phi: [ChiralSOperator; 2],
     m5: [ChiralSOperator; 2],
     m5_inverse: [ChiralSOperator; 2],
+    /// How M5⁻¹ is applied: the dense product, or (`mma_*`) as the tensor cores of the
+    /// fused chains compute it.
+    m5inv: M5invMode,
 }
 
 /// [operator, adjoint]
@@ -61,7 +66,44 @@ impl<T: Real> MobiusBlocks<T> {
             lattice,
             parity,
             boundary,
+            m5inv: M5invMode::Sweep,
         })
+    }
+
+    /// The blocks with M5⁻¹ (and M5⁻†) applied as `mode` says: `mma_f16`, `mma_bf16` as the
+    /// tensor-core chains compute it (operands rounded, f32 accumulation: the sloppy
+    /// operator of a mixed-precision solve), the SIMT modes as the exact dense product.
+    /// An error where the tensor cores cannot apply M5⁻¹ (complex zMöbius coefficients,
+    /// Ls > 16).
+    pub fn with_m5inv(mut self, mode: M5invMode) -> Result<Self, MobiusError> {
+        if mode.operand().is_some() {
+            for m in &self.m5_inverse {
+                real_matrices("MobiusBlocks", &m.kernel_matrices())
+                    .map_err(|e| MobiusError::TensorCore(e.to_string()))?;
+            }
+        }
+        self.m5inv = mode;
+        Ok(self)
+    }
+
+    /// How M5⁻¹ is applied.
+    pub fn m5inv_mode(&self) -> M5invMode {
+        self.m5inv
+    }
+
+    /// out = M5⁻¹ ψ (dagger: M5⁻†), or a·x + b·(that), in the blocks' mode.
+    fn inverse(
+        &self,
+        out: &mut ColourSpinorField<T>,
+        psi: &ColourSpinorField<T>,
+        dagger: bool,
+        xpay: Option<(f64, &ColourSpinorField<T>, f64)>,
+    ) -> Result<(), SolverError> {
+        let m = self.m5_inverse(dagger);
+        match self.m5inv.operand() {
+            Some(op) => m.apply_tensor_core(op, out, psi, xpay),
+            None => m.apply(out, psi, xpay),
+        }
     }
 
     /// The parameters.
@@ -192,7 +234,7 @@ impl<T: Real> EvenOddBlocks for MobiusBlocks<T> {
         psi: &Self::Field,
         dagger: bool,
     ) -> Result<(), SolverError> {
-        self.m5_inverse(dagger).apply(out, psi, None)
+        self.inverse(out, psi, dagger, None)
     }
 
     /// out = a·x + b·M5⁻¹ ψ (QUDA's M5invXpay).
@@ -205,8 +247,7 @@ impl<T: Real> EvenOddBlocks for MobiusBlocks<T> {
         dagger: bool,
         xpay: Xpay<'_, Self::Field>,
     ) -> Result<(), SolverError> {
-        self.m5_inverse(dagger)
-            .apply(out, psi, Some((xpay.a, xpay.x, xpay.b)))
+        self.inverse(out, psi, dagger, Some((xpay.a, xpay.x, xpay.b)))
     }
 
     /// V/2 4D sites (each with Ls slices: the flops below are per 4D site).
@@ -290,7 +331,14 @@ impl<T: Real> EvenOddMobius<T> {
             m_phi: b.m_phi.clone(),
             m5: b.m5.clone(),
             m5_inverse: b.m5_inverse.clone(),
+            m5inv: b.m5inv,
         };
         Schur::with_form(blocks, self.form())
+    }
+
+    /// The same operator with M5⁻¹ applied as `mode` says ([`MobiusBlocks::with_m5inv`]).
+    pub fn with_m5inv(&self, mode: M5invMode) -> Result<Self, MobiusError> {
+        let blocks = self.blocks().clone().with_m5inv(mode)?;
+        Ok(Schur::with_form(blocks, self.form()))
     }
 }

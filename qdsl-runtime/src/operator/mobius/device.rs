@@ -31,14 +31,15 @@
 //! spinor format (f64, f32, fixed16, …), links in its gauge format and compression.
 
 use super::blocks::mobius_block_flops;
-use super::{DeviceChainMatrices, MobiusParams};
+use super::{ChiralSOperator, DeviceChainMatrices, MobiusParams};
 use crate::device::{DeviceField, Gpu};
 use crate::operator::device::{
     device_spinor, DeviceRun, DeviceStencil, OperatorError, StencilArgs,
 };
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay};
 use crate::operator::DeviceXpay;
-use qdsl_core::dsl::fused5d::{FusedVariant, SOp, SPiece};
+use qdsl_core::dsl::fused5d::mma::real_matrices;
+use qdsl_core::dsl::fused5d::{FusedVariant, M5invMode, SOp, SPiece};
 use qdsl_core::dsl::variant::OutputSites;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::GaugeField;
@@ -245,6 +246,9 @@ pub struct DeviceMobiusBlocks {
     /// Spinor and gauge formats, compression, time boundary.
     formats: Variant,
     plan: ComplementPlan,
+    /// How the chains that list it apply M5⁻¹ (the sweep, the dense rows, the tensor
+    /// cores).
+    m5inv: M5invMode,
     flops: BlockFlops,
     /// The chains built so far, by (chain, output parity, xpay).
     built: Mutex<HashMap<(Kernel, Parity, bool), Arc<DeviceStencil>>>,
@@ -274,7 +278,33 @@ impl DeviceMobiusBlocks {
         formats: &Variant,
         plan: ComplementPlan,
     ) -> Result<Self, OperatorError> {
-        let blocks = Self::unbuilt(gpu, gauge, params, parity, formats, plan)?;
+        Self::with_m5inv(gpu, gauge, params, parity, formats, plan, M5invMode::Sweep)
+    }
+
+    /// [`Self::new`] with M5⁻¹ applied as `m5inv` says in the chains that list it
+    /// (`mma_f16`, `mma_bf16`: on the tensor cores, the sloppy operator of a
+    /// mixed-precision solve). An error where the mode cannot apply: complex (zMöbius)
+    /// matrices or Ls > 16 on the tensor cores, f64 spinors.
+    pub fn with_m5inv(
+        gpu: &Gpu,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        formats: &Variant,
+        plan: ComplementPlan,
+        m5inv: M5invMode,
+    ) -> Result<Self, OperatorError> {
+        let mut blocks = Self::unbuilt(gpu, gauge, params, parity, formats, plan)?;
+        if m5inv.operand().is_some() {
+            let inverse = ChiralSOperator::m5_inverse(&blocks.params);
+            for m in [
+                inverse.kernel_matrices(),
+                inverse.adjoint().kernel_matrices(),
+            ] {
+                real_matrices("DeviceMobiusBlocks", &m)?;
+            }
+        }
+        blocks.m5inv = m5inv;
         let q = parity.opposite();
         let first: &[(Kernel, Parity, bool)] = match plan {
             ComplementPlan::Quda => &[
@@ -315,6 +345,7 @@ impl DeviceMobiusBlocks {
             parity,
             formats: *formats,
             plan,
+            m5inv: M5invMode::Sweep,
             built: Mutex::new(HashMap::new()),
         })
     }
@@ -348,6 +379,11 @@ impl DeviceMobiusBlocks {
         self.plan
     }
 
+    /// How the chains that list it apply M5⁻¹.
+    pub fn m5inv(&self) -> M5invMode {
+        self.m5inv
+    }
+
     /// Sites of a 5D field on one parity: Ls × V/2.
     fn field_sites(&self) -> usize {
         self.params.ls() * self.lattice.half_volume()
@@ -371,6 +407,12 @@ impl DeviceMobiusBlocks {
             return Ok(Arc::clone(s));
         }
         let e = k.entry();
+        let chain = (e.chain)();
+        let m5inv = if chain.m5inv_modes().contains(&self.m5inv) {
+            self.m5inv
+        } else {
+            M5invMode::Sweep
+        };
         let v = FusedVariant {
             variant: Variant {
                 sites: OutputSites::Parity(r),
@@ -379,8 +421,9 @@ impl DeviceMobiusBlocks {
                 ..self.formats
             },
             ls: self.params.ls(),
+            m5inv,
         };
-        let s = Arc::new(DeviceStencil::fused(gpu, &(e.chain)(), (e.hop)(), &v)?);
+        let s = Arc::new(DeviceStencil::fused(gpu, &chain, (e.hop)(), &v)?);
         self.built
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -569,6 +612,22 @@ impl DeviceEvenOddMobius {
         plan: ComplementPlan,
     ) -> Result<Self, OperatorError> {
         let blocks = DeviceMobiusBlocks::new(gpu, gauge, params, parity, formats, plan)?;
+        Ok(Schur::complement(blocks))
+    }
+
+    /// The asymmetric M̂ with M5⁻¹ applied as `m5inv` says
+    /// ([`DeviceMobiusBlocks::with_m5inv`]: `mma_f16`, `mma_bf16` on the tensor cores).
+    pub fn asymmetric_with_m5inv(
+        gpu: &Gpu,
+        gauge: &GaugeField<f64>,
+        params: MobiusParams,
+        parity: Parity,
+        formats: &Variant,
+        plan: ComplementPlan,
+        m5inv: M5invMode,
+    ) -> Result<Self, OperatorError> {
+        let blocks =
+            DeviceMobiusBlocks::with_m5inv(gpu, gauge, params, parity, formats, plan, m5inv)?;
         Ok(Schur::complement(blocks))
     }
 

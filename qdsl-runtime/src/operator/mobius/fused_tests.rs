@@ -345,6 +345,7 @@ fn every_chain_equals_the_textbook() {
                                     ..Variant::default()
                                 },
                                 ls,
+                                m5inv: Default::default(),
                             };
                             let got = match format {
                                 StorageFormat::F64 => {
@@ -480,6 +481,7 @@ fn every_chain_on_the_gpu_equals_the_cpu() {
                                 ..Variant::default()
                             },
                             ls,
+                            m5inv: Default::default(),
                         };
                         let psi = ColourSpinorField::<f64>::gaussian(layout(from), 42);
                         let x = ColourSpinorField::<f64>::gaussian(layout(out_parity), 43);
@@ -615,6 +617,7 @@ fn plan_on_the_cpu<T: Real>(
                     ..Variant::default()
                 },
                 ls: params.ls(),
+                m5inv: Default::default(),
             };
             let xpay = x.map(|x| Xpay {
                 a: T::from_f64(1.0),

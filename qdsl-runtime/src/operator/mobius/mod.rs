@@ -70,7 +70,8 @@
 //! on the GPU; [`DeviceMobiusBlocks`] are the even-odd blocks on device fields, and
 //! [`DeviceEvenOddMobius`] runs M̂ through QUDA's three chains (or two), M̂† through two,
 //! and the symmetric form, source preparation and reconstruction through the generic
-//! [`Schur`](super::Schur). Not yet: the tensor-core M5⁻¹ (`mma_tile!`).
+//! [`Schur`](super::Schur). The tensor-core M5⁻¹ is the chains' `m5inv` knob
+//! ([`DeviceMobiusBlocks::with_m5inv`], [`MobiusBlocks::with_m5inv`]).
 
 mod blocks;
 mod device;

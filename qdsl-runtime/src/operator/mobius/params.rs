@@ -33,6 +33,10 @@ pub enum MobiusError {
     /// 1 + m_f Π_s k_s vanishes (k_s = −β_s/α_s): M5 has no inverse.
     #[error("1 + m_f Π_s k_s = 0 (k_s = (1 − c_s (4 − M5)) / (b_s (4 − M5) + 1)): M5 is singular")]
     SingularWalls,
+    /// The tensor-core M5⁻¹ cannot apply these parameters (complex zMöbius matrices,
+    /// Ls > 16).
+    #[error("the tensor-core M5⁻¹: {0}")]
+    TensorCore(String),
     /// A field an s-operator cannot act on.
     #[error("an s-operator of Ls = {expected_ls} on Wilson spinors (12 components per site) applied to a field of Ls = {found_ls} with {found_site_len} components per site")]
     FieldShape {

@@ -5,7 +5,9 @@
 use super::{MobiusError, MobiusParams};
 use crate::linear::SolverError;
 use qdsl_core::dsl::fused5d::cpu::apply_chiral;
+use qdsl_core::dsl::fused5d::mma::apply_chiral_mma;
 use qdsl_core::dsl::fused5d::{ChiralMatrices, SOp, SPiece};
+use qdsl_core::dsl::mma::Operand;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::{Complex, Real};
 use rayon::prelude::*;
@@ -206,6 +208,29 @@ impl ChiralSOperator {
         psi: &ColourSpinorField<T>,
         xpay: Option<(f64, &ColourSpinorField<T>, f64)>,
     ) -> Result<(), SolverError> {
+        self.apply_in(None, out, psi, xpay)
+    }
+
+    /// [`Self::apply`] with the product as the tensor cores compute it in `operand`
+    /// (f16, bf16: [`apply_chiral_mma`], the rounding of a fused chain's `mma_*` M5⁻¹
+    /// emulated); an error for complex matrices or Ls > 16.
+    pub fn apply_tensor_core<T: Real>(
+        &self,
+        operand: Operand,
+        out: &mut ColourSpinorField<T>,
+        psi: &ColourSpinorField<T>,
+        xpay: Option<(f64, &ColourSpinorField<T>, f64)>,
+    ) -> Result<(), SolverError> {
+        self.apply_in(Some(operand), out, psi, xpay)
+    }
+
+    fn apply_in<T: Real>(
+        &self,
+        tensor_core: Option<Operand>,
+        out: &mut ColourSpinorField<T>,
+        psi: &ColourSpinorField<T>,
+        xpay: Option<(f64, &ColourSpinorField<T>, f64)>,
+    ) -> Result<(), SolverError> {
         let layout = *psi.layout();
         layout
             .expect_same(out.layout())
@@ -220,8 +245,11 @@ impl ChiralSOperator {
                 found_site_len: layout.site_len(),
             }));
         }
-        let result = apply_chiral("s-operator", &self.kernel_matrices(), psi)
-            .map_err(SolverError::operator)?;
+        let result = match tensor_core {
+            None => apply_chiral("s-operator", &self.kernel_matrices(), psi),
+            Some(op) => apply_chiral_mma("s-operator", op, &self.kernel_matrices(), psi),
+        }
+        .map_err(SolverError::operator)?;
         match xpay {
             Some((a, x, b)) => {
                 let (a, b) = (T::from_f64(a), T::from_f64(b));

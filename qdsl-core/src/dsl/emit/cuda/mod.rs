@@ -40,6 +40,7 @@
 //! | `dense` | dense-link (multigrid coarse) stencils, printed directly |
 //! | [`face`] | the face pack/unpack kernels of distributed fields, from their codecs |
 
+mod chiral_mma;
 mod dense;
 pub mod face;
 pub mod library;
@@ -294,6 +295,7 @@ fn library(s: &mut Src, lib: DeviceLib) {
         DeviceLib::Transport => transport_helper(s),
         DeviceLib::Clover => clover_helper(s),
         DeviceLib::BoxSite => s.0.push_str(library::BOX_SITE),
+        DeviceLib::Mma16(op) => crate::dsl::mma::cuda::operand_helpers(&mut s.0, op),
     }
 }
 

@@ -129,6 +129,7 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
         }
         Stmt::ChiralRow(r) => chiral_row(s, d, r),
         Stmt::ChiralSolve(r) => chiral_solve(s, d, r),
+        Stmt::ChiralMma(r) => super::chiral_mma::print(s, d, r),
         Stmt::SharedLoadAcc { buffer, spins } => {
             s.line(d, "#pragma unroll");
             s.line(
