@@ -101,23 +101,26 @@ verify2)
   grep -hE "compared|FAIL" "$OUT/check.log" | tail -6
   ;;
 round_a)
-  # A round's first call on a 4-GPU machine (the merged branches): the one-GPU tests on
-  # GPUs 0 and 1, the full `qdsl check` on GPU 2, racecheck and memcheck of the M5⁻¹
-  # chains (tensor-core modes included) on GPU 3; then the several-GPU tests on all four
-  # and the Möbius solves on 1, 2 and 4 GPUs.
+  # A round's first call on a 4-GPU machine (on 2 GPUs the jobs of GPUs 2 and 3 share
+  # GPUs 0 and 1): the one-GPU tests, the full `qdsl check`, racecheck and memcheck of
+  # the M5⁻¹ chains (tensor-core modes included); then the several-GPU tests on all GPUs
+  # and the Möbius solves on 1, 2 (and 4) GPUs.
+  G=$(nvidia-smi -L | wc -l); gpu() { echo $(( $1 % G )); }
   MULTI="--skip multi_gpu_ --skip nccl_distributed_hops --skip device_peer_transport"
-  ( CUDA_VISIBLE_DEVICES=1 r ql_tests 330 "$QL" --ignored --test-threads 8; printf '%s\n' "${S[@]}" >"$OUT/g1.status" ) &
-  ( CUDA_VISIBLE_DEVICES=2 r check 380 "$Q" check; printf '%s\n' "${S[@]}" >"$OUT/g2.status" ) &
-  ( export CUDA_VISIBLE_DEVICES=3
-    r race 200 compute-sanitizer --tool racecheck --error-exitcode 1 "$Q" check --kernel m5inv --lattice 4,4,4,4
-    r memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel m5inv --lattice 4,4,4,4
+  ( CUDA_VISIBLE_DEVICES=$(gpu 1) r ql_tests 330 "$QL" --ignored --test-threads 8; printf '%s\n' "${S[@]}" >"$OUT/g1.status" ) &
+  ( CUDA_VISIBLE_DEVICES=$(gpu 2) r check 400 "$Q" check; printf '%s\n' "${S[@]}" >"$OUT/g2.status" ) &
+  ( export CUDA_VISIBLE_DEVICES=$(gpu 3)
+    [ "$G" -lt 4 ] && sleep 200
+    r race 110 compute-sanitizer --tool racecheck --error-exitcode 1 "$Q" check --kernel m5inv --lattice 4,4,4,4
+    r memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel m5inv_m5pre --lattice 4,4,4,4
     printf '%s\n' "${S[@]}" >"$OUT/g3.status" ) &
   CUDA_VISIBLE_DEVICES=0 r rt_tests 330 "$RT" --ignored --test-threads 8 $MULTI
   wait; for g in 1 2 3; do S+=("$(cat "$OUT/g$g.status")"); rm -f "$OUT/g$g.status"; done
   r grid_tests 90 "$RT" --ignored --test-threads 1 --nocapture multi_gpu_ nccl_distributed_hops device_peer_transport
   M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10"
   r mobius_1 30 "$Q" $M
-  for g in 1,1,1,2 2,1,1,1 1,1,2,2 1,1,1,4; do r mobius_g$g 30 "$Q" $M --grid $g; done
+  GR="1,1,1,2 2,1,1,1"; [ "$G" -ge 4 ] && GR="$GR 1,1,2,2 1,1,1,4"
+  for g in $GR; do r mobius_g$g 30 "$Q" $M --grid $g; done
   grep -hE "compared|FAIL" "$OUT/check.log" | tail -6
   for f in "$OUT"/mobius_*.log; do echo "== $f"; tail -3 "$f"; done
   ;;
@@ -135,8 +138,9 @@ round_b)
   wait; S+=("$(cat "$OUT/g0.status")"); rm -f "$OUT/g0.status"
   unset CUDA_VISIBLE_DEVICES
   bash target/quda-anchor/poll.sh 200 >/dev/null 2>&1
-  r scaling 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
-  r gsmear 60 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  G=$(nvidia-smi -L | wc -l); GRIDS="--grid 1,1,1,2"; [ "$G" -ge 4 ] && GRIDS="$GRIDS --grid 1,1,1,4 --grid 1,1,2,2"
+  r scaling 150 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r gsmear 60 "$Q" bench $GRIDS --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
   CUDA_VISIBLE_DEVICES=0 POLL_S=30 TMO=60 QUDA_ROWS=links r quda 150 bash bench/quda_side_by_side.sh bench
   for f in "$OUT"/b*.log "$OUT"/scaling.log "$OUT"/gsmear.log "$OUT"/quda.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -40; done
   ;;
