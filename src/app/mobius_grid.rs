@@ -360,7 +360,7 @@ mod tests {
     /// solve (f64 and f64–f32) reaches the single-GPU solve's iterations (±1) and solution.
     #[test]
     #[ignore = "needs 2 CUDA GPUs (or QDSL_GRID_TRANSPORT=host): run with --include-ignored on a GPU machine"]
-    fn decomposed_device_mobius_solves_on_two_gpus_match_one_gpu() {
+    fn multi_gpu_decomposed_device_mobius_solves_match_one_gpu() {
         let (ctx, _dir) = qdsl_runtime::testing::context();
         let u = sample_l4();
         let backend = SolveBackend::Cuda(std::sync::Arc::clone(&ctx));

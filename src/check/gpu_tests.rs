@@ -564,16 +564,13 @@ fn mobius_bench_rows_run() {
         println!("{} {:.1} µs", r.label, r.time_us);
         assert!(r.time_us > 0.0 && r.time_us.is_finite(), "{r:?}");
     }
-    let slowest_kernel = report.results[..3]
-        .iter()
-        .map(|r| r.time_us)
-        .fold(0.0, f64::max);
-    for r in &report.results[3..] {
+    // One row per case, in order (speed itself is the bench's business, not a test's).
+    for (r, k) in report.results.iter().zip(&kernels) {
         assert!(
-            r.time_us >= 0.9 * slowest_kernel,
-            "{} {} < {slowest_kernel}",
+            r.label.starts_with(k.name()),
+            "{} for {}",
             r.label,
-            r.time_us
+            k.name()
         );
     }
 }

@@ -229,12 +229,35 @@ fn chain_rows(
                         m5inv: mode,
                     };
                     let r = compare_chain::<f32>(gpu, tuner, e, &v, u, seed);
-                    rows.push(row(&e.name, v.canonical(), "random", outcome(format, r)));
+                    let outcome = with_operand_rounding(outcome(format, r), mode);
+                    rows.push(row(&e.name, v.canonical(), "random", outcome));
                 }
             }
         }
     }
     rows
+}
+
+/// The tensor-core rows' allowance on top of the format's: the GPU and the CPU round the
+/// same M5⁻¹ operands to f16/bf16 only where the f32 values they round agree; the hop
+/// before M5⁻¹ sums in another order, and where its f32 output straddles an f16/bf16
+/// rounding boundary the two round one operand apart: one operand step (f16 2⁻¹⁰, bf16
+/// 2⁻⁷ relative), at a few components — far from the O(1) of a wrong term. (The
+/// tensor-core M5⁻¹ itself is checked against a dense f64 inverse within its bound in
+/// qdsl-core's `fused5d::mma_tests`.)
+fn with_operand_rounding(outcome: Outcome, mode: M5invMode) -> Outcome {
+    let step = match mode {
+        M5invMode::MmaF16 => 2f64.powi(-10),
+        M5invMode::MmaBf16 => 2f64.powi(-7),
+        _ => 0.0,
+    };
+    match outcome {
+        Outcome::Compared { error, bound } => Outcome::Compared {
+            error,
+            bound: bound + step,
+        },
+        other => other,
+    }
 }
 
 /// The formats of the tensor-core rows (the mma M5⁻¹ is a sloppy f32-compute piece).
@@ -354,12 +377,11 @@ fn operator_rows(gpu: &Gpu, tuner: &Tuner, dir: &Path) -> Vec<CheckRow> {
                     formats.0.name(),
                     formats.1.reals()
                 );
-                rows.push(row(
-                    "mobius_eo",
-                    variant,
-                    FILE,
-                    operator_outcome(formats.0, r),
-                ));
+                let mut outcome = operator_outcome(formats.0, r);
+                if let Form::TensorCore(mode) = form {
+                    outcome = with_operand_rounding(outcome, mode);
+                }
+                rows.push(row("mobius_eo", variant, FILE, outcome));
             }
         }
     }
