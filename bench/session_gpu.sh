@@ -144,6 +144,30 @@ round_b)
   CUDA_VISIBLE_DEVICES=0 POLL_S=30 TMO=60 QUDA_ROWS=links r quda 150 bash bench/quda_side_by_side.sh bench
   for f in "$OUT"/b*.log "$OUT"/scaling.log "$OUT"/gsmear.log "$OUT"/quda.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -40; done
   ;;
+round_c)
+  # The round's last call on 2 GPUs: the fixed tests and check rows on GPU 1 beside the
+  # link-path, pullback and tensor-core bench rows on GPU 0; then the 2-GPU tests and the
+  # 1 → 2 scaling of the hops and of the extended-volume smearing.
+  ( export CUDA_VISIBLE_DEVICES=1
+    r ql_fix 240 "$QL" --ignored --test-threads 4 mobius_check_rows_pass mobius_bench_rows_run check_rows_of_the_smearing_specs_pass
+    r check_m5 120 "$Q" check --kernel m5inv
+    r check_eo 90 "$Q" check --kernel mobius_eo
+    r check_pull 60 "$Q" check --kernel pullback
+    printf '%s\n' "${S[@]}" >"$OUT/g1.status" ) &
+  export CUDA_VISIBLE_DEVICES=0
+  r blinks 100 "$Q" bench --sizes 32 --case "_links_staged f32" --reps 5 --warmup 1 --json "$OUT/links.json"
+  r bpull 80 "$Q" bench --sizes 32 --case "_pullback" --reps 3 --warmup 1 --json "$OUT/pullback.json"
+  r btc 150 "$Q" bench --sizes 32 --case "f32 recon12 ls1" --reps 20 --json "$OUT/mobius_tc.json"
+  wait; S+=("$(cat "$OUT/g1.status")"); rm -f "$OUT/g1.status"
+  unset CUDA_VISIBLE_DEVICES
+  r grid_fix 100 "$QL" --ignored --test-threads 1 --nocapture multi_gpu_
+  r peer_rerun 60 "$RT" --ignored --test-threads 1 device_peer_transport
+  r scaling 110 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r gsmear 50 "$Q" bench --grid 1,1,1,2 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  grep -hE "compared|FAIL" "$OUT"/check_*.log | tail -8
+  grep -hE "^test result|FAILED|panicked" "$OUT"/ql_fix.log "$OUT"/grid_fix.log "$OUT"/peer_rerun.log | head -12
+  for f in "$OUT"/b*.log "$OUT"/scaling.log "$OUT"/gsmear.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -30; done
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)
