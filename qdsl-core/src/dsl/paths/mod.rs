@@ -63,6 +63,8 @@ pub mod reverse;
 pub mod reverse_cuda;
 pub mod spec;
 pub mod staged;
+#[cfg(test)]
+pub(crate) mod test_specs;
 pub mod tree;
 
 pub use action::ActionSpec;

@@ -1,49 +1,14 @@
 //! The pull-backs against central finite differences of the functions they differentiate.
 
 use super::*;
-use crate::dsl::paths::spec::{Dir, PathSpec, PathTerm, Step};
+use crate::dsl::paths::spec::PathSpec;
+use crate::dsl::paths::test_specs::spec;
 use crate::gauge::generate::Hmc;
 use crate::math::MatrixError;
 use num_complex::Complex;
 
 fn lattice() -> Lattice {
     Lattice::new([4, 4, 4, 4]).unwrap()
-}
-
-/// A path written as "+nu +mu -nu" (names mu, nu, rho, sigma).
-fn path(text: &str) -> Vec<Step> {
-    text.split_whitespace()
-        .map(|s| {
-            let (forward, name) = s.split_at(1);
-            let dir = match name {
-                "mu" => Dir::Mu,
-                "nu" => Dir::Free(0),
-                "rho" => Dir::Free(1),
-                _ => Dir::Free(2),
-            };
-            Step {
-                dir,
-                forward: forward == "+",
-            }
-        })
-        .collect()
-}
-
-fn spec(name: &str, terms: &[(f64, &str)]) -> PathSpec {
-    PathSpec {
-        name: name.into(),
-        output: "fat".into(),
-        free_names: ["nu", "rho", "sigma"].map(String::from).to_vec(),
-        terms: terms
-            .iter()
-            .enumerate()
-            .map(|(i, (c, p))| PathTerm {
-                name: format!("t{i}"),
-                coeff: *c,
-                steps: path(p),
-            })
-            .collect(),
-    }
 }
 
 /// The asqtad fat-link shape (one-link, 3-, 5-, 7-staples, Lepage) with arbitrary

@@ -3,45 +3,9 @@
 
 use super::*;
 use crate::dsl::paths::fermion_force;
-use crate::dsl::paths::spec::PathTerm;
+use crate::dsl::paths::test_specs::spec;
 use crate::dsl::paths::PathPlan;
 use num_complex::Complex;
-
-/// A path written as "+nu +mu -nu" (names mu, nu, rho, sigma).
-fn path(text: &str) -> Vec<Step> {
-    text.split_whitespace()
-        .map(|s| {
-            let (forward, name) = s.split_at(1);
-            let dir = match name {
-                "mu" => Dir::Mu,
-                "nu" => Dir::Free(0),
-                "rho" => Dir::Free(1),
-                _ => Dir::Free(2),
-            };
-            Step {
-                dir,
-                forward: forward == "+",
-            }
-        })
-        .collect()
-}
-
-fn spec(name: &str, terms: &[(f64, &str)]) -> PathSpec {
-    PathSpec {
-        name: name.into(),
-        output: "fat".into(),
-        free_names: ["nu", "rho", "sigma"].map(String::from).to_vec(),
-        terms: terms
-            .iter()
-            .enumerate()
-            .map(|(i, (c, p))| PathTerm {
-                name: format!("t{i}"),
-                coeff: *c,
-                steps: path(p),
-            })
-            .collect(),
-    }
-}
 
 /// Asqtad fat (one-link, 3-, 5-, 7-staples, Lepage), fat7 (no Lepage), a spec with a
 /// chain gap and reversed orientations, the Naik term and a bent three-hop path.
