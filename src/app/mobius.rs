@@ -332,11 +332,12 @@ pub fn correlators(solver: &MobiusSolver, origin: Coords) -> Result<MobiusCorrel
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use qdsl_core::io::{read_gauge, ReadOptions};
 
-    fn sample_l4() -> GaugeField<f64> {
+    /// MILC's real 4⁴ configuration.
+    pub(crate) fn sample_l4() -> GaugeField<f64> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/milc/lat.sample.l4444");
         read_gauge(path, &ReadOptions::default())

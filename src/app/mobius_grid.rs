@@ -275,20 +275,11 @@ fn run_on<P: DevicePrecision>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::mobius::tests::sample_l4;
     use crate::app::mobius::MobiusSolution;
     use qdsl_core::dsl::variant::TimeBoundary;
-    use qdsl_core::io::{read_gauge, ReadOptions};
     use qdsl_runtime::linear::SolverField;
     use qdsl_runtime::operator::mobius::MobiusParams;
-
-    /// MILC's real 4⁴ configuration.
-    fn sample_l4() -> GaugeField<f64> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/milc/lat.sample.l4444");
-        read_gauge(path, &ReadOptions::default())
-            .expect("lat.sample.l4444")
-            .field
-    }
 
     /// Ls = 4, b5 = 1.5, c5 = 0.5, M5 = 1.8, m_f = 0.3, antiperiodic t, tolerance 1e-8.
     fn solver(u: &GaugeField<f64>, precision: Precision) -> MobiusSolver {

@@ -12,7 +12,7 @@ use crate::dsl::cpu::Xpay;
 use crate::dsl::storage::round_spinor_field;
 use crate::dsl::variant::Variant;
 use crate::dsl::DslError;
-use crate::field::ColourSpinorField;
+use crate::field::{ColourSpinorField, SpinorLayout};
 use crate::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -28,6 +28,28 @@ const HALF: usize = 6;
 pub type HopFn<'a, T> = dyn FnMut(&Variant, &mut ColourSpinorField<T>, &ColourSpinorField<T>) -> Result<(), DslError>
     + 'a;
 
+/// That `layout` is a 5D Wilson field of `ls` slices (what the s-direction matrices act
+/// on); else an error naming `kernel`, the expected and the found shape.
+pub(crate) fn check_chiral_field(
+    kernel: &str,
+    ls: usize,
+    layout: &SpinorLayout,
+) -> Result<(), DslError> {
+    if layout.ls() != ls || layout.site_len() != SITE {
+        return Err(DslError::FieldMismatch {
+            kernel: kernel.into(),
+            field: "psi".into(),
+            expected: format!("a 5D Wilson field (12 components per site) of Ls = {ls}"),
+            found: format!(
+                "Ls = {} with {} components per site",
+                layout.ls(),
+                layout.site_len()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// (O ψ)(x, s) = Σ_s' [A₊(s, s') P₊ + A₋(s, s') P₋] ψ(x, s'), on 5D Wilson fields of
 /// `m.ls` slices (any site subset), the matrices rounded to T; rayon over the output
 /// slices. `kernel` names the caller in errors.
@@ -37,21 +59,7 @@ pub fn apply_chiral<T: Real>(
     psi: &ColourSpinorField<T>,
 ) -> Result<ColourSpinorField<T>, DslError> {
     let layout = *psi.layout();
-    if layout.ls() != m.ls || layout.site_len() != SITE {
-        return Err(DslError::FieldMismatch {
-            kernel: kernel.into(),
-            field: "psi".into(),
-            expected: format!(
-                "a 5D Wilson field (12 components per site) of Ls = {}",
-                m.ls
-            ),
-            found: format!(
-                "Ls = {} with {} components per site",
-                layout.ls(),
-                layout.site_len()
-            ),
-        });
-    }
+    check_chiral_field(kernel, m.ls, &layout)?;
     let ls = m.ls;
     let narrow = |z: &Complex<f64>| Complex::new(T::from_f64(z.re), T::from_f64(z.im));
     let plus: Vec<Complex<T>> = m.plus.iter().map(narrow).collect();

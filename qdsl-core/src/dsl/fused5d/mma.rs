@@ -169,21 +169,7 @@ pub fn apply_chiral_mma<T: Real>(
     psi: &ColourSpinorField<T>,
 ) -> Result<ColourSpinorField<T>, DslError> {
     let layout = *psi.layout();
-    if layout.ls() != m.ls || layout.site_len() != SITE {
-        return Err(DslError::FieldMismatch {
-            kernel: kernel.into(),
-            field: "psi".into(),
-            expected: format!(
-                "a 5D Wilson field (12 components per site) of Ls = {}",
-                m.ls
-            ),
-            found: format!(
-                "Ls = {} with {} components per site",
-                layout.ls(),
-                layout.site_len()
-            ),
-        });
-    }
+    super::cpu::check_chiral_field(kernel, m.ls, &layout)?;
     let [plus, minus] = real_matrices(kernel, m)?;
     let scaled = [scaled_matrix(op, &plus), scaled_matrix(op, &minus)];
     let ls = m.ls;
