@@ -168,6 +168,30 @@ round_c)
   grep -hE "^test result|FAILED|panicked" "$OUT"/ql_fix.log "$OUT"/grid_fix.log "$OUT"/peer_rerun.log | head -12
   for f in "$OUT"/b*.log "$OUT"/scaling.log "$OUT"/gsmear.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -30; done
   ;;
+links_a)
+  # Issue 18 on one GPU, first call: QUDA's link rows build in the background (niced, so
+  # the tests' NVRTC keeps the cores) while the smearing, gauge-generation and RHMC GPU
+  # tests and the smearing/pull-back/force checks run; then the first-call JIT of the
+  # staged smearings and of the HISQ force on empty caches (links_b runs QUDA's rows
+  # right after).
+  TARGETS="llfat_test gauge_path_test hisq_paths_force_test" nice -n 19 bash bench/quda_side_by_side.sh build >/dev/null 2>&1
+  r rt_smear 240 "$RT" --ignored --test-threads 8 smear:: generate:: rhmc::
+  r ql_smear 150 "$QL" --ignored --test-threads 4 smear pullback force
+  QDSL_CACHE_DIR=$(mktemp -d) r bjit 60 "$Q" bench --sizes 32 --case "_links_staged f32 recon18" --reps 3 --warmup 1 --json "$OUT/jit.json"
+  QDSL_CACHE_DIR=$(mktemp -d) r bjit_force 40 "$Q" bench --sizes 32 --case "hisq_pullback f32" --reps 2 --warmup 1
+  grep -hE "^test result|FAILED|panicked|^test .* FAILED" "$OUT"/rt_smear.log "$OUT"/ql_smear.log | head -20
+  for f in "$OUT"/bjit*.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -12; done
+  ;;
+links_b)
+  # Right after links_a on the same machine: QUDA's link rows once its build is done
+  # (10 iterations: its first call tunes), then qdsl's link rows (tree and staged, f32
+  # and f64) and pull-backs on the warm caches.
+  POLL_S=300 TMO=150 QUDA_NITER=10 QUDA_ROWS=links r quda 400 bash bench/quda_side_by_side.sh bench
+  cat "$OUT/quda.log"
+  r blinks 150 "$Q" bench --sizes 32 --case "_links" --reps 5 --warmup 1 --json "$OUT/links.json"
+  r bpull 70 "$Q" bench --sizes 32 --case "_pullback" --reps 3 --warmup 1 --json "$OUT/pullback.json"
+  for f in "$OUT"/b*.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -24; done
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)

@@ -182,9 +182,11 @@ fn cuda_sources_are_deterministic_and_reviewed() {
     // link (and a comment), and the encoding kernel appended (W of HISQ encoded on the
     // device).
     assert!(r12.contains(library::LINK12) && !r12.contains(library::LINK18));
-    let encode = r12
+    // The encoding kernel starts at its entry guard (`#if …`).
+    let kernel = r12
         .find("extern \"C\" __global__ void fat7_encode_device_layout(")
         .expect("the encoding kernel");
+    let encode = r12[..kernel].rfind("#if ").expect("its entry guard");
     assert_eq!(
         r12[..encode]
             .replace("// input links: recon 12 + phase, 14 reals per link\n", "")

@@ -396,6 +396,26 @@ impl KernelInterface {
     }
 }
 
+/// The macro a per-entry build of a program defines ([`KernelProgram::entry_builds`]).
+pub const ONE_ENTRY_MACRO: &str = "QDSL_ONE_ENTRY";
+
+/// The `#if` line that keeps entry `kernel` in a whole-program build and in its own
+/// per-entry build only.
+fn entry_guard_line(kernel: &str) -> String {
+    format!("#if !defined({ONE_ENTRY_MACRO}) || defined(QDSL_ENTRY_{kernel})")
+}
+
+/// `text` (the definition of entry `kernel`) inside its entry guard: a program whose
+/// entries are all guarded is compiled entry by entry, in parallel
+/// ([`KernelProgram::entry_builds`]); without the macros the guard is a no-op. Empty text
+/// stays empty.
+pub fn entry_guard(kernel: &str, text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    format!("{}\n{text}#endif\n", entry_guard_line(kernel))
+}
+
 /// A program of one or more kernels: source, extra NVRTC options and the kernels'
 /// interfaces, with the source hash the tune keys use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -414,6 +434,33 @@ impl KernelProgram {
     /// FNV-1a of the source.
     pub fn source_hash(&self) -> u64 {
         fnv1a(self.source.as_bytes())
+    }
+
+    /// The builds of a program whose source guards every kernel with [`entry_guard`]:
+    /// per kernel (in declaration order), the options compiling that entry alone (the
+    /// program's options, then the macros). NVRTC's time grows with the entries a build
+    /// holds, so the entries compiled in parallel take about the longest one's time.
+    /// `None` for a program with a single kernel or an unguarded one (one build).
+    pub fn entry_builds(&self) -> Option<Vec<Vec<String>>> {
+        if self.kernels.len() < 2
+            || !self
+                .kernels
+                .iter()
+                .all(|k| self.source.contains(&entry_guard_line(&k.name)))
+        {
+            return None;
+        }
+        Some(
+            self.kernels
+                .iter()
+                .map(|k| {
+                    let mut o = self.options.clone();
+                    o.push(format!("-D{ONE_ENTRY_MACRO}"));
+                    o.push(format!("-DQDSL_ENTRY_{}", k.name));
+                    o
+                })
+                .collect(),
+        )
     }
 
     /// The interface of kernel `name`.
@@ -491,6 +538,49 @@ impl CompiledKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program whose every kernel is guarded has one build per kernel (its options,
+    /// then the two macros); one unguarded kernel, or a single kernel, means one build.
+    #[test]
+    fn entry_builds_of_guarded_programs() {
+        let interface = |name: &str| KernelInterface {
+            name: name.to_string(),
+            params: Vec::new(),
+            geometry: Geometry::linear(),
+        };
+        let text = |name: &str| format!("extern \"C\" __global__ void {name}() {{}}\n");
+        let mut p = KernelProgram {
+            name: "p".into(),
+            source: format!(
+                "{}{}",
+                entry_guard("a", &text("a")),
+                entry_guard("b", &text("b"))
+            ),
+            options: vec!["-DX".into()],
+            kernels: vec![interface("a"), interface("b")],
+        };
+        assert_eq!(entry_guard("a", ""), "");
+        assert_eq!(
+            p.entry_builds(),
+            Some(vec![
+                vec![
+                    "-DX".into(),
+                    "-DQDSL_ONE_ENTRY".into(),
+                    "-DQDSL_ENTRY_a".into()
+                ],
+                vec![
+                    "-DX".into(),
+                    "-DQDSL_ONE_ENTRY".into(),
+                    "-DQDSL_ENTRY_b".into()
+                ],
+            ])
+        );
+        p.source = format!("{}{}", entry_guard("a", &text("a")), text("b"));
+        assert_eq!(p.entry_builds(), None);
+        p.kernels.pop();
+        p.source = entry_guard("a", &text("a"));
+        assert_eq!(p.entry_builds(), None);
+    }
 
     #[test]
     fn geometry_in_one_to_three_dimensions() {

@@ -97,6 +97,15 @@ fn build_key(name: &str, extra: &[String], cap: Option<u32>) -> String {
     key
 }
 
+/// The option lists `program` is compiled with: one per entry where its source guards
+/// them ([`qdsl_core::dsl::KernelProgram::entry_builds`], in kernel order), else its
+/// options alone.
+pub fn program_builds(program: &qdsl_core::dsl::KernelProgram) -> Vec<Vec<String>> {
+    program
+        .entry_builds()
+        .unwrap_or_else(|| vec![program.options.clone()])
+}
+
 /// Runs `work` on every item, in at most one thread per available core; the first error.
 fn in_parallel<T: Sync>(
     items: &[T],
@@ -347,21 +356,24 @@ impl Gpu {
         })
     }
 
-    /// Compiles and loads every program of `programs` not loaded yet ([`Self::module`]),
-    /// in parallel threads as [`Self::preload`]. Returns the first error.
+    /// Compiles and loads every build of `programs` not loaded yet ([`Self::module`];
+    /// a program whose entries are guarded is one build per entry,
+    /// [`program_builds`]), in parallel threads as [`Self::preload`]. Returns the first
+    /// error.
     pub fn preload_programs(
         &self,
         programs: &[qdsl_core::dsl::KernelProgram],
     ) -> Result<(), DeviceError> {
-        let missing: Vec<&qdsl_core::dsl::KernelProgram> = {
+        let missing: Vec<(&qdsl_core::dsl::KernelProgram, Vec<String>)> = {
             let map = self.modules.lock().unwrap_or_else(|p| p.into_inner());
             programs
                 .iter()
-                .filter(|p| !map.contains_key(&build_key(&p.name, &p.options, None)))
+                .flat_map(|p| program_builds(p).into_iter().map(move |o| (p, o)))
+                .filter(|(p, o)| !map.contains_key(&build_key(&p.name, o, None)))
                 .collect()
         };
-        in_parallel(&missing, |p| {
-            self.module(&p.name, &p.source, &p.options).map(|_| ())
+        in_parallel(&missing, |(p, o)| {
+            self.module(&p.name, &p.source, o).map(|_| ())
         })
     }
 

@@ -408,16 +408,23 @@ impl LoadedKernel {
     }
 }
 
-/// Loads every kernel of `program` (compiled once, PTX cached) from one module.
+/// Loads every kernel of `program` (compiled once, PTX cached): from one module, or, for
+/// a program whose entries are guarded, each from its own build, the builds compiled in
+/// parallel ([`Gpu::preload_programs`]).
 pub fn load_program(
     gpu: &Gpu,
     program: &qdsl_core::dsl::KernelProgram,
 ) -> Result<Vec<LoadedKernel>, DeviceError> {
-    let module = gpu.module(&program.name, &program.source, &program.options)?;
+    gpu.preload_programs(std::slice::from_ref(program))?;
+    let builds = super::gpu::program_builds(program);
     program
         .kernels
         .iter()
-        .map(|k| {
+        .enumerate()
+        .map(|(i, k)| {
+            // One build per entry, or one for all (then `builds` has one element).
+            let options = &builds[i.min(builds.len() - 1)];
+            let module = gpu.module(&program.name, &program.source, options)?;
             let function = module
                 .load_function(&k.name)
                 .map_err(driver(format!("finding {} in {}", k.name, program.name)))?;

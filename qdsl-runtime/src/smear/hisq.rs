@@ -95,6 +95,8 @@ impl<T: GpuReal> HisqGpu<T> {
     /// [`GpuSmearer::enqueue_encode`]). The fat7 and `HisqFat` passes run one after the
     /// other on one stream and share one scratch (6 slots of one μ).
     pub fn with_knobs(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
+        // Every kernel of the chain compiled in one parallel batch first.
+        gpu.preload_programs(&Self::programs(knobs)?)?;
         let fat7 = GpuSmearer::<T>::with_knobs::<Fat7>(gpu, knobs)?;
         let mut fat = GpuSmearer::<T>::with_knobs::<HisqFat>(gpu, knobs)?;
         fat.share_scratch(&fat7);
@@ -104,6 +106,17 @@ impl<T: GpuReal> HisqGpu<T> {
             long: GpuSmearer::<T>::with_knobs::<AsqtadLong>(gpu, knobs)?,
             project: projection::<T>(gpu)?,
         })
+    }
+
+    /// The programs [`Self::with_knobs`] compiles (for preloading them with others in
+    /// one parallel batch, [`Gpu::preload_programs`]).
+    pub fn programs(knobs: PathKnobs) -> Result<Vec<KernelProgram>, SmearGpuError> {
+        Ok(vec![
+            GpuSmearer::<T>::program::<Fat7>(knobs)?,
+            GpuSmearer::<T>::program::<HisqFat>(knobs)?,
+            GpuSmearer::<T>::program::<AsqtadLong>(knobs)?,
+            projection_program::<T>()?,
+        ])
     }
 
     /// Bytes of device scratch the smearings take on `lattice` (the shared staged

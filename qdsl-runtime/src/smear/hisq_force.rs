@@ -22,7 +22,7 @@
 //! trial launches would add a gradient several times).
 
 use super::hisq::{HisqBuffers, HisqGpu};
-use super::pullback::GpuPullback;
+use super::pullback::{gpu_pullback_program, GpuPullback};
 use super::runner::{download_links, find, GpuReal, SmearGpuError, BLOCK, REALS};
 use crate::device::gpu::driver;
 use crate::device::kernel::{load_program, Args, LoadedKernel};
@@ -31,6 +31,7 @@ use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::project::{
     project_pullback_source, singular_threshold, PROJECT_PULLBACK_KERNEL,
 };
+use qdsl_core::dsl::paths::PathKnobs;
 use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
@@ -87,6 +88,15 @@ impl<T: GpuReal> GpuHisqForce<T> {
     /// Compiles the forward kernels, the three pullbacks and the projection's derivative.
     pub fn new(gpu: &Gpu) -> Result<Self, SmearGpuError> {
         let program = projection_pullback_program::<T>()?;
+        // Every kernel compiled in one parallel batch first.
+        let mut programs = HisqGpu::<T>::programs(PathKnobs::default())?;
+        programs.extend([
+            program.clone(),
+            gpu_pullback_program::<Fat7, T>()?,
+            gpu_pullback_program::<HisqFat, T>()?,
+            gpu_pullback_program::<AsqtadLong, T>()?,
+        ]);
+        gpu.preload_programs(&programs)?;
         let kernels = load_program(gpu, &program)?;
         let fat7_back = GpuPullback::new::<Fat7>(gpu)?;
         let mut fat_back = GpuPullback::new::<HisqFat>(gpu)?;

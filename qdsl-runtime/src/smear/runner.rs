@@ -23,7 +23,7 @@ use qdsl_core::dsl::paths::cuda::{
 use qdsl_core::dsl::paths::knobs::encode_links;
 use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
 use qdsl_core::dsl::variant::Recon;
-use qdsl_core::dsl::DslError;
+use qdsl_core::dsl::{DslError, KernelProgram};
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::Lattice;
 use qdsl_core::math::ColourMatrix;
@@ -193,11 +193,7 @@ impl<T: GpuReal> GpuSmearer<T> {
     /// (recon 18, or recon 12 + phase); errors for knob values that do not apply.
     pub fn with_knobs<S: LinkPaths>(gpu: &Gpu, knobs: PathKnobs) -> Result<Self, SmearGpuError> {
         let tree = S::tree()?;
-        let program = qdsl_core::dsl::paths::cuda::program::<T>(
-            &tree,
-            &knobs,
-            &program_name::<T>(&tree, &knobs),
-        )?;
+        let program = Self::program::<S>(knobs)?;
         let kernels = load_program(gpu, &program)?;
         let kernel = find(&kernels, &links_kernel(&tree.spec.name), &program.name)?;
         let layout = find(
@@ -247,6 +243,17 @@ impl<T: GpuReal> GpuSmearer<T> {
             encode,
             _real: std::marker::PhantomData,
         })
+    }
+
+    /// The program [`Self::with_knobs`] compiles for spec `S` (for preloading several
+    /// smearers' programs in one parallel batch, [`Gpu::preload_programs`]).
+    pub fn program<S: LinkPaths>(knobs: PathKnobs) -> Result<KernelProgram, SmearGpuError> {
+        let tree = S::tree()?;
+        Ok(qdsl_core::dsl::paths::cuda::program::<T>(
+            &tree,
+            &knobs,
+            &program_name::<T>(&tree, &knobs),
+        )?)
     }
 
     /// The tree this smearer runs.
@@ -697,4 +704,57 @@ pub fn asqtad_links_gpu<T: GpuReal>(
     let fat = GpuSmearer::<T>::new::<AsqtadFat>(gpu)?.smear(gpu, &v, u0)?;
     let long = GpuSmearer::<T>::new::<AsqtadLong>(gpu)?.smear(gpu, &v, u0)?;
     Ok((fat, long))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::Arch;
+    use qdsl_kernels::Fat7;
+
+    /// A staged smearing program (recon-12 input: five entries) and a gather pull-back
+    /// program are compiled entry by entry: each per-entry build's PTX defines exactly its
+    /// own entry, and together they define every kernel the program declares.
+    #[test]
+    #[cfg_attr(
+        not(qdsl_nvrtc),
+        ignore = "needs NVRTC (not found when the tests were built)"
+    )]
+    fn each_entry_build_defines_only_its_entry() {
+        let root = tempfile::tempdir().unwrap();
+        let jit = crate::testing::jit(root.path());
+        let knobs = PathKnobs::with_input(Recon::R12).with_plan(PlanKind::Staged);
+        let programs = [
+            GpuSmearer::<f32>::program::<Fat7>(knobs).unwrap(),
+            super::super::gpu_pullback_program::<Fat7, f32>().unwrap(),
+        ];
+        for p in &programs {
+            let builds = p.entry_builds().expect("every entry guarded");
+            assert_eq!(builds.len(), p.kernels.len(), "{}", p.name);
+            assert!(
+                p.kernels.len() >= 3,
+                "{}: {} kernels",
+                p.name,
+                p.kernels.len()
+            );
+            for (k, options) in p.kernels.iter().zip(&builds) {
+                let ptx = jit
+                    .compile(&p.name, &p.source, Arch::SM_90, options)
+                    .unwrap()
+                    .ptx;
+                let entries: Vec<&str> = ptx
+                    .lines()
+                    .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+                    .map(|l| l.split('(').next().unwrap_or(l).trim())
+                    .collect();
+                assert_eq!(
+                    entries,
+                    vec![k.name.as_str()],
+                    "{} built for {}",
+                    p.name,
+                    k.name
+                );
+            }
+        }
+    }
 }

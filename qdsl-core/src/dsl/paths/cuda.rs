@@ -1,10 +1,13 @@
 //! The CUDA C++ emitter of a [`PathTree`]: one `extern "C"` kernel per spec, one thread
 //! per link, the whole tree evaluated in registers:
 //!
-//! * `<name>_links(out, u, c0..c{T−1}, L0..L3)`: thread i of 4V computes the link
-//!   μ = i / V at checkerboard site cb = i mod V (a warp shares μ, so the direction loops
-//!   run in step), F_μ(x) = V_root(x) of [`super::tree`], c_t = the term coefficients
-//!   with their tadpole factors;
+//! * `<name>_links(out, u, c0..c{T−1}, L0..L3)`: thread i of 4V computes one link μ at
+//!   checkerboard site cb, F_μ(x) = V_root(x) of [`super::tree`], c_t = the term
+//!   coefficients with their tadpole factors. A warp shares μ, so the direction loops
+//!   run in step. The staged plan's kernels and the force and trace kernels map threads
+//!   to (slot or μ, cb) warp by warp (`lane_site`: the lanes of 32 sites are neighbouring
+//!   warps, so their links are read from memory once); the one-kernel tree smearing
+//!   lane-major (μ = i / V), its f64 build being at the register limit;
 //! * `<name>_to_device_layout(out, in, L0..L3)`: host-layout links rewritten in the
 //!   device layout the first kernel reads ([`device_layout`]).
 //!
@@ -24,7 +27,9 @@ use super::spec::{Dir, Step};
 use super::staged::Staging;
 use super::tree::{new_names, Core, PathTree, TreeNode, Wrap};
 use crate::dsl::emit::cuda::library;
-use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
+use crate::dsl::interface::{
+    entry_guard, Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind,
+};
 use crate::dsl::variant::Recon;
 use crate::dsl::DslError;
 use crate::real::Real;
@@ -64,6 +69,21 @@ __device__ __forceinline__ mat link_at(const real* __restrict__ u, const geom& g
     real r[LINK_REALS];
     for (int k = 0; k < LINK_REALS; k++) r[k] = u[(d * LINK_REALS + k) * (2 * g.half) + cb];
     return load_link(r, 0);
+}
+// thread i of lanes · volume (lanes: the slots or directions of one site): its lane and
+// checkerboard site. With volume a multiple of 32, warp by warp: warp w holds the 32 sites
+// of group w / lanes for lane w % lanes, so the lanes of one site run in neighbouring warps
+// of a block and read their links through L1 and L2 once (lane-major, each lane swept the
+// whole lattice and read the links from memory again); otherwise lane-major.
+__device__ __forceinline__ void lane_site(int i, int lanes, int volume, int& lane, int& cb) {
+    if ((volume & 31) == 0) {
+        const int w = i >> 5;
+        lane = w % lanes;
+        cb = ((w / lanes) << 5) | (i & 31);
+    } else {
+        lane = i / volume;
+        cb = i - lane * volume;
+    }
 }
 // W_{d,o}(p): U_d(p) for o > 0, U_d(p - d)^dagger for o < 0
 __device__ __forceinline__ mat wlink(const real* __restrict__ u, const geom& g, int p, int d, int o) {
@@ -286,14 +306,11 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
     if knobs.plan == PlanKind::Staged {
         return emit_staged::<T>(&Staging::new(tree), knobs);
     }
+    let name = &tree.spec.name;
     let mut s = prelude::<T>(tree, knobs)?;
-    s.push_str(&kernel(
-        tree,
-        &links_kernel(&tree.spec.name),
-        Epilogue::Links,
-    ));
-    s.push_str(&layout_kernel(&tree.spec.name));
-    s.push_str(&encode_kernel(&tree.spec.name, knobs));
+    let links = links_kernel(name);
+    s.push_str(&entry_guard(&links, &kernel(tree, &links, Epilogue::Links)));
+    push_layout_kernels(&mut s, name, knobs);
     Ok(s)
 }
 
@@ -306,18 +323,32 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
 pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<String, DslError> {
     let tree = &staging.tree;
     let mut s = prelude_staged::<T>(tree, knobs, Some(staging))?;
+    let name = &tree.spec.name;
     for node in staging.passes() {
-        s.push_str(&pass_kernel(tree, staging, node));
+        s.push_str(&entry_guard(
+            &pass_kernel_name(name, node),
+            &pass_kernel(tree, staging, node),
+        ));
     }
-    s.push_str(&root_kernel(
-        tree,
-        &links_kernel(&tree.spec.name),
-        Epilogue::Links,
-        true,
+    let links = links_kernel(name);
+    s.push_str(&entry_guard(
+        &links,
+        &root_kernel(tree, &links, Epilogue::Links, true),
     ));
-    s.push_str(&layout_kernel(&tree.spec.name));
-    s.push_str(&encode_kernel(&tree.spec.name, knobs));
+    push_layout_kernels(&mut s, name, knobs);
     Ok(s)
+}
+
+/// Appends the layout kernel and (recon 12) the encoding kernel, each in its entry guard.
+fn push_layout_kernels(s: &mut String, name: &str, knobs: &PathKnobs) {
+    s.push_str(&entry_guard(
+        &layout_kernel_name(name),
+        &layout_kernel(name),
+    ));
+    s.push_str(&entry_guard(
+        &encode_kernel_name(name),
+        &encode_kernel(name, knobs),
+    ));
 }
 
 /// The entry name of a spec's layout kernel.
@@ -557,7 +588,7 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
             "f, ",
             ", int mu0, int nmu",
             "nmu * volume",
-            "const int mu = mu0 + i / volume, cb = i - (mu - mu0) * volume;",
+            "int mu, cb;\n    lane_site(i, nmu, volume, mu, cb);\n    mu += mu0;",
         )
     } else {
         (
@@ -565,7 +596,13 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
             "",
             "",
             "4 * volume",
-            "const int mu = i / volume, cb = i - mu * volume;",
+            if epilogue == Epilogue::Links {
+                // The one-kernel tree smearings sit at the register limit in f64 (fat7
+                // on sm_80 spills with the warp-by-warp map): lane-major.
+                "const int mu = i / volume, cb = i - mu * volume;"
+            } else {
+                "int mu, cb;\n    lane_site(i, 4, volume, mu, cb);"
+            },
         )
     };
     let terms = tree.spec.terms.len();
@@ -578,7 +615,7 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
     let write = match epilogue {
         Epilogue::Links => "    store(out + 18 * (4 * cb + mu), v);\n".to_string(),
         Epilogue::Force => "    store(out + 18 * (4 * cb + mu), scaled_ta(mul(link_at(u, g, cb, mu), adjoint(v)), cf));\n".to_string(),
-        Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[i] = t;\n".to_string(),
+        Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[mu * volume + cb] = t;\n".to_string(),
     };
     format!(
         r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}{mu_param}, int L0, int L1, int L2, int L3) {{
@@ -616,7 +653,8 @@ fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
     const int volume = L0 * L1 * L2 * L3;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= {slots} * volume) return;
-    const int s = i / volume, cb = i - s * volume;
+    int s, cb;
+    lane_site(i, {slots}, volume, s, cb);
     const lattice lat = {{{{L0, L1, L2, L3}}}};
     const geom g = make_geom(L0, L1, L2, L3);
     int x[4];

@@ -23,7 +23,9 @@ use super::knobs::PathKnobs;
 use super::reverse::ReversePlan;
 use super::spec::Dir;
 use super::staged::slots_per_mu;
-use crate::dsl::interface::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
+use crate::dsl::interface::{
+    entry_guard, Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind,
+};
 use crate::dsl::DslError;
 use crate::real::Real;
 use std::fmt::Write;
@@ -114,7 +116,8 @@ fn prologue(threads: &str, lane: &str, terms: usize) -> String {
         r#"    const int volume = L0 * L1 * L2 * L3;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= {threads} * volume) return;
-    const int {lane} = i / volume, cb = i - {lane} * volume;
+    int {lane}, cb;
+    lane_site(i, {threads}, volume, {lane}, cb);
     const lattice lat = {{{{L0, L1, L2, L3}}}};
     const geom g = make_geom(L0, L1, L2, L3);
     int xc[4];
@@ -151,8 +154,9 @@ pub fn reverse_source<T: Real>(plan: &ReversePlan, knobs: &PathKnobs) -> Result<
             );
         }
         for b in plan.stored_levels().rev() {
+            let mut k = String::new();
             let _ = write!(
-                s,
+                k,
                 r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u{coeff_params}, int mu, {dims}) {{
 {}    const int used = slot_used(slot, {b}, mu);
     mat v = scale_mat({}, wlink(u, g, p, mu, 1));
@@ -176,10 +180,12 @@ pub fn reverse_source<T: Real>(plan: &ReversePlan, knobs: &PathKnobs) -> Result<
                 level_expr(plan, b + 1, "used | (1 << d)", "move(g, p, d, o)"),
                 plan.level_slot(b),
             );
+            s.push_str(&entry_guard(&level_kernel(name, b), &k));
         }
         for b in plan.stored_levels() {
+            let mut k = String::new();
             let _ = write!(
-                s,
+                k,
                 r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, const real* __restrict__ gs{coeff_params}, int mu, {dims}) {{
 {}    const int used = slot_used(slot, {b}, mu);
 {}    field_store(f, volume, {} + slot, cb, v);
@@ -190,11 +196,18 @@ pub fn reverse_source<T: Real>(plan: &ReversePlan, knobs: &PathKnobs) -> Result<
                 adjoint_body(plan, b),
                 plan.adjoint_slot(b),
             );
+            s.push_str(&entry_guard(&adjoint_kernel(name, b), &k));
         }
-        s.push_str(&gather_text(plan, depth, &coeff_params, dims));
+        s.push_str(&entry_guard(
+            &gather_kernel(name),
+            &gather_text(plan, depth, &coeff_params, dims),
+        ));
     }
     if !plan.loose.is_empty() {
-        s.push_str(&loose_text(plan, &coeff_params, dims));
+        s.push_str(&entry_guard(
+            &loose_kernel(name),
+            &loose_text(plan, &coeff_params, dims),
+        ));
     }
     Ok(s)
 }
