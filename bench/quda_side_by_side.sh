@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # QUDA's side-by-side rows for this round's issues (Möbius hop, M5⁻¹ and MatPC at 32⁴ and
 # 24⁴ with Ls 12, and 32⁴ with Ls 16; the asqtad link fattening, the gauge force and the HISQ
-# fermion force; QUDA_ROWS=mobius or links for one half), on the GPU machine,
+# fermion force; QUDA_ROWS=mobius or links for one half, hforce for the HISQ force alone
+# at HFORCE_DIM⁴, default 32), on the GPU machine,
 # from a copy of ../shared/anchors/quda carried in target/quda-anchor:
 #
 #   bench/quda_side_by_side.sh build   # prepare + background build (returns at once)
@@ -37,14 +38,19 @@ bench)
         echo "$(grep -E 'per kernel call|GFLOPS|link computation|Force calculation|ERROR' "$Q/$n.log" | tail -2 | tr '\n' ' ') <- $*"
     }
     B="--verify false --niter 100 --gtest_filter=*benchmark*"
-    [ "${QUDA_ROWS:-all}" = links ] || for dl in 32:12 24:12 32:16; do d=${dl%:*} ls=${dl#*:}; for p in single half; do for t in Dslash M5inv MatPC; do
+    case ${QUDA_ROWS:-all} in links | hforce) ;; *) for dl in 32:12 24:12 32:16; do d=${dl%:*} ls=${dl#*:}; for p in single half; do for t in Dslash M5inv MatPC; do
         [ "$dl" != 32:12 ] && [ "$t" = M5inv ] && continue
         row mobius dslash_test --dslash-type mobius --Lsdim $ls --dim $d $d $d $d --prec $p --recon 12 --test $t $B
-    done; done; done
+        done; done; done ;;
+    esac
     [ "${QUDA_ROWS:-all}" = mobius ] && exit 0 # the Möbius rows only
     D="--dim 32 32 32 32 --niter ${QUDA_NITER:-100} --verify false"
-    row llfat llfat_test $D --prec single --recon 18
-    row gforce gauge_path_test $D --prec single --recon 18 # its second (loop-trace) test may reach the timeout
+    if [ "${QUDA_ROWS:-all}" != hforce ]; then
+        row llfat llfat_test $D --prec single --recon 18
+        row gforce gauge_path_test $D --prec single --recon 18 # its second (loop-trace) test may reach the timeout
+    fi
+    H=${HFORCE_DIM:-32}
+    D="--dim $H $H $H $H --niter ${QUDA_NITER:-100} --verify false"
     # The HISQ fermion force's smearing part (staples, long link, completion; one call each,
     # tuned in the first of its two gtest cases), in single: the anchor's build enables
     # single and half only (QUDA_PRECISION=6; double stops with an error). Its host set-up

@@ -192,6 +192,50 @@ links_b)
   r bpull 70 "$Q" bench --sizes 32 --case "_pullback" --reps 3 --warmup 1 --json "$OUT/pullback.json"
   for f in "$OUT"/b*.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -24; done
   ;;
+jit_a)
+  # One GPU, first call: QUDA's HISQ force test builds in the background (niced) while
+  # the JIT, Möbius and distributed-Möbius GPU tests and a one-GPU Möbius solve run; the
+  # call ends when QUDA's build does, so that jit_b (right after, same machine) times it.
+  TARGETS="hisq_paths_force_test" nice -n 19 bash bench/quda_side_by_side.sh build >/dev/null 2>&1
+  r rt_jit 300 "$RT" --include-ignored --test-threads 8 jit:: mobius distributed_mobius
+  r ql_mobius 200 "$QL" --ignored --test-threads 4 mobius_grid app::mobius::
+  r mobius_1 30 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10
+  bash target/quda-anchor/poll.sh 380 >"$OUT/quda-poll.log" 2>&1
+  grep -hE "^test result|FAILED|panicked" "$OUT"/rt_jit.log "$OUT"/ql_mobius.log | head -12
+  tail -4 "$OUT/mobius_1.log"; tail -3 "$OUT/quda-poll.log"
+  ;;
+jit_b)
+  # Right after jit_a: QUDA's HISQ force kernels at 16⁴ and 32⁴ (tuned in the call; the
+  # kernels' times from the profile), then qdsl's HISQ and asqtad pull-backs at both sizes.
+  TARGETS="hisq_paths_force_test" POLL_S=30 HFORCE_TMO=120 HFORCE_DIM=16 QUDA_ROWS=hforce r quda16 150 bash bench/quda_side_by_side.sh bench
+  cp "$OUT/quda/hforce.log" "$OUT/quda_hforce16.log" 2>/dev/null; cp "$OUT/quda/profile_hforce.tsv" "$OUT/profile_hforce16.tsv" 2>/dev/null; rm -f "$OUT/quda/hforce.log"
+  TARGETS="hisq_paths_force_test" POLL_S=30 HFORCE_TMO=330 HFORCE_DIM=32 QUDA_ROWS=hforce r quda32 340 bash bench/quda_side_by_side.sh bench
+  r bpull 90 "$Q" bench --sizes 16,32 --case "_pullback f32" --reps 3 --warmup 1 --json "$OUT/pullback.json"
+  grep -hE "time:|Staples|LongLink|Completion|rc=" "$OUT"/quda_hforce16.log "$OUT"/quda/hforce.log
+  for f in "$OUT"/profile_hforce16.tsv "$OUT"/quda/profile_hforce.tsv; do echo "== $f"; head -40 "$f"; done
+  grep -vE "^qdsl bench:|^$" "$OUT/bpull.log" | tail -12
+  ;;
+grid_jit)
+  # Two GPUs: the several-GPU tests, the decomposed Möbius solve on an empty JIT cache
+  # (trace) then a warm one, on both grids, against one GPU; then the 1 → 2 scaling and
+  # the extended-volume smearing again (the staggered weak-overlap row of 2026-11-28 (a)).
+  r grid_tests 150 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  r ql_grid 120 "$QL" --ignored --test-threads 1 multi_gpu_
+  M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10"
+  COLD=$(mktemp -d)
+  QDSL_CACHE_DIR=$COLD QDSL_JIT_TRACE=1 r mobius_cold 60 "$Q" $M --grid 1,1,1,2
+  QDSL_CACHE_DIR=$COLD r mobius_warm 30 "$Q" $M --grid 1,1,1,2
+  QDSL_CACHE_DIR=$(mktemp -d) r mobius_cold_x 60 "$Q" $M --grid 2,1,1,1
+  QDSL_CACHE_DIR=$(mktemp -d) QDSL_JIT_TRACE=1 r mobius_one_cold 30 "$Q" $M
+  QDSL_CACHE_DIR=$COLD r mobius_one 30 "$Q" $M
+  QDSL_CACHE_DIR=$(mktemp -d) QDSL_JIT_TRACE=1 r bjit_force 60 "$Q" bench --sizes 32 --case "hisq_pullback f32" --reps 2 --warmup 1
+  r scaling 150 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -12
+  for f in "$OUT"/mobius_*.log; do echo "== $f"; grep -E "result|iterations|residual|time" "$f"; done
+  for f in mobius_cold mobius_one_cold bjit_force; do echo "$f: $(grep -c "qdsl-trace.*nvrtc" "$OUT/$f.log") NVRTC compiles, the last ending at $(grep "qdsl-trace.*nvrtc" "$OUT/$f.log" | awk '{print $2+$5}' | sort -n | tail -1) ms"; done
+  grep -vE "^qdsl bench:|^$|qdsl-trace" "$OUT/bjit_force.log" | tail -4
+  grep -vE "^qdsl bench:|^$" "$OUT/scaling.log" | tail -30
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)

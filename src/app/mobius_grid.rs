@@ -14,7 +14,7 @@
 use super::mobius::MobiusSolver;
 use super::precision::Precision;
 use super::solve::{
-    grid_lattice, open_gpu_rank, solve_fields, Action, GridTransport, SolveBackend,
+    grid_lattice, open_gpu_rank, solve_fields, warm_up, Action, GridTransport, SolveBackend,
 };
 use qdsl_core::field::distributed::{gather, scatter};
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -25,7 +25,7 @@ use qdsl_runtime::distributed::{
 };
 use qdsl_runtime::solver::device::{DeviceOperator, DevicePrecision, DeviceVector, Double, Single};
 use qdsl_runtime::solver::{
-    ConvertFrom, LinearOperator, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
+    ConvertFrom, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
 };
 use std::fmt::Display;
 
@@ -214,16 +214,25 @@ fn gpu_rank(
     let (ctx, dist) = open_gpu_rank(ext, &comm, transport).map_err(failed)?;
     let links = rank_links(solver, &ext, &comm)?;
     let device = |e: &dyn Display| failed(format!("rank {rank}: {e}"));
-    let high = rank_operator::<Double>(solver, &ctx, &dist, &links).map_err(|e| device(&e))?;
     let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
-    let b_dev = DeviceVector::<Double>::upload(&ctx, &b).map_err(|e| device(&e))?;
-    let mut x_dev = b_dev.zeros_like();
-    let outcome = match solver.precision() {
-        Precision::F64 => run_on::<Double>(&high, &high, &b_dev, &mut x_dev, opts),
+    let rank = RankSolve {
+        solver,
+        ctx: &ctx,
+        dist: &dist,
+        links: &links,
+        b: &b,
+    };
+    let (outcome, x_dev) = match solver.precision() {
+        Precision::F64 => {
+            let (high, _, b_dev) = rank.set_up::<Double>(false).map_err(|e| device(&e))?;
+            let mut x_dev = b_dev.zeros_like();
+            (run_on(&high, &high, &b_dev, &mut x_dev, opts), x_dev)
+        }
         _ => {
-            let low =
-                rank_operator::<Single>(solver, &ctx, &dist, &links).map_err(|e| device(&e))?;
-            run_on::<Single>(&high, &low, &b_dev, &mut x_dev, opts)
+            let (high, low, b_dev) = rank.set_up::<Single>(true).map_err(|e| device(&e))?;
+            let low = low.expect("set_up(true) builds the iteration operator");
+            let mut x_dev = b_dev.zeros_like();
+            (run_on(&high, &low, &b_dev, &mut x_dev, opts), x_dev)
         }
     };
     if let Some(e) = ctx.take_error() {
@@ -234,28 +243,77 @@ fn gpu_rank(
     Ok((result, x))
 }
 
-/// The rank's device M̂ of `solver` (its parameters, parity and boundary) on vectors of
-/// `P`, for its links `links` (halos filled).
-fn rank_operator<P: DevicePrecision>(
-    solver: &MobiusSolver,
-    ctx: &std::sync::Arc<qdsl_runtime::solver::device::DeviceContext>,
-    dist: &qdsl_runtime::distributed::device::RankDistribution,
-    links: &GaugeField<f64>,
-) -> Result<DeviceOperator<P>, qdsl_runtime::operator::device::OperatorError> {
-    let blocks = solver.operator().blocks();
-    let (params, boundary) = (blocks.params().clone(), blocks.boundary());
-    DeviceOperator::<P>::mobius_distributed(
-        ctx,
-        dist,
-        links,
-        params,
-        solver.operator().parity(),
-        boundary,
-    )
+/// A rank's f64 M̂, its iteration M̂ (if any) and b on the device.
+type RankOperators<P> = (
+    DeviceOperator<Double>,
+    Option<DeviceOperator<P>>,
+    DeviceVector<Double>,
+);
+
+/// What one GPU rank's solve is set up from: the solver (parameters, parity, boundary),
+/// the rank's context and distribution, its links (halos filled) and its part of b.
+struct RankSolve<'a> {
+    solver: &'a MobiusSolver,
+    ctx: &'a std::sync::Arc<qdsl_runtime::solver::device::DeviceContext>,
+    dist: &'a qdsl_runtime::distributed::device::RankDistribution,
+    links: &'a GaugeField<f64>,
+    b: &'a F64,
+}
+
+impl RankSolve<'_> {
+    /// The f64 M̂, the iteration M̂ of `P` if `with_low`, and b on the device, built while
+    /// the vector kernels (BLAS, reductions, conversions) of f64 and `P` compile in other
+    /// threads: every kernel of the iteration is loaded before it starts, each compiled
+    /// once for all ranks (the JIT's per-artifact lock), so the solve's time is the
+    /// iteration's.
+    fn set_up<P: DevicePrecision>(&self, with_low: bool) -> Result<RankOperators<P>, String> {
+        let l = self.b.layout();
+        let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
+        let layouts = [
+            DeviceVector::<Double>::layout_of(reals, sites).map_err(|e| e.to_string())?,
+            DeviceVector::<P>::layout_of(reals, sites).map_err(|e| e.to_string())?,
+        ];
+        std::thread::scope(|scope| {
+            let vectors = scope.spawn(|| self.ctx.preload_vector_kernels(&layouts));
+            let low = with_low.then(|| scope.spawn(|| self.operator::<P>()));
+            let high = self.operator::<Double>();
+            let joined = |what: &str| format!("the set-up thread building {what} panicked");
+            let low = match low {
+                Some(t) => Some(
+                    t.join()
+                        .map_err(|_| joined("the iteration operator"))?
+                        .map_err(|e| e.to_string())?,
+                ),
+                None => None,
+            };
+            vectors
+                .join()
+                .map_err(|_| joined("the vector kernels"))?
+                .map_err(|e| e.to_string())?;
+            let high = high.map_err(|e| e.to_string())?;
+            let b = DeviceVector::<Double>::upload(self.ctx, self.b).map_err(|e| e.to_string())?;
+            Ok((high, low, b))
+        })
+    }
+
+    /// The rank's device M̂ on vectors of `P`.
+    fn operator<P: DevicePrecision>(
+        &self,
+    ) -> Result<DeviceOperator<P>, qdsl_runtime::operator::device::OperatorError> {
+        let blocks = self.solver.operator().blocks();
+        DeviceOperator::<P>::mobius_distributed(
+            self.ctx,
+            self.dist,
+            self.links,
+            blocks.params().clone(),
+            self.solver.operator().parity(),
+            blocks.boundary(),
+        )
+    }
 }
 
 /// CGNR with `high` (solution, true residual) and `low` (iteration), each applied once
-/// first (first-use JIT counts as set-up).
+/// each way first ([`warm_up`]: first-use tuning counts as set-up).
 fn run_on<P: DevicePrecision>(
     high: &DeviceOperator<Double>,
     low: &DeviceOperator<P>,
@@ -263,11 +321,8 @@ fn run_on<P: DevicePrecision>(
     x: &mut DeviceVector<Double>,
     opts: &SolverOptions,
 ) -> Result<SolveResult, SolverError> {
-    let mut t = b.zeros_like();
-    high.apply(&mut t, b)?;
-    let b_low = DeviceVector::<P>::converted(b);
-    let mut t_low = b_low.zeros_like();
-    low.apply(&mut t_low, &b_low)?;
+    warm_up(high, b)?;
+    warm_up(low, &DeviceVector::<P>::converted(b))?;
     let (result, _) = solve_fields::<_, DeviceVector<P>>(high, low, SolverKind::Cgnr, b, x, opts)?;
     Ok(result)
 }

@@ -345,6 +345,11 @@ impl Jit {
             nvrtc::Output::Cubin => &self.cubin_cache,
         };
         let key = Self::cache_key(source, options, arch, self.nvrtc_version);
+        // Threads of one process that want the same artifact (the ranks of a `--grid`
+        // run, each with its own GPU and `Jit`) wait for the first one's compile and then
+        // read its result from the cache, instead of each compiling it.
+        let in_flight = compile_lock(&cache.path(&key));
+        let _compiling = in_flight.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(bytes) = cache.load(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok((bytes, key, true));
@@ -395,6 +400,21 @@ impl Jit {
             }
         }
     }
+}
+
+/// The process-wide lock of the cache file `path`: held while the artifact is looked up
+/// and, on a miss, compiled and stored, so that one process compiles each artifact once
+/// however many threads ask for it at the same time. (Separate processes still may each
+/// compile it; the cache's atomic writes keep that correct.)
+fn compile_lock(path: &Path) -> std::sync::Arc<std::sync::Mutex<()>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    locks.entry(path.to_path_buf()).or_default().clone()
 }
 
 /// A file name made of `name`'s letters, digits, `_`, `-` and `.` (others become `_`).

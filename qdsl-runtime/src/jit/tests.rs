@@ -99,6 +99,38 @@ fn compiles_then_hits_the_cache_and_dumps() {
     not(qdsl_nvrtc),
     ignore = "needs NVRTC and ptxas (not found when the tests were built)"
 )]
+fn threads_asking_for_one_artifact_at_once_compile_it_once() {
+    // The ranks of a `--grid` run: one JIT each over one cache, all wanting the same
+    // kernels at the same moment.
+    let root = tempfile::tempdir().unwrap();
+    let jits: Vec<Jit> = (0..4).map(|_| jit(root.path(), None)).collect();
+    let source = format!("{AXPY}// threads_asking_for_one_artifact_at_once\n");
+    let results: Vec<CompiledCubin> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jits
+            .iter()
+            .map(|j| scope.spawn(|| j.compile_cubin("axpy", &source, Arch::SM_90, &[], None)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap().unwrap())
+            .collect()
+    });
+    let compiles: usize = jits.iter().map(|j| j.stats().compiles).sum();
+    let hits: usize = jits.iter().map(|j| j.stats().hits).sum();
+    assert_eq!(
+        (compiles, hits),
+        (1, 3),
+        "one NVRTC compile, three cache reads"
+    );
+    assert_eq!(results.iter().filter(|r| !r.from_cache).count(), 1);
+    assert!(results.iter().all(|r| r.cubin == results[0].cubin));
+}
+
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
 fn cubins_are_assembled_for_the_real_architecture_capped_and_cached() {
     let root = tempfile::tempdir().unwrap();
     let j = jit(root.path(), None);

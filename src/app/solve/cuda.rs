@@ -8,15 +8,17 @@ use qdsl_core::field::ColourSpinorField;
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
-use qdsl_runtime::solver::{ConvertFrom, LinearOperator, SolveResult, SolverField, SolverOptions};
+use qdsl_runtime::solver::{
+    ConvertFrom, LinearOperator, SolveResult, SolverError, SolverField, SolverOptions,
+};
 use std::sync::Arc;
 
 /// Applies `op` and its adjoint once to `x` (results discarded), so that the kernels are
 /// compiled and tuned before the solve is timed: that is set-up, not solve time.
-pub(super) fn warm_up<F: SolverField>(
+pub(crate) fn warm_up<F: SolverField>(
     op: &(dyn LinearOperator<F> + Send + Sync),
     x: &F,
-) -> Result<(), SolveError> {
+) -> Result<(), SolverError> {
     let mut out = x.zeros_like();
     op.apply(&mut out, x)?;
     op.apply_dagger(&mut out, x)?;

@@ -318,10 +318,51 @@ impl DeviceMobiusBlocks {
             (Kernel::M5invDagMphiDagDslash4Dag, q, false),
             (Kernel::MphiDagDslash4DagXpayM5Dag, parity, true),
         ];
-        for &(k, r, xpay) in first.iter().chain(&rest) {
-            blocks.kernel(gpu, k, r, xpay)?;
-        }
+        let kernels: Vec<_> = first.iter().chain(&rest).copied().collect();
+        blocks.build_kernels(gpu, &kernels)?;
         Ok(blocks)
+    }
+
+    /// Compiles and loads the s-local chains a distributed M̂ and M̂† launch (the hop is
+    /// not fused with them there: [`super::DistributedMobiusBlocks`]), in parallel, so
+    /// that the first application finds them built: M5 and M5† on p, M5⁻¹ and (M5†)⁻¹ on
+    /// q, M_φ on both parities, M_φ† on q and with xpay on p.
+    pub(crate) fn build_local_chains(&self, gpu: &Gpu) -> Result<(), OperatorError> {
+        let (p, q) = (self.parity, self.parity.opposite());
+        self.build_kernels(
+            gpu,
+            &[
+                (Kernel::M5(false), p, false),
+                (Kernel::M5(true), p, false),
+                (Kernel::M5Inverse(false), q, false),
+                (Kernel::M5Inverse(true), q, false),
+                (Kernel::Dslash4pre, p, false),
+                (Kernel::Dslash4pre, q, false),
+                (Kernel::MphiDagger, q, false),
+                (Kernel::MphiDagger, p, true),
+            ],
+        )
+    }
+
+    /// Builds every chain of `kernels` (kernel, output parity, xpay) not built yet, one
+    /// thread each (NVRTC compiles in parallel; [`Self::kernel`] holds no lock while it
+    /// compiles). Returns the first error.
+    fn build_kernels(
+        &self,
+        gpu: &Gpu,
+        kernels: &[(Kernel, Parity, bool)],
+    ) -> Result<(), OperatorError> {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = kernels
+                .iter()
+                .map(|&(k, r, xpay)| scope.spawn(move || self.kernel(gpu, k, r, xpay)))
+                .collect();
+            threads.into_iter().try_for_each(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    .map(|_| ())
+            })
+        })
     }
 
     /// The blocks with no chain compiled yet (each on first use): what the distributed

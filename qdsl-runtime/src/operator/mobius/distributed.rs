@@ -65,6 +65,7 @@ impl DistributedMobiusBlocks {
             formats,
             ComplementPlan::default(),
         )?;
+        local.build_local_chains(cx.gpu)?;
         let boxed = rank.variant(
             Variant {
                 boundary,
