@@ -236,6 +236,13 @@ grid_jit)
   grep -vE "^qdsl bench:|^$|qdsl-trace" "$OUT/bjit_force.log" | tail -4
   grep -vE "^qdsl bench:|^$" "$OUT/scaling.log" | tail -30
   ;;
+mobius_scaling)
+  # Two GPUs: the whole Möbius M̂ distributed (t cut, then x cut) against one GPU's
+  # fused M̂, strong at 32⁴ and weak at 32⁴ per GPU; the several-GPU tests again.
+  r bmobius_grid 200 "$Q" bench --grid 1,1,1,1 --grid 1,1,1,2 --grid 2,1,1,1 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling.json"
+  QDSL_TUNE=launch r bmobius_grid_tuned 200 "$Q" bench --grid 1,1,1,1 --grid 1,1,1,2 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling_tuned.json"
+  for f in bmobius_grid bmobius_grid_tuned; do grep -vE "^$|^qdsl bench:" "$OUT/$f.log" | tail -10; done
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)

@@ -62,6 +62,10 @@ pub struct BenchArgs {
     /// lattice) against one GPU, f32 and f64; rank r on GPU r mod the GPU count.
     #[arg(long, requires = "grid")]
     pub smear: bool,
+    /// With --grid: instead of the hops, the whole Möbius M̂ (Ls 12, f32, the operator a
+    /// domain-wall solve iterates with) distributed, against one GPU's fused M̂.
+    #[arg(long, requires = "grid", conflicts_with = "smear")]
+    pub mobius: bool,
 }
 
 /// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
@@ -73,6 +77,9 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     }
     if !args.grid.is_empty() && args.smear {
         return run_grid_smear(args, &args.grid);
+    }
+    if !args.grid.is_empty() && args.mobius {
+        return run_grid_mobius(args, &args.grid);
     }
     if !args.grid.is_empty() {
         return run_scaling(args, &args.grid);
@@ -106,14 +113,15 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     Ok(())
 }
 
-/// The scaling bench over `grid` ([`crate::bench::scaling`]): table on stdout, rows as
-/// JSON.
-fn run_scaling(
+/// The transports of `--transports`, or the one of [`GRID_TRANSPORT_VAR`]; an error
+/// where one of `grids` does not fit the machine with one of them.
+///
+/// [`GRID_TRANSPORT_VAR`]: crate::app::solve::GRID_TRANSPORT_VAR
+fn grid_transports(
     args: &BenchArgs,
     grids: &[qdsl_core::lattice::ProcessGrid],
-) -> Result<(), CliError> {
+) -> Result<Vec<crate::app::solve::GridTransport>, CliError> {
     use crate::app::solve::{check_gpu_grid, GridTransport};
-    use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
     let transports = match args.transports.as_slice() {
         [] => vec![GridTransport::from_env()?],
         names => names
@@ -126,18 +134,46 @@ fn run_scaling(
             check_gpu_grid(grid, t)?;
         }
     }
-    let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
+    Ok(transports)
+}
+
+/// The lattices of `--lattice`, or the L⁴ of `--sizes`.
+fn grid_lattices(args: &BenchArgs) -> Vec<[usize; 4]> {
+    match args.lattice.as_slice() {
         [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
         given => given.to_vec(),
-    };
+    }
+}
+
+/// Strong (false) and weak (true) scaling as `--weak` and `--strong-and-weak` ask.
+fn scaling_kinds(args: &BenchArgs) -> Vec<bool> {
+    match (args.weak, args.strong_and_weak) {
+        (_, true) => vec![false, true],
+        (weak, false) => vec![weak],
+    }
+}
+
+/// Writes `value` to `--json` and says so.
+fn write_json(args: &BenchArgs, value: &serde_json::Value) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(&args.json, text + "\n")
+        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
+    println!("wrote {}", args.json.display());
+    Ok(())
+}
+
+/// The scaling bench over `grid` ([`crate::bench::scaling`]): table on stdout, rows as
+/// JSON.
+fn run_scaling(
+    args: &BenchArgs,
+    grids: &[qdsl_core::lattice::ProcessGrid],
+) -> Result<(), CliError> {
+    use crate::bench::scaling::{render_scaling, scaling_json, ScalingCase, ScalingOptions};
     let opts = ScalingOptions {
-        lattices,
+        lattices: grid_lattices(args),
         grids: grids.to_vec(),
-        weak: match (args.weak, args.strong_and_weak) {
-            (_, true) => vec![false, true],
-            (weak, false) => vec![weak],
-        },
-        transports,
+        weak: scaling_kinds(args),
+        transports: grid_transports(args, grids)?,
         warmup: args.warmup,
         reps: args.reps,
         cases: ScalingCase::ALL
@@ -148,11 +184,26 @@ fn run_scaling(
     let rows =
         crate::bench::scaling::run_scaling(&opts, &mut |line| eprintln!("qdsl bench: {line}"))?;
     print!("{}", render_scaling(&rows));
-    let text = serde_json::to_string_pretty(&scaling_json(&rows))?;
-    std::fs::write(&args.json, text + "\n")
-        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
-    println!("wrote {}", args.json.display());
-    Ok(())
+    write_json(args, &scaling_json(&rows))
+}
+
+/// The distributed Möbius M̂ against one GPU over `grids` ([`crate::bench::grid_mobius`]):
+/// table on stdout, rows as JSON.
+fn run_grid_mobius(
+    args: &BenchArgs,
+    grids: &[qdsl_core::lattice::ProcessGrid],
+) -> Result<(), CliError> {
+    use crate::bench::grid_mobius::{grid_mobius_json, render_grid_mobius, run_grid_mobius};
+    let transports = grid_transports(args, grids)?;
+    let rows = run_grid_mobius(
+        &grid_lattices(args),
+        grids,
+        (&scaling_kinds(args), &transports),
+        (args.warmup, args.reps),
+        &mut |line| eprintln!("qdsl bench: {line}"),
+    )?;
+    print!("{}", render_grid_mobius(&rows));
+    write_json(args, &grid_mobius_json(&rows))
 }
 
 /// The extended-volume smearing bench over `grids` ([`crate::bench::grid_smear`]):
@@ -162,19 +213,14 @@ fn run_grid_smear(
     grids: &[qdsl_core::lattice::ProcessGrid],
 ) -> Result<(), CliError> {
     use crate::bench::grid_smear::{grid_smear_json, render_grid_smear, run_grid_smear};
-    let lattices: Vec<[usize; 4]> = match args.lattice.as_slice() {
-        [] => args.sizes.iter().map(|&l| [l; 4]).collect(),
-        given => given.to_vec(),
-    };
-    let rows = run_grid_smear(&lattices, grids, (args.warmup, args.reps), &mut |line| {
-        eprintln!("qdsl bench: {line}")
-    })?;
+    let rows = run_grid_smear(
+        &grid_lattices(args),
+        grids,
+        (args.warmup, args.reps),
+        &mut |line| eprintln!("qdsl bench: {line}"),
+    )?;
     print!("{}", render_grid_smear(&rows));
-    let text = serde_json::to_string_pretty(&grid_smear_json(&rows))?;
-    std::fs::write(&args.json, text + "\n")
-        .map_err(|e| format!("writing {}: {e}", args.json.display()))?;
-    println!("wrote {}", args.json.display());
-    Ok(())
+    write_json(args, &grid_smear_json(&rows))
 }
 
 /// "X,Y,Z,T" as four extents, or an error naming the text.

@@ -11,8 +11,9 @@
 //! | `nccl` (default otherwise) | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
 //! | `host` | every rank on GPU 0, faces through the host (several ranks on ONE GPU: a correctness check, not a speed-up) |
 //!
-//! Launches are not tuned (default launch configurations): each rank's tuner would share
-//! one cache file.
+//! Launches are not tuned (default launch configurations) unless `QDSL_TUNE` asks for it:
+//! then each rank tunes its own launches in its warm-up (the ranks' tuners share the
+//! cache file through its lock; a rank's sub-box launches need no other rank).
 
 use super::grid::check_gpu_count;
 use super::system::{HostSystem, PARITY};
@@ -36,7 +37,7 @@ use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
 use qdsl_runtime::solver::{ConvertFrom, LinearOperator, SolveResult, SolverField, SolverOptions};
-use qdsl_runtime::tune::{default_path, Tuner};
+use qdsl_runtime::tune::{default_path, TunePolicy, Tuner};
 use std::fmt::Display;
 use std::sync::Arc;
 
@@ -313,7 +314,7 @@ pub fn open_gpu_rank(
             .map_err(|e| device(&e))?,
     ));
     let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
-        .with_enabled(false)
+        .with_default_policy(TunePolicy::Off)
         .with_progress(false);
     let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
         .map_err(|e| device(&e))?;
