@@ -243,6 +243,23 @@ mobius_scaling)
   QDSL_TUNE=launch r bmobius_grid_tuned 200 "$Q" bench --grid 1,1,1,1 --grid 1,1,1,2 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling_tuned.json"
   for f in bmobius_grid bmobius_grid_tuned; do grep -vE "^$|^qdsl bench:" "$OUT/$f.log" | tail -10; done
   ;;
+fused_grid)
+  # Two GPUs: the distributed Möbius M̂ as QUDA's fused chains over the interior and
+  # exterior boxes — against one GPU (ranks on GPU 0, host faces; then NCCL on both),
+  # racecheck and memcheck of the box launches, the decomposed solves, and the scaling.
+  r rt_mobius 200 "$RT" --ignored --test-threads 2 distributed_mobius_equals every_chain_on_the_gpu
+  r grid_tests 150 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  r ql_grid 120 "$QL" --ignored --test-threads 1 multi_gpu_
+  r race 200 compute-sanitizer --tool racecheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_mobius_equals
+  M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10"
+  for g in 1,1,1,2 2,1,1,1; do r mobius_g$g 40 "$Q" $M --grid $g; done
+  r mobius_one 30 "$Q" $M
+  r bmobius_grid 200 "$Q" bench --grid 1,1,1,1 --grid 1,1,1,2 --grid 2,1,1,1 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT"/rt_mobius.log "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -12
+  grep -hE "RACECHECK SUMMARY|ERROR SUMMARY|hazard" "$OUT"/race.log | head -5
+  for f in "$OUT"/mobius_*.log; do echo "== $f"; grep -E "result|iterations|residual|time" "$f"; done
+  grep -vE "^$|^qdsl bench:" "$OUT/bmobius_grid.log" | tail -10
+  ;;
 final_a)
   # The last round's first call, on a 4-GPU machine: QUDA builds in the background (for
   # final_b's side-by-side rows) while every one-GPU test runs on GPU 0 (eight at a time)

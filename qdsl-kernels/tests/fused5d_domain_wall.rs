@@ -217,6 +217,65 @@ fn every_chain_compiles_with_nvrtc_and_does_not_spill() {
     }
 }
 
+/// Every chain with a hop over a box of sites (a decomposed lattice's interior or
+/// exterior, `Region::SubBox`): the box's parameters in its interface, no early return
+/// (whole blocks of a paired box: every thread reaches the barriers), and in f32 recon
+/// 18 (the distributed operator's format) it compiles for sm_90 without spilling; the
+/// s-local chains refuse the region.
+#[test]
+#[cfg_attr(
+    not(qdsl_nvrtc),
+    ignore = "needs NVRTC and ptxas (not found when the tests were built)"
+)]
+fn hop_chains_run_over_a_box_of_sites() {
+    use qdsl_core::dsl::variant::Region;
+    use qdsl_core::dsl::DslError;
+    let tc = nvrtc::Toolchain::load();
+    for e in domain_wall::chains() {
+        let c = (e.chain)();
+        let mut v = variant(StorageFormat::F32, Recon::R18, c.xpay.is_some(), 12);
+        v.variant.region = Region::SubBox;
+        let k = (e.compiled)(&v);
+        if c.hop_position().is_none() {
+            assert!(
+                matches!(k, Err(DslError::UnsupportedVariant { knob: "region", .. })),
+                "{}: {k:?}",
+                e.name
+            );
+            continue;
+        }
+        let k = k.unwrap();
+        assert!(
+            k.source.contains("box_lo0") && k.source.contains("box_site("),
+            "{}",
+            e.name
+        );
+        assert!(!k.source.contains("return;"), "{}: no early return", e.name);
+        let whole = (e.compiled)(&variant(
+            StorageFormat::F32,
+            Recon::R18,
+            c.xpay.is_some(),
+            12,
+        ))
+        .unwrap();
+        assert_ne!(
+            k.name, whole.name,
+            "{}: the box variant has its own name",
+            e.name
+        );
+        let reports = tc.compile_checked(
+            &k.source,
+            &format!("{}_box", e.name),
+            "sm_90",
+            std::slice::from_ref(&k.name),
+            true,
+        );
+        for (entry, r) in reports {
+            println!("{entry} over a box: {} registers, no spills", r.registers);
+        }
+    }
+}
+
 /// The chains whose spec lists the tensor-core M5⁻¹ (`m5inv = [..., mma_f16, mma_bf16]`).
 fn tensor_core_chains() -> Vec<domain_wall::FusedEntry> {
     domain_wall::chains()

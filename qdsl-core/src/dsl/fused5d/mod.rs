@@ -454,10 +454,15 @@ impl Chain {
             kernel: self.name.clone(),
             reason: e.reason,
         })?;
-        if v.variant.region != crate::dsl::variant::Region::Whole {
+        // A box of sites (a decomposed lattice's interior or exterior): the launcher
+        // runs whole blocks of a box whose map pairs sites (an even extent along x or
+        // y), so every thread of a block has a site and reaches every barrier.
+        if v.variant.region == crate::dsl::variant::Region::SubBox && self.hop_position().is_none()
+        {
             return Err(unsupported(
                 "region",
-                "a fused chain's barriers need every thread of a block: whole parity only".into(),
+                "a box of sites is for chains with a hop (the s-local chains cover the parity)"
+                    .into(),
             ));
         }
         if v.ls < 2 {

@@ -166,6 +166,9 @@ pub struct RankDistribution {
     /// Wilson-type hops exchange spin-projected faces (half spinors: half the bytes,
     /// bit-identical; [`qdsl_core::dsl::halo_spin`]).
     pub projected_faces: bool,
+    /// The Möbius M̂ runs QUDA's fused `fused5d!` chains over the interior and exterior
+    /// boxes where every box pairs its sites (else, or off: its blocks one by one).
+    pub fused_chains: bool,
 }
 
 impl fmt::Debug for RankDistribution {
@@ -175,6 +178,7 @@ impl fmt::Debug for RankDistribution {
             .field("overlap", &self.overlap)
             .field("fixed16_faces", &self.fixed16_faces)
             .field("projected_faces", &self.projected_faces)
+            .field("fused_chains", &self.fused_chains)
             .finish()
     }
 }
@@ -189,6 +193,7 @@ impl RankDistribution {
             overlap: true,
             fixed16_faces: false,
             projected_faces: true,
+            fused_chains: true,
         }
     }
 

@@ -1011,6 +1011,29 @@ fn distributed_mobius_equals_the_single_gpu_operator_and_solves_alike() {
             let mut part = scatter(&gauge, &ext, rank).unwrap();
             crate::distributed::fill_link_halos(&shared, &mut part, &ext).unwrap();
             let dist = super::RankDistribution::new(ext, transport);
+            // Every box of these grids pairs its sites except, possibly, the 2⁴-local
+            // ones': there M̂ runs QUDA's fused chains over the boxes.
+            if grid != [2, 2, 2, 2] {
+                let formats = Variant {
+                    spinor: StorageFormat::F64,
+                    gauge: StorageFormat::F64,
+                    boundary,
+                    ..Variant::default()
+                };
+                let blocks = crate::operator::mobius::DistributedMobiusBlocks::new(
+                    crate::operator::device::DeviceRun::new(ctx.gpu(), ctx.tuner()),
+                    &dist,
+                    &part,
+                    params.clone(),
+                    Parity::Even,
+                    (&formats, boundary),
+                )
+                .unwrap();
+                assert!(
+                    crate::operator::even_odd::EvenOddBlocks::fuses_complement(&blocks),
+                    "grid {grid:?}: the fused chains over the boxes"
+                );
+            }
             let op = DeviceOperator::<Double>::mobius_distributed(
                 &ctx,
                 &dist,

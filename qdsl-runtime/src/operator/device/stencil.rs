@@ -511,12 +511,27 @@ impl DeviceStencil {
             site_box,
         } = args;
         let mut next_scale = link_scales.iter();
-        let cfg = choice.launch;
+        let mut cfg = choice.launch;
         let ls = self.check(lattice, out, inputs, long, xpay)?;
         let build = self.build(gpu, choice.compile)?;
+        if let (Some(_), Some(b)) = (self.slices, site_box) {
+            // A fused chain over a box: its barriers need whole blocks in which every
+            // thread has a site, so the box's map must pair sites and block.x divide
+            // the box's sites of the parity (the largest divisor of the chosen one).
+            if b.pairing().is_none() {
+                return Err(self.field_error(
+                    "site box",
+                    (
+                        "a box with an even extent along x or y (every thread a site)".into(),
+                        format!("{b:?}"),
+                    ),
+                ));
+            }
+            cfg.block[0] = gcd(cfg.block[0].max(1) as usize, b.threads().max(1)) as u32;
+        }
         let block = self.interface.geometry.block(cfg.block);
         if let Some(kernel_ls) = self.slices {
-            let n = output_sites(&self.variant, lattice);
+            let n = site_box.map_or_else(|| output_sites(&self.variant, lattice), |b| b.threads());
             if ls as usize != kernel_ls
                 || block[1] as usize != kernel_ls
                 || !n.is_multiple_of(block[0] as usize)
@@ -862,6 +877,15 @@ impl Tunable for StencilTuning<'_, '_> {
                 })
         })
         .map_err(OperatorError::from)
+    }
+}
+
+/// The greatest common divisor of `a` and `b`.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 

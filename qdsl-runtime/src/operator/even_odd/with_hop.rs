@@ -7,7 +7,8 @@
 //! D_rr, D_rr⁻¹ (and its xpay form), h, the fields, the sites and the flop counts are
 //! `local`'s; D_rs = h K_rs with K_rs the [`HopOf`]'s. A fused complement of `local`
 //! would launch `local`'s own hops, so [`WithHop`] never fuses it: [`super::Schur`]
-//! composes M̂ from the blocks one by one.
+//! composes M̂ from the blocks one by one, unless the hop fuses M̂ in launches of its
+//! own ([`HopOf::fuses_complement`]).
 
 use super::{BlockFlops, Diagonal, EvenOddBlocks, Xpay};
 use qdsl_core::lattice::Parity;
@@ -28,6 +29,27 @@ pub trait HopOf<B: EvenOddBlocks> {
         dagger: bool,
         xpay: Option<Xpay<'_, B::Field>>,
     ) -> Result<(), B::Error>;
+
+    /// Whether this hop applies the whole M̂ (and M̂†) of `local` in fused launches of
+    /// its own ([`Self::apply_complement_fused`]); by default not: [`super::Schur`]
+    /// composes M̂ from the blocks.
+    fn fuses_complement(&self, _local: &B) -> bool {
+        false
+    }
+
+    /// out = M̂ ψ (dagger: M̂† ψ) in this hop's fused launches, with spare fields on q
+    /// and p; called only where [`Self::fuses_complement`].
+    fn apply_complement_fused(
+        &self,
+        _local: &B,
+        _cx: B::Context<'_>,
+        _out: &mut B::Field,
+        _psi: &B::Field,
+        _spare: (&mut B::Field, &mut B::Field),
+        _dagger: bool,
+    ) -> Result<(), B::Error> {
+        Err(super::SchurError::MissingBlock("a fused complement").into())
+    }
 }
 
 /// The blocks `local` with the hop `hop` (module docs).
@@ -127,9 +149,22 @@ impl<B: EvenOddBlocks, H: HopOf<B>> EvenOddBlocks for WithHop<B, H> {
             .apply_diagonal_inverse_xpay(cx, r, out, psi, dagger, xpay)
     }
 
-    /// Never: `local`'s fused complement would launch its own hops (module docs).
+    /// Never `local`'s own fused complement (it would launch its own hops, module
+    /// docs); the hop's, where it has one ([`HopOf::fuses_complement`]).
     fn fuses_complement(&self) -> bool {
-        false
+        self.hop.fuses_complement(&self.local)
+    }
+
+    fn apply_complement_fused(
+        &self,
+        cx: Self::Context<'_>,
+        out: &mut Self::Field,
+        psi: &Self::Field,
+        spare: (&mut Self::Field, &mut Self::Field),
+        dagger: bool,
+    ) -> Result<(), Self::Error> {
+        self.hop
+            .apply_complement_fused(&self.local, cx, out, psi, spare, dagger)
     }
 
     fn sites(&self) -> usize {

@@ -33,6 +33,7 @@
 use super::blocks::mobius_block_flops;
 use super::{ChiralSOperator, DeviceChainMatrices, MobiusParams};
 use crate::device::{DeviceField, Gpu};
+use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::device::{
     device_spinor, DeviceRun, DeviceStencil, OperatorError, StencilArgs,
 };
@@ -44,7 +45,7 @@ use qdsl_core::dsl::variant::OutputSites;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::GaugeField;
 use qdsl_core::format::LinkFormat;
-use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_core::lattice::{Lattice, Parity, SiteBox};
 use qdsl_kernels::domain_wall::*;
 use std::collections::HashMap;
 use std::fmt;
@@ -250,9 +251,15 @@ pub struct DeviceMobiusBlocks {
     /// cores).
     m5inv: M5invMode,
     flops: BlockFlops,
-    /// The chains built so far, by (chain, output parity, xpay).
-    built: Mutex<HashMap<(Kernel, Parity, bool), Arc<DeviceStencil>>>,
+    /// On one rank of a decomposed lattice: the formats of the chains launched over
+    /// boxes of sites (the sub-box region, the rank's kernel boundary).
+    box_formats: Option<Variant>,
+    /// The chains built so far, by (chain, output parity, xpay, over boxes).
+    built: Mutex<HashMap<ChainKey, Arc<DeviceStencil>>>,
 }
+
+/// A built chain's key: the chain, its output parity, xpay, launched over boxes.
+type ChainKey = (Kernel, Parity, bool, bool);
 
 impl fmt::Debug for DeviceMobiusBlocks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -318,8 +325,12 @@ impl DeviceMobiusBlocks {
             (Kernel::M5invDagMphiDagDslash4Dag, q, false),
             (Kernel::MphiDagDslash4DagXpayM5Dag, parity, true),
         ];
-        let kernels: Vec<_> = first.iter().chain(&rest).copied().collect();
-        blocks.build_kernels(gpu, &kernels)?;
+        let kernels: Vec<ChainKey> = first
+            .iter()
+            .chain(&rest)
+            .map(|&(k, r, xpay)| (k, r, xpay, false))
+            .collect();
+        blocks.build_chain_keys(gpu, &kernels)?;
         Ok(blocks)
     }
 
@@ -329,33 +340,29 @@ impl DeviceMobiusBlocks {
     /// q, M_φ on both parities, M_φ† on q and with xpay on p.
     pub(crate) fn build_local_chains(&self, gpu: &Gpu) -> Result<(), OperatorError> {
         let (p, q) = (self.parity, self.parity.opposite());
-        self.build_kernels(
+        self.build_chain_keys(
             gpu,
             &[
-                (Kernel::M5(false), p, false),
-                (Kernel::M5(true), p, false),
-                (Kernel::M5Inverse(false), q, false),
-                (Kernel::M5Inverse(true), q, false),
-                (Kernel::Dslash4pre, p, false),
-                (Kernel::Dslash4pre, q, false),
-                (Kernel::MphiDagger, q, false),
-                (Kernel::MphiDagger, p, true),
+                (Kernel::M5(false), p, false, false),
+                (Kernel::M5(true), p, false, false),
+                (Kernel::M5Inverse(false), q, false, false),
+                (Kernel::M5Inverse(true), q, false, false),
+                (Kernel::Dslash4pre, p, false, false),
+                (Kernel::Dslash4pre, q, false, false),
+                (Kernel::MphiDagger, q, false, false),
+                (Kernel::MphiDagger, p, true, false),
             ],
         )
     }
 
-    /// Builds every chain of `kernels` (kernel, output parity, xpay) not built yet, one
-    /// thread each (NVRTC compiles in parallel; [`Self::kernel`] holds no lock while it
-    /// compiles). Returns the first error.
-    fn build_kernels(
-        &self,
-        gpu: &Gpu,
-        kernels: &[(Kernel, Parity, bool)],
-    ) -> Result<(), OperatorError> {
+    /// Builds every chain of `keys` not built yet, one thread each (NVRTC compiles in
+    /// parallel; [`Self::kernel`] holds no lock while it compiles). Returns the first
+    /// error.
+    fn build_chain_keys(&self, gpu: &Gpu, keys: &[ChainKey]) -> Result<(), OperatorError> {
         std::thread::scope(|scope| {
-            let threads: Vec<_> = kernels
+            let threads: Vec<_> = keys
                 .iter()
-                .map(|&(k, r, xpay)| scope.spawn(move || self.kernel(gpu, k, r, xpay)))
+                .map(|&key| scope.spawn(move || self.kernel(gpu, key)))
                 .collect();
             threads.into_iter().try_for_each(|t| {
                 t.join()
@@ -387,6 +394,7 @@ impl DeviceMobiusBlocks {
             formats: *formats,
             plan,
             m5inv: M5invMode::Sweep,
+            box_formats: None,
             built: Mutex::new(HashMap::new()),
         })
     }
@@ -430,15 +438,24 @@ impl DeviceMobiusBlocks {
         self.params.ls() * self.lattice.half_volume()
     }
 
-    /// The chain `k` writing parity `r` (with xpay or not), built on first use.
+    /// The chain `k` writing parity `r` (with xpay or not), over boxes of sites or the
+    /// whole parity, built on first use.
     fn kernel(
         &self,
         gpu: &Gpu,
-        k: Kernel,
-        r: Parity,
-        xpay: bool,
+        (k, r, xpay, boxed): ChainKey,
     ) -> Result<Arc<DeviceStencil>, OperatorError> {
-        let key = (k, r, xpay);
+        let key = (k, r, xpay, boxed);
+        let formats = match (boxed, self.box_formats) {
+            (false, _) => self.formats,
+            (true, Some(f)) => f,
+            (true, None) => {
+                return Err(OperatorError::Device(crate::device::DeviceError::Shape(
+                    "a Möbius chain over boxes of sites needs the blocks of a decomposed lattice"
+                        .into(),
+                )))
+            }
+        };
         if let Some(s) = self
             .built
             .lock()
@@ -459,7 +476,7 @@ impl DeviceMobiusBlocks {
                 sites: OutputSites::Parity(r),
                 xpay,
                 dagger: false,
-                ..self.formats
+                ..formats
             },
             ls: self.params.ls(),
             m5inv,
@@ -482,7 +499,21 @@ impl DeviceMobiusBlocks {
         psi: &DeviceField,
         xpay: Option<Xpay<'_, DeviceField>>,
     ) -> Result<(), OperatorError> {
-        let kernel = self.kernel(cx.gpu, k, r, xpay.is_some())?;
+        let kernel = self.kernel(cx.gpu, (k, r, xpay.is_some(), false))?;
+        self.launch(cx, (k, &kernel), out, psi, xpay, None)
+    }
+
+    /// Queues `kernel` (the chain `k`) on ψ into out, with xpay, over `site_box` or the
+    /// whole parity (tuned launch).
+    fn launch(
+        &self,
+        cx: DeviceRun<'_>,
+        (k, kernel): (Kernel, &DeviceStencil),
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        xpay: Option<Xpay<'_, DeviceField>>,
+        site_box: Option<SiteBox>,
+    ) -> Result<(), OperatorError> {
         let hops = (k.entry().chain)().hop_position().is_some();
         let inputs: Vec<&DeviceField> = match hops {
             true => vec![psi, &self.gauge],
@@ -494,14 +525,78 @@ impl DeviceMobiusBlocks {
             b: x.b,
         });
         let matrices = self.matrices.bindings();
-        kernel.run(
-            cx.gpu,
-            cx.tuner,
-            &self.lattice,
-            StencilArgs::new(out, &inputs)
-                .xpay(dx.as_ref())
-                .matrices(&matrices),
-        )
+        let mut args = StencilArgs::new(out, &inputs)
+            .xpay(dx.as_ref())
+            .matrices(&matrices);
+        if let Some(b) = site_box {
+            args = args.site_box(b);
+        }
+        kernel.run(cx.gpu, cx.tuner, &self.lattice, args)
+    }
+
+    /// The blocks of one rank of a decomposed lattice, whose chains with a hop run over
+    /// boxes of sites in `box_formats` ([`Self::apply_complement_distributed`]).
+    pub(crate) fn with_box_formats(self, box_formats: Variant) -> Self {
+        Self {
+            box_formats: Some(box_formats),
+            ..self
+        }
+    }
+
+    /// Builds, in parallel, the chains [`Self::apply_complement_distributed`] launches:
+    /// M_φ on p and, over boxes, QUDA's two hop chains of M̂ and the two of M̂†.
+    pub(crate) fn build_distributed_chains(&self, gpu: &Gpu) -> Result<(), OperatorError> {
+        let keys: Vec<ChainKey> = [false, true]
+            .into_iter()
+            .flat_map(|dagger| complement_launches(ComplementPlan::Quda, dagger))
+            .map(|l| {
+                let boxed = (l.kernel.entry().chain)().hop_position().is_some();
+                (l.kernel, self.launch_parity(&l), l.xpay, boxed)
+            })
+            .collect();
+        self.build_chain_keys(gpu, &keys)
+    }
+
+    /// The output parity of a complement launch.
+    fn launch_parity(&self, l: &Launch) -> Parity {
+        if l.to_p {
+            self.parity
+        } else {
+            self.parity.opposite()
+        }
+    }
+
+    /// M̂ ψ (dagger: M̂† ψ) on one rank of a decomposed lattice in QUDA's fused chains:
+    /// the s-local M_φ over the rank's whole extended lattice; each chain with a hop
+    /// through `distribution` — its input's faces exchanged while the chain runs over
+    /// the interior box, then over the exterior slabs (a chain computes whole sites:
+    /// the hop, then its s-local pieces on the block's slices) — with the spare fields
+    /// `t_q`, `t_p`.
+    pub(crate) fn apply_complement_distributed(
+        &self,
+        cx: DeviceRun<'_>,
+        distribution: &DeviceHopDistribution,
+        (out, psi): (&mut DeviceField, &DeviceField),
+        (t_q, t_p): (&mut DeviceField, &mut DeviceField),
+        dagger: bool,
+    ) -> Result<(), OperatorError> {
+        let launches = complement_launches(ComplementPlan::Quda, dagger);
+        run_launches(&launches, psi, out, t_p, t_q, |l, src, dst, x| {
+            let r = self.launch_parity(l);
+            let chain = (l.kernel.entry().chain)();
+            let xpay = |x| Xpay {
+                a: 1.0,
+                x,
+                b: COMPLEMENT_XPAY_B,
+            };
+            if chain.hop_position().is_none() {
+                return self.run(cx, l.kernel, r, dst, src, x.map(xpay));
+            }
+            let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
+            distribution.apply(cx, r, src, chain.hop_dagger(), |b, halo| {
+                self.launch(cx, (l.kernel, &kernel), dst, halo, x.map(xpay), Some(*b))
+            })
+        })
     }
 }
 

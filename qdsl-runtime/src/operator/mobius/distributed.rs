@@ -1,6 +1,20 @@
 //! [`DistributedMobiusBlocks`]: the even-odd blocks of the Möbius operator on one rank
 //! of a lattice decomposed in 4D, the 5D fields (Ls slices per 4D site) on the rank's
-//! extended lattice:
+//! extended lattice.
+//!
+//! **M̂ and M̂† (the iteration's operator): QUDA's fused chains over boxes.** Where every
+//! interior and exterior box pairs its sites (an even extent along x or y: whole blocks,
+//! every thread a site), M̂ runs the three kernels of one GPU's plan: M_φ over the
+//! whole extended lattice (s-local), then each chain with a hop — `Dslash4·M5inv·M5pre`
+//! and `Dslash4·xpay·M5mob` (M̂†: their two adjoint chains) — through the hop's
+//! distribution: its input's faces (Ls slices, spin-projected) exchanged while the
+//! chain runs over the interior box, then over each exterior slab once its faces are
+//! in. A chain computes whole sites (the hop, then its s-local pieces on the block's
+//! slices), so a box launch is the whole-parity kernel restricted to the box
+//! ([`DeviceMobiusBlocks::apply_complement_distributed`]).
+//!
+//! **The blocks one by one** (the source preparation, the reconstruction; M̂ where a
+//! box does not pair its sites, or with [`RankDistribution::fused_chains`] off):
 //!
 //! | block | how |
 //! |---|---|
@@ -8,16 +22,14 @@
 //! | K'_rs ψ = M_φ† (H†)_rs ψ | t = H† ψ distributed, then M_φ† (`mobius_mphi_dagger`), xpay there |
 //! | D_rr = M5, D_rr⁻¹ = M5⁻¹ and adjoints | the s-local chains of [`DeviceMobiusBlocks`] |
 //!
-//! The fused single-GPU chains (H fused with M_φ, M5⁻¹ on the accumulator) cannot be
-//! launched over sub-boxes; here the hop is its own kernel and the s-local pieces need
-//! no communication, so M̂ = M5 − ¼ H M_φ M5⁻¹ H M_φ is the generic [`Schur`] complement
-//! of these blocks — the operator of one GPU's [`super::DeviceEvenOddMobius`], with
-//! another order of the floating-point operations (equal within rounding).
+//! so that M̂ = M5 − ¼ H M_φ M5⁻¹ H M_φ is the generic [`Schur`] complement of these
+//! blocks — the operator of one GPU's [`super::DeviceEvenOddMobius`], with another order
+//! of the floating-point operations (equal within rounding).
 
 use super::device::DeviceMobiusBlocks;
 use super::{ComplementPlan, MobiusParams};
 use crate::device::DeviceField;
-use crate::distributed::device::RankDistribution;
+use crate::distributed::device::{DeviceHopDistribution, RankDistribution};
 use crate::operator::device::{DeviceHopBlocks, DeviceRun, OperatorError};
 use crate::operator::even_odd::{EvenOddBlocks, HopOf, Schur, WithHop, Xpay};
 use crate::operator::HopAdjoint;
@@ -27,7 +39,7 @@ use qdsl_core::field::GaugeField;
 use qdsl_core::format::LinkFormat;
 use qdsl_core::lattice::Parity;
 use qdsl_kernels::WilsonHop;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The Möbius blocks of one rank (module docs): the device blocks of one GPU with the
 /// distributed hop ([`WithHop`]).
@@ -39,6 +51,8 @@ pub type DistributedMobiusBlocks = WithHop<DeviceMobiusBlocks, DistributedMobius
 pub struct DistributedMobiusHop {
     /// The distributed 4D hop on Ls slices.
     hop: DeviceHopBlocks,
+    /// Where M̂ runs as fused chains over the boxes: the hop's distribution.
+    fused: Option<Arc<DeviceHopDistribution>>,
     /// The intermediate field of a hop block, by the parity it holds [even, odd].
     scratch: Mutex<[Option<DeviceField>; 2]>,
 }
@@ -57,15 +71,6 @@ impl DistributedMobiusBlocks {
     ) -> Result<Self, OperatorError> {
         rank.expect_extended("links", gauge.lattice())?;
         let ls = params.ls();
-        let local = DeviceMobiusBlocks::unbuilt(
-            cx.gpu,
-            gauge,
-            params,
-            parity,
-            formats,
-            ComplementPlan::default(),
-        )?;
-        local.build_local_chains(cx.gpu)?;
         let boxed = rank.variant(
             Variant {
                 boundary,
@@ -73,10 +78,29 @@ impl DistributedMobiusBlocks {
             },
             boundary,
         );
+        let local = DeviceMobiusBlocks::unbuilt(
+            cx.gpu,
+            gauge,
+            params,
+            parity,
+            formats,
+            ComplementPlan::default(),
+        )?
+        .with_box_formats(boxed);
         let link = LinkFormat::new(boxed.gauge.link_storage(), boxed.recon.compression());
         let links = vec![DeviceField::from_gauge(cx.gpu, gauge, link)?];
         let distribution =
             rank.hop_distribution::<WilsonHop>(cx.gpu, (24, ls), boxed.spinor, boundary)?;
+        let boxes = distribution.hop().boxes();
+        let fused = rank.fused_chains
+            && std::iter::once(&boxes.interior)
+                .chain(boxes.exterior.iter().flat_map(|(_, slabs)| slabs))
+                .all(|b| b.is_empty() || b.pairing().is_some());
+        if fused {
+            local.build_distributed_chains(cx.gpu)?;
+        } else {
+            local.build_local_chains(cx.gpu)?;
+        }
         let hop = DeviceHopBlocks::of::<WilsonHop>(
             cx.gpu,
             links,
@@ -88,9 +112,10 @@ impl DistributedMobiusBlocks {
             HopAdjoint::DaggerKnob,
         )?
         .with_sources(ls)
-        .with_distribution(distribution);
+        .with_distribution(Arc::clone(&distribution));
         let hop = DistributedMobiusHop {
             hop,
+            fused: fused.then_some(distribution),
             scratch: Mutex::new([None, None]),
         };
         Ok(WithHop::wrap(local, hop))
@@ -116,6 +141,31 @@ impl DistributedMobiusHop {
 }
 
 impl HopOf<DeviceMobiusBlocks> for DistributedMobiusHop {
+    fn fuses_complement(&self, _local: &DeviceMobiusBlocks) -> bool {
+        self.fused.is_some()
+    }
+
+    /// M̂ ψ in QUDA's fused chains, each hop chain over the interior box during the
+    /// exchange of its input's faces, then over the exterior slabs
+    /// ([`DeviceMobiusBlocks::apply_complement_distributed`]).
+    fn apply_complement_fused(
+        &self,
+        local: &DeviceMobiusBlocks,
+        cx: DeviceRun<'_>,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        spare: (&mut DeviceField, &mut DeviceField),
+        dagger: bool,
+    ) -> Result<(), OperatorError> {
+        let Some(distribution) = &self.fused else {
+            return Err(crate::operator::even_odd::SchurError::MissingBlock(
+                "a fused complement (the boxes do not pair their sites)",
+            )
+            .into());
+        };
+        local.apply_complement_distributed(cx, distribution, (out, psi), spare, dagger)
+    }
+
     /// K_rs ψ = H_rs (M_φ ψ); dagger: M_φ† ((H†)_rs ψ); xpay on the last step.
     fn hop(
         &self,

@@ -375,15 +375,18 @@ fn prologue(s: &mut Src, p: &Prologue) {
 
 /// The index prologue of a [`Region::SubBox`] kernel (one output parity): thread → site
 /// of the box `[box_lo, box_lo + box_n)` by [`crate::lattice::SiteBox`]'s map (threads
-/// without a site of the output parity return), then `i` = the site's index within
-/// its parity and `io` = s5 · half + i, so that the terms and the epilogue read as in
-/// the whole-parity kernel.
+/// without a site of the output parity return; with [`Bounds::WholeBlocks`], a fused
+/// chain's barriers, the launcher guarantees there are none), then `i` = the site's
+/// index within its parity and `io` = s5 · half + i, so that the terms and the epilogue
+/// read as in the whole-parity kernel.
 fn box_prologue(s: &mut Src, p: &Prologue) {
     s.line(
         1,
         "const int thread = blockIdx.x * blockDim.x + threadIdx.x;",
     );
-    s.line(1, "if (thread >= n_out) return;");
+    if p.bounds == Bounds::Return {
+        s.line(1, "if (thread >= n_out) return;");
+    }
     fifth_index(s, p.fifth);
     s.line(1, "const int L[4] = {L0, L1, L2, L3};");
     s.line(1, "const int half = (L0 * L1 * L2 * L3) >> 1;");
@@ -392,10 +395,18 @@ fn box_prologue(s: &mut Src, p: &Prologue) {
     s.line(1, "{");
     s.line(2, "const int lo[4] = {box_lo0, box_lo1, box_lo2, box_lo3};");
     s.line(2, "const int n[4] = {box_n0, box_n1, box_n2, box_n3};");
-    s.line(
-        2,
-        "if (!box_site(thread, parity, lo, n, x)) return; // idle: no site of this parity",
-    );
+    match p.bounds {
+        Bounds::Return => s.line(
+            2,
+            "if (!box_site(thread, parity, lo, n, x)) return; // idle: no site of this parity",
+        ),
+        // Barriers follow: the launcher runs whole blocks of a box whose map pairs
+        // sites, so every thread has a site (box_site is true).
+        Bounds::WholeBlocks => s.line(
+            2,
+            "box_site(thread, parity, lo, n, x); // whole blocks of a paired box: every thread has a site",
+        ),
+    }
     s.line(1, "}");
     s.line(
         1,
