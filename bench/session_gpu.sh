@@ -295,6 +295,87 @@ final_b)
   for f in "$OUT"/b*.log "$OUT"/plaq.log; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$f" | tail -30; done
   grep -hE "compared|FAIL|fail" "$OUT"/checks*.log | tail -8
   ;;
+x4_a)
+  # A 4-GPU machine, first call: how the GPUs are linked (peer access, copy times, NCCL's
+  # path); issue 18's GPU checks on the final build, one GPU each (the smearing,
+  # generation and RHMC tests, the full `qdsl check`, memcheck, the link rows); then the
+  # several-GPU tests on all four, decomposed Möbius solves on 4 GPUs, and the asqtad CG at
+  # 48³×96 (lat.sample.l8 tiled 6,6,6,12) on one GPU and on 4.
+  nvidia-smi topo -m >"$OUT/topo.txt" 2>&1; cat "$OUT/topo.txt"
+  r p2p 60 python3 bench/harness/p2p_probe.py; cat "$OUT/p2p.log"
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P r nccl_debug 40 "$RT" --include-ignored --test-threads 1 multi_gpu_nccl_ring
+  grep -hE " via |NCCL version|P2P|SHM" "$OUT/nccl_debug.log" | sort | uniq -c | head -12
+  ( CUDA_VISIBLE_DEVICES=0 r rt_smear 240 "$RT" --ignored --test-threads 8 smear:: generate:: rhmc::
+    CUDA_VISIBLE_DEVICES=0 r memcheck 40 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel mobius_eo --lattice 4,4,4,4
+    printf '%s\n' "${S[@]}" >"$OUT/g0.status" ) &
+  ( CUDA_VISIBLE_DEVICES=1 r check 290 "$Q" check; printf '%s\n' "${S[@]}" >"$OUT/g1.status" ) &
+  ( CUDA_VISIBLE_DEVICES=2 r blinks 150 "$Q" bench --sizes 32 --case "_links" --reps 5 --warmup 1 --json "$OUT/links.json"; printf '%s\n' "${S[@]}" >"$OUT/g2.status" ) &
+  CUDA_VISIBLE_DEVICES=3 r ql_smear 200 "$QL" --ignored --test-threads 4 smear pullback force
+  wait; for g in 0 1 2; do S+=("$(cat "$OUT/g$g.status")"); rm -f "$OUT/g$g.status"; done
+  r grid_tests 100 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  r ql_grid 60 "$QL" --ignored --test-threads 1 multi_gpu_
+  M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10"
+  for g in 1,1,2,2 1,1,1,4; do r mobius_g$g 30 "$Q" $M --grid $g; done
+  A="--backend cuda solve tests/data/milc/lat.sample.l8 --tile 6,6,6,12 --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10"
+  r cg48_one 60 "$Q" $A
+  r cg48_g1,1,2,2 60 "$Q" $A --grid 1,1,2,2
+  r cg48_g1,1,1,4 60 "$Q" $A --grid 1,1,1,4
+  grep -hE "^test result|FAILED|panicked" "$OUT"/rt_smear.log "$OUT"/ql_smear.log "$OUT"/ql_grid.log | head -12
+  grep -hE "compared|FAIL" "$OUT/check.log" | tail -6
+  grep -vE "^qdsl bench:|^$" "$OUT/blinks.log" | tail -24
+  for f in "$OUT"/mobius_g*.log "$OUT"/cg48_*.log; do echo "== $f"; grep -vE "^\s*$" "$f" | tail -12; done
+  ;;
+x4_b)
+  # Right after x4_a on the same machine: 1 → 2 → 4 GPU scaling (t cut, z·t cut; strong at
+  # 32⁴ and 48³×96, weak at 32⁴ per GPU) of the hops and M̂s, the distributed Möbius M̂,
+  # and the extended-volume smearing.
+  GRIDS="--grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2"
+  r scaling 200 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r scaling_48 90 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "f32" --json "$OUT/scaling_48.json"
+  r bmobius_grid 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling.json"
+  r gsmear 60 "$Q" bench $GRIDS --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  for f in scaling scaling_48 bmobius_grid gsmear; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -40; done
+  ;;
+x4_c)
+  # A 4-GPU machine, this session's last call: the RHMC statistics test that x4_a cut and
+  # the one-GPU Wilson CG (CGNR) at 48³×96 beside each other; then on all four GPUs the same CG
+  # on 1,1,1,4, the GPU timeline of the Wilson hop's overlapped application (32⁴, 1 → 2
+  # → 4 GPUs, strong and weak), the 48³×96 strong scaling, the distributed
+  # Wilson-clover M̂, and the extended-volume smearing on 2 and 4 GPUs.
+  A="--backend cuda solve tests/data/milc/lat.sample.l8 --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10"
+  ( CUDA_VISIBLE_DEVICES=0 r rt_rhmc 150 "$RT" --ignored --test-threads 1 exp_minus_delta_h; printf '%s\n' "${S[@]}" >"$OUT/g0.status" ) &
+  ( CUDA_VISIBLE_DEVICES=2 r rt_mobius 150 "$RT" --ignored --test-threads 8 mobius distributed_mobius; printf '%s\n' "${S[@]}" >"$OUT/g2.status" ) &
+  ( CUDA_VISIBLE_DEVICES=3 r ql_solve 150 "$QL" --ignored --test-threads 4 mobius solve; printf '%s\n' "${S[@]}" >"$OUT/g3.status" ) &
+  CUDA_VISIBLE_DEVICES=1 r cg48_one 90 "$Q" $A
+  wait; for g in 0 2 3; do S+=("$(cat "$OUT/g$g.status")"); rm -f "$OUT/g$g.status"; done
+  r cg48_g1,1,1,4 80 "$Q" $A --grid 1,1,1,4
+  M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10"
+  r mobius_g1,1,1,4 30 "$Q" $M --grid 1,1,1,4
+  r mobius_one 20 "$Q" $M
+  GRIDS="--grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2"
+  r timeline 50 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "wilson_hop f32 half-faces" --json "$OUT/timeline.json"
+  r clover_grid 70 "$Q" bench $GRIDS --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_scaling.json"
+  r scaling_48 100 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "wilson_hop f32 half-faces" --json "$OUT/scaling_48.json"
+  r gsmear 75 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT/rt_rhmc.log" "$OUT/rt_mobius.log" "$OUT/ql_solve.log" | head -12
+  for f in "$OUT"/cg48_*.log "$OUT"/mobius_*.log; do echo "== $f"; grep -vE "^\s*$" "$f" | tail -9; done
+  for f in timeline clover_grid scaling_48 gsmear; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -24; done
+  ;;
+x4_d)
+  # After x4_c found the distributed clover M̂'s site-local kernels launched as sub-box
+  # kernels without a box: the fix's GPU test (against one GPU, plain and twisted), the
+  # decomposed Möbius solves' test on all GPUs, decomposed clover solves on 2 and 4 GPUs
+  # against one, and the distributed clover M̂'s scaling.
+  r rt_clover 100 "$RT" --ignored --test-threads 2 distributed_clover distributed_wilson_cg
+  r ql_grid 45 "$QL" --ignored --test-threads 1 multi_gpu_
+  C="--backend cuda solve tests/data/milc/lat.sample.l8 --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f32 --tol 1e-10"
+  r clover_one 30 "$Q" $C
+  for g in 1,1,1,2 1,1,2,2; do r clover_g$g 30 "$Q" $C --grid $g; done
+  r clover_grid 80 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_scaling.json"
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT/rt_clover.log" "$OUT/ql_grid.log" | head -12
+  for f in "$OUT"/clover_*.log; do echo "== $f"; grep -E "ranks|result|iterations|residual|solve " "$f"; done
+  grep -vE "^qdsl bench:|^$" "$OUT/clover_grid.log" | tail -12
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

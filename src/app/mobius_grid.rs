@@ -267,33 +267,20 @@ impl RankSolve<'_> {
     /// once for all ranks (the JIT's per-artifact lock), so the solve's time is the
     /// iteration's.
     fn set_up<P: DevicePrecision>(&self, with_low: bool) -> Result<RankOperators<P>, String> {
-        let l = self.b.layout();
-        let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
-        let layouts = [
-            DeviceVector::<Double>::layout_of(reals, sites).map_err(|e| e.to_string())?,
-            DeviceVector::<P>::layout_of(reals, sites).map_err(|e| e.to_string())?,
-        ];
-        std::thread::scope(|scope| {
-            let vectors = scope.spawn(|| self.ctx.preload_vector_kernels(&layouts));
-            let low = with_low.then(|| scope.spawn(|| self.operator::<P>()));
-            let high = self.operator::<Double>();
-            let joined = |what: &str| format!("the set-up thread building {what} panicked");
-            let low = match low {
-                Some(t) => Some(
-                    t.join()
-                        .map_err(|_| joined("the iteration operator"))?
-                        .map_err(|e| e.to_string())?,
-                ),
-                None => None,
-            };
-            vectors
-                .join()
-                .map_err(|_| joined("the vector kernels"))?
-                .map_err(|e| e.to_string())?;
-            let high = high.map_err(|e| e.to_string())?;
-            let b = DeviceVector::<Double>::upload(self.ctx, self.b).map_err(|e| e.to_string())?;
-            Ok((high, low, b))
-        })
+        let (high, low) = crate::app::solve::set_up::<P, _, _, _>(
+            self.ctx,
+            self.b.layout(),
+            |message| message,
+            || self.operator::<Double>().map_err(|e| e.to_string()),
+            || {
+                with_low
+                    .then(|| self.operator::<P>())
+                    .transpose()
+                    .map_err(|e| e.to_string())
+            },
+        )?;
+        let b = DeviceVector::<Double>::upload(self.ctx, self.b).map_err(|e| e.to_string())?;
+        Ok((high, low, b))
     }
 
     /// The rank's device M̂ on vectors of `P`.

@@ -16,7 +16,7 @@
 //! | [`report`] | cases, results, the table, the JSON document |
 //! | [`run`] | the GPU runs |
 //! | [`scaling`] | strong and weak scaling of the distributed device hops (`--grid`) |
-//! | [`grid_mobius`] | the distributed Möbius M̂ against one GPU (`--grid … --mobius`) |
+//! | [`grid_operator`] | a whole distributed operator (Möbius or Wilson-clover M̂) against one GPU (`--grid … --mobius`, `--clover`) |
 //! | [`grid_smear`] | extended-volume smearing over ranks (`--grid … --smear`) |
 //! | [`smear`](mod@smear) | the asqtad link-smearing case |
 //! | `generate` | the quenched Wilson heatbath sweep |
@@ -25,7 +25,7 @@ mod block_blas;
 pub mod coarse;
 pub mod cpu;
 mod generate;
-pub mod grid_mobius;
+pub mod grid_operator;
 pub mod grid_smear;
 pub mod metrics;
 mod mobius;

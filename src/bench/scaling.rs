@@ -21,6 +21,12 @@
 //! * `pack`, `exchange` (post, complete and unpacks), `interior`, `exterior`: the same
 //!   application with every phase synchronised ([`DeviceDistributedHop::set_timing`]),
 //!   mean per application, the slowest rank;
+//! * `GPU: packed`, `interior`, `delivered`, `done`: the overlapped per-direction
+//!   application's own schedule on the GPU (timing events, nothing synchronised; µs
+//!   after the GPU reached the first pack; [`DeviceDistributedHop::set_timeline`]):
+//!   when the packs, the interior, the last delivery (NCCL's stream) and the last
+//!   exterior were done — `overlap` minus `done` is the host's share (launches, NCCL
+//!   calls, waits); the median over the timed repetitions, the slowest rank;
 //! * GFLOP/s per GPU = flops per site × output sites per rank / time (overlap on);
 //!   efficiency = T₁ / (P · T_P) (strong) or T₁ / T_P (weak).
 
@@ -190,6 +196,9 @@ pub struct ScalingRow {
     pub serial_us: f64,
     /// The phases (synchronised), µs per application.
     pub phases_us: [f64; 4],
+    /// The GPU timeline of the overlapped application: packed, interior, delivered,
+    /// done (µs; module docs).
+    pub timeline_us: [f64; 4],
     /// Bytes each rank sends per application.
     pub face_bytes: usize,
     /// GFLOP/s per GPU (overlap on).
@@ -270,6 +279,7 @@ fn scaling_row(
         grouped_us: slowest(&|r| r.grouped_us),
         serial_us: slowest(&|r| r.serial_us),
         phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
+        timeline_us: std::array::from_fn(|k| slowest(&|r| r.timeline_us[k])),
         face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
         gflops_per_gpu: flops / overlap_us / 1e3,
         efficiency: efficiency(single_us, overlap_us, grid.size(), weak),
@@ -340,12 +350,16 @@ fn time_single(case: &ScalingCase, lattice: Lattice, opts: &ScalingOptions) -> R
     Ok(median(samples))
 }
 
+/// `n` applications of a hop, each's µs.
+type Repeat<'a> = dyn FnMut(&DeviceDistributedHop, usize) -> Result<Vec<f64>, String> + 'a;
+
 /// One rank's times.
 struct RankTimes {
     overlap_us: f64,
     grouped_us: f64,
     serial_us: f64,
     phases_us: [f64; 4],
+    timeline_us: [f64; 4],
     face_bytes: usize,
 }
 
@@ -450,18 +464,35 @@ fn rank_times(
         }
         Ok(samples)
     };
-    let mut timed = |hop: &DeviceDistributedHop| -> Result<f64, String> {
-        run(hop, opts.warmup)?;
-        Ok(median(run(hop, opts.reps)?))
+    // The median of the timed repetitions after the warm-up.
+    let (warmup, reps) = (opts.warmup, opts.reps);
+    let timed = |run: &mut Repeat<'_>, hop: &DeviceDistributedHop| -> Result<f64, String> {
+        run(hop, warmup)?;
+        Ok(median(run(hop, reps)?))
     };
     hop = hop.with_overlap(true);
-    let overlap_us = timed(&hop)?;
+    let overlap_us = timed(&mut run, &hop)?;
+    hop.set_timeline(true);
+    let mut schedule: [Vec<f64>; 4] = Default::default();
+    for k in 0..opts.warmup + opts.reps {
+        run(&hop, 1)?;
+        if let (Some(t), true) = (hop.timeline().map_err(|x| e(&x))?, k >= opts.warmup) {
+            for (samples, v) in schedule
+                .iter_mut()
+                .zip([t.packed, t.interior, t.delivered, t.done])
+            {
+                samples.push(v);
+            }
+        }
+    }
+    hop.set_timeline(false);
+    let timeline_us = schedule.map(|s| if s.is_empty() { 0.0 } else { median(s) });
     hop = hop.with_per_direction(false);
-    let grouped_us = timed(&hop)?;
+    let grouped_us = timed(&mut run, &hop)?;
     hop = hop.with_overlap(false);
-    let serial_us = timed(&hop)?;
+    let serial_us = timed(&mut run, &hop)?;
     hop.set_timing(true);
-    timed(&hop)?;
+    timed(&mut run, &hop)?;
     let t = hop.phase_times().unwrap_or_default();
     let n = (opts.warmup + opts.reps).max(1) as f64;
     let PhaseTimes {
@@ -475,6 +506,7 @@ fn rank_times(
         grouped_us,
         serial_us,
         phases_us: [pack, exchange, interior, exterior].map(|d| us(d) / n),
+        timeline_us,
         face_bytes,
     })
 }
@@ -485,7 +517,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "scaling of the distributed hops (µs per application, one parity; phases synchronised)\n",
     );
     s.push_str(&format!(
-        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
         "case",
         "kind",
         "via",
@@ -499,13 +531,17 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "exchange",
         "interior",
         "exterior",
+        "GPU: packed",
+        "interior",
+        "delivered",
+        "done",
         "face KiB",
         "GF/s/GPU",
         "eff."
     ));
     for r in rows {
         s.push_str(&format!(
-            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
             r.case,
             if r.weak { "weak" } else { "strong" },
             r.transport.name(),
@@ -519,6 +555,10 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
             r.phases_us[1],
             r.phases_us[2],
             r.phases_us[3],
+            r.timeline_us[0],
+            r.timeline_us[1],
+            r.timeline_us[2],
+            r.timeline_us[3],
             r.face_bytes as f64 / 1024.0,
             r.gflops_per_gpu,
             100.0 * r.efficiency
@@ -544,6 +584,10 @@ pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
             "exchange_us": r.phases_us[1],
             "interior_us": r.phases_us[2],
             "exterior_us": r.phases_us[3],
+            "gpu_packed_us": r.timeline_us[0],
+            "gpu_interior_us": r.timeline_us[1],
+            "gpu_delivered_us": r.timeline_us[2],
+            "gpu_done_us": r.timeline_us[3],
             "face_bytes": r.face_bytes,
             "gflops_per_gpu": r.gflops_per_gpu,
             "efficiency": r.efficiency,

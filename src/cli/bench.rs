@@ -3,6 +3,7 @@
 
 use super::CliError;
 use crate::bench::cpu::{cpu_json, render_cpu, run_cpu_bench};
+use crate::bench::grid_operator::GridOperator;
 use crate::bench::{default_cases, render, run_bench, to_json, BenchOptions};
 use clap::Args;
 use qdsl_runtime::backend::BackendChoice;
@@ -66,6 +67,10 @@ pub struct BenchArgs {
     /// domain-wall solve iterates with) distributed, against one GPU's fused M̂.
     #[arg(long, requires = "grid", conflicts_with = "smear")]
     pub mobius: bool,
+    /// With --grid: instead of the hops, the whole Wilson-clover M̂ (f32) distributed,
+    /// against one GPU's.
+    #[arg(long, requires = "grid", conflicts_with_all = ["smear", "mobius"])]
+    pub clover: bool,
 }
 
 /// Runs the bench on the GPU, or with `--backend cpu` the CPU cases
@@ -78,8 +83,12 @@ pub fn run(args: &BenchArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
     if !args.grid.is_empty() && args.smear {
         return run_grid_smear(args, &args.grid);
     }
-    if !args.grid.is_empty() && args.mobius {
-        return run_grid_mobius(args, &args.grid);
+    if !args.grid.is_empty() && (args.mobius || args.clover) {
+        let operator = match args.mobius {
+            true => GridOperator::Mobius,
+            false => GridOperator::Clover,
+        };
+        return run_grid_operator(args, &args.grid, operator);
     }
     if !args.grid.is_empty() {
         return run_scaling(args, &args.grid);
@@ -187,23 +196,27 @@ fn run_scaling(
     write_json(args, &scaling_json(&rows))
 }
 
-/// The distributed Möbius M̂ against one GPU over `grids` ([`crate::bench::grid_mobius`]):
-/// table on stdout, rows as JSON.
-fn run_grid_mobius(
+/// A whole distributed operator against one GPU over `grids`
+/// ([`crate::bench::grid_operator`]): table on stdout, rows as JSON.
+fn run_grid_operator(
     args: &BenchArgs,
     grids: &[qdsl_core::lattice::ProcessGrid],
+    operator: GridOperator,
 ) -> Result<(), CliError> {
-    use crate::bench::grid_mobius::{grid_mobius_json, render_grid_mobius, run_grid_mobius};
+    use crate::bench::grid_operator::{
+        grid_operator_json, render_grid_operator, run_grid_operator,
+    };
     let transports = grid_transports(args, grids)?;
-    let rows = run_grid_mobius(
+    let rows = run_grid_operator(
+        operator,
         &grid_lattices(args),
         grids,
         (&scaling_kinds(args), &transports),
         (args.warmup, args.reps),
         &mut |line| eprintln!("qdsl bench: {line}"),
     )?;
-    print!("{}", render_grid_mobius(&rows));
-    write_json(args, &grid_mobius_json(&rows))
+    print!("{}", render_grid_operator(&rows));
+    write_json(args, &grid_operator_json(&rows))
 }
 
 /// The extended-volume smearing bench over `grids` ([`crate::bench::grid_smear`]):

@@ -62,11 +62,12 @@ pub struct SolveArgs {
     /// A point source at the origin (spin 0, colour 0) instead of a random one.
     #[arg(long)]
     point_source: bool,
-    /// Replicate the configuration periodically this many times in every direction
-    /// before solving (a large lattice derived from a real one, e.g. 8⁴ × 4 → 32⁴; local
-    /// observables such as the plaquette are unchanged).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    tile: u32,
+    /// Replicate the configuration periodically before solving: N times in every
+    /// direction, or `NX,NY,NZ,NT` per direction (a large lattice derived from a real
+    /// one, e.g. 8⁴ × 4 → 32⁴, 8⁴ × 6,6,6,12 → 48³×96; local observables such as the
+    /// plaquette are unchanged).
+    #[arg(long, default_value = "1", value_parser = parse_tiling)]
+    tile: [usize; 4],
     /// Write the convergence history as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -257,17 +258,10 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         },
         boundary,
     };
-    let reps = args.tile as usize;
-    let gauge = file
-        .field
-        .tiled([reps; 4])
-        .map_err(|e| format!("cannot tile the configuration {reps} times: {e}"))?;
+    let gauge = tile_configuration(&file.field, args.tile)?;
     println!("{}", file.path.display());
-    if reps > 1 {
-        println!(
-            "tiled {reps}× in every direction: {:?}",
-            gauge.lattice().dims()
-        );
+    if args.tile != [1; 4] {
+        println!("tiled {:?}×: {:?}", args.tile, gauge.lattice().dims());
     }
     if let Some(sources) = args.sources {
         if args.full.source(args.seed).is_some() {
@@ -329,4 +323,49 @@ pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliErr
         .into());
     }
     Ok(())
+}
+
+/// `--tile`: one count for every direction (`4`) or one per direction (`6,6,6,12`), each
+/// 1..=64.
+pub(crate) fn parse_tiling(text: &str) -> Result<[usize; 4], String> {
+    let counts = if text.contains(',') {
+        super::check::parse_dims(text)?
+    } else {
+        let n = text
+            .trim()
+            .parse::<usize>()
+            .map_err(|e| format!("--tile {text:?}: {e} (expected N or NX,NY,NZ,NT)"))?;
+        [n; 4]
+    };
+    match counts.iter().find(|&&n| !(1..=64).contains(&n)) {
+        Some(n) => Err(format!("--tile {text:?}: {n} is outside 1..=64")),
+        None => Ok(counts),
+    }
+}
+
+/// The configuration replicated `tile` times per direction, or an error naming the counts.
+pub(crate) fn tile_configuration(
+    field: &qdsl_core::field::GaugeField<f64>,
+    tile: [usize; 4],
+) -> Result<qdsl_core::field::GaugeField<f64>, String> {
+    field
+        .tiled(tile)
+        .map_err(|e| format!("cannot tile the configuration {tile:?} times: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_tiling;
+
+    /// `--tile` takes one count or four, and names a bad one.
+    #[test]
+    fn tilings_are_parsed_and_bad_ones_named() {
+        assert_eq!(parse_tiling("4").unwrap(), [4; 4]);
+        assert_eq!(parse_tiling("6,6,6,12").unwrap(), [6, 6, 6, 12]);
+        let e = parse_tiling("6,0,6,12").unwrap_err();
+        assert!(e.contains("0 is outside 1..=64"), "{e}");
+        let e = parse_tiling("6,6,12").unwrap_err();
+        assert!(e.contains("found 3"), "{e}");
+        assert!(parse_tiling("x").unwrap_err().contains("NX,NY,NZ,NT"));
+    }
 }

@@ -4,7 +4,7 @@
 use super::system::HostSystem;
 use super::{solve_fields, SolveConfig, SolveError};
 use crate::app::precision::DeviceIteration;
-use qdsl_core::field::ColourSpinorField;
+use qdsl_core::field::{ColourSpinorField, SpinorLayout};
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
@@ -58,20 +58,25 @@ fn device_run<P: DevicePrecision>(
     Ok((result, x))
 }
 
-/// The set-up of a solve iterating in precision `P`: the f64 operator, built here, and
-/// what `low` builds (the iteration operator), at the same time as the vector kernels
-/// (BLAS, reductions, conversions) of f64 and `P` are compiled and loaded. Each of the
-/// three compiles its kernels in parallel threads, so that the first run waits for the
-/// slowest compilation once rather than once per stage.
-fn set_up<P: DevicePrecision, L: Send>(
+/// The set-up of a solve iterating in precision `P` on vectors of `layout`: what `high`
+/// builds (the f64 operator) here and what `low` builds (the iteration operator) in
+/// another thread, at the same time as the vector kernels (BLAS, reductions,
+/// conversions) of f64 and `P` are compiled and loaded. Each of the three compiles its
+/// kernels in parallel threads, so that the first run waits for the slowest compilation
+/// once rather than once per stage. `fail` makes an error of a message (a device error,
+/// a panicked thread). Used by the one-GPU solves and by each rank of a decomposed one.
+pub(crate) fn set_up<P: DevicePrecision, H, L: Send, E: Send>(
     ctx: &Arc<DeviceContext>,
-    system: &HostSystem,
-    b: &ColourSpinorField<f64>,
-    low: impl FnOnce() -> Result<L, SolveError> + Send,
-) -> Result<(DeviceOperator<Double>, L), SolveError> {
-    let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
-    let l = b.layout();
-    let (reals, sites) = (2 * l.site_len(), l.ls() * l.sites_per_slice());
+    layout: &SpinorLayout,
+    fail: impl Fn(String) -> E,
+    high: impl FnOnce() -> Result<H, E>,
+    low: impl FnOnce() -> Result<L, E> + Send,
+) -> Result<(H, L), E> {
+    let device = |e: qdsl_runtime::device::DeviceError| fail(e.to_string());
+    let (reals, sites) = (
+        2 * layout.site_len(),
+        layout.ls() * layout.sites_per_slice(),
+    );
     let layouts = [
         DeviceVector::<Double>::layout_of(reals, sites).map_err(device)?,
         DeviceVector::<P>::layout_of(reals, sites).map_err(device)?,
@@ -79,9 +84,8 @@ fn set_up<P: DevicePrecision, L: Send>(
     std::thread::scope(|scope| {
         let vectors = scope.spawn(|| ctx.preload_vector_kernels(&layouts));
         let low = scope.spawn(low);
-        let high = system.device_operator::<Double>(ctx);
-        let joined =
-            |what: &str| SolveError::Device(format!("the set-up thread building {what} panicked"));
+        let high = high();
+        let joined = |what: &str| fail(format!("the set-up thread building {what} panicked"));
         let low = low.join().map_err(|_| joined("the iteration operator"))?;
         vectors
             .join()
@@ -138,7 +142,13 @@ impl DeviceIteration for DeviceSolve<'_> {
             b,
             opts,
         } = self;
-        let (high, ()) = set_up::<Double, _>(ctx, system, b, || Ok(()))?;
+        let (high, ()) = set_up::<Double, _, _, _>(
+            ctx,
+            b.layout(),
+            SolveError::Device,
+            || system.device_operator::<Double>(ctx),
+            || Ok(()),
+        )?;
         device_run(ctx, &high, &high, config, b, opts)
     }
 
@@ -150,7 +160,13 @@ impl DeviceIteration for DeviceSolve<'_> {
             b,
             opts,
         } = self;
-        let (high, low) = set_up::<P, _>(ctx, system, b, || system.device_operator::<P>(ctx))?;
+        let (high, low) = set_up::<P, _, _, _>(
+            ctx,
+            b.layout(),
+            SolveError::Device,
+            || system.device_operator::<Double>(ctx),
+            || system.device_operator::<P>(ctx),
+        )?;
         device_run::<P>(ctx, &high, &low, config, b, opts)
     }
 }

@@ -133,12 +133,7 @@ pub(super) fn run(args: &SolveArgs) -> Result<(), CliError> {
     )
     .map_err(|e| format!("cannot read the gauge configuration: {e}"))?;
     read.print_notes();
-    let reps = args.tile as usize;
-    let gauge = read
-        .file
-        .field
-        .tiled([reps; 4])
-        .map_err(|e| format!("cannot tile the configuration {reps} times: {e}"))?;
+    let gauge = super::tile_configuration(&read.file.field, args.tile)?;
     let setup = SapGcrSetup {
         kappa,
         csw,

@@ -8,6 +8,7 @@ use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{face_tag, DistributedError};
 use crate::operator::device::OperatorError;
+use cudarc::driver::CudaEvent;
 use qdsl_core::dsl::halo_spin::{FaceProjection, HaloProjections};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::distributed::face_negated;
@@ -48,6 +49,34 @@ pub struct PhaseTimes {
     pub exterior: Duration,
 }
 
+/// GPU clocks of one overlapped application (per-direction exchange), µs after the
+/// GPU reached its first pack: when the packs were done, the interior was done, the
+/// last direction's faces were delivered (the exchange's stream), and the last
+/// exterior was done. Nothing is synchronised in between, so this is the application's
+/// real schedule; the host's own time (its launches and NCCL calls) is what the host's
+/// wall clock adds beyond `done`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timeline {
+    /// The packs done.
+    pub packed: f64,
+    /// The interior box done.
+    pub interior: f64,
+    /// The last direction's delivery (0 where the transport has none to time).
+    pub delivered: f64,
+    /// The last exterior slab done.
+    pub done: f64,
+}
+
+/// The timing events of the last application, read by [`DeviceDistributedHop::timeline`].
+#[derive(Debug)]
+struct Clocks {
+    start: CudaEvent,
+    packed: CudaEvent,
+    interior: CudaEvent,
+    delivered: Vec<CudaEvent>,
+    done: CudaEvent,
+}
+
 /// One rank's part of a hop K on the GPU, for a field of `ls` slices of one parity on
 /// the rank's extended lattice:
 ///
@@ -70,6 +99,8 @@ pub struct DeviceDistributedHop {
     /// Exchange direction by direction where the transport can (see [`Self::apply`]).
     per_direction: bool,
     timing: Option<Mutex<PhaseTimes>>,
+    /// The GPU timeline's events (`Some` while on; the last application's inside).
+    clocks: Option<Mutex<Option<Clocks>>>,
 }
 
 impl DeviceDistributedHop {
@@ -142,6 +173,7 @@ impl DeviceDistributedHop {
             overlap: true,
             per_direction: true,
             timing: None,
+            clocks: None,
         })
     }
 
@@ -169,6 +201,44 @@ impl DeviceDistributedHop {
     /// Measures the phases of every application (synchronising after each phase).
     pub fn set_timing(&mut self, on: bool) {
         self.timing = on.then(|| Mutex::new(PhaseTimes::default()));
+    }
+
+    /// Records the GPU timeline of every overlapped per-direction application (timing
+    /// events, no synchronisation); [`Self::timeline`] reads the last one.
+    pub fn set_timeline(&mut self, on: bool) {
+        self.clocks = on.then(|| Mutex::new(None));
+    }
+
+    /// The GPU timeline of the last application (waits for it), if the timeline is on
+    /// and an overlapped per-direction application ran since.
+    pub fn timeline(&self) -> Result<Option<Timeline>, DistributedError> {
+        let Some(clocks) = &self.clocks else {
+            return Ok(None);
+        };
+        let guard = clocks.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(c) = guard.as_ref() else {
+            return Ok(None);
+        };
+        let read = |what: &str, e: Result<f32, cudarc::driver::DriverError>| {
+            e.map(|ms| 1e3 * f64::from(ms))
+                .map_err(|e| DistributedError::Operator(format!("reading the {what} clock: {e}")))
+        };
+        c.done
+            .synchronize()
+            .map_err(|e| DistributedError::Operator(format!("waiting for the timeline: {e}")))?;
+        let mut delivered = 0.0_f64;
+        for d in &c.delivered {
+            d.synchronize().map_err(|e| {
+                DistributedError::Operator(format!("waiting for a delivery clock: {e}"))
+            })?;
+            delivered = delivered.max(read("delivery", c.start.elapsed_ms(d))?);
+        }
+        Ok(Some(Timeline {
+            packed: read("pack", c.start.elapsed_ms(&c.packed))?,
+            interior: read("interior", c.start.elapsed_ms(&c.interior))?,
+            delivered,
+            done: read("exterior", c.start.elapsed_ms(&c.done))?,
+        }))
     }
 
     /// The phase times accumulated since timing was switched on.
@@ -292,6 +362,21 @@ impl DeviceDistributedHop {
         launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
         let operation = "distributed device hop: halo exchange of one direction";
+        let clocked = self.clocks.is_some();
+        let clock = |what: &str| -> Result<Option<CudaEvent>, DistributedError> {
+            if !clocked {
+                return Ok(None);
+            }
+            let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+            step.gpu
+                .backend()
+                .stream()
+                .record_event(Some(flags))
+                .map(Some)
+                .map_err(|e| DistributedError::Operator(format!("clocking the {what}: {e}")))
+        };
+        transport.clock_deliveries(clocked);
+        let began = clock("start")?;
         // The faces are stored direction by direction (both sides of μ together).
         let mut directions = Vec::new();
         let mut start = 0;
@@ -305,7 +390,9 @@ impl DeviceDistributedHop {
             directions.push((mu, start..end));
             start = end;
         }
+        let packed = clock("packs")?;
         launch(&self.boxes.interior, psi).map_err(op)?;
+        let interior = clock("interior")?;
         let mut marks = Vec::with_capacity(directions.len());
         for (mu, range) in directions {
             let (sends, mut recvs) = self.messages(step.rank, &mut faces[range.clone()]);
@@ -323,7 +410,22 @@ impl DeviceDistributedHop {
                 }
             }
         }
-        transport.finish_directions(step.gpu, operation)
+        let done = clock("exterior")?;
+        let finished = transport.finish_directions(step.gpu, operation);
+        let delivered = transport.take_delivery_clocks();
+        transport.clock_deliveries(false);
+        if let (Some(slot), Some(start), Some(packed), Some(interior), Some(done)) =
+            (&self.clocks, began, packed, interior, done)
+        {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Clocks {
+                start,
+                packed,
+                interior,
+                delivered,
+                done,
+            });
+        }
+        finished
     }
 
     /// Queues the pack of face `f` of ψ (its sign, its projection).

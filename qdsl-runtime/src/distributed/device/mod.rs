@@ -42,7 +42,7 @@ pub use blocks::{
     SharedTransport,
 };
 pub use faces::DeviceFaces;
-pub use hop::{DeviceDistributedHop, PhaseTimes};
+pub use hop::{DeviceDistributedHop, PhaseTimes, Timeline};
 pub use peer::{
     exchange_stream, peer_access_between, CopyEngine, GpuCopyEngine, PeerMessage, PeerProtocol,
     PeerTransport,

@@ -18,7 +18,7 @@ use crate::comm::nccl::{DeviceMessage, NcclComm};
 use crate::comm::{CommError, Communicator, Incoming, Outgoing};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{DistributedError, SharedComm};
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaEvent, DevicePtr, DevicePtrMut};
 
 /// A face buffer sent to `peer` under `tag`.
 pub struct FaceSend<'a> {
@@ -129,6 +129,17 @@ pub trait DeviceTransport {
     /// error naming it), and forgets the marks.
     fn finish_directions(&mut self, _gpu: &Gpu, _operation: &str) -> Result<(), DistributedError> {
         Ok(())
+    }
+
+    /// Whether [`Self::post_direction`] also records a timing event at each direction's
+    /// delivery, for [`Self::take_delivery_clocks`] (the hop's GPU timeline). The default:
+    /// the transport has no GPU-side delivery to time.
+    fn clock_deliveries(&mut self, _on: bool) {}
+
+    /// The timing events of the deliveries posted since the last call (see
+    /// [`Self::clock_deliveries`]), oldest first.
+    fn take_delivery_clocks(&mut self) -> Vec<CudaEvent> {
+        Vec::new()
     }
 
     /// The element-wise sum over ranks of `values`, added in rank order on every rank.
@@ -317,6 +328,8 @@ pub struct NcclTransport {
     delivered: Vec<(cudarc::driver::CudaEvent, usize)>,
     /// The pack marks not yet used by a post, oldest first.
     packs: std::collections::VecDeque<cudarc::driver::CudaEvent>,
+    /// Timing events of the deliveries (`Some` while clocked), for the hop's timeline.
+    clocks: Option<Vec<CudaEvent>>,
 }
 
 impl NcclTransport {
@@ -327,6 +340,7 @@ impl NcclTransport {
             comm,
             delivered: Vec::new(),
             packs: Default::default(),
+            clocks: None,
         }
     }
 
@@ -469,6 +483,14 @@ impl DeviceTransport for NcclTransport {
             .record_event(None)
             .map_err(device("marking a direction's delivery", rank))?;
         self.delivered.push((delivered, peer));
+        if let Some(clocks) = &mut self.clocks {
+            let clock = self
+                .comm
+                .stream()
+                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(device("clocking a direction's delivery", rank))?;
+            clocks.push(clock);
+        }
         Ok(self.delivered.len() - 1)
     }
 
@@ -491,6 +513,14 @@ impl DeviceTransport for NcclTransport {
             self.comm.finish(operation, peer)?;
         }
         Ok(())
+    }
+
+    fn clock_deliveries(&mut self, on: bool) {
+        self.clocks = on.then(Vec::new);
+    }
+
+    fn take_delivery_clocks(&mut self) -> Vec<CudaEvent> {
+        self.clocks.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     fn all_reduce_sum_f64(

@@ -42,7 +42,7 @@ use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay};
 use crate::tune::Tuner;
 use qdsl_core::dsl::info::ByteModels;
-use qdsl_core::dsl::variant::StorageFormat;
+use qdsl_core::dsl::variant::{Region, StorageFormat};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::{CloverField, SiteSubset, CLOVER_SITE_REALS};
 use qdsl_core::gauge::{invert_clover, invert_twisted_clover, CloverError, TwistedCloverInverse};
@@ -77,13 +77,15 @@ impl SiteLocal {
         parity: Parity,
         twisted: bool,
     ) -> Result<Self, OperatorError> {
-        let clover =
-            DeviceStencil::of::<CloverApply>(gpu, &device_variant(base, parity, false, false))?;
+        // Site-local: every site of the parity, also on a decomposed lattice's extended
+        // one (the base variant's sub-box region is the hops').
+        let local = |xpay| Variant {
+            region: Region::Whole,
+            ..device_variant(base, parity, false, xpay)
+        };
+        let clover = DeviceStencil::of::<CloverApply>(gpu, &local(false))?;
         let twist = if twisted {
-            Some(DeviceStencil::of::<TwistedMassTwist>(
-                gpu,
-                &device_variant(base, parity, false, true),
-            )?)
+            Some(DeviceStencil::of::<TwistedMassTwist>(gpu, &local(true))?)
         } else {
             None
         };

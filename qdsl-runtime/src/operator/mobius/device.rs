@@ -535,7 +535,7 @@ impl DeviceMobiusBlocks {
     }
 
     /// The blocks of one rank of a decomposed lattice, whose chains with a hop run over
-    /// boxes of sites in `box_formats` ([`Self::apply_complement_distributed`]).
+    /// boxes of sites in `box_formats` ([`Self::apply_complement_chains`]).
     pub(crate) fn with_box_formats(self, box_formats: Variant) -> Self {
         Self {
             box_formats: Some(box_formats),
@@ -543,7 +543,7 @@ impl DeviceMobiusBlocks {
         }
     }
 
-    /// Builds, in parallel, the chains [`Self::apply_complement_distributed`] launches:
+    /// Builds, in parallel, the chains [`Self::apply_complement_chains`] launches:
     /// M_φ on p and, over boxes, QUDA's two hop chains of M̂ and the two of M̂†.
     pub(crate) fn build_distributed_chains(&self, gpu: &Gpu) -> Result<(), OperatorError> {
         let keys: Vec<ChainKey> = [false, true]
@@ -566,36 +566,47 @@ impl DeviceMobiusBlocks {
         }
     }
 
-    /// M̂ ψ (dagger: M̂† ψ) on one rank of a decomposed lattice in QUDA's fused chains:
-    /// the s-local M_φ over the rank's whole extended lattice; each chain with a hop
-    /// through `distribution` — its input's faces exchanged while the chain runs over
-    /// the interior box, then over the exterior slabs (a chain computes whole sites:
-    /// the hop, then its s-local pieces on the block's slices) — with the spare fields
-    /// `t_q`, `t_p`.
-    pub(crate) fn apply_complement_distributed(
+    /// M̂ ψ (dagger: M̂† ψ) in fused chains with the spare fields `t_q`, `t_p`: on one
+    /// GPU (`distribution` none) in this operator's plan; on one rank of a decomposed
+    /// lattice in QUDA's chains — the s-local M_φ over the rank's whole extended lattice,
+    /// each chain with a hop through `distribution`: its input's faces exchanged while
+    /// the chain runs over the interior box, then over the exterior slabs (a chain
+    /// computes whole sites: the hop, then its s-local pieces on the block's slices).
+    pub(crate) fn apply_complement_chains(
         &self,
         cx: DeviceRun<'_>,
-        distribution: &DeviceHopDistribution,
+        distribution: Option<&DeviceHopDistribution>,
         (out, psi): (&mut DeviceField, &DeviceField),
         (t_q, t_p): (&mut DeviceField, &mut DeviceField),
         dagger: bool,
     ) -> Result<(), OperatorError> {
-        let launches = complement_launches(ComplementPlan::Quda, dagger);
+        let plan = match distribution {
+            Some(_) => ComplementPlan::Quda,
+            None => self.plan,
+        };
+        let launches = complement_launches(plan, dagger);
         run_launches(&launches, psi, out, t_p, t_q, |l, src, dst, x| {
             let r = self.launch_parity(l);
-            let chain = (l.kernel.entry().chain)();
-            let xpay = |x| Xpay {
-                a: 1.0,
-                x,
-                b: COMPLEMENT_XPAY_B,
+            let xpay = || {
+                x.map(|x| Xpay {
+                    a: 1.0,
+                    x,
+                    b: COMPLEMENT_XPAY_B,
+                })
             };
-            if chain.hop_position().is_none() {
-                return self.run(cx, l.kernel, r, dst, src, x.map(xpay));
+            let hop = distribution.and_then(|d| {
+                let chain = (l.kernel.entry().chain)();
+                chain.hop_position().map(|_| (d, chain.hop_dagger()))
+            });
+            match hop {
+                None => self.run(cx, l.kernel, r, dst, src, xpay()),
+                Some((d, hop_dagger)) => {
+                    let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
+                    d.apply(cx, r, src, hop_dagger, |b, halo| {
+                        self.launch(cx, (l.kernel, &kernel), dst, halo, xpay(), Some(*b))
+                    })
+                }
             }
-            let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
-            distribution.apply(cx, r, src, chain.hop_dagger(), |b, halo| {
-                self.launch(cx, (l.kernel, &kernel), dst, halo, x.map(xpay), Some(*b))
-            })
         })
     }
 }
@@ -700,23 +711,10 @@ impl EvenOddBlocks for DeviceMobiusBlocks {
         cx: DeviceRun<'_>,
         out: &mut DeviceField,
         psi: &DeviceField,
-        (t_q, t_p): (&mut DeviceField, &mut DeviceField),
+        spare: (&mut DeviceField, &mut DeviceField),
         dagger: bool,
     ) -> Result<(), OperatorError> {
-        let launches = complement_launches(self.plan, dagger);
-        run_launches(&launches, psi, out, t_p, t_q, |l, src, dst, x| {
-            let r = if l.to_p {
-                self.parity
-            } else {
-                self.parity.opposite()
-            };
-            let xpay = x.map(|x| Xpay {
-                a: 1.0,
-                x,
-                b: COMPLEMENT_XPAY_B,
-            });
-            self.run(cx, l.kernel, r, dst, src, xpay)
-        })
+        self.apply_complement_chains(cx, None, (out, psi), spare, dagger)
     }
 
     /// V/2 4D sites (each with Ls slices: the flops are per 4D site).

@@ -11,7 +11,7 @@
 //! chain runs over the interior box, then over each exterior slab once its faces are
 //! in. A chain computes whole sites (the hop, then its s-local pieces on the block's
 //! slices), so a box launch is the whole-parity kernel restricted to the box
-//! ([`DeviceMobiusBlocks::apply_complement_distributed`]).
+//! ([`DeviceMobiusBlocks::apply_complement_chains`]).
 //!
 //! **The blocks one by one** (the source preparation, the reconstruction; M̂ where a
 //! box does not pair its sites, or with [`RankDistribution::fused_chains`] off):
@@ -147,7 +147,7 @@ impl HopOf<DeviceMobiusBlocks> for DistributedMobiusHop {
 
     /// M̂ ψ in QUDA's fused chains, each hop chain over the interior box during the
     /// exchange of its input's faces, then over the exterior slabs
-    /// ([`DeviceMobiusBlocks::apply_complement_distributed`]).
+    /// ([`DeviceMobiusBlocks::apply_complement_chains`]).
     fn apply_complement_fused(
         &self,
         local: &DeviceMobiusBlocks,
@@ -163,7 +163,7 @@ impl HopOf<DeviceMobiusBlocks> for DistributedMobiusHop {
             )
             .into());
         };
-        local.apply_complement_distributed(cx, distribution, (out, psi), spare, dagger)
+        local.apply_complement_chains(cx, Some(distribution), (out, psi), spare, dagger)
     }
 
     /// K_rs ψ = H_rs (M_φ ψ); dagger: M_φ† ((H†)_rs ψ); xpay on the last step.
