@@ -20,7 +20,13 @@ Scenarios (the constants each changes):
   nominal    NVLink 450 GB/s per GPU and direction on node, packing at HBM speed, the
              exterior at 1.5x the interior's per-site cost, full-spinor faces
   projected  nominal with spin-projected half-spinor faces (48 B/site f32, 28 B fixed16:
-             what QUDA sends; not implemented in qdsl)
+             what QUDA sends; what qdsl sends for Wilson-type hops)
+  h200x4     what the 4 x H200 run of BENCHMARKS.md 2026-11-28 (d) measured (the GPU
+             timeline of 32^4 per GPU over 1,1,1,4, NCCL, half-spinor faces): the hop
+             93 us at 32^4, ~29 us of host launches before the interior, an exchange of
+             ~100 us whatever its size up to a few MiB (a bare peer copy: 29 us; 64 MiB
+             at 357 GB/s), ~25 us of unpacks and exterior launches after the delivery;
+             off the node the same 100 us plus the bytes at 25 GB/s per GPU
 """
 import itertools
 import sys
@@ -44,6 +50,10 @@ DEPTH = 1
 EXTERIOR_FACTOR = 1.5
 # Measured pack time per face site (us); None: packing at HBM speed.
 PACK_US_PER_SITE = None
+# Fixed host costs per application (us) before the interior and after the delivery;
+# None: the per-site models above.
+FIXED_PACK_US = None
+FIXED_EXTERIOR_US = None
 
 # 2026-11-27 (e), 2 x H100, 32^4 over 1,1,1,2, Wilson hop f32: exchange 195.3 us for
 # 3 MiB, pack 37.4 us and exterior 47.3 us for 2 x 16384 face sites.
@@ -54,15 +64,23 @@ MEASURED_EXTERIOR_FACTOR = 47.3 / 32768 / (104.5 / (32**4 // 2))
 
 def use_scenario(name):
     """Sets the module's constants for the scenario `name` (see the docstring)."""
-    global NVLINK_GBS, EXTERIOR_FACTOR, PACK_US_PER_SITE, FACE_BYTES
-    if name == "measured":
+    global NVLINK_GBS, EXTERIOR_FACTOR, PACK_US_PER_SITE, FACE_BYTES, HOP_US_32
+    global LAT_ON_US, LAT_OFF_US, FIXED_PACK_US, FIXED_EXTERIOR_US
+    if name == "h200x4":
+        HOP_US_32 = {"f32 r12": 93.0}
+        FACE_BYTES = PROJECTED_BYTES
+        # The measured ~100 us is mostly the software path, which a network exchange
+        # pays too.
+        NVLINK_GBS, LAT_ON_US, LAT_OFF_US = 357.0, 100.0, 100.0
+        FIXED_PACK_US, FIXED_EXTERIOR_US = 29.0, 25.0
+    elif name == "measured":
         NVLINK_GBS = MEASURED_ON_NODE_GBS
         EXTERIOR_FACTOR = MEASURED_EXTERIOR_FACTOR
         PACK_US_PER_SITE = MEASURED_PACK_US_PER_SITE
     elif name == "projected":
         FACE_BYTES = PROJECTED_BYTES
     elif name != "nominal":
-        sys.exit(f"unknown scenario {name!r}: measured, nominal or projected")
+        sys.exit(f"unknown scenario {name!r}: measured, nominal, projected or h200x4")
 
 
 def grid_for(dims, p):
@@ -117,10 +135,14 @@ def model(dims, p, prec):
         t = max(on / NVLINK_GBS / 1e3 + (LAT_ON_US if on else 0),
                 off / NET_GBS_PER_GPU / 1e3 + (LAT_OFF_US if off else 0))
         worst = max(worst, t)
-    if PACK_US_PER_SITE is None:
+    if FIXED_PACK_US is not None:
+        t_pack = FIXED_PACK_US if total_face else 0.0
+    elif PACK_US_PER_SITE is None:
         t_pack = 2 * total_face / HBM_GBS / 1e3
     else:
         t_pack = total_face / FACE_BYTES[prec] * PACK_US_PER_SITE
+    if FIXED_EXTERIOR_US is not None and total_face:
+        t_ext = FIXED_EXTERIOR_US
     t_on = t_pack + max(t_int, worst) + t_ext
     t_off = t_pack + worst + t_int + t_ext
     return g, loc, total_face, worst, t_int, t_on, t_off
