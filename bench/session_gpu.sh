@@ -376,6 +376,42 @@ x4_d)
   for f in "$OUT"/clover_*.log; do echo "== $f"; grep -E "ranks|result|iterations|residual|solve " "$f"; done
   grep -vE "^qdsl bench:|^$" "$OUT/clover_grid.log" | tail -12
   ;;
+s32_a)
+  # Issue 19 on one GPU: the device Möbius solve with the tensor-core M5⁻¹ (its GPU test and
+  # the CLI's --m5inv against the sweep on MILC's 8⁴ sample), then the Möbius rows (the
+  # tensor-core M5⁻¹ inside the fused M̂ against the sweep, Ls 12 and 16) and block axpy.
+  r ql_m5inv 120 "$QL" --ignored --test-threads 2 mobius_device
+  M="--backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --tol 1e-10"
+  for p in f32 fixed16; do for m in sweep mma_f16 mma_bf16; do r m5inv_${p}_$m 30 "$Q" $M --precision $p --m5inv $m; done; done
+  r bench_mobius 240 "$Q" bench --sizes 32 --case mobius --reps 50 --json "$OUT/mobius.json"
+  r bench_axpy 90 "$Q" bench --sizes 32 --case block_axpy --reps 20 --json "$OUT/block_axpy.json"
+  grep -hE "^test |^test result|FAILED|panicked|differs|iterations \(" "$OUT/ql_m5inv.log" | head -20
+  for f in "$OUT"/m5inv_*.log; do echo "== $f"; grep -E "result|iterations|residual|time " "$f"; done
+  grep -hE "mobius_eo|m5inv|block_axpy" "$OUT/bench_mobius.log" "$OUT/bench_axpy.log" | head -80
+  ;;
+s32_b)
+  # The device coarse construction's rows at 16⁴ and 24⁴, and ncu's per-kernel summary of
+  # the links stage at 16⁴ (where its time goes).
+  r bench_coarse 200 "$Q" bench --sizes 16,24 --case coarse --reps 3 --warmup 1 --json "$OUT/coarse.json"
+  r ncu_coarse 200 ncu --print-summary per-kernel --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed "$Q" bench --sizes 16 --case coarse_links_f64 --reps 1 --warmup 0
+  grep -hE "coarse" "$OUT/bench_coarse.log" | head -20
+  grep -hE "coarse_|gpu__time|throughput|block_dot|reduce|Kernel|\(" "$OUT/ncu_coarse.log" | head -60
+  ;;
+s32_c)
+  # After s32_a/b: the tensor-core M5⁻¹ without per-element divisions, the coarse
+  # construction's tile buffers kept between targets and calls. Racecheck of every fused
+  # chain beside the tests that cover the changes, then the Möbius Ls-12 rows (sweep,
+  # dense SIMT and tensor-core M5⁻¹) and the coarse rows.
+  ( r race 240 compute-sanitizer --tool racecheck --error-exitcode 1 "$RT" --ignored every_chain_on_the_gpu --test-threads 1; printf '%s\n' "${S[@]}" >"$OUT/race.status" ) &
+  r rt_tests 200 "$RT" --ignored --test-threads 4 multigrid::device every_chain_on_the_gpu
+  r ql_tests 200 "$QL" --ignored --test-threads 4 mobius_check_rows mobius_device
+  wait; S+=("$(cat "$OUT/race.status")"); rm -f "$OUT/race.status"
+  r bench_mobius 200 "$Q" bench --sizes 32 --case "ls12" --reps 50 --json "$OUT/mobius.json"
+  r bench_coarse16 90 "$Q" bench --sizes 16 --case coarse_ --reps 3 --warmup 1 --json "$OUT/coarse16.json"
+  r bench_coarse24 90 "$Q" bench --sizes 24 --case coarse_links --reps 3 --warmup 1 --json "$OUT/coarse24.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT/rt_tests.log" "$OUT/ql_tests.log" | head -12
+  grep -hE "^qdsl bench: (mobius|coarse)" "$OUT"/bench_*.log | head -60
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -110,7 +110,7 @@ impl MobiusSolver {
             b.params(),
             self.high.parity(),
             b.boundary(),
-            self.precision,
+            (self.precision, self.single.blocks().m5inv_mode()),
         )?;
         Ok(Self {
             device: Some(Arc::new(device)),
@@ -140,6 +140,7 @@ impl MobiusSolver {
     /// updates and the residual stays exact). An error where the tensor cores cannot
     /// apply M5⁻¹ (complex coefficients, Ls > 16).
     pub fn with_m5inv(self, mode: M5invMode) -> Result<Self, String> {
+        refuse_m5inv_in_f64(self.precision, mode)?;
         let single = self.single.with_m5inv(mode).map_err(|e| e.to_string())?;
         Ok(Self { single, ..self })
     }
@@ -228,6 +229,20 @@ impl MobiusSolver {
             residual,
         })
     }
+}
+
+/// An error where `mode` is not the sweep in a pure f64 solve: `--m5inv` chooses how the
+/// iteration operator of a mixed solve applies M5⁻¹ (the f64 operator of the reliable
+/// updates and the residual always sweeps), and an f64 solve has no other operator.
+pub fn refuse_m5inv_in_f64(precision: Precision, mode: M5invMode) -> Result<(), String> {
+    if mode != M5invMode::Sweep && precision == Precision::F64 {
+        return Err(format!(
+            "--m5inv {} chooses the M5⁻¹ of a mixed solve's iteration operator: give \
+             --precision f32, fixed16 or fixed8, not f64",
+            mode.name()
+        ));
+    }
+    Ok(())
 }
 
 /// The parameters from the command line's `--ls`, `--b5` (default 1), `--c5` (default

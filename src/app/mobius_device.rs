@@ -9,6 +9,7 @@
 use super::mobius::MobiusSolver;
 use super::precision::{self, DeviceIteration, Precision};
 use super::solve::{solve_fields, warm_up};
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::Parity;
@@ -79,6 +80,7 @@ struct BuildIteration<'a> {
     params: &'a MobiusParams,
     parity: Parity,
     boundary: TimeBoundary,
+    m5inv: M5invMode,
 }
 
 impl DeviceIteration for BuildIteration<'_> {
@@ -95,6 +97,7 @@ impl DeviceIteration for BuildIteration<'_> {
             self.params.clone(),
             self.parity,
             self.boundary,
+            self.m5inv,
         )
         .map_err(|e| format!("the device Möbius operator: {e}"))?;
         Ok(Some(Box::new(low)))
@@ -104,14 +107,16 @@ impl DeviceIteration for BuildIteration<'_> {
 impl MobiusDevice {
     /// The f64 operator and the iteration operator of `precision` (one of
     /// [`MobiusSolver::PRECISIONS`]) on parity `parity` for links `gauge`, `params` and
-    /// the time `boundary`; the kernels are compiled here.
+    /// the time `boundary`, the iteration operator's M5⁻¹ applied as `m5inv` says (the
+    /// tensor cores need a mixed precision; the f64 operator sweeps); the kernels are
+    /// compiled here.
     pub fn new(
         ctx: &Arc<DeviceContext>,
         gauge: &GaugeField<f64>,
         params: &MobiusParams,
         parity: Parity,
         boundary: TimeBoundary,
-        precision: Precision,
+        (precision, m5inv): (Precision, M5invMode),
     ) -> Result<Self, String> {
         let refused = || {
             format!(
@@ -123,14 +128,23 @@ impl MobiusDevice {
         if !MobiusSolver::PRECISIONS.contains(&precision) {
             return Err(refused());
         }
-        let high = DeviceOperator::<Double>::mobius(ctx, gauge, params.clone(), parity, boundary)
-            .map_err(|e| format!("the device Möbius operator: {e}"))?;
+        super::mobius::refuse_m5inv_in_f64(precision, m5inv)?;
+        let high = DeviceOperator::<Double>::mobius(
+            ctx,
+            gauge,
+            params.clone(),
+            parity,
+            boundary,
+            M5invMode::Sweep,
+        )
+        .map_err(|e| format!("the device Möbius operator: {e}"))?;
         let build = BuildIteration {
             ctx,
             gauge,
             params,
             parity,
             boundary,
+            m5inv,
         };
         let low = precision.on_device(build).ok_or_else(refused)??;
         Ok(Self {
@@ -243,5 +257,86 @@ mod tests {
                 assert!(diff < 1e-7, "solutions differ by {diff:e}");
             }
         }
+    }
+    /// GPU: the iteration operator with M5⁻¹ on the tensor cores (`mma_f16`, `mma_bf16`;
+    /// MILC's 4⁴ sample, Ls 12, b5 = 1.5, c5 = 0.5, M5 = 1.8, m_f = 0.1) differs from the
+    /// swept one by the operands' rounding — more than f32's and within the 16-bit
+    /// formats' bound, so the mode is applied — and the f64–f32 and f64–fixed16 solves
+    /// with it reach 1e−10 through reliable updates, the residual recomputed on the exact
+    /// f64 D below 1e−9.
+    #[test]
+    #[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+    fn the_device_solve_with_the_tensor_core_m5_inverse_reaches_1e_10() {
+        use qdsl_runtime::solver::device::Single;
+        use qdsl_runtime::solver::{LinearOperator, SolverField};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/milc/lat.sample.l4444");
+        let u = read_gauge(path, &ReadOptions::default()).unwrap().field;
+        let params = MobiusParams::mobius(12, 1.5, 0.5, 1.8, 0.1).unwrap();
+        let (ctx, _dir) = qdsl_runtime::testing::context();
+        let (p, t) = (Parity::Even, TimeBoundary::Antiperiodic);
+        let op =
+            |mode| DeviceOperator::<Single>::mobius(&ctx, &u, params.clone(), p, t, mode).unwrap();
+        let sweep = op(M5invMode::Sweep);
+        let solver = |precision| {
+            MobiusSolver::new(
+                &u,
+                params.clone(),
+                t,
+                precision,
+                SolverOptions::with_tolerance(1e-10),
+            )
+            .unwrap()
+        };
+        let layout = solver(Precision::F32)
+            .operator()
+            .blocks()
+            .layout(qdsl_core::field::SiteSubset::Single(p));
+        let psi = ColourSpinorField::<f64>::gaussian(layout, 5);
+        let d_psi = DeviceVector::<Single>::upload(&ctx, &psi).unwrap();
+        let applied = |o: &DeviceOperator<Single>| {
+            let mut out = d_psi.zeros_like();
+            o.apply(&mut out, &d_psi).unwrap();
+            out.download(layout).unwrap()
+        };
+        let exact = applied(&sweep);
+        // The check rows' per-operand bounds (2⁻¹⁰, 2⁻⁷), four times over for the sums.
+        for (mode, bound) in [(M5invMode::MmaF16, 4e-3), (M5invMode::MmaBf16, 3e-2)] {
+            let diff = qdsl_runtime::testing::relative_distance(&applied(&op(mode)), &exact);
+            println!("{}: M̂ψ differs from the sweep's by {diff:.3e}", mode.name());
+            assert!(diff > 1e-6 && diff < bound, "{mode:?}: {diff:e}");
+            for precision in [Precision::F32, Precision::Fixed16] {
+                let dev = solver(precision)
+                    .with_m5inv(mode)
+                    .unwrap()
+                    .on_device(&ctx)
+                    .unwrap();
+                let eta = ColourSpinorField::gaussian(dev.layout(), 11);
+                let got = dev.solve(&eta).unwrap();
+                let r = &got.result;
+                println!(
+                    "{} {}: {} iterations ({} reliable updates), true residual on M̂ {:.3e}, on D {:.3e}",
+                    mode.name(),
+                    precision.name(),
+                    r.iterations,
+                    r.reliable_updates,
+                    r.true_residual,
+                    got.residual
+                );
+                assert!(
+                    r.is_converged(),
+                    "{mode:?} {precision:?}: {:?}",
+                    r.convergence
+                );
+                assert!(r.reliable_updates > 0, "{r:?}");
+                assert!(
+                    got.residual < 1e-9,
+                    "{mode:?} {precision:?}: {:e}",
+                    got.residual
+                );
+            }
+        }
+        let refused = solver(Precision::F64).with_m5inv(M5invMode::MmaF16);
+        assert!(refused.unwrap_err().contains("--precision f32"));
     }
 }

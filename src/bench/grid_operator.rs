@@ -28,6 +28,7 @@
 
 use super::scaling::median;
 use crate::app::solve::{check_gpu_grid, open_gpu_rank, GridTransport};
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
@@ -96,7 +97,7 @@ impl GridOperator {
     ) -> Result<DeviceOperator<Single>, String> {
         let (p, t) = (Parity::Even, TimeBoundary::Antiperiodic);
         match self {
-            Self::Mobius => DeviceOperator::mobius(ctx, gauge, params()?, p, t),
+            Self::Mobius => DeviceOperator::mobius(ctx, gauge, params()?, p, t, M5invMode::Sweep),
             Self::Clover => DeviceOperator::clover(ctx, gauge, &Self::clover(gauge), 0.0, p, t),
         }
         .map_err(|e| e.to_string())

@@ -285,7 +285,10 @@ pub fn default_cases() -> Vec<BenchCase> {
                 MobiusDslash4XpayM5mob,
                 MobiusEo,
                 MobiusEoTwoKernels,
-                // The tensor-core M5⁻¹ inside the fused M̂ against the sweep above.
+                // The M5⁻¹ of the fused M̂ as dense Ls × Ls rows, SIMT and on the tensor
+                // cores, against the sweep above.
+                MobiusDslash4M5invM5preWith(M5invMode::Dense),
+                MobiusEoWith(M5invMode::Dense),
                 MobiusDslash4M5invM5preWith(M5invMode::MmaF16),
                 MobiusDslash4M5invM5preWith(M5invMode::MmaBf16),
                 MobiusEoWith(M5invMode::MmaF16),

@@ -97,6 +97,7 @@ pub fn run(args: &CorrelatorArgs, choice: Option<BackendChoice>) -> Result<(), C
             json: None,
             plot: None,
             grid: args.grid.grid,
+            m5inv: args.mobius.m5inv,
         }
         .correlator(args.origin()?);
     }

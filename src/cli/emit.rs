@@ -66,6 +66,10 @@ pub struct EmitArgs {
     /// Ls of a `fused5d!` chain's kernel (its compile-time fifth-dimension extent).
     #[arg(long, default_value_t = 12)]
     pub ls: usize,
+    /// How a `fused5d!` chain that lists M5⁻¹ applies it: sweep (the default), dense,
+    /// mma_f16 or mma_bf16 (the tensor cores).
+    #[arg(long, value_parser = super::mobius::parse_m5inv, default_value = "sweep")]
+    pub m5inv: qdsl_core::dsl::fused5d::M5invMode,
     /// The variant.
     #[command(flatten)]
     pub variant: VariantArgs,
@@ -135,7 +139,7 @@ fn run_fused(
     let v = qdsl_core::dsl::fused5d::FusedVariant {
         variant: args.variant.variant(),
         ls: args.ls,
-        m5inv: Default::default(),
+        m5inv: args.m5inv,
     };
     if args.ir || args.lowered {
         println!("{:#?}", (entry.chain)());

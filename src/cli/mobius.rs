@@ -14,6 +14,7 @@ use crate::app::mspcg_reduced::solve_reduced;
 use crate::app::precision::Precision;
 use crate::app::solve::SolveBackend;
 use clap::Args;
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::io::UnitarityCheck;
@@ -40,6 +41,19 @@ pub struct MobiusArgs {
     /// Möbius: the domain-wall height M5 > 0 (QUDA's m5 is −M5).
     #[arg(long, allow_negative_numbers = true)]
     pub m5: Option<f64>,
+    /// Möbius: how the iteration operator of a mixed solve applies M5⁻¹: sweep (the
+    /// default: two O(Ls) recurrences), dense (the Ls × Ls rows), mma_f16 or mma_bf16
+    /// (the rows on the tensor cores, operands scaled per column; real b5, c5, Ls ≤ 16).
+    #[arg(long, value_parser = parse_m5inv)]
+    pub m5inv: Option<M5invMode>,
+}
+
+/// A `--m5inv` word.
+pub(super) fn parse_m5inv(word: &str) -> Result<M5invMode, String> {
+    M5invMode::from_name(word).ok_or_else(|| {
+        let names: Vec<&str> = M5invMode::ALL.iter().map(|m| m.name()).collect();
+        format!("expected one of {}, found {word:?}", names.join(", "))
+    })
 }
 
 impl MobiusArgs {
@@ -50,6 +64,7 @@ impl MobiusArgs {
             ("--b5", self.b5.is_some()),
             ("--c5", self.c5.is_some()),
             ("--m5", self.m5.is_some()),
+            ("--m5inv", self.m5inv.is_some()),
         ];
         match given.iter().find(|(_, g)| *g) {
             Some((flag, _)) => Err(format!(
@@ -92,6 +107,8 @@ pub struct MobiusJob<'a> {
     pub plot: Option<&'a Path>,
     /// `--grid`: the iteration decomposed over ranks ([`crate::app::mobius_grid`]).
     pub grid: Option<ProcessGrid>,
+    /// `--m5inv`: how the mixed solve's iteration operator applies M5⁻¹.
+    pub m5inv: Option<M5invMode>,
 }
 
 impl MobiusJob<'_> {
@@ -132,6 +149,18 @@ impl MobiusJob<'_> {
             self.precision,
             self.options.clone(),
         )?;
+        let solver = match self.m5inv {
+            None => solver,
+            Some(mode) if self.grid.is_some() || self.mspcg.is_some() => {
+                return Err(format!(
+                    "--m5inv {}: the M5⁻¹ mode applies to the CGNR iteration on one GPU or \
+                     the CPU, not to --grid or --solver mspcg",
+                    mode.name()
+                )
+                .into())
+            }
+            Some(mode) => solver.with_m5inv(mode)?,
+        };
         let solver = match (self.grid, &self.backend) {
             (Some(grid), backend) => {
                 let grid = MobiusGrid::new(grid, &read.file.field, backend, self.precision)?;
@@ -401,6 +430,55 @@ mod tests {
             }
             _ => unreachable!(),
         }
+    }
+
+    /// `--m5inv` parses every mode and names the choices for a bad word; a tensor-core
+    /// f64–f32 solve runs end to end on the CPU (the emulated roundings) and converges;
+    /// the mode is refused in f64, with --solver mspcg and with another action.
+    #[test]
+    fn the_m5inv_flag_chooses_the_iteration_operators_m5_inverse() {
+        for mode in M5invMode::ALL {
+            let m = mobius_args("solve", &["--action", "mobius", "--m5inv", mode.name()]);
+            assert_eq!(m.m5inv, Some(mode));
+        }
+        let argv = ["qdsl", "solve", "lat", "--m5inv", "tensor"];
+        let err = Cli::try_parse_from(argv).unwrap_err().to_string();
+        assert!(err.contains("sweep, dense, mma_f16, mma_bf16"), "{err}");
+        let m = mobius_args("solve", &["--kappa", "0.12", "--m5inv", "dense"]);
+        assert!(m.refuse_for("wilson").unwrap_err().contains("--m5inv"));
+        let config = sample_l4();
+        let run = |extra: &[&str]| {
+            let argv: Vec<&str> = [
+                "qdsl", "solve", &config, "--action", "mobius", "--ls", "8", "--b5", "1.5", "--c5",
+                "0.5", "--m5", "1.8", "--mass", "0.1", "--tol", "1e-10",
+            ]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+            match Cli::try_parse_from(argv).expect("parses").command {
+                Command::Solve(a) => super::super::solve::run(&a, Some(BackendChoice::Cpu)),
+                _ => unreachable!(),
+            }
+        };
+        run(&["--precision", "f32", "--m5inv", "mma_bf16"]).expect("the solve converges");
+        let err = run(&["--precision", "f64", "--m5inv", "mma_f16"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not f64"), "{err}");
+        let err = run(&[
+            "--precision",
+            "f32",
+            "--m5inv",
+            "mma_f16",
+            "--solver",
+            "mspcg",
+            "--blocks",
+            "1,1,1,2",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not to --grid or --solver mspcg"), "{err}");
     }
 
     /// `qdsl solve --action mobius --solver mspcg` runs end to end on MILC's 4⁴ sample

@@ -197,6 +197,7 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
         json: args.json.as_deref(),
         plot: args.plot.as_deref(),
         grid: args.grid.grid,
+        m5inv: args.mobius.m5inv,
     }
     .solve(args.seed)
 }

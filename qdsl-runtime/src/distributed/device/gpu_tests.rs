@@ -17,6 +17,7 @@ use crate::operator::device::{
     device_spinor, DeviceStencil, DeviceXpay, StencilArgs, StencilLaunch,
 };
 use crate::tune;
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{OutputSites, Recon, Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
@@ -998,9 +999,15 @@ fn distributed_mobius_equals_the_single_gpu_operator_and_solves_alike() {
     };
     // One GPU: M̂ψ, M̂†ψ and a CG solve of M̂†M̂ x = ψ.
     let (ctx, _dir) = crate::testing::context();
-    let one =
-        DeviceOperator::<Double>::mobius(&ctx, &gauge, params.clone(), Parity::Even, boundary)
-            .unwrap();
+    let one = DeviceOperator::<Double>::mobius(
+        &ctx,
+        &gauge,
+        params.clone(),
+        Parity::Even,
+        boundary,
+        M5invMode::Sweep,
+    )
+    .unwrap();
     let d_psi = DeviceVector::<Double>::upload(&ctx, &psi).unwrap();
     let applied = applied_both_ways(&one, &d_psi, layout);
     let mut x1 = d_psi.zeros_like();

@@ -45,6 +45,7 @@ use qdsl_core::dsl::mma::{self, Input, MmaPlan, MmaTile, MmaVariant};
 use qdsl_core::field::{DenseKind, DenseLinkField};
 use qdsl_core::lattice::Lattice;
 use qdsl_kernels::multigrid::{CoarseVuvBf16x3, CoarseVuvF64};
+use std::sync::Mutex;
 
 /// Bytes of tile operands (A and B) one chunk of products may take.
 pub const OPERAND_BUDGET: usize = 1 << 30;
@@ -284,11 +285,74 @@ pub struct DeviceCoarsen<'g> {
     count: [usize; 9],
     neighbours: CudaSlice<i32>,
     kernels: Vec<(usize, Kernels)>,
+    scratch: Mutex<Scratch>,
 }
 
 /// A host slice of complex values as interleaved reals.
 fn reals(x: &[C]) -> Vec<f64> {
     x.iter().flat_map(|z| [z.re, z.im]).collect()
+}
+
+/// The device buffers of one chunk of tile products, kept from target to target and call
+/// to call (allocated once, grown when a chunk needs more): the operands A and B (each
+/// row written whole by the gathers, its zero pad included), the blocks' partial sums and
+/// the products.
+struct TileScratch<T> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    partial: CudaSlice<f64>,
+    c: CudaSlice<f64>,
+}
+
+/// Lengths of a chunk's buffers: (operands A and B, partials, products).
+type ScratchLens = (usize, usize, usize);
+
+impl<T: DeviceRepr + ValidAsZeroBits> TileScratch<T> {
+    /// `slot`'s buffers, reallocated where they are shorter than `lens`.
+    fn ensure<'s>(
+        slot: &'s mut Option<Self>,
+        gpu: &Gpu,
+        (operands, partials, products): ScratchLens,
+    ) -> Result<&'s mut Self, DeviceError> {
+        let fits = slot.as_ref().is_some_and(|s| {
+            s.a.len() >= operands && s.partial.len() >= partials && s.c.len() >= products
+        });
+        if !fits {
+            // The old buffers go first, so that both never need room at once.
+            *slot = None;
+            *slot = Some(Self {
+                a: gpu.alloc("tile operands A", operands)?,
+                b: gpu.alloc("tile operands B", operands)?,
+                partial: gpu.alloc("tile partials", partials)?,
+                c: gpu.alloc("tile products", products)?,
+            });
+        }
+        Ok(slot.as_mut().expect("allocated above"))
+    }
+}
+
+/// The scratch of both operand types (f64 for DMMA, f32 for 3×BF16).
+#[derive(Default)]
+struct Scratch {
+    f64: Option<TileScratch<f64>>,
+    f32: Option<TileScratch<f32>>,
+}
+
+/// An operand type of the tiles, with its slot in [`Scratch`].
+trait TileReal: DeviceElem + DeviceRepr + ValidAsZeroBits + Sized {
+    fn slot(s: &mut Scratch) -> &mut Option<TileScratch<Self>>;
+}
+
+impl TileReal for f64 {
+    fn slot(s: &mut Scratch) -> &mut Option<TileScratch<f64>> {
+        &mut s.f64
+    }
+}
+
+impl TileReal for f32 {
+    fn slot(s: &mut Scratch) -> &mut Option<TileScratch<f32>> {
+        &mut s.f32
+    }
 }
 
 impl<'g> DeviceCoarsen<'g> {
@@ -346,6 +410,7 @@ impl<'g> DeviceCoarsen<'g> {
             count: table.count,
             neighbours,
             kernels: Vec::new(),
+            scratch: Mutex::new(Scratch::default()),
         })
     }
 
@@ -411,7 +476,7 @@ impl<'g> DeviceCoarsen<'g> {
         Ok(out)
     }
 
-    fn target<T: DeviceElem + DeviceRepr + ValidAsZeroBits>(
+    fn target<T: TileReal>(
         &self,
         t: Target,
         tiles: &Tiles,
@@ -425,11 +490,11 @@ impl<'g> DeviceCoarsen<'g> {
         let k_pad = tiles.k_pad;
         let row_bytes = 2 * nc2 * k_pad * std::mem::size_of::<T>();
         let chunk = (OPERAND_BUDGET / row_bytes).clamp(1, vol);
-        let mut a = gpu.alloc::<T>("tile operands A", chunk * nc2 * k_pad)?;
-        let mut b = gpu.alloc::<T>("tile operands B", chunk * nc2 * k_pad)?;
-        let mut partial = gpu.alloc::<f64>("tile partials", tiles.partial_len(chunk))?;
+        let lens = (chunk * nc2 * k_pad, tiles.partial_len(chunk), chunk * m2);
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let TileScratch { a, b, partial, c } =
+            TileScratch::ensure(T::slot(&mut scratch), gpu, lens)?;
         let bpb = tiles.blocks_per_product(chunk);
-        let mut c = gpu.alloc::<f64>("tile products", chunk * m2)?;
         let (dst, stride, offset) = match t {
             Target::Site => (&mut out.x, m2, 0),
             Target::Forward(mu) => (&mut out.yf, 4 * m2, mu * m2),
@@ -442,16 +507,16 @@ impl<'g> DeviceCoarsen<'g> {
             args.read("v", &self.v)
                 .read("mats", &self.mats)
                 .read("units", &self.units[t.index()])
-                .write("a", &mut a)
-                .write("b", &mut b)
+                .write("a", a)
+                .write("b", b)
                 .count("first", first)
                 .count("products", n)
                 .count("per_product", per)
                 .count("k_pad", k_pad);
             gather.launch_default(gpu, [n * per * self.nf * nc2, 1, 1], args)?;
-            tiles.queue(gpu, (&a, &b), (n, bpb), &mut partial, &mut c)?;
+            tiles.queue(gpu, (a, b), (n, bpb), partial, c)?;
             let mut args = Args::new();
-            args.read("c", &c)
+            args.read("c", c)
                 .write("dst", dst)
                 .count("products", n)
                 .count("first", first)
@@ -589,7 +654,7 @@ impl<'g> DeviceCoarsen<'g> {
         Ok(Preconditioned { x_inv, op })
     }
 
-    fn xinv_links<T: DeviceElem + DeviceRepr + ValidAsZeroBits>(
+    fn xinv_links<T: TileReal>(
         &self,
         tiles: &Tiles,
         x_inv: &CudaSlice<f64>,
@@ -604,11 +669,11 @@ impl<'g> DeviceCoarsen<'g> {
         let k_pad = tiles.k_pad;
         let chunk =
             (OPERAND_BUDGET / (2 * nc2 * k_pad * std::mem::size_of::<T>())).clamp(1, products);
-        let mut a = gpu.alloc::<T>("tile operands A", chunk * nc2 * k_pad)?;
-        let mut b = gpu.alloc::<T>("tile operands B", chunk * nc2 * k_pad)?;
-        let mut partial = gpu.alloc::<f64>("tile partials", tiles.partial_len(chunk))?;
+        let lens = (chunk * nc2 * k_pad, tiles.partial_len(chunk), chunk * m2);
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let TileScratch { a, b, partial, c } =
+            TileScratch::ensure(T::slot(&mut scratch), gpu, lens)?;
         let bpb = tiles.blocks_per_product(chunk);
-        let mut c = gpu.alloc::<f64>("tile products", chunk * m2)?;
         let gather = if single { &k.xinv_f32 } else { &k.xinv_f64 };
         for first in (0..products).step_by(chunk) {
             let n = chunk.min(products - first);
@@ -616,15 +681,15 @@ impl<'g> DeviceCoarsen<'g> {
             args.read("x_inv", x_inv)
                 .read("y", y)
                 .read("neighbours", &self.neighbours)
-                .write("a", &mut a)
-                .write("b", &mut b)
+                .write("a", a)
+                .write("b", b)
                 .count("first", first)
                 .count("products", n)
                 .int("backward", backward);
             gather.launch_default(gpu, [n * nc2 * nc2, 1, 1], args)?;
-            tiles.queue(gpu, (&a, &b), (n, bpb), &mut partial, &mut c)?;
+            tiles.queue(gpu, (a, b), (n, bpb), partial, c)?;
             let mut args = Args::new();
-            args.read("c", &c)
+            args.read("c", c)
                 .write("dst", dst)
                 .count("products", n)
                 .count("first", first)

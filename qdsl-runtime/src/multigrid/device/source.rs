@@ -229,16 +229,20 @@ static __device__ __forceinline__ void qdsl_side(const double* __restrict__ v, c
 "#;
 
 const GATHER: &str = r#"// The tile operands of products first .. first + products: unit u's A and s B columns
-// as rows of K = k_pad reals, (u N_f + l) complex components in; the pad is left as is.
+// as rows of K = k_pad reals, (u N_f + l) complex components in; the thread of the row's
+// last component also zeroes its pad (the buffers are reused between targets).
 extern "C" __global__ void coarse_gather_TY(const double* __restrict__ v, const double* __restrict__ mats, const int* __restrict__ units, REAL* __restrict__ a, REAL* __restrict__ b, const long first, const long products, const long per_product, const long k_pad)
 {
+    // Thread e is component l of unit u of column col of product p, l fastest, then u:
+    // a warp writes one row's consecutive reals (coalesced) and reads one column of V.
     const long e = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (e >= products * per_product * (NF * NC2)) return;
-    const int col = (int)(e % NC2);
-    long r = e / NC2;
-    const int l = (int)(r % NF);
-    r /= NF;
-    const long u = r % per_product, p = r / per_product;
+    const int l = (int)(e % NF);
+    long r = e / NF;
+    const long u = r % per_product;
+    r /= per_product;
+    const int col = (int)(r % NC2);
+    const long p = r / NC2;
     const int* d = units + ((first + p) * per_product + u) * 5;
     double ar, ai, br, bi;
     qdsl_side(v, mats, d[0], d[1], l, col, ar, ai);
@@ -249,6 +253,10 @@ extern "C" __global__ void coarse_gather_TY(const double* __restrict__ v, const 
     a[at + 1] = (REAL)ai;
     b[at] = (REAL)(sg * br);
     b[at + 1] = (REAL)(sg * bi);
+    if (u == per_product - 1 && l == NF - 1) {
+        const long row = (p * NC2 + col) * k_pad;
+        for (long k = per_product * NF * 2; k < k_pad; k++) { a[row + k] = (REAL)0; b[row + k] = (REAL)0; }
+    }
 }
 "#;
 

@@ -38,6 +38,7 @@ use crate::operator::mobius::{
 };
 use crate::operator::{DeviceEvenOddClover, DeviceEvenOddHop, EvenOddBlocks, Schur};
 use crate::solver::{LinearOperator, SolverError};
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::storage::divide_by_global_scale;
 use qdsl_core::dsl::variant::{LinkScale, Recon, Slices, StorageFormat, TimeBoundary, Variant};
 use qdsl_core::field::{CloverField, GaugeField};
@@ -310,22 +311,26 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     /// The asymmetric even-odd Möbius operator M̂ = M5 − ¼ H_pq M_φ M5⁻¹ H_qp M_φ on
     /// parity p ([`DeviceEvenOddMobius`]: QUDA's three fused kernels, M̂† in two) on 5D
     /// vectors of `P` (one source: Ls × V/2 sites), the links in the Wilson family's
-    /// formats (recon 18), the time `boundary` applied by the hop.
+    /// formats (recon 18), the time `boundary` applied by the hop, M5⁻¹ applied as
+    /// `m5inv` says (the sweep; `mma_f16`, `mma_bf16` on the tensor cores for the
+    /// iteration operator of a mixed solve: an error for f64 vectors, zMöbius or Ls > 16).
     pub fn mobius(
         ctx: &Arc<DeviceContext>,
         gauge: &GaugeField<f64>,
         params: MobiusParams,
         parity: Parity,
         boundary: TimeBoundary,
+        m5inv: M5invMode,
     ) -> Result<Self, OperatorError> {
         let formats = wilson_variant::<P>(boundary)?;
-        let k = DeviceEvenOddMobius::asymmetric(
+        let k = DeviceEvenOddMobius::asymmetric_with_m5inv(
             ctx.gpu(),
             gauge,
             params,
             parity,
             &formats,
             ComplementPlan::Quda,
+            m5inv,
         )?;
         Ok(Self::with_kernels(ctx, Kernels::Mobius(Box::new(k))))
     }
