@@ -412,6 +412,27 @@ s32_c)
   grep -hE "^test result|FAILED|panicked" "$OUT/rt_tests.log" "$OUT/ql_tests.log" | head -12
   grep -hE "^qdsl bench: (mobius|coarse)" "$OUT"/bench_*.log | head -60
   ;;
+s32_d)
+  # The f32 SIMT block BLAS (new mode of mma_tile!) on the GPU: its tests beside the other
+  # modes', the check rows, its bench rows; the coarse construction with its buffers kept
+  # and the gathers' rows coalesced (tests, then rows at 16⁴ and 24⁴).
+  r rt_tests 150 "$RT" --ignored --test-threads 8 block_blas multigrid::device
+  r check_blas 60 "$Q" check --kernel block_
+  r bench_simt 70 "$Q" bench --sizes 32 --case f32_simt --reps 20 --json "$OUT/simt.json"
+  r bench_coarse16 70 "$Q" bench --sizes 16 --case coarse_ --reps 3 --warmup 1 --json "$OUT/coarse16.json"
+  r bench_coarse24 50 "$Q" bench --sizes 24 --case coarse_links --reps 3 --warmup 1 --json "$OUT/coarse24.json"
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT/rt_tests.log" | head -30
+  grep -hE "block_|compared|failed" "$OUT/check_blas.log" | tail -30
+  grep -hE "^qdsl bench: " "$OUT"/bench_*.log | head -40
+  ;;
+s32_e)
+  # s32_d found the gathers' l-fastest thread order slower (V read strided): back to
+  # column-fastest, with the buffers kept. The coarse tests and the 16⁴ rows again.
+  r rt_tests 60 "$RT" --ignored --test-threads 4 multigrid::device
+  r bench_coarse16 70 "$Q" bench --sizes 16 --case coarse_ --reps 3 --warmup 1 --json "$OUT/coarse16.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT/rt_tests.log" | head -5
+  grep -hE "^qdsl bench: " "$OUT"/bench_*.log | head -10
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -1,12 +1,13 @@
-//! Block BLAS on tensor cores (`mma_tile!`): block inner products
+//! Block BLAS on tensor cores and CUDA cores (`mma_tile!`): block inner products
 //! c_ij = ⟨a_i, b_j⟩ = Σ_x conj(a_i(x)) b_j(x) of sets of m and n complex vectors (16, 32
 //! or 64 each; e.g. the 12 · V components of a spinor field), for the solvers'
-//! orthogonalisation, in four modes ([`BlockBlasMode`]):
+//! orthogonalisation, in five modes ([`BlockBlasMode`]):
 //!
 //! | mode | instruction | |ĉ − c| ≤ ε Σ|a b| (f32 input, tile_k 64, K ≫ 1) |
 //! |---|---|---|
 //! | f64 DMMA | m8n8k4 f64 → f64 | 2 u₃₂ (f32 input), γ_K u₆₄ (f64 input) |
 //! | 3×TF32 | m16n8k8 tf32 → f32, three per product | ≈ 1.2e-5: f32's accumulation bound |
+//! | f32 SIMT | `fmaf` f32 → f32 on the CUDA cores | ≈ 2.0e-6 at its tile_k 32: 2u₃₂ + γ₃₂ u₃₂ (below) |
 //! | bf16 | m16n8k16 bf16 → f32 | ≈ 7.8e-3 (2u + u², u = 2⁻⁸) |
 //! | 3×BF16 | m16n8k16 bf16 → f32, three per product | ≈ 5.8e-5: 16-bit fixed point's |
 //!
@@ -14,9 +15,27 @@
 //! f64 product.) A complex inner product is four real ones: the kernels multiply the
 //! rows of A by the rows of B and by their rotations (im, −re), formed in shared memory.
 //!
+//! f32 SIMT (`mma: simt(f32 -> f32)`, [`qdsl_core::dsl::mma::simt`]): each thread owns a
+//! register tile (4 × 8, 8 × 4 or 4 × 4) of the m × 2n real product, reads its operands
+//! as float4s from an f32 k-major copy of the staged k-tile and sums L = tile_k / groups
+//! values of each k-tile in an `fmaf` chain from zero (groups: threads splitting a
+//! k-tile when the output has fewer tiles than the block threads), then adds the chain to
+//! f64 totals; the groups' and blocks' totals are added in f64. With â = a(1 + α),
+//! b̂ = b(1 + β), |α|, |β| ≤ u₃₂ (each operand rounded to f32 once) and one rounding per
+//! fma step (at most L factors (1 + δ) on any term of the chain):
+//!
+//! ```text
+//! |ĉ − c| ≤ [ 2u₃₂ + u₃₂² + γ_L(u₃₂) (1 + 2u₃₂ + u₃₂²) + γ_{K+1}(u₆₄) ] Σ|a b|,
+//! γ_L(u) = L u / (1 − L u),   L ≤ tile_k   (ε ≈ (tile_k + 2) u₃₂: 2.0e-6 at tile_k 32)
+//! ```
+//!
+//! independent of K but for the f64 term, as the tensor-core modes' bounds are.
+//!
 //! Block axpy y_j += Σ_i x_i A_ij (`block_axpy_<mode>`, the `complex_axpy` problem) in
-//! the same modes but f32 SIMT: per component, the row (Re x_0, Im x_0, …) times the real
-//! 2m × 2n matrix of A, bounded by [`BlockBlasMode::axpy_error_bound`].
+//! the same modes: per component, the row (Re x_0, Im x_0, …) times the real 2m × 2n
+//! matrix of A, bounded by [`BlockBlasMode::axpy_error_bound`] (f32 SIMT: one `fmaf`
+//! chain of K = 2m terms per output, ε = 2u₃₂ + u₃₂² + γ_{2m}(u₃₂)(1 + 2u₃₂ + u₃₂²) + …,
+//! then the add to y in the vectors' precision).
 
 use qdsl_core::dsl::mma::{Input, MmaSpec, MmaTile, MmaVariant};
 use qdsl_core::dsl::{DslError, KernelProgram};
@@ -49,6 +68,22 @@ mma_tile! {
         n: [16, 32, 64],
         input: [f32, f64],
         tile_k: [32, 64],
+        warps: [2, 4, 8],
+        stages: [2, 3],
+    }
+}
+
+mma_tile! {
+    /// Block inner products c_ij = Σ_x conj(a_i(x)) b_j(x) in f32 on the CUDA cores (SIMT
+    /// `fmaf`, f32 accumulation per k-tile, f64 totals).
+    pub block_dot_f32_simt {
+        problem: complex_inner,
+        mma: simt(f32 -> f32),
+        staging: cp_async,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [16, 32],
         warps: [2, 4, 8],
         stages: [2, 3],
     }
@@ -120,6 +155,22 @@ mma_tile! {
 }
 
 mma_tile! {
+    /// Block axpy y_j += Σ_i x_i A_ij in f32 on the CUDA cores (SIMT `fmaf`, f32
+    /// accumulation over the 2m terms of a component).
+    pub block_axpy_f32_simt {
+        problem: complex_axpy,
+        mma: simt(f32 -> f32),
+        staging: direct,
+        m: [16, 32, 64],
+        n: [16, 32, 64],
+        input: [f32, f64],
+        tile_k: [8, 16, 32],
+        warps: [4, 8],
+        stages: [1],
+    }
+}
+
+mma_tile! {
     /// Block axpy y_j += Σ_i x_i A_ij in bf16 (m16n8k16).
     pub block_axpy_bf16 {
         problem: complex_axpy,
@@ -157,6 +208,8 @@ pub enum BlockBlasMode {
     F64,
     /// 3×TF32.
     Tf32x3,
+    /// f32 SIMT: `fmaf` on the CUDA cores, f32 operands and accumulation.
+    F32Simt,
     /// bf16.
     Bf16,
     /// 3×BF16.
@@ -165,18 +218,20 @@ pub enum BlockBlasMode {
 
 impl BlockBlasMode {
     /// Every mode.
-    pub const ALL: [BlockBlasMode; 4] = [
+    pub const ALL: [BlockBlasMode; 5] = [
         BlockBlasMode::F64,
         BlockBlasMode::Tf32x3,
+        BlockBlasMode::F32Simt,
         BlockBlasMode::Bf16,
         BlockBlasMode::Bf16x3,
     ];
 
-    /// The mode's name (`f64`, `tf32x3`, `bf16`, `bf16x3`).
+    /// The mode's name (`f64`, `tf32x3`, `f32_simt`, `bf16`, `bf16x3`).
     pub fn name(self) -> &'static str {
         match self {
             BlockBlasMode::F64 => "f64",
             BlockBlasMode::Tf32x3 => "tf32x3",
+            BlockBlasMode::F32Simt => "f32_simt",
             BlockBlasMode::Bf16 => "bf16",
             BlockBlasMode::Bf16x3 => "bf16x3",
         }
@@ -187,6 +242,7 @@ impl BlockBlasMode {
         match self {
             BlockBlasMode::F64 => "block_dot_f64",
             BlockBlasMode::Tf32x3 => "block_dot_tf32x3",
+            BlockBlasMode::F32Simt => "block_dot_f32_simt",
             BlockBlasMode::Bf16 => "block_dot_bf16",
             BlockBlasMode::Bf16x3 => "block_dot_bf16x3",
         }
@@ -202,6 +258,7 @@ impl BlockBlasMode {
         match self {
             BlockBlasMode::F64 => BlockDotF64::spec(),
             BlockBlasMode::Tf32x3 => BlockDotTf32x3::spec(),
+            BlockBlasMode::F32Simt => BlockDotF32Simt::spec(),
             BlockBlasMode::Bf16 => BlockDotBf16::spec(),
             BlockBlasMode::Bf16x3 => BlockDotBf16x3::spec(),
         }
@@ -249,6 +306,7 @@ impl BlockBlasMode {
         match self {
             BlockBlasMode::F64 => "block_axpy_f64",
             BlockBlasMode::Tf32x3 => "block_axpy_tf32x3",
+            BlockBlasMode::F32Simt => "block_axpy_f32_simt",
             BlockBlasMode::Bf16 => "block_axpy_bf16",
             BlockBlasMode::Bf16x3 => "block_axpy_bf16x3",
         }
@@ -259,13 +317,16 @@ impl BlockBlasMode {
         match self {
             BlockBlasMode::F64 => BlockAxpyF64::spec(),
             BlockBlasMode::Tf32x3 => BlockAxpyTf32x3::spec(),
+            BlockBlasMode::F32Simt => BlockAxpyF32Simt::spec(),
             BlockBlasMode::Bf16 => BlockAxpyBf16::spec(),
             BlockBlasMode::Bf16x3 => BlockAxpyBf16x3::spec(),
         }
     }
 
-    /// The untuned block-axpy variant for m vectors x, n vectors y of `input`: the spec's
-    /// (one) tile_k, 8 warps, one stage.
+    /// The untuned block-axpy variant for m vectors x, n vectors y of `input`: the
+    /// largest tile_k of the spec's that plans (the tensor-core modes list one; f32 SIMT
+    /// the most components whose thread tiles stay within 32 accumulators), 8 warps, one
+    /// stage.
     pub fn default_axpy_variant(
         self,
         m: usize,
@@ -273,15 +334,24 @@ impl BlockBlasMode {
         input: Input,
     ) -> Result<MmaVariant, DslError> {
         let spec = self.axpy_spec();
-        let v = MmaVariant {
-            m,
-            n,
-            input,
-            tile_k: spec.tile_k[0],
-            warps: 8,
-            stages: 1,
-        };
-        qdsl_core::dsl::mma::plan(&spec, &v).map(|_| v)
+        let mut tile_ks = spec.tile_k.clone();
+        tile_ks.sort_unstable_by(|a, b| b.cmp(a));
+        let mut last = None;
+        for tile_k in tile_ks {
+            let v = MmaVariant {
+                m,
+                n,
+                input,
+                tile_k,
+                warps: 8,
+                stages: 1,
+            };
+            match qdsl_core::dsl::mma::plan(&spec, &v) {
+                Ok(_) => return Ok(v),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("a spec lists at least one tile_k"))
     }
 
     /// The block-axpy program of a variant.
@@ -313,6 +383,7 @@ pub fn block_axpy_cpu(
     match mode {
         BlockBlasMode::F64 => BlockAxpyF64::axpy_cpu(v, &rx, &ra, &mut ry, len),
         BlockBlasMode::Tf32x3 => BlockAxpyTf32x3::axpy_cpu(v, &rx, &ra, &mut ry, len),
+        BlockBlasMode::F32Simt => BlockAxpyF32Simt::axpy_cpu(v, &rx, &ra, &mut ry, len),
         BlockBlasMode::Bf16 => BlockAxpyBf16::axpy_cpu(v, &rx, &ra, &mut ry, len),
         BlockBlasMode::Bf16x3 => BlockAxpyBf16x3::axpy_cpu(v, &rx, &ra, &mut ry, len),
     }?;
@@ -338,6 +409,7 @@ pub fn block_inner_cpu(
     let c = match mode {
         BlockBlasMode::F64 => BlockDotF64::inner_cpu(v, &ra, &rb, 2 * len),
         BlockBlasMode::Tf32x3 => BlockDotTf32x3::inner_cpu(v, &ra, &rb, 2 * len),
+        BlockBlasMode::F32Simt => BlockDotF32Simt::inner_cpu(v, &ra, &rb, 2 * len),
         BlockBlasMode::Bf16 => BlockDotBf16::inner_cpu(v, &ra, &rb, 2 * len),
         BlockBlasMode::Bf16x3 => BlockDotBf16x3::inner_cpu(v, &ra, &rb, 2 * len),
     }?;

@@ -96,7 +96,12 @@ fn split_modes_reach_their_target_precision() {
     let f32_bound = 32.0 * 2f64.powi(-24);
     assert!(tf32x3 <= f32_bound, "3×TF32 {tf32x3:e} > f32 {f32_bound:e}");
     assert!(err(BlockBlasMode::F64) <= 2f64.powi(-50));
-    println!("relative errors, 16 vectors of 16: bf16 {bf16:.2e}, 3×BF16 {bf16x3:.2e}, 3×TF32 {tf32x3:.2e}");
+    // f32 SIMT: f32 operands, a tile_k-term fmaf chain (≈ (2 + 32) u₃₂ at tile_k 32),
+    // below 3×TF32's bound and within f32's.
+    let simt = err(BlockBlasMode::F32Simt);
+    assert!(simt <= f32_bound, "f32 SIMT {simt:e} > f32 {f32_bound:e}");
+    assert!(simt > 0.0, "f64 vectors are rounded to f32");
+    println!("relative errors, 16 vectors of 16: bf16 {bf16:.2e}, 3×BF16 {bf16x3:.2e}, 3×TF32 {tf32x3:.2e}, f32 SIMT {simt:.2e}");
 }
 
 #[test]
@@ -488,7 +493,63 @@ fn block_axpy_cpu_path_is_within_its_bound() {
             "DMMA {:e}",
             err(BlockBlasMode::F64)
         );
+        assert!(
+            err(BlockBlasMode::F32Simt) < 1e-6,
+            "f32 SIMT {:e}",
+            err(BlockBlasMode::F32Simt)
+        );
     }
+}
+
+/// The f32 SIMT block axpy's CPU path is the kernel's summation written out: per
+/// component and real column c, acc = fmaf(X_k, B_kc, acc) for k = 0 … 2m − 1 in f32
+/// (X, B rounded to f32), then y ← y + acc in the vectors' precision — here by hand, bit
+/// for bit.
+#[test]
+fn f32_simt_block_axpy_is_one_fma_chain_per_output() {
+    let (m, n, len) = (32, 16, 24);
+    let mode = BlockBlasMode::F32Simt;
+    let x = vectors(m, len, 61);
+    let a = vectors(m, n, 62);
+    let y0 = vectors(n, len, 63);
+    let v = mode.default_axpy_variant(m, n, Input::F64).unwrap();
+    let mut y = y0.clone();
+    qdsl_kernels::block_blas::block_axpy_cpu(mode, &v, &x, &a, &mut y, len).unwrap();
+    for j in 0..n {
+        for p in 0..len {
+            let (mut re, mut im) = (0.0f32, 0.0f32);
+            for i in 0..m {
+                let (xi, aij) = (x[i * len + p], a[i * n + j]);
+                // Row 2i: (Re A, Im A); row 2i + 1: (−Im A, Re A).
+                re = (xi.re as f32).mul_add(aij.re as f32, re);
+                im = (xi.re as f32).mul_add(aij.im as f32, im);
+                re = (xi.im as f32).mul_add(-aij.im as f32, re);
+                im = (xi.im as f32).mul_add(aij.re as f32, im);
+            }
+            let want = y0[j * len + p] + Complex::new(f64::from(re), f64::from(im));
+            assert_eq!(y[j * len + p], want, "y_{j}({p})");
+        }
+    }
+}
+
+/// The generated CUDA of the f32 SIMT kernels, reviewed: the block inner product's tile
+/// and reduce kernels for 64 × 64 f32 vectors (one 4 × 8 tile per thread) and 16 × 16 f64
+/// vectors (4 × 4 tiles, 8 thread groups splitting each k-tile), and the block axpy for
+/// 64 × 64 f32 vectors.
+#[test]
+fn f32_simt_sources_are_as_reviewed() {
+    let mode = BlockBlasMode::F32Simt;
+    let dot = |m, input| {
+        let v = mode.default_variant(m, m, input).unwrap();
+        mode.program(&v).unwrap().source
+    };
+    insta::assert_snapshot!("block_dot_f32_simt_m64_f32", dot(64, Input::F32));
+    insta::assert_snapshot!("block_dot_f32_simt_m16_f64", dot(16, Input::F64));
+    let v = mode.default_axpy_variant(64, 64, Input::F32).unwrap();
+    insta::assert_snapshot!(
+        "block_axpy_f32_simt_m64_f32",
+        mode.axpy_program(&v).unwrap().source
+    );
 }
 
 /// Every block-axpy variant of the catalog (modes, m and n of 16, 32, 64, f32 and f64

@@ -19,7 +19,7 @@ enum Value {
     Word(Ident),
     /// A number: `3`.
     Int(LitInt),
-    /// `m16n8k16(bf16 -> f32)`.
+    /// `m16n8k16(bf16 -> f32)`, `simt(f32 -> f32)`.
     Mma {
         shape: Ident,
         operand: Ident,
@@ -218,13 +218,18 @@ fn instruction(v: &Value) -> syn::Result<Instruction> {
     let shape_of = Shape::from_name(&shape.to_string()).ok_or_else(|| {
         syn::Error::new(
             shape.span(),
-            format!("unknown MMA shape `{shape}`; expected `m16n8k16`, `m16n8k8` or `m8n8k4`"),
+            format!(
+                "unknown MMA shape `{shape}`; expected `m16n8k16`, `m16n8k8`, `m8n8k4` or \
+                 `simt` (f32 FMA on the CUDA cores)"
+            ),
         )
     })?;
     let operand_of = Operand::from_name(&operand.to_string()).ok_or_else(|| {
         syn::Error::new(
             operand.span(),
-            format!("unknown operand type `{operand}`; expected `f16`, `bf16`, `tf32` or `f64`"),
+            format!(
+                "unknown operand type `{operand}`; expected `f16`, `bf16`, `tf32`, `f32` or `f64`"
+            ),
         )
     })?;
     let accumulator_of = match accumulator.to_string().as_str() {
@@ -372,6 +377,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         // An item left out (e.g. f16 without `scaling`) is reported at the instruction.
         let span = match (get(e.item), e.index) {
             (Some(Value::List(elems, _)), Some(k)) if k < elems.len() => elems[k].span(),
+            // The instruction's operand (1) or accumulator (2) type.
+            (Some(Value::Mma { operand, .. }), Some(1)) => operand.span(),
+            (Some(Value::Mma { accumulator, .. }), Some(2)) => accumulator.span(),
             (Some(v), _) => v.span(),
             (None, _) => get(Item::Mma).map_or(spec.name.span(), Value::span),
         };
@@ -396,11 +404,13 @@ fn expansion(spec: &Spec, m: &MmaSpec) -> TokenStream {
         Shape::M16N8K16 => quote!(#p::Shape::M16N8K16),
         Shape::M16N8K8 => quote!(#p::Shape::M16N8K8),
         Shape::M8N8K4 => quote!(#p::Shape::M8N8K4),
+        Shape::Simt => quote!(#p::Shape::Simt),
     };
     let operand = match m.instruction.operand {
         Operand::F16 => quote!(#p::Operand::F16),
         Operand::Bf16 => quote!(#p::Operand::Bf16),
         Operand::Tf32 => quote!(#p::Operand::Tf32),
+        Operand::F32 => quote!(#p::Operand::F32),
         Operand::F64 => quote!(#p::Operand::F64),
     };
     let accumulator = match m.instruction.accumulator {

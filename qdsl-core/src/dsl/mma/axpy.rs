@@ -71,16 +71,20 @@ pub fn plan(
         name: kernel_name(spec, v),
         tiles,
         tiles_per_warp: tiles.0 * tiles.1,
+        simt: None,
     })
 }
 
 /// Bytes of B in shared memory: 2n columns of K + [`B_PAD`] operand values (hi and lo
 /// when split; f64 for DMMA, 32-bit for tf32, 16-bit for f16/bf16).
 pub fn shared_bytes(p: &MmaPlan) -> usize {
+    if p.simt.is_some() {
+        return super::simt::axpy_shared_bytes(p);
+    }
     let op = p.spec.instruction.operand;
     let bytes = match op {
         Operand::F64 => 8,
-        Operand::Tf32 => 4,
+        Operand::Tf32 | Operand::F32 => 4,
         Operand::F16 | Operand::Bf16 => 2,
     };
     let copies = p.spec.split.mmas().min(2);
@@ -125,8 +129,11 @@ pub fn program(p: &MmaPlan) -> KernelProgram {
     }
 }
 
-/// The CUDA source of a block-axpy plan.
+/// The CUDA source of a block-axpy plan (SIMT: [`super::simt::axpy_source`]).
 pub fn source(p: &MmaPlan) -> String {
+    if p.simt.is_some() {
+        return super::simt::axpy_source(p);
+    }
     let v = &p.variant;
     let spec = &p.spec;
     let i = spec.instruction;
@@ -171,7 +178,7 @@ pub fn source(p: &MmaPlan) -> String {
     super::cuda::helpers(&mut s, i);
     let (b_ty, c_regs, acc_ty) = match op {
         Operand::F64 => ("double", 2, "double"),
-        Operand::Tf32 => ("unsigned", 4, "float"),
+        Operand::Tf32 | Operand::F32 => ("unsigned", 4, "float"),
         Operand::F16 | Operand::Bf16 => ("unsigned short", 4, "float"),
     };
     let _ = writeln!(
@@ -247,6 +254,7 @@ pub fn source(p: &MmaPlan) -> String {
                 mma("fa", "fb")
             );
         }
+        Operand::F32 => unreachable!("a SIMT block axpy is printed by simt::axpy_source"),
         Operand::Tf32 => {
             let _ = writeln!(
                 s,
@@ -371,9 +379,10 @@ pub fn source(p: &MmaPlan) -> String {
 
 /// y_j += Σ_i x_i A_ij on the host as the variant's kernel computes it: X's and A's
 /// values read as the kernel reads them (X in the input precision; both rounded to f32
-/// for 16-bit and tf32 operands), rounded (split) to the operand type, the K products of
-/// a component summed in k order (f32, or an f64 fused multiply-add chain for DMMA),
-/// then added to y in the input precision. `x`: m vectors of `len` complex values one
+/// for 16-bit, tf32 and SIMT f32 operands), rounded (split) to the operand type, the K
+/// products of a component summed in k order (f32; an f32 fused multiply-add chain for
+/// SIMT, bit for bit the kernel's; an f64 one for DMMA), then added to y in the input
+/// precision. `x`: m vectors of `len` complex values one
 /// after another; `a`: m × n complex row-major; `y`: n vectors.
 pub fn cpu(spec: &MmaSpec, v: &MmaVariant, x: &[f64], a: &[f64], y: &mut [f64], len: usize) {
     let (n, k) = (v.n, 2 * v.m);
@@ -403,6 +412,13 @@ pub fn cpu(spec: &MmaSpec, v: &MmaVariant, x: &[f64], a: &[f64], y: &mut [f64], 
                     acc = xv.mul_add(b(kk, c), acc);
                 }
                 acc
+            } else if op == Operand::F32 {
+                // SIMT: acc = fmaf(x_k, B_kc, acc) for k = 0 … K − 1.
+                let mut acc = 0.0f32;
+                for (kk, xv) in xs.iter().enumerate() {
+                    acc = (*xv as f32).mul_add(bs[c * k + kk].0, acc);
+                }
+                f64::from(acc)
             } else {
                 let mut acc = 0.0f32;
                 for (kk, xv) in xs.iter().enumerate() {
@@ -427,8 +443,10 @@ pub fn cpu(spec: &MmaSpec, v: &MmaVariant, x: &[f64], a: &[f64], y: &mut [f64], 
 
 /// The bound of a block axpy: |ŷ_j(x) − y_j(x) − Σ_i x_i A_ij| ≤ ε Σ_k |X_xk| |B_kc| +
 /// u |ŷ_j(x)| per real part, with ε the products' bound ([`error_bound`] of one tile of
-/// depth K = 2m; f32 reading for the 16-bit and tf32 operands, which the kernel rounds
-/// to f32 first) and u the unit roundoff of the vectors' precision (the final add).
+/// depth K = 2m; f32 reading for the 16-bit, tf32 and SIMT f32 operands, which the
+/// kernel rounds to f32 first: for SIMT 2u₃₂ + u₃₂² for the operands and γ_K u₃₂ for
+/// the FMA chain of K = 2m terms) and u the unit roundoff of the vectors' precision (the
+/// final add).
 pub fn error_bound_axpy(spec: &MmaSpec, input: Input, m: usize) -> (f64, f64) {
     let read_as = if spec.instruction.operand == Operand::F64 {
         input

@@ -4,17 +4,22 @@
 //! zero, `cvt.rna.tf32.f32`) and split (a = a_hi + a_lo), products exact, each k-tile's
 //! sum accumulated in f32 and added to an f64 total (as the kernel does). CPU and GPU
 //! differ only in the order of the f32 sums, so both stay within [`error_bound`].
+//!
+//! The SIMT mode (f32 operands, [`super::simt`]) is emulated in the kernel's own order:
+//! each thread group's `fmaf` chain over its tile_k / groups values of a k-tile
+//! (`f32::mul_add`), added to the group's f64 total, the groups' totals added in order;
+//! CPU and GPU then differ only in the order of the f64 sums of the blocks.
 
 use super::plan::MmaVariant;
 use super::spec::{Input, MmaSpec, Operand, Problem, Scaling, Split};
 
-/// x rounded to the operand type (from binary32; f64 operands are not rounded).
+/// x rounded to the operand type (from binary32; f32 and f64 operands are not rounded).
 pub fn round(op: Operand, x: f32) -> f32 {
     match op {
         Operand::F16 => half::f16::from_f32(x).to_f32(),
         Operand::Bf16 => half::bf16::from_f32(x).to_f32(),
         Operand::Tf32 => round_tf32(x),
-        Operand::F64 => x,
+        Operand::F32 | Operand::F64 => x,
     }
 }
 
@@ -117,6 +122,13 @@ fn real_inner(
     let tk = v.tile_k;
     let op = spec.instruction.operand;
     let mut c = vec![0.0f64; m * n];
+    // SIMT: the thread groups' f64 totals, added in group order at the end.
+    let groups = if op == Operand::F32 {
+        super::simt::groups(spec, v)
+    } else {
+        1
+    };
+    let mut totals = vec![vec![0.0f64; m * n]; if op == Operand::F32 { groups } else { 0 }];
     for t in 0..k / tk {
         let tile = |x: &[f64], rows: usize| -> Vec<f64> {
             (0..rows)
@@ -125,6 +137,24 @@ fn real_inner(
                 .collect()
         };
         let (ta, tb) = (tile(a, m), tile(b, n));
+        if op == Operand::F32 {
+            // SIMT: group g's fmaf chain over values g·l .. (g+1)·l of the tile, from 0.
+            let f = |x: &[f64]| x.iter().map(|&y| y as f32).collect::<Vec<f32>>();
+            let (fa, fb) = (f(&ta), f(&tb));
+            let l = tk / groups;
+            for (g, total) in totals.iter_mut().enumerate() {
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = 0.0f32;
+                        for q in g * l..(g + 1) * l {
+                            acc = fa[i * tk + q].mul_add(fb[j * tk + q], acc);
+                        }
+                        total[i * n + j] += f64::from(acc);
+                    }
+                }
+            }
+            continue;
+        }
         if op == Operand::F64 {
             for i in 0..m {
                 for j in 0..n {
@@ -166,6 +196,11 @@ fn real_inner(
             }
         }
     }
+    for total in &totals {
+        for (c, t) in c.iter_mut().zip(total) {
+            *c += t;
+        }
+    }
     c
 }
 
@@ -200,6 +235,16 @@ pub fn batched_inner(
 /// f16 with block-max scaling: scaled values are below 2^15 (no overflow) and values
 /// below 2⁻¹⁴ of the tile's max lose bits as f16 subnormals; the bound holds for tiles
 /// whose values are within that range of their max (the tests' data).
+///
+/// SIMT (f32 operands, [`super::simt`]): â = a(1 + α), b̂ = b(1 + β), |α|, |β| ≤ u₃₂ (one
+/// rounding to f32, from f64 input or into the f32 input), so |â b̂ − a b| ≤
+/// (2u₃₂ + u₃₂²)|a b|; a thread's chain s_1 = rn(â_1 b̂_1), s_q = rn(â_q b̂_q + s_{q−1})
+/// (`fmaf`: one rounding per step) over its L = tile_k / groups ≤ tile_k values of a
+/// k-tile gives Σ_q â_q b̂_q Π(1 + δ) with at most L factors, so
+/// |s_L − Σ â b̂| ≤ γ_L u₃₂ Σ|â b̂| ≤ γ_L (1 + 2u₃₂ + u₃₂²) Σ|a b| (γ_tile_k here: the
+/// bound holds for every group count); the chains' totals, the groups' and the blocks'
+/// sums are f64 (γ_{K+1} u₆₄ as above):
+/// ε = 2u₃₂ + u₃₂² + γ_tile_k(u₃₂)(1 + 2u₃₂ + u₃₂²) + γ_{K+1}(u₆₄) ≈ (tile_k + 2) u₃₂.
 pub fn error_bound(spec: &MmaSpec, input: Input, tile_k: usize, k: usize) -> f64 {
     let u32_ = 2f64.powi(-24);
     let gamma = |n: f64, u: f64| n * u / (1.0 - n * u);
@@ -211,6 +256,12 @@ pub fn error_bound(spec: &MmaSpec, input: Input, tile_k: usize, k: usize) -> f64
     let f64_sums = gamma(k as f64 + 1.0, 2f64.powi(-53));
     if op == Operand::F64 {
         return read + f64_sums;
+    }
+    if op == Operand::F32 {
+        // One rounding to f32 of each operand whatever the input (f32 input is that
+        // rounding of the exact values; f64 input is rounded by the kernel).
+        let rounded = 2.0 * u32_ + u32_ * u32_;
+        return rounded + gamma(tile_k as f64, u32_) * (1.0 + rounded) + f64_sums;
     }
     let u = op.unit_roundoff();
     let operands = match spec.split {

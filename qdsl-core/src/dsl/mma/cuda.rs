@@ -12,6 +12,10 @@
 //! totals go to `partial[blockIdx.x][m][n]`; the reduce kernel adds the blocks'
 //! records in order: c[i][j] = Σ_b partial[b][i][j].
 //!
+//! SIMT (`simt(f32 -> f32)`): the same staging, partial records and reduce kernel; the
+//! block rounds each staged tile into an f32 k-major copy and every thread runs `fmaf`
+//! chains on its register tile ([`super::simt`]).
+//!
 //! Batched products (`batched_complex_inner`) run many such products in one grid: block
 //! blockIdx.x works on product blockIdx.x / blocks_per_batch (its A and B rows offset by
 //! batch_a, batch_b values) as block blockIdx.x mod blocks_per_batch of that product's
@@ -51,6 +55,11 @@ pub fn print_op(op: &MmaOp) -> Vec<String> {
                 Shape::M16N8K16 => (i.operand.name(), 4, 2, 4, "f", "r"),
                 Shape::M16N8K8 => ("tf32", 4, 2, 4, "f", "r"),
                 Shape::M8N8K4 => ("f64", 1, 1, 2, "d", "d"),
+                Shape::Simt => {
+                    return vec![format!(
+                        "// simt: {d} += {a} · {b} by fmaf on the CUDA cores (no mma.sync)"
+                    )]
+                }
             };
             let acc = i.accumulator.name();
             let list = |from: usize, n: usize| {
@@ -279,7 +288,7 @@ pub(super) fn helpers(s: &mut String, i: Instruction) {
              \x20   hi = qdsl_tf32(x);\n\
              \x20   lo = qdsl_tf32(x - __uint_as_float(hi));\n}\n",
         ),
-        Operand::F64 => {}
+        Operand::F32 | Operand::F64 => {}
     }
 }
 
@@ -316,6 +325,7 @@ pub fn source(p: &MmaPlan) -> String {
     let dmma = i.accumulator == Accumulator::F64;
     let complex = spec.problem.is_complex();
     let batched = spec.problem.is_batched();
+    let simt = p.simt.is_some();
     // The block's index among its product's blocks and their number: the grid's own, or
     // (batched products) blockIdx.x split into the product and the block within it.
     let (bid, gdim) = if batched {
@@ -340,8 +350,13 @@ pub fn source(p: &MmaPlan) -> String {
         ("CHUNKS", v.tile_k / per_chunk),
         ("PER_CHUNK", per_chunk),
     ];
+    let simt_consts = if simt {
+        super::simt::inner_consts(p)
+    } else {
+        Vec::new()
+    };
     s.push_str("namespace {\n");
-    for (name, value) in consts {
+    for (name, value) in consts.into_iter().chain(simt_consts) {
         let _ = writeln!(s, "constexpr int {name} = {value};");
     }
     s.push_str("}\n");
@@ -372,16 +387,25 @@ pub fn source(p: &MmaPlan) -> String {
         ),
     }
     s.push_str("    }\n}\n");
-    let _ = writeln!(
-        s,
-        "extern \"C\" __global__ void {}(const {input}* __restrict__ a, const {input}* __restrict__ b, double* __restrict__ partial, const long lda, const long ldb, const long k_tiles{})\n{{",
-        p.name,
+    let params = format!(
+        "const {input}* __restrict__ a, const {input}* __restrict__ b, double* __restrict__ partial, const long lda, const long ldb, const long k_tiles{}",
         if batched {
             ", const long blocks_per_batch, const long batch_a, const long batch_b"
         } else {
             ""
         }
     );
+    if simt {
+        // Declared first with its launch bounds (the definition keeps the plain
+        // signature the interface is read from).
+        let _ = writeln!(
+            s,
+            "// Two blocks per SM: at most 128 registers (the 32 f32 and 32 f64 accumulators fit).\n\
+             extern \"C\" __global__ void __launch_bounds__(THREADS, 2) {}({params});",
+            p.name
+        );
+    }
+    let _ = writeln!(s, "extern \"C\" __global__ void {}({params})\n{{", p.name);
     if batched {
         s.push_str(
             "    // Product `batch` of the batch: its rows of A and B; `bx` its block among blocks_per_batch.\n\
@@ -418,20 +442,25 @@ pub fn source(p: &MmaPlan) -> String {
              \x20   if (threadIdx.x < 4) maxima[threadIdx.x] = 0.0f;"
         );
     }
-    s.push_str(
-        "    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n\
-         \x20   const long my_tiles = BID < k_tiles ? (k_tiles - 1 - BID) / GDIM + 1 : 0;\n"
+    let my_tiles =
+        "    const long my_tiles = BID < k_tiles ? (k_tiles - 1 - BID) / GDIM + 1 : 0;\n"
             .replace("BID", bid)
-            .replace("GDIM", gdim)
-            .as_str(),
-    );
-    let c_regs = if dmma { 2 } else { 4 };
-    let _ = writeln!(
-        s,
-        "    double sum[TPW][{c_regs}];\n\
+            .replace("GDIM", gdim);
+    if simt {
+        super::simt::inner_setup(&mut s, staged_bytes, &my_tiles);
+    } else {
+        s.push_str(
+            "    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n",
+        );
+        s.push_str(&my_tiles);
+        let c_regs = if dmma { 2 } else { 4 };
+        let _ = writeln!(
+            s,
+            "    double sum[TPW][{c_regs}];\n\
          \x20   #pragma unroll\n\
          \x20   for (int p = 0; p < TPW; p++) for (int e = 0; e < {c_regs}; e++) sum[p][e] = 0.0;"
-    );
+        );
+    }
     let stage_loop = match spec.staging {
         Staging::CpAsync => {
             "    for (int st = 0; st < STAGES - 1; st++) {\n\
@@ -459,8 +488,11 @@ pub fn source(p: &MmaPlan) -> String {
         s,
         "        const {input}* const tile = staged + (it % STAGES) * ROWS * SROW;"
     );
-    if scaled {
-        s.push_str(
+    if simt {
+        super::simt::inner_step(&mut s, p);
+    } else {
+        if scaled {
+            s.push_str(
             "        // The block's max |a| and max |b| of this tile, then the power-of-two scales.\n\
              \x20       float mxa = 0.0f, mxb = 0.0f;\n\
              \x20       for (int e = threadIdx.x; e < ROWS * TILE_K; e += THREADS) {\n\
@@ -477,47 +509,47 @@ pub fn source(p: &MmaPlan) -> String {
              \x20       if (threadIdx.x < 2) maxima[2 * ((it + 1) & 1) + threadIdx.x] = 0.0f; // the other parity's, read by all before this tile's barrier\n\
              \x20       const double unscale = 1.0 / ((double)sa * (double)sb);\n",
         );
-    } else if !dmma {
-        s.push_str(
-            "        const float sa = 1.0f, sb = 1.0f;\n        const double unscale = 1.0;\n",
-        );
-    }
-    if ldm {
-        s.push_str(
+        } else if !dmma {
+            s.push_str(
+                "        const float sa = 1.0f, sb = 1.0f;\n        const double unscale = 1.0;\n",
+            );
+        }
+        if ldm {
+            s.push_str(
             "        // The tile rounded (and split) into 16-bit rows, two values per thread step.\n\
              \x20       for (int e = 2 * threadIdx.x; e < ROWS * TILE_K; e += 2 * THREADS) {\n\
              \x20           const int r = e / TILE_K, q = e % TILE_K;\n\
              \x20           const float sc = r < M ? sa : sb;\n\
              \x20           const float x0 = (float)tile[r * SROW + q] * sc, x1 = (float)tile[r * SROW + q + 1] * sc;\n",
         );
-        let store = |s: &mut String, row: &str, x0: &str, x1: &str| {
-            if split {
-                let _ = writeln!(
+            let store = |s: &mut String, row: &str, x0: &str, x1: &str| {
+                if split {
+                    let _ = writeln!(
                     s,
                     "            {{ unsigned hi, lo; qdsl_split({x0}, {x1}, hi, lo);\n\
                      \x20             *reinterpret_cast<unsigned*>(hi16 + ({row}) * RROW + q) = hi;\n\
                      \x20             *reinterpret_cast<unsigned*>(lo16 + ({row}) * RROW + q) = lo; }}"
                 );
-            } else {
-                let _ = writeln!(
+                } else {
+                    let _ = writeln!(
                     s,
                     "            *reinterpret_cast<unsigned*>(hi16 + ({row}) * RROW + q) = qdsl_pack({x0}, {x1});"
                 );
+                }
+            };
+            store(&mut s, "r", "x0", "x1");
+            if complex {
+                s.push_str("            if (r >= M) { // the rotated row b' = (im, -re)\n");
+                store(&mut s, "r + N", "x1", "-x0");
+                s.push_str("            }\n");
             }
-        };
-        store(&mut s, "r", "x0", "x1");
-        if complex {
-            s.push_str("            if (r >= M) { // the rotated row b' = (im, -re)\n");
-            store(&mut s, "r + N", "x1", "-x0");
-            s.push_str("            }\n");
+            s.push_str("        }\n        __syncthreads();\n");
         }
-        s.push_str("        }\n        __syncthreads();\n");
-    }
-    // The warp's instruction tiles.
-    if !dmma {
-        s.push_str("        float acc[TPW][4];\n        #pragma unroll\n        for (int p = 0; p < TPW; p++) for (int e = 0; e < 4; e++) acc[p][e] = 0.0f;\n");
-    }
-    let _ = writeln!(
+        // The warp's instruction tiles.
+        if !dmma {
+            s.push_str("        float acc[TPW][4];\n        #pragma unroll\n        for (int p = 0; p < TPW; p++) for (int e = 0; e < 4; e++) acc[p][e] = 0.0f;\n");
+        }
+        let _ = writeln!(
         s,
         "        #pragma unroll\n\
          \x20       for (int kk = 0; kk < TILE_K; kk += {ik}) {{\n\
@@ -529,168 +561,174 @@ pub fn source(p: &MmaPlan) -> String {
          \x20               const {input}* const br = tile + (M + tn * {inn} - (rot ? N : 0)) * SROW + kk;",
         rot = if complex { format!("tn * {inn} >= N") } else { "false".into() }
     );
-    let mma = |a: &str, b: &str, d: &str| {
-        print_op(&MmaOp::Sync {
-            instruction: i,
-            a: a.into(),
-            b: b.into(),
-            d: d.into(),
-        })
-        .join("\n")
-    };
-    let ind = "                ";
-    let acc = if dmma { "sum[p]" } else { "acc[p]" };
-    match (i.operand, ldm) {
-        (Operand::F64, _) => {
-            let _ = writeln!(
-                s,
-                "{ind}const double fa[1] = {{ (double)ar[g * SROW + t] }};\n\
+        let mma = |a: &str, b: &str, d: &str| {
+            print_op(&MmaOp::Sync {
+                instruction: i,
+                a: a.into(),
+                b: b.into(),
+                d: d.into(),
+            })
+            .join("\n")
+        };
+        let ind = "                ";
+        let acc = if dmma { "sum[p]" } else { "acc[p]" };
+        match (i.operand, ldm) {
+            (Operand::F32, _) => unreachable!("a SIMT tile's step is printed by simt::inner_step"),
+            (Operand::F64, _) => {
+                let _ = writeln!(
+                    s,
+                    "{ind}const double fa[1] = {{ (double)ar[g * SROW + t] }};\n\
                  {ind}const double fb[1] = {{ qdsl_b<double>(br + g * SROW, t, rot) }};\n\
                  {ind}{}",
-                mma("fa", "fb", acc)
-            );
-        }
-        (Operand::Tf32, _) => {
-            let _ = writeln!(
+                    mma("fa", "fb", acc)
+                );
+            }
+            (Operand::Tf32, _) => {
+                let _ = writeln!(
                 s,
                 "{ind}const float xa[4] = {{ (float)ar[g * SROW + t] * sa, (float)ar[(g + 8) * SROW + t] * sa, (float)ar[g * SROW + t + 4] * sa, (float)ar[(g + 8) * SROW + t + 4] * sa }};\n\
                  {ind}const float xb[2] = {{ qdsl_b<float>(br + g * SROW, t, rot) * sb, qdsl_b<float>(br + g * SROW, t + 4, rot) * sb }};"
             );
-            if split {
-                let _ = writeln!(
-                    s,
-                    "{ind}unsigned ah[4], al[4], bh[2], bl[2];\n\
+                if split {
+                    let _ = writeln!(
+                        s,
+                        "{ind}unsigned ah[4], al[4], bh[2], bl[2];\n\
                      {ind}#pragma unroll\n\
                      {ind}for (int e = 0; e < 4; e++) qdsl_split(xa[e], ah[e], al[e]);\n\
                      {ind}#pragma unroll\n\
                      {ind}for (int e = 0; e < 2; e++) qdsl_split(xb[e], bh[e], bl[e]);\n\
                      {ind}{}\n{ind}{}\n{ind}{}",
-                    mma("ah", "bh", acc),
-                    mma("ah", "bl", acc),
-                    mma("al", "bh", acc)
-                );
-            } else {
-                let _ = writeln!(
-                    s,
-                    "{ind}unsigned ah[4], bh[2];\n\
+                        mma("ah", "bh", acc),
+                        mma("ah", "bl", acc),
+                        mma("al", "bh", acc)
+                    );
+                } else {
+                    let _ = writeln!(
+                        s,
+                        "{ind}unsigned ah[4], bh[2];\n\
                      {ind}#pragma unroll\n\
                      {ind}for (int e = 0; e < 4; e++) ah[e] = qdsl_tf32(xa[e]);\n\
                      {ind}#pragma unroll\n\
                      {ind}for (int e = 0; e < 2; e++) bh[e] = qdsl_tf32(xb[e]);\n\
                      {ind}{}",
-                    mma("ah", "bh", acc)
-                );
+                        mma("ah", "bh", acc)
+                    );
+                }
             }
-        }
-        (Operand::F16 | Operand::Bf16, false) => {
-            // a0: (g, 2t..), a1: (g + 8, 2t..), a2: (g, 2t + 8..), a3: (g + 8, 2t + 8..);
-            // b0: (k = 2t.., n = g), b1: (k = 2t + 8.., n = g).
-            let pair = |row: &str, col: &str, base: &str, sc: &str| {
-                if base == "br" {
-                    format!(
+            (Operand::F16 | Operand::Bf16, false) => {
+                // a0: (g, 2t..), a1: (g + 8, 2t..), a2: (g, 2t + 8..), a3: (g + 8, 2t + 8..);
+                // b0: (k = 2t.., n = g), b1: (k = 2t + 8.., n = g).
+                let pair = |row: &str, col: &str, base: &str, sc: &str| {
+                    if base == "br" {
+                        format!(
                         "qdsl_b<float>(br + ({row}) * SROW, {col}, rot) * {sc}, qdsl_b<float>(br + ({row}) * SROW, {col} + 1, rot) * {sc}"
                     )
-                } else {
-                    format!(
+                    } else {
+                        format!(
                         "(float){base}[({row}) * SROW + {col}] * {sc}, (float){base}[({row}) * SROW + {col} + 1] * {sc}"
                     )
+                    }
+                };
+                let a_pairs = [
+                    pair("g", "2 * t", "ar", "sa"),
+                    pair("g + 8", "2 * t", "ar", "sa"),
+                    pair("g", "2 * t + 8", "ar", "sa"),
+                    pair("g + 8", "2 * t + 8", "ar", "sa"),
+                ];
+                let b_pairs = [
+                    pair("g", "2 * t", "br", "sb"),
+                    pair("g", "2 * t + 8", "br", "sb"),
+                ];
+                let _ = writeln!(s, "{ind}unsigned ah[4], bh[2];");
+                if split {
+                    let _ = writeln!(s, "{ind}unsigned al[4], bl[2];");
+                    for (k, pr) in a_pairs.iter().enumerate() {
+                        let _ = writeln!(s, "{ind}qdsl_split({pr}, ah[{k}], al[{k}]);");
+                    }
+                    for (k, pr) in b_pairs.iter().enumerate() {
+                        let _ = writeln!(s, "{ind}qdsl_split({pr}, bh[{k}], bl[{k}]);");
+                    }
+                    let _ = writeln!(
+                        s,
+                        "{ind}{}\n{ind}{}\n{ind}{}",
+                        mma("ah", "bh", acc),
+                        mma("ah", "bl", acc),
+                        mma("al", "bh", acc)
+                    );
+                } else {
+                    for (k, pr) in a_pairs.iter().enumerate() {
+                        let _ = writeln!(s, "{ind}ah[{k}] = qdsl_pack({pr});");
+                    }
+                    for (k, pr) in b_pairs.iter().enumerate() {
+                        let _ = writeln!(s, "{ind}bh[{k}] = qdsl_pack({pr});");
+                    }
+                    let _ = writeln!(s, "{ind}{}", mma("ah", "bh", acc));
                 }
-            };
-            let a_pairs = [
-                pair("g", "2 * t", "ar", "sa"),
-                pair("g + 8", "2 * t", "ar", "sa"),
-                pair("g", "2 * t + 8", "ar", "sa"),
-                pair("g + 8", "2 * t + 8", "ar", "sa"),
-            ];
-            let b_pairs = [
-                pair("g", "2 * t", "br", "sb"),
-                pair("g", "2 * t + 8", "br", "sb"),
-            ];
-            let _ = writeln!(s, "{ind}unsigned ah[4], bh[2];");
-            if split {
-                let _ = writeln!(s, "{ind}unsigned al[4], bl[2];");
-                for (k, pr) in a_pairs.iter().enumerate() {
-                    let _ = writeln!(s, "{ind}qdsl_split({pr}, ah[{k}], al[{k}]);");
-                }
-                for (k, pr) in b_pairs.iter().enumerate() {
-                    let _ = writeln!(s, "{ind}qdsl_split({pr}, bh[{k}], bl[{k}]);");
-                }
-                let _ = writeln!(
-                    s,
-                    "{ind}{}\n{ind}{}\n{ind}{}",
-                    mma("ah", "bh", acc),
-                    mma("ah", "bl", acc),
-                    mma("al", "bh", acc)
-                );
-            } else {
-                for (k, pr) in a_pairs.iter().enumerate() {
-                    let _ = writeln!(s, "{ind}ah[{k}] = qdsl_pack({pr});");
-                }
-                for (k, pr) in b_pairs.iter().enumerate() {
-                    let _ = writeln!(s, "{ind}bh[{k}] = qdsl_pack({pr});");
-                }
-                let _ = writeln!(s, "{ind}{}", mma("ah", "bh", acc));
             }
-        }
-        (Operand::F16 | Operand::Bf16, true) => {
-            let load = |dest: &str, base: &str, count: usize, row: &str| {
-                print_op(&MmaOp::LoadMatrix {
-                    dest: dest.into(),
-                    count,
-                    addr: format!("{base} + {row}"),
-                })
-                .join("\n")
-            };
-            let a_row = "(tm * 16 + (lane & 15)) * RROW + kk + (lane >> 4) * 8";
-            let b_row = "(M + tn * 8 + (lane & 7)) * RROW + kk + ((lane >> 3) & 1) * 8";
-            let _ = writeln!(
+            (Operand::F16 | Operand::Bf16, true) => {
+                let load = |dest: &str, base: &str, count: usize, row: &str| {
+                    print_op(&MmaOp::LoadMatrix {
+                        dest: dest.into(),
+                        count,
+                        addr: format!("{base} + {row}"),
+                    })
+                    .join("\n")
+                };
+                let a_row = "(tm * 16 + (lane & 15)) * RROW + kk + (lane >> 4) * 8";
+                let b_row = "(M + tn * 8 + (lane & 7)) * RROW + kk + ((lane >> 3) & 1) * 8";
+                let _ = writeln!(
                 s,
                 "{ind}(void)ar; (void)br; (void)rot;\n{ind}unsigned ah[4], bh[2];\n{ind}{}\n{ind}{}",
                 load("ah", "hi16", 4, a_row),
                 load("bh", "hi16", 2, b_row)
             );
-            if split {
-                let _ = writeln!(
-                    s,
-                    "{ind}unsigned al[4], bl[2];\n{ind}{}\n{ind}{}\n{ind}{}\n{ind}{}\n{ind}{}",
-                    load("al", "lo16", 4, a_row),
-                    load("bl", "lo16", 2, b_row),
-                    mma("ah", "bh", acc),
-                    mma("ah", "bl", acc),
-                    mma("al", "bh", acc)
-                );
-            } else {
-                let _ = writeln!(s, "{ind}{}", mma("ah", "bh", acc));
+                if split {
+                    let _ = writeln!(
+                        s,
+                        "{ind}unsigned al[4], bl[2];\n{ind}{}\n{ind}{}\n{ind}{}\n{ind}{}\n{ind}{}",
+                        load("al", "lo16", 4, a_row),
+                        load("bl", "lo16", 2, b_row),
+                        mma("ah", "bh", acc),
+                        mma("ah", "bl", acc),
+                        mma("al", "bh", acc)
+                    );
+                } else {
+                    let _ = writeln!(s, "{ind}{}", mma("ah", "bh", acc));
+                }
             }
         }
-    }
-    s.push_str("            }\n        }\n");
-    if !dmma {
-        s.push_str(
+        s.push_str("            }\n        }\n");
+        if !dmma {
+            s.push_str(
             "        // This tile's f32 sums, unscaled, into the f64 totals.\n\
              \x20       #pragma unroll\n\
              \x20       for (int p = 0; p < TPW; p++) for (int e = 0; e < 4; e++) sum[p][e] += (double)acc[p][e] * unscale;\n",
         );
+        }
     }
     s.push_str("    }\n");
     if spec.staging == Staging::CpAsync {
         s.push_str("    asm volatile(\"cp.async.wait_group 0;\");\n");
     }
-    // The block's partial record.
-    let _ = writeln!(
-        s,
-        "    double* const out = partial + (long)blockIdx.x * (M * NR);\n\
+    if simt {
+        super::simt::inner_partial(&mut s);
+    } else {
+        // The block's partial record.
+        let _ = writeln!(
+            s,
+            "    double* const out = partial + (long)blockIdx.x * (M * NR);\n\
          \x20   #pragma unroll\n\
          \x20   for (int p = 0; p < TPW; p++) {{\n\
          \x20       const int q = warp + WARPS * p, tm = q / TILES_N, tn = q % TILES_N;\n\
          \x20       double* const o = out + (tm * {im} + g) * NR + tn * {inn} + 2 * t;\n\
          \x20       o[0] = sum[p][0];\n\
          \x20       o[1] = sum[p][1];"
-    );
-    if !dmma {
-        s.push_str("        o[8 * NR] = sum[p][2];\n        o[8 * NR + 1] = sum[p][3];\n");
+        );
+        if !dmma {
+            s.push_str("        o[8 * NR] = sum[p][2];\n        o[8 * NR + 1] = sum[p][3];\n");
+        }
+        s.push_str("    }\n}\n");
     }
-    s.push_str("    }\n}\n");
     if batched {
         let _ = writeln!(
             s,

@@ -6,7 +6,8 @@
 //! a long k spread across the grid, `complex_inner`, c_ij = ⟨a_i, b_j⟩ of complex
 //! vectors: block inner products, and `batched_complex_inner`, many of those in one
 //! launch: the multigrid set-up's V†UV), the instruction
-//! ([`Instruction`]: m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 DMMA), the
+//! ([`Instruction`]: m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 DMMA, or
+//! `simt(f32 -> f32)`: f32 FMA on the CUDA cores in register tiles per thread, [`simt`]), the
 //! split-precision mode ([`Split`]: 3×BF16, 3×TF32), the scaling into a 16-bit range
 //! ([`Scaling`]: the block's max |a| per tile, f16), the staging ([`Staging`]: `cp.async`
 //! pipelines or plain copies), the fragment loads ([`Fragments`]: `ldmatrix` or explicit),
@@ -26,9 +27,10 @@ pub mod axpy;
 pub mod cpu;
 pub mod cuda;
 pub mod plan;
+pub mod simt;
 pub mod spec;
 
-pub use plan::{plan, MmaPlan, MmaVariant};
+pub use plan::{plan, MmaPlan, MmaVariant, SimtTile};
 pub use spec::{
     Accumulator, Fragments, Input, Instruction, Item, MmaSpec, Operand, Problem, Scaling, Shape,
     SpecError, Split, Staging,

@@ -59,8 +59,33 @@ pub struct MmaPlan {
     /// Instruction tiles along m and n: (m / M_i, n / N_i).
     pub tiles: (usize, usize),
     /// Instruction tiles each warp owns (warp w owns tiles w, w + warps, …, numbered
-    /// row-major over (tile row, tile column)).
+    /// row-major over (tile row, tile column)); SIMT: 32, one thread tile per thread.
     pub tiles_per_warp: usize,
+    /// The SIMT mode's thread tiles ([`super::simt`]); `None` on the tensor cores. With
+    /// it, `tiles` counts thread tiles: (along m, along n') for inner products,
+    /// (component lanes, column groups) for a block axpy.
+    pub simt: Option<SimtTile>,
+}
+
+/// A SIMT thread's share of the output ([`super::simt`]): a `rows` × `cols` register
+/// tile of f32 accumulators (at most 32), and `groups` threads splitting each k-tile
+/// between them (inner products: thread group g sums values g · tile_k / groups ..
+/// (g + 1) · tile_k / groups of every k-tile; 1 for a block axpy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SimtTile {
+    /// Rows of the thread's tile (of A's m; a block axpy's components).
+    pub rows: usize,
+    /// Columns of the thread's tile (of the real product's n').
+    pub cols: usize,
+    /// Thread groups splitting each k-tile.
+    pub groups: usize,
+}
+
+impl SimtTile {
+    /// Values of k one thread sums in f32 per k-tile: tile_k / groups.
+    pub fn chunk(&self, tile_k: usize) -> usize {
+        tile_k / self.groups
+    }
 }
 
 impl MmaPlan {
@@ -104,6 +129,9 @@ impl MmaPlan {
             return super::axpy::shared_bytes(self);
         }
         let staged = v.stages * self.rows() * self.staged_row() * v.input.bytes();
+        if self.simt.is_some() {
+            return staged + super::simt::transposed_bytes(self);
+        }
         let rounded = match self.spec.fragments {
             Fragments::Ldmatrix => {
                 self.spec.split.mmas().min(2) * self.rounded_rows() * self.rounded_row() * 2
@@ -182,6 +210,9 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
             ),
         ));
     }
+    if spec.instruction.shape.is_simt() {
+        return super::simt::plan(spec, v);
+    }
     let (im, inn, ik) = spec.instruction.shape.mnk();
     if spec.problem.is_axpy() {
         return super::axpy::plan(spec, v, (im, inn, ik));
@@ -203,5 +234,6 @@ pub fn plan(spec: &MmaSpec, v: &MmaVariant) -> Result<MmaPlan, DslError> {
         name: kernel_name(spec, v),
         tiles,
         tiles_per_warp: count / v.warps,
+        simt: None,
     })
 }

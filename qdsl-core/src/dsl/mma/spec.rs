@@ -80,6 +80,8 @@ pub enum Operand {
     Bf16,
     /// TensorFloat-32 (11 significant bits, binary32's exponent range; stored as f32).
     Tf32,
+    /// binary32: the SIMT mode's operands (FMA on the CUDA cores, [`Shape::Simt`]).
+    F32,
     /// binary64 (DMMA).
     F64,
 }
@@ -91,6 +93,7 @@ impl Operand {
             Operand::F16 => "f16",
             Operand::Bf16 => "bf16",
             Operand::Tf32 => "tf32",
+            Operand::F32 => "f32",
             Operand::F64 => "f64",
         }
     }
@@ -101,6 +104,7 @@ impl Operand {
             "f16" => Operand::F16,
             "bf16" => Operand::Bf16,
             "tf32" => Operand::Tf32,
+            "f32" => Operand::F32,
             "f64" => Operand::F64,
             _ => return None,
         })
@@ -112,6 +116,7 @@ impl Operand {
         match self {
             Operand::F16 | Operand::Tf32 => 2f64.powi(-11),
             Operand::Bf16 => 2f64.powi(-8),
+            Operand::F32 => 2f64.powi(-24),
             Operand::F64 => 2f64.powi(-53),
         }
     }
@@ -158,6 +163,12 @@ pub enum Shape {
     M16N8K8,
     /// m8n8k4: f64 operands and accumulator (DMMA).
     M8N8K4,
+    /// No tensor-core instruction: f32 FMA on the CUDA cores (`fmaf`), f32 operands and
+    /// accumulator. Each thread owns a register tile of the output made of 4 × 4 blocks
+    /// (a float4 of A's rows times a float4 of B's columns per k), read from an f32,
+    /// k-major copy of the staged tile in shared memory ([`super::simt`]); its "shape"
+    /// (4, 4, 4) is that granule: m, n and tile_k multiples of 4.
+    Simt,
 }
 
 impl Shape {
@@ -167,6 +178,7 @@ impl Shape {
             Shape::M16N8K16 => "m16n8k16",
             Shape::M16N8K8 => "m16n8k8",
             Shape::M8N8K4 => "m8n8k4",
+            Shape::Simt => "simt",
         }
     }
 
@@ -176,21 +188,24 @@ impl Shape {
             "m16n8k16" => Shape::M16N8K16,
             "m16n8k8" => Shape::M16N8K8,
             "m8n8k4" => Shape::M8N8K4,
+            "simt" => Shape::Simt,
             _ => return None,
         })
     }
 
-    /// (m, n, k) of one instruction.
+    /// (m, n, k) of one instruction (SIMT: the 4 × 4 × 4 granule of a thread's tile).
     pub fn mnk(self) -> (usize, usize, usize) {
         match self {
             Shape::M16N8K16 => (16, 8, 16),
             Shape::M16N8K8 => (16, 8, 8),
             Shape::M8N8K4 => (8, 8, 4),
+            Shape::Simt => (4, 4, 4),
         }
     }
 
     /// The operand and accumulator types the shape takes (PTX ISA, `mma.sync` on
-    /// sm_80+): m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 → f64.
+    /// sm_80+): m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m8n8k4 f64 → f64; SIMT
+    /// f32 → f32 (`fmaf`).
     pub fn accepts(self, a: Operand, c: Accumulator) -> bool {
         matches!(
             (self, a, c),
@@ -200,7 +215,13 @@ impl Shape {
                 Accumulator::F32
             ) | (Shape::M16N8K8, Operand::Tf32, Accumulator::F32)
                 | (Shape::M8N8K4, Operand::F64, Accumulator::F64)
+                | (Shape::Simt, Operand::F32, Accumulator::F32)
         )
+    }
+
+    /// Whether the "instruction" is f32 FMA on the CUDA cores, not a tensor core's.
+    pub fn is_simt(self) -> bool {
+        self == Shape::Simt
     }
 }
 
@@ -413,7 +434,8 @@ impl Item {
 pub struct SpecError {
     /// The item at fault.
     pub item: Item,
-    /// The position of the value at fault in the item's list, if it is one value.
+    /// The position of the value at fault in the item's list, if it is one value (for
+    /// `mma`: 1 the operand type, 2 the accumulator type of `shape(operand -> acc)`).
     pub index: Option<usize>,
     /// Why.
     pub reason: String,
@@ -449,16 +471,27 @@ impl MmaSpec {
             accumulator,
         } = self.instruction;
         if !shape.accepts(operand, accumulator) {
-            return at(
-                Item::Mma,
-                format!(
+            // The type at fault (`index`: 1 the operand, 2 the accumulator) where the shape
+            // takes one operand type: SIMT is f32 → f32, and f32 operands are SIMT's only.
+            let index = if shape.is_simt() {
+                Some(if operand != Operand::F32 { 1 } else { 2 })
+            } else if operand == Operand::F32 {
+                Some(1)
+            } else {
+                None
+            };
+            return Err(SpecError {
+                item: Item::Mma,
+                index,
+                reason: format!(
                     "{} does not take {} → {}: the shapes are m16n8k16 (f16 or bf16 → f32), \
-                     m16n8k8 (tf32 → f32) and m8n8k4 (f64 → f64)",
+                     m16n8k8 (tf32 → f32), m8n8k4 (f64 → f64) and simt (f32 → f32, FMA on the \
+                     CUDA cores)",
                     shape.name(),
                     operand.name(),
                     accumulator.name()
                 ),
-            );
+            });
         }
         if self.split == Split::Three && !matches!(operand, Operand::Bf16 | Operand::Tf32) {
             return at(
@@ -478,7 +511,7 @@ impl MmaSpec {
                         .into(),
                 )
             }
-            (Operand::Bf16 | Operand::Tf32 | Operand::F64, Scaling::BlockMax) => {
+            (Operand::Bf16 | Operand::Tf32 | Operand::F32 | Operand::F64, Scaling::BlockMax) => {
                 return at(
                     Item::Scaling,
                     format!(
@@ -497,6 +530,14 @@ impl MmaSpec {
                 Item::Staging,
                 "a block axpy reads X into fragments straight from global memory: \
                  `staging: direct` with explicit fragments"
+                    .into(),
+            );
+        }
+        if self.fragments == Fragments::Ldmatrix && shape.is_simt() {
+            return at(
+                Item::Fragments,
+                "SIMT has no fragments: each thread reads its register tile from the f32 \
+                 k-major tile in shared memory; write `fragments: explicit` or leave it out"
                     .into(),
             );
         }
@@ -578,9 +619,12 @@ impl MmaSpec {
         Ok(())
     }
 
-    /// The mode in words, e.g. `3×BF16 m16n8k16` or `DMMA m8n8k4`.
+    /// The mode in words, e.g. `3×BF16 m16n8k16`, `DMMA m8n8k4` or `f32 SIMT (FMA)`.
     pub fn mode(&self) -> String {
         let i = self.instruction;
+        if i.shape.is_simt() {
+            return "f32 SIMT (FMA)".into();
+        }
         let ty = match i.operand {
             Operand::F64 => "DMMA".to_string(),
             o => o.name().to_uppercase(),

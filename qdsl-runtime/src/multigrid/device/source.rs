@@ -233,16 +233,15 @@ const GATHER: &str = r#"// The tile operands of products first .. first + produc
 // last component also zeroes its pad (the buffers are reused between targets).
 extern "C" __global__ void coarse_gather_TY(const double* __restrict__ v, const double* __restrict__ mats, const int* __restrict__ units, REAL* __restrict__ a, REAL* __restrict__ b, const long first, const long products, const long per_product, const long k_pad)
 {
-    // Thread e is component l of unit u of column col of product p, l fastest, then u:
-    // a warp writes one row's consecutive reals (coalesced) and reads one column of V.
+    // Thread e is column col (fastest: a warp reads V's rows coalesced and one row of the
+    // fine matrix) of component l of unit u of product p.
     const long e = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (e >= products * per_product * (NF * NC2)) return;
-    const int l = (int)(e % NF);
-    long r = e / NF;
-    const long u = r % per_product;
-    r /= per_product;
-    const int col = (int)(r % NC2);
-    const long p = r / NC2;
+    const int col = (int)(e % NC2);
+    long r = e / NC2;
+    const int l = (int)(r % NF);
+    r /= NF;
+    const long u = r % per_product, p = r / per_product;
     const int* d = units + ((first + p) * per_product + u) * 5;
     double ar, ai, br, bi;
     qdsl_side(v, mats, d[0], d[1], l, col, ar, ai);

@@ -99,14 +99,18 @@ fn device_coarse_operator_agrees_with_the_reference() {
     }
     // The tile buffers are kept from target to target and call to call (their zero pads
     // rewritten by the gathers): a second f64 build is the first's bits.
-    let again = dc.download(&dc.build(TileMode::F64).unwrap()).unwrap();
+    let rebuilt = dc.build(TileMode::F64).unwrap();
+    let again = dc.download(&rebuilt).unwrap();
     let first = first.unwrap();
     for (a, b) in [
         (&again.x, &first.x),
         (&again.yf, &first.yf),
         (&again.yb, &first.yb),
     ] {
-        assert!(a.data() == b.data(), "the second build differs from the first");
+        assert!(
+            a.data() == b.data(),
+            "the second build differs from the first"
+        );
     }
 }
 
