@@ -433,6 +433,92 @@ s32_e)
   grep -hE "^test result|FAILED|panicked" "$OUT/rt_tests.log" | head -5
   grep -hE "^qdsl bench: " "$OUT"/bench_*.log | head -10
   ;;
+s33_a)
+  # Issue 20 on one GPU: MSPCG's preconditioner on the device (the blocks stacked along t,
+  # one launch for all). Its GPU tests (device against host preconditioner, device
+  # solves) beside a quenched β 6.0 Wilson heat-bath ensemble generated on the GPU (16⁴,
+  # 300 + 200 updates of 1 HB + 4 OR), then the study on it: plain CG on M̂†M̂ against
+  # MSPCG with 3, 4, 6, 12 inner iterations, with and without the snake terms (Ls 12,
+  # b5 1.5, c5 0.5, M5 1.8, m_f 0.001, outer f64–f32, inner f32, tolerance 1e-8).
+  E=/tmp/ens16; X=target/gpu/release/examples/mspcg_study
+  ( r rt_mspcg 240 "$RT" --ignored --test-threads 2 mspcg:: site_map; r ql_mspcg 200 "$QL" --ignored --test-threads 1 mobius_mspcg; printf '%s\n' "${S[@]}" >"$OUT/tests.status" ) &
+  r gen16 150 "$Q" --backend cuda generate --action wilson --beta 6.0 --lattice 16,16,16,16 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026 --save $E
+  C=$(ls $E/cfg_*.lime | tail -1); echo "config $C"
+  r study16_1122 240 $X "$C" 0.001 1,1,2,2 1e-8 3,4,6,12 backend=cuda precision=f32
+  wait; S+=("$(cat "$OUT/tests.status")"); rm -f "$OUT/tests.status"
+  r study16_2222 150 $X "$C" 0.001 2,2,2,2 1e-8 6 backend=cuda precision=f32
+  grep -hE "^test |^test result|FAILED|panicked|against|outer iterations|plain CG" "$OUT/rt_mspcg.log" "$OUT/ql_mspcg.log" | head -40
+  grep -hE "plaquette|wrote|cfg_" "$OUT/gen16.log" | tail -5
+  cat "$OUT"/study16_*.log
+  ;;
+s33_b)
+  # s33_a: every outer f64–f32 solve on the 16⁴ ensemble, plain CG included, ended
+  # "stagnated" near 1e-4..1e-6. CGNR through qdsl solve in f64 and f32 on the same
+  # configuration, the study with the outer iteration in f64 (the CPU study's setting),
+  # then a 24⁴ ensemble and its plain CG and MSPCG (6 inner, blocks 1,1,2,2 and 2,2,2,2).
+  X=target/gpu/release/examples/mspcg_study
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  C=/tmp/ens16/cfg_000500.lime
+  M="--backend cuda solve $C --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --solver cgnr --tol 1e-8 --max-iter 20000"
+  for p in f64 f32; do r cgnr16_$p 60 "$Q" $M --precision $p; done
+  r study16_f64 200 $X "$C" 0.001 1,1,2,2 1e-8 3,4,6,12 backend=cuda precision=f64
+  r gen24 90 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  C=/tmp/ens24/cfg_000500.lime
+  r study24_1122 150 $X "$C" 0.001 1,1,2,2 1e-8 6 backend=cuda precision=f64
+  r study24_2222 150 $X "$C" 0.001 2,2,2,2 1e-8 6 backend=cuda precision=f64
+  for f in "$OUT"/cgnr16_*.log; do echo "== $f"; grep -E "result|iterations|residual|time " "$f"; done
+  grep -hE "plaquette" "$OUT"/gen*.log
+  cat "$OUT"/study*.log
+  ;;
+s33_c)
+  # s33_b: pure f64 CGNR stagnated at the same iteration (121) as f32, so the stall
+  # watchdog, not precision, stopped it: CG on M̂†M̂ plateaus. The driver now counts a
+  # check as stalled only when the iterated residual ran ahead of the true one. The
+  # device solver tests beside the 16⁴ study again: CGNR in f64 and f32, plain CG
+  # against MSPCG (outer f64, inner f32), and the issue's formats (outer f64–f32, inner
+  # fixed16 with the tensor-core M5⁻¹).
+  X=target/gpu/release/examples/mspcg_study
+  ( r rt_solver 300 "$RT" --ignored --test-threads 4 solver::; r ql_mobius 200 "$QL" --ignored --test-threads 2 mobius_device mobius_mspcg; printf '%s\n' "${S[@]}" >"$OUT/tests.status" ) &
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  C=/tmp/ens16/cfg_000500.lime
+  M="--backend cuda solve $C --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --solver cgnr --tol 1e-8 --max-iter 20000"
+  for p in f64 f32; do r cgnr16_$p 60 "$Q" $M --precision $p; done
+  r study16_f64 300 $X "$C" 0.001 1,1,2,2 1e-8 3,4,6,12 backend=cuda precision=f64
+  r study16_issue 120 $X "$C" 0.001 1,1,2,2 1e-8 6 backend=cuda precision=f32 inner_precision=fixed16 m5inv=mma_f16
+  wait; S+=("$(cat "$OUT/tests.status")"); rm -f "$OUT/tests.status"
+  grep -hE "^test result|FAILED|panicked" "$OUT/rt_solver.log" "$OUT/ql_mobius.log" | head
+  for f in "$OUT"/cgnr16_*.log; do echo "== $f"; grep -E "result|iterations|residual|time " "$f"; done
+  cat "$OUT"/study*.log
+  ;;
+s33_d)
+  # Every GPU test on the driver's new stall rule (eight at a time), then the study's
+  # larger blocks: 16⁴ with blocks 1,1,1,2, and a 24⁴ ensemble with blocks 1,1,2,2
+  # (3, 6, 12 inner) and 2,2,2,2 (6 inner), snake terms on, outer f64, inner f32.
+  X=target/gpu/release/examples/mspcg_study
+  r rt_tests 300 "$RT" --ignored --test-threads 8
+  r ql_tests 200 "$QL" --ignored --test-threads 8
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  r study16_1112 60 $X /tmp/ens16/cfg_000500.lime 0.001 1,1,1,2 1e-8 6 backend=cuda precision=f64 snake=yes
+  r gen24 60 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  r study24_1122 200 $X /tmp/ens24/cfg_000500.lime 0.001 1,1,2,2 1e-8 3,6,12 backend=cuda precision=f64 snake=yes
+  r study24_2222 120 $X /tmp/ens24/cfg_000500.lime 0.001 2,2,2,2 1e-8 6 backend=cuda precision=f64 snake=yes
+  grep -hE "^test result|FAILED|panicked" "$OUT/rt_tests.log" "$OUT/ql_tests.log" | head
+  grep -hE "plaquette" "$OUT"/gen*.log
+  cat "$OUT"/study*.log
+  ;;
+s33_e)
+  # s33_d ran out of time in the 24⁴ study after its plain CG (6362 iterations): the
+  # MSPCG rows alone (plain=no), 6 inner, snake terms on, blocks 1,1,2,2 and 2,2,2,2.
+  X=target/gpu/release/examples/mspcg_study
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 40 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  r study24_1122 140 $X /tmp/ens24/cfg_000500.lime 0.001 1,1,2,2 1e-8 6 backend=cuda precision=f64 snake=yes plain=no
+  r study24_2222 140 $X /tmp/ens24/cfg_000500.lime 0.001 2,2,2,2 1e-8 6 backend=cuda precision=f64 snake=yes plain=no
+  cat "$OUT"/study*.log
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

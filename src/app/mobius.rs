@@ -145,6 +145,11 @@ impl MobiusSolver {
         Ok(Self { single, ..self })
     }
 
+    /// The device operators, where the iteration runs on the GPU.
+    pub fn device(&self) -> Option<&MobiusDevice> {
+        self.device.as_deref()
+    }
+
     /// Whether the iteration runs on the GPU.
     pub fn is_on_device(&self) -> bool {
         self.device.is_some()

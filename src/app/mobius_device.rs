@@ -7,16 +7,19 @@
 //! ([`qdsl_runtime::operator::mobius::DeviceEvenOddMobius`]) are tested against them.
 
 use super::mobius::MobiusSolver;
+use super::mspcg_device::DevicePreconditioner;
 use super::precision::{self, DeviceIteration, Precision};
 use super::solve::{solve_fields, warm_up};
 use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::Parity;
+use qdsl_runtime::linear::{LinearOperator, NormalForm, NormalOperator, SolverField};
 use qdsl_runtime::operator::mobius::MobiusParams;
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
+use qdsl_runtime::solver::mspcg::{pcg, PcgResult};
 use qdsl_runtime::solver::{ConvertFrom, SolveResult, SolverError, SolverKind, SolverOptions};
 use std::sync::Arc;
 
@@ -36,6 +39,18 @@ trait IterationOperator: Send + Sync {
         b: &F64,
         opts: &SolverOptions,
     ) -> Result<(SolveResult, F64), SolverError>;
+
+    /// MSPCG on M̂†M̂ x = M̂†b (x = 0 first) with `high` for the solution and the true
+    /// residual, this operator for the outer iteration and `precond`: the outcome and
+    /// the downloaded x.
+    fn pcg(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        high: &DeviceOperator<Double>,
+        precond: &DevicePreconditioner,
+        b: &F64,
+        opts: &SolverOptions,
+    ) -> Result<(PcgResult, F64), SolverError>;
 }
 
 impl<P: DevicePrecision> IterationOperator for DeviceOperator<P> {
@@ -51,6 +66,17 @@ impl<P: DevicePrecision> IterationOperator for DeviceOperator<P> {
         opts: &SolverOptions,
     ) -> Result<(SolveResult, F64), SolverError> {
         run(ctx, high, self, b, opts)
+    }
+
+    fn pcg(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        high: &DeviceOperator<Double>,
+        precond: &DevicePreconditioner,
+        b: &F64,
+        opts: &SolverOptions,
+    ) -> Result<(PcgResult, F64), SolverError> {
+        run_pcg(ctx, high, self, precond, b, opts)
     }
 }
 
@@ -154,6 +180,25 @@ impl MobiusDevice {
         })
     }
 
+    /// The context.
+    pub fn context(&self) -> &Arc<DeviceContext> {
+        &self.ctx
+    }
+
+    /// MSPCG on M̂†M̂ x = M̂†b from x = 0 on the device ([`IterationOperator::pcg`]): the
+    /// outcome and the downloaded x.
+    pub fn pcg(
+        &self,
+        b: &F64,
+        precond: &DevicePreconditioner,
+        opts: &SolverOptions,
+    ) -> Result<(PcgResult, F64), SolverError> {
+        match &self.low {
+            None => run_pcg(&self.ctx, &self.high, &self.high, precond, b, opts),
+            Some(low) => low.pcg(&self.ctx, &self.high, precond, b, opts),
+        }
+    }
+
     /// CGNR on M̂ x = b from x = 0 on the device: the result and the downloaded x.
     pub fn solve(&self, b: &F64, opts: &SolverOptions) -> Result<(SolveResult, F64), SolverError> {
         match &self.low {
@@ -161,6 +206,39 @@ impl MobiusDevice {
             Some(low) => low.solve(&self.ctx, &self.high, b, opts),
         }
     }
+}
+
+/// b uploaded (one source: the vector's Ls slices are the fifth dimension), a zero x,
+/// and the set-up that is not iteration: the vector kernels (BLAS, reductions,
+/// conversions) of f64 and P compiled in parallel, and both operators applied once
+/// each way (their kernels tuned), so that a result's time is the iteration's.
+fn set_up<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &DeviceOperator<Double>,
+    low: &DeviceOperator<P>,
+    b: &F64,
+) -> Result<(DeviceVector<Double>, DeviceVector<Double>), SolverError> {
+    let b_dev = DeviceVector::<Double>::upload(ctx, b)
+        .and_then(|v| v.with_sources(1))
+        .map_err(device_error)?;
+    let l = *b_dev.layout();
+    let x = DeviceVector::<Double>::zeros(ctx, l.host_reals, l.sites).map_err(device_error)?;
+    let layouts = [
+        l,
+        DeviceVector::<P>::layout_of(l.host_reals, l.sites).map_err(device_error)?,
+    ];
+    ctx.preload_vector_kernels(&layouts).map_err(device_error)?;
+    warm_up(high, &b_dev)?;
+    warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    Ok((b_dev, x))
+}
+
+/// The context's sticky error, else x downloaded in `b`'s layout.
+fn finish(ctx: &DeviceContext, x: &DeviceVector<Double>, b: &F64) -> Result<F64, SolverError> {
+    if let Some(e) = ctx.take_error() {
+        return Err(device_error(e));
+    }
+    x.download(*b.layout()).map_err(device_error)
 }
 
 /// CGNR on M̂ x = b from x = 0 with `high` (f64) and the iteration operator `low` on
@@ -172,29 +250,32 @@ fn run<P: DevicePrecision>(
     b: &F64,
     opts: &SolverOptions,
 ) -> Result<(SolveResult, F64), SolverError> {
-    // One source: the vector's Ls slices are the fifth dimension, not sources.
-    let b_dev = DeviceVector::<Double>::upload(ctx, b)
-        .and_then(|v| v.with_sources(1))
-        .map_err(device_error)?;
-    let l = *b_dev.layout();
-    let mut x = DeviceVector::<Double>::zeros(ctx, l.host_reals, l.sites).map_err(device_error)?;
-    // Set-up, not iteration: the vector kernels (BLAS, reductions, conversions) of f64
-    // and P compiled in parallel, and both operators applied once each way (their
-    // kernels tuned), so that the result's time is the iteration's.
-    let layouts = [
-        l,
-        DeviceVector::<P>::layout_of(l.host_reals, l.sites).map_err(device_error)?,
-    ];
-    ctx.preload_vector_kernels(&layouts).map_err(device_error)?;
-    warm_up(high, &b_dev)?;
-    warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    let (b_dev, mut x) = set_up(ctx, high, low, b)?;
     let outcome = solve_fields(high, low, SolverKind::Cgnr, &b_dev, &mut x, opts);
-    if let Some(e) = ctx.take_error() {
-        return Err(device_error(e));
-    }
+    let x = finish(ctx, &x, b)?;
     let (result, _) = outcome?;
-    let x = x.download(*b.layout()).map_err(device_error)?;
     Ok((result, x))
+}
+
+/// MSPCG ([`pcg`]) on M̂†M̂ x = M̂†b from x = 0 with `high` (f64) for the solution and the
+/// true residual, `low`'s normal operator for the outer iteration on device vectors of
+/// `P` and `precond`: the outcome and the downloaded x.
+fn run_pcg<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &DeviceOperator<Double>,
+    low: &DeviceOperator<P>,
+    precond: &DevicePreconditioner,
+    b: &F64,
+    opts: &SolverOptions,
+) -> Result<(PcgResult, F64), SolverError> {
+    let (b_dev, mut x) = set_up(ctx, high, low, b)?;
+    let mut rhs = b_dev.zeros_like();
+    high.apply_dagger(&mut rhs, &b_dev)?;
+    let a_high = NormalOperator::new(high, NormalForm::MdagM);
+    let a_low = NormalOperator::new(low, NormalForm::MdagM);
+    let outcome = pcg(&a_high, &a_low, precond, &rhs, &mut x, opts);
+    let x = finish(ctx, &x, b)?;
+    Ok((outcome?, x))
 }
 
 #[cfg(test)]

@@ -151,14 +151,16 @@ impl MobiusJob<'_> {
         )?;
         let solver = match self.m5inv {
             None => solver,
-            Some(mode) if self.grid.is_some() || self.mspcg.is_some() => {
+            Some(mode) if self.grid.is_some() => {
                 return Err(format!(
-                    "--m5inv {}: the M5⁻¹ mode applies to the CGNR iteration on one GPU or \
-                     the CPU, not to --grid or --solver mspcg",
+                    "--m5inv {}: the M5⁻¹ mode applies to the CGNR iteration or MSPCG's inner \
+                     iterations on one GPU or the CPU, not to --grid",
                     mode.name()
                 )
                 .into())
             }
+            // MSPCG: the inner operator's mode (the config holds it).
+            Some(_) if self.mspcg.is_some() => solver,
             Some(mode) => solver.with_m5inv(mode)?,
         };
         let solver = match (self.grid, &self.backend) {
@@ -256,9 +258,11 @@ impl MobiusJob<'_> {
             None => String::new(),
         };
         println!(
-            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner f32 CG iterations, {snake}{reduced_note}; outer {}",
+            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner {} CG iterations (M5⁻¹ {}), {snake}{reduced_note}; outer {}",
             config.blocks,
             config.inner,
+            config.inner_precision.name(),
+            config.m5inv.name(),
             self.precision.name()
         );
         println!(

@@ -6,7 +6,9 @@
 use super::solver_arg::SolverArg;
 use crate::app::mobius_mspcg::MspcgConfig;
 use crate::app::mspcg_reduced::TrainConfig;
+use crate::app::precision::Precision;
 use clap::Args;
+use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_runtime::solver::mspcg::{Snake, TransferForm};
 use std::path::PathBuf;
 
@@ -45,6 +47,11 @@ pub struct MspcgArgs {
     /// MSPCG: leave out the snake terms (plain Dirichlet blocks).
     #[arg(long)]
     pub no_snake: bool,
+    /// MSPCG: the inner vectors' precision: f32 (the default), or on the GPU fixed16 or
+    /// fixed8 (computed in f32). With --solver mspcg, --m5inv chooses the inner
+    /// operator's M5⁻¹ (GPU).
+    #[arg(long)]
+    pub inner_precision: Option<Precision>,
     /// MSPCG: the reduced-Ls preconditioner z = (T† K̂ T + μ) r with K̂ the block solves
     /// on L̂s slices (e.g. 4 or 6 for Ls 12); needs --transfer or --train-transfer.
     #[arg(long)]
@@ -95,12 +102,17 @@ fn parse_blocks(text: &str) -> Result<[usize; 4], String> {
 impl MspcgArgs {
     /// The MSPCG configuration for `--solver mspcg` (default 6 inner iterations; blocks
     /// required); for any other solver an error naming a given MSPCG flag.
-    pub fn config(&self, solver: SolverArg) -> Result<Option<MspcgConfig>, String> {
+    pub fn config(
+        &self,
+        solver: SolverArg,
+        m5inv: Option<M5invMode>,
+    ) -> Result<Option<MspcgConfig>, String> {
         if solver != SolverArg::Mspcg {
             let given = [
                 ("--blocks", self.blocks.is_some()),
                 ("--inner", self.inner.is_some()),
                 ("--no-snake", self.no_snake),
+                ("--inner-precision", self.inner_precision.is_some()),
                 ("--reduced-ls", self.reduced_ls.is_some()),
                 ("--transfer", self.transfer.is_some()),
                 ("--train-transfer", self.train_transfer.is_some()),
@@ -125,6 +137,8 @@ impl MspcgArgs {
             } else {
                 Snake::Include
             },
+            inner_precision: self.inner_precision.unwrap_or(Precision::F32),
+            m5inv: m5inv.unwrap_or(M5invMode::Sweep),
         }))
     }
 }
@@ -226,11 +240,11 @@ mod tests {
             ..MspcgArgs::default()
         };
         assert!(args
-            .config(SolverArg::Kind(SolverKind::Cgnr))
+            .config(SolverArg::Kind(SolverKind::Cgnr), None)
             .unwrap_err()
             .contains("--inner"));
         assert!(args
-            .config(SolverArg::Mspcg)
+            .config(SolverArg::Mspcg, None)
             .unwrap_err()
             .contains("--blocks"));
     }

@@ -192,7 +192,7 @@ fn run_mobius(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), Cli
             max_iterations: args.max_iter,
             ..SolverOptions::with_tolerance(args.tol)
         },
-        mspcg: args.mspcg.config(args.solver)?,
+        mspcg: args.mspcg.config(args.solver, args.mobius.m5inv)?,
         reduced: args.mspcg.reduced(args.physics.mu)?,
         json: args.json.as_deref(),
         plot: args.plot.as_deref(),
@@ -214,7 +214,7 @@ fn precision_note(report: &SolveReport) -> Option<&'static str> {
 /// history have been printed and written.
 pub fn run(args: &SolveArgs, choice: Option<BackendChoice>) -> Result<(), CliError> {
     let physics = &args.physics;
-    args.mspcg.config(args.solver)?;
+    args.mspcg.config(args.solver, None)?;
     if args.solver == SolverArg::SapGcr {
         return sap_gcr::run(args);
     }

@@ -10,9 +10,11 @@
 //! watchdog); and one always checks an iterated residual that has reached the
 //! tolerance, so that convergence is declared on the true residual only. A check that
 //! fails to lower the best true residual so far by a factor max(½, √δ) (a healthy
-//! update has lowered it by about δ) is *stalled*. The solve ends with
+//! update has lowered it by about δ) while the iterated residual had run below the true
+//! one (by 10 %) is *stalled* (a flat true residual beside a flat iterated one is
+//! the method's own plateau, not an exhausted precision). The solve ends with
 //! [`Convergence::Stagnation`] after more than
-//! [`SolverOptions::max_stalled_checks`] stalled checks in a row, once as many
+//! [`SolverOptions::max_stalled_checks`] stalled checks since the last progress, once as many
 //! iterations (twice as many for BiCGStab) have passed since the last progress as the
 //! solve took to make it: an exhausted precision never resumes, while an erratic
 //! iteration (BiCGStab near criticality) has long flat stretches and then goes on
@@ -30,6 +32,11 @@ use super::{
 };
 use crate::linear::real;
 use std::time::Instant;
+
+/// A check's iterated residual below this fraction of the true one means the iteration
+/// has lost track of the truth (module docs): iterated and true residual of one iterate
+/// agree to the low precision's rounding while it is sound, so 10 % apart is not noise.
+const RAN_AHEAD: f64 = 0.9;
 
 /// How a solve starts: finished at once (zero or non-finite source, or an initial guess
 /// that already solves it), or running from the iterated residual r_L with ‖r_L‖².
@@ -298,15 +305,22 @@ where
         if !converged {
             self.reliable_updates += 1;
         }
-        // Progress: ‖r‖ at most f = max(½, √δ) times the best so far. Stagnation needs
-        // more than `max_stalled_checks` checks in a row without progress *and*
-        // `patience` times as many iterations since the last progress as the progress
-        // before it took.
+        // Progress: ‖r‖ at most f = max(½, √δ) times the best so far. A check without
+        // progress is *stalled* only when the iteration ran ahead of the truth — its
+        // iterated residual below [`RAN_AHEAD`] times the true one: the low precision
+        // has lost track. A true residual that merely stays flat beside an iterated one that is
+        // flat too is the iteration's own plateau (CG on an ill-conditioned normal
+        // operator: the residual is not what CG minimises), not exhaustion: it neither
+        // counts nor clears the stalled checks. Stagnation needs more than
+        // `max_stalled_checks` stalled checks since the last progress *and* `patience`
+        // times as many iterations since the last progress as the progress before it
+        // took.
         let factor = self.opts.reliable_delta.sqrt().max(0.5);
+        let ran_ahead = r2 < RAN_AHEAD * RAN_AHEAD * true_r2;
         if true_r2 <= factor * factor * self.best_true {
             self.stalled = 0;
             self.progress_at = self.iterations;
-        } else {
+        } else if ran_ahead {
             self.stalled += 1;
             let patient = self.iterations - self.progress_at >= self.patience * self.progress_at;
             if self.stalled > self.opts.max_stalled_checks && patient {

@@ -11,6 +11,7 @@
 //! | [`blas`] | its launch on device fields |
 //! | [`vector`] | [`DeviceVector`]: `SolverField` and `ConvertFrom` between every pair of precisions |
 //! | [`operator`](mod@operator) | [`DeviceOperator`]: the generic even-odd [`crate::operator::Schur`] of device blocks (Wilson, clover/twisted, staggered, any stencil's hop blocks) on device vectors |
+//! | [`site_map`] | gather onto, scatter from and mask a mapped lattice (MSPCG's stacked blocks), any pair of formats |
 //! | [`converting`] | [`ConvertingOperator`]: an operator of one precision on vectors of another (packed20/30) |
 //!
 //! The GPU tests (`solver::device::gpu_tests`) are ignored where there is no GPU (run them with `--include-ignored` on one).
@@ -23,6 +24,7 @@ pub mod converting;
 mod gpu_tests;
 pub mod operator;
 pub mod precision;
+pub mod site_map;
 pub mod vector;
 
 pub use context::{DeviceContext, GlobalSum};

@@ -335,6 +335,21 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         Ok(Self::with_kernels(ctx, Kernels::Mobius(Box::new(k))))
     }
 
+    /// The Möbius complement's blocks and launches, for an operator of [`Self::mobius`]
+    /// (None for the other actions): what applies M̂ block by block with steps between
+    /// the hops (MSPCG's Dirichlet cuts).
+    pub fn mobius_complement(&self) -> Option<&DeviceEvenOddMobius> {
+        match &self.kernels {
+            Kernels::Mobius(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<DeviceContext> {
+        &self.ctx
+    }
+
     /// Möbius M̂ (as [`Self::mobius`]) on one rank of a decomposed lattice (see
     /// [`Self::wilson_distributed`]): the 5D vectors (Ls slices) live on the rank's
     /// extended lattice, the 4D hop is distributed (faces of Ls slices, spin-projected),

@@ -47,6 +47,12 @@ pub enum BlockGridError {
     /// Ls of the fields is zero.
     #[error("the fifth dimension must have Ls ≥ 1")]
     Ls,
+    /// The blocks cannot be stacked along t ([`super::StackedBlocks`]).
+    #[error("--blocks {blocks:?}: the GPU preconditioner stacks the blocks along t, so t must be cut into at least 2 blocks when there is more than one block (found {} in t), and the stacked lattice must fit", blocks[3])]
+    Stacking {
+        /// The blocks asked for.
+        blocks: [usize; 4],
+    },
 }
 
 const DIRS: [char; 4] = ['x', 'y', 'z', 't'];
@@ -170,8 +176,13 @@ impl PaddedBlocks {
         SpinorLayout::domain_wall(l5, SiteSubset::Single(p))
     }
 
+    /// Ls of the fields.
+    pub fn ls(&self) -> usize {
+        self.ls
+    }
+
     /// Whether the local coordinates lie inside the block (not in a pad).
-    fn is_interior(&self, l: Coords) -> bool {
+    pub(crate) fn is_interior(&self, l: Coords) -> bool {
         let b = self.block_dims();
         (0..4).all(|mu| l[mu] >= self.pad[mu] && l[mu] < self.pad[mu] + b[mu])
     }
@@ -225,20 +236,8 @@ impl PaddedBlocks {
         global: &ColourSpinorField<H>,
         local: &mut ColourSpinorField<L>,
     ) {
-        let (gl, ll) = (*global.layout(), *local.layout());
-        let n = gl.site_len();
         local.data_mut().fill(Complex::new(L::zero(), L::zero()));
-        let (src, dst) = (global.data(), local.data_mut());
-        for s in 0..self.ls {
-            for &(li, gi) in &self.interior[block] {
-                let (a, b) = (ll.offset(s, li, 0, 0), gl.offset(s, gi, 0, 0));
-                for k in 0..n {
-                    let z = src[b + k];
-                    dst[a + k] =
-                        Complex::new(L::from_f64(z.re.to_f64()), L::from_f64(z.im.to_f64()));
-                }
-            }
-        }
+        copy_sites(global, local, self.interior[block].iter().copied());
     }
 
     /// global|_s ← local|_s: the block's sites of `local` into `global` (the other sites
@@ -249,19 +248,8 @@ impl PaddedBlocks {
         local: &ColourSpinorField<L>,
         global: &mut ColourSpinorField<H>,
     ) {
-        let (gl, ll) = (*global.layout(), *local.layout());
-        let n = gl.site_len();
-        let (src, dst) = (local.data(), global.data_mut());
-        for s in 0..self.ls {
-            for &(li, gi) in &self.interior[block] {
-                let (a, b) = (ll.offset(s, li, 0, 0), gl.offset(s, gi, 0, 0));
-                for k in 0..n {
-                    let z = src[a + k];
-                    dst[b + k] =
-                        Complex::new(H::from_f64(z.re.to_f64()), H::from_f64(z.im.to_f64()));
-                }
-            }
-        }
+        let pairs = self.interior[block].iter().map(|&(l, g)| (g, l));
+        copy_sites(local, global, pairs);
     }
 
     /// Sets the pad sites of a local field on parity `p` to zero (the projection P_s).
@@ -278,5 +266,27 @@ impl PaddedBlocks {
                     slice[i * n..(i + 1) * n].fill(zero);
                 }
             });
+    }
+}
+
+/// dst(s₅, d) ← src(s₅, c), converted to dst's precision, for every fifth-dimension slice
+/// s₅ and every pair (d, c) of single-parity sites in `pairs`; the other sites of dst
+/// untouched.
+pub(crate) fn copy_sites<S: Real, D: Real>(
+    src: &ColourSpinorField<S>,
+    dst: &mut ColourSpinorField<D>,
+    pairs: impl Iterator<Item = (usize, usize)> + Clone,
+) {
+    let (sl, dl) = (*src.layout(), *dst.layout());
+    let n = sl.site_len();
+    let (from, to) = (src.data(), dst.data_mut());
+    for s in 0..sl.ls() {
+        for (d, c) in pairs.clone() {
+            let (a, b) = (dl.offset(s, d, 0, 0), sl.offset(s, c, 0, 0));
+            for k in 0..n {
+                let z = from[b + k];
+                to[a + k] = Complex::new(D::from_f64(z.re.to_f64()), D::from_f64(z.im.to_f64()));
+            }
+        }
     }
 }

@@ -85,13 +85,6 @@ where
         self.blocks
     }
 
-    /// Dirichlet: zero the pads after a hop; with snake terms keep them.
-    fn cut(&self, field: &mut ColourSpinorField<T>, r: Parity) {
-        if self.snake == Snake::Exclude {
-            self.grid.zero_pad(field, r);
-        }
-    }
-
     /// y = M̂ x (dagger: M̂† x) on the padded field, with the Dirichlet cut after each hop
     /// for [`Snake::Exclude`].
     fn complement(
@@ -100,25 +93,46 @@ where
         x: &ColourSpinorField<T>,
         dagger: bool,
     ) -> Result<(), SolverError> {
-        let b = self.blocks;
-        let (p, q) = (b.parity(), b.parity().opposite());
-        let h = b.hop_coefficient(dagger);
-        let mut t = b.zeros((), q)?;
-        b.hop((), q, &mut t, x, dagger, None)?;
-        self.cut(&mut t, q);
-        let mut u = b.zeros((), q)?;
-        b.apply_diagonal_inverse((), q, &mut u, &t, dagger)?;
-        let mut d = b.zeros((), p)?;
-        b.apply_diagonal((), p, &mut d, x, dagger)?;
-        let xpay = Xpay {
-            a: 1.0,
-            x: &d,
-            b: -h * h,
-        };
-        b.hop((), p, y, &u, dagger, Some(xpay))?;
-        self.cut(y, p);
-        Ok(())
+        complement_with_cuts(self.blocks, (), y, x, dagger, &mut |field, r| {
+            if self.snake == Snake::Exclude {
+                self.grid.zero_pad(field, r);
+            }
+            Ok(())
+        })
     }
+}
+
+/// What [`complement_with_cuts`] applies to each hop's output on its parity.
+pub(crate) type Cut<'a, B> = dyn FnMut(&mut <B as EvenOddBlocks>::Field, Parity) -> Result<(), <B as EvenOddBlocks>::Error>
+    + 'a;
+
+/// y = M̂ x (dagger: M̂† x) = D_pp x − h² K_pq D_qq⁻¹ K_qp x by the blocks one by one, on
+/// host or device fields, with `cut` applied to the output of each hop (the pads
+/// zeroed for [`Snake::Exclude`], nothing for [`Snake::Include`]).
+pub(crate) fn complement_with_cuts<B: EvenOddBlocks>(
+    b: &B,
+    cx: B::Context<'_>,
+    y: &mut B::Field,
+    x: &B::Field,
+    dagger: bool,
+    cut: &mut Cut<'_, B>,
+) -> Result<(), B::Error> {
+    let (p, q) = (b.parity(), b.parity().opposite());
+    let h = b.hop_coefficient(dagger);
+    let mut t = b.zeros(cx, q)?;
+    b.hop(cx, q, &mut t, x, dagger, None)?;
+    cut(&mut t, q)?;
+    let mut u = b.zeros(cx, q)?;
+    b.apply_diagonal_inverse(cx, q, &mut u, &t, dagger)?;
+    let mut d = b.zeros(cx, p)?;
+    b.apply_diagonal(cx, p, &mut d, x, dagger)?;
+    let xpay = Xpay {
+        a: 1.0,
+        x: &d,
+        b: -h * h,
+    };
+    b.hop(cx, p, y, &u, dagger, Some(xpay))?;
+    cut(y, p)
 }
 
 impl<T: Real, B> LinearOperator<ColourSpinorField<T>> for LocalNormal<'_, B>

@@ -13,9 +13,11 @@ use crate::linear::real;
 use crate::linear::{LinearOperator, SolverError, SolverField};
 use crate::operator::even_odd::EvenOddBlocks;
 use crate::operator::mobius::{MobiusBlocks, MobiusError, MobiusParams};
+use crate::solver::SourceBatch;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_core::lattice::Parity;
+use qdsl_core::Complex;
 use qdsl_core::Real;
 
 /// z ≈ A⁻¹ r: a (possibly nonlinear) preconditioner of a Hermitian positive-definite A.
@@ -72,6 +74,77 @@ pub fn fixed_cg<F: SolverField, O: LinearOperator<F> + ?Sized>(
         r.axpy(real(-alpha), &ap)?;
         let rr_new = r.norm_sqr()?;
         p.xpay(&r, real(rr_new / rr))?;
+        rr = rr_new;
+    }
+    Ok(k)
+}
+
+/// [`fixed_cg`] on `groups` independent systems at once: the slices of the batch
+/// ([`SourceBatch`]) fall into groups, slice j into group j mod `groups`, and A must not
+/// couple groups (MSPCG's blocks on the stacked lattice: slice s₅·N + s is block s,
+/// [`super::StackedBlocks`]). Every group runs its own recurrence — α_g = ‖r_g‖²/⟨p_g,
+/// A p_g⟩ and β_g = ‖r_g'‖²/‖r_g‖², the sums over the group's slices — as if it were
+/// solved alone; a group whose r vanishes or whose ⟨p, A p⟩ is not positive and finite
+/// stops there (α = 0 from then on), as [`fixed_cg`] would. Returns the iterations done
+/// (all groups stopped ends the loop early).
+pub fn fixed_cg_grouped<F: SourceBatch, O: LinearOperator<F> + ?Sized>(
+    op: &O,
+    b: &F,
+    x: &mut F,
+    k: usize,
+    groups: usize,
+) -> Result<usize, SolverError> {
+    let slices = b.sources();
+    if groups == 0 || !slices.is_multiple_of(groups) {
+        return Err(SolverError::field(std::io::Error::other(format!(
+            "{slices} slices do not fall into {groups} equal groups"
+        ))));
+    }
+    let sum = |per_slice: Vec<f64>| -> Vec<f64> {
+        let mut g = vec![0.0; groups];
+        for (j, v) in per_slice.into_iter().enumerate() {
+            g[j % groups] += v;
+        }
+        g
+    };
+    let spread = |per_group: &[f64]| -> Vec<Complex<f64>> {
+        (0..slices).map(|j| real(per_group[j % groups])).collect()
+    };
+    x.set_zero();
+    let mut r = b.zeros_like();
+    r.copy_from(b)?;
+    let mut p = b.zeros_like();
+    p.copy_from(b)?;
+    let mut ap = b.zeros_like();
+    let mut rr = sum(r.norm_sqr_each());
+    let mut active: Vec<bool> = rr.iter().map(|&v| v > 0.0 && v.is_finite()).collect();
+    for j in 0..k {
+        if !active.iter().any(|&a| a) {
+            return Ok(j);
+        }
+        op.apply(&mut ap, &p)?;
+        let pap = sum(p.dot_each(&ap)?.into_iter().map(|z| z.re).collect());
+        let alpha: Vec<f64> = (0..groups)
+            .map(|g| {
+                active[g] &= pap[g].is_finite() && pap[g] > 0.0;
+                if active[g] {
+                    rr[g] / pap[g]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        x.axpy_each(&spread(&alpha), &p)?;
+        let minus: Vec<f64> = alpha.iter().map(|a| -a).collect();
+        r.axpy_each(&spread(&minus), &ap)?;
+        let rr_new = sum(r.norm_sqr_each());
+        let beta: Vec<f64> = (0..groups)
+            .map(|g| if active[g] { rr_new[g] / rr[g] } else { 0.0 })
+            .collect();
+        p.xpay_each(&r, &spread(&beta))?;
+        for g in 0..groups {
+            active[g] &= rr_new[g] > 0.0 && rr_new[g].is_finite();
+        }
         rr = rr_new;
     }
     Ok(k)

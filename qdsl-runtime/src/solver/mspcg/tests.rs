@@ -43,7 +43,7 @@ fn preconditioner(
 }
 
 /// Σ_s P_s A_s P_s x: the block-diagonal operator assembled from the local A_s.
-fn assembled(m: &MultiSplitting<MobiusBlocks<f64>>, x: &F64) -> F64 {
+pub(super) fn assembled(m: &MultiSplitting<MobiusBlocks<f64>>, x: &F64) -> F64 {
     let grid = m.grid();
     let layout = grid.local_layout(Parity::Even);
     let (mut xl, mut yl) = (F64::zeros(layout), F64::zeros(layout));

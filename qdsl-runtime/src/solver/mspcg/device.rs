@@ -1,0 +1,227 @@
+//! [`DeviceMultiSplitting`]: MSPCG's preconditioner on the GPU,
+//!
+//! z = Σ_s P_s CG_k(A_s; P_s r),
+//!
+//! every block at once: the blocks' padded local lattices stacked along t
+//! ([`StackedBlocks`]), A_s of all blocks one application of the device M̂†M̂ on the
+//! stacked lattice followed by the projection on the blocks (with the snake terms: the
+//! fused M̂ and M̂† chains, nothing between the hops; without: the blocks one by one with
+//! the pads zeroed after each hop, [`super::local_operator`]), and the k inner CG
+//! iterations of all blocks as one batch whose slices fall into the blocks
+//! ([`fixed_cg_grouped`]: each block its own α and β, as if it ran alone on its own
+//! GPU). The inner vectors are stored in `P` (f32, fixed16 or fixed8; the kernels
+//! compute in f32), M5⁻¹ as the operator's mode says (the sweep, or the tensor cores);
+//! r and z are device vectors of any precision (gathered and scattered with conversion,
+//! [`crate::solver::device::site_map`]).
+
+use super::local_operator::complement_with_cuts;
+use super::{fixed_cg_grouped, BlockGridError, PaddedBlocks, Preconditioner, Snake, StackedBlocks};
+use crate::device::{DeviceError, DeviceField};
+use crate::linear::{LinearOperator, SolverError, SolverField};
+use crate::operator::device::{DeviceRun, OperatorError};
+use crate::operator::even_odd::Schur;
+use crate::operator::mobius::MobiusParams;
+use crate::solver::device::site_map::{DeviceSiteMap, SiteMap};
+use crate::solver::device::{DeviceContext, DeviceOperator, DevicePrecision, DeviceVector};
+use qdsl_core::dsl::fused5d::M5invMode;
+use qdsl_core::dsl::variant::TimeBoundary;
+use qdsl_core::field::GaugeField;
+use qdsl_core::lattice::Parity;
+use std::sync::Arc;
+
+/// Why the device preconditioner cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceMspcgError {
+    /// The block grid cannot be stacked.
+    #[error(transparent)]
+    Grid(#[from] BlockGridError),
+    /// The stacked operator.
+    #[error("the stacked blocks' Möbius operator: {0}")]
+    Operator(#[from] OperatorError),
+    /// Uploading the site maps.
+    #[error("the stacked blocks' site maps: {0}")]
+    Device(#[from] DeviceError),
+}
+
+/// MSPCG's preconditioner on the GPU (module docs), inner vectors in `P`.
+#[derive(Debug)]
+pub struct DeviceMultiSplitting<P> {
+    ctx: Arc<DeviceContext>,
+    stacked: StackedBlocks,
+    /// M̂ on the stacked lattice (periodic: the blocks' links carry the boundary).
+    op: DeviceOperator<P>,
+    /// Per parity [even, odd]: stacked site → global site, −1 on the pads.
+    maps: [DeviceSiteMap; 2],
+    snake: Snake,
+    inner: usize,
+}
+
+impl<P: DevicePrecision> DeviceMultiSplitting<P> {
+    /// The preconditioner of the even-odd Möbius M̂ on `grid`'s parity for links `gauge`,
+    /// `params` and the fermions' time `boundary`: `grid`'s blocks stacked along t (t
+    /// must be cut), with or without the snake terms, `inner` CG iterations per
+    /// application, M5⁻¹ applied as `m5inv` says (the tensor-core modes need `P`
+    /// narrower than f64). The kernels are compiled here.
+    #[allow(clippy::too_many_arguments)]
+    pub fn mobius(
+        ctx: &Arc<DeviceContext>,
+        gauge: &GaugeField<f64>,
+        params: &MobiusParams,
+        boundary: TimeBoundary,
+        grid: PaddedBlocks,
+        snake: Snake,
+        inner: usize,
+        m5inv: M5invMode,
+    ) -> Result<Self, DeviceMspcgError> {
+        let parity = grid.parity();
+        let global_sites = grid.global_lattice().half_volume();
+        let stacked = StackedBlocks::new(grid)?;
+        let links = stacked.gauge(gauge, boundary);
+        let op = DeviceOperator::<P>::mobius(
+            ctx,
+            &links,
+            params.clone(),
+            parity,
+            TimeBoundary::Periodic,
+            m5inv,
+        )?;
+        let maps = [Parity::Even, Parity::Odd]
+            .map(|p| DeviceSiteMap::upload(ctx, stacked.global_sites(p), global_sites));
+        let [even, odd] = maps;
+        Ok(Self {
+            ctx: Arc::clone(ctx),
+            stacked,
+            op,
+            maps: [even?, odd?],
+            snake,
+            inner,
+        })
+    }
+
+    /// The stacked blocks.
+    pub fn stacked(&self) -> &StackedBlocks {
+        &self.stacked
+    }
+
+    /// The inner iterations k.
+    pub fn inner(&self) -> usize {
+        self.inner
+    }
+
+    /// A_s of every block on the stacked lattice, as a solver operator.
+    pub fn local_normal(&self) -> StackedNormal<'_, P> {
+        StackedNormal { m: self }
+    }
+
+    /// The zero inner vector: Ls × N slices ([`StackedBlocks`]).
+    fn zero_vector(&self) -> Result<DeviceVector<P>, DeviceError> {
+        let p = self.stacked.grid().parity();
+        let sites = self.stacked.layout(p).sites_per_slice() * self.stacked.grid().ls();
+        DeviceVector::<P>::zeros(&self.ctx, 24, sites)?.with_sources(self.stacked.slices())
+    }
+
+    /// Applies `kind` with the map of parity `p`.
+    fn map(
+        &self,
+        p: Parity,
+        kind: SiteMap,
+        y: &mut DeviceField,
+        x: Option<&DeviceField>,
+    ) -> Result<(), DeviceError> {
+        self.maps[p as usize].apply(&self.ctx, kind, y, x)
+    }
+}
+
+/// A_s of every block on the stacked lattice: out = P (M̂†M̂ x) for x zero on the pads
+/// (module docs).
+#[derive(Debug)]
+pub struct StackedNormal<'a, P> {
+    m: &'a DeviceMultiSplitting<P>,
+}
+
+impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for StackedNormal<'_, P> {
+    fn apply(&self, out: &mut DeviceVector<P>, x: &DeviceVector<P>) -> Result<(), SolverError> {
+        let m = self.m;
+        let field = SolverError::field;
+        let p = m.stacked.grid().parity();
+        let mut y = x.zeros_like();
+        match m.snake {
+            Snake::Include => {
+                m.op.apply(&mut y, x)?;
+                m.op.apply_dagger(out, &y)?;
+            }
+            Snake::Exclude => {
+                let schur: &Schur<_> =
+                    m.op.mobius_complement()
+                        .expect("DeviceMultiSplitting builds a Möbius operator");
+                let cx = DeviceRun::new(m.ctx.gpu(), m.ctx.tuner());
+                let mut cut = |f: &mut DeviceField, r: Parity| {
+                    m.map(r, SiteMap::Mask, f, None)
+                        .map_err(OperatorError::from)
+                };
+                let (yf, xf) = (y.field_mut().map_err(field)?, x.field().map_err(field)?);
+                complement_with_cuts(schur.blocks(), cx, yf, xf, false, &mut cut)
+                    .map_err(SolverError::operator)?;
+                let (of, yf) = (out.field_mut().map_err(field)?, y.field().map_err(field)?);
+                complement_with_cuts(schur.blocks(), cx, of, yf, true, &mut cut)
+                    .map_err(SolverError::operator)?;
+            }
+        }
+        m.map(p, SiteMap::Mask, out.field_mut().map_err(field)?, None)
+            .map_err(field)
+    }
+
+    /// A_s is Hermitian.
+    fn apply_dagger(
+        &self,
+        out: &mut DeviceVector<P>,
+        x: &DeviceVector<P>,
+    ) -> Result<(), SolverError> {
+        self.apply(out, x)
+    }
+
+    /// M̂ and M̂† on every site of the stacked lattice.
+    fn flops_per_apply(&self) -> u64 {
+        2 * self.m.op.flops_per_apply()
+    }
+}
+
+impl<P: DevicePrecision, Q: DevicePrecision> Preconditioner<DeviceVector<Q>>
+    for DeviceMultiSplitting<P>
+{
+    /// z = Σ_s P_s CG_k(A_s; P_s r): r gathered onto the stacked blocks (rounded to `P`),
+    /// k CG iterations per block, the blocks' solutions scattered into z (every site of
+    /// z is some block's).
+    fn apply(&self, z: &mut DeviceVector<Q>, r: &DeviceVector<Q>) -> Result<(), SolverError> {
+        let field = SolverError::field;
+        let p = self.stacked.grid().parity();
+        let mut b = self.zero_vector().map_err(field)?;
+        self.map(
+            p,
+            SiteMap::Gather,
+            b.field_mut().map_err(field)?,
+            Some(r.field().map_err(field)?),
+        )
+        .map_err(field)?;
+        let mut x = b.zeros_like();
+        fixed_cg_grouped(
+            &self.local_normal(),
+            &b,
+            &mut x,
+            self.inner,
+            self.stacked.num_blocks(),
+        )?;
+        self.map(
+            p,
+            SiteMap::Scatter,
+            z.field_mut().map_err(field)?,
+            Some(x.field().map_err(field)?),
+        )
+        .map_err(field)
+    }
+
+    /// k applications of A_s on the stacked lattice.
+    fn flops_per_apply(&self) -> u64 {
+        self.inner as u64 * self.local_normal().flops_per_apply()
+    }
+}
