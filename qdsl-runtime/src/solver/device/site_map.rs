@@ -14,10 +14,9 @@
 //! f64, else f32), y encoded from it. Format errors set bits of the context's status
 //! word.
 
-use super::blas_source::compute_type;
+use super::blas_source::{codec_namespaces, compute_type};
 use super::context::DeviceContext;
-use crate::device::codegen::{conversion_source, Direction};
-use crate::device::format::{HostReal, UnsupportedFormat};
+use crate::device::format::UnsupportedFormat;
 use crate::device::kernel::{load_program, Args};
 use crate::device::{DeviceError, DeviceField, DeviceLayout};
 use cudarc::driver::CudaSlice;
@@ -81,16 +80,7 @@ pub fn site_map_program(
         y.format,
         x.format
     );
-    let _ = writeln!(
-        s,
-        "namespace qdsl_x {{\n{}}}",
-        conversion_source(x, compute, Direction::Decode)?
-    );
-    let _ = writeln!(
-        s,
-        "namespace qdsl_out {{\n{}}}",
-        conversion_source(y, HostReal::F64, Direction::Encode)?
-    );
+    s += &codec_namespaces(y, x, compute, false)?;
     // site: the looped field's site (s5 * map_sites + i); g: its mapped site.
     let body = match kind {
         SiteMap::Gather => format!(
