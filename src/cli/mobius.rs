@@ -438,7 +438,9 @@ mod tests {
 
     /// `--m5inv` parses every mode and names the choices for a bad word; a tensor-core
     /// f64–f32 solve runs end to end on the CPU (the emulated roundings) and converges;
-    /// the mode is refused in f64, with --solver mspcg and with another action.
+    /// the mode is refused in f64 and with another action; with --solver mspcg it is the
+    /// inner operator's, which on the CPU is swept (refused, naming the GPU), as are
+    /// inner vectors other than f32 (`--inner-precision`, a flag of --solver mspcg only).
     #[test]
     fn the_m5inv_flag_chooses_the_iteration_operators_m5_inverse() {
         for mode in M5invMode::ALL {
@@ -482,7 +484,22 @@ mod tests {
         ])
         .unwrap_err()
         .to_string();
-        assert!(err.contains("not to --grid or --solver mspcg"), "{err}");
+        assert!(err.contains("the others run on the GPU"), "{err}");
+        let mspcg = ["--solver", "mspcg", "--blocks", "1,1,1,2"];
+        let err = run(&[&mspcg[..], &["--inner-precision", "fixed16"]].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--inner-precision fixed16 --m5inv sweep: on the CPU"),
+            "{err}"
+        );
+        let err = run(&["--inner-precision", "fixed16"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--inner-precision is a flag of --solver mspcg"),
+            "{err}"
+        );
     }
 
     /// `qdsl solve --action mobius --solver mspcg` runs end to end on MILC's 4⁴ sample
