@@ -44,6 +44,7 @@ pub struct MobiusArgs {
     /// Möbius: how the iteration operator of a mixed solve applies M5⁻¹: sweep (the
     /// default: two O(Ls) recurrences), dense (the Ls × Ls rows), mma_f16 or mma_bf16
     /// (the rows on the tensor cores, operands scaled per column; real b5, c5, Ls ≤ 16).
+    /// With --solver mspcg: the preconditioner's inner operator's (GPU).
     #[arg(long, value_parser = parse_m5inv)]
     pub m5inv: Option<M5invMode>,
 }
@@ -107,7 +108,8 @@ pub struct MobiusJob<'a> {
     pub plot: Option<&'a Path>,
     /// `--grid`: the iteration decomposed over ranks ([`crate::app::mobius_grid`]).
     pub grid: Option<ProcessGrid>,
-    /// `--m5inv`: how the mixed solve's iteration operator applies M5⁻¹.
+    /// `--m5inv`: how the mixed solve's iteration operator applies M5⁻¹ (with
+    /// `--solver mspcg`: the inner operator's, held by the MSPCG config).
     pub m5inv: Option<M5invMode>,
 }
 
