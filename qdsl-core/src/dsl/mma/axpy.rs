@@ -142,14 +142,7 @@ pub fn source(p: &MmaPlan) -> String {
     let split = spec.split == Split::Three;
     let op = i.operand;
     let mut s = String::new();
-    super::cuda::source_header(&mut s, p);
-    let _ = writeln!(
-        s,
-        "// problem: {}, mode: {}\n// variant: {}",
-        spec.problem.name(),
-        spec.mode(),
-        v.canonical()
-    );
+    header(&mut s, p);
     let consts = [
         ("M", v.m),
         ("N", v.n),
@@ -451,4 +444,17 @@ pub fn error_bound_axpy(spec: &MmaSpec, input: Input, m: usize) -> (f64, f64) {
         Input::F64 => 2f64.powi(-53),
     };
     (eps, u)
+}
+
+/// The first lines of a block-axpy source (tensor-core or SIMT): the tile header, the
+/// problem, the mode and the variant.
+pub(super) fn header(s: &mut String, p: &MmaPlan) {
+    super::cuda::source_header(s, p);
+    let _ = writeln!(
+        s,
+        "// problem: {}, mode: {}\n// variant: {}",
+        p.spec.problem.name(),
+        p.spec.mode(),
+        p.variant.canonical()
+    );
 }

@@ -293,18 +293,10 @@ pub fn inner_partial(s: &mut String) {
 /// [`super::axpy::params`]).
 pub fn axpy_source(p: &MmaPlan) -> String {
     let v = &p.variant;
-    let spec = &p.spec;
     let t = tile(p);
     let input = v.input.c_type();
     let mut s = String::new();
-    super::cuda::source_header(&mut s, p);
-    let _ = writeln!(
-        s,
-        "// problem: {}, mode: {}\n// variant: {}",
-        spec.problem.name(),
-        spec.mode(),
-        v.canonical()
-    );
+    super::axpy::header(&mut s, p);
     let consts = [
         ("M", v.m),
         ("N", v.n),
