@@ -14,7 +14,7 @@
 //! time, Gaussian source of seed 1 on every site, GCR(16), tolerance 1e-10.
 //!
 //! Run with `cargo run --release --example sap_gcr_study -- CONFIG OUTDIR KAPPA_WELL
-//! KAPPA_CRITICAL [grid|precision|all|adaptive [K,MR_FRACTION,CYCLE_FRACTION]]`;
+//! KAPPA_CRITICAL [grid|precision|all|adaptive [K,MR_FRACTION,CYCLE_FRACTION[,MR_TOLERANCE]]]`;
 //! `adaptive` runs only plain GCR and the adaptive rows (blocks 4⁴ and 2⁴, maxima (8, 8)
 //! and (4, 4)), with the given adaptive parameters (default: [`AdaptiveSap::default`]).
 
@@ -34,6 +34,8 @@ use std::path::PathBuf;
 
 const CSW: f64 = 1.769;
 const TOLERANCE: f64 = 1e-10;
+/// The adaptive parameters the command line takes, in order.
+const ADAPTIVE_USAGE: &str = "K,MR_FRACTION,CYCLE_FRACTION[,MR_TOLERANCE]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -76,14 +78,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .split(',')
             .map(str::parse)
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("K,MR_FRACTION,CYCLE_FRACTION {list:?}: {e}"))?;
-        let [k, mr, cy] = v[..] else {
-            return Err(format!("K,MR_FRACTION,CYCLE_FRACTION {list:?}: three numbers").into());
-        };
+            .map_err(|e| format!("{ADAPTIVE_USAGE} {list:?}: {e}"))?;
+        if !(3..=4).contains(&v.len()) {
+            return Err(format!("{ADAPTIVE_USAGE} {list:?}: three or four numbers").into());
+        }
         adaptive = AdaptiveSap {
-            min_steps: k as usize,
-            stall_fraction: mr,
-            cycle_fraction: cy,
+            min_steps: v[0] as usize,
+            stall_fraction: v[1],
+            cycle_fraction: v[2],
+            block_tolerance: v.get(3).copied().unwrap_or(adaptive.block_tolerance),
             ..adaptive
         };
     }
@@ -94,8 +97,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (&[1, 2, 4, 8], &[2, 4, 8])
         };
         println!(
-            "adaptive: k = {}, MR fraction {}, cycle fraction {}",
-            adaptive.min_steps, adaptive.stall_fraction, adaptive.cycle_fraction
+            "adaptive: k = {}, MR fraction {}, cycle fraction {}, MR tolerance {}",
+            adaptive.min_steps,
+            adaptive.stall_fraction,
+            adaptive.cycle_fraction,
+            adaptive.block_tolerance
         );
         let mut settings = grid_settings(&[[4; 4], [2; 4]], ncys, nmrs, (8, 8), adaptive);
         settings.extend(grid_settings(&[[4; 4], [2; 4]], &[], &[], (4, 4), adaptive));

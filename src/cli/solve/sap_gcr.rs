@@ -33,13 +33,17 @@ pub struct SapGcrArgs {
     nkv: usize,
     /// The adaptive SAP of Gruber et al.: ncy and nmr become maxima, cycles stop when one
     /// does not lower the residual (by the factor --cycle-fraction), a block's MR stops by
-    /// the three criteria (--mr-min-steps, --mr-fraction, the GCR tolerance).
+    /// its criteria (--mr-min-steps, --mr-fraction, the GCR tolerance, --mr-tolerance).
     #[arg(long)]
     adaptive: bool,
     /// Adaptive SAP: the cycles stop after one with ‖ρ_j‖ ≥ FRACTION · ‖ρ_{j−1}‖ (in (0, 1];
     /// 1: only when the norm did not decrease).
     #[arg(long)]
     cycle_fraction: Option<f64>,
+    /// Adaptive SAP, MR criterion 4: a block stops once its residual is at most FRACTION
+    /// of the one it started from (in [0, 1); 0: off).
+    #[arg(long)]
+    mr_tolerance: Option<f64>,
     /// Adaptive SAP, MR criterion 1: a block stops when a step leaves more than FRACTION
     /// of its residual (in (0, 1]) …
     #[arg(long)]
@@ -80,6 +84,7 @@ impl SapGcrArgs {
             ("--cycle-fraction", self.cycle_fraction.is_some()),
             ("--mr-fraction", self.mr_fraction.is_some()),
             ("--mr-min-steps", self.mr_min_steps.is_some()),
+            ("--mr-tolerance", self.mr_tolerance.is_some()),
         ];
         if !self.adaptive {
             if let Some((flag, _)) = tuned.iter().find(|(_, given)| *given) {
@@ -96,6 +101,7 @@ impl SapGcrArgs {
                 cycle_fraction: self.cycle_fraction.unwrap_or(d.cycle_fraction),
                 stall_fraction: self.mr_fraction.unwrap_or(d.stall_fraction),
                 min_steps: self.mr_min_steps.unwrap_or(d.min_steps),
+                block_tolerance: self.mr_tolerance.unwrap_or(d.block_tolerance),
             }),
             reduction,
         })

@@ -15,7 +15,11 @@
 //! 1. at least `min_steps` steps are done and ‖r_new‖ > `stall_fraction` · ‖r_old‖
 //!    (it no longer converges usefully),
 //! 2. ‖r_new‖ > ‖r_old‖ (rounding made it grow), or
-//! 3. ‖r_new‖ ≤ `tolerance` (the block residual is negligible for the outer solve).
+//! 3. ‖r_new‖ ≤ `tolerance` (the block residual is negligible for the outer solve), or
+//! 4. ‖r_new‖ ≤ `relative_tolerance` · ‖r_0‖ (the block solve reached the relative accuracy asked
+//!    of it; r_0 = ρ_Λ). Criteria 1–3 are Gruber et al.'s; 4 lets the block size set the
+//!    step count: MR on a small block lowers its residual faster per step, so it gets
+//!    there in fewer steps than on a large one.
 
 use super::blocks::{Colour, Reduction, SchwarzBlocks};
 use super::Rounding;
@@ -32,6 +36,9 @@ pub struct MrStopping {
     pub stall_fraction: f64,
     /// Criterion 3: stop when ‖r_new‖ ≤ this absolute block residual.
     pub tolerance: f64,
+    /// Criterion 4: stop when ‖r_new‖ ≤ this fraction of the block's starting residual
+    /// (0: never).
+    pub relative_tolerance: f64,
 }
 
 /// The outcome of one MR solve on the blocks of a colour.
@@ -70,6 +77,7 @@ pub(crate) fn solve_blocks<T: Real, O: LinearOperator<ColourSpinorField<T>>>(
     let n = blocks.num_blocks();
     let mut active: Vec<bool> = (0..n).map(|b| blocks.colour(b) == c).collect();
     let mut r2 = blocks.norms(&r, reduction);
+    let start: Vec<f64> = r2.iter().map(|r2| r2.sqrt()).collect();
     // A block already below the tolerance (criterion 3) needs no step.
     let tolerance = stopping.map_or(0.0, |s| s.tolerance);
     for (a, r2) in active.iter_mut().zip(&r2) {
@@ -112,7 +120,8 @@ pub(crate) fn solve_blocks<T: Real, O: LinearOperator<ColourSpinorField<T>>>(
                 active[b] = false;
             } else if let Some(s) = stopping {
                 let stalled = step >= s.min_steps && new > s.stall_fraction * old;
-                if stalled || new > old || new <= s.tolerance {
+                let accurate = new <= s.relative_tolerance * start[b];
+                if stalled || new > old || new <= s.tolerance || accurate {
                     active[b] = false;
                 }
             }

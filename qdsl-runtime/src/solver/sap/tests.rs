@@ -255,6 +255,7 @@ fn mr_steps_follow_the_adaptive_criteria() {
             min_steps,
             stall_fraction,
             tolerance,
+            relative_tolerance: 0.0,
         })
     };
     let (n, _, rho_norm) = steps(None);
@@ -266,6 +267,69 @@ fn mr_steps_follow_the_adaptive_criteria() {
     assert_eq!(steps(stop(2, 1e-12, 0.0)).0, 2);
     assert_eq!(steps(stop(3, 1e-12, 0.0)).0, 3);
     assert_eq!(steps(stop(2, 1.0, 0.0)).0, 6);
+}
+
+/// MR criterion 4 on the four black 2⁴ blocks of 4 × 4 × 2 × 4: static MR with k steps
+/// gives each block's residual ratio ‖r_k‖/‖r_0‖ (block norms); with a relative tolerance
+/// between measured ratios (criteria 1–3 off) each block stops at the first step whose
+/// ratio is at or below it, so the step count summed over blocks is known in advance.
+#[test]
+fn mr_stops_each_block_at_its_relative_tolerance() {
+    let (op, _) = operator_and_dense([4, 4, 2, 4], 0.3, 13);
+    let blocks = SchwarzBlocks::new(*op.layout().lattice(), [2; 4]).unwrap();
+    let rho = F64::gaussian(op.layout(), 7);
+    let black: Vec<usize> = (0..blocks.num_blocks())
+        .filter(|&b| blocks.colour(b) == Colour::Black)
+        .collect();
+    assert!(black.len() >= 2);
+    let solve = |nmr, stopping: Option<MrStopping>| {
+        let mut delta = rho.zeros_like();
+        let work = mr::solve_blocks(
+            &op,
+            &blocks,
+            Colour::Black,
+            &rho,
+            &mut delta,
+            nmr,
+            stopping.as_ref(),
+            Reduction::F64,
+            None,
+        )
+        .unwrap();
+        let mut r = rho.zeros_like();
+        op.apply(&mut r, &delta).unwrap();
+        r.xpay(&rho, C::new(-1.0, 0.0)).unwrap();
+        blocks.mask(&mut r, Colour::Black);
+        (work.block_steps, blocks.norms(&r, Reduction::F64))
+    };
+    let start = blocks.norms(&rho, Reduction::F64);
+    // ratio[k - 1][b]: block b after k static steps.
+    let ratio: Vec<Vec<f64>> = (1..=6)
+        .map(|k| {
+            let norms = solve(k, None).1;
+            (0..norms.len())
+                .map(|b| (norms[b] / start[b]).sqrt())
+                .collect()
+        })
+        .collect();
+    let mut tried = 0;
+    for k in 1..5 {
+        let level = 0.5 * (ratio[k][black[0]] + ratio[k - 1][black[0]]);
+        let expected: usize = black
+            .iter()
+            .map(|&b| (0..6).find(|&j| ratio[j][b] <= level).map_or(6, |j| j + 1))
+            .sum();
+        let stopping = MrStopping {
+            min_steps: 1,
+            stall_fraction: 1.0,
+            tolerance: 0.0,
+            relative_tolerance: level,
+        };
+        let (steps, _) = solve(6, Some(stopping));
+        assert_eq!(steps, expected, "level {level}, ratios {ratio:?}");
+        tried += usize::from(expected < 6 * black.len());
+    }
+    assert!(tried >= 3, "{ratio:?}");
 }
 
 /// Adaptive SAP with up to 60 cycles stops its cycles once one no longer lowers ‖ρ‖
@@ -284,6 +348,7 @@ fn adaptive_cycles_stop_when_the_residual_stops_falling() {
             outer_tolerance: 1e-8,
             stall_fraction: 1.0,
             cycle_fraction: 1.0,
+            block_tolerance: 0.0,
             ..AdaptiveSap::default()
         }),
         ..SapParams::default()
@@ -346,6 +411,7 @@ fn adaptive_cycles_stop_at_the_first_cycle_above_the_fraction() {
             stall_fraction: 1.0,
             outer_tolerance: 1e-30,
             cycle_fraction: gamma,
+            block_tolerance: 0.0,
             ..AdaptiveSap::default()
         }),
         ..static_params(6)
@@ -451,6 +517,12 @@ fn bad_parameters_are_errors() {
     assert!(with(&|p| p.adaptive = Some(bad))
         .unwrap()
         .contains("stall_fraction"));
+    let bad = AdaptiveSap {
+        block_tolerance: -0.1,
+        ..AdaptiveSap::default()
+    };
+    let err = with(&|p| p.adaptive = Some(bad)).unwrap();
+    assert!(err.contains("block_tolerance = -0.1"), "{err}");
     let b = F64::gaussian(op.layout(), 1);
     let mut x = b.zeros_like();
     let opts = SolverOptions::default();
