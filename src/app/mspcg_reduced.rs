@@ -4,6 +4,13 @@
 //! same b5, c5, M5, m_f and L̂s slices; training T on one configuration
 //! ([`train_transfer`]: low-mode vectors from full-Ls MSPCG residuals, χ² minimised by
 //! L-BFGS with its analytic gradient), and the solve with a trained or loaded T.
+//!
+//! The reduced operator may carry a larger Möbius scale than the full one: with
+//! `scale` = s, b̂5 + ĉ5 = s (b5 + c5) and b̂5 − ĉ5 = b5 − c5. s = Ls/L̂s is the choice of
+//! Yin and Mawhinney's MADWF: the Möbius approximation of the sign function is
+//! tanh(Ls · atanh((b5 + c5) h)) for the kernel's eigenvalues h, ≈ tanh(Ls (b5 + c5) h)
+//! for small h, so L̂s ŝ(b5 + c5) = Ls (b5 + c5) matches the two operators on the low
+//! modes, which are what the preconditioner must carry.
 
 use crate::app::mobius::MobiusSolver;
 use crate::app::mobius_mspcg::{solve_pcg, MspcgConfig, MspcgSolution};
@@ -11,9 +18,11 @@ use qdsl_core::field::{ColourSpinorField, SiteSubset};
 use qdsl_core::lattice::Parity;
 use qdsl_runtime::linear::{NormalForm, NormalOperator};
 use qdsl_runtime::operator::mobius::{MobiusBlocks, MobiusParams};
-use qdsl_runtime::solver::mspcg::training::{low_mode_vectors, train, TrainOptions, TrainReport};
+use qdsl_runtime::solver::mspcg::training::{
+    calibrate, low_mode_vectors, train, Calibration, TrainOptions, TrainReport,
+};
 use qdsl_runtime::solver::mspcg::{
-    MultiSplitting, PaddedBlocks, ReducedLs, Transfer, TransferForm,
+    MultiSplitting, PaddedBlocks, ReducedLs, Transfer, TransferForm, TransferStart,
 };
 use std::time::Instant;
 
@@ -38,6 +47,8 @@ pub struct TrainConfig {
     pub seed: u64,
     /// Train μ together with T (starting from `mu`).
     pub train_mu: bool,
+    /// The transfer training starts from.
+    pub start: TransferStart,
 }
 
 impl Default for TrainConfig {
@@ -51,8 +62,21 @@ impl Default for TrainConfig {
             iterations: 20,
             seed: 1000,
             train_mu: false,
+            start: TransferStart::Walls,
         }
     }
+}
+
+/// The reduced-Ls preconditioner's parameters: T, μ and the reduced operator's Möbius
+/// scale (module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReducedSetup {
+    /// T.
+    pub transfer: Transfer,
+    /// μ.
+    pub mu: f64,
+    /// b̂5 + ĉ5 = scale · (b5 + c5).
+    pub scale: f64,
 }
 
 /// A trained transfer and how training went.
@@ -60,6 +84,8 @@ impl Default for TrainConfig {
 pub struct Trained {
     /// T.
     pub transfer: Transfer,
+    /// The closed-form fit of T's scale (and μ) before the minimisation.
+    pub calibration: Calibration,
     /// χ² history, evaluations, why it stopped.
     pub report: TrainReport,
     /// Training vectors used.
@@ -68,8 +94,13 @@ pub struct Trained {
     pub seconds: (f64, f64),
 }
 
-/// The solver's Möbius parameters with `ls_hat` slices (constant b5, c5 only).
-pub fn reduced_params(solver: &MobiusSolver, ls_hat: usize) -> Result<MobiusParams, String> {
+/// The solver's Möbius parameters with `ls_hat` slices and b5 + c5 multiplied by `scale`
+/// (b5 − c5 kept; module docs; constant b5, c5 only).
+pub fn reduced_params(
+    solver: &MobiusSolver,
+    ls_hat: usize,
+    scale: f64,
+) -> Result<MobiusParams, String> {
     let p = solver.params();
     let constant = |v: &[qdsl_core::Complex<f64>]| v.iter().all(|z| *z == v[0] && z.im == 0.0);
     if !(constant(p.b5()) && constant(p.c5())) {
@@ -81,8 +112,21 @@ pub fn reduced_params(solver: &MobiusSolver, ls_hat: usize) -> Result<MobiusPara
             p.ls() - 1
         ));
     }
-    MobiusParams::mobius(ls_hat, p.b5()[0].re, p.c5()[0].re, p.m5(), p.mass())
-        .map_err(|e| e.to_string())
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(format!(
+            "--reduced-scale {scale}: must be a positive number"
+        ));
+    }
+    let (b5, c5) = (p.b5()[0].re, p.c5()[0].re);
+    let (plus, minus) = (scale * (b5 + c5), b5 - c5);
+    MobiusParams::mobius(
+        ls_hat,
+        0.5 * (plus + minus),
+        0.5 * (plus - minus),
+        p.m5(),
+        p.mass(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// MSPCG's block preconditioner (f32 inner CG) for the solver's operator with `params`.
@@ -114,9 +158,13 @@ fn blocks_preconditioner(
 pub fn reduced_preconditioner(
     solver: &MobiusSolver,
     config: &MspcgConfig,
-    transfer: Transfer,
-    mu: f64,
+    setup: ReducedSetup,
 ) -> Result<ReducedLs<MultiSplitting<MobiusBlocks<f32>>>, String> {
+    let ReducedSetup {
+        transfer,
+        mu,
+        scale,
+    } = setup;
     if transfer.ls() != solver.params().ls() {
         return Err(format!(
             "the transfer maps Ls {} → {}, but the operator has Ls {}",
@@ -128,21 +176,24 @@ pub fn reduced_preconditioner(
     if !(mu.is_finite() && mu >= 0.0) {
         return Err(format!("--mu {mu}: must be a finite number ≥ 0"));
     }
-    let params = reduced_params(solver, transfer.ls_hat())?;
+    let params = reduced_params(solver, transfer.ls_hat(), scale)?;
     let inner = blocks_preconditioner(solver, &params, config)?;
     Ok(ReducedLs::new(transfer, mu, inner))
 }
 
-/// Trains T from block averaging for L̂s = `ls_hat` on the solver's configuration
-/// (module docs); `progress` gets each accepted iteration's χ².
+/// Trains T for L̂s = `ls_hat` and the reduced operator's `scale` on the solver's
+/// configuration (module docs): from the configured start, its scale (and μ with
+/// `train_mu`) fitted in closed form, then L-BFGS; `progress` gets each accepted
+/// iteration's χ².
 pub fn train_transfer(
     solver: &MobiusSolver,
     config: &MspcgConfig,
     ls_hat: usize,
+    scale: f64,
     train_config: &TrainConfig,
     progress: impl FnMut(usize, f64),
 ) -> Result<Trained, String> {
-    let params = reduced_params(solver, ls_hat)?;
+    let params = reduced_params(solver, ls_hat, scale)?;
     let high = solver.operator();
     let a = NormalOperator::new(high, NormalForm::MdagM);
     let start = Instant::now();
@@ -164,14 +215,26 @@ pub fn train_transfer(
     }
     let vector_seconds = start.elapsed().as_secs_f64();
     let k = blocks_preconditioner(solver, &params, config)?;
-    let mut transfer = Transfer::averaging(params_ls(solver), ls_hat, train_config.form)
+    let mut transfer = train_config
+        .start
+        .transfer(solver.params().ls(), ls_hat, train_config.form)
         .map_err(|e| e.to_string())?;
     let start = Instant::now();
+    let calibration = calibrate(
+        &a,
+        &k,
+        &transfer,
+        train_config.mu,
+        &vectors,
+        train_config.train_mu,
+    )
+    .map_err(|e| e.to_string())?;
+    transfer.scale(calibration.sigma.sqrt());
     let report = train(
         &a,
         &k,
         &mut transfer,
-        train_config.mu,
+        calibration.mu,
         &vectors,
         &TrainOptions {
             iterations: train_config.iterations,
@@ -182,19 +245,23 @@ pub fn train_transfer(
     .map_err(|e| e.to_string())?;
     Ok(Trained {
         transfer,
+        calibration,
         report,
         vectors: vectors.len(),
         seconds: (vector_seconds, start.elapsed().as_secs_f64()),
     })
 }
 
-fn params_ls(solver: &MobiusSolver) -> usize {
-    solver.params().ls()
-}
+/// The note key of the reduced operator's Möbius scale in a transfer file.
+pub const SCALE_NOTE: &str = "reduced_scale";
 
-/// The notes saved with a transfer: the action's parameters and the blocks it was
-/// trained with.
-pub fn transfer_notes(solver: &MobiusSolver, config: &MspcgConfig) -> Vec<(String, String)> {
+/// The notes saved with a transfer: the action's parameters, the blocks it was trained
+/// with and the reduced operator's scale (read back as the default scale).
+pub fn transfer_notes(
+    solver: &MobiusSolver,
+    config: &MspcgConfig,
+    scale: f64,
+) -> Vec<(String, String)> {
     let p = solver.params();
     let dims = solver.operator().blocks().gauge().lattice().dims();
     vec![
@@ -205,17 +272,17 @@ pub fn transfer_notes(solver: &MobiusSolver, config: &MspcgConfig) -> Vec<(Strin
         ("lattice".into(), format!("{dims:?}")),
         ("blocks".into(), format!("{:?}", config.blocks)),
         ("inner".into(), config.inner.to_string()),
+        (SCALE_NOTE.into(), scale.to_string()),
     ]
 }
 
-/// D ψ = η by PCG on M̂†M̂ with the reduced-Ls preconditioner of T and μ.
+/// D ψ = η by PCG on M̂†M̂ with the reduced-Ls preconditioner of `setup`.
 pub fn solve_reduced(
     solver: &MobiusSolver,
     eta: &F64,
     config: &MspcgConfig,
-    transfer: Transfer,
-    mu: f64,
+    setup: ReducedSetup,
 ) -> Result<MspcgSolution, String> {
-    let precond = reduced_preconditioner(solver, config, transfer, mu)?;
+    let precond = reduced_preconditioner(solver, config, setup)?;
     solve_pcg(solver, eta, &precond)
 }

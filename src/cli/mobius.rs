@@ -241,9 +241,9 @@ impl MobiusJob<'_> {
                 (sol, None, start.elapsed().as_secs_f64())
             }
             Some(reduced) => {
-                let (transfer, mu, info) = obtain_transfer(solver, config, reduced)?;
+                let (setup, info) = obtain_transfer(solver, config, reduced)?;
                 let start = Instant::now();
-                let sol = solve_reduced(solver, eta, config, transfer, mu)?;
+                let sol = solve_reduced(solver, eta, config, setup)?;
                 (sol, Some(info), start.elapsed().as_secs_f64())
             }
         };

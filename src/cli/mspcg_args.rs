@@ -9,7 +9,7 @@ use crate::app::mspcg_reduced::TrainConfig;
 use crate::app::precision::Precision;
 use clap::Args;
 use qdsl_core::dsl::fused5d::M5invMode;
-use qdsl_runtime::solver::mspcg::{Snake, TransferForm};
+use qdsl_runtime::solver::mspcg::{Snake, TransferForm, TransferStart};
 use std::path::PathBuf;
 
 /// Where the reduced-Ls preconditioner's T comes from.
@@ -30,6 +30,9 @@ pub struct ReducedLsConfig {
     pub transfer: TransferSource,
     /// μ (`--mu`; when loading, the file's if not given).
     pub mu: Option<f64>,
+    /// The reduced operator's Möbius scale (`--reduced-scale`; when loading, the file's if
+    /// not given; else 1).
+    pub scale: Option<f64>,
     /// How to train (with [`TransferSource::Train`]).
     pub train: TrainConfig,
 }
@@ -62,6 +65,15 @@ pub struct MspcgArgs {
     /// Reduced-Ls MSPCG: train T on this configuration, write it to this file, then solve.
     #[arg(long)]
     pub train_transfer: Option<PathBuf>,
+    /// Reduced-Ls MSPCG: the reduced operator's b5 + c5 is this factor times the solve's
+    /// (b5 − c5 kept); Ls/L̂s is MADWF's choice (default: the transfer file's, else 1).
+    #[arg(long)]
+    pub reduced_scale: Option<f64>,
+    /// Reduced-Ls MSPCG training: the transfer it starts from, walls (the default: the
+    /// wall slices' chiral halves kept whole, the bulk averaged) or averaging (block
+    /// averages of the whole fifth dimension).
+    #[arg(long, value_parser = TransferStart::from_name)]
+    pub transfer_start: Option<TransferStart>,
     /// Reduced-Ls MSPCG training: spin (16 parameters per (ŝ, s) pair) or chiral (2).
     #[arg(long, value_parser = TransferForm::from_name)]
     pub transfer_form: Option<TransferForm>,
@@ -150,6 +162,7 @@ impl MspcgArgs {
     pub fn reduced(&self, mu: Option<f64>) -> Result<Option<ReducedLsConfig>, String> {
         let training = [
             ("--transfer-form", self.transfer_form.is_some()),
+            ("--transfer-start", self.transfer_start.is_some()),
             ("--train-sources", self.train_sources.is_some()),
             ("--train-pcg", self.train_pcg.is_some()),
             ("--train-keep", self.train_keep.is_some()),
@@ -172,9 +185,12 @@ impl MspcgArgs {
                 )
             }
             (None, None) => {
-                let given = [("--reduced-ls", self.reduced_ls.is_some())]
-                    .into_iter()
-                    .chain(training);
+                let given = [
+                    ("--reduced-ls", self.reduced_ls.is_some()),
+                    ("--reduced-scale", self.reduced_scale.is_some()),
+                ]
+                .into_iter()
+                .chain(training);
                 return match given.into_iter().find(|(_, g)| *g) {
                     Some((flag, _)) => Err(format!(
                         "{flag} belongs to reduced-Ls MSPCG: give --transfer FILE or --train-transfer OUT"
@@ -193,6 +209,13 @@ impl MspcgArgs {
                 return Err(format!("--mu {mu}: must be a finite number ≥ 0"));
             }
         }
+        if let Some(scale) = self.reduced_scale {
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(format!(
+                    "--reduced-scale {scale}: must be a positive number"
+                ));
+            }
+        }
         let defaults = TrainConfig::default();
         let positive = |flag: &str, v: Option<usize>, default: usize| match v {
             Some(0) => Err(format!("{flag} must be at least 1")),
@@ -208,6 +231,7 @@ impl MspcgArgs {
             iterations: self.train_iterations.unwrap_or(defaults.iterations),
             seed: defaults.seed,
             train_mu: self.train_mu,
+            start: self.transfer_start.unwrap_or(defaults.start),
         };
         if train.keep > train.pcg_iterations {
             return Err(format!(
@@ -219,6 +243,7 @@ impl MspcgArgs {
             ls_hat: self.reduced_ls,
             transfer,
             mu,
+            scale: self.reduced_scale,
             train,
         }))
     }
@@ -283,7 +308,7 @@ mod tests {
         assert!(e.contains("--mu NaN"), "{e}");
         let e = MspcgArgs {
             train_keep: Some(9),
-            ..train4
+            ..train4.clone()
         }
         .reduced(None)
         .unwrap_err();
@@ -295,5 +320,39 @@ mod tests {
         .reduced(None)
         .unwrap_err();
         assert!(e.contains("--train-iterations"), "{e}");
+        // The reduced operator's scale and the training start.
+        let e = with(&|a| a.reduced_scale = Some(3.0))
+            .reduced(None)
+            .unwrap_err();
+        assert!(e.contains("--reduced-scale"), "{e}");
+        let scaled = MspcgArgs {
+            reduced_scale: Some(3.0),
+            transfer_start: Some(TransferStart::Walls),
+            ..train4.clone()
+        };
+        let ok = scaled.reduced(None).unwrap().unwrap();
+        assert_eq!(
+            (ok.scale, ok.train.start),
+            (Some(3.0), TransferStart::Walls)
+        );
+        assert_eq!(train4.reduced(None).unwrap().unwrap().scale, None);
+        let e = MspcgArgs {
+            reduced_scale: Some(0.0),
+            ..train4.clone()
+        }
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--reduced-scale 0"), "{e}");
+        let e = with(&|a| {
+            a.transfer = Some("T.in".into());
+            a.transfer_start = Some(TransferStart::Walls);
+        })
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--transfer-start"), "{e}");
+        assert_eq!(TransferStart::from_name("walls"), Ok(TransferStart::Walls));
+        assert!(TransferStart::from_name("wall")
+            .unwrap_err()
+            .contains("averaging"));
     }
 }

@@ -45,4 +45,6 @@ pub use pcg::{pcg, PcgResult, PreconditionerBreakdown, PreconditionerFault};
 pub use preconditioner::{fixed_cg, fixed_cg_grouped, Identity, MultiSplitting, Preconditioner};
 pub use reduced::{with_ls, ReducedLs};
 pub use stacked::StackedBlocks;
-pub use transfer::{LoadedTransfer, SpinMatrix, Transfer, TransferError, TransferForm};
+pub use transfer::{
+    LoadedTransfer, SpinMatrix, Transfer, TransferError, TransferForm, TransferStart,
+};

@@ -1,9 +1,11 @@
 //! Reduced-Ls MSPCG tests: T and T† against a textbook loop and each other (adjoint),
 //! the chiral form commuting with γ5, χ²'s analytic gradient against central finite
 //! differences (both forms), the file round trip and its errors, the reduced
-//! preconditioner with L̂s = Ls and T = 1 equal to MSPCG's, and training lowering χ².
+//! preconditioner with L̂s = Ls and T = 1 equal to MSPCG's, training lowering χ², the
+//! wall-keeping start (chiral, an isometry, the walls whole) and the closed-form
+//! calibration of T's scale and μ (the minimum of χ² along both).
 
-use super::training::{chi2, low_mode_vectors, train, TrainOptions};
+use super::training::{calibrate, chi2, low_mode_vectors, train, TrainOptions};
 use super::*;
 use crate::linear::{LinearOperator, NormalForm, NormalOperator, SolverError, SolverField};
 use crate::operator::mobius::{EvenOddMobius, MobiusBlocks, MobiusParams};
@@ -146,6 +148,106 @@ fn chiral_form_commutes_with_gamma5_and_averaging_is_an_isometry() {
     t.apply(&mut tty, &ty).unwrap();
     SolverField::axpy(&mut tty, C64::new(-1.0, 0.0), &y).unwrap();
     assert!(tty.norm_sqr() < 1e-24 * y.norm_sqr());
+}
+
+/// The wall-keeping start: in both forms it is chiral (commutes with γ5), maps the P₋
+/// half of s = 0 whole onto ŝ = 0 and the P₊ half of s = Ls − 1 onto ŝ = L̂s − 1, and is
+/// an isometry (T T† = 1) when L̂s − 1 divides Ls − 1 (Ls 7 → 4); L̂s = 1 is refused.
+#[test]
+fn the_wall_start_keeps_the_walls_and_is_an_isometry() {
+    let (ls, ls_hat) = (7, 4);
+    for form in [TransferForm::Chiral, TransferForm::Spin] {
+        let t = Transfer::walls(ls, ls_hat, form).unwrap();
+        let one = C64::new(1.0, 0.0);
+        // P₋ of s = 0 → ŝ = 0 only, P₊ of s = Ls − 1 → ŝ = L̂s − 1 only.
+        for s_hat in 0..ls_hat {
+            let m0 = t.matrix(s_hat, 0);
+            let m_last = t.matrix(s_hat, ls - 1);
+            let expect_minus = if s_hat == 0 { one } else { C64::new(0.0, 0.0) };
+            let expect_plus = if s_hat == ls_hat - 1 {
+                one
+            } else {
+                C64::new(0.0, 0.0)
+            };
+            for a in 0..4 {
+                for b in 0..4 {
+                    let minus = if a == b && a >= 2 {
+                        expect_minus
+                    } else {
+                        C64::new(0.0, 0.0)
+                    };
+                    let plus = if a == b && a < 2 {
+                        expect_plus
+                    } else {
+                        C64::new(0.0, 0.0)
+                    };
+                    if a >= 2 || b >= 2 {
+                        assert_eq!(m0[a][b], minus, "{form:?} ŝ {s_hat} s 0 [{a}][{b}]");
+                    }
+                    if a < 2 || b < 2 {
+                        assert_eq!(m_last[a][b], plus, "{form:?} ŝ {s_hat} s Ls−1 [{a}][{b}]");
+                    }
+                }
+            }
+        }
+        let gauge = GaugeField::random(Lattice::new([2, 2, 2, 2]).unwrap(), 3);
+        let layout = operator(&gauge, ls, 0.1)
+            .blocks()
+            .layout(SiteSubset::Single(Parity::Even));
+        let y = F64::gaussian(with_ls(&layout, ls_hat), 8);
+        let mut ty = F64::zeros(with_ls(&layout, ls));
+        t.apply_dagger(&mut ty, &y).unwrap();
+        let mut tty = y.zeros_like();
+        t.apply(&mut tty, &ty).unwrap();
+        SolverField::axpy(&mut tty, C64::new(-1.0, 0.0), &y).unwrap();
+        assert!(tty.norm_sqr() < 1e-24 * y.norm_sqr(), "{form:?}");
+    }
+    assert!(Transfer::walls(ls, 1, TransferForm::Chiral).is_err());
+}
+
+/// The calibration with a linear K̂ (so χ² is exactly quadratic in σ and μ): K̂ = A
+/// itself and L̂s = Ls (the wall start is then the identity), so that ⟨A T†K̂T v, v⟩ =
+/// ‖A v‖² > 0 and a positive σ exists. The fitted χ² is what [`chi2`] gives at T √σ and
+/// the fitted μ, it is below the start, and moving σ (or an interior μ) either way from
+/// the fit raises χ²; with μ held, μ is unchanged.
+#[test]
+fn calibration_finds_the_least_squares_scale_and_mu() {
+    let gauge = GaugeField::random(Lattice::new([2, 2, 2, 4]).unwrap(), 21);
+    let (ls, ls_hat) = (4, 4);
+    let op = operator(&gauge, ls, 0.1);
+    let a = NormalOperator::new(&op, NormalForm::MdagM);
+    let k = AsPreconditioner(&a);
+    let vectors: Vec<F64> = (0..3)
+        .map(|i| {
+            let mut v = even_field(&op, 40 + i);
+            let n = v.norm_sqr().sqrt();
+            SolverField::scale(&mut v, C64::new(1.0 / n, 0.0));
+            v
+        })
+        .collect();
+    let t = Transfer::walls(ls, ls_hat, TransferForm::Chiral).unwrap();
+    let chi2_at = |sigma: f64, mu: f64| {
+        let mut scaled = t.clone();
+        scaled.scale(sigma.sqrt());
+        chi2(&a, &k, &scaled, mu, &vectors, false).unwrap().0
+    };
+    for fit_mu in [true, false] {
+        let c = calibrate(&a, &k, &t, 1e-4, &vectors, fit_mu).unwrap();
+        assert!(c.sigma > 0.0 && c.mu >= 0.0, "{c:?}");
+        let at = chi2_at(c.sigma, c.mu);
+        assert!((at - c.chi2.1).abs() <= 1e-9 * at, "{at} against {c:?}");
+        assert!((chi2_at(1.0, 1e-4) - c.chi2.0).abs() <= 1e-9 * c.chi2.0);
+        assert!(c.chi2.1 < c.chi2.0, "{c:?}");
+        for f in [0.9, 1.1] {
+            assert!(chi2_at(c.sigma * f, c.mu) > c.chi2.1, "σ × {f}: {c:?}");
+            if fit_mu && c.mu > 0.0 {
+                assert!(chi2_at(c.sigma, c.mu * f) > c.chi2.1, "μ × {f}: {c:?}");
+            }
+        }
+        if !fit_mu {
+            assert_eq!(c.mu, 1e-4);
+        }
+    }
 }
 
 /// χ²'s analytic gradient (both forms) against central differences of χ², with K̂ the

@@ -53,6 +53,28 @@ use qdsl_core::field::ColourSpinorField;
 
 type F64 = ColourSpinorField<f64>;
 
+/// One vector through the reduced preconditioner without μ: w = T v, y = K̂ w, z = T† y.
+struct Lifted {
+    w: F64,
+    y: F64,
+    z: F64,
+}
+
+fn lift<K: Preconditioner<F64> + ?Sized>(
+    k: &K,
+    transfer: &Transfer,
+    v: &F64,
+) -> Result<Lifted, SolverError> {
+    let hat = with_ls(v.layout(), transfer.ls_hat());
+    let mut w = F64::zeros(hat);
+    transfer.apply(&mut w, v).map_err(transfer_error)?;
+    let mut y = F64::zeros(hat);
+    k.apply(&mut y, &w)?;
+    let mut z = v.zeros_like();
+    transfer.apply_dagger(&mut z, &y).map_err(transfer_error)?;
+    Ok(Lifted { w, y, z })
+}
+
 /// χ² and, when asked, its gradient in the transfer's real parameters followed by
 /// ∂χ²/∂μ = (2/N) Re Σ_i ⟨g_i, v_i⟩ (δe_i = A v_i δμ; module docs).
 pub fn chi2<A, K>(
@@ -73,13 +95,7 @@ where
     let mut sum = 0.0;
     let mut d_mu = 0.0;
     for v in vectors {
-        let hat = with_ls(v.layout(), transfer.ls_hat());
-        let mut w = F64::zeros(hat);
-        transfer.apply(&mut w, v).map_err(transfer_error)?;
-        let mut y = F64::zeros(hat);
-        k.apply(&mut y, &w)?;
-        let mut z = v.zeros_like();
-        transfer.apply_dagger(&mut z, &y).map_err(transfer_error)?;
+        let Lifted { mut w, y, mut z } = lift(k, transfer, v)?;
         SolverField::axpy(&mut z, real(mu), v)?;
         let mut e = v.zeros_like();
         a.apply(&mut e, &z)?;
@@ -93,7 +109,7 @@ where
                 .accumulate_outer(&mut g_mat, &y, &g)
                 .map_err(transfer_error)?;
             transfer.apply(&mut w, &g).map_err(transfer_error)?;
-            let mut h = F64::zeros(hat);
+            let mut h = y.zeros_like();
             k.apply(&mut h, &w)?;
             transfer
                 .accumulate_outer(&mut g_mat, &h, v)
@@ -109,6 +125,90 @@ where
             .collect()
     });
     Ok((sum / n, grad))
+}
+
+/// The best scale of T and (if asked) μ for the given vectors: χ² is quadratic in
+/// (σ, μ) when T is replaced by √σ T, because the inner solve is homogeneous
+/// (K̂(c w) = c K̂ w for c > 0; CG from zero is): with a_i = A T†K̂T v_i and b_i = A v_i,
+///
+/// χ²(σ, μ) = (1/N) Σ_i ‖σ a_i + μ b_i − v_i‖²,
+///
+/// minimised in closed form (2 × 2 normal equations, or σ alone with μ fixed). Cost per
+/// vector: one K̂ and two A applications.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// σ: T is to be multiplied by √σ.
+    pub sigma: f64,
+    /// μ (the given one unless fitted).
+    pub mu: f64,
+    /// χ² before (σ = 1 and the given μ) and after.
+    pub chi2: (f64, f64),
+}
+
+/// Fits σ (and μ when `fit_mu`, μ ≥ 0) as [`Calibration`] says; σ ≤ 0 or a non-finite
+/// fit (a preconditioner that the vectors cannot scale) leaves σ = 1 and μ as given.
+pub fn calibrate<A, K>(
+    a: &A,
+    k: &K,
+    transfer: &Transfer,
+    mu: f64,
+    vectors: &[F64],
+    fit_mu: bool,
+) -> Result<Calibration, SolverError>
+where
+    A: LinearOperator<F64> + ?Sized,
+    K: Preconditioner<F64> + ?Sized,
+{
+    // Sums of ⟨a,a⟩, Re⟨a,b⟩, ⟨b,b⟩, Re⟨a,v⟩, Re⟨b,v⟩, ⟨v,v⟩.
+    let mut m = [0.0f64; 6];
+    for v in vectors {
+        let z = lift(k, transfer, v)?.z;
+        let mut av = v.zeros_like();
+        a.apply(&mut av, &z)?;
+        let mut bv = v.zeros_like();
+        a.apply(&mut bv, v)?;
+        m[0] += SolverField::norm_sqr(&av)?;
+        m[1] += SolverField::dot(&av, &bv)?.re;
+        m[2] += SolverField::norm_sqr(&bv)?;
+        m[3] += SolverField::dot(&av, v)?.re;
+        m[4] += SolverField::dot(&bv, v)?.re;
+        m[5] += SolverField::norm_sqr(v)?;
+    }
+    let n = vectors.len().max(1) as f64;
+    let chi2 = |sigma: f64, mu: f64| {
+        (sigma * sigma * m[0] + 2.0 * sigma * mu * m[1] + mu * mu * m[2]
+            - 2.0 * sigma * m[3]
+            - 2.0 * mu * m[4]
+            + m[5])
+            / n
+    };
+    let (sigma, fitted_mu) = if fit_mu {
+        let det = m[0] * m[2] - m[1] * m[1];
+        let sigma = (m[3] * m[2] - m[4] * m[1]) / det;
+        let fitted = (m[0] * m[4] - m[1] * m[3]) / det;
+        if sigma > 0.0 && fitted >= 0.0 {
+            (sigma, fitted)
+        } else {
+            // Outside σ > 0, μ ≥ 0 (a quadratic's constrained minimum then lies on the
+            // boundary μ = 0): σ alone at μ = 0.
+            (m[3] / m[0], 0.0)
+        }
+    } else {
+        ((m[3] - mu * m[1]) / m[0], mu)
+    };
+    let before = chi2(1.0, mu);
+    if !(sigma.is_finite() && sigma > 0.0 && fitted_mu.is_finite()) {
+        return Ok(Calibration {
+            sigma: 1.0,
+            mu,
+            chi2: (before, before),
+        });
+    }
+    Ok(Calibration {
+        sigma,
+        mu: fitted_mu,
+        chi2: (before, chi2(sigma, fitted_mu)),
+    })
 }
 
 /// Training knobs.
@@ -253,7 +353,7 @@ where
 }
 
 /// Training vectors (module docs): for each source b, `iterations` flexible PCG
-/// iterations (Polak–Ribière β) on A x = b from x = 0 with `precond`; the normalised
+/// iterations (Polak–Ribière β, as [`super::pcg`]) on A x = b from x = 0 with `precond`; the normalised
 /// residuals of the last `keep` iterations of each.
 pub fn low_mode_vectors<A, P>(
     a: &A,
@@ -293,7 +393,7 @@ where
             }
             precond.apply(&mut z, &r)?;
             let rz_new = SolverField::dot(&r, &z)?.re;
-            let beta = ((rz_new - SolverField::dot(&r_old, &z)?.re) / rz).max(0.0);
+            let beta = (rz_new - SolverField::dot(&r_old, &z)?.re) / rz;
             rz = rz_new;
             SolverField::xpay(&mut p, &z, real(beta))?;
         }

@@ -113,6 +113,49 @@ impl fmt::Display for TransferForm {
     }
 }
 
+/// The transfer training starts from (and an untrained solve uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferStart {
+    /// [`Transfer::averaging`].
+    Averaging,
+    /// [`Transfer::walls`].
+    Walls,
+}
+
+impl TransferStart {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Averaging => "averaging",
+            Self::Walls => "walls",
+        }
+    }
+
+    /// From its name.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "averaging" => Ok(Self::Averaging),
+            "walls" => Ok(Self::Walls),
+            other => Err(format!(
+                "transfer start {other:?}: expected \"averaging\" or \"walls\""
+            )),
+        }
+    }
+
+    /// The transfer for Ls → L̂s in `form`.
+    pub fn transfer(
+        self,
+        ls: usize,
+        ls_hat: usize,
+        form: TransferForm,
+    ) -> Result<Transfer, TransferError> {
+        match self {
+            Self::Averaging => Transfer::averaging(ls, ls_hat, form),
+            Self::Walls => Transfer::walls(ls, ls_hat, form),
+        }
+    }
+}
+
 /// Why a transfer cannot be used or read.
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
@@ -196,6 +239,58 @@ impl Transfer {
             }
         }
         Self::from_theta(ls, ls_hat, form, theta)
+    }
+
+    /// A starting point that keeps the domain walls: the chiral projections that carry
+    /// the 4D quark q = P₋ψ(0) + P₊ψ(Ls−1) go whole to the reduced walls
+    /// (t_{0 0} ∋ P₋, t_{L̂s−1 Ls−1} ∋ P₊, weight 1), and the rest of each chirality,
+    /// s = 1…Ls−1 for P₋ and s = 0…Ls−2 for P₊, is block-averaged over the other L̂s − 1
+    /// reduced slices (weights 1/√(part size)), so T T† = 1 when L̂s − 1 divides Ls − 1.
+    /// Needs L̂s ≥ 2.
+    pub fn walls(ls: usize, ls_hat: usize, form: TransferForm) -> Result<Self, TransferError> {
+        if ls_hat < 2 || ls_hat > ls {
+            return Err(TransferError::Sizes { ls, ls_hat });
+        }
+        let n = form.params_per_pair();
+        let mut theta = vec![ZERO; ls_hat * ls * n];
+        // (s, ŝ) pairs of one chirality: its wall slice whole, the bulk averaged.
+        let chirality = |wall: usize, wall_hat: usize| -> Vec<(usize, usize, f64)> {
+            let bulk: Vec<usize> = (0..ls).filter(|&s| s != wall).collect();
+            let bulk_hat: Vec<usize> = (0..ls_hat).filter(|&h| h != wall_hat).collect();
+            let part = |i: usize| i * bulk_hat.len() / bulk.len();
+            let mut out = vec![(wall, wall_hat, 1.0)];
+            for (i, &s) in bulk.iter().enumerate() {
+                let size = (0..bulk.len()).filter(|&j| part(j) == part(i)).count();
+                out.push((s, bulk_hat[part(i)], 1.0 / (size as f64).sqrt()));
+            }
+            out
+        };
+        // Spin basis indices (diagonal entries) of P₊ (α = 0, 1) and P₋ (α = 2, 3); in the
+        // chiral form k = 0 is P₊ and k = 1 is P₋.
+        let sectors = [
+            (chirality(ls - 1, ls_hat - 1), [0usize, 1], 0usize),
+            (chirality(0, 0), [2, 3], 1),
+        ];
+        for (pairs, spins, k) in sectors {
+            for (s, s_hat, w) in pairs {
+                let pair = (s_hat * ls + s) * n;
+                match form {
+                    TransferForm::Spin => {
+                        for a in spins {
+                            theta[pair + 5 * a] = C64::new(w, 0.0);
+                        }
+                    }
+                    TransferForm::Chiral => theta[pair + k] = C64::new(w, 0.0),
+                }
+            }
+        }
+        Self::from_theta(ls, ls_hat, form, theta)
+    }
+
+    /// The same map times a real factor f (T†K̂T scales by f² for a homogeneous K̂).
+    pub fn scale(&mut self, f: f64) {
+        self.theta.iter_mut().for_each(|z| *z *= f);
+        self.rebuild();
     }
 
     /// A transfer from its complex parameters (pair-major, [`Self::theta`]).
