@@ -521,6 +521,54 @@ s33_e)
   r study24_2222 140 $X /tmp/ens24/cfg_000500.lime 0.001 2,2,2,2 1e-8 6 backend=cuda precision=f64 snake=yes plain=no
   cat "$OUT"/study*.log
   ;;
+s34_a)
+  # The first call of stop 34: what stop 33 left unrun on its final HEAD. Memcheck of the
+  # MSPCG device preconditioner (gather, scatter and mask kernels, the stacked M̂) beside
+  # the check of every Möbius and block-BLAS row; then, alone on the GPU, the Ls-16 Möbius
+  # rows with the tensor-core M5⁻¹ (issue 19) and the 24⁴ Ls-12 rows.
+  ( r memcheck_mspcg 300 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored the_gpu_preconditioner_is_the_hosts --test-threads 1; printf '%s\n' "${S[@]}" >"$OUT/mem.status" ) &
+  r check_mobius 240 "$Q" check --kernel mobius
+  r check_blas 60 "$Q" check --kernel block_
+  wait; S+=("$(cat "$OUT/mem.status")"); rm -f "$OUT/mem.status"
+  r bench_ls16 200 "$Q" bench --sizes 32 --case ls16 --reps 30 --json "$OUT/ls16.json"
+  grep -hE "ERROR SUMMARY|^test result|FAILED|panicked" "$OUT/memcheck_mspcg.log" | head -5
+  grep -hE "compared|failed|FAIL" "$OUT"/check_*.log | tail -12
+  grep -hE "^qdsl bench: " "$OUT"/bench_*.log | head -60
+  ;;
+s34_b)
+  # s34_a's Ls-16 rows stopped at the call's limit after the f32 ones: the fixed16 rows
+  # alone. Then the 24⁴ MSPCG rows that s33_d/e left out (3, 4 and 12 inner iterations,
+  # blocks 1,1,2,2, snake terms, outer f64, inner f32; 6 inner and CG are in 2026-11-29 b).
+  X=target/gpu/release/examples/mspcg_study
+  r bench_ls16_fixed16 150 "$Q" bench --sizes 32 --case "fixed16 recon12 ls16" --reps 30 --json "$OUT/ls16_fixed16.json"
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 40 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  r study24_k3_12 300 $X /tmp/ens24/cfg_000500.lime 0.001 1,1,2,2 1e-8 3,12,4 backend=cuda precision=f64 snake=yes plain=no
+  grep -hE "^qdsl bench: " "$OUT"/bench_*.log | head -20
+  grep -hE "plaquette" "$OUT"/gen*.log
+  cat "$OUT"/study*.log
+  ;;
+s34_c)
+  # s34_b: 3 inner iterations at 24⁴ took 10789 outer iterations (CG: 6362, 6 inner:
+  # 2083). The outer PCG's Polak–Ribière β is no longer clamped at 0 (the clamp drops
+  # the A-orthogonality to the previous direction whenever β < 0). The 24⁴ rows again:
+  # 6, 3 and 12 inner iterations, blocks 1,1,2,2, snake terms, outer f64, inner f32.
+  X=target/gpu/release/examples/mspcg_study
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 40 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  r study24_k6_3_12 420 $X /tmp/ens24/cfg_000500.lime 0.001 1,1,2,2 1e-8 6,3,12 backend=cuda precision=f64 snake=yes plain=no
+  grep -hE "plaquette" "$OUT"/gen*.log
+  cat "$OUT"/study*.log
+  ;;
+s34_d)
+  # s34_c: the clamp changed nothing (2083, 10789 again; 12 inner: 1919). The last row of
+  # the 24⁴ table: 4 inner iterations.
+  X=target/gpu/release/examples/mspcg_study
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 40 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  r study24_k4 150 $X /tmp/ens24/cfg_000500.lime 0.001 1,1,2,2 1e-8 4 backend=cuda precision=f64 snake=yes plain=no
+  cat "$OUT"/study*.log
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
