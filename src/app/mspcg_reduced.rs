@@ -9,7 +9,7 @@
 //! `scale` = s, b̂5 + ĉ5 = s (b5 + c5) and b̂5 − ĉ5 = b5 − c5. s = Ls/L̂s is the choice of
 //! Yin and Mawhinney's MADWF: the Möbius approximation of the sign function is
 //! tanh(Ls · atanh((b5 + c5) h)) for the kernel's eigenvalues h, ≈ tanh(Ls (b5 + c5) h)
-//! for small h, so L̂s ŝ(b5 + c5) = Ls (b5 + c5) matches the two operators on the low
+//! for small h, so L̂s · s (b5 + c5) = Ls (b5 + c5) matches the two operators on the low
 //! modes, which are what the preconditioner must carry.
 
 use crate::app::mobius::MobiusSolver;
@@ -285,4 +285,47 @@ pub fn solve_reduced(
 ) -> Result<MspcgSolution, String> {
     let precond = reduced_preconditioner(solver, config, setup)?;
     solve_pcg(solver, eta, &precond)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qdsl_core::dsl::variant::TimeBoundary;
+    use qdsl_core::field::GaugeField;
+    use qdsl_core::lattice::Lattice;
+    use qdsl_runtime::solver::SolverOptions;
+
+    /// The reduced operator: L̂s slices, b̂5 + ĉ5 = s (b5 + c5) and b̂5 − ĉ5 = b5 − c5 (here
+    /// 1.5, 0.5 and s = 3: b̂5 = 3.5, ĉ5 = 2.5), M5 and m_f kept; s ≤ 0 and L̂s ≥ Ls refused.
+    #[test]
+    fn the_reduced_operator_scales_b5_plus_c5_only() {
+        let gauge = GaugeField::random(Lattice::new([4, 4, 4, 4]).unwrap(), 5);
+        let params = MobiusParams::mobius(12, 1.5, 0.5, 1.8, 0.01).unwrap();
+        let solver = MobiusSolver::new(
+            &gauge,
+            params,
+            TimeBoundary::Antiperiodic,
+            crate::app::precision::Precision::F64,
+            SolverOptions::with_tolerance(1e-8),
+        )
+        .unwrap();
+        let p = reduced_params(&solver, 4, 3.0).unwrap();
+        assert_eq!(p.ls(), 4);
+        assert!(p
+            .b5()
+            .iter()
+            .all(|b| (b.re - 3.5).abs() < 1e-15 && b.im == 0.0));
+        assert!(p
+            .c5()
+            .iter()
+            .all(|c| (c.re - 2.5).abs() < 1e-15 && c.im == 0.0));
+        assert_eq!((p.m5(), p.mass()), (1.8, 0.01));
+        let same = reduced_params(&solver, 4, 1.0).unwrap();
+        assert_eq!((same.b5()[0].re, same.c5()[0].re), (1.5, 0.5));
+        let e = reduced_params(&solver, 4, 0.0).unwrap_err();
+        assert!(e.contains("--reduced-scale 0"), "{e}");
+        assert!(reduced_params(&solver, 12, 1.0)
+            .unwrap_err()
+            .contains("--reduced-ls 12"));
+    }
 }
