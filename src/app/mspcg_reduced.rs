@@ -2,7 +2,7 @@
 //! preconditioner z = (T† K̂ T + μ) r of the Möbius normal equations M̂†M̂ x = M̂† b̂, K̂
 //! the k inner f32 CG iterations of MSPCG on the blocks of the Möbius operator with the
 //! same b5, c5, M5, m_f and L̂s slices; training T on one configuration
-//! ([`train_transfer`]: low-mode vectors from full-Ls MSPCG residuals, χ² minimised by
+//! ([`train_transfer`]: low-mode vectors from full-Ls MSPCG residuals or errors, χ² minimised by
 //! L-BFGS with its analytic gradient), and the solve with a trained or loaded T.
 //!
 //! The reduced operator may carry a larger Möbius scale than the full one: with
@@ -19,7 +19,7 @@ use qdsl_core::lattice::Parity;
 use qdsl_runtime::linear::{NormalForm, NormalOperator};
 use qdsl_runtime::operator::mobius::{MobiusBlocks, MobiusParams};
 use qdsl_runtime::solver::mspcg::training::{
-    calibrate, low_mode_vectors, train, Calibration, TrainOptions, TrainReport,
+    calibrate, low_mode_vectors, train, Calibration, Objective, TrainOptions, TrainReport,
 };
 use qdsl_runtime::solver::mspcg::{
     MultiSplitting, PaddedBlocks, ReducedLs, Transfer, TransferForm, TransferStart,
@@ -49,6 +49,8 @@ pub struct TrainConfig {
     pub train_mu: bool,
     /// The transfer training starts from.
     pub start: TransferStart,
+    /// What χ² measures: residual or error vectors.
+    pub objective: Objective,
 }
 
 impl Default for TrainConfig {
@@ -63,6 +65,7 @@ impl Default for TrainConfig {
             seed: 1000,
             train_mu: false,
             start: TransferStart::Walls,
+            objective: Objective::Residual,
         }
     }
 }
@@ -208,6 +211,7 @@ pub fn train_transfer(
         &sources,
         train_config.pcg_iterations,
         train_config.keep,
+        train_config.objective,
     )
     .map_err(|e| e.to_string())?;
     if vectors.is_empty() {

@@ -9,6 +9,7 @@ use crate::app::mspcg_reduced::TrainConfig;
 use crate::app::precision::Precision;
 use clap::Args;
 use qdsl_core::dsl::fused5d::M5invMode;
+use qdsl_runtime::solver::mspcg::training::Objective;
 use qdsl_runtime::solver::mspcg::{Snake, TransferForm, TransferStart};
 use std::path::PathBuf;
 
@@ -74,6 +75,11 @@ pub struct MspcgArgs {
     /// averages of the whole fifth dimension).
     #[arg(long, value_parser = TransferStart::from_name)]
     pub transfer_start: Option<TransferStart>,
+    /// Reduced-Ls MSPCG training: the vectors χ² is measured on, residual (‖A P v − v‖²
+    /// over PCG residuals) or error (‖P A e − e‖² over PCG errors x* − x_k, each training
+    /// solve run to convergence).
+    #[arg(long, value_parser = Objective::from_name)]
+    pub train_objective: Option<Objective>,
     /// Reduced-Ls MSPCG training: spin (16 parameters per (ŝ, s) pair) or chiral (2).
     #[arg(long, value_parser = TransferForm::from_name)]
     pub transfer_form: Option<TransferForm>,
@@ -163,6 +169,7 @@ impl MspcgArgs {
         let training = [
             ("--transfer-form", self.transfer_form.is_some()),
             ("--transfer-start", self.transfer_start.is_some()),
+            ("--train-objective", self.train_objective.is_some()),
             ("--train-sources", self.train_sources.is_some()),
             ("--train-pcg", self.train_pcg.is_some()),
             ("--train-keep", self.train_keep.is_some()),
@@ -232,6 +239,7 @@ impl MspcgArgs {
             seed: defaults.seed,
             train_mu: self.train_mu,
             start: self.transfer_start.unwrap_or(defaults.start),
+            objective: self.train_objective.unwrap_or(defaults.objective),
         };
         if train.keep > train.pcg_iterations {
             return Err(format!(
@@ -350,6 +358,25 @@ mod tests {
         .reduced(None)
         .unwrap_err();
         assert!(e.contains("--transfer-start"), "{e}");
+        let e = with(&|a| {
+            a.transfer = Some("T.in".into());
+            a.train_objective = Some(Objective::Error);
+        })
+        .reduced(None)
+        .unwrap_err();
+        assert!(e.contains("--train-objective"), "{e}");
+        let err = MspcgArgs {
+            train_objective: Some(Objective::Error),
+            ..train4.clone()
+        };
+        assert_eq!(
+            err.reduced(None).unwrap().unwrap().train.objective,
+            Objective::Error
+        );
+        assert_eq!(Objective::from_name("error"), Ok(Objective::Error));
+        assert!(Objective::from_name("errors")
+            .unwrap_err()
+            .contains("residual"));
         assert_eq!(TransferStart::from_name("walls"), Ok(TransferStart::Walls));
         assert!(TransferStart::from_name("wall")
             .unwrap_err()

@@ -105,8 +105,8 @@ pub fn obtain_transfer(
             let tc = &reduced.train;
             let scale = reduced.scale.unwrap_or(1.0);
             println!(
-                "  training    T ({} form from {}, Ls {ls} → {ls_hat}, reduced scale {scale}, μ {}): {} sources × {} MSPCG iterations, last {} residuals each; L-BFGS ≤ {} iterations",
-                tc.form, tc.start.name(), tc.mu, tc.sources, tc.pcg_iterations, tc.keep, tc.iterations
+                "  training    T ({} form from {}, Ls {ls} → {ls_hat}, reduced scale {scale}, μ {}): {} sources × {} MSPCG iterations, last {} {}s each; L-BFGS ≤ {} iterations",
+                tc.form, tc.start.name(), tc.mu, tc.sources, tc.pcg_iterations, tc.keep, tc.objective.name(), tc.iterations
             );
             let trained = train_transfer(solver, config, ls_hat, scale, tc, |i, chi2| {
                 println!("              iteration {i:3}  χ² {chi2:.6e}");
@@ -139,6 +139,7 @@ pub fn obtain_transfer(
                 "reduced_scale": scale,
                 "form": tc.form.name(),
                 "start": tc.start.name(),
+                "objective": tc.objective.name(),
                 "calibration": {"sigma": c.sigma, "mu": c.mu, "chi2": [c.chi2.0, c.chi2.1]},
                 "transfer_file": path.display().to_string(),
                 "trained_here": true,

@@ -5,7 +5,9 @@
 //! wall-keeping start (chiral, an isometry, the walls whole) and the closed-form
 //! calibration of T's scale and μ (the minimum of χ² along both).
 
-use super::training::{calibrate, chi2, low_mode_vectors, train, TrainOptions};
+use super::training::{
+    calibrate, chi2, low_mode_vectors, train, Objective, TrainOptions, TrainingSet,
+};
 use super::*;
 use crate::linear::{LinearOperator, NormalForm, NormalOperator, SolverError, SolverField};
 use crate::operator::mobius::{EvenOddMobius, MobiusBlocks, MobiusParams};
@@ -217,14 +219,17 @@ fn calibration_finds_the_least_squares_scale_and_mu() {
     let op = operator(&gauge, ls, 0.1);
     let a = NormalOperator::new(&op, NormalForm::MdagM);
     let k = AsPreconditioner(&a);
-    let vectors: Vec<F64> = (0..3)
-        .map(|i| {
-            let mut v = even_field(&op, 40 + i);
-            let n = v.norm_sqr().sqrt();
-            SolverField::scale(&mut v, C64::new(1.0 / n, 0.0));
-            v
-        })
-        .collect();
+    let vectors = TrainingSet {
+        objective: Objective::Residual,
+        vectors: (0..3)
+            .map(|i| {
+                let mut v = even_field(&op, 40 + i);
+                let n = v.norm_sqr().sqrt();
+                SolverField::scale(&mut v, C64::new(1.0 / n, 0.0));
+                v
+            })
+            .collect(),
+    };
     let t = Transfer::walls(ls, ls_hat, TransferForm::Chiral).unwrap();
     let chi2_at = |sigma: f64, mu: f64| {
         let mut scaled = t.clone();
@@ -250,9 +255,10 @@ fn calibration_finds_the_least_squares_scale_and_mu() {
     }
 }
 
-/// χ²'s analytic gradient (both forms) against central differences of χ², with K̂ the
-/// reduced normal operator Â (linear and Hermitian): a sample of components, the
-/// directional derivative along a fixed direction and ∂χ²/∂μ, to 1e−6 relative.
+/// χ²'s analytic gradient (both forms, both objectives) against central differences of
+/// χ², with K̂ the reduced normal operator Â (linear and Hermitian): a sample of
+/// components, the directional derivative along a fixed direction and ∂χ²/∂μ, to 1e−6
+/// relative.
 #[test]
 fn chi2_gradient_matches_finite_differences() {
     let gauge = GaugeField::random(Lattice::new([2, 2, 2, 4]).unwrap(), 9);
@@ -262,8 +268,14 @@ fn chi2_gradient_matches_finite_differences() {
     let a = NormalOperator::new(&op, NormalForm::MdagM);
     let a_hat = NormalOperator::new(&op_hat, NormalForm::MdagM);
     let k = AsPreconditioner(&a_hat);
-    let vectors: Vec<F64> = (0..2).map(|i| even_field(&op, 20 + i)).collect();
-    for form in [TransferForm::Spin, TransferForm::Chiral] {
+    let cases = [TransferForm::Spin, TransferForm::Chiral]
+        .into_iter()
+        .flat_map(|f| [(f, Objective::Residual), (f, Objective::Error)]);
+    for (form, objective) in cases {
+        let vectors = TrainingSet {
+            objective,
+            vectors: (0..2).map(|i| even_field(&op, 20 + i)).collect(),
+        };
         let mut t = random_transfer(ls, ls_hat, form, 4);
         let (f0, grad) = chi2(&a, &k, &t, mu, &vectors, true).unwrap();
         let grad = grad.unwrap();
@@ -282,7 +294,7 @@ fn chi2_gradient_matches_finite_differences() {
             let fd = (eval(&up) - eval(&down)) / (2.0 * h);
             assert!(
                 (fd - grad[i]).abs() <= 1e-6 * scale,
-                "{form} component {i}: finite differences {fd} vs analytic {}",
+                "{form} {objective:?} component {i}: finite differences {fd} vs analytic {}",
                 grad[i]
             );
         }
@@ -294,7 +306,7 @@ fn chi2_gradient_matches_finite_differences() {
         let an: f64 = grad.iter().zip(&dir).map(|(g, d)| g * d).sum();
         assert!(
             (fd - an).abs() <= 1e-6 * an.abs().max(f0),
-            "{form}: {fd} vs {an}"
+            "{form} {objective:?}: {fd} vs {an}"
         );
         t.set_params(&p0);
         let at_mu = |m: f64| chi2(&a, &k, &t, m, &vectors, false).unwrap().0;
@@ -302,7 +314,7 @@ fn chi2_gradient_matches_finite_differences() {
         let an_mu = grad[p0.len()];
         assert!(
             (fd_mu - an_mu).abs() <= 1e-6 * an_mu.abs().max(f0),
-            "{form} μ: {fd_mu} vs {an_mu}"
+            "{form} {objective:?} μ: {fd_mu} vs {an_mu}"
         );
     }
 }
@@ -390,6 +402,32 @@ fn reduced_preconditioner_with_identity_transfer_is_mspcg() {
     assert!(got.norm_sqr() < 1e-26 * want.norm_sqr());
 }
 
+/// The error vectors are the errors of the same iterations whose residuals the residual
+/// objective keeps: A e_k points along r_k (x* converged to 1e-8, so to ~1e-7), both sets
+/// of unit norm and of the same size.
+#[test]
+fn error_vectors_are_the_errors_of_the_kept_residuals() {
+    let gauge = GaugeField::random(Lattice::new([2, 2, 2, 4]).unwrap(), 12);
+    let (ls, mass) = (4, 0.05);
+    let op = operator(&gauge, ls, mass);
+    let a = NormalOperator::new(&op, NormalForm::MdagM);
+    let full = multisplitting(&gauge, ls, mass, 3);
+    let sources: Vec<F64> = (0..2).map(|i| even_field(&op, 60 + i)).collect();
+    let residuals = low_mode_vectors(&a, &full, &sources, 3, 2, Objective::Residual).unwrap();
+    let errors = low_mode_vectors(&a, &full, &sources, 3, 2, Objective::Error).unwrap();
+    assert_eq!((residuals.len(), errors.len()), (4, 4));
+    assert_eq!(errors.objective, Objective::Error);
+    for (r, e) in residuals.vectors.iter().zip(&errors.vectors) {
+        assert!((e.norm_sqr() - 1.0).abs() < 1e-12 && (r.norm_sqr() - 1.0).abs() < 1e-12);
+        let mut ae = e.zeros_like();
+        a.apply(&mut ae, e).unwrap();
+        let n = ae.norm_sqr().sqrt();
+        SolverField::scale(&mut ae, C64::new(1.0 / n, 0.0));
+        SolverField::axpy(&mut ae, C64::new(-1.0, 0.0), r).unwrap();
+        assert!(ae.norm_sqr().sqrt() < 1e-6, "{}", ae.norm_sqr().sqrt());
+    }
+}
+
 /// Training on low-mode vectors (residuals of MSPCG; Ls 6 → 2, μ trained from 0.05)
 /// lowers χ² at every accepted step, by more than 10 % in 6 iterations, and keeps μ ≥ 0.
 /// (Whether the trained preconditioner then needs fewer outer iterations is a property of
@@ -403,7 +441,7 @@ fn training_lowers_chi2() {
     let a = NormalOperator::new(&op, NormalForm::MdagM);
     let full = multisplitting(&gauge, ls, mass, 3);
     let sources: Vec<F64> = (0..2).map(|i| even_field(&op, 40 + i)).collect();
-    let vectors = low_mode_vectors(&a, &full, &sources, 3, 2).unwrap();
+    let vectors = low_mode_vectors(&a, &full, &sources, 3, 2, Objective::Residual).unwrap();
     assert_eq!(vectors.len(), 4);
     let k = multisplitting(&gauge, ls_hat, mass, 3);
     let mut t = Transfer::averaging(ls, ls_hat, TransferForm::Spin).unwrap();
