@@ -63,6 +63,7 @@ use super::reduced::{transfer_error, with_ls};
 use super::{Preconditioner, Transfer};
 use crate::linear::{real, LinearOperator, SolverError, SolverField};
 use qdsl_core::field::ColourSpinorField;
+use std::borrow::Cow;
 
 type F64 = ColourSpinorField<f64>;
 
@@ -118,13 +119,17 @@ impl TrainingSet {
 
     /// u_i = A v_i for the error objective, v_i itself for the residual one (χ² =
     /// (1/N) Σ ‖L P u_i − v_i‖², module docs).
-    fn input<A: LinearOperator<F64> + ?Sized>(&self, a: &A, v: &F64) -> Result<F64, SolverError> {
+    fn input<'v, A: LinearOperator<F64> + ?Sized>(
+        &self,
+        a: &A,
+        v: &'v F64,
+    ) -> Result<Cow<'v, F64>, SolverError> {
         match self.objective {
-            Objective::Residual => Ok(v.clone()),
+            Objective::Residual => Ok(Cow::Borrowed(v)),
             Objective::Error => {
                 let mut u = v.zeros_like();
                 a.apply(&mut u, v)?;
-                Ok(u)
+                Ok(Cow::Owned(u))
             }
         }
     }
