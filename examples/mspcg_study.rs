@@ -8,7 +8,8 @@
 //!
 //! `cargo run --release --example mspcg_study -- CONFIG MASS BX,BY,BZ,BT [TOL] [INNER,…]
 //! [backend=cpu|cuda] [precision=f64|f32|fixed16] [inner_precision=f32|fixed16|fixed8]
-//! [m5inv=sweep|mma_f16|mma_bf16] [snake=both|yes|no] [ls=12] [plain=yes|no]` (recipe and measured
+//! [m5inv=sweep|mma_f16|mma_bf16] [snake=both|yes|no] [ls=12] [plain=yes|no]
+//! [directions=1,4,…]` (the outer FCG's kept directions, one row each; recipe and measured
 //! tables: docs/mspcg.md). With `backend=cuda` the outer iteration runs on the GPU in
 //! `precision` (mixed with f64) and the preconditioner there too; the seconds are the
 //! iteration's (`iteration s`) and the whole solve's with set-up and JIT (`wall s`).
@@ -46,6 +47,7 @@ struct Options {
     snakes: Vec<Snake>,
     ls: usize,
     plain: bool,
+    directions: Vec<usize>,
 }
 
 fn options(extra: &[String]) -> Result<Options, String> {
@@ -57,6 +59,7 @@ fn options(extra: &[String]) -> Result<Options, String> {
         snakes: vec![Snake::Include, Snake::Exclude],
         ls: 12,
         plain: true,
+        directions: vec![1],
     };
     for arg in extra {
         let (key, value) = arg
@@ -80,6 +83,7 @@ fn options(extra: &[String]) -> Result<Options, String> {
             }
             "ls" => o.ls = value.parse().map_err(|e| format!("ls={value}: {e}"))?,
             "plain" => o.plain = value == "yes",
+            "directions" => o.directions = parse_list(value)?,
             _ => return Err(format!("unknown option {key:?}")),
         }
     }
@@ -161,34 +165,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for &snake in &o.snakes {
         for &inner in &inners {
-            let config = MspcgConfig {
-                blocks,
-                inner,
-                snake,
-                inner_precision: o.inner_precision,
-                m5inv: o.m5inv,
-            };
-            let start = Instant::now();
-            let sol = solve_mspcg(&solver, &eta, &config)?;
-            let r = &sol.solution.result;
-            let status = if r.is_converged() {
-                String::new()
-            } else {
-                format!(" ({})", r.convergence)
-            };
-            println!(
-                "| MSPCG | {inner} | {} | {}{status} | {} | {:.2e} | {:.2e} | {:.2} | {:.2} |",
-                if snake == Snake::Include { "yes" } else { "no" },
-                r.iterations,
-                plain_iterations.map_or(String::new(), |n| format!(
-                    "{:.2}",
-                    n as f64 / r.iterations as f64
-                )),
-                r.true_residual,
-                sol.solution.residual,
-                r.elapsed.as_secs_f64(),
-                start.elapsed().as_secs_f64()
-            );
+            for &directions in &o.directions {
+                let config = MspcgConfig {
+                    blocks,
+                    inner,
+                    snake,
+                    inner_precision: o.inner_precision,
+                    m5inv: o.m5inv,
+                    directions,
+                };
+                let start = Instant::now();
+                let sol = solve_mspcg(&solver, &eta, &config)?;
+                let r = &sol.solution.result;
+                let status = if r.is_converged() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.convergence)
+                };
+                let solver_name = match directions {
+                    1 => "MSPCG".to_string(),
+                    m => format!("MSPCG, FCG({m})"),
+                };
+                println!(
+                    "| {solver_name} | {inner} | {} | {}{status} | {} | {:.2e} | {:.2e} | {:.2} | {:.2} |",
+                    if snake == Snake::Include { "yes" } else { "no" },
+                    r.iterations,
+                    plain_iterations.map_or(String::new(), |n| format!(
+                        "{:.2}",
+                        n as f64 / r.iterations as f64
+                    )),
+                    r.true_residual,
+                    sol.solution.residual,
+                    r.elapsed.as_secs_f64(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
         }
     }
     Ok(())

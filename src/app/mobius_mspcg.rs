@@ -20,7 +20,7 @@ use qdsl_runtime::operator::mobius::MobiusBlocks;
 use qdsl_runtime::solver::mspcg::{
     pcg, Identity, MultiSplitting, PaddedBlocks, PcgResult, Preconditioner, Snake,
 };
-use qdsl_runtime::solver::SolverError;
+use qdsl_runtime::solver::{SolverError, SolverOptions};
 use serde_json::{json, Value};
 
 type F64 = ColourSpinorField<f64>;
@@ -38,6 +38,19 @@ pub struct MspcgConfig {
     pub inner_precision: Precision,
     /// How the inner operator applies M5⁻¹ (the sweep; on the GPU also the tensor cores).
     pub m5inv: M5invMode,
+    /// The outer flexible CG's kept search directions, FCG(m)
+    /// ([`SolverOptions::flexible_directions`]; 1: the Polak–Ribière β).
+    pub directions: usize,
+}
+
+impl MspcgConfig {
+    /// The solver's options with this configuration's kept directions.
+    pub fn options(&self, solver: &MobiusSolver) -> SolverOptions {
+        SolverOptions {
+            flexible_directions: self.directions,
+            ..solver.options().clone()
+        }
+    }
 }
 
 /// An MSPCG solve: the 5D solution (its `result` the whole solve on M̂†M̂) and the
@@ -57,12 +70,13 @@ pub fn solve_mspcg(
     eta: &F64,
     config: &MspcgConfig,
 ) -> Result<MspcgSolution, String> {
+    let opts = config.options(solver);
     if let Some(device) = solver.device() {
         let precond = DevicePreconditioner::mspcg(solver, device.context(), config)?;
-        return solve_on_device(solver, eta, &precond);
+        return solve_on_device(solver, eta, &precond, &opts);
     }
     let precond = preconditioner(solver, config)?;
-    solve_pcg(solver, eta, &precond)
+    solve_pcg(solver, eta, &precond, &opts)
 }
 
 /// The baseline of the study: the same outer iteration on the same normal equations
@@ -70,9 +84,14 @@ pub fn solve_mspcg(
 /// same stopping criterion.
 pub fn solve_plain_cg(solver: &MobiusSolver, eta: &F64) -> Result<MspcgSolution, String> {
     if solver.is_on_device() {
-        return solve_on_device(solver, eta, &DevicePreconditioner::Identity);
+        return solve_on_device(
+            solver,
+            eta,
+            &DevicePreconditioner::Identity,
+            solver.options(),
+        );
     }
-    solve_pcg(solver, eta, &Identity)
+    solve_pcg(solver, eta, &Identity, solver.options())
 }
 
 /// MSPCG's preconditioner for the solver's operator (f32 inner iterations).
@@ -109,8 +128,14 @@ fn preconditioner(
     .map_err(|e| e.to_string())
 }
 
-/// D ψ = η by [`pcg`] on M̂†M̂ x = M̂† b̂ with the preconditioner `precond`, on the host.
-pub fn solve_pcg<P>(solver: &MobiusSolver, eta: &F64, precond: &P) -> Result<MspcgSolution, String>
+/// D ψ = η by [`pcg`] on M̂†M̂ x = M̂† b̂ with the preconditioner `precond` and the
+/// options `opts`, on the host.
+pub fn solve_pcg<P>(
+    solver: &MobiusSolver,
+    eta: &F64,
+    precond: &P,
+    opts: &SolverOptions,
+) -> Result<MspcgSolution, String>
 where
     P: Preconditioner<F64> + Preconditioner<ColourSpinorField<f32>>,
 {
@@ -120,7 +145,6 @@ where
         high.apply_dagger(&mut rhs, b)?;
         let a = NormalOperator::new(high, NormalForm::MdagM);
         let mut x = b.zeros_like();
-        let opts = solver.options();
         let out = match solver.precision() {
             Precision::F64 => pcg(&a, &a, precond, &rhs, &mut x, opts)?,
             Precision::F32 => {
@@ -143,11 +167,12 @@ fn solve_on_device(
     solver: &MobiusSolver,
     eta: &F64,
     precond: &DevicePreconditioner,
+    opts: &SolverOptions,
 ) -> Result<MspcgSolution, String> {
     let device = solver
         .device()
         .ok_or("the solver does not iterate on the GPU")?;
-    with_outcome(solver, eta, |b| device.pcg(b, precond, solver.options()))
+    with_outcome(solver, eta, |b| device.pcg(b, precond, opts))
 }
 
 /// D ψ = η with `iterate` solving M̂†M̂ x = M̂† b̂ by [`pcg`] (returning its outcome and
@@ -262,6 +287,7 @@ mod tests {
             snake,
             inner_precision,
             m5inv,
+            directions: 1,
         };
         let mut with_snake = 0;
         for (snake, p, m) in [

@@ -288,7 +288,7 @@ pub fn solve_reduced(
     setup: ReducedSetup,
 ) -> Result<MspcgSolution, String> {
     let precond = reduced_preconditioner(solver, config, setup)?;
-    solve_pcg(solver, eta, &precond)
+    solve_pcg(solver, eta, &precond, &config.options(solver))
 }
 
 #[cfg(test)]

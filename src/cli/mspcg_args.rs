@@ -51,6 +51,11 @@ pub struct MspcgArgs {
     /// MSPCG: leave out the snake terms (plain Dirichlet blocks).
     #[arg(long)]
     pub no_snake: bool,
+    /// MSPCG: the outer flexible CG makes each search direction A-orthogonal to this many
+    /// previous ones (Notay's FCG(m); default 1, the Polak–Ribière β). More help when
+    /// few inner iterations make the preconditioner vary strongly, for two fields each.
+    #[arg(long)]
+    pub fcg_directions: Option<usize>,
     /// MSPCG: the inner vectors' precision: f32 (the default), or on the GPU fixed16 or
     /// fixed8 (computed in f32). With --solver mspcg, --m5inv chooses the inner
     /// operator's M5⁻¹ (GPU).
@@ -130,6 +135,7 @@ impl MspcgArgs {
                 ("--blocks", self.blocks.is_some()),
                 ("--inner", self.inner.is_some()),
                 ("--no-snake", self.no_snake),
+                ("--fcg-directions", self.fcg_directions.is_some()),
                 ("--inner-precision", self.inner_precision.is_some()),
                 ("--reduced-ls", self.reduced_ls.is_some()),
                 ("--transfer", self.transfer.is_some()),
@@ -147,6 +153,10 @@ impl MspcgArgs {
         if inner == 0 {
             return Err("--inner must be at least 1".into());
         }
+        let directions = self.fcg_directions.unwrap_or(1);
+        if directions == 0 {
+            return Err("--fcg-directions must be at least 1 (1: the Polak–Ribière β)".into());
+        }
         Ok(Some(MspcgConfig {
             blocks,
             inner,
@@ -157,6 +167,7 @@ impl MspcgArgs {
             },
             inner_precision: self.inner_precision.unwrap_or(Precision::F32),
             m5inv: m5inv.unwrap_or(M5invMode::Sweep),
+            directions,
         }))
     }
 }
@@ -280,6 +291,24 @@ mod tests {
             .config(SolverArg::Mspcg, None)
             .unwrap_err()
             .contains("--blocks"));
+        // The outer FCG's kept directions: default 1, 0 refused, an MSPCG flag.
+        let with = |m| MspcgArgs {
+            blocks: Some([1, 1, 2, 2]),
+            fcg_directions: m,
+            ..MspcgArgs::default()
+        };
+        let config = |m| with(m).config(SolverArg::Mspcg, None);
+        assert_eq!(config(None).unwrap().unwrap().directions, 1);
+        assert_eq!(config(Some(4)).unwrap().unwrap().directions, 4);
+        assert!(config(Some(0)).unwrap_err().contains("--fcg-directions"));
+        let alone = MspcgArgs {
+            fcg_directions: Some(4),
+            ..MspcgArgs::default()
+        };
+        assert!(alone
+            .config(SolverArg::Kind(SolverKind::Cgnr), None)
+            .unwrap_err()
+            .contains("--fcg-directions"));
     }
 
     /// Reduced-Ls flags: --transfer and --train-transfer exclude each other, training

@@ -34,6 +34,12 @@ pub enum SolverError {
         /// The δ given.
         found: f64,
     },
+    /// The flexible PCG must keep at least one previous search direction.
+    #[error("the flexible PCG must keep at least 1 previous search direction, found {found}")]
+    InvalidFlexibleDirections {
+        /// The number given.
+        found: usize,
+    },
     /// A multi-shift solve needs shifts σ_i ≥ 0 (A + σ_i must stay positive definite)
     /// and one solution vector per shift.
     #[error("invalid shifts: {reason}")]

@@ -58,6 +58,12 @@ pub struct SolverOptions {
     /// 1/δ (reliable update) or to the tolerance (convergence check) since the
     /// previous check; when it no longer does, the iteration precision is exhausted.
     pub max_stalled_checks: usize,
+    /// Flexible PCG only ([`super::mspcg::pcg`]): each new search direction is made
+    /// A-orthogonal to this many previous ones (Notay's FCG(m)). 1 is the flexible CG
+    /// with the Polak–Ribière β; more keep the global conjugacy that a strongly varying
+    /// preconditioner (a few inner iterations) loses, for two fields of memory each.
+    /// 0 is refused.
+    pub flexible_directions: usize,
     /// Called after every iteration.
     pub progress: Option<ProgressCallback>,
 }
@@ -72,6 +78,7 @@ impl Default for SolverOptions {
             reliable_delta: DEFAULT_RELIABLE_DELTA,
             polak_ribiere: false,
             max_stalled_checks: 2,
+            flexible_directions: 1,
             progress: None,
         }
     }
@@ -85,6 +92,7 @@ impl fmt::Debug for SolverOptions {
             .field("reliable_delta", &self.reliable_delta)
             .field("polak_ribiere", &self.polak_ribiere)
             .field("max_stalled_checks", &self.max_stalled_checks)
+            .field("flexible_directions", &self.flexible_directions)
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .finish()
     }
@@ -102,7 +110,7 @@ impl SolverOptions {
     /// Refuses options a solve iterating in precision `L` with solution and true
     /// residual in precision `H` cannot honour:
     ///
-    /// * tolerance ≤ 0 or not finite, δ ∉ [0, 1);
+    /// * tolerance ≤ 0 or not finite, δ ∉ [0, 1), no kept flexible direction;
     /// * tolerance < 10 u_H: the true residual itself is computed in H;
     /// * without reliable updates (δ = 0), tolerance < 10 u_L: the solution is then
     ///   accumulated in L and cannot be more accurate than L.
@@ -114,6 +122,11 @@ impl SolverOptions {
         if !(0.0..1.0).contains(&self.reliable_delta) {
             return Err(SolverError::InvalidDelta {
                 found: self.reliable_delta,
+            });
+        }
+        if self.flexible_directions == 0 {
+            return Err(SolverError::InvalidFlexibleDirections {
+                found: self.flexible_directions,
             });
         }
         let high_floor = TOLERANCE_FLOOR_IN_ROUNDOFF * H::UNIT_ROUNDOFF;

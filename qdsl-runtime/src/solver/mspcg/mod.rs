@@ -32,6 +32,8 @@ mod transfer;
 #[cfg(test)]
 mod device_gpu_tests;
 #[cfg(test)]
+mod fcg_tests;
+#[cfg(test)]
 mod reduced_tests;
 #[cfg(test)]
 mod stacked_tests;

@@ -95,6 +95,17 @@ fn precondition<L: SolverField, P: Preconditioner<L> + ?Sized>(
 /// ⟨r_{k+1}, p_{k+1}⟩ = ⟨r_{k+1}, z_{k+1}⟩ > 0. (On the MSPCG studies of docs/mspcg.md
 /// the clamp never acted: 8⁴ and 24⁴ solves take the same iterations with and without.)
 ///
+/// With `opts.flexible_directions` = m > 1 (Notay's FCG(m)) the new direction is made
+/// A-orthogonal to the last m directions, not only the last one:
+///
+/// p_{k+1} = z_{k+1} − Σ_{j = k−m+1}^{k} (Re⟨A p_j, z_{k+1}⟩/⟨p_j, A p_j⟩) p_j,
+/// α_k = Re⟨r_k, p_k⟩/⟨p_k, A p_k⟩,
+///
+/// for m more dot products and 2m fields (p_j and A p_j); the coefficients do not depend
+/// on the scale of the kept p_j, so a reliable update's rescaling leaves them alone. With
+/// a fixed linear preconditioner it is PCG; with an iteration-dependent one (a few
+/// inner iterations) it keeps the conjugacy that the one-direction recurrence loses.
+///
 /// The iteration runs in L with `op_low`, the solution and true residual in H with
 /// `op_high`, through reliable updates exactly as [`cg`] (after one, r is the
 /// normalized true residual and p, r_k and ⟨z_k, r_k⟩ are carried into its units).
@@ -152,6 +163,7 @@ where
     p.copy_from(&z)?;
     let mut ap = r.zeros_like();
     let mut r_old = r.zeros_like();
+    let mut kept = KeptDirections::new(opts.flexible_directions);
     let convergence = loop {
         if fault.is_some() {
             break None;
@@ -170,6 +182,7 @@ where
             break Some(Convergence::Breakdown(Breakdown::NotPositiveDefinite));
         }
         let alpha = rz / p_ap;
+        kept.push(&p, &ap, p_ap)?;
         r_old.copy_from(&r)?;
         r.axpy(real(-alpha), &ap)?;
         driver.x_low().axpy(real(alpha), &p)?;
@@ -187,10 +200,18 @@ where
         }
         count(&mut out);
         match precondition(precond, &mut z, &r)? {
-            Ok(rz_new) => {
+            Ok(rz_new) if kept.capacity == 1 => {
                 let beta = (rz_new - z.dot(&r_old)?.re) / rz;
                 rz = rz_new;
                 p.xpay(&z, real(beta))?;
+            }
+            Ok(_) => {
+                kept.orthogonalize(&mut p, &z)?;
+                // α's numerator ⟨r, p⟩ (= ⟨r, z⟩ only where r ⟂ every kept p_j).
+                rz = r.dot(&p)?.re;
+                if !(rz.is_finite() && rz > 0.0) {
+                    fault = Some(PreconditionerFault::NotPositive { rz });
+                }
             }
             Err(f) => fault = Some(f),
         }
@@ -203,6 +224,57 @@ where
         }
         (None, Some(fault)) => fall_back(driver, x, op_high, op_low, b, opts, out, fault),
         (None, None) => unreachable!("the loop leaves with an outcome or a fault"),
+    }
+}
+
+/// The last search directions p_j of FCG(m), with A p_j and ⟨p_j, A p_j⟩ (none kept
+/// for m = 1: the Polak–Ribière recurrence needs only r_k).
+pub(super) struct KeptDirections<L> {
+    /// m.
+    capacity: usize,
+    /// Oldest first.
+    entries: std::collections::VecDeque<(L, L, f64)>,
+}
+
+impl<L: SolverField> KeptDirections<L> {
+    pub(super) fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            entries: std::collections::VecDeque::with_capacity(capacity),
+        }
+    }
+
+    /// Keeps p, A p and ⟨p, A p⟩ (m > 1), dropping the oldest beyond m and reusing its
+    /// fields.
+    pub(super) fn push(&mut self, p: &L, ap: &L, p_ap: f64) -> Result<(), SolverError> {
+        if self.capacity == 1 {
+            return Ok(());
+        }
+        let (mut kp, mut kap) = match self.entries.len() == self.capacity {
+            true => {
+                let (kp, kap, _) = self.entries.pop_front().expect("m > 1 entries");
+                (kp, kap)
+            }
+            false => (p.zeros_like(), p.zeros_like()),
+        };
+        kp.copy_from(p)?;
+        kap.copy_from(ap)?;
+        self.entries.push_back((kp, kap, p_ap));
+        Ok(())
+    }
+
+    /// p ← z − Σ_j (Re⟨A p_j, z⟩/⟨p_j, A p_j⟩) p_j over the kept directions.
+    pub(super) fn orthogonalize(&self, p: &mut L, z: &L) -> Result<(), SolverError> {
+        let coefficients = self
+            .entries
+            .iter()
+            .map(|(_, kap, p_ap)| Ok(kap.dot(z)?.re / p_ap))
+            .collect::<Result<Vec<f64>, SolverError>>()?;
+        p.copy_from(z)?;
+        for ((kp, _, _), c) in self.entries.iter().zip(coefficients) {
+            p.axpy(real(-c), kp)?;
+        }
+        Ok(())
     }
 }
 

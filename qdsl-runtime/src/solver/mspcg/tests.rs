@@ -17,7 +17,7 @@ use std::cell::Cell;
 type F64 = ColourSpinorField<f64>;
 type C64 = Complex<f64>;
 
-const BOUNDARY: TimeBoundary = TimeBoundary::Antiperiodic;
+pub(super) const BOUNDARY: TimeBoundary = TimeBoundary::Antiperiodic;
 
 fn setup(dims: [usize; 4], ls: usize, mass: f64) -> (GaugeField<f64>, MobiusParams) {
     let gauge = GaugeField::random(Lattice::new(dims).unwrap(), 7);
@@ -259,7 +259,7 @@ fn block_grid_refuses_bad_tilings() {
 }
 
 /// The system of the solver tests: M̂†M̂ x = M̂† b on 4×4×4×8 × Ls 4.
-fn system(mass: f64) -> (GaugeField<f64>, MobiusParams, EvenOddMobius<f64>, F64) {
+pub(super) fn system(mass: f64) -> (GaugeField<f64>, MobiusParams, EvenOddMobius<f64>, F64) {
     let (gauge, params) = setup([4, 4, 4, 8], 4, mass);
     let op = global_op(&gauge, &params);
     let layout = op.blocks().layout(SiteSubset::Single(Parity::Even));
@@ -269,7 +269,7 @@ fn system(mass: f64) -> (GaugeField<f64>, MobiusParams, EvenOddMobius<f64>, F64)
     (gauge, params, op, rhs)
 }
 
-fn true_residual(a: &impl LinearOperator<F64>, x: &F64, b: &F64) -> f64 {
+pub(super) fn true_residual(a: &impl LinearOperator<F64>, x: &F64, b: &F64) -> f64 {
     let mut r = x.zeros_like();
     a.apply(&mut r, x).unwrap();
     SolverField::axpy(&mut r, C64::new(-1.0, 0.0), b).unwrap();
