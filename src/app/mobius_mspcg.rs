@@ -223,6 +223,7 @@ pub fn mspcg_json(
         "precision": precision,
         "inner_precision": config.inner_precision.name(),
         "m5inv": config.m5inv.name(),
+        "fcg_directions": config.directions,
         "tolerance": tolerance,
         "converged": r.is_converged(),
         "reason": r.convergence.to_string(),

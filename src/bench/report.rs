@@ -14,6 +14,11 @@ use std::fmt::Write;
 pub enum BenchKernel {
     /// The Wilson hop H, one parity.
     WilsonHop,
+    /// The Wilson hop on the N slices of a 5D field (the 4D hop of a domain-wall field, or
+    /// N right-hand sides) with each thread walking its site's slices, the sources staged
+    /// through shared memory ([`qdsl_core::dsl::variant::Slices::Walk`]); reported per
+    /// slice.
+    WilsonHopWalk,
     /// The naive staggered hop D, one parity.
     NaiveStaggeredHop,
     /// The improved staggered (asqtad) hop D, one parity.
@@ -86,6 +91,7 @@ impl BenchKernel {
     pub fn name(self) -> &'static str {
         match self {
             BenchKernel::WilsonHop => "wilson_hop",
+            BenchKernel::WilsonHopWalk => "wilson_hop_walk",
             BenchKernel::NaiveStaggeredHop => "naive_staggered_hop",
             BenchKernel::ImprovedStaggeredHop => "improved_staggered_hop",
             BenchKernel::WilsonEo => "wilson_eo",
@@ -274,6 +280,12 @@ pub fn default_cases() -> Vec<BenchCase> {
         c(WilsonHmc, F64, Recon::R18),
     ];
     cases.extend(batched(WilsonHop, F32, Recon::R12));
+    // The walking hop on Ls = 4, 8, 12, 16 slices: at 12 and 16 the 5D hop of the
+    // Möbius rows (N × the per-slice time), in the minimal byte model of issue 16.
+    cases.extend([4, 8, 12, 16].map(|n| BenchCase {
+        sources: Some(n),
+        ..c(WilsonHopWalk, F32, Recon::R12)
+    }));
     cases.extend(batched(ImprovedStaggeredHop, F32, Recon::R18));
     for ls in [12, 16] {
         for format in [F32, Fixed16] {

@@ -84,10 +84,11 @@ fn variant_of(case: &BenchCase, parity: Parity, xpay: bool) -> Variant {
         // Packed spinors (spinor-only formats) beside links in their compute type.
         gauge: case.format.links_beside(),
         recon: case.recon,
-        // Multi-RHS rows: the sources' slices inside the block.
-        slices: match case.sources {
-            Some(_) => Slices::InBlock,
-            None => Slices::Grid,
+        // Multi-RHS rows: the sources' slices inside the block, or walked.
+        slices: match (case.sources, case.kernel) {
+            (Some(_), BenchKernel::WilsonHopWalk) => Slices::Walk,
+            (Some(_), _) => Slices::InBlock,
+            (None, _) => Slices::Grid,
         },
         ..Variant::default()
     }
@@ -107,6 +108,7 @@ impl HopStencil {
     fn of(kernel: BenchKernel) -> Option<Self> {
         match kernel {
             BenchKernel::WilsonHop
+            | BenchKernel::WilsonHopWalk
             | BenchKernel::WilsonEo
             | BenchKernel::CloverEo
             | BenchKernel::TwistedMassEo => Some(HopStencil::Wilson),

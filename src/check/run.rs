@@ -154,7 +154,7 @@ fn compare_kernel<T: Real>(
     let (out_layout, src, x) = random_spinors::<T>(&lowered, v, lat, seed)?;
     // The multi-RHS variants run on MULTI_RHS_SOURCES sources (slices) at once.
     let sources = match v.slices {
-        Slices::InBlock => MULTI_RHS_SOURCES,
+        Slices::InBlock | Slices::Walk => MULTI_RHS_SOURCES,
         Slices::Grid => 1,
     };
     let (out_layout, src, x) = match sources {
@@ -247,16 +247,11 @@ fn compare_kernel<T: Real>(
         sources * n_out,
     )
     .map_err(err)?;
-    // All sources of a site in one block (block.y = N), else the default launch.
+    // Several sources: the map's default (all sources of a site in one block, or the
+    // walk's tile of rows); one source: the default launch.
     let launch = match sources {
         1 => LaunchConfig::default_for(n_out),
-        n => LaunchConfig::of(
-            &stencil.geometry(),
-            [n_out, n, 1],
-            [32, n as u32, 1],
-            None,
-            0,
-        ),
+        n => stencil.default_launch(&lat, n),
     };
     let mut inputs: Vec<&DeviceField> = Vec::new();
     let mut next_link = d_links.iter();
@@ -440,7 +435,10 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
     extra.extend(link_scale_variants(&ir));
     extra.extend(multi_rhs_variants());
     for v in extra {
-        if ir.knobs.check(&ir.name, &v).is_err() {
+        // The walk is a thread map of one-hop stencils: others refuse it, and are not
+        // listed as skipped for it.
+        let refused_walk = v.slices == Slices::Walk && (entry.cuda)(&v).is_err();
+        if ir.knobs.check(&ir.name, &v).is_err() || refused_walk {
             continue;
         }
         let outcome = match (entry.cuda)(&v) {
@@ -455,20 +453,23 @@ fn check_kernel(gpu: &Gpu, entry: &StencilEntry, data: &DataSet, seed: u64) -> V
 /// Sources of the multi-RHS rows: the slices of one field, all in one block.
 const MULTI_RHS_SOURCES: usize = 4;
 
-/// The multi-right-hand-side variants (the sources' slices inside the block, checked on
-/// [`MULTI_RHS_SOURCES`] sources): f32 recon 12 and f64 recon 18, plain (even sites) and
-/// with odd sites, dagger, xpay and antiperiodic time.
-fn multi_rhs_variants() -> Vec<Variant> {
+/// The multi-right-hand-side variants (checked on [`MULTI_RHS_SOURCES`] sources, the
+/// slices of one field): the slices inside the block, and walked by each thread of a
+/// tile ([`Slices::Walk`], one-hop stencils); f32 recon 12 and f64 recon 18, plain (even
+/// sites) and with odd sites, dagger, xpay and antiperiodic time.
+pub(super) fn multi_rhs_variants() -> Vec<Variant> {
     let mut out = Vec::new();
-    for (format, recon) in [
-        (StorageFormat::F32, Recon::R12),
-        (StorageFormat::F64, Recon::R18),
+    for (format, recon, slices) in [
+        (StorageFormat::F32, Recon::R12, Slices::InBlock),
+        (StorageFormat::F64, Recon::R18, Slices::InBlock),
+        (StorageFormat::F32, Recon::R12, Slices::Walk),
+        (StorageFormat::F64, Recon::R18, Slices::Walk),
     ] {
         let plain = Variant {
             spinor: format,
             gauge: format,
             recon,
-            slices: Slices::InBlock,
+            slices,
             ..Variant::default()
         };
         out.push(plain);

@@ -260,12 +260,13 @@ impl MobiusJob<'_> {
             None => String::new(),
         };
         println!(
-            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner {} CG iterations (M5⁻¹ {}), {snake}{reduced_note}; outer {}",
+            "  solver      MSPCG on M̂†M̂: blocks {:?}, {} inner {} CG iterations (M5⁻¹ {}), {snake}{reduced_note}; outer {}, FCG({})",
             config.blocks,
             config.inner,
             config.inner_precision.name(),
             config.m5inv.name(),
-            self.precision.name()
+            self.precision.name(),
+            config.directions
         );
         println!(
             "  result      {} (tolerance {:.1e})",

@@ -87,6 +87,9 @@ pub enum SlicesArg {
     Grid,
     /// The slices inside the block (multi-RHS: the sources of a site share its links).
     Block,
+    /// Each thread walks the slices of its site, the block a 4D tile whose source rows
+    /// are staged through shared memory (one-hop f32/f64 stencils).
+    Walk,
 }
 
 /// The knobs of a kernel variant.
@@ -116,7 +119,8 @@ pub struct VariantArgs {
     /// Scale of fixed-point links: unit, or one global scale per field (recon 18).
     #[arg(long, value_enum, default_value = "unit")]
     pub link_scale: LinkScaleArg,
-    /// Slices of 5D fields (Ls, or N right-hand sides): grid rows, or inside the block.
+    /// Slices of 5D fields (Ls, or N right-hand sides): grid rows, inside the block, or
+    /// walked by each thread of a tile.
     #[arg(long, value_enum, default_value = "grid")]
     pub slices: SlicesArg,
 }
@@ -160,6 +164,7 @@ impl VariantArgs {
             slices: match self.slices {
                 SlicesArg::Grid => Slices::Grid,
                 SlicesArg::Block => Slices::InBlock,
+                SlicesArg::Walk => Slices::Walk,
             },
             ..Variant::default()
         }

@@ -96,6 +96,9 @@ pub enum KernelParam {
     /// `chiral_<piece>`: the matrices A± of an s-local piece of a `fused5d!` chain,
     /// 4 Ls² reals in the compute type ([`crate::dsl::fused5d::ChiralMatrices`]).
     ChiralMatrices(crate::dsl::fused5d::SPiece),
+    /// `walk_ls`, the number of fifth-dimension slices a walking kernel loops over
+    /// ([`crate::dsl::variant::Slices::Walk`]).
+    Slices,
 }
 
 impl KernelParam {
@@ -120,6 +123,7 @@ impl KernelParam {
             }
             KernelParam::XpayStride => "stride_xpay_x".into(),
             KernelParam::ChiralMatrices(p) => p.param_name(),
+            KernelParam::Slices => "walk_ls".into(),
         }
     }
 }

@@ -318,6 +318,14 @@ pub enum Slices {
     /// come from DRAM once for the block.y slices of a block (the multi-right-hand-side
     /// hop: the link bytes divide by block.y, the spinor bytes stay).
     InBlock,
+    /// Each thread walks all slices of its site: the block is a 4D tile of whole x rows
+    /// (block.x = L0/2, block.y = 8 or 16 rows of 2 × block.y/8 × 4 in y, z, t), keeps its
+    /// links in registers for every slice, and each slice's source rows — the tile's and
+    /// its halo's — are copied into shared memory (two slices in flight, `cp.async`), so
+    /// that the neighbours come from L2 3.5–4.5 times per site instead of 8
+    /// ([`crate::dsl::kernel_ir::walk`]). One-hop stencils on f32/f64 spinors with f32/f64
+    /// links (recon 18 or 12), one output parity.
+    Walk,
 }
 
 /// Which output sites one launch computes.
@@ -437,6 +445,7 @@ impl Variant {
         let slices = match self.slices {
             Slices::Grid => "",
             Slices::InBlock => " slices=block",
+            Slices::Walk => " slices=walk",
         };
         let region = match self.region {
             Region::Whole => "",

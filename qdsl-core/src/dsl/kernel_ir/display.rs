@@ -116,12 +116,14 @@ fn library(lib: &DeviceLib) -> String {
         DeviceLib::Clover => "clover".into(),
         DeviceLib::BoxSite => "box-site".into(),
         DeviceLib::Mma16(op) => format!("mma-{}", op.name()),
+        DeviceLib::Walk => "walk".into(),
     }
 }
 
 fn load(l: &Load) -> String {
     let at = match &l.at {
         LoadAt::Site { site, dest } => format!("{dest} <- {}[{site}]", l.field),
+        LoadAt::Staged { dest } => format!("{dest} <- staged {}[n] of this slice", l.field),
         LoadAt::Link { mu, at } => format!("m <- {}[{mu}] at x {at:+}·mu{mu}", l.field),
     };
     format!(
@@ -192,6 +194,14 @@ fn stmt(out: &mut String, d: usize, s: &Stmt) -> fmt::Result {
             if *parity_output { "parity" } else { "full" }
         ),
         Stmt::LinkSite(l) => writeln!(out, "{pad}ln = site of {}", describe_link(l)),
+        Stmt::WalkSource { term, tracks_wraps } => writeln!(
+            out,
+            "{pad}n = shared place of walk term {term}'s source{}",
+            if *tracks_wraps { " (and its wraps)" } else { "" }
+        ),
+        Stmt::WalkLink { term, link } => {
+            writeln!(out, "{pad}m <- walk term {term}'s link {link} (in registers)")
+        }
         Stmt::Load(l) => writeln!(out, "{pad}{}", load(l)),
         Stmt::Spinor { spins } => writeln!(out, "{pad}v[{spins}] <- r"),
         Stmt::Project { rows, biased } => writeln!(

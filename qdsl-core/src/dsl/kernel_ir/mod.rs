@@ -16,11 +16,14 @@
 //! [`plan`] builds the straightforward kernel: terms in spec order, every load decoded
 //! and scaled where it is read, no prefetch. The optimisations are the named passes of
 //! [`passes::PASSES`], functions over the IR: long links first, fixed-point scale
-//! deferral, the prefetch build. The printer makes no decision of its own.
+//! deferral, the prefetch build. The printer makes no decision of its own. A variant
+//! whose threads walk the fifth dimension ([`crate::dsl::variant::Slices::Walk`]) is
+//! then restaged by [`walk::stage_through_shared`].
 
 mod display;
 pub mod passes;
 pub mod plan;
+pub mod walk;
 
 use crate::dsl::interface::KernelParam;
 use crate::dsl::ir::{FieldShape, LinkRef};
@@ -57,6 +60,9 @@ pub struct KernelIr {
     pub stages: Vec<Stage>,
     /// What follows the stages: xpay and the output store.
     pub epilogue: Epilogue,
+    /// A walking kernel's plan: the staged source, the hoisted links, the slices in
+    /// flight ([`walk`]); `None` for every other thread map.
+    pub walk: Option<walk::WalkPlan>,
 }
 
 impl KernelIr {
@@ -127,6 +133,8 @@ pub enum DeviceLib {
     /// Packing two floats into a 16-bit pair of the operand type and the power-of-two
     /// block scale of the tensor-core tiles ([`Stmt::ChiralMma`]).
     Mma16(crate::dsl::mma::Operand),
+    /// A walking kernel's tile map, row copies (`cp.async`) and staging ([`walk`]).
+    Walk,
 }
 
 /// `constexpr <ty> <name> = <value>; // <comment>`.
@@ -224,6 +232,10 @@ pub enum FifthIndex {
     /// (block.y a divisor of Ls), so that the slices of a site in one block read its
     /// links together ([`crate::dsl::variant::Slices::InBlock`], the multi-RHS hop).
     BlockY,
+    /// A loop over every slice in each thread, the block a 4D tile of whole x rows
+    /// (block.x = L0/2, block.y rows), the sources staged through shared memory
+    /// ([`crate::dsl::variant::Slices::Walk`], [`walk`]).
+    Walk,
 }
 
 impl FifthIndex {
@@ -232,6 +244,7 @@ impl FifthIndex {
         match slices {
             crate::dsl::variant::Slices::Grid => FifthIndex::GridY,
             crate::dsl::variant::Slices::InBlock => FifthIndex::BlockY,
+            crate::dsl::variant::Slices::Walk => FifthIndex::Walk,
         }
     }
 }
@@ -350,6 +363,12 @@ pub enum LoadAt {
         /// The destination array.
         dest: &'static str,
     },
+    /// A walking kernel's staged source: the record at shared-memory place `n` of the
+    /// current slice's stage into `real <dest>[reals]` ([`walk`]).
+    Staged {
+        /// The destination array.
+        dest: &'static str,
+    },
     /// Link μ at checkerboard site `ln` (the term's x + at · μ̂) into `cplx m[3][3]`.
     Link {
         /// Direction.
@@ -460,6 +479,23 @@ pub enum Stmt {
     },
     /// `const int ln` = the checkerboard index of the link's site.
     LinkSite(LinkRef),
+    /// A walking kernel's `const int n`: the shared-memory place of term `term`'s source
+    /// record in the current slice's stage, computed once before the slice loop; with
+    /// `tracks_wraps`, `const bool wraps` likewise ([`walk`]).
+    WalkSource {
+        /// The term's position among the kernel's terms ([`walk::WalkPlan::terms`]).
+        term: usize,
+        /// Whether `wraps` is needed.
+        tracks_wraps: bool,
+    },
+    /// A walking kernel's `cplx m[3][3]`: link `link` of term `term`, unpacked from the
+    /// registers it was loaded into before the slice loop ([`walk`]).
+    WalkLink {
+        /// The term's position among the kernel's terms.
+        term: usize,
+        /// The link's position in the term's product.
+        link: usize,
+    },
     /// A load through the field's codec.
     Load(Load),
     /// `cplx v[spins][3]` from the reals `r`.

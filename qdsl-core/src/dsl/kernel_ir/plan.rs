@@ -100,6 +100,7 @@ pub fn plan(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslError> 
             out,
             xpay_in_registers: false,
         },
+        walk: None,
     })
 }
 

@@ -262,6 +262,8 @@ mod schur_gpu_tests;
 mod stencil;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod walk_gpu_tests;
 
 pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
 pub(crate) use even_odd::HopKernels;

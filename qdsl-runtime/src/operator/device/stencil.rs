@@ -31,6 +31,7 @@ use cudarc::driver::CudaFunction;
 use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::fused5d::{frame_ir, Chain, Fused5d, FusedVariant, SPiece};
 use qdsl_core::dsl::ir::Role;
+use qdsl_core::dsl::kernel_ir::walk;
 use qdsl_core::dsl::long_links::is_long;
 use qdsl_core::dsl::variant::{LongRecon, Region, Slices, StorageFormat};
 use qdsl_core::dsl::{
@@ -193,7 +194,8 @@ pub fn stencil_interface(kernel: &CompiledKernel, variant: &Variant) -> KernelIn
         | KernelParam::NOut
         | KernelParam::OutputStride(_)
         | KernelParam::InputStride { .. }
-        | KernelParam::XpayStride => ParamKind::I32,
+        | KernelParam::XpayStride
+        | KernelParam::Slices => ParamKind::I32,
         KernelParam::ChiralMatrices(_) => ParamKind::read(compute),
     };
     KernelInterface {
@@ -545,8 +547,10 @@ impl DeviceStencil {
                 ));
             }
         }
-        // The kernel has no bound test along y: whole slices per block.
-        if !ls.is_multiple_of(block[1].max(1)) {
+        if self.variant.slices == Slices::Walk {
+            self.check_walk(lattice, block, site_box.is_some())?;
+        } else if !ls.is_multiple_of(block[1].max(1)) {
+            // The kernel has no bound test along y: whole slices per block.
             return Err(self.field_error(
                 "launch",
                 (
@@ -692,6 +696,9 @@ impl DeviceStencil {
                 KernelParam::XpayStride => {
                     a.count(&name, xpay.map_or(0, |x| x.x.layout().stride));
                 }
+                KernelParam::Slices => {
+                    a.count(&name, ls as usize);
+                }
                 KernelParam::ChiralMatrices(piece) => {
                     let m = matrices.iter().find(|(p, _)| p == piece).ok_or_else(|| {
                         self.field_error(&name, (format!("the matrices of {piece}"), "none".into()))
@@ -712,11 +719,15 @@ impl DeviceStencil {
         // Every field was checked against the variant's shapes above, and the kernel
         // guards i < n_out. Generated stencils wait on their grid dependency before
         // touching memory, so they may launch as programmatic dependents.
+        let work = match self.variant.slices {
+            Slices::Walk => walk_work(lattice),
+            _ => [n_out, ls as usize, 1],
+        };
         crate::device::kernel::launch_function(
             gpu,
             &build.function,
             &self.interface,
-            [n_out, ls as usize, 1],
+            work,
             &cfg,
             gpu.dependent_launch(),
             a,
@@ -762,7 +773,7 @@ impl DeviceStencil {
         // A winner transferred from another 5D volume may have a block.y that does not
         // divide these Ls slices: then all slices of a site in one block (the default).
         let block = self.interface.geometry.block(best.launch.block);
-        if !ls.is_multiple_of(block[1].max(1) as usize) {
+        if self.variant.slices != Slices::Walk && !ls.is_multiple_of(block[1].max(1) as usize) {
             let work = [output_sites(&self.variant, lattice), ls, 1];
             best.launch = tune::LaunchConfig::default_of(&self.compiled.geometry, work);
         }
@@ -773,12 +784,59 @@ impl DeviceStencil {
         Ok(best)
     }
 
+    /// The untuned launch on `lattice` with `ls` slices: the launch space's default block
+    /// over the kernel's work (a walk's x rows, else the output sites × the slices a
+    /// block holds).
+    pub fn default_launch(&self, lattice: &Lattice, ls: usize) -> tune::LaunchConfig {
+        let work = match self.variant.slices {
+            Slices::Walk => walk_work(lattice),
+            _ => [
+                output_sites(&self.variant, lattice),
+                self.slices_tuned(ls),
+                1,
+            ],
+        };
+        tune::LaunchConfig::default_of(&self.compiled.geometry, work)
+    }
+
+    /// A walking launch's block against the lattice: whole x rows (block.x = L0/2),
+    /// block.y one of [`walk::BLOCK_ROWS`], and its tile (2 × block.y/8 × 4 rows in y, z,
+    /// t) dividing L1, L2, L3; the whole parity (no box).
+    fn check_walk(
+        &self,
+        lattice: &Lattice,
+        block: [u32; 3],
+        boxed: bool,
+    ) -> Result<(), OperatorError> {
+        let d = lattice.dims();
+        let rows = block[1];
+        let tile = walk::tile(rows);
+        let fits = block[0] as usize == d[0] / 2
+            && walk::BLOCK_ROWS.contains(&rows)
+            && (0..3).all(|k| tile[k] > 0 && d[k + 1].is_multiple_of(tile[k] as usize));
+        if boxed || !fits {
+            return Err(self.field_error(
+                "launch",
+                (
+                    format!(
+                        "slices=walk: the whole parity in blocks of (L0/2 = {}, {:?}) threads, the tile of block.y rows (2 x block.y/8 x 4 in y, z, t) dividing L1, L2, L3 = {:?}",
+                        d[0] / 2,
+                        walk::BLOCK_ROWS,
+                        &d[1..]
+                    ),
+                    format!("block {block:?}{}", if boxed { " over a box" } else { "" }),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The slices the tuner sees: a fused kernel's Ls (block.y = Ls), Ls for a variant
     /// with the slices in the block (its block.y is a knob), else 1 (grid rows: every block covers one slice).
     fn slices_tuned(&self, ls: usize) -> usize {
         match (self.slices, self.variant.slices) {
             (Some(fused_ls), _) => fused_ls,
-            (None, Slices::InBlock) => ls.max(1),
+            (None, Slices::InBlock | Slices::Walk) => ls.max(1),
             (None, Slices::Grid) => 1,
         }
     }
@@ -837,6 +895,9 @@ impl Tunable for StencilTuning<'_, '_> {
     /// adds the Ls slices along y), and along y the slices a block holds: all Ls of a
     /// fused kernel, a divisor of Ls where the slices are in the block, else 1.
     fn work(&self) -> [usize; 3] {
+        if self.stencil.variant.slices == Slices::Walk {
+            return walk_work(self.lattice);
+        }
         [
             output_sites(&self.stencil.variant, self.lattice),
             self.slices,
@@ -878,6 +939,13 @@ impl Tunable for StencilTuning<'_, '_> {
         })
         .map_err(OperatorError::from)
     }
+}
+
+/// A walking kernel's work ([`Slices::Walk`]): along x the L0/2 sites of an x row of the
+/// output parity (block.x is the whole row), along y its L1 · L2 · L3 rows.
+fn walk_work(lattice: &Lattice) -> [usize; 3] {
+    let d = lattice.dims();
+    [d[0] / 2, d[1] * d[2] * d[3], 1]
 }
 
 /// The greatest common divisor of `a` and `b`.

@@ -4,10 +4,9 @@
 //! more outer iterations than the one-direction recurrence.
 
 use super::pcg::KeptDirections;
-use super::tests::{system, true_residual, BOUNDARY};
+use super::tests::{preconditioner, system, true_residual};
 use super::*;
 use crate::linear::{LinearOperator, NormalForm, NormalOperator, SolverField};
-use crate::operator::mobius::MobiusBlocks;
 use crate::solver::{cg, SolverError, SolverOptions};
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::lattice::Parity;
@@ -99,17 +98,7 @@ fn fcg_with_a_varying_preconditioner_converges() {
     let normal = NormalOperator::new(&op, NormalForm::MdagM);
     let mut x = rhs.zeros_like();
     let plain = cg(&normal, &normal, &rhs, &mut x, &options(1)).unwrap();
-    let grid = PaddedBlocks::new(*gauge.lattice(), 4, [1, 1, 2, 2], Parity::Even).unwrap();
-    let p = MultiSplitting::<MobiusBlocks<f64>>::mobius(
-        &gauge,
-        &params,
-        Parity::Even,
-        BOUNDARY,
-        grid,
-        Snake::Include,
-        2,
-    )
-    .unwrap();
+    let p = preconditioner(&gauge, &params, [1, 1, 2, 2], Snake::Include, 2);
     let mut outer = Vec::new();
     for m in [1, 4] {
         let mut x = rhs.zeros_like();

@@ -31,7 +31,7 @@ fn global_op(gauge: &GaugeField<f64>, params: &MobiusParams) -> EvenOddMobius<f6
     EvenOddMobius::asymmetric(gauge.clone(), params.clone(), Parity::Even, BOUNDARY).unwrap()
 }
 
-fn preconditioner(
+pub(super) fn preconditioner(
     gauge: &GaugeField<f64>,
     params: &MobiusParams,
     blocks: [usize; 4],

@@ -208,7 +208,10 @@ fn coordinates(s: &mut Src, variant: &Variant) {
     s.line(1, "const int i = blockIdx.x * blockDim.x + threadIdx.x;");
     s.line(1, "if (i >= n_out) return;");
     match variant.slices {
-        Slices::Grid => s.line(1, "const int s5 = blockIdx.y; // fifth-dimension slice"),
+        // A walk is refused for dense stencils (check_variant).
+        Slices::Grid | Slices::Walk => {
+            s.line(1, "const int s5 = blockIdx.y; // fifth-dimension slice")
+        }
         Slices::InBlock => s.line(
             1,
             "const int s5 = blockIdx.y * blockDim.y + threadIdx.y; // fifth-dimension slice: block.y divides Ls",

@@ -49,6 +49,74 @@ __device__ __forceinline__ bool box_site(int thread, int p, const int (&lo)[4], 
 
 "#;
 
+/// The walking kernels' tile map and row copies ([`crate::dsl::kernel_ir::walk`]): a
+/// tile of TY × TZ × TT whole x rows, its copied rows (own rows first, then one row
+/// beyond each face: −y, +y pairs, then z, then t), and the asynchronous 16-byte copies
+/// of one slice's rows into a shared-memory stage.
+pub const WALK: &str = r#"// A tile of ty x tz x tt whole x rows and the rows its one-hop terms read: its own,
+// then one beyond each face (pairs -/+ along y, then z, then t).
+struct WalkTile {
+    int ty, tz, tt;
+    __device__ int own() const { return ty * tz * tt; }
+    __device__ int rows() const { return own() + 2 * (tz * tt + ty * tt + ty * tz); }
+    // The place of the row at tile coordinates (ly, lz, lt), at most one of them -1 or the extent.
+    __device__ int slot(int ly, int lz, int lt) const {
+        const int o = own();
+        if (ly < 0 || ly >= ty) { return o + (ly >= ty) + 2 * (lz + tz * lt); }
+        if (lz < 0 || lz >= tz) { return o + 2 * tz * tt + (lz >= tz) + 2 * (ly + ty * lt); }
+        if (lt < 0 || lt >= tt) { return o + 2 * (tz * tt + ty * tt) + (lt >= tt) + 2 * (ly + ty * lz); }
+        return ly + ty * (lz + tz * lt);
+    }
+    // The tile coordinates of place r (the inverse of slot).
+    __device__ void row_of(int r, int& ly, int& lz, int& lt) const {
+        const int o = own();
+        if (r < o) { ly = r % ty; lz = (r / ty) % tz; lt = r / (ty * tz); return; }
+        r -= o;
+        if (r < 2 * tz * tt) { const int k = r >> 1; ly = (r & 1) ? ty : -1; lz = k % tz; lt = k / tz; return; }
+        r -= 2 * tz * tt;
+        if (r < 2 * ty * tt) { const int k = r >> 1; lz = (r & 1) ? tz : -1; ly = k % ty; lt = k / ty; return; }
+        r -= 2 * ty * tt;
+        const int k = r >> 1; lt = (r & 1) ? tt : -1; ly = k % ty; lz = k / ty;
+    }
+};
+// The sites (in one slice of the source) of the row elements thread t of nt copies into
+// each stage: element e = t + j nt of the stage's per_slice (row e / hx, x e % hx); -1 past it.
+template <int J> __device__ __forceinline__ void walk_rows_of(int (&from)[J], const WalkTile& tile, int hx, const int (&o)[3],
+                                                            const int (&L)[4], int t, int nt, int per_slice) {
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+        const int e = t + j * nt;
+        from[j] = -1;
+        if (e < per_slice) {
+            int r[3];
+            tile.row_of(e / hx, r[0], r[1], r[2]);
+            int g[3];
+#pragma unroll
+            for (int d = 0; d < 3; d++) { g[d] = o[d] + r[d]; g[d] += (g[d] < 0) * L[d + 1] - (g[d] >= L[d + 1]) * L[d + 1]; }
+            from[j] = e % hx + hx * (g[0] + L[1] * (g[1] + L[2] * g[2]));
+        }
+    }
+}
+// Queues the copy of one slice's rows (chunk c of site n at src[c * stride + n]) into a
+// stage (chunk c of element e at dst[c * per_slice + e]), 16 bytes per cp.async.
+template <int C, int J, typename V> __device__ __forceinline__ void walk_copy(V* dst, const V* __restrict__ src, int stride, const int (&from)[J],
+                                                                            int t, int nt, int per_slice) {
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+        if (from[j] < 0) { continue; }
+        const int e = t + j * nt;
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const unsigned d = (unsigned)__cvta_generic_to_shared(dst + c * per_slice + e);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src + c * stride + from[j]));
+        }
+    }
+}
+__device__ __forceinline__ void walk_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N> __device__ __forceinline__ void walk_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+
+"#;
+
 /// `qdsl_grid_dependency_wait()`: `griddepcontrol.wait` on sm_90 and later. A kernel
 /// launched as a programmatic dependent (the runtime does so for stencils) may start
 /// while the kernel before it is still running; the wait returns once that kernel has

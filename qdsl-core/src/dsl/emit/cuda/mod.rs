@@ -48,6 +48,7 @@ mod long_link;
 mod stmt;
 mod storage;
 mod term;
+mod walk;
 
 use crate::dsl::codec::ArgOwner;
 use crate::dsl::interface::{CompiledKernel, Geometry, KernelParam};
@@ -142,6 +143,13 @@ pub(crate) fn check_variant(lowered: &Lowered, variant: &Variant) -> Result<(), 
                     .into(),
         });
     }
+    if variant.slices == crate::dsl::variant::Slices::Walk && lowered.dense.is_some() {
+        return Err(DslError::UnsupportedVariant {
+            kernel: ir.name.clone(),
+            knob: "slices",
+            reason: "slices=walk: dense-link stencils map one thread per site and slice".into(),
+        });
+    }
     if variant.region == Region::SubBox {
         let reason = if lowered.dense.is_some() {
             Some("dense-link stencils cover the whole parity".to_string())
@@ -184,6 +192,7 @@ pub fn kernel_ir(lowered: &Lowered, variant: &Variant) -> Result<KernelIr, DslEr
     }
     let mut k = kernel_ir::plan(lowered, variant)?;
     passes::run_all(&mut k);
+    kernel_ir::walk::stage_through_shared(&mut k, variant)?;
     Ok(k)
 }
 
@@ -247,6 +256,16 @@ pub fn print(k: &KernelIr) -> CompiledKernel {
         .collect();
     let params = print_signature(&mut s, &k.name, params);
     s.line(0, "{");
+    if let Some(plan) = &k.walk {
+        walk::body(&mut s, k, plan);
+        s.line(0, "}");
+        return CompiledKernel {
+            name: k.name.clone(),
+            source: s.0,
+            params,
+            geometry: walk::geometry(k, plan),
+        };
+    }
     shared_buffers(&mut s, k);
     prologue(&mut s, &k.prologue);
     for stage in &k.stages {
@@ -276,7 +295,7 @@ pub(super) fn geometry(shared_bytes: u32, fifth: FifthIndex) -> Geometry {
     let g = Geometry::per_site(shared_bytes);
     match fifth {
         FifthIndex::BlockY => g.with_tunable_block(2, LaunchSpace::slices_in_block()),
-        FifthIndex::GridY | FifthIndex::ThreadY => g,
+        FifthIndex::GridY | FifthIndex::ThreadY | FifthIndex::Walk => g,
     }
 }
 
@@ -296,6 +315,7 @@ fn library(s: &mut Src, lib: DeviceLib) {
         DeviceLib::Clover => clover_helper(s),
         DeviceLib::BoxSite => s.0.push_str(library::BOX_SITE),
         DeviceLib::Mma16(op) => crate::dsl::mma::cuda::operand_helpers(&mut s.0, op),
+        DeviceLib::Walk => s.0.push_str(library::WALK),
     }
 }
 
@@ -490,6 +510,8 @@ fn fifth_index(s: &mut Src, fifth: FifthIndex) {
             FifthIndex::BlockY => {
                 "const int s5 = blockIdx.y * blockDim.y + threadIdx.y; // fifth-dimension slice: block.y divides Ls, the slices of a site share its links"
             }
+            // A walking kernel prints its own frame (walk::body), never this prologue.
+            FifthIndex::Walk => "// the slices are walked in a loop (walk::body)",
         },
     );
 }

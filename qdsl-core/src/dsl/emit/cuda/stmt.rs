@@ -7,8 +7,8 @@ use super::storage::{self, LinkField};
 use super::term::{biased_phase_add, link_site, literal, phase_add, shift_and_wrap, source_index};
 use super::Src;
 use crate::dsl::kernel_ir::{
-    Accumulate, BuildFlag, ChiralRow, ChiralSolve, Cond, KernelIr, Load, LoadAt, Reconstruct,
-    RowDest, RowReach, Rows, Stmt, Value,
+    Accumulate, BuildFlag, ChiralRow, ChiralSolve, Cond, KernelIr, Load, LoadAt, Reads,
+    Reconstruct, RowDest, RowReach, Rows, Stmt, Value,
 };
 use crate::dsl::layout::SoaLayout;
 use crate::dsl::spin::Phase;
@@ -82,6 +82,28 @@ fn stmt(s: &mut Src, d: usize, st: &Stmt, k: &KernelIr, f: &mut Deferred) {
             &format!("const int n = {};", source_index(reads, parity_output)),
         ),
         Stmt::LinkSite(l) => link_site(s, d, "const int ln", l),
+        &Stmt::WalkSource { term, tracks_wraps } => {
+            s.line(
+                d,
+                &format!("const int n = {};", super::walk::place_name(term)),
+            );
+            if tracks_wraps {
+                s.line(
+                    d,
+                    &format!("const bool wraps = {};", super::walk::wraps_name(term)),
+                );
+            }
+        }
+        &Stmt::WalkLink { term, link } => {
+            s.line(d, "cplx m[3][3];");
+            s.line(
+                d,
+                &format!(
+                    "unpack_link<RECON12>(m, {});",
+                    super::walk::link_name(term, link)
+                ),
+            );
+        }
         Stmt::Load(load) => {
             if let Some(factor) = print_load(s, d, load, k) {
                 f.0.push((load.value, factor));
@@ -357,6 +379,18 @@ pub(super) fn print_load(s: &mut Src, d: usize, load: &Load, k: &KernelIr) -> Op
             };
             let layout: &SoaLayout = &field.layout;
             storage::load_site(s, d, (&base, layout), site, dest, load.reads, load.scaling)
+        }
+        LoadAt::Staged { dest } => {
+            let base = super::walk::stage_pointer(&field.name);
+            storage::load_site(
+                s,
+                d,
+                (&base, &field.layout),
+                "n",
+                dest,
+                Reads::Shared,
+                load.scaling,
+            )
         }
         LoadAt::Link { mu, at } => {
             let base = format!("f_{}", field.name);

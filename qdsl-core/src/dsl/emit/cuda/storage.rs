@@ -462,6 +462,27 @@ pub(super) struct LinkField<'a> {
     pub global_scale: bool,
 }
 
+/// Loads into the caller's `real <dest>[reals]` the stored reals of link μ at
+/// checkerboard site `site` of the f32/f64 gauge field at `base` (streaming: read once
+/// per launch), to be unpacked later ([`crate::dsl::kernel_ir::walk`]: the links a walking
+/// kernel keeps in registers for every slice).
+pub(super) fn load_link_reals(
+    s: &mut Src,
+    indent: usize,
+    (base, layout): (&str, &SoaLayout),
+    mu: usize,
+    (site, dest): (&str, &str),
+) {
+    native_record(
+        s,
+        indent,
+        (base, layout),
+        (mu, 4),
+        (site, dest),
+        Access::Load(Reads::Once),
+    );
+}
+
 /// Declares `cplx m[3][3]` and loads into it the link U_μ at checkerboard site `site`
 /// (the term's site x + `at`·μ̂) of `field`, decoding narrow formats and reconstructing
 /// compressed links (recon 12 or 8, by the layout's reals; long links in recon 13,
