@@ -14,9 +14,12 @@
 //! (4.5 for R = 8, 3.5 for R = 16) against 8 for the rows × slices map, which the
 //! neighbours reach through L2; one output write; the links once per tile.
 //!
-//! Measured on the standalone harness (`bench/harness/hop5d.cu`, f32 Wilson hop on a
-//! 32⁴ × 12 field, one parity; BENCHMARKS.md 2026-11-27 (g) and 2026-11-29 (d)): 628 µs
-//! against 810 µs for the rows map on an H100, 483–490 against 682 µs on an H200.
+//! Measured (f32 Wilson hop on a 32⁴ × 12 field, one parity; BENCHMARKS.md 2026-11-27 (g)
+//! and 2026-11-29 (d)): on the standalone harness (`bench/harness/hop5d.cu`) 628 µs
+//! against 810 µs for the rows map on an H100, 488–494 against 682–729 µs on an H200;
+//! this generated kernel 505 µs against the generated rows map's 652 µs on an H200
+//! (65.7 % of copy in issue 16's byte model, against 50.9 %). DRAM-bound: halo rows the
+//! next wave of tiles needs have left L2 by then.
 //!
 //! [`stage_through_shared`] restages a planned, optimised kernel IR: it checks that the
 //! stencil is one whose terms are all one-hop reads of one source (one output parity,
