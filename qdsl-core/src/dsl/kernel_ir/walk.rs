@@ -42,9 +42,16 @@ pub const STAGES: usize = 2;
 /// The rows per block (block.y) a walking kernel is launched with.
 pub const BLOCK_ROWS: [u32; 2] = [8, 16];
 
-/// The tile of `rows` rows (a [`BLOCK_ROWS`] value): extents (TY, TZ, TT) in y, z, t.
+/// The tile's extent in y (rows along y per block).
+pub const TILE_Y: u32 = 2;
+
+/// The tile's extent in t.
+pub const TILE_T: u32 = 4;
+
+/// The tile of `rows` rows (a [`BLOCK_ROWS`] value): extents (TY, TZ, TT) in y, z, t,
+/// [`TILE_Y`] × rows/([`TILE_Y`] [`TILE_T`]) × [`TILE_T`].
 pub const fn tile(rows: u32) -> [u32; 3] {
-    [2, rows / 8, 4]
+    [TILE_Y, rows / (TILE_Y * TILE_T), TILE_T]
 }
 
 /// Rows copied per slice for a tile (TY, TZ, TT): its own and one beyond each face.

@@ -61,12 +61,60 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     let Some(source) = k.field(&plan.source) else {
         return;
     };
-    let chunk = source.layout.cuda_type();
-    let chunks = source.layout.head_chunks();
-    let src = &plan.source;
-    for line in [
+    tile_map(s);
+    site_coordinates(s);
+    if k.prologue.checkerboard_index {
+        s.line(
+            1,
+            "const int cb = parity * half + idx; // this site's checkerboard index",
+        );
+    }
+    dependency_wait(s);
+    hoisted_links(s, k, plan);
+    source_places(s, plan);
+    let stage = Stage {
+        chunk: source.layout.cuda_type(),
+        chunks: source.layout.head_chunks(),
+        source: &plan.source,
+    };
+    copied_rows(s, &stage);
+    slice_loop(s, k, &stage);
+}
+
+/// What a stage holds: the source's chunk type, its chunks per record, its name.
+struct Stage<'a> {
+    chunk: &'static str,
+    chunks: usize,
+    source: &'a str,
+}
+
+impl Stage<'_> {
+    /// The statement queueing the copy of slice `slice` into stage `stage`.
+    fn copy(&self, slice: &str, stage: &str) -> String {
+        let (c, src) = (self.chunks, self.source);
+        format!(
+            "walk_copy<{c}>(walk_stage + ({stage}) * {c} * walk_per_slice, f_{src} + ({slice}) * half, stride_{src}, walk_from, walk_t, walk_nt, walk_per_slice);"
+        )
+    }
+}
+
+/// The block's tile ([`walk::tile`]), this thread's site i and the lattice constants the
+/// terms use.
+fn tile_map(s: &mut Src) {
+    let (ty, tt) = (walk::TILE_Y, walk::TILE_T);
+    s.line(
+        1,
         "const int hx = L0 >> 1; // block.x: whole x rows of the output parity",
-        "const WalkTile tile{2, (int)blockDim.y / 8, 4}; // block.y rows: 2 x block.y/8 x 4 in y, z, t",
+    );
+    s.line(
+        1,
+        &format!(
+            "const WalkTile tile{{{ty}, (int)blockDim.y / {}, {tt}}}; // block.y rows: {ty} x block.y/{} x {tt} in y, z, t",
+            ty * tt,
+            ty * tt
+        ),
+    );
+    for line in [
         "const int tiles_y = L1 / tile.ty, tiles_z = L2 / tile.tz;",
         "const int o[3] = {(int)blockIdx.y % tiles_y * tile.ty, (int)blockIdx.y / tiles_y % tiles_z * tile.tz, (int)blockIdx.y / (tiles_y * tiles_z) * tile.tt};",
         "const int ly = threadIdx.y % tile.ty, lz = threadIdx.y / tile.ty % tile.tz, lt = threadIdx.y / (tile.ty * tile.tz);",
@@ -78,14 +126,10 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     ] {
         s.line(1, line);
     }
-    site_coordinates(s);
-    if k.prologue.checkerboard_index {
-        s.line(
-            1,
-            "const int cb = parity * half + idx; // this site's checkerboard index",
-        );
-    }
-    dependency_wait(s);
+}
+
+/// Every term's links, loaded into registers once for all slices.
+fn hoisted_links(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     s.line(
         1,
         "// The links of every term, in registers for all slices.",
@@ -109,6 +153,11 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
             s.line(1, "}");
         }
     }
+}
+
+/// Every term's place in a stage (and where it hops across the antiperiodic boundary,
+/// whether it does).
+fn source_places(s: &mut Src, plan: &WalkPlan) {
     s.line(
         1,
         "// Each term's source: its place in a stage (component c at c * walk_per_slice).",
@@ -151,6 +200,10 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
             );
         }
     }
+}
+
+/// The rows this thread copies into every stage, and the stages.
+fn copied_rows(s: &mut Src, stage: &Stage<'_>) {
     let n = copies();
     s.line(
         1,
@@ -167,19 +220,22 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     );
     s.line(
         1,
-        &format!("extern __shared__ {chunk} walk_stage[]; // {STAGES} stages of the copied rows, sized at launch"),
+        &format!(
+            "extern __shared__ {} walk_stage[]; // {STAGES} stages of the copied rows, sized at launch",
+            stage.chunk
+        ),
     );
-    let copy = |slice: &str, stage: &str| {
-        format!(
-            "walk_copy<{chunks}>(walk_stage + ({stage}) * {chunks} * walk_per_slice, f_{src} + ({slice}) * half, stride_{src}, walk_from, walk_t, walk_nt, walk_per_slice);"
-        )
-    };
+}
+
+/// The slice loop: copy slice s5 + 1 while s5's rows are computed, the stages and the
+/// epilogue on slice s5.
+fn slice_loop(s: &mut Src, k: &KernelIr, stage: &Stage<'_>) {
     s.line(
         1,
         &format!(
             "for (int k = 0; k < {}; k++) {{ if (k < walk_ls) {{ {} }} walk_commit(); }}",
             STAGES - 1,
-            copy("k", "k")
+            stage.copy("k", "k")
         ),
     );
     s.line(1, "for (int s5 = 0; s5 < walk_ls; s5++) {");
@@ -188,7 +244,7 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
         2,
         &format!(
             "if (next < walk_ls) {{ {} }}",
-            copy("next", &format!("next % {STAGES}"))
+            stage.copy("next", &format!("next % {STAGES}"))
         ),
     );
     s.line(2, "walk_commit();");
@@ -203,13 +259,18 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     s.line(
         2,
         &format!(
-            "const {chunk}* const {} = walk_stage + (s5 % {STAGES}) * {chunks} * walk_per_slice;",
-            stage_pointer(src)
+            "const {}* const {} = walk_stage + (s5 % {STAGES}) * {} * walk_per_slice;",
+            stage.chunk,
+            stage_pointer(stage.source),
+            stage.chunks
         ),
     );
     s.line(
         2,
-        &format!("const int stride_{} = walk_per_slice;", stage_pointer(src)),
+        &format!(
+            "const int stride_{} = walk_per_slice;",
+            stage_pointer(stage.source)
+        ),
     );
     s.line(
         2,
@@ -217,8 +278,8 @@ pub(super) fn body(s: &mut Src, k: &KernelIr, plan: &WalkPlan) {
     );
     s.1 += 1;
     zero_accumulator(s, k.prologue.spins);
-    for stage in &k.stages {
-        stmt::print_body(s, 1, &stage.body, k);
+    for st in &k.stages {
+        stmt::print_body(s, 1, &st.body, k);
     }
     epilogue(s, k);
     s.1 -= 1;
