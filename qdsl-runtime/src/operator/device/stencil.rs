@@ -719,10 +719,7 @@ impl DeviceStencil {
         // Every field was checked against the variant's shapes above, and the kernel
         // guards i < n_out. Generated stencils wait on their grid dependency before
         // touching memory, so they may launch as programmatic dependents.
-        let work = match self.variant.slices {
-            Slices::Walk => walk_work(lattice),
-            _ => [n_out, ls as usize, 1],
-        };
+        let work = launch_work(&self.variant, lattice, n_out, ls as usize);
         crate::device::kernel::launch_function(
             gpu,
             &build.function,
@@ -788,20 +785,14 @@ impl DeviceStencil {
     /// over the kernel's work (a walk's x rows, else the output sites × the slices a
     /// block holds).
     pub fn default_launch(&self, lattice: &Lattice, ls: usize) -> tune::LaunchConfig {
-        let work = match self.variant.slices {
-            Slices::Walk => walk_work(lattice),
-            _ => [
-                output_sites(&self.variant, lattice),
-                self.slices_tuned(ls),
-                1,
-            ],
-        };
+        let sites = output_sites(&self.variant, lattice);
+        let work = launch_work(&self.variant, lattice, sites, self.slices_tuned(ls));
         tune::LaunchConfig::default_of(&self.compiled.geometry, work)
     }
 
     /// A walking launch's block against the lattice: whole x rows (block.x = L0/2),
-    /// block.y one of [`walk::BLOCK_ROWS`], and its tile (2 × block.y/8 × 4 rows in y, z,
-    /// t) dividing L1, L2, L3; the whole parity (no box).
+    /// block.y one of [`walk::BLOCK_ROWS`], and its tile ([`walk::tile`]) dividing L1, L2,
+    /// L3; the whole parity (no box).
     fn check_walk(
         &self,
         lattice: &Lattice,
@@ -819,10 +810,13 @@ impl DeviceStencil {
                 "launch",
                 (
                     format!(
-                        "slices=walk: the whole parity in blocks of (L0/2 = {}, {:?}) threads, the tile of block.y rows (2 x block.y/8 x 4 in y, z, t) dividing L1, L2, L3 = {:?}",
+                        "slices=walk: the whole parity in blocks of (L0/2 = {}, {:?}) threads, the tile of block.y rows ({ty} x block.y/{} x {tt} in y, z, t) dividing L1, L2, L3 = {:?}",
                         d[0] / 2,
                         walk::BLOCK_ROWS,
-                        &d[1..]
+                        walk::TILE_Y * walk::TILE_T,
+                        &d[1..],
+                        ty = walk::TILE_Y,
+                        tt = walk::TILE_T,
                     ),
                     format!("block {block:?}{}", if boxed { " over a box" } else { "" }),
                 ),
@@ -895,14 +889,8 @@ impl Tunable for StencilTuning<'_, '_> {
     /// adds the Ls slices along y), and along y the slices a block holds: all Ls of a
     /// fused kernel, a divisor of Ls where the slices are in the block, else 1.
     fn work(&self) -> [usize; 3] {
-        if self.stencil.variant.slices == Slices::Walk {
-            return walk_work(self.lattice);
-        }
-        [
-            output_sites(&self.stencil.variant, self.lattice),
-            self.slices,
-            1,
-        ]
+        let v = &self.stencil.variant;
+        launch_work(v, self.lattice, output_sites(v, self.lattice), self.slices)
     }
 
     /// The compiled kernel's geometry, with its knob space (prefetch included where
@@ -941,11 +929,17 @@ impl Tunable for StencilTuning<'_, '_> {
     }
 }
 
-/// A walking kernel's work ([`Slices::Walk`]): along x the L0/2 sites of an x row of the
-/// output parity (block.x is the whole row), along y its L1 · L2 · L3 rows.
-fn walk_work(lattice: &Lattice) -> [usize; 3] {
-    let d = lattice.dims();
-    [d[0] / 2, d[1] * d[2] * d[3], 1]
+/// The index space a launch of `variant` covers: `sites` output sites (the threads of a
+/// box) × `slices` along y; for a walking kernel ([`Slices::Walk`]) the L0/2 sites of an
+/// x row of the output parity (block.x is the whole row) × its L1 · L2 · L3 rows.
+fn launch_work(variant: &Variant, lattice: &Lattice, sites: usize, slices: usize) -> [usize; 3] {
+    match variant.slices {
+        Slices::Walk => {
+            let d = lattice.dims();
+            [d[0] / 2, d[1] * d[2] * d[3], 1]
+        }
+        _ => [sites, slices, 1],
+    }
 }
 
 /// The greatest common divisor of `a` and `b`.
