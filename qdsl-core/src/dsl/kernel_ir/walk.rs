@@ -18,8 +18,9 @@
 //! and 2026-11-29 (d)): on the standalone harness (`bench/harness/hop5d.cu`) 628 µs
 //! against 810 µs for the rows map on an H100, 488–494 against 682–729 µs on an H200;
 //! this generated kernel 505 µs against the generated rows map's 652 µs on an H200
-//! (65.7 % of copy in issue 16's byte model, against 50.9 %). DRAM-bound: halo rows the
-//! next wave of tiles needs have left L2 by then.
+//! (65.7 % of copy in issue 16's byte model, against 50.9 %). DRAM-bound on ~25 % more
+//! DRAM traffic than the model, most likely halo rows that have left L2 when the next
+//! wave of tiles needs them.
 //!
 //! [`stage_through_shared`] restages a planned, optimised kernel IR: it checks that the
 //! stencil is one whose terms are all one-hop reads of one source (one output parity,
