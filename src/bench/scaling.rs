@@ -18,6 +18,10 @@
 //!   repetitions, the slowest rank — interior during the exchange with each direction's
 //!   exteriors waiting only for its faces (NCCL), the same with one exchange group
 //!   before all exteriors, and no overlap;
+//! * `graph`: the overlapped per-direction application captured once into a CUDA graph
+//!   and replayed ([`DeviceDistributedHop::with_graphs`]; NCCL only, the ranks' GPUs
+//!   opened with streams of their own; `—` elsewhere): one graph launch per application
+//!   instead of ~10 launches and NCCL calls; `capt. ms`: the capture and instantiation;
 //! * `pack`, `exchange` (post, complete and unpacks), `interior`, `exterior`: the same
 //!   application with every phase synchronised ([`DeviceDistributedHop::set_timing`]),
 //!   mean per application, the slowest rank;
@@ -28,7 +32,8 @@
 //!   exterior were done — `overlap` minus `done` is the host's share (launches, NCCL
 //!   calls, waits); the median over the timed repetitions, the slowest rank;
 //! * GFLOP/s per GPU = flops per site × output sites per rank / time (overlap on);
-//!   efficiency = T₁ / (P · T_P) (strong) or T₁ / T_P (weak).
+//!   efficiency = T₁ / (P · T_P) (strong) or T₁ / T_P (weak), of `overlap` and of
+//!   `graph`.
 
 use crate::app::solve::GridTransport;
 use qdsl_core::dsl::halo_spin::HaloProjections;
@@ -43,7 +48,9 @@ use qdsl_core::lattice::{
 use qdsl_kernels::{ImprovedStaggeredHop, WilsonHop};
 use qdsl_runtime::comm::{run_ranks, CommConfig};
 use qdsl_runtime::device::{DeviceField, Gpu};
-use qdsl_runtime::distributed::device::{DeviceDistributedHop, DeviceTransport, PhaseTimes};
+use qdsl_runtime::distributed::device::{
+    DeviceDistributedHop, DeviceTransport, PhaseTimes, EAGER_APPLICATIONS,
+};
 use qdsl_runtime::distributed::{fill_link_halos, SharedComm};
 use qdsl_runtime::operator::device::{device_spinor, DeviceStencil, StencilArgs, StencilLaunch};
 use qdsl_runtime::tune::LaunchConfig;
@@ -194,6 +201,11 @@ pub struct ScalingRow {
     pub grouped_us: f64,
     /// µs without overlap.
     pub serial_us: f64,
+    /// µs of the overlapped application replayed from a CUDA graph (NaN where the
+    /// transport cannot be captured).
+    pub graph_us: f64,
+    /// ms the graph's capture and instantiation took (the slowest rank; NaN without).
+    pub capture_ms: f64,
     /// The phases (synchronised), µs per application.
     pub phases_us: [f64; 4],
     /// The GPU timeline of the overlapped application: packed, interior, delivered,
@@ -205,6 +217,8 @@ pub struct ScalingRow {
     pub gflops_per_gpu: f64,
     /// Parallel efficiency (module docs).
     pub efficiency: f64,
+    /// Parallel efficiency of the graph replays (NaN without them).
+    pub graph_efficiency: f64,
 }
 
 /// The median of `samples` (µs).
@@ -266,6 +280,7 @@ fn scaling_row(
     let ranks = time_ranks(case, global, ext, transport, opts)?;
     let slowest = |f: &dyn Fn(&RankTimes) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
     let overlap_us = slowest(&|r| r.overlap_us);
+    let graph_us = slowest(&|r| r.graph_us);
     let sites = ext.local().half_volume() as f64;
     let flops = case.flops_per_site()? as f64 * sites;
     Ok(ScalingRow {
@@ -278,11 +293,14 @@ fn scaling_row(
         overlap_us,
         grouped_us: slowest(&|r| r.grouped_us),
         serial_us: slowest(&|r| r.serial_us),
+        graph_us,
+        capture_ms: slowest(&|r| r.capture_ms),
         phases_us: std::array::from_fn(|k| slowest(&|r| r.phases_us[k])),
         timeline_us: std::array::from_fn(|k| slowest(&|r| r.timeline_us[k])),
         face_bytes: ranks.iter().map(|r| r.face_bytes).max().unwrap_or(0),
         gflops_per_gpu: flops / overlap_us / 1e3,
         efficiency: efficiency(single_us, overlap_us, grid.size(), weak),
+        graph_efficiency: efficiency(single_us, graph_us, grid.size(), weak),
     })
 }
 
@@ -358,6 +376,8 @@ struct RankTimes {
     overlap_us: f64,
     grouped_us: f64,
     serial_us: f64,
+    graph_us: f64,
+    capture_ms: f64,
     phases_us: [f64; 4],
     timeline_us: [f64; 4],
     face_bytes: usize,
@@ -378,7 +398,12 @@ fn time_ranks(
     run_ranks(size, comm_config, |comm| {
         let comm = SharedComm::new(comm);
         let rank = comm.rank();
-        let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| e.to_string())?;
+        // NCCL's ranks on streams a graph can capture (the graph rows).
+        let gpu = match transport {
+            GridTransport::Nccl => Gpu::open_capturable(rank),
+            _ => Gpu::open(transport.ordinal(rank)),
+        }
+        .map_err(|e| e.to_string())?;
         let mut transport = transport.open(&gpu, &comm, size, comm_config)?;
         rank_times(case, &gpu, &comm, &mut *transport, &u, &psi, ext, opts)
     })
@@ -436,17 +461,20 @@ fn rank_times(
     };
     let face_bytes = hop.face_bytes();
     let stream = gpu.backend().stream();
+    let capturable = transport.capturable();
     let mut run = |hop: &DeviceDistributedHop, n: usize| -> Result<Vec<f64>, String> {
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let start = Instant::now();
-            hop.apply(
+            // Key 0: every launch reads and writes the same buffers.
+            hop.apply_replayed(
                 gpu,
                 &mut *transport,
                 &bc,
                 &mut d_psi,
                 Parity::Even,
                 false,
+                Some(0),
                 |b, psi| {
                     let mut inputs: Vec<&DeviceField> = vec![psi];
                     inputs.extend(d_links.iter());
@@ -487,6 +515,23 @@ fn rank_times(
     }
     hop.set_timeline(false);
     let timeline_us = schedule.map(|s| if s.is_empty() { 0.0 } else { median(s) });
+    let (graph_us, capture_ms) = if capturable {
+        hop = hop.with_graphs(true);
+        // The first applications run eagerly, the next is captured.
+        run(&hop, EAGER_APPLICATIONS + 1)?;
+        let t = timed(&mut run, &hop)?;
+        if hop.graphs_captured() != 1 {
+            return Err(e(&format!(
+                "{} graphs captured, 1 expected",
+                hop.graphs_captured()
+            )));
+        }
+        let capture_ms = hop.capture_time().as_secs_f64() * 1e3;
+        hop = hop.with_graphs(false);
+        (t, capture_ms)
+    } else {
+        (f64::NAN, f64::NAN)
+    };
     hop = hop.with_per_direction(false);
     let grouped_us = timed(&mut run, &hop)?;
     hop = hop.with_overlap(false);
@@ -505,6 +550,8 @@ fn rank_times(
         overlap_us,
         grouped_us,
         serial_us,
+        graph_us,
+        capture_ms,
         phases_us: [pack, exchange, interior, exterior].map(|d| us(d) / n),
         timeline_us,
         face_bytes,
@@ -517,7 +564,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "scaling of the distributed hops (µs per application, one parity; phases synchronised)\n",
     );
     s.push_str(&format!(
-        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}\n",
+        "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6} {:>6} {:>8}\n",
         "case",
         "kind",
         "via",
@@ -525,6 +572,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "grid",
         "1 GPU",
         "overlap",
+        "graph",
         "grouped",
         "serial",
         "pack",
@@ -537,11 +585,13 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
         "done",
         "face KiB",
         "GF/s/GPU",
-        "eff."
+        "eff.",
+        "graph",
+        "capt. ms"
     ));
     for r in rows {
         s.push_str(&format!(
-            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}%\n",
+            "{:<30} {:<6} {:<7} {:<14} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5.0}% {:>5.0}% {:>8.2}\n",
             r.case,
             if r.weak { "weak" } else { "strong" },
             r.transport.name(),
@@ -549,6 +599,7 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
             r.grid.to_string(),
             r.single_us,
             r.overlap_us,
+            r.graph_us,
             r.grouped_us,
             r.serial_us,
             r.phases_us[0],
@@ -561,7 +612,9 @@ pub fn render_scaling(rows: &[ScalingRow]) -> String {
             r.timeline_us[3],
             r.face_bytes as f64 / 1024.0,
             r.gflops_per_gpu,
-            100.0 * r.efficiency
+            100.0 * r.efficiency,
+            100.0 * r.graph_efficiency,
+            r.capture_ms
         ));
     }
     s
@@ -580,6 +633,7 @@ pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
             "overlap_us": r.overlap_us,
             "grouped_us": r.grouped_us,
             "serial_us": r.serial_us,
+            "graph_us": if r.graph_us.is_nan() { serde_json::Value::Null } else { r.graph_us.into() },
             "pack_us": r.phases_us[0],
             "exchange_us": r.phases_us[1],
             "interior_us": r.phases_us[2],
@@ -591,6 +645,8 @@ pub fn scaling_json(rows: &[ScalingRow]) -> serde_json::Value {
             "face_bytes": r.face_bytes,
             "gflops_per_gpu": r.gflops_per_gpu,
             "efficiency": r.efficiency,
+            "capture_ms": if r.capture_ms.is_nan() { serde_json::Value::Null } else { r.capture_ms.into() },
+            "graph_efficiency": if r.graph_efficiency.is_nan() { serde_json::Value::Null } else { r.graph_efficiency.into() },
         })).collect::<Vec<_>>(),
     })
 }

@@ -64,6 +64,28 @@ impl CudaBackend {
         libs::catch_cuda_panic("CUDA driver", || Self::open(ordinal))?
     }
 
+    /// Opens GPU `ordinal` with a stream of its own instead of the legacy default
+    /// stream: the stream a CUDA graph can capture (capture is refused on the legacy
+    /// default stream), for the ranks of a decomposed lattice
+    /// ([`crate::distributed::device::DeviceDistributedHop::with_graphs`]). It turns
+    /// off cudarc's automatic event tracking on the context (as
+    /// [`crate::distributed::device::exchange_stream`] does, for the same reason: every
+    /// cross-stream use in qdsl is ordered explicitly), and the stream does not
+    /// synchronise implicitly with the legacy default stream (no qdsl work goes there).
+    pub fn with_own_stream(ordinal: usize) -> Result<Self, String> {
+        libs::driver().map_err(|e| e.to_string())?;
+        libs::catch_cuda_panic("CUDA driver", || {
+            let mut backend = Self::open(ordinal)?;
+            let err = |e: cudarc::driver::DriverError| format!("a stream on GPU {ordinal}: {e}");
+            backend.context.bind_to_thread().map_err(err)?;
+            // SAFETY: see above — no buffer is used on two streams without an explicit
+            // event or host wait between the uses.
+            unsafe { backend.context.disable_event_tracking() };
+            backend.stream = backend.context.new_stream().map_err(err)?;
+            Ok(backend)
+        })?
+    }
+
     fn open(ordinal: usize) -> Result<Self, String> {
         let context =
             CudaContext::new(ordinal).map_err(|e| format!("cannot open GPU {ordinal}: {e}"))?;

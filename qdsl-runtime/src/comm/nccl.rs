@@ -630,21 +630,52 @@ impl NcclComm {
             })
     }
 
+    /// Waits (bounded by the timeout, naming `peer` if it runs out, NCCL's asynchronous
+    /// error polled meanwhile) until `event` has completed: the work queued before it on
+    /// another stream of this GPU, e.g. a CUDA graph holding this communicator's
+    /// exchanges.
+    pub fn finish_at(
+        &self,
+        operation: &str,
+        peer: usize,
+        event: &cudarc::driver::CudaEvent,
+    ) -> Result<(), CommError> {
+        self.bind()?;
+        // SAFETY: the event handle is valid while `event` lives.
+        self.poll(operation, peer, "cuEventQuery", || unsafe {
+            sys::cuEventQuery(event.cu_event())
+        })
+    }
+
     /// Waits for the stream, polling it and NCCL's asynchronous error; at the timeout
     /// aborts the communicator (so that the GPU work ends) and names `peer`.
     fn wait(&self, operation: &str, peer: usize) -> Result<(), CommError> {
+        // SAFETY: the stream handle is valid while self.stream lives.
+        self.poll(operation, peer, "cuStreamQuery", || unsafe {
+            sys::cuStreamQuery(self.stream.cu_stream())
+        })
+    }
+
+    /// Polls `query` (`call` names it in errors) until it reports completion, polling
+    /// NCCL's asynchronous error meanwhile; at the timeout aborts the communicator (so
+    /// that the GPU work ends) and names `peer`.
+    fn poll(
+        &self,
+        operation: &str,
+        peer: usize,
+        call: &str,
+        query: impl Fn() -> sys::CUresult,
+    ) -> Result<(), CommError> {
         let started = Instant::now();
         let deadline = started + self.config.timeout;
         loop {
-            // SAFETY: the stream handle is valid while self.stream lives.
-            let q = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
-            match q {
+            match query() {
                 sys::CUresult::CUDA_SUCCESS => return Ok(()),
                 sys::CUresult::CUDA_ERROR_NOT_READY => {}
                 other => {
                     return Err(CommError::Call {
                         rank: self.rank,
-                        call: format!("{operation}: cuStreamQuery"),
+                        call: format!("{operation}: {call}"),
                         message: format!("{other:?}"),
                     })
                 }

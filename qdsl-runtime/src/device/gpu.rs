@@ -183,6 +183,13 @@ impl Gpu {
         Ok(Self::new(backend, Jit::from_env()?))
     }
 
+    /// GPU `ordinal` as [`Self::open`], its work queued on a stream of its own that CUDA
+    /// graphs can capture ([`CudaBackend::with_own_stream`]).
+    pub fn open_capturable(ordinal: usize) -> Result<Self, DeviceError> {
+        let backend = CudaBackend::with_own_stream(ordinal).map_err(DeviceError::NoGpu)?;
+        Ok(Self::new(backend, Jit::from_env()?))
+    }
+
     /// Whether generated stencil kernels are launched as programmatic dependents of the
     /// kernel before them ([`super::launch`]): on sm_90 and later, unless
     /// `QDSL_DEPENDENT_LAUNCH=0`.

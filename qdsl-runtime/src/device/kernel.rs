@@ -326,15 +326,18 @@ pub fn bind<'a>(
     Ok(out)
 }
 
-/// Queues `function` (with `interface`) over `work` items with the launch `cfg` (its
+/// Queues `function` (with `interface`) on `stream` (a stream of the function's GPU:
+/// its own, or e.g. the exchange's stream for a face unpacked as soon as it arrived)
+/// over `work` items with the launch `cfg` (its
 /// block, a fixed block of the geometry winning; its grid along x where the geometry's
 /// launch space tunes the grid, else the grid covering the work,
 /// [`qdsl_core::dsl::Geometry::grid_tuned`]; the geometry's shared memory of the block
 /// plus `cfg.shared_bytes`, the tuner's occupancy throttling), binding `args` by name;
 /// `dependent`: as a programmatic dependent ([`super::launch`]; only for kernels that
 /// wait on their grid dependency before touching memory).
+#[allow(clippy::too_many_arguments)]
 pub fn launch_function<'a>(
-    gpu: &'a Gpu,
+    stream: &'a CudaStream,
     function: &CudaFunction,
     interface: &KernelInterface,
     work: [usize; 3],
@@ -350,7 +353,7 @@ pub fn launch_function<'a>(
         block_dim: (block[0], block[1], block[2]),
         shared_mem_bytes: g.shared(block).saturating_add(cfg.shared_bytes),
     };
-    let values = bind(interface, args, gpu.backend().stream())?;
+    let values = bind(interface, args, stream)?;
     // SAFETY: `bind` checked every argument against the interface's parameter list
     // (number, order by name, pointer element types and access, scalar types), which is
     // the kernel's signature (CPU tests compare the two for every program); the callers
@@ -393,7 +396,16 @@ impl LoadedKernel {
         cfg: &TunedLaunch,
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
-        launch_function(gpu, &self.function, &self.interface, work, cfg, false, args)
+        let stream = gpu.backend().stream();
+        launch_function(
+            stream,
+            &self.function,
+            &self.interface,
+            work,
+            cfg,
+            false,
+            args,
+        )
     }
 
     /// Queues the kernel over `work` items with its launch space's default launch.
@@ -403,8 +415,26 @@ impl LoadedKernel {
         work: [usize; 3],
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
+        self.launch_default_on(gpu.backend().stream(), work, args)
+    }
+
+    /// [`Self::launch_default`] on `stream`, a stream of the kernel's GPU.
+    pub fn launch_default_on<'a>(
+        &self,
+        stream: &'a CudaStream,
+        work: [usize; 3],
+        args: Args<'a>,
+    ) -> Result<(), DeviceError> {
         let cfg = TunedLaunch::default_of(&self.interface.geometry, work);
-        self.launch_with(gpu, work, &cfg, args)
+        launch_function(
+            stream,
+            &self.function,
+            &self.interface,
+            work,
+            &cfg,
+            false,
+            args,
+        )
     }
 }
 

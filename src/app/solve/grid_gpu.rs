@@ -45,6 +45,16 @@ use std::sync::Arc;
 /// faces: `nccl` (default), `peer` or `host` (module docs).
 pub const GRID_TRANSPORT_VAR: &str = "QDSL_GRID_TRANSPORT";
 
+/// The environment variable turning off (`0`) the CUDA graphs of NCCL ranks' hops
+/// ([`RankDistribution::graphs`]), on by default.
+pub const GRAPHS_VAR: &str = "QDSL_GRAPHS";
+
+/// Whether NCCL ranks replay their hops from CUDA graphs: unless [`GRAPHS_VAR`] is `0`
+/// (any other value, or none, is on).
+pub fn graphs_from_env() -> bool {
+    std::env::var(GRAPHS_VAR).map_or(true, |v| v.trim() != "0")
+}
+
 /// How the ranks of a GPU `--grid` solve exchange faces (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridTransport {
@@ -297,7 +307,8 @@ impl RankSystem {
 /// One rank's GPU (its [`GridTransport::ordinal`]), its transport (opened with the
 /// other ranks of `comm`'s group: a collective) and its device context, whose global
 /// sums go through that transport; untuned launches (every rank's tuner would share one
-/// cache file).
+/// cache file). NCCL ranks open their GPUs with streams of their own and replay their
+/// hops from CUDA graphs ([`graphs_from_env`]).
 pub fn open_gpu_rank(
     ext: ExtendedLattice,
     comm: &SharedComm<ThreadComm>,
@@ -305,7 +316,12 @@ pub fn open_gpu_rank(
 ) -> Result<(Arc<DeviceContext>, RankDistribution), SolveError> {
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
-    let gpu = Gpu::open(transport.ordinal(rank)).map_err(|e| device(&e))?;
+    let graphs = transport == GridTransport::Nccl && graphs_from_env();
+    let gpu = match graphs {
+        true => Gpu::open_capturable(transport.ordinal(rank)),
+        false => Gpu::open(transport.ordinal(rank)),
+    }
+    .map_err(|e| device(&e))?;
     let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
     let size = ext.decomposition().size();
     let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
@@ -318,7 +334,9 @@ pub fn open_gpu_rank(
         .with_progress(false);
     let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
         .map_err(|e| device(&e))?;
-    Ok((ctx, RankDistribution::new(ext, shared)))
+    let mut dist = RankDistribution::new(ext, shared);
+    dist.graphs = graphs;
+    Ok((ctx, dist))
 }
 
 /// One rank: its GPU, transport and context, its operators, its part of b, the solve;

@@ -12,6 +12,7 @@ use crate::device::Gpu;
 use crate::device::{DeviceError, DeviceField};
 use crate::distributed::DistributedError;
 use crate::operator::device::{DeviceRun, OperatorError};
+use crate::operator::even_odd::Xpay;
 use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
@@ -94,12 +95,18 @@ impl DeviceHopDistribution {
     /// knob, which flips projected faces' projectors): ψ copied into the scratch
     /// field of its parity, whose halos [`DeviceDistributedHop::apply`] fills before it
     /// runs `launch(box, ψ with halos)` over the interior and the exterior slabs.
+    ///
+    /// `key`: where the caller can name everything `launch` reads and writes besides
+    /// the scratch ψ ([`hop_launch_key`]), the application is replayed from a CUDA graph
+    /// when the hop's graphs are on ([`RankDistribution::graphs`],
+    /// [`DeviceDistributedHop::apply_replayed`]); `None`: always queued eagerly.
     pub fn apply(
         &self,
         cx: DeviceRun<'_>,
         r: Parity,
         psi: &DeviceField,
         dagger: bool,
+        key: Option<u64>,
         launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), OperatorError> {
         let source = r.opposite();
@@ -111,24 +118,51 @@ impl DeviceHopDistribution {
         let halo = slot.as_mut().expect("allocated above");
         copy_field(cx, psi, halo)?;
         let mut transport = lock_transport(&self.transport);
-        self.hop
-            .apply(
-                cx.gpu,
-                &mut **transport,
-                &self.faces,
-                halo,
-                source,
-                dagger,
-                launch,
-            )
-            .map_err(|e| match e {
-                DistributedError::Operator(m) => OperatorError::Device(DeviceError::Shape(m)),
-                e => OperatorError::Device(DeviceError::Driver {
-                    what: "distributed hop".into(),
-                    message: e.to_string(),
-                }),
-            })
+        let applied = self.hop.apply_replayed(
+            cx.gpu,
+            &mut **transport,
+            &self.faces,
+            halo,
+            source,
+            dagger,
+            key,
+            launch,
+        );
+        applied.map_err(|e| match e {
+            DistributedError::Operator(m) => OperatorError::Device(DeviceError::Shape(m)),
+            e => OperatorError::Device(DeviceError::Driver {
+                what: "distributed hop".into(),
+                message: e.to_string(),
+            }),
+        })
     }
+}
+
+/// The replay key ([`DeviceHopDistribution::apply`]) of a hop kernel's launches that
+/// write `out` (and read the xpay operand x, with its factors a and b) with the dagger
+/// flag `dagger`: with the operator's own links and lattice, everything its launches
+/// read and write besides the scratch ψ.
+pub fn hop_launch_key(
+    gpu: &Gpu,
+    out: &DeviceField,
+    xpay: Option<Xpay<'_, DeviceField>>,
+    dagger: bool,
+) -> u64 {
+    use cudarc::driver::DevicePtr;
+    use std::hash::{Hash, Hasher};
+    let stream = gpu.backend().stream();
+    let address = |f: &DeviceField| {
+        (
+            f.values().device_ptr(stream).0,
+            f.norms().map_or(0, |n| n.device_ptr(stream).0),
+        )
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (address(out), dagger).hash(&mut h);
+    if let Some(Xpay { a, x, b }) = xpay {
+        (a.to_bits(), address(x), b.to_bits()).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// dst ← src, byte for byte (values and norms), on the GPU's stream.
@@ -169,6 +203,10 @@ pub struct RankDistribution {
     /// The Möbius M̂ runs QUDA's fused `fused5d!` chains over the interior and exterior
     /// boxes where every box pairs its sites (else, or off: its blocks one by one).
     pub fused_chains: bool,
+    /// The Wilson-type and staggered hops are replayed from CUDA graphs
+    /// ([`DeviceDistributedHop::with_graphs`]; needs a GPU opened with
+    /// [`Gpu::open_capturable`] and a capturable transport, else it changes nothing).
+    pub graphs: bool,
 }
 
 impl fmt::Debug for RankDistribution {
@@ -179,6 +217,7 @@ impl fmt::Debug for RankDistribution {
             .field("fixed16_faces", &self.fixed16_faces)
             .field("projected_faces", &self.projected_faces)
             .field("fused_chains", &self.fused_chains)
+            .field("graphs", &self.graphs)
             .finish()
     }
 }
@@ -194,6 +233,7 @@ impl RankDistribution {
             fixed16_faces: false,
             projected_faces: true,
             fused_chains: true,
+            graphs: false,
         }
     }
 
@@ -244,7 +284,8 @@ impl RankDistribution {
         };
         let hop =
             DeviceDistributedHop::projected(gpu, self.ext, (reals, spinor, wire, ls), projections)?
-                .with_overlap(self.overlap);
+                .with_overlap(self.overlap)
+                .with_graphs(self.graphs);
         Ok(DeviceHopDistribution::new(
             hop,
             Arc::clone(&self.transport),

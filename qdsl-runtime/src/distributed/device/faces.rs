@@ -6,6 +6,7 @@
 use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::operator::device::{device_spinor, stencil_interface, OperatorError};
+use cudarc::driver::CudaStream;
 use qdsl_core::dsl::emit::cuda::face::{FaceDirection, FaceKernel};
 use qdsl_core::dsl::halo_spin::FaceProjection;
 use qdsl_core::dsl::variant::StorageFormat;
@@ -186,12 +187,13 @@ impl DeviceFaces {
         pack.launch_default(gpu, [slab.threads(), ls, 1], a)
     }
 
-    /// Queues the halo slab `slab` (parity `parity`, every slice) of `field` ← buffer
-    /// (for a projected face: the halved reconstruction, what the hop's projection
-    /// turns back into the sent half spinor exactly).
+    /// Queues on `stream` (a stream of the GPU the kernels were built for) the halo slab
+    /// `slab` (parity `parity`, every slice) of `field` ← buffer (for a projected face:
+    /// the halved reconstruction, what the hop's projection turns back into the sent
+    /// half spinor exactly).
     pub fn unpack(
         &self,
-        gpu: &Gpu,
+        stream: &CudaStream,
         lattice: &Lattice,
         buffer: &DeviceField,
         (parity, slab, ls): (usize, &SiteBox, usize),
@@ -221,7 +223,7 @@ impl DeviceFaces {
             stride_field,
             buffer.layout().stride,
         );
-        unpack.launch_default(gpu, [slab.threads(), ls, 1], a)
+        unpack.launch_default_on(stream, [slab.threads(), ls, 1], a)
     }
 }
 

@@ -123,9 +123,11 @@ fn single<S: Stencil>(gpu: &Gpu, c: &Case<'_>) -> ColourSpinorField<f64> {
 
 /// One rank: its links (scattered, halos exchanged on the host, periodic: links carry
 /// no boundary sign), clover and x parts, ψ's part; the distributed device hop through
-/// `transport`; the output part downloaded.
+/// `transport` (`graphs`: through [`DeviceDistributedHop::apply_replayed`] with graphs
+/// on); the output part downloaded.
 fn rank_part<S: Stencil, T: DeviceTransport>(
     gpu: &Gpu,
+    graphs: bool,
     comm: &SharedComm<ThreadComm>,
     transport: &mut T,
     ext: ExtendedLattice,
@@ -188,22 +190,30 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
     };
     let hop = DeviceDistributedHop::projected(gpu, ext, (reals, v.spinor, c.wire, ls), projections)
         .unwrap()
-        .with_overlap(c.overlap);
+        .with_overlap(c.overlap)
+        .with_graphs(graphs);
     assert_eq!(hop.is_projected(), c.projected, "the hop's faces");
     let bc = match v.boundary {
         TimeBoundary::Periodic => BoundaryConditions::periodic(),
         TimeBoundary::Antiperiodic => BoundaryConditions::antiperiodic_time(),
     };
     // Three applications (the same result each time): the transports' state across
-    // exchanges (buffers reused, marks of earlier rounds) is exercised too.
-    for _ in 0..3 {
-        hop.apply(
+    // exchanges (buffers reused, marks of earlier rounds) is exercised too. With graphs
+    // the first ones run eagerly, then one is captured and replayed, the last replayed;
+    // the output is cleared before each, so a replay that did not run would show.
+    for _ in 0..super::EAGER_APPLICATIONS + 2 {
+        gpu.backend()
+            .stream()
+            .memset_zeros(out.values_mut())
+            .unwrap();
+        hop.apply_replayed(
             gpu,
             transport,
             &bc,
             &mut d_psi,
             p.opposite(),
             v.dagger,
+            Some(0),
             |b, psi| {
                 let mut all: Vec<&DeviceField> = vec![psi];
                 all.extend(inputs.iter());
@@ -219,6 +229,14 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
         )
         .unwrap();
     }
+    if graphs && c.overlap {
+        assert_eq!(
+            hop.graphs_captured(),
+            1,
+            "rank {}: graphs",
+            transport.rank()
+        );
+    }
     out.to_spinor::<f64>(gpu, src.layout().with_subset(SiteSubset::Single(p)))
         .unwrap()
 }
@@ -233,7 +251,7 @@ fn on_one_gpu<S: Stencil>(gpu: &Gpu, ext: ExtendedLattice, c: &Case<'_>) -> Colo
         // (collectives in program order).
         let shared = SharedComm::new(comm);
         let mut transport = HostStaged::new(shared.clone());
-        rank_part::<S, _>(gpu, &shared, &mut transport, ext, c)
+        rank_part::<S, _>(gpu, false, &shared, &mut transport, ext, c)
     });
     gather(&parts, &ext).unwrap()
 }
@@ -242,6 +260,9 @@ fn on_one_gpu<S: Stencil>(gpu: &Gpu, ext: ExtendedLattice, c: &Case<'_>) -> Colo
 #[derive(Clone, Copy, Debug)]
 enum Via {
     Nccl,
+    /// NCCL, each application replayed from a CUDA graph (the GPUs opened with streams
+    /// of their own).
+    NcclGraphs,
     Peer,
 }
 
@@ -258,17 +279,21 @@ fn on_gpus<S: Stencil>(ext: ExtendedLattice, c: &Case<'_>, via: Via) -> ColourSp
         gpus >= size,
         "this test needs {size} GPUs (one per rank), found {gpus}"
     );
-    if let Via::Nccl = via {
+    if let Via::Nccl | Via::NcclGraphs = via {
         NcclLibrary::get()
             .unwrap_or_else(|e| panic!("NCCL: {e} (QDSL_NCCL_LIB names libnccl.so.2)"));
     }
     let parts = run_ranks(size, CommConfig::default(), |mut comm| {
         let rank = Communicator::rank(&comm);
-        let backend = crate::backend::CudaBackend::new(rank).unwrap();
+        let backend = match via {
+            Via::NcclGraphs => crate::backend::CudaBackend::with_own_stream(rank),
+            _ => crate::backend::CudaBackend::new(rank),
+        }
+        .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
         match via {
-            Via::Nccl => {
+            Via::Nccl | Via::NcclGraphs => {
                 let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
                     Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
                 })
@@ -283,12 +308,13 @@ fn on_gpus<S: Stencil>(ext: ExtendedLattice, c: &Case<'_>, via: Via) -> ColourSp
                 )
                 .unwrap();
                 let mut transport = NcclTransport::new(nccl);
-                rank_part::<S, _>(&gpu, &SharedComm::new(comm), &mut transport, ext, c)
+                let graphs = matches!(via, Via::NcclGraphs);
+                rank_part::<S, _>(&gpu, graphs, &SharedComm::new(comm), &mut transport, ext, c)
             }
             Via::Peer => {
                 let shared = SharedComm::new(comm);
                 let mut transport = PeerTransport::new(shared.clone());
-                rank_part::<S, _>(&gpu, &shared, &mut transport, ext, c)
+                rank_part::<S, _>(&gpu, false, &shared, &mut transport, ext, c)
             }
         }
     });
@@ -307,7 +333,7 @@ fn on_one_gpu_peer<S: Stencil>(
         gpu.backend().context().bind_to_thread().unwrap();
         let shared = SharedComm::new(comm);
         let mut transport = PeerTransport::new(shared.clone());
-        rank_part::<S, _>(gpu, &shared, &mut transport, ext, c)
+        rank_part::<S, _>(gpu, false, &shared, &mut transport, ext, c)
     });
     gather(&parts, &ext).unwrap()
 }
@@ -648,7 +674,7 @@ fn multi_gpu_peer_and_nccl_hops_on_every_grid_that_fits_equal_the_single_gpu_hop
         eprintln!("libnccl.so.2 not found: only the peer transport is tested");
     }
     let vias: Vec<Via> = if nccl {
-        vec![Via::Peer, Via::Nccl]
+        vec![Via::Peer, Via::Nccl, Via::NcclGraphs]
     } else {
         vec![Via::Peer]
     };
@@ -780,7 +806,7 @@ fn multi_gpu_projected_faces_equal_the_single_gpu_hop() {
         97,
     );
     let vias = if NcclLibrary::get().is_ok() {
-        vec![Via::Peer, Via::Nccl]
+        vec![Via::Peer, Via::Nccl, Via::NcclGraphs]
     } else {
         eprintln!("libnccl.so.2 not found: only the peer transport is tested");
         vec![Via::Peer]
@@ -1156,6 +1182,22 @@ fn distributed_clover_equals_the_single_gpu_operator() {
 #[test]
 #[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
 fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
+    a_silent_peer_ends_the_hop(false);
+}
+
+/// The same with the hop replayed from a CUDA graph: both ranks apply it until it was
+/// captured (eagerly, then captured and replayed), then rank 1 falls silent; rank 0's
+/// next application, a replay, ends at the timeout with an error naming rank 1.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and libnccl.so.2 (QDSL_NCCL_LIB): run with --include-ignored"]
+fn multi_gpu_a_silent_peer_ends_a_replayed_hop_with_a_timeout_naming_it() {
+    a_silent_peer_ends_the_hop(true);
+}
+
+/// Rank 1 silent after the applications both ranks share (none; with `graphs` up to the
+/// capture),
+/// rank 0's next application must end at the timeout naming rank 1.
+fn a_silent_peer_ends_the_hop(graphs: bool) {
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
     let gpus = crate::backend::gpu_count().unwrap();
@@ -1181,7 +1223,11 @@ fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
         let (tx, ext, psi) = (tx.clone(), ext, psi.clone());
         std::thread::spawn(move || {
             let rank = Communicator::rank(&comm);
-            let backend = crate::backend::CudaBackend::new(rank).unwrap();
+            let backend = match graphs {
+                true => crate::backend::CudaBackend::with_own_stream(rank),
+                false => crate::backend::CudaBackend::new(rank),
+            }
+            .unwrap();
             let dir = tempfile::tempdir().unwrap();
             let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
             let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
@@ -1191,32 +1237,46 @@ fn multi_gpu_a_silent_peer_ends_the_hop_with_a_timeout_naming_it() {
             let stream = super::exchange_stream(gpu.backend().context()).unwrap();
             let nccl =
                 NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
-            if rank == 1 {
-                // Alive but silent past rank 0's deadline, then gone without a word.
-                std::thread::sleep(Duration::from_secs(20));
-                std::mem::forget(nccl);
-                return;
-            }
             let mut transport = NcclTransport::new(nccl);
             let hop =
                 DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
-                    .unwrap();
+                    .unwrap()
+                    .with_graphs(graphs);
             let mut d_psi = DeviceField::from_spinor(
                 &gpu,
                 &scatter(&psi, &ext, rank).unwrap(),
                 StorageFormat::F64.fermion_format(),
             )
             .unwrap();
+            let mut apply = || {
+                hop.apply_replayed(
+                    &gpu,
+                    &mut transport,
+                    &BoundaryConditions::antiperiodic_time(),
+                    &mut d_psi,
+                    Parity::Odd,
+                    false,
+                    Some(0),
+                    |_, _| Ok(()),
+                )
+            };
+            let shared = if graphs {
+                super::EAGER_APPLICATIONS + 1
+            } else {
+                0
+            };
+            for k in 0..shared {
+                apply().unwrap_or_else(|e| panic!("rank {rank}, application {k}: {e}"));
+            }
+            if rank == 1 {
+                // Alive but silent past rank 0's deadline, then gone without a word.
+                std::thread::sleep(Duration::from_secs(20));
+                std::mem::forget(transport);
+                std::mem::forget(d_psi);
+                return;
+            }
             let started = Instant::now();
-            let r = hop.apply(
-                &gpu,
-                &mut transport,
-                &BoundaryConditions::antiperiodic_time(),
-                &mut d_psi,
-                Parity::Odd,
-                false,
-                |_, _| Ok(()),
-            );
+            let r = apply();
             let waited = started.elapsed();
             let _ = tx.send(Report::Hop(r.map_err(|e| e.to_string()), waited));
             drop((d_psi, hop, transport, gpu));

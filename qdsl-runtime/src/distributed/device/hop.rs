@@ -4,11 +4,12 @@
 //! direction by direction.
 
 use super::faces::DeviceFaces;
+use super::replay::{application_key, Next, Replay, Replays};
 use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{face_tag, DistributedError};
 use crate::operator::device::OperatorError;
-use cudarc::driver::CudaEvent;
+use cudarc::driver::{CudaEvent, DevicePtr};
 use qdsl_core::dsl::halo_spin::{FaceProjection, HaloProjections};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::distributed::face_negated;
@@ -101,6 +102,8 @@ pub struct DeviceDistributedHop {
     timing: Option<Mutex<PhaseTimes>>,
     /// The GPU timeline's events (`Some` while on; the last application's inside).
     clocks: Option<Mutex<Option<Clocks>>>,
+    /// The CUDA graphs of [`Self::apply_replayed`] (`Some` while graphs are on).
+    replays: Option<Mutex<Replays>>,
 }
 
 impl DeviceDistributedHop {
@@ -174,6 +177,7 @@ impl DeviceDistributedHop {
             per_direction: true,
             timing: None,
             clocks: None,
+            replays: None,
         })
     }
 
@@ -196,6 +200,32 @@ impl DeviceDistributedHop {
             per_direction,
             ..self
         }
+    }
+
+    /// The same hop with [`Self::apply_replayed`] capturing its applications into CUDA
+    /// graphs and replaying them (`true`), or running each eagerly (`false`, the
+    /// default). Graphs need the GPU's stream to be capturable
+    /// ([`Gpu::open_capturable`]) and a [`DeviceTransport::capturable`] transport (NCCL).
+    pub fn with_graphs(self, on: bool) -> Self {
+        Self {
+            replays: on.then(Default::default),
+            ..self
+        }
+    }
+
+    /// The number of graphs captured so far (0 with graphs off).
+    pub fn graphs_captured(&self) -> usize {
+        self.replays
+            .as_ref()
+            .map_or(0, |r| r.lock().unwrap_or_else(|e| e.into_inner()).len())
+    }
+
+    /// The time the captures so far took (capture and instantiation; zero with graphs
+    /// off).
+    pub fn capture_time(&self) -> Duration {
+        self.replays.as_ref().map_or(Duration::ZERO, |r| {
+            r.lock().unwrap_or_else(|e| e.into_inner()).capture_time()
+        })
     }
 
     /// Measures the phases of every application (synchronising after each phase).
@@ -292,16 +322,10 @@ impl DeviceDistributedHop {
         mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
         let overlap = self.overlap && self.timing.is_none();
-        let step = Step {
-            gpu,
-            rank: transport.rank(),
-            bc,
-            parity: source as usize,
-            dagger,
-        };
+        let step = Step::new(gpu, transport.rank(), bc, source, dagger);
         let mut faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
         if overlap && self.per_direction && transport.per_direction() {
-            return self.apply_per_direction(&step, transport, &mut faces, psi, &mut launch);
+            return self.apply_per_direction(&step, transport, &mut faces, psi, &mut launch, None);
         }
         let mut clock = Clock::new(gpu, self.timing.is_some());
         for f in faces.iter_mut() {
@@ -319,7 +343,7 @@ impl DeviceDistributedHop {
         drop(sends);
         drop(recvs);
         for f in faces.iter() {
-            self.unpack(&step, f, psi)?;
+            self.unpack(&step, gpu.backend().stream(), f, psi)?;
         }
         let exchange = clock.lap()?;
         if !overlap {
@@ -342,17 +366,133 @@ impl DeviceDistributedHop {
         Ok(())
     }
 
+    /// [`Self::apply`] through a CUDA graph where graphs are on ([`Self::with_graphs`])
+    /// and the application is the overlapped per-direction one on a
+    /// [`DeviceTransport::capturable`] transport (timing and the timeline off);
+    /// otherwise exactly [`Self::apply`].
+    ///
+    /// `key` must tell apart everything `launch` reads and writes besides ψ (its output
+    /// and input buffers, coefficients, launch shapes): a graph replays the launches
+    /// with the arguments they were captured with (`None`: the caller cannot say, always
+    /// eager). The hop adds ψ's buffers, `source` and `dagger`. The first application of a key runs eagerly, the second is captured
+    /// and replayed, later ones are replayed ([`super::replay`]); each ends with a host
+    /// wait for the GPU bounded by the transport's timeout (a dead peer is an error
+    /// naming it, never a hang).
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply_replayed<T: DeviceTransport + ?Sized>(
+        &self,
+        gpu: &Gpu,
+        transport: &mut T,
+        bc: &BoundaryConditions,
+        psi: &mut DeviceField,
+        source: Parity,
+        dagger: bool,
+        key: Option<u64>,
+        mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+    ) -> Result<(), DistributedError> {
+        let (Some(replays), Some(key)) = (&self.replays, key) else {
+            return self.apply(gpu, transport, bc, psi, source, dagger, launch);
+        };
+        let graphable = self.overlap
+            && self.per_direction
+            && self.timing.is_none()
+            && self.clocks.is_none()
+            && transport.per_direction()
+            && transport.capturable();
+        if !graphable {
+            return self.apply(gpu, transport, bc, psi, source, dagger, launch);
+        }
+        let operation = "distributed device hop: a replayed application";
+        let stream = gpu.backend().stream();
+        let buffers = [
+            psi.values().device_ptr(stream).0,
+            psi.norms().map_or(0, |n| n.device_ptr(stream).0),
+        ];
+        let key = application_key(key, buffers, source as usize, dagger);
+        let mut replays = replays.lock().unwrap_or_else(|e| e.into_inner());
+        let replay = match replays.next(key) {
+            Next::Eager => {
+                drop(replays);
+                return self.apply(gpu, transport, bc, psi, source, dagger, launch);
+            }
+            Next::Replay(replay) => replay,
+            Next::Capture => {
+                let began = Instant::now();
+                let replay =
+                    self.capture(gpu, transport, bc, psi, (source, dagger), &mut launch)?;
+                replays.keep(key, replay, began.elapsed())
+            }
+        };
+        replay
+            .graph
+            .launch()
+            .map_err(|e| DistributedError::Operator(format!("{operation}: launching: {e}")))?;
+        transport.finish_replay(gpu, operation, &replay.delivered)
+    }
+
+    /// The overlapped per-direction application captured into a CUDA graph on the GPU's
+    /// stream (queued, not run), instantiated with the nodes keeping their streams'
+    /// priorities: the exchange's stream is the highest, so NCCL's kernels and the
+    /// unpacks are scheduled ahead of the interior's blocks, as when queued eagerly.
+    fn capture<T: DeviceTransport + ?Sized>(
+        &self,
+        gpu: &Gpu,
+        transport: &mut T,
+        bc: &BoundaryConditions,
+        psi: &mut DeviceField,
+        (source, dagger): (Parity, bool),
+        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+    ) -> Result<Replay, DistributedError> {
+        use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+        let operation = "distributed device hop: capturing an application";
+        let driver = |what: &'static str| {
+            move |e: cudarc::driver::DriverError| {
+                DistributedError::Operator(format!("{operation}: {what}: {e}"))
+            }
+        };
+        let step = Step::new(gpu, transport.rank(), bc, source, dagger);
+        let mut faces = self.faces.lock().unwrap_or_else(|e| e.into_inner());
+        let stream = gpu.backend().stream();
+        let delivered = stream
+            .context()
+            .new_event(None)
+            .map_err(driver("creating the delivery event"))?;
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(driver("beginning the capture"))?;
+        let queued =
+            self.apply_per_direction(&step, transport, &mut faces, psi, launch, Some(&delivered));
+        // The capture ends whatever happened inside it (a stream left capturing refuses
+        // all later work).
+        let captured = stream
+            .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+        queued?;
+        let graph = captured
+            .map_err(driver("ending the capture"))?
+            .ok_or_else(|| {
+                DistributedError::Operator(format!("{operation}: the capture is empty"))
+            })?;
+        Ok(Replay { graph, delivered })
+    }
+
     /// The overlapped hop with one exchange per cut direction (see [`Self::apply`]):
     ///
     /// ```text
-    /// compute : pack(μ₀) pack(μ₁) … interior ─ wait D(μ₀) unpack(μ₀) exterior(μ₀) ─ wait D(μ₁) …
-    /// NCCL    :   └ wait ─ group(μ₀) D(μ₀)  └ wait ─ group(μ₁) D(μ₁) …
+    /// compute : pack(μ₀) pack(μ₁) … interior ─ wait D(μ₀) exterior(μ₀) ─ wait D(μ₁) exterior(μ₁) …
+    /// NCCL    :   └ wait ─ group(μ₀) unpack(μ₀) D(μ₀)  └ wait ─ group(μ₁) unpack(μ₁) D(μ₁) …
     /// ```
     ///
     /// The host queues the interior right after the packs, before it posts the groups
     /// (NCCL's host-side enqueue takes tens of µs), so the GPU computes the interior
     /// while the host is still posting; each group waits for its direction's pack mark,
-    /// not for the interior queued after it.
+    /// not for the interior queued after it. The unpacks run on the transport's delivery
+    /// stream as the faces arrive ([`DeviceTransport::delivery_stream`]; without one, on
+    /// the GPU's stream after the wait), beside the interior, which reads no halo site.
+    ///
+    /// `captured`: the GPU's stream is capturing a graph ([`Self::apply_replayed`]):
+    /// everything is queued, nothing waited for (the transport's marks are sealed
+    /// instead of finished), and the event is recorded in the graph at the last
+    /// delivery ([`DeviceTransport::mark_replay_delivery`]).
     fn apply_per_direction<T: DeviceTransport + ?Sized>(
         &self,
         step: &Step<'_>,
@@ -360,6 +500,40 @@ impl DeviceDistributedHop {
         faces: &mut [Face],
         psi: &mut DeviceField,
         launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        captured: Option<&CudaEvent>,
+    ) -> Result<(), DistributedError> {
+        let queued = self.queue_per_direction(step, transport, faces, psi, launch, captured);
+        if captured.is_some() {
+            transport.seal_directions();
+            return queued;
+        }
+        let finished = queued.and_then(|()| {
+            transport.finish_directions(
+                step.gpu,
+                "distributed device hop: halo exchange of one direction",
+            )
+        });
+        let delivered = transport.take_delivery_clocks();
+        transport.clock_deliveries(false);
+        if let Some(slot) = &self.clocks {
+            if let Some(c) = slot.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                c.delivered = delivered;
+            }
+        }
+        finished
+    }
+
+    /// Queues the overlapped per-direction application of [`Self::apply_per_direction`]
+    /// (no host wait; the transport's marks left for the caller to finish or seal;
+    /// `captured`: the replays' delivery event to record).
+    fn queue_per_direction<T: DeviceTransport + ?Sized>(
+        &self,
+        step: &Step<'_>,
+        transport: &mut T,
+        faces: &mut [Face],
+        psi: &mut DeviceField,
+        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        captured: Option<&CudaEvent>,
     ) -> Result<(), DistributedError> {
         let operation = "distributed device hop: halo exchange of one direction";
         let clocked = self.clocks.is_some();
@@ -393,16 +567,33 @@ impl DeviceDistributedHop {
         let packed = clock("packs")?;
         launch(&self.boxes.interior, psi).map_err(op)?;
         let interior = clock("interior")?;
+        // Where the transport has a delivery stream, each direction's faces are unpacked
+        // there as soon as they arrive, beside the interior (which reads no halo site),
+        // and the direction's mark covers the unpacks: the exterior slabs alone are left
+        // after the interior.
+        let delivery = transport.delivery_stream();
         let mut marks = Vec::with_capacity(directions.len());
         for (mu, range) in directions {
             let (sends, mut recvs) = self.messages(step.rank, &mut faces[range.clone()]);
             let mark = transport.post_direction(step.gpu, operation, &sends, &mut recvs)?;
+            drop((sends, recvs));
+            if let Some(stream) = &delivery {
+                for f in &faces[range.clone()] {
+                    self.unpack(step, stream, f, psi)?;
+                }
+                transport.extend_direction(mark)?;
+            }
             marks.push((mu, range, mark));
+        }
+        if let Some(delivered) = captured {
+            transport.mark_replay_delivery(delivered)?;
         }
         for (mu, range, mark) in marks {
             transport.await_direction(step.gpu, mark)?;
-            for f in &faces[range] {
-                self.unpack(step, f, psi)?;
+            if delivery.is_none() {
+                for f in &faces[range] {
+                    self.unpack(step, step.gpu.backend().stream(), f, psi)?;
+                }
             }
             for (_, slabs) in self.boxes.exterior.iter().filter(|(m, _)| *m == mu) {
                 for slab in slabs {
@@ -411,9 +602,6 @@ impl DeviceDistributedHop {
             }
         }
         let done = clock("exterior")?;
-        let finished = transport.finish_directions(step.gpu, operation);
-        let delivered = transport.take_delivery_clocks();
-        transport.clock_deliveries(false);
         if let (Some(slot), Some(start), Some(packed), Some(interior), Some(done)) =
             (&self.clocks, began, packed, interior, done)
         {
@@ -421,11 +609,11 @@ impl DeviceDistributedHop {
                 start,
                 packed,
                 interior,
-                delivered,
+                delivered: Vec::new(),
                 done,
             });
         }
-        finished
+        Ok(())
     }
 
     /// Queues the pack of face `f` of ψ (its sign, its projection).
@@ -454,16 +642,18 @@ impl DeviceDistributedHop {
             .map_err(|e| op(e.into()))
     }
 
-    /// Queues the unpack of face `f`'s received buffer into ψ's halo.
+    /// Queues on `stream` (the GPU's, or the transport's delivery stream) the unpack of
+    /// face `f`'s received buffer into ψ's halo.
     fn unpack(
         &self,
         step: &Step<'_>,
+        stream: &cudarc::driver::CudaStream,
         f: &Face,
         psi: &mut DeviceField,
     ) -> Result<(), DistributedError> {
         self.kernels
             .unpack(
-                step.gpu,
+                stream,
                 self.ext.extended(),
                 &f.recv,
                 (step.parity, &f.halo, self.ls),
@@ -509,6 +699,24 @@ struct Step<'a> {
     /// The source field's parity.
     parity: usize,
     dagger: bool,
+}
+
+impl<'a> Step<'a> {
+    fn new(
+        gpu: &'a Gpu,
+        rank: usize,
+        bc: &'a BoundaryConditions,
+        source: Parity,
+        dagger: bool,
+    ) -> Self {
+        Self {
+            gpu,
+            rank,
+            bc,
+            parity: source as usize,
+            dagger,
+        }
+    }
 }
 
 fn op(e: OperatorError) -> DistributedError {

@@ -24,6 +24,15 @@
 //! travel as their own group right after their packs, and that direction's exterior
 //! slabs wait only for them ([`DeviceTransport::per_direction`]).
 //!
+//! # CUDA graphs
+//! With NCCL, an overlapped application can be captured once into a CUDA graph and
+//! replayed ([`DeviceDistributedHop::with_graphs`], [`DeviceDistributedHop::apply_replayed`];
+//! module `replay`): one graph launch instead of ~10 launches and NCCL calls, the
+//! arithmetic unchanged (the same kernels, operands and order: bit for bit). The GPU
+//! must be opened with a stream of its own ([`crate::device::Gpu::open_capturable`]);
+//! `qdsl solve --grid` and `qdsl bench --grid` do so for NCCL ranks (`QDSL_GRAPHS=0`
+//! turns the solves' graphs off).
+//!
 //! # Not yet here
 //! The peer and host transports still complete the exchange as one group; the packs of
 //! all faces are separate launches (one per face), as are the exterior slabs (two per
@@ -35,11 +44,12 @@ mod faces;
 mod gpu_tests;
 mod hop;
 mod peer;
+mod replay;
 mod transport;
 
 pub use blocks::{
-    global_sum, lock_transport, share_transport, DeviceHopDistribution, RankDistribution,
-    SharedTransport,
+    global_sum, hop_launch_key, lock_transport, share_transport, DeviceHopDistribution,
+    RankDistribution, SharedTransport,
 };
 pub use faces::DeviceFaces;
 pub use hop::{DeviceDistributedHop, PhaseTimes, Timeline};
@@ -47,4 +57,5 @@ pub use peer::{
     exchange_stream, peer_access_between, CopyEngine, GpuCopyEngine, PeerMessage, PeerProtocol,
     PeerTransport,
 };
+pub use replay::{EAGER_APPLICATIONS, MAX_GRAPHS};
 pub use transport::{DeviceTransport, FaceRecv, FaceSend, HostStaged, NcclTransport};

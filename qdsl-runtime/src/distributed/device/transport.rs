@@ -115,6 +115,25 @@ pub trait DeviceTransport {
         )))
     }
 
+    /// The stream the per-direction deliveries arrive on, where work that only needs a
+    /// direction's faces (their unpacks into the halo) can be queued right after
+    /// [`Self::post_direction`], beside the interior, and then covered by its mark
+    /// ([`Self::extend_direction`]). The default: none (the unpacks run on the GPU's
+    /// stream after [`Self::await_direction`]).
+    fn delivery_stream(&self) -> Option<std::sync::Arc<cudarc::driver::CudaStream>> {
+        None
+    }
+
+    /// Moves the delivery `mark` of [`Self::post_direction`] past the work queued since
+    /// on [`Self::delivery_stream`], so that [`Self::await_direction`] waits for it too.
+    /// The default refuses (there is no delivery stream).
+    fn extend_direction(&mut self, mark: usize) -> Result<(), DistributedError> {
+        Err(DistributedError::Operator(format!(
+            "delivery mark {mark}: {} has no delivery stream",
+            self.describe()
+        )))
+    }
+
     /// Makes the work queued next on the GPU's stream wait for the delivery `mark` of
     /// [`Self::post_direction`] (no host wait).
     fn await_direction(&mut self, _gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
@@ -129,6 +148,46 @@ pub trait DeviceTransport {
     /// error naming it), and forgets the marks.
     fn finish_directions(&mut self, _gpu: &Gpu, _operation: &str) -> Result<(), DistributedError> {
         Ok(())
+    }
+
+    /// Whether the per-direction exchange can be captured into a CUDA graph and replayed
+    /// ([`super::DeviceDistributedHop::with_graphs`]): every call from
+    /// [`Self::mark_packs`] to [`Self::await_direction`] only queues work on streams
+    /// (none waits on the host or allocates once the peers are connected). The default:
+    /// no.
+    fn capturable(&self) -> bool {
+        false
+    }
+
+    /// While a graph is being captured, after every direction was posted and before any
+    /// is awaited: records `delivered` in the graph after the last direction's delivery
+    /// (each replay then records it there, for [`Self::finish_replay`]). The default:
+    /// nothing to record.
+    fn mark_replay_delivery(&mut self, _delivered: &CudaEvent) -> Result<(), DistributedError> {
+        Ok(())
+    }
+
+    /// In place of [`Self::finish_directions`] when the directions were posted into a
+    /// CUDA graph being captured (nothing ran, nothing can be waited for): forgets the
+    /// marks, keeping what [`Self::finish_replay`] needs. The default: nothing to forget.
+    fn seal_directions(&mut self) {}
+
+    /// After a graph holding captured directions was queued on the GPU's stream: waits
+    /// on the host, bounded by the timeout, until its faces were delivered (`delivered`,
+    /// recorded by [`Self::mark_replay_delivery`]; a dead peer ends here with an error
+    /// naming it) — as [`Self::finish_directions`] does, so the host goes on queuing
+    /// while the GPU computes the exterior. The default refuses (see
+    /// [`Self::capturable`]).
+    fn finish_replay(
+        &mut self,
+        _gpu: &Gpu,
+        operation: &str,
+        _delivered: &CudaEvent,
+    ) -> Result<(), DistributedError> {
+        Err(DistributedError::Operator(format!(
+            "{operation}: {} cannot be replayed from a CUDA graph",
+            self.describe()
+        )))
     }
 
     /// Whether [`Self::post_direction`] also records a timing event at each direction's
@@ -330,6 +389,8 @@ pub struct NcclTransport {
     packs: std::collections::VecDeque<cudarc::driver::CudaEvent>,
     /// Timing events of the deliveries (`Some` while clocked), for the hop's timeline.
     clocks: Option<Vec<CudaEvent>>,
+    /// The peer a timeout of a replayed graph names (the last captured direction's).
+    replay_peer: Option<usize>,
 }
 
 impl NcclTransport {
@@ -341,6 +402,7 @@ impl NcclTransport {
             delivered: Vec::new(),
             packs: Default::default(),
             clocks: None,
+            replay_peer: None,
         }
     }
 
@@ -494,6 +556,20 @@ impl DeviceTransport for NcclTransport {
         Ok(self.delivered.len() - 1)
     }
 
+    fn delivery_stream(&self) -> Option<std::sync::Arc<cudarc::driver::CudaStream>> {
+        Some(self.comm.stream().clone())
+    }
+
+    fn extend_direction(&mut self, mark: usize) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let (event, _) = self.delivered.get(mark).ok_or_else(|| {
+            DistributedError::Operator(format!("no delivery mark {mark} was posted"))
+        })?;
+        event
+            .record(self.comm.stream())
+            .map_err(device("extending a direction's delivery mark", rank))
+    }
+
     fn await_direction(&mut self, gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
         let rank = self.rank();
         let (event, _) = self.delivered.get(mark).ok_or_else(|| {
@@ -513,6 +589,54 @@ impl DeviceTransport for NcclTransport {
             self.comm.finish(operation, peer)?;
         }
         Ok(())
+    }
+
+    fn capturable(&self) -> bool {
+        true
+    }
+
+    fn seal_directions(&mut self) {
+        if let Some((_, peer)) = self.delivered.last() {
+            self.replay_peer = Some(*peer);
+        }
+        self.delivered.clear();
+        self.packs.clear();
+    }
+
+    /// An external event record node on NCCL's stream after the last delivery, then the
+    /// last delivery mark recorded again (the GPU's stream waits on it: so the capture
+    /// joins the node back).
+    fn mark_replay_delivery(&mut self, delivered: &CudaEvent) -> Result<(), DistributedError> {
+        let rank = self.rank();
+        let Some((last, _)) = self.delivered.last() else {
+            return Ok(());
+        };
+        let stream = self.comm.stream();
+        let flags = cudarc::driver::sys::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL;
+        // SAFETY: both handles are live (the event outlives the graph that records it:
+        // the hop keeps them together).
+        unsafe {
+            cudarc::driver::sys::cuEventRecordWithFlags(
+                delivered.cu_event(),
+                stream.cu_stream(),
+                flags as u32,
+            )
+        }
+        .result()
+        .map_err(device("marking a replay's delivery", rank))?;
+        last.record(stream)
+            .map_err(device("joining a replay's delivery mark", rank))
+    }
+
+    /// `delivered` polled with NCCL's asynchronous error until the timeout.
+    fn finish_replay(
+        &mut self,
+        _gpu: &Gpu,
+        operation: &str,
+        delivered: &CudaEvent,
+    ) -> Result<(), DistributedError> {
+        let peer = self.replay_peer.unwrap_or(self.rank());
+        Ok(self.comm.finish_at(operation, peer, delivered)?)
     }
 
     fn clock_deliveries(&mut self, on: bool) {

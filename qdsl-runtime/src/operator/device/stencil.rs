@@ -721,7 +721,7 @@ impl DeviceStencil {
         // touching memory, so they may launch as programmatic dependents.
         let work = launch_work(&self.variant, lattice, n_out, ls as usize);
         crate::device::kernel::launch_function(
-            gpu,
+            gpu.backend().stream(),
             &build.function,
             &self.interface,
             work,

@@ -602,7 +602,8 @@ impl DeviceMobiusBlocks {
                 None => self.run(cx, l.kernel, r, dst, src, xpay()),
                 Some((d, hop_dagger)) => {
                     let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
-                    d.apply(cx, r, src, hop_dagger, |b, halo| {
+                    // Eager: the chains' launches are not keyed for graphs.
+                    d.apply(cx, r, src, hop_dagger, None, |b, halo| {
                         self.launch(cx, (l.kernel, &kernel), dst, halo, xpay(), Some(*b))
                     })
                 }
