@@ -614,6 +614,116 @@ s35_c)
   grep -hE "plaquette" "$OUT"/gen*.log
   cat "$OUT"/study*.log
   ;;
+s36_a)
+  # Stop 36, 2 GPUs: the distributed hop replayed from a CUDA graph. The several-GPU
+  # tests (the NCCL rows now also through graphs; a silent peer during a replay), then
+  # the scaling rows with the new `graph` column: 32^4 strong and weak, cuts in t and x,
+  # and 48^3x96 strong.
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops replay
+  r scaling 200 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r scaling_48 90 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "f32" --json "$OUT/scaling_48.json"
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/grid_tests.log | head -30
+  for f in scaling scaling_48; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -30; done
+  ;;
+s36_b)
+  # s36_a: graphs pass every several-GPU test but gain little (the NCCL kernels lost
+  # their stream's priority in the graph; the unpacks ran after the interior). Now the
+  # nodes keep their priorities and the unpacks run on NCCL's stream as the faces
+  # arrive; the solves' NCCL ranks replay their hops from graphs (QDSL_GRAPHS=0: off).
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  r ql_grid 90 "$QL" --ignored --test-threads 1 multi_gpu_
+  L=tests/data/milc/lat.sample.l8
+  for gr in 1 0; do
+    QDSL_GRAPHS=$gr r solve_wilson_g$gr 25 "$Q" --backend cuda solve $L --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRAPHS=$gr r solve_asqtad_g$gr 25 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+    QDSL_GRAPHS=$gr r solve_clover_g$gr 25 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRAPHS=$gr r solve_cg48_g$gr 60 "$Q" --backend cuda solve $L --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10 --grid 1,1,1,2
+  done
+  r solve_cg48_one 60 "$Q" --backend cuda solve $L --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10
+  r scaling 200 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r scaling_48 120 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "half-faces" --json "$OUT/scaling_48.json"
+  for gr in 1 0; do QDSL_GRAPHS=$gr r clover_g$gr 80 "$Q" bench --grid 1,1,1,2 --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_g$gr.json"; done
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -30
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iteration|residual|converged|solve|error" "$f" | head -8; done
+  for f in scaling scaling_48 clover_g1 clover_g0; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -20; done
+  ;;
+s36_c)
+  # s36_b: graphs bring the weak t-cut Wilson hop from 64 % to 79 % and leave the solves'
+  # iterations and residuals unchanged, but the asqtad solve took 0.58 s with graphs
+  # against 0.10 s without. Now a key is captured on its third application (at most 16
+  # graphs per hop) and the capture time is reported; the solves again, with NCCL's
+  # graph buffer registration on (default) and off.
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/grid_tests.log | head -12
+  L=tests/data/milc/lat.sample.l8
+  A="--backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1"
+  W="--backend cuda solve $L --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10 --grid 1,1,1,2"
+  r solve_asqtad_g1 25 "$Q" $A
+  NCCL_GRAPH_REGISTER=0 r solve_asqtad_g1_noreg 25 "$Q" $A
+  QDSL_GRAPHS=0 r solve_asqtad_g0 25 "$Q" $A
+  r solve_cg48_g1 60 "$Q" $W
+  NCCL_GRAPH_REGISTER=0 r solve_cg48_g1_noreg 60 "$Q" $W
+  QDSL_GRAPHS=0 r solve_cg48_g0 60 "$Q" $W
+  r scaling 120 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --weak --case "f32" --json "$OUT/scaling.json"
+  NCCL_GRAPH_REGISTER=0 r scaling_noreg 120 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --weak --case "half-faces" --json "$OUT/scaling_noreg.json"
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iterations|residual|solve  |error" "$f" | head -5; done
+  for f in scaling scaling_noreg; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -10; done
+  ;;
+s36_d)
+  # s36_c: NCCL's registration of the face buffers for graphs (NCCL_GRAPH_REGISTER, on
+  # by default) made the solves with graphs 2-5x slower; off, graphs cost nothing. qdsl
+  # now sets it to 0 unless the user did. The final rows: the several-GPU tests, the
+  # solves with and without graphs, the scaling tables, the clover M^.
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  r ql_grid 90 "$QL" --ignored --test-threads 1 multi_gpu_
+  L=tests/data/milc/lat.sample.l8
+  for gr in 1 0; do
+    QDSL_GRAPHS=$gr r solve_wilson_g$gr 25 "$Q" --backend cuda solve $L --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRAPHS=$gr r solve_asqtad_g$gr 25 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+    QDSL_GRAPHS=$gr r solve_clover_g$gr 25 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRAPHS=$gr r solve_cg48_g$gr 60 "$Q" --backend cuda solve $L --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10 --grid 1,1,1,2
+  done
+  r scaling 200 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "f32" --json "$OUT/scaling.json"
+  r scaling_48 120 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "half-faces" --json "$OUT/scaling_48.json"
+  for gr in 1 0; do QDSL_GRAPHS=$gr r clover_g$gr 80 "$Q" bench --grid 1,1,1,2 --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_g$gr.json"; done
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -10
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iterations|residual|solve  |error" "$f" | head -4; done
+  for f in scaling scaling_48 clover_g1 clover_g0; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -16; done
+  ;;
+s36_e)
+  # s36_d: with graphs the asqtad solve still took 0.40 s (0.09 s without) and the
+  # strong clover M^ 423 us (332 without): a replay's host wait waited for the whole
+  # graph, where the eager path waits only for the delivery (the host then queues the
+  # next kernels while the GPU computes the exterior). Now the replays record an event
+  # at the last delivery and the host waits for that. Solves and M^ again.
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  L=tests/data/milc/lat.sample.l8
+  A="--backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1"
+  for gr in 1 0; do
+    QDSL_GRAPHS=$gr r solve_asqtad_g$gr 25 "$Q" $A
+    QDSL_GRAPHS=$gr r solve_clover_g$gr 25 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10 --grid 1,1,1,2
+    QDSL_GRAPHS=$gr r clover_g$gr 80 "$Q" bench --grid 1,1,1,2 --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_g$gr.json"
+  done
+  NCCL_GRAPH_MIXING_SUPPORT=0 r solve_asqtad_g1_nomix 25 "$Q" $A
+  r scaling 60 "$Q" bench --grid 1,1,1,2 --reps 30 --warmup 5 --transports nccl --sizes 32 --weak --case "half-faces" --json "$OUT/scaling.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log | head -10
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iterations|residual|solve  |error" "$f" | head -4; done
+  for f in clover_g1 clover_g0 scaling; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -8; done
+  ;;
+s36_f)
+  # The final build of stop 36 (review mends after s36_e: the launch path takes the
+  # stream, one replay entry point, NCCL's defaults left alone): the several-GPU tests
+  # and two solves with graphs on and off.
+  r grid_tests 200 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  r ql_grid 90 "$QL" --ignored --test-threads 1 multi_gpu_
+  L=tests/data/milc/lat.sample.l8
+  for gr in 1 0; do
+    QDSL_GRAPHS=$gr r solve_asqtad_g$gr 25 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1
+    QDSL_GRAPHS=$gr r solve_clover_g$gr 25 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10 --grid 1,1,1,2
+  done
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -10
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iterations|residual|solve  |error" "$f" | head -4; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
