@@ -27,6 +27,13 @@ Scenarios (the constants each changes):
              ~100 us whatever its size up to a few MiB (a bare peer copy: 29 us; 64 MiB
              at 357 GB/s), ~25 us of unpacks and exterior launches after the delivery;
              off the node the same 100 us plus the bytes at 25 GB/s per GPU
+  h200x2_graph  the application replayed from a CUDA graph (BENCHMARKS.md 2026-11-29
+             (e), 2 x H200, NCCL, half-spinor faces), fitted to two rows: 32^3x64 over
+             1,1,1,2 (117 us; 93-97 us on one GPU) and 48^3x96 over 1,1,1,2 (450 us; 799
+             us on one GPU): no host launches left, the interior 1.15x slower beside
+             NCCL's kernels, ~3 us of packs and ~10 us of exterior slabs, an exchange of
+             30 us (a bare peer copy's latency) plus the bytes at 357 GB/s on the node
+             and at 25 GB/s per GPU off it
 """
 import itertools
 import sys
@@ -54,6 +61,8 @@ PACK_US_PER_SITE = None
 # None: the per-site models above.
 FIXED_PACK_US = None
 FIXED_EXTERIOR_US = None
+# The interior's slowdown while the exchange's kernels share the GPU.
+INTERIOR_SLOWDOWN = 1.0
 
 # 2026-11-27 (e), 2 x H100, 32^4 over 1,1,1,2, Wilson hop f32: exchange 195.3 us for
 # 3 MiB, pack 37.4 us and exterior 47.3 us for 2 x 16384 face sites.
@@ -65,8 +74,14 @@ MEASURED_EXTERIOR_FACTOR = 47.3 / 32768 / (104.5 / (32**4 // 2))
 def use_scenario(name):
     """Sets the module's constants for the scenario `name` (see the docstring)."""
     global NVLINK_GBS, EXTERIOR_FACTOR, PACK_US_PER_SITE, FACE_BYTES, HOP_US_32
-    global LAT_ON_US, LAT_OFF_US, FIXED_PACK_US, FIXED_EXTERIOR_US
-    if name == "h200x4":
+    global LAT_ON_US, LAT_OFF_US, FIXED_PACK_US, FIXED_EXTERIOR_US, INTERIOR_SLOWDOWN
+    if name == "h200x2_graph":
+        HOP_US_32 = {"f32 r12": 93.0}
+        FACE_BYTES = PROJECTED_BYTES
+        NVLINK_GBS, LAT_ON_US, LAT_OFF_US = 357.0, 30.0, 30.0
+        FIXED_PACK_US, FIXED_EXTERIOR_US = 3.0, 10.0
+        INTERIOR_SLOWDOWN = 1.15
+    elif name == "h200x4":
         HOP_US_32 = {"f32 r12": 93.0}
         FACE_BYTES = PROJECTED_BYTES
         # The measured ~100 us is mostly the software path, which a network exchange
@@ -80,7 +95,9 @@ def use_scenario(name):
     elif name == "projected":
         FACE_BYTES = PROJECTED_BYTES
     elif name != "nominal":
-        sys.exit(f"unknown scenario {name!r}: measured, nominal, projected or h200x4")
+        sys.exit(
+            f"unknown scenario {name!r}: measured, nominal, projected, h200x4 or h200x2_graph"
+        )
 
 
 def grid_for(dims, p):
@@ -135,6 +152,8 @@ def model(dims, p, prec):
         t = max(on / NVLINK_GBS / 1e3 + (LAT_ON_US if on else 0),
                 off / NET_GBS_PER_GPU / 1e3 + (LAT_OFF_US if off else 0))
         worst = max(worst, t)
+    if total_face:
+        t_int *= INTERIOR_SLOWDOWN
     if FIXED_PACK_US is not None:
         t_pack = FIXED_PACK_US if total_face else 0.0
     elif PACK_US_PER_SITE is None:
