@@ -374,10 +374,11 @@ impl DeviceDistributedHop {
     /// `key` must tell apart everything `launch` reads and writes besides ψ (its output
     /// and input buffers, coefficients, launch shapes): a graph replays the launches
     /// with the arguments they were captured with (`None`: the caller cannot say, always
-    /// eager). The hop adds ψ's buffers, `source` and `dagger`. The first application of a key runs eagerly, the second is captured
-    /// and replayed, later ones are replayed ([`super::replay`]); each ends with a host
-    /// wait for the GPU bounded by the transport's timeout (a dead peer is an error
-    /// naming it, never a hang).
+    /// eager). The hop adds ψ's buffers, `source` and `dagger`. A key's first
+    /// [`super::EAGER_APPLICATIONS`] applications run eagerly, the next is captured and
+    /// replayed, later ones are replayed ([`super::replay`]); each replay ends with a
+    /// host wait for its faces' delivery bounded by the transport's timeout (a dead peer
+    /// is an error naming it, never a hang), as the eager path ends.
     #[allow(clippy::too_many_arguments)]
     pub fn apply_replayed<T: DeviceTransport + ?Sized>(
         &self,
