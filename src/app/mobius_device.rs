@@ -9,7 +9,7 @@
 use super::mobius::MobiusSolver;
 use super::mspcg_device::DevicePreconditioner;
 use super::precision::{self, DeviceIteration, Precision};
-use super::solve::{solve_fields, warm_up};
+use super::solve::{device_error, prepare_solve, solve_fields};
 use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -20,7 +20,7 @@ use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double,
 };
 use qdsl_runtime::solver::mspcg::{pcg, PcgResult};
-use qdsl_runtime::solver::{ConvertFrom, SolveResult, SolverError, SolverKind, SolverOptions};
+use qdsl_runtime::solver::{SolveResult, SolverError, SolverKind, SolverOptions};
 use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
@@ -93,10 +93,6 @@ pub struct MobiusDevice {
     high: DeviceOperator<Double>,
     /// The iteration operator of a mixed solve; `None` for pure f64 (`high` iterates).
     low: Option<Box<dyn IterationOperator>>,
-}
-
-fn device_error(e: impl std::fmt::Display) -> SolverError {
-    SolverError::operator(std::io::Error::other(e.to_string()))
 }
 
 /// Builds the iteration operator of a precision ([`DeviceIteration`]).
@@ -223,13 +219,7 @@ fn set_up<P: DevicePrecision>(
         .map_err(device_error)?;
     let l = *b_dev.layout();
     let x = DeviceVector::<Double>::zeros(ctx, l.host_reals, l.sites).map_err(device_error)?;
-    let layouts = [
-        l,
-        DeviceVector::<P>::layout_of(l.host_reals, l.sites).map_err(device_error)?,
-    ];
-    ctx.preload_vector_kernels(&layouts).map_err(device_error)?;
-    warm_up(high, &b_dev)?;
-    warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    prepare_solve(ctx, high, low, &b_dev)?;
     Ok((b_dev, x))
 }
 

@@ -14,7 +14,7 @@
 use super::mobius::MobiusSolver;
 use super::precision::Precision;
 use super::solve::{
-    grid_lattice, open_gpu_rank, solve_fields, warm_up, Action, GridTransport, SolveBackend,
+    grid_lattice, open_gpu_rank, prepare_solve, solve_fields, Action, GridTransport, SolveBackend,
 };
 use qdsl_core::field::distributed::{gather, scatter};
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -23,11 +23,12 @@ use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::distributed::{
     distributed_mobius, fill_link_halos, DistributedField, SharedComm,
 };
-use qdsl_runtime::solver::device::{DeviceOperator, DevicePrecision, DeviceVector, Double, Single};
-use qdsl_runtime::solver::{
-    ConvertFrom, SolveResult, SolverError, SolverField, SolverKind, SolverOptions,
+use qdsl_runtime::solver::device::{
+    DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
+use qdsl_runtime::solver::{SolveResult, SolverError, SolverField, SolverKind, SolverOptions};
 use std::fmt::Display;
+use std::sync::Arc;
 
 type F64 = ColourSpinorField<f64>;
 
@@ -226,13 +227,13 @@ fn gpu_rank(
         Precision::F64 => {
             let (high, _, b_dev) = rank.set_up::<Double>(false).map_err(|e| device(&e))?;
             let mut x_dev = b_dev.zeros_like();
-            (run_on(&high, &high, &b_dev, &mut x_dev, opts), x_dev)
+            (run_on(&ctx, &high, &high, &b_dev, &mut x_dev, opts), x_dev)
         }
         _ => {
             let (high, low, b_dev) = rank.set_up::<Single>(true).map_err(|e| device(&e))?;
             let low = low.expect("set_up(true) builds the iteration operator");
             let mut x_dev = b_dev.zeros_like();
-            (run_on(&high, &low, &b_dev, &mut x_dev, opts), x_dev)
+            (run_on(&ctx, &high, &low, &b_dev, &mut x_dev, opts), x_dev)
         }
     };
     if let Some(e) = ctx.take_error() {
@@ -299,17 +300,18 @@ impl RankSolve<'_> {
     }
 }
 
-/// CGNR with `high` (solution, true residual) and `low` (iteration), each applied once
-/// each way first ([`warm_up`]: first-use tuning counts as set-up).
+/// CGNR with `high` (solution, true residual) and `low` (iteration), after the solve's
+/// set-up ([`prepare_solve`]: the vector kernels loaded, each operator applied once each
+/// way; first-use compiles and tuning count as set-up).
 fn run_on<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
     high: &DeviceOperator<Double>,
     low: &DeviceOperator<P>,
     b: &DeviceVector<Double>,
     x: &mut DeviceVector<Double>,
     opts: &SolverOptions,
 ) -> Result<SolveResult, SolverError> {
-    warm_up(high, b)?;
-    warm_up(low, &DeviceVector::<P>::converted(b))?;
+    prepare_solve(ctx, high, low, b)?;
     let (result, _) = solve_fields::<_, DeviceVector<P>>(high, low, SolverKind::Cgnr, b, x, opts)?;
     Ok(result)
 }

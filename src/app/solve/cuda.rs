@@ -25,6 +25,34 @@ pub(crate) fn warm_up<F: SolverField>(
     Ok(())
 }
 
+/// The set-up a device solve finishes before its timed iterations, once its operators
+/// `high` (f64) and `low` (iterating in `P`) exist: the vector kernels of `b`'s layout and
+/// of its `P` twin compiled and loaded, then each operator applied once each way
+/// ([`warm_up`]). Without the first, a first solve in a fresh JIT cache compiles its
+/// vector kernels inside its iterations (measured: the decomposed 8⁴ asqtad CG on 2 ×
+/// H200 took 0.17–0.41 s in the first process of a session, 0.07–0.11 s after,
+/// BENCHMARKS.md 2026-11-29 (e)).
+pub(crate) fn prepare_solve<P: DevicePrecision>(
+    ctx: &Arc<DeviceContext>,
+    high: &(dyn LinearOperator<DeviceVector<Double>> + Send + Sync),
+    low: &(dyn LinearOperator<DeviceVector<P>> + Send + Sync),
+    b: &DeviceVector<Double>,
+) -> Result<(), SolverError> {
+    let l = *b.layout();
+    let layouts = [
+        l,
+        DeviceVector::<P>::layout_of(l.host_reals, l.sites).map_err(device_error)?,
+    ];
+    ctx.preload_vector_kernels(&layouts).map_err(device_error)?;
+    warm_up(high, b)?;
+    warm_up(low, &DeviceVector::<P>::converted(b))
+}
+
+/// A device error as a solver error (the operator's failure).
+pub(crate) fn device_error(e: impl std::fmt::Display) -> SolverError {
+    SolverError::operator(std::io::Error::other(e.to_string()))
+}
+
 /// The device solve with f64 operator `high` and iteration operator `low` (their vector
 /// kernels loaded, see [`set_up`]); returns the
 /// result and the downloaded solution. Both operators are applied once first

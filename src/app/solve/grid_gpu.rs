@@ -36,7 +36,7 @@ use qdsl_runtime::operator::device::codegen_hash;
 use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
-use qdsl_runtime::solver::{ConvertFrom, LinearOperator, SolveResult, SolverField, SolverOptions};
+use qdsl_runtime::solver::{LinearOperator, SolveResult, SolverField, SolverOptions};
 use qdsl_runtime::tune::{default_path, TunePolicy, Tuner};
 use std::fmt::Display;
 use std::sync::Arc;
@@ -369,9 +369,9 @@ fn gpu_rank(
     }
 }
 
-/// The rank's solve iterating in `P` after one application of each operator (first-use
-/// JIT is set-up); the solution part downloaded. A failure recorded in the context is an
-/// error.
+/// The rank's solve iterating in `P` after its set-up ([`super::cuda::prepare_solve`]: the
+/// vector kernels loaded, each operator applied once each way; first-use JIT is set-up);
+/// the solution part downloaded. A failure recorded in the context is an error.
 fn run<P: DevicePrecision>(
     ctx: &Arc<DeviceContext>,
     high: &DeviceOperator<Double>,
@@ -383,8 +383,7 @@ fn run<P: DevicePrecision>(
     let device = |e: qdsl_runtime::device::DeviceError| SolveError::Device(e.to_string());
     let b_dev = DeviceVector::<Double>::upload(ctx, b).map_err(device)?;
     let mut x_dev = b_dev.zeros_like();
-    super::cuda::warm_up(high, &b_dev)?;
-    super::cuda::warm_up(low, &DeviceVector::<P>::converted(&b_dev))?;
+    super::cuda::prepare_solve(ctx, high, low, &b_dev)?;
     let outcome =
         solve_fields::<_, DeviceVector<P>>(high, low, config.solver, &b_dev, &mut x_dev, opts);
     if let Some(e) = ctx.take_error() {

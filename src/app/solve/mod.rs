@@ -69,7 +69,7 @@ pub use crate::app::precision::Precision;
 pub use action::Action;
 pub use backend::SolveBackend;
 pub use config::{check_hisq_u0, FermionBoundary, SolveConfig, Source};
-pub(crate) use cuda::{set_up, warm_up};
+pub(crate) use cuda::{device_error, prepare_solve, set_up};
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
