@@ -724,6 +724,50 @@ s36_f)
   grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/ql_grid.log | head -10
   for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "iterations|residual|solve  |error" "$f" | head -4; done
   ;;
+s37_a)
+  # Stop 37, 4 GPUs: the distributed hop's packs and exterior slabs on a boundary stream
+  # of their own, beside the interior (the exterior no longer waits for the interior's
+  # last blocks, the interior no longer for the packs). The several-GPU tests on all four
+  # GPUs (bit for bit against one, eager and replayed), then the 1 -> 2 -> 4 GPU scaling of
+  # the f32 Wilson hop at 32^4 and 32^4 per GPU (t cut, z.t cut; x cut on 2).
+  r grid_tests 220 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/grid_tests.log | head -14
+  r scaling 240 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --grid 2,1,1,1 --reps 30 --warmup 5 --transports nccl --sizes 32 --strong-and-weak --case "wilson_hop f32" --json "$OUT/scaling.json"
+  echo "== scaling"; grep -vE "^qdsl bench:|^$" "$OUT/scaling.log" | tail -24
+  ;;
+s37_b)
+  # Right after s37_a: the staggered and fixed16 rows, 48^3x96 strong over 1 -> 2 -> 4, the
+  # decomposed solves (the first in a fresh process: the vector kernels now load before
+  # the timed solve), the Wilson CGNR at 48^3x96 on one GPU and on four, the clover M^.
+  r ql_grid 90 "$QL" --ignored --test-threads 1 multi_gpu_
+  L=tests/data/milc/lat.sample.l8
+  for gr in 1 0 1; do QDSL_GRAPHS=$gr r solve_asqtad_g$gr 25 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 2,1,1,1; grep -iE "iterations|solve  " "$OUT/solve_asqtad_g$gr.log" | head -3; done
+  A="--backend cuda solve $L --tile 6,6,6,12 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-10"
+  r cg48_one 60 "$Q" $A
+  r cg48_g1,1,1,4 60 "$Q" $A --grid 1,1,1,4
+  r cg48_g1,1,2,2 60 "$Q" $A --grid 1,1,2,2
+  GRIDS="--grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2"
+  r scaling_stag 90 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --sizes 32 --weak --case "staggered_hop f32" --json "$OUT/scaling_stag.json"
+  r scaling_h16 90 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --sizes 32 --weak --case "fixed16 half-faces" --json "$OUT/scaling_h16.json"
+  r scaling_again 60 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --reps 50 --warmup 5 --transports nccl --sizes 32 --weak --case "wilson_hop f32 half-faces" --json "$OUT/scaling_again.json"
+  r scaling_48 120 "$Q" bench $GRIDS --reps 30 --warmup 5 --transports nccl --lattice 48,48,48,96 --case "wilson_hop f32 half-faces" --json "$OUT/scaling_48.json"
+  r clover_grid 80 "$Q" bench $GRIDS --clover --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/clover_scaling.json"
+  grep -hE "^test result|FAILED|panicked" "$OUT"/ql_grid.log | head -6
+  for f in "$OUT"/cg48_*.log; do echo "== $f"; grep -iE "ranks|iterations|residual|solve  |error" "$f" | head -5; done
+  for f in scaling_again scaling_stag scaling_h16 scaling_48 clover_grid; do echo "== $f"; grep -vE "^qdsl bench:|^$" "$OUT/$f.log" | tail -16; done
+  ;;
+s37_c)
+  # After s37_b: the distributed GPU tests on one GPU each (clover, Wilson CG, Moebius over
+  # boxes: their exterior slabs now run on the boundary stream), the fixed16 weak rows
+  # again (s37_b's 1,1,1,4 graph row, 136 us against 88 on 2 GPUs, looked wrong), and the
+  # distributed Moebius M^ on 2 and 4 GPUs.
+  r rt_dist 240 "$RT" --ignored --test-threads 4 distributed --skip multi_gpu_ --skip nccl_distributed_hops
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_dist.log | head -20
+  r h16_again 60 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --reps 50 --warmup 5 --transports nccl --sizes 32 --weak --case "fixed16 half-faces" --json "$OUT/h16_again.json"
+  echo "== h16_again"; grep -vE "^qdsl bench:|^$" "$OUT/h16_again.log" | tail -4
+  r bmobius_grid 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling.json"
+  echo "== bmobius_grid"; grep -vE "^qdsl bench:|^$" "$OUT/bmobius_grid.log" | tail -8
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -481,8 +481,8 @@ fn rank_times(
                     stencil.launch(
                         gpu,
                         &lattice,
-                        StencilLaunch::default_build(LaunchConfig::default_for(b.threads())),
-                        StencilArgs::new(&mut out, &inputs).site_box(*b),
+                        StencilLaunch::default_build(LaunchConfig::default_for(b.sites.threads())),
+                        StencilArgs::new(&mut out, &inputs).within(b),
                     )
                 },
             )

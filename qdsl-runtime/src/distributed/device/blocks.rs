@@ -11,12 +11,12 @@ use crate::device::gpu::driver;
 use crate::device::Gpu;
 use crate::device::{DeviceError, DeviceField};
 use crate::distributed::DistributedError;
-use crate::operator::device::{DeviceRun, OperatorError};
+use crate::operator::device::{BoxLaunch, DeviceRun, OperatorError};
 use crate::operator::even_odd::Xpay;
 use qdsl_core::dsl::halo_spin::HaloProjections;
 use qdsl_core::dsl::variant::{Region, StorageFormat, TimeBoundary};
 use qdsl_core::dsl::{Stencil, Variant};
-use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, Lattice, Parity, SiteBox};
+use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, Lattice, Parity};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -107,7 +107,7 @@ impl DeviceHopDistribution {
         psi: &DeviceField,
         dagger: bool,
         key: Option<u64>,
-        launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        launch: impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), OperatorError> {
         let source = r.opposite();
         let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());

@@ -146,13 +146,13 @@ impl DeviceFaces {
         device_spinor(gpu, self.wire, reals, (slab.threads() * ls).max(1))
     }
 
-    /// Queues buffer ← sign · (the parity-`parity` sites of `slab` of `field`, every
-    /// slice; projected by `projection`) on the GPU's stream; `lattice` is the field's
-    /// (extended) lattice.
+    /// Queues on `stream` (a stream of the GPU the kernels were built for) buffer ←
+    /// sign · (the parity-`parity` sites of `slab` of `field`, every slice; projected by
+    /// `projection`); `lattice` is the field's (extended) lattice.
     #[allow(clippy::too_many_arguments)]
     pub fn pack(
         &self,
-        gpu: &Gpu,
+        stream: &CudaStream,
         lattice: &Lattice,
         field: &DeviceField,
         (parity, slab, ls): (usize, &SiteBox, usize),
@@ -184,7 +184,7 @@ impl DeviceFaces {
             field.layout().stride,
             stride_face,
         );
-        pack.launch_default(gpu, [slab.threads(), ls, 1], a)
+        pack.launch_default_on(stream, [slab.threads(), ls, 1], a)
     }
 
     /// Queues on `stream` (a stream of the GPU the kernels were built for) the halo slab

@@ -220,10 +220,12 @@ fn rank_part<S: Stencil, T: DeviceTransport>(
                 stencil.launch(
                     gpu,
                     &lattice,
-                    StencilLaunch::default_build(tune::LaunchConfig::default_for(b.threads())),
+                    StencilLaunch::default_build(tune::LaunchConfig::default_for(
+                        b.sites.threads(),
+                    )),
                     StencilArgs::new(&mut out, &all)
                         .xpay(xpay.as_ref())
-                        .site_box(*b),
+                        .within(b),
                 )
             },
         )

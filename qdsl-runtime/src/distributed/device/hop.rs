@@ -8,13 +8,13 @@ use super::replay::{application_key, Next, Replay, Replays};
 use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{face_tag, DistributedError};
-use crate::operator::device::OperatorError;
-use cudarc::driver::{CudaEvent, DevicePtr};
+use crate::operator::device::{BoxLaunch, OperatorError};
+use cudarc::driver::{CudaEvent, CudaStream, DevicePtr};
 use qdsl_core::dsl::halo_spin::{FaceProjection, HaloProjections};
 use qdsl_core::dsl::variant::StorageFormat;
 use qdsl_core::field::distributed::face_negated;
 use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, LaunchBoxes, Parity, Side, SiteBox};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One face of this rank: where it is packed from and unpacked to, and its buffers.
@@ -104,6 +104,9 @@ pub struct DeviceDistributedHop {
     clocks: Option<Mutex<Option<Clocks>>>,
     /// The CUDA graphs of [`Self::apply_replayed`] (`Some` while graphs are on).
     replays: Option<Mutex<Replays>>,
+    /// The packs and the exterior slabs of the overlapped per-direction application,
+    /// beside the interior (made on first use; [`Self::boundary_stream`]).
+    boundary: Mutex<Option<Arc<CudaStream>>>,
 }
 
 impl DeviceDistributedHop {
@@ -178,6 +181,7 @@ impl DeviceDistributedHop {
             timing: None,
             clocks: None,
             replays: None,
+            boundary: Mutex::new(None),
         })
     }
 
@@ -301,15 +305,16 @@ impl DeviceDistributedHop {
     /// extended lattice) and runs `launch` over the interior box and each exterior slab,
     /// the interior during the exchange when overlap is on. `bc` is the fermions' global
     /// boundary condition (the faces carry its sign); `dagger`: the hop is the dagger
-    /// knob's (projected faces carry the opposite projectors). `launch(box, ψ)` queues
-    /// the sub-box kernel over `box` reading ψ on the GPU's stream. A projected halo
-    /// holds (1 ± γ_μ)ψ/2, which only the hop's own projection may read.
+    /// knob's (projected faces carry the opposite projectors). `launch(b, ψ)` queues
+    /// the sub-box kernel over `b.sites` reading ψ on `b.stream` (the GPU's stream, or
+    /// the hop's boundary stream for the exterior slabs). A projected halo holds
+    /// (1 ± γ_μ)ψ/2, which only the hop's own projection may read.
     ///
     /// With overlap on and a transport that exchanges direction by direction
     /// ([`DeviceTransport::per_direction`]: NCCL), each cut direction's exchange starts
     /// as soon as its packs are done, and its exterior slabs wait only for its own faces
-    /// (and those of the directions before it, which its slabs read); otherwise the
-    /// exchange completes as one group before the exteriors.
+    /// (and those of the directions before it, which its slabs read), not for the
+    /// interior; otherwise the exchange completes as one group before the exteriors.
     #[allow(clippy::too_many_arguments)]
     pub fn apply<T: DeviceTransport + ?Sized>(
         &self,
@@ -319,7 +324,7 @@ impl DeviceDistributedHop {
         psi: &mut DeviceField,
         source: Parity,
         dagger: bool,
-        mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        mut launch: impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
         let overlap = self.overlap && self.timing.is_none();
         let step = Step::new(gpu, transport.rank(), bc, source, dagger);
@@ -328,31 +333,36 @@ impl DeviceDistributedHop {
             return self.apply_per_direction(&step, transport, &mut faces, psi, &mut launch, None);
         }
         let mut clock = Clock::new(gpu, self.timing.is_some());
+        let stream = gpu.backend().stream();
+        let on = |sites: &SiteBox| BoxLaunch {
+            sites: *sites,
+            stream,
+        };
         for f in faces.iter_mut() {
-            self.pack(&step, f, psi)?;
+            self.pack(&step, stream, f, psi)?;
         }
         let pack = clock.lap()?;
         let (sends, mut recvs) = self.messages(step.rank, &mut faces);
         let operation = "distributed device hop: halo exchange";
         transport.packed(gpu, operation, &sends)?;
         if overlap {
-            launch(&self.boxes.interior, psi).map_err(op)?;
+            launch(&on(&self.boxes.interior), psi).map_err(op)?;
         }
         transport.post(gpu, operation, &sends, &recvs)?;
         transport.complete(gpu, operation, &sends, &mut recvs)?;
         drop(sends);
         drop(recvs);
         for f in faces.iter() {
-            self.unpack(&step, gpu.backend().stream(), f, psi)?;
+            self.unpack(&step, stream, f, psi)?;
         }
         let exchange = clock.lap()?;
         if !overlap {
-            launch(&self.boxes.interior, psi).map_err(op)?;
+            launch(&on(&self.boxes.interior), psi).map_err(op)?;
         }
         let interior = clock.lap()?;
         for (_, slabs) in &self.boxes.exterior {
             for slab in slabs {
-                launch(slab, psi).map_err(op)?;
+                launch(&on(slab), psi).map_err(op)?;
             }
         }
         let exterior = clock.lap()?;
@@ -389,7 +399,7 @@ impl DeviceDistributedHop {
         source: Parity,
         dagger: bool,
         key: Option<u64>,
-        mut launch: impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        mut launch: impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<(), DistributedError> {
         let (Some(replays), Some(key)) = (&self.replays, key) else {
             return self.apply(gpu, transport, bc, psi, source, dagger, launch);
@@ -442,7 +452,7 @@ impl DeviceDistributedHop {
         bc: &BoundaryConditions,
         psi: &mut DeviceField,
         (source, dagger): (Parity, bool),
-        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        launch: &mut impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
     ) -> Result<Replay, DistributedError> {
         use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
         let operation = "distributed device hop: capturing an application";
@@ -476,19 +486,29 @@ impl DeviceDistributedHop {
         Ok(Replay { graph, delivered })
     }
 
-    /// The overlapped hop with one exchange per cut direction (see [`Self::apply`]):
+    /// The overlapped hop with one exchange per cut direction (see [`Self::apply`]). Where
+    /// the transport delivers on a stream of its own ([`DeviceTransport::delivery_stream`]:
+    /// NCCL), the packs and the exterior slabs run on the hop's boundary stream (of the
+    /// highest priority) and the interior alone on the GPU's stream:
     ///
     /// ```text
-    /// compute : pack(μ₀) pack(μ₁) … interior ─ wait D(μ₀) exterior(μ₀) ─ wait D(μ₁) exterior(μ₁) …
-    /// NCCL    :   └ wait ─ group(μ₀) unpack(μ₀) D(μ₀)  └ wait ─ group(μ₁) unpack(μ₁) D(μ₁) …
+    /// compute  : ─┬─ interior ─────────────────────────────────────────────┬─ (after the join)
+    /// boundary :  └ pack(μ₀) P(μ₀) pack(μ₁) P(μ₁) … wait D(μ₀) exterior(μ₀) wait D(μ₁) exterior(μ₁) … ┘
+    /// NCCL     :        └ wait P(μ₀) group(μ₀) unpack(μ₀) D(μ₀)  └ wait P(μ₁) group(μ₁) unpack(μ₁) D(μ₁) …
     /// ```
+    ///
+    /// so the packs start with the interior, not before it, and each direction's
+    /// exterior slabs run as soon as its faces (and those of the directions before it,
+    /// which its slabs read) were unpacked, beside the interior's last blocks instead of
+    /// after them. The interior reads no halo site and writes no exterior site, so the
+    /// three streams touch disjoint data; the GPU's stream waits for the boundary
+    /// stream's last work before anything queued after the hop. Without a delivery
+    /// stream everything runs on the GPU's stream: packs, interior, then per direction
+    /// the wait, the unpacks and the exterior slabs.
     ///
     /// The host queues the interior right after the packs, before it posts the groups
     /// (NCCL's host-side enqueue takes tens of µs), so the GPU computes the interior
-    /// while the host is still posting; each group waits for its direction's pack mark,
-    /// not for the interior queued after it. The unpacks run on the transport's delivery
-    /// stream as the faces arrive ([`DeviceTransport::delivery_stream`]; without one, on
-    /// the GPU's stream after the wait), beside the interior, which reads no halo site.
+    /// while the host is still posting.
     ///
     /// `captured`: the GPU's stream is capturing a graph ([`Self::apply_replayed`]):
     /// everything is queued, nothing waited for (the transport's marks are sealed
@@ -500,7 +520,7 @@ impl DeviceDistributedHop {
         transport: &mut T,
         faces: &mut [Face],
         psi: &mut DeviceField,
-        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        launch: &mut impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
         captured: Option<&CudaEvent>,
     ) -> Result<(), DistributedError> {
         let queued = self.queue_per_direction(step, transport, faces, psi, launch, captured);
@@ -533,25 +553,34 @@ impl DeviceDistributedHop {
         transport: &mut T,
         faces: &mut [Face],
         psi: &mut DeviceField,
-        launch: &mut impl FnMut(&SiteBox, &DeviceField) -> Result<(), OperatorError>,
+        launch: &mut impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
         captured: Option<&CudaEvent>,
     ) -> Result<(), DistributedError> {
         let operation = "distributed device hop: halo exchange of one direction";
         let clocked = self.clocks.is_some();
-        let clock = |what: &str| -> Result<Option<CudaEvent>, DistributedError> {
-            if !clocked {
-                return Ok(None);
-            }
-            let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-            step.gpu
-                .backend()
-                .stream()
-                .record_event(Some(flags))
-                .map(Some)
-                .map_err(|e| DistributedError::Operator(format!("clocking the {what}: {e}")))
-        };
+        let clock =
+            |stream: &CudaStream, what: &str| -> Result<Option<CudaEvent>, DistributedError> {
+                if !clocked {
+                    return Ok(None);
+                }
+                let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+                stream
+                    .record_event(Some(flags))
+                    .map(Some)
+                    .map_err(|e| DistributedError::Operator(format!("clocking the {what}: {e}")))
+            };
         transport.clock_deliveries(clocked);
-        let began = clock("start")?;
+        let compute = step.gpu.backend().stream().clone();
+        let delivery = transport.delivery_stream();
+        let boundary = match delivery {
+            Some(_) => self.boundary_stream(step.gpu)?,
+            None => compute.clone(),
+        };
+        let forked = !Arc::ptr_eq(&boundary, &compute);
+        if forked {
+            follow(&boundary, &compute, "forking the boundary stream")?;
+        }
+        let began = clock(&boundary, "start")?;
         // The faces are stored direction by direction (both sides of μ together).
         let mut directions = Vec::new();
         let mut start = 0;
@@ -559,20 +588,22 @@ impl DeviceDistributedHop {
             let mu = faces[start].mu;
             let end = start + faces[start..].iter().take_while(|f| f.mu == mu).count();
             for f in faces[start..end].iter_mut() {
-                self.pack(step, f, psi)?;
+                self.pack(step, &boundary, f, psi)?;
             }
-            transport.mark_packs(step.gpu)?;
+            transport.mark_packs(&boundary)?;
             directions.push((mu, start..end));
             start = end;
         }
-        let packed = clock("packs")?;
-        launch(&self.boxes.interior, psi).map_err(op)?;
-        let interior = clock("interior")?;
+        let packed = clock(&boundary, "packs")?;
+        let interior_box = BoxLaunch {
+            sites: self.boxes.interior,
+            stream: &compute,
+        };
+        launch(&interior_box, psi).map_err(op)?;
+        let interior = clock(&compute, "interior")?;
         // Where the transport has a delivery stream, each direction's faces are unpacked
         // there as soon as they arrive, beside the interior (which reads no halo site),
-        // and the direction's mark covers the unpacks: the exterior slabs alone are left
-        // after the interior.
-        let delivery = transport.delivery_stream();
+        // and the direction's mark covers the unpacks.
         let mut marks = Vec::with_capacity(directions.len());
         for (mu, range) in directions {
             let (sends, mut recvs) = self.messages(step.rank, &mut faces[range.clone()]);
@@ -590,19 +621,26 @@ impl DeviceDistributedHop {
             transport.mark_replay_delivery(delivered)?;
         }
         for (mu, range, mark) in marks {
-            transport.await_direction(step.gpu, mark)?;
+            transport.await_direction(&boundary, mark)?;
             if delivery.is_none() {
                 for f in &faces[range] {
-                    self.unpack(step, step.gpu.backend().stream(), f, psi)?;
+                    self.unpack(step, &boundary, f, psi)?;
                 }
             }
             for (_, slabs) in self.boxes.exterior.iter().filter(|(m, _)| *m == mu) {
                 for slab in slabs {
-                    launch(slab, psi).map_err(op)?;
+                    let exterior = BoxLaunch {
+                        sites: *slab,
+                        stream: &boundary,
+                    };
+                    launch(&exterior, psi).map_err(op)?;
                 }
             }
         }
-        let done = clock("exterior")?;
+        if forked {
+            follow(&compute, &boundary, "joining the boundary stream")?;
+        }
+        let done = clock(&compute, "exterior")?;
         if let (Some(slot), Some(start), Some(packed), Some(interior), Some(done)) =
             (&self.clocks, began, packed, interior, done)
         {
@@ -617,10 +655,26 @@ impl DeviceDistributedHop {
         Ok(())
     }
 
-    /// Queues the pack of face `f` of ψ (its sign, its projection).
+    /// The boundary stream of [`Self::apply_per_direction`], made on first use: a stream
+    /// of the highest priority ([`super::exchange_stream`]), so the packs and the
+    /// exterior slabs are scheduled ahead of the interior's blocks.
+    fn boundary_stream(&self, gpu: &Gpu) -> Result<Arc<CudaStream>, DistributedError> {
+        let mut slot = self.boundary.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stream) = slot.as_ref() {
+            return Ok(stream.clone());
+        }
+        let stream = super::exchange_stream(gpu.backend().context()).map_err(|e| {
+            DistributedError::Operator(format!("making the hop's boundary stream: {e}"))
+        })?;
+        *slot = Some(stream.clone());
+        Ok(stream)
+    }
+
+    /// Queues on `stream` the pack of face `f` of ψ (its sign, its projection).
     fn pack(
         &self,
         step: &Step<'_>,
+        stream: &CudaStream,
         f: &mut Face,
         psi: &DeviceField,
     ) -> Result<(), DistributedError> {
@@ -632,7 +686,7 @@ impl DeviceDistributedHop {
         };
         self.kernels
             .pack(
-                step.gpu,
+                stream,
                 self.ext.extended(),
                 psi,
                 (step.parity, &f.boundary, self.ls),
@@ -718,6 +772,17 @@ impl<'a> Step<'a> {
             dagger,
         }
     }
+}
+
+/// Makes the work queued next on `later` wait for the work queued so far on `earlier`
+/// (two streams of one context).
+fn follow(later: &CudaStream, earlier: &CudaStream, what: &str) -> Result<(), DistributedError> {
+    let mark = earlier
+        .record_event(None)
+        .map_err(|e| DistributedError::Operator(format!("{what}: {e}")))?;
+    later
+        .wait(&mark)
+        .map_err(|e| DistributedError::Operator(format!("{what}: {e}")))
 }
 
 fn op(e: OperatorError) -> DistributedError {

@@ -18,7 +18,7 @@ use crate::comm::nccl::{DeviceMessage, NcclComm};
 use crate::comm::{CommError, Communicator, Incoming, Outgoing};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{DistributedError, SharedComm};
-use cudarc::driver::{CudaEvent, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaEvent, CudaStream, DevicePtr, DevicePtrMut};
 
 /// A face buffer sent to `peer` under `tag`.
 pub struct FaceSend<'a> {
@@ -89,11 +89,12 @@ pub trait DeviceTransport {
         false
     }
 
-    /// Marks the work queued so far on the GPU's stream (one direction's packs) as what
-    /// the next [`Self::post_direction`] waits for, so that work queued after the packs
-    /// (the interior) does not delay that exchange. Without a mark, a post waits for
-    /// everything queued before it. The default: nothing to mark.
-    fn mark_packs(&mut self, _gpu: &Gpu) -> Result<(), DistributedError> {
+    /// Marks the work queued so far on `stream` (one direction's packs, on a stream of
+    /// the GPU's context) as what the next [`Self::post_direction`] waits for, so that
+    /// work queued after the packs (the interior) does not delay that exchange. Without
+    /// a mark, a post waits for everything queued before it on the GPU's stream. The
+    /// default: nothing to mark.
+    fn mark_packs(&mut self, _stream: &CudaStream) -> Result<(), DistributedError> {
         Ok(())
     }
 
@@ -134,9 +135,14 @@ pub trait DeviceTransport {
         )))
     }
 
-    /// Makes the work queued next on the GPU's stream wait for the delivery `mark` of
-    /// [`Self::post_direction`] (no host wait).
-    fn await_direction(&mut self, _gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
+    /// Makes the work queued next on `stream` (a stream of the GPU's context: its own, or
+    /// the hop's boundary stream) wait for the delivery `mark` of [`Self::post_direction`]
+    /// (no host wait).
+    fn await_direction(
+        &mut self,
+        _stream: &CudaStream,
+        mark: usize,
+    ) -> Result<(), DistributedError> {
         Err(DistributedError::Operator(format!(
             "delivery mark {mark}: {} has no per-direction exchange",
             self.describe()
@@ -512,11 +518,9 @@ impl DeviceTransport for NcclTransport {
         true
     }
 
-    fn mark_packs(&mut self, gpu: &Gpu) -> Result<(), DistributedError> {
+    fn mark_packs(&mut self, stream: &CudaStream) -> Result<(), DistributedError> {
         let rank = self.rank();
-        let marked = gpu
-            .backend()
-            .stream()
+        let marked = stream
             .record_event(None)
             .map_err(device("recording the packs' event", rank))?;
         self.packs.push_back(marked);
@@ -570,13 +574,16 @@ impl DeviceTransport for NcclTransport {
             .map_err(device("extending a direction's delivery mark", rank))
     }
 
-    fn await_direction(&mut self, gpu: &Gpu, mark: usize) -> Result<(), DistributedError> {
+    fn await_direction(
+        &mut self,
+        stream: &CudaStream,
+        mark: usize,
+    ) -> Result<(), DistributedError> {
         let rank = self.rank();
         let (event, _) = self.delivered.get(mark).ok_or_else(|| {
             DistributedError::Operator(format!("no delivery mark {mark} was posted"))
         })?;
-        gpu.backend()
-            .stream()
+        stream
             .wait(event)
             .map_err(device("waiting for a direction's faces", rank))
     }
@@ -604,8 +611,8 @@ impl DeviceTransport for NcclTransport {
     }
 
     /// An external event record node on NCCL's stream after the last delivery, then the
-    /// last delivery mark recorded again (the GPU's stream waits on it: so the capture
-    /// joins the node back).
+    /// last delivery mark recorded again (the stream of the exterior slabs waits on it,
+    /// and the GPU's stream on that one: so the capture joins the node back).
     fn mark_replay_delivery(&mut self, delivered: &CudaEvent) -> Result<(), DistributedError> {
         let rank = self.rank();
         let Some((last, _)) = self.delivered.last() else {

@@ -382,17 +382,8 @@ impl EvenOddBlocks for DeviceCloverBlocks {
                 let key = hop_launch_key(cx.gpu, out, xpay, dagger);
                 let knob = dagger && self.hops.dagger_knob();
                 d.apply(cx, r, psi, knob, Some(key), |b, psi| {
-                    self.hops.hop(
-                        cx,
-                        &self.lattice,
-                        links,
-                        r,
-                        out,
-                        psi,
-                        dagger,
-                        xpay,
-                        Some(*b),
-                    )
+                    self.hops
+                        .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, Some(b))
                 })
             }
         }

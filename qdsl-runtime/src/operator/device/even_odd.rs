@@ -14,7 +14,7 @@ use crate::operator::even_odd::{
 use crate::tune::Tuner;
 use qdsl_core::dsl::variant::{OutputSites, StorageFormat};
 use qdsl_core::dsl::{KernelInfo, Stencil, Variant};
-use qdsl_core::lattice::{Lattice, Parity, SiteBox};
+use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_kernels::{ImprovedStaggeredHop, NaiveStaggeredHop, WilsonHop};
 use std::collections::HashMap;
 use std::fmt;
@@ -221,7 +221,7 @@ impl HopKernels {
         psi: &DeviceField,
         dagger: bool,
         xpay: Option<Xpay<'_, DeviceField>>,
-        site_box: Option<SiteBox>,
+        site_box: Option<&BoxLaunch<'_>>,
     ) -> Result<(), OperatorError> {
         let kernel = self.get(cx.gpu, r, dagger, xpay.is_some())?;
         let mut inputs: Vec<&DeviceField> = vec![psi];
@@ -235,7 +235,7 @@ impl HopKernels {
             .xpay(xpay.as_ref())
             .link_scales(link_scales);
         if let Some(b) = site_box {
-            args = args.site_box(b);
+            args = args.within(b);
         }
         kernel.run(cx.gpu, cx.tuner, lattice, args)
     }
@@ -377,17 +377,8 @@ impl EvenOddBlocks for DeviceHopBlocks {
                 dagger && self.kernels.dagger_knob(),
                 Some(hop_launch_key(cx.gpu, out, xpay, dagger)),
                 |b, psi| {
-                    self.kernels.hop(
-                        cx,
-                        &self.lattice,
-                        links,
-                        r,
-                        out,
-                        psi,
-                        dagger,
-                        xpay,
-                        Some(*b),
-                    )
+                    self.kernels
+                        .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, Some(b))
                 },
             ),
         }

@@ -268,4 +268,6 @@ mod walk_gpu_tests;
 pub use clover::{DeviceCloverBlocks, DeviceEvenOddClover};
 pub(crate) use even_odd::HopKernels;
 pub use even_odd::{device_spinor, DeviceEvenOddHop, DeviceHopBlocks, DeviceRun};
-pub use stencil::{codegen_hash, stencil_interface, DeviceStencil, StencilArgs, StencilLaunch};
+pub use stencil::{
+    codegen_hash, stencil_interface, BoxLaunch, DeviceStencil, StencilArgs, StencilLaunch,
+};

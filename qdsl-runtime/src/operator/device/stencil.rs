@@ -27,7 +27,7 @@ use crate::device::long_links::{record_format, scaled_format, LongLinkArgs};
 use crate::device::{DeviceError, DeviceField, Gpu};
 use crate::tune::{self, heuristic_knob, Candidate, CompileKnob, Tunable, TuneKey, Tuner};
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::CudaFunction;
+use cudarc::driver::{CudaFunction, CudaStream};
 use qdsl_core::dsl::codec::{ArgOwner, ExtraArg};
 use qdsl_core::dsl::fused5d::{frame_ir, Chain, Fused5d, FusedVariant, SPiece};
 use qdsl_core::dsl::ir::Role;
@@ -107,6 +107,21 @@ pub struct StencilArgs<'a> {
     /// The box of output sites of a [`Region::SubBox`] variant (the interior or an
     /// exterior slab of a distributed operator); `None` for [`Region::Whole`].
     pub site_box: Option<SiteBox>,
+    /// The stream the launch is queued on (a stream of the GPU's context); `None`: the
+    /// GPU's own. Tuning always times on the GPU's own stream.
+    pub stream: Option<&'a CudaStream>,
+}
+
+/// One launch of a distributed operator's [`Region::SubBox`] kernel: the box of output
+/// sites (the interior, or an exterior slab) and the stream it is queued on (the GPU's
+/// own for the interior; the hop's boundary stream for the exterior slabs, which then
+/// run beside the interior as soon as their faces arrived).
+#[derive(Clone, Copy, Debug)]
+pub struct BoxLaunch<'s> {
+    /// The output sites.
+    pub sites: SiteBox,
+    /// The stream of the launch.
+    pub stream: &'s CudaStream,
 }
 
 impl<'a> StencilArgs<'a> {
@@ -120,6 +135,7 @@ impl<'a> StencilArgs<'a> {
             link_scales: &[],
             matrices: &[],
             site_box: None,
+            stream: None,
         }
     }
 
@@ -147,9 +163,17 @@ impl<'a> StencilArgs<'a> {
         self
     }
 
-    /// Over the sites of `site_box` only (a [`Region::SubBox`] variant).
+    /// Over the sites of `site_box` only (a [`Region::SubBox`] variant), on the GPU's
+    /// stream.
     pub fn site_box(mut self, site_box: SiteBox) -> Self {
         self.site_box = Some(site_box);
+        self
+    }
+
+    /// Over the sites of `b` only (a [`Region::SubBox`] variant), on its stream.
+    pub fn within(mut self, b: &BoxLaunch<'a>) -> Self {
+        self.site_box = Some(b.sites);
+        self.stream = Some(b.stream);
         self
     }
 
@@ -163,6 +187,7 @@ impl<'a> StencilArgs<'a> {
             link_scales: self.link_scales,
             matrices: self.matrices,
             site_box: self.site_box,
+            stream: self.stream,
         }
     }
 }
@@ -493,7 +518,7 @@ impl DeviceStencil {
     }
 
     /// Queues one launch of the build `choice.compile` with `choice.launch` on the GPU's
-    /// stream (no synchronisation): every argument bound by its parameter's name
+    /// stream or `args.stream` (no synchronisation): every argument bound by its parameter's name
     /// ([`crate::device::kernel`]) over the output sites × Ls slices of 5D fields (a 2-D
     /// index space; the block runs along the sites).
     pub fn launch(
@@ -511,6 +536,7 @@ impl DeviceStencil {
             link_scales,
             matrices,
             site_box,
+            stream,
         } = args;
         let mut next_scale = link_scales.iter();
         let mut cfg = choice.launch;
@@ -721,7 +747,7 @@ impl DeviceStencil {
         // touching memory, so they may launch as programmatic dependents.
         let work = launch_work(&self.variant, lattice, n_out, ls as usize);
         crate::device::kernel::launch_function(
-            gpu.backend().stream(),
+            stream.unwrap_or(gpu.backend().stream()),
             &build.function,
             &self.interface,
             work,
@@ -855,7 +881,9 @@ impl DeviceStencil {
         lattice: &Lattice,
         mut args: StencilArgs<'_>,
     ) -> Result<(), OperatorError> {
-        let choice = self.tuned_config(gpu, tuner, lattice, args.reborrow())?;
+        let mut trials = args.reborrow();
+        trials.stream = None;
+        let choice = self.tuned_config(gpu, tuner, lattice, trials)?;
         self.launch(gpu, lattice, choice, args)
     }
 }

@@ -35,7 +35,7 @@ use super::{ChiralSOperator, DeviceChainMatrices, MobiusParams};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::device::{
-    device_spinor, DeviceRun, DeviceStencil, OperatorError, StencilArgs,
+    device_spinor, BoxLaunch, DeviceRun, DeviceStencil, OperatorError, StencilArgs,
 };
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurForm, Xpay};
 use crate::operator::DeviceXpay;
@@ -45,7 +45,7 @@ use qdsl_core::dsl::variant::OutputSites;
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::GaugeField;
 use qdsl_core::format::LinkFormat;
-use qdsl_core::lattice::{Lattice, Parity, SiteBox};
+use qdsl_core::lattice::{Lattice, Parity};
 use qdsl_kernels::domain_wall::*;
 use std::collections::HashMap;
 use std::fmt;
@@ -512,7 +512,7 @@ impl DeviceMobiusBlocks {
         out: &mut DeviceField,
         psi: &DeviceField,
         xpay: Option<Xpay<'_, DeviceField>>,
-        site_box: Option<SiteBox>,
+        site_box: Option<&BoxLaunch<'_>>,
     ) -> Result<(), OperatorError> {
         let hops = (k.entry().chain)().hop_position().is_some();
         let inputs: Vec<&DeviceField> = match hops {
@@ -529,7 +529,7 @@ impl DeviceMobiusBlocks {
             .xpay(dx.as_ref())
             .matrices(&matrices);
         if let Some(b) = site_box {
-            args = args.site_box(b);
+            args = args.within(b);
         }
         kernel.run(cx.gpu, cx.tuner, &self.lattice, args)
     }
@@ -604,7 +604,7 @@ impl DeviceMobiusBlocks {
                     let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
                     // Eager: the chains' launches are not keyed for graphs.
                     d.apply(cx, r, src, hop_dagger, None, |b, halo| {
-                        self.launch(cx, (l.kernel, &kernel), dst, halo, xpay(), Some(*b))
+                        self.launch(cx, (l.kernel, &kernel), dst, halo, xpay(), Some(b))
                     })
                 }
             }
