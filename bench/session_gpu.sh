@@ -768,6 +768,36 @@ s37_c)
   r bmobius_grid 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --mobius --sizes 32 --strong-and-weak --transports nccl --warmup 5 --reps 20 --json "$OUT/mobius_scaling.json"
   echo "== bmobius_grid"; grep -vE "^qdsl bench:|^$" "$OUT/bmobius_grid.log" | tail -8
   ;;
+s37_d)
+  # The thin links of extended-volume smearing exchanged on the device (DeviceLinkHalo,
+  # one grouped exchange per cut direction through the transports; the face messages are
+  # now raw device buffers): the smearing GPU test (host exchange, device exchange
+  # through the host and through NCCL give the same links; against one GPU and MILC's),
+  # the several-GPU hop tests, and the smearing bench with the device exchange.
+  r rt_smear 280 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_smear.log | head -8
+  r grid_tests 150 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log | head -8
+  r gsmear 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -10
+  ;;
+s37_e)
+  # s37_d: the device exchange of the thin links ran (441 us against 58 ms through the
+  # host, f32 32^4 on 1,1,1,2) but the smearing test stopped at its byte count: the
+  # slabs spanned the whole extended lattice, so corners travelled twice. Now each round's
+  # slabs span the local range in the directions exchanged after it (every halo site
+  # once). The test and the bench again, then the clover and staggered solves on 4 GPUs.
+  r rt_smear 280 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_smear.log | head -8
+  r gsmear 150 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --grid 1,1,2,2 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -10
+  L=tests/data/milc/lat.sample.l8
+  r solve_asqtad_g4 30 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10 --grid 1,1,2,2
+  r solve_asqtad_one 30 "$Q" --backend cuda solve $L --action asqtad --mass 0.05 --solver cg --precision f32 --tol 1e-10
+  r solve_clover_g4 30 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10 --grid 1,1,1,4
+  r solve_clover_one 30 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "ranks|iterations|residual|solve  |error" "$f" | head -5; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -8,28 +8,35 @@
 //!   (median of the timed repetitions, kernels only: the links stay on the GPU);
 //! * `exchange`: the one exchange of the thin links (faces and corners of the Naik depth
 //!   3, through the host), the slowest rank, median;
+//! * `device exch.`: the same exchange on the device ([`DeviceLinkHalo`] through NCCL,
+//!   the links resident on the GPU; only where every rank has a GPU of its own), the
+//!   slowest rank, median;
 //! * `kernels`: both smearings on each rank's extended lattice, the slowest rank, median;
 //! * `halo KiB`: thin links each rank receives; `work`: extended ÷ local sites (the
 //!   redundant smearing of the halo);
-//! * efficiency = T₁ / (P · (exchange + kernels)).
+//! * efficiency = T₁ / (P · (exchange + kernels)), with the host's exchange (`eff.`) and
+//!   the device's (`eff. dev.`).
 //!
 //! Rank r runs on GPU r mod the GPU count. The "standard" approach (an exchange per
 //! staple level) has no implementation to compare with: only the extended volume is
 //! timed.
 
 use super::scaling::median;
+use crate::app::solve::GridTransport;
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::GaugeField;
 use qdsl_core::lattice::decomposition::NAIK_DEPTH;
 use qdsl_core::lattice::{Decomposition, ExtendedLattice, Lattice, ProcessGrid};
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
-use qdsl_runtime::comm::{run_ranks, CommConfig};
+use qdsl_runtime::comm::nccl::NcclLibrary;
+use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
+use qdsl_runtime::distributed::device::DeviceLinkHalo;
 use qdsl_runtime::distributed::smear::{
     check_smearing_depth, exchange_thin_links, ExtendedSmearCost,
 };
 use qdsl_runtime::distributed::SharedComm;
-use qdsl_runtime::smear::{GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{upload_links, GpuReal, GpuSmearer};
 use std::time::Instant;
 
 const U0: f64 = 0.9;
@@ -47,6 +54,9 @@ pub struct GridSmearRow {
     pub single_us: f64,
     /// µs of the thin links' exchange (slowest rank).
     pub exchange_us: f64,
+    /// µs of the thin links' exchange on the device through NCCL (slowest rank; `None`
+    /// where the ranks outnumber the GPUs).
+    pub device_exchange_us: Option<f64>,
     /// µs of both smearings on the extended lattice (slowest rank).
     pub kernels_us: f64,
     /// Bytes of thin links each rank receives.
@@ -55,6 +65,14 @@ pub struct GridSmearRow {
     pub work_ratio: f64,
     /// T₁ / (P · (exchange + kernels)).
     pub efficiency: f64,
+}
+
+impl GridSmearRow {
+    /// T₁ / (P · (device exchange + kernels)).
+    pub fn device_efficiency(&self) -> Option<f64> {
+        self.device_exchange_us
+            .map(|x| self.single_us / (self.grid.size() as f64 * (x + self.kernels_us)))
+    }
 }
 
 /// Both smearers of `T` on `gpu`.
@@ -95,6 +113,35 @@ fn time_kernels<T: GpuReal>(
     Ok(median(samples))
 }
 
+/// The median µs of the thin links' exchange on the device through NCCL (this rank's
+/// part of `ext`'s, uploaded once), after `warmup` untimed exchanges (JIT, NCCL's first
+/// contact). Every rank calls it together.
+fn time_device_exchange<T: GpuReal>(
+    gpu: &Gpu,
+    comm: &SharedComm<ThreadComm>,
+    part: &GaugeField<T>,
+    ext: &ExtendedLattice,
+    config: CommConfig,
+    (warmup, reps): (usize, usize),
+) -> Result<f64, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let mut transport = GridTransport::Nccl.open(gpu, comm, ext.decomposition().size(), config)?;
+    let mut links = upload_links(gpu, part, "thin links").map_err(|x| e(&x))?;
+    let mut halo = DeviceLinkHalo::<T>::new(gpu, *ext).map_err(|x| e(&x))?;
+    let stream = gpu.backend().stream();
+    let mut samples = Vec::new();
+    for k in 0..warmup.max(1) + reps {
+        let start = Instant::now();
+        halo.exchange(gpu, &mut *transport, &mut links)
+            .map_err(|x| e(&x))?;
+        stream.synchronize().map_err(|x| e(&x))?;
+        if k >= warmup.max(1) {
+            samples.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok(median(samples))
+}
+
 /// One row of real type `T`.
 fn row<T: GpuReal>(
     real: &'static str,
@@ -119,7 +166,8 @@ fn row<T: GpuReal>(
     drop(gpu0);
     let gpus = qdsl_runtime::backend::gpu_count()?.max(1);
     let config = CommConfig::from_env().map_err(|e| e.to_string())?;
-    let ranks: Vec<(f64, f64, usize)> = run_ranks(dec.size(), config, |comm| {
+    let device_exchange = gpus >= dec.size() && NcclLibrary::get().is_ok();
+    let ranks: Vec<(f64, f64, usize, Option<f64>)> = run_ranks(dec.size(), config, |comm| {
         let comm = SharedComm::new(comm);
         let rank = comm.rank();
         let e = |x: &dyn std::fmt::Display| format!("rank {rank}: {x}");
@@ -136,12 +184,21 @@ fn row<T: GpuReal>(
             }
         }
         let kernels = time_kernels(&gpu, &part, (warmup, reps)).map_err(|x| e(&x))?;
-        Ok((median(exchanges), kernels, bytes))
+        let device = match device_exchange {
+            true => Some(
+                time_device_exchange(&gpu, &comm, &part, &ext, config, (warmup, reps))
+                    .map_err(|x| e(&x))?,
+            ),
+            false => None,
+        };
+        Ok((median(exchanges), kernels, bytes, device))
     })
     .into_iter()
     .collect::<Result<_, String>>()?;
-    let slowest = |f: &dyn Fn(&(f64, f64, usize)) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
+    type Rank = (f64, f64, usize, Option<f64>);
+    let slowest = |f: &dyn Fn(&Rank) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
     let (exchange_us, kernels_us) = (slowest(&|r| r.0), slowest(&|r| r.1));
+    let device_exchange_us = device_exchange.then(|| slowest(&|r| r.3.unwrap_or(f64::NAN)));
     let cost = ExtendedSmearCost::of(&ext);
     Ok(GridSmearRow {
         real,
@@ -149,6 +206,7 @@ fn row<T: GpuReal>(
         grid,
         single_us,
         exchange_us,
+        device_exchange_us,
         kernels_us,
         halo_bytes: ranks.iter().map(|r| r.2).max().unwrap_or(0),
         work_ratio: cost.work_ratio(),
@@ -183,31 +241,41 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
         "extended-volume asqtad smearing, fat + long (µs; thin links exchanged once, halo 3)\n",
     );
     s.push_str(&format!(
-        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
+        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>9}\n",
         "real",
         "global",
         "grid",
         "1 GPU",
         "exchange",
+        "device exch.",
         "kernels",
         "total",
         "halo KiB",
         "work",
-        "eff."
+        "eff.",
+        "eff. dev."
     ));
     for r in rows {
+        let device = r
+            .device_exchange_us
+            .map_or_else(|| "—".to_string(), |x| format!("{x:.1}"));
+        let device_eff = r
+            .device_efficiency()
+            .map_or_else(|| "—".to_string(), |x| format!("{:.0}%", 100.0 * x));
         s.push_str(&format!(
-            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>6.2} {:>5.0}%\n",
+            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>12} {:>10.1} {:>10.1} {:>10.1} {:>6.2} {:>5.0}% {:>9}\n",
             r.real,
             r.global.to_string(),
             r.grid.to_string(),
             r.single_us,
             r.exchange_us,
+            device,
             r.kernels_us,
             r.exchange_us + r.kernels_us,
             r.halo_bytes as f64 / 1024.0,
             r.work_ratio,
-            100.0 * r.efficiency
+            100.0 * r.efficiency,
+            device_eff
         ));
     }
     s
@@ -222,6 +290,8 @@ pub fn grid_smear_json(rows: &[GridSmearRow]) -> serde_json::Value {
             "grid": r.grid.dims(),
             "single_us": r.single_us,
             "exchange_us": r.exchange_us,
+            "device_exchange_us": r.device_exchange_us,
+            "device_efficiency": r.device_efficiency(),
             "kernels_us": r.kernels_us,
             "halo_bytes": r.halo_bytes,
             "work_ratio": r.work_ratio,

@@ -18,6 +18,10 @@
 //! they are folded into the thin links on the whole lattice before scattering, so the
 //! exchange is periodic.
 //!
+//! The exchange runs on the host ([`exchange_thin_links`]) or on the device
+//! ([`super::device::DeviceLinkHalo`], then [`smear_extended_device`]): the same slabs in
+//! the same rounds, so both give the same links.
+//!
 //! The "standard" approach (an exchange of every intermediate staple level) does not
 //! exist here: the extended volume replaces it, at the price of the redundant work on
 //! the halo sites ([`ExtendedSmearCost`]).
@@ -198,12 +202,42 @@ pub fn smear_extended_gpu<T: crate::smear::GpuReal>(
     interior_part(smeared, ext)
 }
 
+/// [`smear_extended_gpu`] from device links: `links` are this rank's thin links on the
+/// extended lattice in the host layout, their halo filled on the device
+/// ([`super::device::DeviceLinkHalo`]); nothing of them goes through the host.
+pub fn smear_extended_device<T: crate::smear::GpuReal>(
+    gpu: &crate::device::Gpu,
+    tuner: Option<&crate::tune::Tuner>,
+    smearer: &crate::smear::GpuSmearer<T>,
+    links: &cudarc::driver::CudaSlice<T>,
+    ext: &ExtendedLattice,
+    u0: f64,
+) -> Result<GaugeField<T>, DistributedError> {
+    check_smearing_depth(ext, std::slice::from_ref(&smearer.tree().spec))?;
+    let expected = 4 * 18 * ext.extended().volume();
+    if links.len() != expected {
+        return Err(DistributedError::WrongLattice {
+            what: "thin links on the device",
+            expected: format!("{expected} reals ({})", ext.extended()),
+            found: format!("{} reals", links.len()),
+        });
+    }
+    let smeared = smearer
+        .smear_device_links(gpu, tuner, links, ext.extended(), u0)
+        .map_err(|e| DistributedError::Operator(e.to_string()))?;
+    interior_part(smeared, ext)
+}
+
 #[cfg(test)]
 mod gpu_tests {
     use super::*;
+    use crate::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
     use crate::comm::{run_ranks, CommConfig};
     use crate::device::Gpu;
-    use crate::smear::{GpuReal, GpuSmearer};
+    use crate::distributed::device::{
+        exchange_stream, DeviceLinkHalo, DeviceTransport, HostStaged, NcclTransport,
+    };
+    use crate::smear::{upload_links, GpuReal, GpuSmearer};
     use qdsl_core::field::distributed::{gather, scatter};
     use qdsl_core::io::{read_gauge, ReadOptions};
     use qdsl_core::lattice::decomposition::NAIK_DEPTH;
@@ -216,14 +250,26 @@ mod gpu_tests {
             .join(name)
     }
 
+    /// How the ranks' thin links are exchanged.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Exchange {
+        /// On the host ([`exchange_thin_links`]).
+        Host,
+        /// On the device ([`DeviceLinkHalo`]) through the host ([`HostStaged`]).
+        DeviceHostStaged,
+        /// On the device through NCCL (one GPU per rank).
+        DeviceNccl,
+    }
+
     /// Asqtad fat and long links of `v` in `T` on the ranks of `grid` (halo of the Naik
-    /// depth 3): rank r on GPU r mod the GPU count, the thin links exchanged once on the
-    /// host, the staged kernels on each extended lattice; gathered.
+    /// depth 3): rank r on GPU r mod the GPU count, the thin links exchanged once as
+    /// `exchange` says, the staged kernels on each extended lattice; gathered.
     fn distributed<T: GpuReal>(
         v: &GaugeField<T>,
         grid: [usize; 4],
         u0: f64,
         gpus: usize,
+        exchange: Exchange,
     ) -> (GaugeField<T>, GaugeField<T>) {
         let dec = Decomposition::with_halo_depth(
             *v.lattice(),
@@ -232,28 +278,63 @@ mod gpu_tests {
         )
         .unwrap();
         let ext = ExtendedLattice::new(dec, NAIK_DEPTH).unwrap();
-        let parts = run_ranks(dec.size(), CommConfig::default(), |comm| {
-            let comm = SharedComm::new(comm);
-            let rank = comm.rank();
+        let size = dec.size();
+        let parts = run_ranks(size, CommConfig::default(), |mut comm| {
+            let rank = Communicator::rank(&comm);
             let gpu = Gpu::open(rank % gpus).unwrap();
-            let mut part = scatter(v, &ext, rank).unwrap();
-            exchange_thin_links(&comm, &mut part, &ext).unwrap();
             let fat = GpuSmearer::<T>::new::<AsqtadFat>(&gpu).unwrap();
             let long = GpuSmearer::<T>::new::<AsqtadLong>(&gpu).unwrap();
-            (
-                smear_extended_gpu(&gpu, None, &fat, &part, &ext, u0).unwrap(),
-                smear_extended_gpu(&gpu, None, &long, &part, &ext, u0).unwrap(),
-            )
+            let mut part = scatter(v, &ext, rank).unwrap();
+            let device = |transport: &mut dyn DeviceTransport| {
+                let mut links = upload_links(&gpu, &part, "thin links").unwrap();
+                let mut halo = DeviceLinkHalo::<T>::new(&gpu, ext).unwrap();
+                assert_eq!(
+                    halo.halo_bytes(),
+                    ExtendedSmearCost::of(&ext).halo_bytes::<T>()
+                );
+                halo.exchange(&gpu, transport, &mut links).unwrap();
+                (
+                    smear_extended_device(&gpu, None, &fat, &links, &ext, u0).unwrap(),
+                    smear_extended_device(&gpu, None, &long, &links, &ext, u0).unwrap(),
+                )
+            };
+            match exchange {
+                Exchange::Host => {
+                    exchange_thin_links(&SharedComm::new(comm), &mut part, &ext).unwrap();
+                    (
+                        smear_extended_gpu(&gpu, None, &fat, &part, &ext, u0).unwrap(),
+                        smear_extended_gpu(&gpu, None, &long, &part, &ext, u0).unwrap(),
+                    )
+                }
+                Exchange::DeviceHostStaged => device(&mut HostStaged::new(SharedComm::new(comm))),
+                Exchange::DeviceNccl => {
+                    let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
+                        Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+                    })
+                    .unwrap();
+                    let stream = exchange_stream(gpu.backend().context()).unwrap();
+                    let nccl = NcclComm::init(
+                        stream,
+                        size,
+                        rank,
+                        NcclUniqueId::from_bytes(id),
+                        CommConfig::default(),
+                    )
+                    .unwrap();
+                    device(&mut NcclTransport::new(nccl))
+                }
+            }
         });
         let (fat, long): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         (gather(&fat, &ext).unwrap(), gather(&long, &ext).unwrap())
     }
 
     /// GPU: extended-volume asqtad smearing of MILC's lat.sample.l8 (phases folded in,
-    /// u0 = 0.502) on 2 and 4 ranks (t, z·t, and all four directions cut; rank r on GPU
-    /// r mod the GPU count: run it on 2 or 4 GPUs to spread the ranks) equals the
+    /// u0 = 0.502) on 2, 4 and 16 ranks (t, z·t, and all four directions cut; rank r on
+    /// GPU r mod the GPU count: run it on 2 or 4 GPUs to spread the ranks) equals the
     /// single-GPU links bit for bit in f64 and f32, and MILC's fat.l8 and long.l8 to f32
-    /// rounding.
+    /// rounding; the thin links exchanged on the host, or on the device (through the
+    /// host, and through NCCL where every rank has a GPU) give the same links.
     #[test]
     #[ignore = "needs a CUDA GPU (several spread the ranks): run with --include-ignored on a GPU machine"]
     fn distributed_device_smeared_links_equal_the_single_gpu_ones() {
@@ -297,7 +378,20 @@ mod gpu_tests {
             d / m
         };
         for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
-            let (fat, long) = distributed(&v, grid, u0, gpus);
+            // The device exchange gives the host exchange's links (bit for bit), through
+            // the host and, with a GPU per rank, through NCCL.
+            let size: usize = grid.iter().product();
+            let mut devices = vec![Exchange::DeviceHostStaged];
+            if gpus >= size && NcclLibrary::get().is_ok() {
+                devices.push(Exchange::DeviceNccl);
+            }
+            let host = distributed(&v32, grid, u0, gpus, Exchange::Host);
+            for via in devices {
+                let links = distributed(&v32, grid, u0, gpus, via);
+                assert!(links.0 == host.0, "f32 fat links, {via:?}, grid {grid:?}");
+                assert!(links.1 == host.1, "f32 long links, {via:?}, grid {grid:?}");
+            }
+            let (fat, long) = distributed(&v, grid, u0, gpus, Exchange::DeviceHostStaged);
             assert!(fat == fat64, "f64 fat links, grid {grid:?}");
             assert!(long == long64, "f64 long links, grid {grid:?}");
             assert!(
@@ -310,9 +404,8 @@ mod gpu_tests {
                 "{grid:?}: {:e}",
                 rel(&long, &milc_long)
             );
-            let (fat, long) = distributed(&v32, grid, u0, gpus);
-            assert!(fat == single32.0, "f32 fat links, grid {grid:?}");
-            assert!(long == single32.1, "f32 long links, grid {grid:?}");
+            assert!(host.0 == single32.0, "f32 fat links, grid {grid:?}");
+            assert!(host.1 == single32.1, "f32 long links, grid {grid:?}");
         }
     }
 }

@@ -650,6 +650,24 @@ impl<T: GpuReal> GpuSmearer<T> {
         self.enqueue_with(gpu, tuner, &mut bufs, u0)?;
         self.download(gpu, &bufs)
     }
+
+    /// The smeared links of the device links `links` on `lattice` (host layout, 18 reals
+    /// per link, phases already folded in: e.g. a rank's thin links whose halo was
+    /// filled on the device, [`crate::distributed::device::DeviceLinkHalo`]), encoded
+    /// and rewritten into the kernels' layout on the device, smeared, downloaded.
+    pub fn smear_device_links(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        links: &CudaSlice<T>,
+        lattice: &Lattice,
+        u0: f64,
+    ) -> Result<GaugeField<T>, DeviceError> {
+        let mut bufs = self.buffers(gpu, lattice)?;
+        self.enqueue_encode(gpu, lattice, links, &mut bufs.input)?;
+        self.enqueue_with(gpu, tuner, &mut bufs, u0)?;
+        self.download(gpu, &bufs)
+    }
 }
 
 /// The program name of `tree` compiled for `T` with `knobs`: `<spec>_<real>` and the
@@ -659,6 +677,22 @@ fn program_name<T: GpuReal>(tree: &PathTree, knobs: &PathKnobs) -> String {
         "" => format!("{}_{}", tree.spec.name, T::NAME),
         tag => format!("{}_{}_{tag}", tree.spec.name, T::NAME),
     }
+}
+
+/// Copies the links of `u` into a new device buffer in the host layout (link 4·cb + μ at
+/// reals 18·(4·cb + μ)); `what` names it in errors.
+pub fn upload_links<T: GpuReal>(
+    gpu: &Gpu,
+    u: &GaugeField<T>,
+    what: &str,
+) -> Result<CudaSlice<T>, DeviceError> {
+    let host: Vec<T> = u.links().iter().flat_map(|l| l.to_reals()).collect();
+    let mut links = gpu.alloc::<T>(what, host.len())?;
+    gpu.backend()
+        .stream()
+        .memcpy_htod(&host, &mut links)
+        .map_err(driver(format!("copying {what} to the GPU")))?;
+    Ok(links)
 }
 
 /// Copies a device buffer of links (host layout, 18 reals per link) into a host field;

@@ -730,16 +730,8 @@ impl DeviceDistributedHop {
             .map(|f| {
                 let peer = dec.neighbour(rank, f.mu, f.side);
                 (
-                    FaceSend {
-                        peer,
-                        tag: face_tag(f.mu, f.side),
-                        buffer: &f.send,
-                    },
-                    FaceRecv {
-                        peer,
-                        tag: face_tag(f.mu, f.side.opposite()),
-                        buffer: &mut f.recv,
-                    },
+                    FaceSend::of(peer, face_tag(f.mu, f.side), &f.send),
+                    FaceRecv::into_field(peer, face_tag(f.mu, f.side.opposite()), &mut f.recv),
                 )
             })
             .unzip()

@@ -22,7 +22,13 @@
 //! Wilson-type hops send spin-projected half spinors (half the bytes, still bit for bit:
 //! [`qdsl_core::dsl::halo_spin`]); with NCCL and overlap on, each cut direction's faces
 //! travel as their own group right after their packs, and that direction's exterior
-//! slabs wait only for them ([`DeviceTransport::per_direction`]).
+//! slabs wait only for them ([`DeviceTransport::per_direction`]): the packs and the
+//! exterior slabs run on the hop's boundary stream beside the interior.
+//!
+//! # Thin links of an extended-volume smearing
+//! [`DeviceLinkHalo`] fills the halo of faces, edges and corners of a rank's thin links
+//! on the device (one grouped exchange per cut direction through the same transports),
+//! for [`crate::distributed::smear::smear_extended_device`].
 //!
 //! # CUDA graphs
 //! With NCCL, an overlapped application can be captured once into a CUDA graph and
@@ -43,6 +49,7 @@ mod faces;
 #[cfg(test)]
 mod gpu_tests;
 mod hop;
+mod links;
 mod peer;
 mod replay;
 mod transport;
@@ -53,6 +60,7 @@ pub use blocks::{
 };
 pub use faces::DeviceFaces;
 pub use hop::{DeviceDistributedHop, PhaseTimes, Timeline};
+pub use links::DeviceLinkHalo;
 pub use peer::{
     exchange_stream, peer_access_between, CopyEngine, GpuCopyEngine, PeerMessage, PeerProtocol,
     PeerTransport,

@@ -36,9 +36,9 @@
 
 use super::transport::{DeviceTransport, FaceRecv, FaceSend};
 use crate::comm::{CommError, Communicator, Incoming, Outgoing};
-use crate::device::{DeviceField, Gpu};
+use crate::device::Gpu;
 use crate::distributed::{DistributedError, SharedComm};
-use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DevicePtr};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -246,19 +246,19 @@ impl<C: Communicator> PeerProtocol<C> {
 
 /// The messages of face buffers: values under 2t, norms under 2t + 1.
 fn messages<'a>(
-    buffers: impl Iterator<Item = (usize, u32, &'a DeviceField)>,
+    buffers: impl Iterator<Item = (usize, u32, &'a CudaSlice<u8>, Option<&'a CudaSlice<f32>>)>,
     stream: &Arc<CudaStream>,
 ) -> Vec<PeerMessage> {
     let mut out = Vec::new();
-    for (peer, tag, buffer) in buffers {
-        let (ptr, _sync) = buffer.values().device_ptr(stream);
+    for (peer, tag, values, norms) in buffers {
+        let (ptr, _sync) = values.device_ptr(stream);
         out.push(PeerMessage {
             peer,
             tag: 2 * tag,
             ptr,
-            bytes: buffer.values().len(),
+            bytes: values.len(),
         });
-        if let Some(n) = buffer.norms() {
+        if let Some(n) = norms {
             let (ptr, _sync) = n.device_ptr(stream);
             out.push(PeerMessage {
                 peer,
@@ -458,8 +458,16 @@ impl<C: Communicator> PeerTransport<C> {
     ) -> (Vec<PeerMessage>, Vec<PeerMessage>) {
         let stream = gpu.backend().stream();
         (
-            messages(sends.iter().map(|s| (s.peer, s.tag, s.buffer)), stream),
-            messages(recvs.iter().map(|r| (r.peer, r.tag, &*r.buffer)), stream),
+            messages(
+                sends.iter().map(|s| (s.peer, s.tag, s.values, s.norms)),
+                stream,
+            ),
+            messages(
+                recvs
+                    .iter()
+                    .map(|r| (r.peer, r.tag, &*r.values, r.norms.as_deref())),
+                stream,
+            ),
         )
     }
 }

@@ -18,26 +18,57 @@ use crate::comm::nccl::{DeviceMessage, NcclComm};
 use crate::comm::{CommError, Communicator, Incoming, Outgoing};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{DistributedError, SharedComm};
-use cudarc::driver::{CudaEvent, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
-/// A face buffer sent to `peer` under `tag`.
+/// A face buffer sent to `peer` under `tag`: its bytes, and the per-site norms of a
+/// fixed-point wire format.
 pub struct FaceSend<'a> {
     /// The receiving rank.
     pub peer: usize,
     /// The face's tag ([`crate::distributed::face_tag`]).
     pub tag: u32,
-    /// The packed buffer.
-    pub buffer: &'a DeviceField,
+    /// The packed bytes.
+    pub values: &'a CudaSlice<u8>,
+    /// The packed norms (fixed-point wire formats).
+    pub norms: Option<&'a CudaSlice<f32>>,
 }
 
-/// A face buffer filled from `peer`'s message under `tag`.
+impl<'a> FaceSend<'a> {
+    /// The packed face field `buffer` (its values and norms).
+    pub fn of(peer: usize, tag: u32, buffer: &'a DeviceField) -> Self {
+        Self {
+            peer,
+            tag,
+            values: buffer.values(),
+            norms: buffer.norms(),
+        }
+    }
+}
+
+/// A face buffer filled from `peer`'s message under `tag` (the wire layout of the face):
+/// its bytes, and the per-site norms of a fixed-point wire format.
 pub struct FaceRecv<'a> {
     /// The sending rank.
     pub peer: usize,
     /// The tag the sender used.
     pub tag: u32,
-    /// The buffer to fill (the wire layout of the face).
-    pub buffer: &'a mut DeviceField,
+    /// The bytes to fill.
+    pub values: &'a mut CudaSlice<u8>,
+    /// The norms to fill (fixed-point wire formats).
+    pub norms: Option<&'a mut CudaSlice<f32>>,
+}
+
+impl<'a> FaceRecv<'a> {
+    /// Into the face field `buffer` (its values and norms).
+    pub fn into_field(peer: usize, tag: u32, buffer: &'a mut DeviceField) -> Self {
+        let (values, norms) = buffer.buffers_mut();
+        Self {
+            peer,
+            tag,
+            values,
+            norms,
+        }
+    }
 }
 
 /// The grouped exchange of device face buffers, in two steps around the interior launch
@@ -273,9 +304,9 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
             .iter()
             .map(|s| {
                 let values = stream
-                    .clone_dtoh(s.buffer.values())
+                    .clone_dtoh(s.values)
                     .map_err(device("downloading a face", rank))?;
-                let norms = match s.buffer.norms() {
+                let norms = match s.norms {
                     Some(n) => stream
                         .clone_dtoh(n)
                         .map_err(device("downloading a face's norms", rank))?,
@@ -318,7 +349,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
             .map(|r| Incoming {
                 peer: r.peer,
                 tag: 2 * r.tag,
-                len: r.buffer.values().len(),
+                len: r.values.len(),
             })
             .collect();
         let got = self
@@ -328,7 +359,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         let norm_sends: Vec<Outgoing<f32>> = sends
             .iter()
             .zip(norms)
-            .filter(|(s, _)| s.buffer.norms().is_some())
+            .filter(|(s, _)| s.norms.is_some())
             .map(|(s, data)| Outgoing {
                 peer: s.peer,
                 tag: 2 * s.tag + 1,
@@ -338,7 +369,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         let norm_recvs: Vec<Incoming> = recvs
             .iter()
             .filter_map(|r| {
-                r.buffer.norms().map(|n| Incoming {
+                r.norms.as_ref().map(|n| Incoming {
                     peer: r.peer,
                     tag: 2 * r.tag + 1,
                     len: n.len(),
@@ -355,7 +386,7 @@ impl<C: Communicator> DeviceTransport for HostStaged<C> {
         let stream = gpu.backend().stream();
         let mut norms = got_norms.into_iter();
         for (r, v) in recvs.iter_mut().zip(got) {
-            let (values, n) = r.buffer.buffers_mut();
+            let (values, n) = (&mut *r.values, r.norms.as_deref_mut());
             stream
                 .memcpy_htod(&v, values)
                 .map_err(device("uploading a face", rank))?;
@@ -423,16 +454,16 @@ impl NcclTransport {
         // (tag, message), sorted by tag: the issue order both sides of a pair share.
         let mut out: Vec<(u32, DeviceMessage)> = Vec::new();
         for s in sends {
-            let (ptr, _sync) = s.buffer.values().device_ptr(&stream);
+            let (ptr, _sync) = s.values.device_ptr(&stream);
             out.push((
                 2 * s.tag,
                 DeviceMessage {
                     peer: s.peer,
                     ptr,
-                    bytes: s.buffer.values().len(),
+                    bytes: s.values.len(),
                 },
             ));
-            if let Some(n) = s.buffer.norms() {
+            if let Some(n) = s.norms {
                 let (ptr, _sync) = n.device_ptr(&stream);
                 out.push((
                     2 * s.tag + 1,
@@ -446,7 +477,7 @@ impl NcclTransport {
         }
         let mut inc: Vec<(u32, DeviceMessage)> = Vec::new();
         for r in recvs.iter_mut() {
-            let (values, norms) = r.buffer.buffers_mut();
+            let (values, norms) = (&mut *r.values, r.norms.as_deref_mut());
             let bytes = values.len();
             let (ptr, _sync) = values.device_ptr_mut(&stream);
             inc.push((
