@@ -27,6 +27,12 @@ Scenarios (the constants each changes):
              ~100 us whatever its size up to a few MiB (a bare peer copy: 29 us; 64 MiB
              at 357 GB/s), ~25 us of unpacks and exterior launches after the delivery;
              off the node the same 100 us plus the bytes at 25 GB/s per GPU
+  h200x4_boundary  the replayed application with the packs and the exterior slabs on the
+             boundary stream beside the interior (BENCHMARKS.md 2026-11-29 (f), 4 x H200),
+             fitted to 32^3x128 over 1,1,1,4 (101 us; 94-97 us on one GPU): the interior
+             1.09x slower beside NCCL's kernels and the boundary's, the exterior's work
+             added to it, ~3 us of packs before the exchange and ~3 us of exterior after
+             the delivery, the exchange as in h200x2_graph
   h200x2_graph  the application replayed from a CUDA graph (BENCHMARKS.md 2026-11-29
              (e), 2 x H200, NCCL, half-spinor faces), fitted to two rows: 32^3x64 over
              1,1,1,2 (117 us; 93-97 us on one GPU) and 48^3x96 over 1,1,1,2 (450 us; 799
@@ -63,6 +69,11 @@ FIXED_PACK_US = None
 FIXED_EXTERIOR_US = None
 # The interior's slowdown while the exchange's kernels share the GPU.
 INTERIOR_SLOWDOWN = 1.0
+# The packs and the exterior slabs on a stream of their own beside the interior (the
+# boundary stream): the application takes the longer of the interior plus the exterior's
+# work (they share the bandwidth) and the packs, the exchange and the last exterior
+# slabs (FIXED_PACK_US, FIXED_EXTERIOR_US: what is left after the delivery).
+EXTERIOR_BESIDE = False
 
 # 2026-11-27 (e), 2 x H100, 32^4 over 1,1,1,2, Wilson hop f32: exchange 195.3 us for
 # 3 MiB, pack 37.4 us and exterior 47.3 us for 2 x 16384 face sites.
@@ -75,7 +86,14 @@ def use_scenario(name):
     """Sets the module's constants for the scenario `name` (see the docstring)."""
     global NVLINK_GBS, EXTERIOR_FACTOR, PACK_US_PER_SITE, FACE_BYTES, HOP_US_32
     global LAT_ON_US, LAT_OFF_US, FIXED_PACK_US, FIXED_EXTERIOR_US, INTERIOR_SLOWDOWN
-    if name == "h200x2_graph":
+    global EXTERIOR_BESIDE
+    if name == "h200x4_boundary":
+        HOP_US_32 = {"f32 r12": 93.0}
+        FACE_BYTES = PROJECTED_BYTES
+        NVLINK_GBS, LAT_ON_US, LAT_OFF_US = 357.0, 30.0, 30.0
+        FIXED_PACK_US, FIXED_EXTERIOR_US = 3.0, 3.0
+        INTERIOR_SLOWDOWN, EXTERIOR_FACTOR, EXTERIOR_BESIDE = 1.09, 1.0, True
+    elif name == "h200x2_graph":
         HOP_US_32 = {"f32 r12": 93.0}
         FACE_BYTES = PROJECTED_BYTES
         NVLINK_GBS, LAT_ON_US, LAT_OFF_US = 357.0, 30.0, 30.0
@@ -96,7 +114,8 @@ def use_scenario(name):
         FACE_BYTES = PROJECTED_BYTES
     elif name != "nominal":
         sys.exit(
-            f"unknown scenario {name!r}: measured, nominal, projected, h200x4 or h200x2_graph"
+            f"unknown scenario {name!r}: measured, nominal, projected, h200x4, h200x2_graph "
+            "or h200x4_boundary"
         )
 
 
@@ -160,6 +179,10 @@ def model(dims, p, prec):
         t_pack = 2 * total_face / HBM_GBS / 1e3
     else:
         t_pack = total_face / FACE_BYTES[prec] * PACK_US_PER_SITE
+    if EXTERIOR_BESIDE and total_face:
+        t_on = max(t_int + t_ext, t_pack + worst + FIXED_EXTERIOR_US)
+        t_off = t_pack + worst + t_int + t_ext
+        return g, loc, total_face, worst, t_int, t_on, t_off
     if FIXED_EXTERIOR_US is not None and total_face:
         t_ext = FIXED_EXTERIOR_US
     t_on = t_pack + max(t_int, worst) + t_ext
