@@ -231,12 +231,10 @@ pub fn smear_extended_device<T: crate::smear::GpuReal>(
 #[cfg(test)]
 mod gpu_tests {
     use super::*;
-    use crate::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
+    use crate::comm::nccl::NcclLibrary;
     use crate::comm::{run_ranks, CommConfig};
     use crate::device::Gpu;
-    use crate::distributed::device::{
-        exchange_stream, DeviceLinkHalo, DeviceTransport, HostStaged, NcclTransport,
-    };
+    use crate::distributed::device::{DeviceLinkHalo, DeviceTransport, HostStaged, NcclTransport};
     use crate::smear::{upload_links, GpuReal, GpuSmearer};
     use qdsl_core::field::distributed::{gather, scatter};
     use qdsl_core::io::{read_gauge, ReadOptions};
@@ -307,22 +305,10 @@ mod gpu_tests {
                     )
                 }
                 Exchange::DeviceHostStaged => device(&mut HostStaged::new(SharedComm::new(comm))),
-                Exchange::DeviceNccl => {
-                    let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
-                        Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-                    })
-                    .unwrap();
-                    let stream = exchange_stream(gpu.backend().context()).unwrap();
-                    let nccl = NcclComm::init(
-                        stream,
-                        size,
-                        rank,
-                        NcclUniqueId::from_bytes(id),
-                        CommConfig::default(),
-                    )
-                    .unwrap();
-                    device(&mut NcclTransport::new(nccl))
-                }
+                Exchange::DeviceNccl => device(
+                    &mut NcclTransport::among(&gpu, &mut comm, size, CommConfig::default())
+                        .unwrap(),
+                ),
             }
         });
         let (fat, long): (Vec<_>, Vec<_>) = parts.into_iter().unzip();

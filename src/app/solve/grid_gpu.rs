@@ -22,13 +22,12 @@ use super::{solve_fields, Setup, SolveConfig, SolveError, SolveReport};
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::{CloverField, ColourSpinorField, GaugeField};
 use qdsl_core::lattice::{ExtendedLattice, Lattice, ProcessGrid};
-use qdsl_runtime::comm::bootstrap::shared_unique_id;
-use qdsl_runtime::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
+use qdsl_runtime::comm::nccl::NcclLibrary;
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::distributed::device::{
-    exchange_stream, global_sum, DeviceTransport, HostStaged, NcclTransport, PeerTransport,
-    RankDistribution, SharedTransport,
+    global_sum, DeviceTransport, HostStaged, NcclTransport, PeerTransport, RankDistribution,
+    SharedTransport,
 };
 use qdsl_runtime::distributed::{fill_link_halos, unit_clover_on_halo_sites, SharedComm};
 use qdsl_runtime::operator::cpu::StaggeredLinks;
@@ -128,17 +127,10 @@ impl GridTransport {
     ) -> Result<Box<dyn DeviceTransport + Send>, String> {
         Ok(match self {
             Self::Peer => Box::new(PeerTransport::new(comm.clone())),
-            Self::Nccl => {
-                let rank = comm.rank();
-                let id = shared_unique_id(&mut *comm.lock(), || {
-                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-                })
-                .map_err(|e| e.to_string())?;
-                let stream = exchange_stream(gpu.backend().context()).map_err(|e| e.to_string())?;
-                let nccl = NcclComm::init(stream, size, rank, NcclUniqueId::from_bytes(id), config)
-                    .map_err(|e| e.to_string())?;
-                Box::new(NcclTransport::new(nccl))
-            }
+            Self::Nccl => Box::new(
+                NcclTransport::among(gpu, &mut *comm.lock(), size, config)
+                    .map_err(|e| e.to_string())?,
+            ),
             Self::HostOnOneGpu => Box::new(HostStaged::new(comm.clone())),
         })
     }

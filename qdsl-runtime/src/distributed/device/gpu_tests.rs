@@ -9,7 +9,7 @@
 //! over peer access).
 
 use super::{DeviceDistributedHop, DeviceTransport, HostStaged, NcclTransport, PeerTransport};
-use crate::comm::nccl::{NcclComm, NcclLibrary, NcclUniqueId};
+use crate::comm::nccl::NcclLibrary;
 use crate::comm::{run_ranks, CommConfig, Communicator, ThreadComm};
 use crate::device::{DeviceField, DeviceFormat, DeviceLayout, Gpu};
 use crate::distributed::{exchange_halos, SharedComm};
@@ -296,20 +296,8 @@ fn on_gpus<S: Stencil>(ext: ExtendedLattice, c: &Case<'_>, via: Via) -> ColourSp
         let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
         match via {
             Via::Nccl | Via::NcclGraphs => {
-                let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
-                    Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-                })
-                .unwrap();
-                let stream = super::exchange_stream(gpu.backend().context()).unwrap();
-                let nccl = NcclComm::init(
-                    stream,
-                    size,
-                    rank,
-                    NcclUniqueId::from_bytes(id),
-                    CommConfig::default(),
-                )
-                .unwrap();
-                let mut transport = NcclTransport::new(nccl);
+                let mut transport =
+                    NcclTransport::among(&gpu, &mut comm, size, CommConfig::default()).unwrap();
                 let graphs = matches!(via, Via::NcclGraphs);
                 rank_part::<S, _>(&gpu, graphs, &SharedComm::new(comm), &mut transport, ext, c)
             }
@@ -1232,14 +1220,7 @@ fn a_silent_peer_ends_the_hop(graphs: bool) {
             .unwrap();
             let dir = tempfile::tempdir().unwrap();
             let gpu = Gpu::new(backend, crate::testing::jit(dir.path()));
-            let id = crate::comm::bootstrap::shared_unique_id(&mut comm, || {
-                Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
-            })
-            .unwrap();
-            let stream = super::exchange_stream(gpu.backend().context()).unwrap();
-            let nccl =
-                NcclComm::init(stream, 2, rank, NcclUniqueId::from_bytes(id), config).unwrap();
-            let mut transport = NcclTransport::new(nccl);
+            let mut transport = NcclTransport::among(&gpu, &mut comm, 2, config).unwrap();
             let hop =
                 DeviceDistributedHop::new(&gpu, ext, 24, StorageFormat::F64, StorageFormat::F64, 1)
                     .unwrap()

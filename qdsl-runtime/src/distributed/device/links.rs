@@ -191,10 +191,7 @@ impl BoxCopies {
     ) -> Result<(), DistributedError> {
         let mut a = Args::new();
         a.read("links", links).write("face", face);
-        self.bind_box(&mut a, b);
-        self.pack
-            .launch_default(gpu, [b.volume() * SITE_REALS, 1, 1], a)
-            .map_err(|e| DistributedError::Operator(e.to_string()))
+        self.launch(gpu, &self.pack, b, a)
     }
 
     /// Queues the links of the sites of `b` ← face.
@@ -207,14 +204,19 @@ impl BoxCopies {
     ) -> Result<(), DistributedError> {
         let mut a = Args::new();
         a.read("face", face).write("links", links);
-        self.bind_box(&mut a, b);
-        self.unpack
-            .launch_default(gpu, [b.volume() * SITE_REALS, 1, 1], a)
-            .map_err(|e| DistributedError::Operator(e.to_string()))
+        self.launch(gpu, &self.unpack, b, a)
     }
 
-    /// The box's corner and extents, the extended lattice's extents and half volume.
-    fn bind_box(&self, a: &mut Args<'_>, b: &SiteBox) {
+    /// Queues `kernel` over the reals of the sites of `b` with the buffers bound in `a`,
+    /// binding the box's corner and extents and the extended lattice's extents and half
+    /// volume.
+    fn launch<'a>(
+        &self,
+        gpu: &'a Gpu,
+        kernel: &LoadedKernel,
+        b: &SiteBox,
+        mut a: Args<'a>,
+    ) -> Result<(), DistributedError> {
         let lattice = &self.lattice;
         for mu in 0..4 {
             a.count(&format!("lo{mu}"), b.lo[mu]);
@@ -223,6 +225,9 @@ impl BoxCopies {
         }
         a.count("sites", b.volume());
         a.count("half_volume", lattice.half_volume());
+        kernel
+            .launch_default(gpu, [b.volume() * SITE_REALS, 1, 1], a)
+            .map_err(|e| DistributedError::Operator(e.to_string()))
     }
 }
 

@@ -14,8 +14,9 @@
 //! wire formats) its per-site norms under 2t + 1, t the face's
 //! [`face_tag`](crate::distributed::face_tag).
 
-use crate::comm::nccl::{DeviceMessage, NcclComm};
-use crate::comm::{CommError, Communicator, Incoming, Outgoing};
+use crate::comm::bootstrap::{shared_unique_id, Bootstrap};
+use crate::comm::nccl::{DeviceMessage, NcclComm, NcclLibrary, NcclUniqueId};
+use crate::comm::{CommConfig, CommError, Communicator, Incoming, Outgoing};
 use crate::device::{DeviceField, Gpu};
 use crate::distributed::{DistributedError, SharedComm};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
@@ -441,6 +442,26 @@ impl NcclTransport {
             clocks: None,
             replay_peer: None,
         }
+    }
+
+    /// This rank's NCCL transport on `gpu` among the `size` ranks of `bootstrap` (NCCL's
+    /// unique id made by rank 0 and broadcast through it), exchanging on a stream of the
+    /// highest priority ([`super::exchange_stream`]). Every rank calls it together; a
+    /// missing NCCL library or a peer that never joins is an error.
+    pub fn among<B: Bootstrap>(
+        gpu: &Gpu,
+        bootstrap: &mut B,
+        size: usize,
+        config: CommConfig,
+    ) -> Result<Self, DistributedError> {
+        let rank = bootstrap.rank();
+        let id = shared_unique_id(bootstrap, || {
+            Ok(NcclLibrary::get()?.unique_id()?.to_bytes())
+        })?;
+        let stream = super::exchange_stream(gpu.backend().context())
+            .map_err(device("making the exchange stream", rank))?;
+        let comm = NcclComm::init(stream, size, rank, NcclUniqueId::from_bytes(id), config)?;
+        Ok(Self::new(comm))
     }
 
     /// The device messages of the faces (values, then norms, under tags 2t and 2t + 1),
