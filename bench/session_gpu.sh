@@ -798,6 +798,23 @@ s37_e)
   r solve_clover_one 30 "$Q" --backend cuda solve $L --action clover --kappa 0.12 --csw 1.0 --solver bicgstab --precision f64 --tol 1e-10
   for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "ranks|iterations|residual|solve  |error" "$f" | head -5; done
   ;;
+s37_f)
+  # The final build of stop 37 (the NCCL transports made by one constructor, replay keys
+  # hashed only with graphs on): the several-GPU tests, the smearing test, decomposed
+  # solves on 4 GPUs through NCCL with graphs, the weak t-cut rows again, and memcheck of
+  # the smearing test's device exchange (16 ranks on one GPU, host-staged).
+  r grid_tests 150 "$RT" --ignored --test-threads 1 multi_gpu_ nccl_distributed_hops device_peer_transport
+  r rt_smear 120 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "^test result|FAILED|panicked" "$OUT"/grid_tests.log "$OUT"/rt_smear.log | head -8
+  L=tests/data/milc/lat.sample.l8
+  r solve_wilson_g4 30 "$Q" --backend cuda solve $L --kappa 0.12 --solver bicgstab --precision f32 --tol 1e-10 --grid 1,1,1,4
+  r solve_mobius_g4 40 "$Q" --backend cuda solve $L --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10 --grid 1,1,2,2
+  for f in "$OUT"/solve_*.log; do echo "== $f"; grep -iE "ranks|iterations|residual|solve  |error" "$f" | head -5; done
+  r scaling 90 "$Q" bench --grid 1,1,1,2 --grid 1,1,1,4 --reps 50 --warmup 5 --transports nccl --sizes 32 --weak --case "wilson_hop f32 half-faces" --json "$OUT/scaling.json"
+  echo "== scaling"; grep -vE "^qdsl bench:|^$" "$OUT/scaling.log" | tail -4
+  CUDA_VISIBLE_DEVICES=0 r memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -91,6 +91,21 @@ impl DeviceHopDistribution {
         &self.hop
     }
 
+    /// The replay key of a hop kernel's launches that write `out` (and read the xpay
+    /// operand) with the dagger flag `dagger` ([`hop_launch_key`]) where the hop's graphs
+    /// are on; `None` (nothing to hash) where they are off.
+    pub fn launch_key(
+        &self,
+        gpu: &Gpu,
+        out: &DeviceField,
+        xpay: Option<Xpay<'_, DeviceField>>,
+        dagger: bool,
+    ) -> Option<u64> {
+        self.hop
+            .graphs()
+            .then(|| hop_launch_key(gpu, out, xpay, dagger))
+    }
+
     /// The hop to output parity `r` of `psi` (parity r̄; `dagger`: the kernel's dagger
     /// knob, which flips projected faces' projectors): ψ copied into the scratch
     /// field of its parity, whose halos [`DeviceDistributedHop::apply`] fills before it

@@ -217,6 +217,11 @@ impl DeviceDistributedHop {
         }
     }
 
+    /// Whether [`Self::apply_replayed`] captures and replays graphs ([`Self::with_graphs`]).
+    pub fn graphs(&self) -> bool {
+        self.replays.is_some()
+    }
+
     /// The number of graphs captured so far (0 with graphs off).
     pub fn graphs_captured(&self) -> usize {
         self.replays

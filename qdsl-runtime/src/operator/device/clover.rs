@@ -37,7 +37,7 @@
 use super::even_odd::{device_spinor, device_variant, DeviceRun, HopKernels};
 use super::*;
 use crate::device::{DeviceField, Gpu};
-use crate::distributed::device::{hop_launch_key, DeviceHopDistribution};
+use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::clover::{CLOVER_APPLY_FLOPS, TWIST_FLOPS};
 use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, Xpay};
 use crate::tune::Tuner;
@@ -379,9 +379,9 @@ impl EvenOddBlocks for DeviceCloverBlocks {
                 .hops
                 .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, None),
             Some(d) => {
-                let key = hop_launch_key(cx.gpu, out, xpay, dagger);
+                let key = d.launch_key(cx.gpu, out, xpay, dagger);
                 let knob = dagger && self.hops.dagger_knob();
-                d.apply(cx, r, psi, knob, Some(key), |b, psi| {
+                d.apply(cx, r, psi, knob, key, |b, psi| {
                     self.hops
                         .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, Some(b))
                 })

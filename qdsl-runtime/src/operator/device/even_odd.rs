@@ -6,7 +6,7 @@
 
 use crate::device::gpu::Build;
 use crate::device::{DeviceError, DeviceField, DeviceLayout, Gpu};
-use crate::distributed::device::{hop_launch_key, DeviceHopDistribution};
+use crate::distributed::device::DeviceHopDistribution;
 use crate::operator::cpu::HopAdjoint;
 use crate::operator::even_odd::{
     BlockFlops, Diagonal, EvenOddBlocks, Schur, SchurError, SchurForm, Xpay,
@@ -375,7 +375,7 @@ impl EvenOddBlocks for DeviceHopBlocks {
                 r,
                 psi,
                 dagger && self.kernels.dagger_knob(),
-                Some(hop_launch_key(cx.gpu, out, xpay, dagger)),
+                d.launch_key(cx.gpu, out, xpay, dagger),
                 |b, psi| {
                     self.kernels
                         .hop(cx, &self.lattice, links, r, out, psi, dagger, xpay, Some(b))
