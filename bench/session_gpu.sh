@@ -815,6 +815,21 @@ s37_f)
   CUDA_VISIBLE_DEVICES=0 r memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
   grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
   ;;
+s37_g)
+  # The Wilson multi-source operator walks its sources (Slices::Walk where the lattice
+  # fits): the GPU block-solve test (Wilson, clover, asqtad against the CPU), the walking
+  # hop test, then 8 sources at 32^4 (lat.sample.l8 tiled 4x) with this build and with
+  # the one before it (target/gpu/qdsl_before: the sources in the block), in turns.
+  r ql_block 200 "$QL" --ignored --test-threads 2 gpu_block_solves_match_the_cpu
+  r rt_walk 120 "$RT" --ignored --test-threads 2 walking_hops_equal
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/ql_block.log "$OUT"/rt_walk.log | head -8
+  W="--backend cuda solve tests/data/milc/lat.sample.l8 --tile 4,4,4,4 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-8 --sources 8"
+  for k in 1 2; do
+    r walk_$k 90 "$Q" $W
+    r block_$k 90 target/gpu/qdsl_before $W
+  done
+  for f in walk_1 block_1 walk_2 block_2; do echo "== $f"; grep -iE "iterations|solve|time|GFLOP|error" "$OUT/$f.log" | head -6; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
