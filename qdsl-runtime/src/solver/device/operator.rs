@@ -120,33 +120,6 @@ pub fn slices_for(sources: usize) -> Slices {
     }
 }
 
-/// [`slices_for`] for an operator made of one-hop kernels only (the Wilson hops): on
-/// several sources the walking map ([`Slices::Walk`]: each thread walks its site's
-/// sources, the neighbours' rows staged in shared memory; 44.7 against 52.0 µs per
-/// source at 32⁴ on 8 sources, f32 recon 12, BENCHMARKS.md 2026-11-29 (d)) where
-/// `variant` (spinors and links in f32 or f64) and `lattice` fit it for every tile the
-/// tuner may choose (x rows of L0/2 threads, each tile of
-/// [`walk::BLOCK_ROWS`] dividing L1, L2, L3); otherwise the slices in the block.
-pub fn hop_slices_for(sources: usize, lattice: &Lattice, variant: &Variant) -> Slices {
-    use qdsl_core::dsl::kernel_ir::walk;
-    let d = lattice.dims();
-    let rows = walk::BLOCK_ROWS.iter().copied().max().unwrap_or(0) as usize;
-    let fits = d[0].is_multiple_of(2)
-        && d[0] / 2 * rows <= MAX_BLOCK_THREADS
-        && walk::BLOCK_ROWS.iter().all(|&r| {
-            let tile = walk::tile(r);
-            (0..3).all(|k| tile[k] > 0 && d[k + 1].is_multiple_of(tile[k] as usize))
-        });
-    let native = variant.spinor.is_native() && variant.gauge.is_native();
-    match slices_for(sources) {
-        Slices::InBlock if fits && native => Slices::Walk,
-        other => other,
-    }
-}
-
-/// The most threads of a CUDA block.
-const MAX_BLOCK_THREADS: usize = 1024;
-
 /// Uploads links in `format`, recon 18.
 fn upload_links(
     ctx: &DeviceContext,
@@ -212,8 +185,7 @@ impl<P: DevicePrecision> DeviceOperator<P> {
     }
 
     /// [`Self::wilson`] on vectors of `sources` right-hand sides (their slices; the
-    /// multi-RHS hop kernels, walking the sources where the lattice allows:
-    /// [`hop_slices_for`]).
+    /// multi-RHS hop kernels, [`slices_for`]).
     pub fn wilson_on_sources(
         ctx: &Arc<DeviceContext>,
         gauge: &GaugeField<f64>,
@@ -222,12 +194,11 @@ impl<P: DevicePrecision> DeviceOperator<P> {
         boundary: TimeBoundary,
         sources: usize,
     ) -> Result<Self, OperatorError> {
-        let base = wilson_variant::<P>(boundary)?;
-        let lattice = *gauge.lattice();
         let variant = Variant {
-            slices: hop_slices_for(sources, &lattice, &base),
-            ..base
+            slices: slices_for(sources),
+            ..wilson_variant::<P>(boundary)?
         };
+        let lattice = *gauge.lattice();
         let links = upload_wilson_links(ctx, gauge, &variant, parity)?;
         let k = Schur::wilson(ctx.gpu(), links, lattice, kappa, parity, &variant)?
             .with_sources(sources);
@@ -646,79 +617,6 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for DeviceOperator<P> {
             Kernels::Clover(k) => k.flops_per_apply(),
             Kernels::Mobius(k) => k.flops_per_apply(),
             Kernels::DistributedMobius(k) => k.flops_per_apply(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use qdsl_core::dsl::variant::OutputSites;
-    use qdsl_core::dsl::Stencil;
-
-    fn lattice(d: [usize; 4]) -> Lattice {
-        Lattice::new(d).unwrap()
-    }
-
-    /// Several sources walk where the lattice and the formats allow, else they stay in
-    /// the block; one source stays on grid rows.
-    #[test]
-    fn the_sources_walk_where_the_tiles_fit() {
-        let f32_variant = Variant {
-            spinor: StorageFormat::F32,
-            gauge: StorageFormat::F32,
-            ..Variant::default()
-        };
-        let fixed16 = Variant {
-            spinor: StorageFormat::Fixed16,
-            gauge: StorageFormat::Fixed16,
-            ..Variant::default()
-        };
-        let cube = lattice([8, 8, 8, 8]);
-        assert_eq!(hop_slices_for(8, &cube, &f32_variant), Slices::Walk);
-        assert_eq!(hop_slices_for(1, &cube, &f32_variant), Slices::Grid);
-        assert_eq!(hop_slices_for(8, &cube, &fixed16), Slices::InBlock);
-        // L2 odd: the 16-row tile (2 x 2 x 4) does not divide it.
-        assert_eq!(
-            hop_slices_for(8, &lattice([8, 8, 6, 6]), &f32_variant),
-            Slices::InBlock
-        );
-        assert_eq!(
-            hop_slices_for(8, &lattice([8, 8, 8, 6]), &f32_variant),
-            Slices::InBlock
-        );
-        assert_eq!(
-            hop_slices_for(8, &lattice([4, 4, 4, 4]), &f32_variant),
-            Slices::Walk
-        );
-        // x rows of L0/2 threads times 16 rows exceed a block.
-        assert_eq!(
-            hop_slices_for(8, &lattice([256, 8, 8, 8]), &f32_variant),
-            Slices::InBlock
-        );
-    }
-
-    /// The Wilson hop walks in every form the multi-source operator launches it: both
-    /// output parities, plain and xpay, the operator and its dagger, f64 and f32, recon
-    /// 18 (the generator would refuse a form it cannot walk).
-    #[test]
-    fn the_wilson_hops_of_the_operator_can_walk() {
-        for spinor in [StorageFormat::F64, StorageFormat::F32] {
-            for parity in [Parity::Even, Parity::Odd] {
-                for (xpay, dagger) in [(false, false), (true, false), (false, true), (true, true)] {
-                    let v = Variant {
-                        spinor,
-                        gauge: spinor,
-                        recon: Recon::R18,
-                        sites: OutputSites::Parity(parity),
-                        xpay,
-                        dagger,
-                        slices: Slices::Walk,
-                        ..Variant::default()
-                    };
-                    qdsl_kernels::WilsonHop::compiled(&v).unwrap_or_else(|e| panic!("{v}: {e}"));
-                }
-            }
         }
     }
 }
