@@ -396,16 +396,7 @@ impl LoadedKernel {
         cfg: &TunedLaunch,
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
-        let stream = gpu.backend().stream();
-        launch_function(
-            stream,
-            &self.function,
-            &self.interface,
-            work,
-            cfg,
-            false,
-            args,
-        )
+        self.launch_on(gpu.backend().stream(), work, cfg, args)
     }
 
     /// Queues the kernel over `work` items with its launch space's default launch.
@@ -426,12 +417,24 @@ impl LoadedKernel {
         args: Args<'a>,
     ) -> Result<(), DeviceError> {
         let cfg = TunedLaunch::default_of(&self.interface.geometry, work);
+        self.launch_on(stream, work, &cfg, args)
+    }
+
+    /// Queues the kernel on `stream` over `work` items with the launch `cfg`
+    /// ([`launch_function`], not as a programmatic dependent).
+    fn launch_on<'a>(
+        &self,
+        stream: &'a CudaStream,
+        work: [usize; 3],
+        cfg: &TunedLaunch,
+        args: Args<'a>,
+    ) -> Result<(), DeviceError> {
         launch_function(
             stream,
             &self.function,
             &self.interface,
             work,
-            &cfg,
+            cfg,
             false,
             args,
         )

@@ -29,9 +29,10 @@ pub(crate) fn warm_up<F: SolverField>(
 /// `high` (f64) and `low` (iterating in `P`) exist: the vector kernels of `b`'s layout and
 /// of its `P` twin compiled and loaded, then each operator applied once each way
 /// ([`warm_up`]). Without the first, a first solve in a fresh JIT cache compiles its
-/// vector kernels inside its iterations: the likely cause of the decomposed 8⁴ asqtad CG
-/// on 2 × H200 taking 0.17–0.41 s in the first process of a session and 0.07–0.11 s
-/// after (BENCHMARKS.md 2026-11-29 (e); not yet measured with this set-up).
+/// vector kernels inside its iterations: the decomposed 8⁴ asqtad CG on 2 × H200 took
+/// 0.17–0.41 s in the first process of a session and 0.07–0.11 s after (BENCHMARKS.md
+/// 2026-11-29 (e)); with this set-up the first takes what the next do (0.075 against
+/// 0.074–0.081 s, 2026-11-29 (f)).
 pub(crate) fn prepare_solve<P: DevicePrecision>(
     ctx: &Arc<DeviceContext>,
     high: &(dyn LinearOperator<DeviceVector<Double>> + Send + Sync),

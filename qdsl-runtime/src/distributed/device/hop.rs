@@ -17,6 +17,9 @@ use qdsl_core::lattice::{BoundaryConditions, ExtendedLattice, LaunchBoxes, Parit
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// What the per-direction exchange's errors name.
+const PER_DIRECTION: &str = "distributed device hop: halo exchange of one direction";
+
 /// One face of this rank: where it is packed from and unpacked to, and its buffers.
 #[derive(Debug)]
 struct Face {
@@ -533,12 +536,7 @@ impl DeviceDistributedHop {
             transport.seal_directions();
             return queued;
         }
-        let finished = queued.and_then(|()| {
-            transport.finish_directions(
-                step.gpu,
-                "distributed device hop: halo exchange of one direction",
-            )
-        });
+        let finished = queued.and_then(|()| transport.finish_directions(step.gpu, PER_DIRECTION));
         let delivered = transport.take_delivery_clocks();
         transport.clock_deliveries(false);
         if let Some(slot) = &self.clocks {
@@ -561,7 +559,7 @@ impl DeviceDistributedHop {
         launch: &mut impl FnMut(&BoxLaunch<'_>, &DeviceField) -> Result<(), OperatorError>,
         captured: Option<&CudaEvent>,
     ) -> Result<(), DistributedError> {
-        let operation = "distributed device hop: halo exchange of one direction";
+        let operation = PER_DIRECTION;
         let clocked = self.clocks.is_some();
         let clock =
             |stream: &CudaStream, what: &str| -> Result<Option<CudaEvent>, DistributedError> {
