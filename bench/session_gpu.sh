@@ -839,6 +839,17 @@ s37_h)
   r bwalk 90 "$Q" bench --sizes 32 --case "wilson_hop" --reps 30
   grep -E "sources8|walk" "$OUT/bwalk.log" | head -8
   ;;
+s37_i)
+  # The last build of stop 37 (review mends: one launch on a stream), one H200: memcheck of
+  # a small check, the check rows of the Wilson and clover kernels, the bench rows of
+  # the Wilson hop with copy bandwidth and roofline.
+  r memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel wilson_hop --lattice 4,4,4,4
+  grep -hE "ERROR SUMMARY" "$OUT/memcheck.log"
+  r check 120 "$Q" check --kernel wilson
+  grep -hE "compared|FAIL|fail|pass" "$OUT/check.log" | tail -6
+  r bench 80 "$Q" bench --sizes 32 --case "wilson_hop f32 recon12" --reps 20 --warmup 3
+  grep -vE "^$" "$OUT/bench.log" | tail -14
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
