@@ -850,6 +850,28 @@ s37_i)
   r bench 80 "$Q" bench --sizes 32 --case "wilson_hop f32 recon12" --reps 20 --warmup 3
   grep -vE "^$" "$OUT/bench.log" | tail -14
   ;;
+s38_a)
+  # The standard decomposed smearing (the staple fields exchanged between the staged
+  # plan's passes, each rank's own sites only) on 2 GPUs: the boxed staged run, the
+  # distributed smearing test (extended and standard, host-staged and NCCL, halos 3 and
+  # 2, against one GPU and MILC), then extended against standard at 32^4 on 1,1,1,2.
+  r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
+  r rt_smear 240 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_boxed.log "$OUT"/rt_smear.log | head -12
+  r gsmear 150 "$Q" bench --grid 1,1,1,2 --smear --lattice 32,32,32,32 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -6
+  ;;
+s38_b)
+  # The boxed staged run's test mended (its deep sites only), extended against standard
+  # with the standard smearing's own-sites kernels timed alone, t and x cuts, strong
+  # (32^4) and weak (32^3x64 over 2), then memcheck of the smearing test on one GPU.
+  r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_boxed.log | head -6
+  r gsmear 240 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --smear --lattice 32,32,32,32 --lattice 32,32,32,64 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -10
+  CUDA_VISIBLE_DEVICES=0 r memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

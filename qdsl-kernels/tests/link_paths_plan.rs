@@ -174,6 +174,17 @@ fn cuda_sources_are_deterministic_and_reviewed() {
         default
     );
     assert!(default.contains("asqtad_fat_pass") && !f64_src.contains("asqtad_fat_pass"));
+    // The staged plan's passes and root run over a box of sites (O, B): the whole
+    // lattice on one GPU, a rank's own sites in the standard decomposed smearing.
+    let staged = AsqtadFat::cuda_source::<f32>().unwrap();
+    assert_eq!(
+        staged
+            .matches("int O0, int O1, int O2, int O3, int B0, int B1, int B2, int B3)")
+            .count(),
+        3,
+        "two passes and the root take the box"
+    );
+    insta::assert_snapshot!("link_paths_asqtad_fat_staged_f32", staged);
     let r12 =
         Fat7::cuda_source_with::<f32>(&PathKnobs::with_input(Recon::R12).with_plan(PlanKind::Tree))
             .unwrap();

@@ -1,39 +1,44 @@
-//! `qdsl bench --grid Px,Py,Pz,Pt --smear [--lattice X,Y,Z,T | --sizes L]`:
-//! extended-volume asqtad smearing (Shi et al.; [`qdsl_runtime::distributed::smear`])
-//! over the ranks of each grid against one GPU, in f32 and f64.
+//! `qdsl bench --grid Px,Py,Pz,Pt --smear [--lattice X,Y,Z,T | --sizes L]`: decomposed
+//! asqtad smearing over the ranks of each grid against one GPU, in f32 and f64, both
+//! ways of Shi et al.: the extended volume ([`qdsl_runtime::distributed::smear`]) and
+//! the "standard" exchange per staple level ([`StandardSmearing`]).
 //!
-//! Per row, random thin links (phases folded in), u0 = 0.9, fat and long links:
+//! Per row, random thin links (phases folded in), u0 = 0.9, fat and long links, halos as
+//! deep as asqtad's paths reach (2: Lepage, Naik):
 //!
 //! * `1 GPU`: the staged kernels of both smearings on GPU 0 over the global lattice
 //!   (median of the timed repetitions, kernels only: the links stay on the GPU);
-//! * `exchange`: the one exchange of the thin links (faces and corners of the Naik depth
-//!   3, through the host), the slowest rank, median;
+//! * `exchange`: the one exchange of the thin links (faces and corners, through the
+//!   host), the slowest rank, median;
 //! * `device exch.`: the same exchange on the device ([`DeviceLinkHalo`] through NCCL,
 //!   the links resident on the GPU; only where every rank has a GPU of its own), the
 //!   slowest rank, median;
 //! * `kernels`: both smearings on each rank's extended lattice, the slowest rank, median;
+//! * `standard`: both smearings over each rank's own sites with the staple fields'
+//!   halos exchanged between the passes through NCCL (after the same thin-link
+//!   exchange; where every rank has a GPU), the slowest rank, median; `field MiB`: the
+//!   fields' bytes each rank receives per fat + long smearing; `own sites`: the same
+//!   kernels with the fields' halos left alone (their arithmetic without the exchanges);
 //! * `halo KiB`: thin links each rank receives; `work`: extended ÷ local sites (the
 //!   redundant smearing of the halo);
-//! * efficiency = T₁ / (P · (exchange + kernels)), with the host's exchange (`eff.`) and
-//!   the device's (`eff. dev.`).
+//! * efficiency = T₁ / (P · (exchange + kernels)), with the host's exchange (`eff.`), the
+//!   device's (`eff. dev.`), and for the standard smearing T₁ / (P · (device exch. +
+//!   standard)) (`eff. std.`).
 //!
-//! Rank r runs on GPU r mod the GPU count. The "standard" approach (an exchange per
-//! staple level) has no implementation to compare with: only the extended volume is
-//! timed.
+//! Rank r runs on GPU r mod the GPU count.
 
 use super::scaling::median;
 use crate::app::solve::GridTransport;
 use qdsl_core::field::distributed::scatter;
 use qdsl_core::field::GaugeField;
-use qdsl_core::lattice::decomposition::NAIK_DEPTH;
 use qdsl_core::lattice::{Decomposition, ExtendedLattice, Lattice, ProcessGrid};
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
 use qdsl_runtime::comm::nccl::NcclLibrary;
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
-use qdsl_runtime::distributed::device::DeviceLinkHalo;
+use qdsl_runtime::distributed::device::{DeviceLinkHalo, DeviceTransport, StandardSmearing};
 use qdsl_runtime::distributed::smear::{
-    check_smearing_depth, exchange_thin_links, ExtendedSmearCost,
+    check_smearing_depth, exchange_thin_links, path_reach, ExtendedSmearCost,
 };
 use qdsl_runtime::distributed::SharedComm;
 use qdsl_runtime::smear::{upload_links, GpuReal, GpuSmearer};
@@ -59,6 +64,14 @@ pub struct GridSmearRow {
     pub device_exchange_us: Option<f64>,
     /// µs of both smearings on the extended lattice (slowest rank).
     pub kernels_us: f64,
+    /// µs of both standard smearings, the fields' exchanges included (slowest rank;
+    /// `None` where the ranks outnumber the GPUs).
+    pub standard_us: Option<f64>,
+    /// µs of the standard smearings' kernels alone, without the fields' exchanges
+    /// (slowest rank; `None` where the ranks outnumber the GPUs).
+    pub own_sites_us: Option<f64>,
+    /// Bytes of staple fields each rank receives per standard fat + long smearing.
+    pub field_bytes: usize,
     /// Bytes of thin links each rank receives.
     pub halo_bytes: usize,
     /// Extended ÷ local sites.
@@ -72,6 +85,12 @@ impl GridSmearRow {
     pub fn device_efficiency(&self) -> Option<f64> {
         self.device_exchange_us
             .map(|x| self.single_us / (self.grid.size() as f64 * (x + self.kernels_us)))
+    }
+
+    /// T₁ / (P · (device exchange + standard smearings)).
+    pub fn standard_efficiency(&self) -> Option<f64> {
+        let (x, s) = (self.device_exchange_us?, self.standard_us?);
+        Some(self.single_us / (self.grid.size() as f64 * (x + s)))
     }
 }
 
@@ -113,34 +132,73 @@ fn time_kernels<T: GpuReal>(
     Ok(median(samples))
 }
 
-/// The median µs of the thin links' exchange on the device through NCCL (this rank's
-/// part of `ext`'s, uploaded once), after `warmup` untimed exchanges (JIT, NCCL's first
-/// contact). Every rank calls it together.
-fn time_device_exchange<T: GpuReal>(
+/// The device side of a row on one rank, through NCCL: the median µs of the thin
+/// links' exchange (this rank's part of `ext`'s, uploaded once), then of both standard
+/// smearings from the exchanged links, and of their kernels alone (no field exchange),
+/// each after `warmup` untimed runs (JIT, NCCL's first contact); and the fields' bytes
+/// received per fat + long standard smearing.
+/// Every rank calls it together.
+fn time_device<T: GpuReal>(
     gpu: &Gpu,
     comm: &SharedComm<ThreadComm>,
     part: &GaugeField<T>,
     ext: &ExtendedLattice,
     config: CommConfig,
     (warmup, reps): (usize, usize),
-) -> Result<f64, String> {
+) -> Result<(f64, f64, f64, usize), String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut transport = GridTransport::Nccl.open(gpu, comm, ext.decomposition().size(), config)?;
     let mut links = upload_links(gpu, part, "thin links").map_err(|x| e(&x))?;
     let mut halo = DeviceLinkHalo::<T>::new(gpu, *ext).map_err(|x| e(&x))?;
     let stream = gpu.backend().stream();
-    let mut samples = Vec::new();
-    for k in 0..warmup.max(1) + reps {
-        let start = Instant::now();
-        halo.exchange(gpu, &mut *transport, &mut links)
-            .map_err(|x| e(&x))?;
-        stream.synchronize().map_err(|x| e(&x))?;
-        if k >= warmup.max(1) {
-            samples.push(start.elapsed().as_secs_f64() * 1e6);
+    let mut timed = |run: &mut dyn FnMut(&mut dyn DeviceTransport) -> Result<(), String>| {
+        let mut samples = Vec::new();
+        for k in 0..warmup.max(1) + reps {
+            let start = Instant::now();
+            run(&mut *transport)?;
+            stream.synchronize().map_err(|x| e(&x))?;
+            if k >= warmup.max(1) {
+                samples.push(start.elapsed().as_secs_f64() * 1e6);
+            }
         }
+        Ok::<f64, String>(median(samples))
+    };
+    let exchange = timed(&mut |t| halo.exchange(gpu, t, &mut links).map_err(|x| e(&x)))?;
+    let smearers = smearers::<T>(gpu)?;
+    let mut standard =
+        StandardSmearing::new(gpu, *ext, &[&smearers[0], &smearers[1]]).map_err(|x| e(&x))?;
+    let mut bufs = Vec::new();
+    for s in &smearers {
+        let mut b = s.buffers(gpu, ext.extended()).map_err(|x| e(&x))?;
+        s.encode_device_links(gpu, &links, &mut b)
+            .map_err(|x| e(&x))?;
+        bufs.push(b);
     }
-    Ok(median(samples))
+    let field_bytes = smearers.iter().map(|s| standard.field_traffic(s).1).sum();
+    let smear = timed(&mut |t| {
+        for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
+            standard
+                .enqueue(gpu, None, t, s, b, U0)
+                .map_err(|x| e(&x))?;
+        }
+        Ok(())
+    })?;
+    // The same kernels over the own sites with the fields' halos left alone (wrong
+    // links at the boundary): the standard smearing's arithmetic without its exchanges.
+    let sites = *standard.sites();
+    let own = timed(&mut |_| {
+        for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
+            s.enqueue_boxed_with(gpu, None, b, &sites, U0, &mut |_, _| Ok(()))
+                .map_err(|x| e(&x))?;
+        }
+        Ok(())
+    })?;
+    Ok((exchange, smear, own, field_bytes))
 }
+
+/// One rank's part of a row: the host exchange, the extended kernels, the thin links'
+/// bytes and, with NCCL, [`time_device`]'s.
+type Rank = (f64, f64, usize, Option<(f64, f64, f64, usize)>);
 
 /// One row of real type `T`.
 fn row<T: GpuReal>(
@@ -149,17 +207,14 @@ fn row<T: GpuReal>(
     grid: ProcessGrid,
     (warmup, reps): (usize, usize),
 ) -> Result<GridSmearRow, String> {
-    let dec =
-        Decomposition::with_halo_depth(global, grid, NAIK_DEPTH).map_err(|e| e.to_string())?;
-    let ext = ExtendedLattice::new(dec, NAIK_DEPTH).map_err(|e| e.to_string())?;
-    check_smearing_depth(
-        &ext,
-        &[
-            <AsqtadFat as qdsl_core::dsl::paths::LinkPaths>::spec(),
-            <AsqtadLong as qdsl_core::dsl::paths::LinkPaths>::spec(),
-        ],
-    )
-    .map_err(|e| e.to_string())?;
+    let specs = [
+        <AsqtadFat as qdsl_core::dsl::paths::LinkPaths>::spec(),
+        <AsqtadLong as qdsl_core::dsl::paths::LinkPaths>::spec(),
+    ];
+    let depth = specs.iter().map(path_reach).max().unwrap_or(1);
+    let dec = Decomposition::with_halo_depth(global, grid, depth).map_err(|e| e.to_string())?;
+    let ext = ExtendedLattice::new(dec, depth).map_err(|e| e.to_string())?;
+    check_smearing_depth(&ext, &specs).map_err(|e| e.to_string())?;
     let v = fold_staggered_phases(&GaugeField::<f64>::random(global, 17)).cast::<T>();
     let gpu0 = Gpu::open(0).map_err(|e| e.to_string())?;
     let single_us = time_kernels(&gpu0, &v, (warmup, reps))?;
@@ -167,7 +222,7 @@ fn row<T: GpuReal>(
     let gpus = qdsl_runtime::backend::gpu_count()?.max(1);
     let config = CommConfig::from_env().map_err(|e| e.to_string())?;
     let device_exchange = gpus >= dec.size() && NcclLibrary::get().is_ok();
-    let ranks: Vec<(f64, f64, usize, Option<f64>)> = run_ranks(dec.size(), config, |comm| {
+    let ranks: Vec<Rank> = run_ranks(dec.size(), config, |comm| {
         let comm = SharedComm::new(comm);
         let rank = comm.rank();
         let e = |x: &dyn std::fmt::Display| format!("rank {rank}: {x}");
@@ -186,8 +241,7 @@ fn row<T: GpuReal>(
         let kernels = time_kernels(&gpu, &part, (warmup, reps)).map_err(|x| e(&x))?;
         let device = match device_exchange {
             true => Some(
-                time_device_exchange(&gpu, &comm, &part, &ext, config, (warmup, reps))
-                    .map_err(|x| e(&x))?,
+                time_device(&gpu, &comm, &part, &ext, config, (warmup, reps)).map_err(|x| e(&x))?,
             ),
             false => None,
         };
@@ -195,10 +249,19 @@ fn row<T: GpuReal>(
     })
     .into_iter()
     .collect::<Result<_, String>>()?;
-    type Rank = (f64, f64, usize, Option<f64>);
     let slowest = |f: &dyn Fn(&Rank) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
     let (exchange_us, kernels_us) = (slowest(&|r| r.0), slowest(&|r| r.1));
-    let device_exchange_us = device_exchange.then(|| slowest(&|r| r.3.unwrap_or(f64::NAN)));
+    let device = |pick: fn(&(f64, f64, f64, usize)) -> f64| {
+        device_exchange.then(|| slowest(&|r| r.3.as_ref().map_or(f64::NAN, pick)))
+    };
+    let device_exchange_us = device(|d| d.0);
+    let standard_us = device(|d| d.1);
+    let own_sites_us = device(|d| d.2);
+    let field_bytes = ranks
+        .iter()
+        .filter_map(|r| r.3.map(|d| d.3))
+        .max()
+        .unwrap_or(0);
     let cost = ExtendedSmearCost::of(&ext);
     Ok(GridSmearRow {
         real,
@@ -208,6 +271,9 @@ fn row<T: GpuReal>(
         exchange_us,
         device_exchange_us,
         kernels_us,
+        standard_us,
+        own_sites_us,
+        field_bytes,
         halo_bytes: ranks.iter().map(|r| r.2).max().unwrap_or(0),
         work_ratio: cost.work_ratio(),
         efficiency: single_us / (grid.size() as f64 * (exchange_us + kernels_us)),
@@ -226,7 +292,7 @@ pub fn run_grid_smear(
         let global = Lattice::new(*dims).map_err(|e| e.to_string())?;
         for &grid in grids {
             notice(&format!(
-                "extended-volume asqtad smearing on {global}, grid {grid}"
+                "decomposed asqtad smearing on {global}, grid {grid}"
             ));
             rows.push(row::<f32>("f32", global, grid, (warmup, reps))?);
             rows.push(row::<f64>("f64", global, grid, (warmup, reps))?);
@@ -238,10 +304,10 @@ pub fn run_grid_smear(
 /// The table of `rows`.
 pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
     let mut s = String::from(
-        "extended-volume asqtad smearing, fat + long (µs; thin links exchanged once, halo 3)\n",
+        "decomposed asqtad smearing, fat + long (µs; halo 2): the extended volume (thin links exchanged once, the halo smeared too) and the standard way (own sites only, the staple fields exchanged between the passes)\n",
     );
     s.push_str(&format!(
-        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>9}\n",
+        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>10} {:>6} {:>9} {:>9}\n",
         "real",
         "global",
         "grid",
@@ -249,33 +315,37 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
         "exchange",
         "device exch.",
         "kernels",
-        "total",
+        "standard",
+        "own sites",
+        "field MiB",
         "halo KiB",
         "work",
+        "total",
         "eff.",
-        "eff. dev."
+        "eff. dev.",
+        "eff. std."
     ));
+    let or_dash = |x: Option<String>| x.unwrap_or_else(|| "—".to_string());
+    let percent = |x: Option<f64>| or_dash(x.map(|x| format!("{:.0}%", 100.0 * x)));
     for r in rows {
-        let device = r
-            .device_exchange_us
-            .map_or_else(|| "—".to_string(), |x| format!("{x:.1}"));
-        let device_eff = r
-            .device_efficiency()
-            .map_or_else(|| "—".to_string(), |x| format!("{:.0}%", 100.0 * x));
         s.push_str(&format!(
-            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>12} {:>10.1} {:>10.1} {:>10.1} {:>6.2} {:>5.0}% {:>9}\n",
+            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>12} {:>10.1} {:>10} {:>10} {:>10.1} {:>10.1} {:>6.2} {:>10.1} {:>5.0}% {:>9} {:>9}\n",
             r.real,
             r.global.to_string(),
             r.grid.to_string(),
             r.single_us,
             r.exchange_us,
-            device,
+            or_dash(r.device_exchange_us.map(|x| format!("{x:.1}"))),
             r.kernels_us,
-            r.exchange_us + r.kernels_us,
+            or_dash(r.standard_us.map(|x| format!("{x:.1}"))),
+            or_dash(r.own_sites_us.map(|x| format!("{x:.1}"))),
+            r.field_bytes as f64 / (1024.0 * 1024.0),
             r.halo_bytes as f64 / 1024.0,
             r.work_ratio,
+            r.exchange_us + r.kernels_us,
             100.0 * r.efficiency,
-            device_eff
+            percent(r.device_efficiency()),
+            percent(r.standard_efficiency()),
         ));
     }
     s
@@ -293,6 +363,10 @@ pub fn grid_smear_json(rows: &[GridSmearRow]) -> serde_json::Value {
             "device_exchange_us": r.device_exchange_us,
             "device_efficiency": r.device_efficiency(),
             "kernels_us": r.kernels_us,
+            "standard_us": r.standard_us,
+            "own_sites_us": r.own_sites_us,
+            "standard_efficiency": r.standard_efficiency(),
+            "field_bytes": r.field_bytes,
             "halo_bytes": r.halo_bytes,
             "work_ratio": r.work_ratio,
             "efficiency": r.efficiency,

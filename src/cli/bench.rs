@@ -58,9 +58,11 @@ pub struct BenchArgs {
     /// QDSL_GRID_TRANSPORT names, or the default choice.
     #[arg(long, requires = "grid", value_delimiter = ',')]
     pub transports: Vec<String>,
-    /// With --grid: instead of the hops, extended-volume asqtad smearing (the thin links
-    /// exchanged once with a halo of 3, then the staged kernels on each rank's extended
-    /// lattice) against one GPU, f32 and f64; rank r on GPU r mod the GPU count.
+    /// With --grid: instead of the hops, decomposed asqtad smearing against one GPU, f32
+    /// and f64, both ways: the extended volume (the thin links exchanged once with a halo
+    /// of 2, then the staged kernels on each rank's extended lattice) and the standard
+    /// way (each rank's own sites, the staple fields exchanged between the passes); rank
+    /// r on GPU r mod the GPU count.
     #[arg(long, requires = "grid")]
     pub smear: bool,
     /// With --grid: instead of the hops, the whole Möbius M̂ (Ls 12, f32, the operator a

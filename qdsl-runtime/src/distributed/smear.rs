@@ -22,9 +22,11 @@
 //! ([`super::device::DeviceLinkHalo`], then [`smear_extended_device`]): the same slabs in
 //! the same rounds, so both give the same links.
 //!
-//! The "standard" approach (an exchange of every intermediate staple level) does not
-//! exist here: the extended volume replaces it, at the price of the redundant work on
-//! the halo sites ([`ExtendedSmearCost`]).
+//! The extended volume pays for its one exchange with the redundant work on the halo
+//! sites ([`ExtendedSmearCost`]). The "standard" approach, an exchange of every
+//! intermediate staple level and no redundant work, is
+//! [`super::device::StandardSmearing`] (device only: its exchanges sit between the
+//! staged plan's passes); both give the single-lattice links bit for bit.
 
 use super::{exchange_halos, DistributedError, SharedComm};
 use crate::comm::Communicator;
@@ -234,7 +236,9 @@ mod gpu_tests {
     use crate::comm::nccl::NcclLibrary;
     use crate::comm::{run_ranks, CommConfig};
     use crate::device::Gpu;
-    use crate::distributed::device::{DeviceLinkHalo, DeviceTransport, HostStaged, NcclTransport};
+    use crate::distributed::device::{
+        DeviceLinkHalo, DeviceTransport, HostStaged, NcclTransport, StandardSmearing,
+    };
     use crate::smear::{upload_links, GpuReal, GpuSmearer};
     use qdsl_core::field::distributed::{gather, scatter};
     use qdsl_core::io::{read_gauge, ReadOptions};
@@ -257,25 +261,28 @@ mod gpu_tests {
         DeviceHostStaged,
         /// On the device through NCCL (one GPU per rank).
         DeviceNccl,
+        /// The standard smearing ([`StandardSmearing`]: the thin links once, then the
+        /// staple fields between the passes) through the host ([`HostStaged`]).
+        StandardHostStaged,
+        /// The standard smearing through NCCL (one GPU per rank).
+        StandardNccl,
     }
 
-    /// Asqtad fat and long links of `v` in `T` on the ranks of `grid` (halo of the Naik
-    /// depth 3): rank r on GPU r mod the GPU count, the thin links exchanged once as
-    /// `exchange` says, the staged kernels on each extended lattice; gathered.
+    /// Asqtad fat and long links of `v` in `T` on the ranks of `grid` (halo `depth`
+    /// deep): rank r on GPU r mod the GPU count, the thin links exchanged once as
+    /// `exchange` says, the staged kernels on each extended lattice (or, for the
+    /// standard smearing, on each rank's own sites); gathered.
     fn distributed<T: GpuReal>(
         v: &GaugeField<T>,
-        grid: [usize; 4],
+        (grid, depth): ([usize; 4], usize),
         u0: f64,
         gpus: usize,
         exchange: Exchange,
     ) -> (GaugeField<T>, GaugeField<T>) {
-        let dec = Decomposition::with_halo_depth(
-            *v.lattice(),
-            ProcessGrid::new(grid).unwrap(),
-            NAIK_DEPTH,
-        )
-        .unwrap();
-        let ext = ExtendedLattice::new(dec, NAIK_DEPTH).unwrap();
+        let dec =
+            Decomposition::with_halo_depth(*v.lattice(), ProcessGrid::new(grid).unwrap(), depth)
+                .unwrap();
+        let ext = ExtendedLattice::new(dec, depth).unwrap();
         let size = dec.size();
         let parts = run_ranks(size, CommConfig::default(), |mut comm| {
             let rank = Communicator::rank(&comm);
@@ -291,6 +298,24 @@ mod gpu_tests {
                     ExtendedSmearCost::of(&ext).halo_bytes::<T>()
                 );
                 halo.exchange(&gpu, transport, &mut links).unwrap();
+                if matches!(
+                    exchange,
+                    Exchange::StandardHostStaged | Exchange::StandardNccl
+                ) {
+                    let mut standard = StandardSmearing::new(&gpu, ext, &[&fat, &long]).unwrap();
+                    let (exchanges, bytes) = standard.field_traffic(&fat);
+                    assert_eq!(exchanges, 8, "fat: two passes per link direction");
+                    assert!(bytes > 0);
+                    assert_eq!(standard.field_traffic(&long), (0, 0), "long: no pass");
+                    return (
+                        standard
+                            .smear(&gpu, None, transport, &fat, &links, u0)
+                            .unwrap(),
+                        standard
+                            .smear(&gpu, None, transport, &long, &links, u0)
+                            .unwrap(),
+                    );
+                }
                 (
                     smear_extended_device(&gpu, None, &fat, &links, &ext, u0).unwrap(),
                     smear_extended_device(&gpu, None, &long, &links, &ext, u0).unwrap(),
@@ -304,8 +329,10 @@ mod gpu_tests {
                         smear_extended_gpu(&gpu, None, &long, &part, &ext, u0).unwrap(),
                     )
                 }
-                Exchange::DeviceHostStaged => device(&mut HostStaged::new(SharedComm::new(comm))),
-                Exchange::DeviceNccl => device(
+                Exchange::DeviceHostStaged | Exchange::StandardHostStaged => {
+                    device(&mut HostStaged::new(SharedComm::new(comm)))
+                }
+                Exchange::DeviceNccl | Exchange::StandardNccl => device(
                     &mut NcclTransport::among(&gpu, &mut comm, size, CommConfig::default())
                         .unwrap(),
                 ),
@@ -315,12 +342,14 @@ mod gpu_tests {
         (gather(&fat, &ext).unwrap(), gather(&long, &ext).unwrap())
     }
 
-    /// GPU: extended-volume asqtad smearing of MILC's lat.sample.l8 (phases folded in,
+    /// GPU: decomposed asqtad smearing of MILC's lat.sample.l8 (phases folded in,
     /// u0 = 0.502) on 2, 4 and 16 ranks (t, z·t, and all four directions cut; rank r on
     /// GPU r mod the GPU count: run it on 2 or 4 GPUs to spread the ranks) equals the
     /// single-GPU links bit for bit in f64 and f32, and MILC's fat.l8 and long.l8 to f32
-    /// rounding; the thin links exchanged on the host, or on the device (through the
-    /// host, and through NCCL where every rank has a GPU) give the same links.
+    /// rounding: the extended volume with the thin links exchanged on the host, or on
+    /// the device (through the host, and through NCCL where every rank has a GPU), and
+    /// the standard smearing (the staple fields exchanged between the passes, the same
+    /// transports), with halos of the Naik depth 3 and of the smearing's reach 2.
     #[test]
     #[ignore = "needs a CUDA GPU (several spread the ranks): run with --include-ignored on a GPU machine"]
     fn distributed_device_smeared_links_equal_the_single_gpu_ones() {
@@ -355,6 +384,12 @@ mod gpu_tests {
             )
         };
         let (fat64, long64) = single(&v);
+        // Asqtad's paths reach two sites (Lepage, Naik): the least halo either way.
+        const REACH: usize = 2;
+        assert_eq!(
+            path_reach(&<AsqtadFat as qdsl_core::dsl::paths::LinkPaths>::spec()),
+            REACH
+        );
         let rel = |a: &GaugeField<f64>, b: &GaugeField<f64>| {
             let (mut d, mut m) = (0.0f64, 0.0f64);
             for (x, y) in a.links().iter().zip(b.links()) {
@@ -365,21 +400,34 @@ mod gpu_tests {
         };
         for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
             // The device exchange gives the host exchange's links (bit for bit), through
-            // the host and, with a GPU per rank, through NCCL.
+            // the host and, with a GPU per rank, through NCCL; so does the standard
+            // smearing, on the Naik depth and on the smearing's own reach.
             let size: usize = grid.iter().product();
-            let mut devices = vec![Exchange::DeviceHostStaged];
+            let mut devices = vec![Exchange::DeviceHostStaged, Exchange::StandardHostStaged];
             if gpus >= size && NcclLibrary::get().is_ok() {
-                devices.push(Exchange::DeviceNccl);
+                devices.extend([Exchange::DeviceNccl, Exchange::StandardNccl]);
             }
-            let host = distributed(&v32, grid, u0, gpus, Exchange::Host);
+            let host = distributed(&v32, (grid, NAIK_DEPTH), u0, gpus, Exchange::Host);
             for via in devices {
-                let links = distributed(&v32, grid, u0, gpus, via);
-                assert!(links.0 == host.0, "f32 fat links, {via:?}, grid {grid:?}");
-                assert!(links.1 == host.1, "f32 long links, {via:?}, grid {grid:?}");
+                for depth in [NAIK_DEPTH, REACH] {
+                    let links = distributed(&v32, (grid, depth), u0, gpus, via);
+                    assert!(
+                        links.0 == host.0,
+                        "f32 fat links, {via:?}, grid {grid:?}, halo {depth}"
+                    );
+                    assert!(
+                        links.1 == host.1,
+                        "f32 long links, {via:?}, grid {grid:?}, halo {depth}"
+                    );
+                }
             }
-            let (fat, long) = distributed(&v, grid, u0, gpus, Exchange::DeviceHostStaged);
-            assert!(fat == fat64, "f64 fat links, grid {grid:?}");
-            assert!(long == long64, "f64 long links, grid {grid:?}");
+            for via in [Exchange::DeviceHostStaged, Exchange::StandardHostStaged] {
+                let (fat, long) = distributed(&v, (grid, REACH), u0, gpus, via);
+                assert!(fat == fat64, "f64 fat links, {via:?}, grid {grid:?}");
+                assert!(long == long64, "f64 long links, {via:?}, grid {grid:?}");
+            }
+            let (fat, long) =
+                distributed(&v, (grid, NAIK_DEPTH), u0, gpus, Exchange::DeviceHostStaged);
             assert!(
                 rel(&fat, &milc_fat) < 2e-6,
                 "{grid:?}: {:e}",

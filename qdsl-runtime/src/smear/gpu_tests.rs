@@ -455,3 +455,96 @@ fn default_staged_plan_equals_the_tree() {
     assert_close(&x, &cx, 1e-12, "HISQ fat, recon-12 thin links");
     assert_close(&l, &cl, 1e-12, "HISQ long, recon-12 thin links");
 }
+
+/// A boxed run of the staged plan (the standard decomposed smearing's building block):
+/// over the whole lattice it is the plain run bit for bit (the same kernels); over the
+/// sites of a box it writes exactly those links, with the plain run's values where
+/// every field they read lies in the box; after
+/// each pass the hook sees the slots that pass wrote (asqtad fat: 5-staple slots 0..3,
+/// then 3-staple slots 3..6, per μ). The tree plan and a box with an odd x extent or
+/// outside the lattice are refused with the reason.
+#[test]
+#[ignore = "needs a CUDA GPU: run the test binaries with --include-ignored on a GPU machine"]
+fn boxed_staged_runs_write_the_box_with_the_plain_values() {
+    use qdsl_core::dsl::paths::PlanKind;
+    use qdsl_core::lattice::SiteBox;
+    let (gpu, _dir) = gpu();
+    let v = fold_staggered_phases(&sample_l8());
+    let lattice = *v.lattice();
+    let fat = GpuSmearer::<f64>::new::<AsqtadFat>(&gpu).unwrap();
+    let plain = fat.smear(&gpu, &v, 0.9).unwrap();
+    let run = |sites: &SiteBox, hook: &mut AfterPass<'_, f64>| {
+        let mut bufs = fat.buffers(&gpu, &lattice)?;
+        fat.upload(&gpu, &mut bufs, &v)?;
+        fat.enqueue_boxed_with(&gpu, None, &mut bufs, sites, 0.9, hook)?;
+        fat.download(&gpu, &bufs)
+    };
+    let whole = SiteBox {
+        lo: [0; 4],
+        n: lattice.dims(),
+    };
+    let mut seen = Vec::new();
+    let all = run(&whole, &mut |_, slots| {
+        seen.push(slots);
+        Ok(())
+    })
+    .unwrap();
+    assert!(all == plain, "the whole box is the plain run");
+    let per_mu: Vec<std::ops::Range<usize>> = (0..4).flat_map(|_| [0..3, 3..6]).collect();
+    assert_eq!(seen, per_mu, "the passes' slots, per μ");
+    // The whole x range (periodic inside the box), a part of y, z and t. With nothing
+    // filling the fields outside the box, a link has the plain run's value where every
+    // field it reads lies in the box: two sites from the box's faces (the root reads the
+    // 3-staple level at x ± ν, which read the 5-staple level at x ± ν ± ρ).
+    let part = SiteBox {
+        lo: [0, 1, 2, 1],
+        n: [8, 6, 6, 6],
+    };
+    let deep = SiteBox {
+        lo: [0, 3, 4, 3],
+        n: [8, 2, 2, 2],
+    };
+    let boxed = run(&part, &mut |_, _| Ok(())).unwrap();
+    let mut compared = 0;
+    for lex in 0..lattice.volume() {
+        let c = lattice.coords_of_lex(lex);
+        let i = lattice.cb_index(c);
+        for mu in 0..4 {
+            let (got, want) = (boxed.link(i, mu), plain.link(i, mu));
+            if deep.contains(c) {
+                assert!(got == want, "{c:?} {mu}: the plain run's link");
+                compared += 1;
+            } else if part.contains(c) {
+                assert!(got.max_abs_component() > 0.0, "{c:?} {mu}: written");
+            } else {
+                assert!(
+                    got.max_abs_component() == 0.0,
+                    "{c:?} {mu}: outside the box, not written"
+                );
+            }
+        }
+    }
+    assert_eq!(compared, 4 * deep.volume());
+    let refused = |sites: SiteBox| run(&sites, &mut |_, _| Ok(())).unwrap_err().to_string();
+    let odd = refused(SiteBox {
+        lo: [0; 4],
+        n: [3, 8, 8, 8],
+    });
+    assert!(odd.contains("even x extent"), "{odd}");
+    let outside = refused(SiteBox {
+        lo: [6, 0, 0, 0],
+        n: [4, 8, 8, 8],
+    });
+    assert!(outside.contains("expected a non-empty box"), "{outside}");
+    let tree = GpuSmearer::<f64>::with_knobs::<AsqtadFat>(
+        &gpu,
+        PathKnobs::default().with_plan(PlanKind::Tree),
+    )
+    .unwrap();
+    let mut bufs = tree.buffers(&gpu, &lattice).unwrap();
+    let e = tree
+        .enqueue_boxed_with(&gpu, None, &mut bufs, &whole, 0.9, &mut |_, _| Ok(()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("needs the staged plan"), "{e}");
+}

@@ -25,7 +25,7 @@ use qdsl_core::dsl::paths::{LinkPaths, PathKnobs, PathTree, PlanKind, Staging};
 use qdsl_core::dsl::variant::Recon;
 use qdsl_core::dsl::{DslError, KernelProgram};
 use qdsl_core::field::GaugeField;
-use qdsl_core::lattice::Lattice;
+use qdsl_core::lattice::{Lattice, SiteBox};
 use qdsl_core::math::ColourMatrix;
 use qdsl_core::Real;
 use qdsl_kernels::{fold_staggered_phases, AsqtadFat, AsqtadLong};
@@ -67,11 +67,27 @@ pub enum SmearGpuError {
 /// lattice, shareable between smearers that run on one stream ([`GpuSmearer::share_scratch`]).
 type Scratch<T> = Arc<Mutex<Option<CudaSlice<T>>>>;
 
+/// One pass kernel of a staged plan: the slots of one μ it writes.
+#[derive(Debug)]
+struct Pass {
+    kernel: LoadedKernel,
+    /// Its first slot in the scratch of one μ.
+    first: usize,
+    /// Its slots per μ.
+    slots: usize,
+}
+
+/// What a boxed run of the staged plan ([`GpuSmearer::enqueue_boxed`]) calls after each
+/// pass: the scratch (the fields of one μ) and the slots the pass just wrote, e.g. to
+/// fill their halo from the neighbouring ranks before the next level reads them.
+pub type AfterPass<'a, T> =
+    dyn FnMut(&mut CudaSlice<T>, std::ops::Range<usize>) -> Result<(), DeviceError> + 'a;
+
 /// The pass kernels of a staged plan ([`Staging`]) and their scratch fields.
 #[derive(Debug)]
 struct Stages<T> {
-    /// Each pass kernel with its slots per μ, in the order they run.
-    passes: Vec<(LoadedKernel, usize)>,
+    /// The pass kernels in the order they run.
+    passes: Vec<Pass>,
     /// Slots of the scratch, the fields of one μ (18 reals per site each).
     slots: usize,
     /// The fields of one μ, reused by the next.
@@ -136,6 +152,24 @@ pub(super) fn lattice_args(
         args.count(&format!("L{k}"), *l);
     }
     Ok(())
+}
+
+/// `O0..O3` and `B0..B3` of the box `sites`: the sites a staged kernel computes.
+fn box_args(args: &mut Args<'_>, sites: &SiteBox) {
+    for mu in 0..4 {
+        args.count(&format!("O{mu}"), sites.lo[mu]);
+        args.count(&format!("B{mu}"), sites.n[mu]);
+    }
+}
+
+/// The inputs of one run of the staged plan: the lattice, the box of its sites the
+/// kernels compute, the device links (the kernels' layout) and the term coefficients.
+#[derive(Clone, Copy)]
+struct Staged<'a, T> {
+    lattice: &'a Lattice,
+    sites: &'a SiteBox,
+    input: &'a CudaSlice<T>,
+    coeffs: &'a [f64],
 }
 
 /// One launch of a tree kernel: `out` ← the tree of `input` with term coefficients
@@ -218,10 +252,12 @@ impl<T: GpuReal> GpuSmearer<T> {
                     .into_iter()
                     .map(|node| {
                         let name = pass_kernel_name(&tree.spec.name, node);
-                        Ok((
-                            find(&kernels, &name, &program.name)?,
-                            staging.nodes[node].slots_per_mu(),
-                        ))
+                        let stage = &staging.nodes[node];
+                        Ok(Pass {
+                            kernel: find(&kernels, &name, &program.name)?,
+                            first: stage.field.unwrap_or(0),
+                            slots: stage.slots_per_mu(),
+                        })
                     })
                     .collect::<Result<Vec<_>, DeviceError>>()?;
                 Some(Stages {
@@ -411,14 +447,7 @@ impl<T: GpuReal> GpuSmearer<T> {
         output: &mut CudaSlice<T>,
         coeffs: &[f64],
     ) -> Result<(), DeviceError> {
-        if coeffs.len() != self.tree.spec.terms.len() {
-            return Err(DeviceError::Shape(format!(
-                "{}: expected {} term coefficients, found {}",
-                self.tree.spec.name,
-                self.tree.spec.terms.len(),
-                coeffs.len()
-            )));
-        }
+        self.check_coefficients(coeffs)?;
         let program = ProgramRef {
             name: &self.program,
             source: Source::Hash(self.source_hash),
@@ -436,9 +465,125 @@ impl<T: GpuReal> GpuSmearer<T> {
                 None,
             ),
             Some(stages) => {
-                self.launch_staged(gpu, tuner, stages, program, lattice, input, output, coeffs)
+                let whole = SiteBox {
+                    lo: [0; 4],
+                    n: lattice.dims(),
+                };
+                let run = Staged {
+                    lattice,
+                    sites: &whole,
+                    input,
+                    coeffs,
+                };
+                self.launch_staged(gpu, tuner, stages, program, &run, output, None)
             }
         }
+    }
+
+    /// An error unless `coeffs` holds one coefficient per term of the spec.
+    fn check_coefficients(&self, coeffs: &[f64]) -> Result<(), DeviceError> {
+        let terms = self.tree.spec.terms.len();
+        if coeffs.len() != terms {
+            return Err(DeviceError::Shape(format!(
+                "{}: expected {terms} term coefficients, found {}",
+                self.tree.spec.name,
+                coeffs.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Queues the encoding of the device links `links` (host layout, 18 reals per link,
+    /// phases folded in, on `bufs`'s lattice) into `bufs`'s input, as
+    /// [`Self::enqueue_encode`] does.
+    pub fn encode_device_links(
+        &self,
+        gpu: &Gpu,
+        links: &CudaSlice<T>,
+        bufs: &mut SmearBuffers<T>,
+    ) -> Result<(), DeviceError> {
+        let lattice = bufs.lattice;
+        self.enqueue_encode(gpu, &lattice, links, &mut bufs.input)
+    }
+
+    /// [`Self::enqueue_boxed`] from `bufs`'s input into its output with tadpole factor
+    /// `u0`.
+    pub fn enqueue_boxed_with(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        bufs: &mut SmearBuffers<T>,
+        sites: &SiteBox,
+        u0: f64,
+        after_pass: &mut AfterPass<'_, T>,
+    ) -> Result<(), DeviceError> {
+        let coeffs = self.tree.coefficients(u0);
+        let lattice = bufs.lattice;
+        self.enqueue_boxed(
+            gpu,
+            tuner,
+            &lattice,
+            sites,
+            &bufs.input,
+            &mut bufs.output,
+            &coeffs,
+            after_pass,
+        )
+    }
+
+    /// The staged plan (errors for the tree plan) over the sites of `sites` only, a box
+    /// of `lattice` whose x extent is even: every pass writes its slots at those sites,
+    /// then `after_pass` gets the scratch and those slots, before the next level reads
+    /// them; the root writes the links of those sites into `output` (the other links
+    /// keep their values). The "standard" decomposed smearing runs each rank's own sites
+    /// this way and fills the fields' halos in `after_pass`
+    /// ([`crate::distributed::device::StandardSmearing`]). No fallback to the tree plan:
+    /// a scratch that does not fit is an error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_boxed(
+        &self,
+        gpu: &Gpu,
+        tuner: Option<&Tuner>,
+        lattice: &Lattice,
+        sites: &SiteBox,
+        input: &CudaSlice<T>,
+        output: &mut CudaSlice<T>,
+        coeffs: &[f64],
+        after_pass: &mut AfterPass<'_, T>,
+    ) -> Result<(), DeviceError> {
+        let name = &self.tree.spec.name;
+        let Some(stages) = &self.stages else {
+            return Err(DeviceError::Shape(format!(
+                "{name}: a run over a box of sites needs the staged plan, found the tree plan"
+            )));
+        };
+        self.check_coefficients(coeffs)?;
+        let inside = (0..4).all(|mu| sites.lo[mu] + sites.n[mu] <= lattice.extent(mu));
+        if !inside || !sites.n[0].is_multiple_of(2) || sites.is_empty() {
+            return Err(DeviceError::Shape(format!(
+                "{name}: expected a non-empty box of {lattice} with an even x extent, found corner {:?} extents {:?}",
+                sites.lo, sites.n
+            )));
+        }
+        if self
+            .fallback_for(gpu, stages, lattice.volume(), None)?
+            .is_some()
+        {
+            return Err(DeviceError::Shape(format!(
+                "{name}: the staged plan's scratch does not fit on {lattice}; a boxed run has no tree fallback"
+            )));
+        }
+        let program = ProgramRef {
+            name: &self.program,
+            source: Source::Hash(self.source_hash),
+        };
+        let run = Staged {
+            lattice,
+            sites,
+            input,
+            coeffs,
+        };
+        self.launch_staged(gpu, tuner, stages, program, &run, output, Some(after_pass))
     }
 
     /// The staged plan's launches, per μ: each pass into the scratch fields of that μ
@@ -454,12 +599,18 @@ impl<T: GpuReal> GpuSmearer<T> {
         tuner: Option<&Tuner>,
         stages: &Stages<T>,
         program: ProgramRef<'_>,
-        lattice: &Lattice,
-        input: &CudaSlice<T>,
+        run: &Staged<'_, T>,
         output: &mut CudaSlice<T>,
-        coeffs: &[f64],
+        mut after_pass: Option<&mut AfterPass<'_, T>>,
     ) -> Result<(), DeviceError> {
+        let Staged {
+            lattice,
+            sites,
+            input,
+            coeffs,
+        } = *run;
         let volume = lattice.volume();
+        let box_sites = sites.volume();
         if let Some(tree) = self.fallback_for(gpu, stages, volume, None)? {
             return self.launch_fallback(gpu, tuner, &tree, lattice, input, output, coeffs);
         }
@@ -473,7 +624,8 @@ impl<T: GpuReal> GpuSmearer<T> {
             *guard = None;
             match gpu.alloc::<T>("the staged plan's staple fields", reals) {
                 Ok(f) => *guard = Some(f),
-                Err(oom @ DeviceError::OutOfMemory { .. }) => {
+                // A boxed run (with a hook) cannot fall back to the whole-lattice tree.
+                Err(oom @ DeviceError::OutOfMemory { .. }) if after_pass.is_none() => {
                     drop(guard);
                     let tree = self
                         .fallback_for(gpu, stages, volume, Some(&oom))?
@@ -491,11 +643,13 @@ impl<T: GpuReal> GpuSmearer<T> {
         };
         for (mu0, nmu) in directions {
             if nmu == 1 {
-                for (kernel, slots) in &stages.passes {
-                    let threads = [slots * volume, 1, 1];
+                for pass in &stages.passes {
+                    let kernel = &pass.kernel;
+                    let threads = [pass.slots * box_sites, 1, 1];
                     let mut go = |cfg: &LaunchConfig| {
                         let mut args = Args::new();
                         lattice_args(&mut args, lattice, &kernel.interface.name)?;
+                        box_args(&mut args, sites);
                         args.write("f", &mut *fields).read("u", input);
                         for (k, c) in coeffs.iter().enumerate() {
                             args.real(&format!("c{k}"), *c);
@@ -516,13 +670,17 @@ impl<T: GpuReal> GpuSmearer<T> {
                         &mut go,
                     )?;
                     go(&cfg)?;
+                    if let Some(after) = after_pass.as_mut() {
+                        after(&mut *fields, pass.first..pass.first + pass.slots)?;
+                    }
                 }
             }
-            let links = [nmu * volume, 1, 1];
+            let links = [nmu * box_sites, 1, 1];
             let fields = &*fields;
             let mut go = |cfg: &LaunchConfig| {
                 let mut args = Args::new();
                 lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
+                box_args(&mut args, sites);
                 args.write("out", &mut *output)
                     .read("u", input)
                     .read("f", fields);
@@ -664,7 +822,7 @@ impl<T: GpuReal> GpuSmearer<T> {
         u0: f64,
     ) -> Result<GaugeField<T>, DeviceError> {
         let mut bufs = self.buffers(gpu, lattice)?;
-        self.enqueue_encode(gpu, lattice, links, &mut bufs.input)?;
+        self.encode_device_links(gpu, links, &mut bufs)?;
         self.enqueue_with(gpu, tuner, &mut bufs, u0)?;
         self.download(gpu, &bufs)
     }

@@ -235,11 +235,11 @@ pub fn program<T: Real>(
     let mut links = interface(&links_kernel(&tree.spec.name), terms, real, Epilogue::Links);
     if knobs.plan == PlanKind::Staged {
         for node in Staging::new(tree).passes() {
-            kernels.push(pass_interface(
+            kernels.push(with_box(pass_interface(
                 &pass_kernel_name(&tree.spec.name, node),
                 terms,
                 real,
-            ));
+            )));
         }
         links
             .params
@@ -249,6 +249,7 @@ pub fn program<T: Real>(
                 .params
                 .insert(3 + terms + k, ParamDecl::new(name, ParamKind::I32));
         }
+        links = with_box(links);
     }
     kernels.push(links);
     kernels.push(layout_interface(&tree.spec.name, real));
@@ -264,6 +265,17 @@ pub fn program<T: Real>(
         options: Vec::new(),
         kernels,
     })
+}
+
+/// `interface` with the box parameters of the staged smearing kernels appended
+/// ([`BOX_PARAMS`]: `O0..O3`, `B0..B3`, after `L3`).
+fn with_box(mut interface: KernelInterface) -> KernelInterface {
+    for prefix in ["O", "B"] {
+        interface
+            .params
+            .extend((0..4).map(|k| ParamDecl::new(format!("{prefix}{k}"), ParamKind::I32)));
+    }
+    interface
 }
 
 /// The interface of a staged plan's pass kernel: `f` (the fields of one μ, written),
@@ -587,8 +599,8 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
             "const real* __restrict__ f, ",
             "f, ",
             ", int mu0, int nmu",
-            "nmu * volume",
-            "int mu, cb;\n    lane_site(i, nmu, volume, mu, cb);\n    mu += mu0;",
+            "nmu * sites",
+            "int mu, b;\n    lane_site(i, nmu, sites, mu, b);\n    mu += mu0;",
         )
     } else {
         (
@@ -618,24 +630,48 @@ fn root_kernel(tree: &PathTree, kernel: &str, epilogue: Epilogue, staged: bool) 
         Epilogue::Trace => "    const mat w = link_at(u, g, cb, mu);\n    real t = 0;\n    for (int k = 0; k < 9; k++) t += w.re[k] * v.re[k] + w.im[k] * v.im[k];\n    out[mu * volume + cb] = t;\n".to_string(),
     };
     format!(
-        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}{mu_param}, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {kernel}(real* __restrict__ out, const real* __restrict__ u, {fparam}{}{force_param}{mu_param}, int L0, int L1, int L2, int L3{box_params}) {{
     const int volume = L0 * L1 * L2 * L3;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+{sites}    const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= {links}) return;
     {mu}
-    const lattice lat = {{{{L0, L1, L2, L3}}}};
-    const geom g = make_geom(L0, L1, L2, L3);
-    int x[4];
-    coords_of_cb(lat, cb, x);
-    const coeffs c = {{{{{}}}}};
+{site}    const coeffs c = {{{{{}}}}};
     const mat v = {}_node0({farg}u, g, c, pack(x), mu, 1 << mu);
 {write}}}
 "#,
         coeff_params.join(", "),
         coeff_list.join(", "),
         tree.spec.name,
+        box_params = if staged { BOX_PARAMS } else { "" },
+        sites = if staged { BOX_SITES } else { "" },
+        site = if staged { BOX_SITE } else { LATTICE_SITE },
     )
 }
+
+/// The extra parameters of the staged kernels: the box of sites they compute, its
+/// lowest corner `O0..O3` and extents `B0..B3` (the whole lattice: 0 and `L0..L3`).
+const BOX_PARAMS: &str = ", int O0, int O1, int O2, int O3, int B0, int B1, int B2, int B3";
+
+/// The box's site count, what a staged kernel's threads range over with its lanes.
+const BOX_SITES: &str = "    const int sites = B0 * B1 * B2 * B3;\n";
+
+/// Thread's site in a staged kernel: box index `b` in the box's checkerboard order
+/// (B0 even), shifted by the box's corner; `cb` its index on the lattice. For the
+/// whole lattice the order is the lattice's own.
+const BOX_SITE: &str = "    const geom g = make_geom(L0, L1, L2, L3);
+    const lattice box = {{B0, B1, B2, B3}};
+    int x[4];
+    coords_of_cb(box, b, x);
+    x[0] += O0; x[1] += O1; x[2] += O2; x[3] += O3;
+    const int cb = cb_index(g, pack(x));
+";
+
+/// Thread's site in a kernel over the whole lattice: checkerboard index `cb`.
+const LATTICE_SITE: &str = "    const lattice lat = {{L0, L1, L2, L3}};
+    const geom g = make_geom(L0, L1, L2, L3);
+    int x[4];
+    coords_of_cb(lat, cb, x);
+";
 
 /// `<name>_pass<id>(f, u, c0.., mu, L0..L3)`: one thread per slot of direction `mu` and
 /// site computes the closed part of materialised node `id` (its `_part` function) into
@@ -649,17 +685,13 @@ fn pass_kernel(tree: &PathTree, staging: &Staging, node: usize) -> String {
     let unused: String = (0..st.bound).map(|_| ", 0, 1").collect();
     let name = &tree.spec.name;
     format!(
-        r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, {}, int mu, int L0, int L1, int L2, int L3) {{
+        r#"extern "C" __global__ void {}(real* __restrict__ f, const real* __restrict__ u, {}, int mu, int L0, int L1, int L2, int L3{BOX_PARAMS}) {{
     const int volume = L0 * L1 * L2 * L3;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= {slots} * volume) return;
-    int s, cb;
-    lane_site(i, {slots}, volume, s, cb);
-    const lattice lat = {{{{L0, L1, L2, L3}}}};
-    const geom g = make_geom(L0, L1, L2, L3);
-    int x[4];
-    coords_of_cb(lat, cb, x);
-    const coeffs c = {{{{{}}}}};
+{BOX_SITES}    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= {slots} * sites) return;
+    int s, b;
+    lane_site(i, {slots}, sites, s, b);
+{BOX_SITE}    const coeffs c = {{{{{}}}}};
     const int used = slot_used(s, {bound}, mu);
     const mat v = {}(f, u, g, c, pack(x), mu, used{unused});
     field_store(f, volume, {base} + s, cb, v);

@@ -199,6 +199,50 @@ impl Staging {
         self.scratch_reals(volume) * real_bytes
     }
 
+    /// How many wraps (one site each) lie between a kernel's own site and the farthest
+    /// site at which it reads a materialised field: the halo depth the fields need when
+    /// every kernel runs over a rank's own sites and the fields' halos are exchanged
+    /// between the passes (the "standard" smearing of
+    /// `qdsl_runtime::distributed::smear`). One for asqtad and fat7 (each level reads the
+    /// level below at x ± ŝ); 0 without passes.
+    pub fn field_reach(&self) -> usize {
+        let mut reach = 0;
+        // The root kernel evaluates the root whole; each pass its node's closed part.
+        self.field_reads(&self.tree.root, 0, 0, Part::All, &mut reach);
+        let mut index = 0;
+        walk(&self.tree.root, &mut index, &mut |i, n| {
+            if self.nodes[i].field.is_some() {
+                self.field_reads(n, i, 0, Part::Closed, &mut reach);
+            }
+        });
+        reach
+    }
+
+    /// Raises `reach` to the wraps between a kernel's site and each field load made
+    /// while evaluating `part` of node `n` (preorder index `i`) `steps` wraps away.
+    fn field_reads(&self, n: &TreeNode, i: usize, steps: usize, part: Part, reach: &mut usize) {
+        let mut child_index = i + 1;
+        for ((_, child), &closed) in n.children.iter().zip(&self.nodes[i].closed_children) {
+            let evaluated = match part {
+                Part::All => true,
+                Part::Closed => closed,
+                Part::Open => !closed,
+            };
+            if evaluated {
+                // A materialised child is its field's load plus its open part; any
+                // other child is evaluated whole.
+                let part = if self.nodes[child_index].field.is_some() {
+                    *reach = (*reach).max(steps + 1);
+                    Part::Open
+                } else {
+                    Part::All
+                };
+                self.field_reads(child, child_index, steps + 1, part, reach);
+            }
+            child_index += subtree_size(child);
+        }
+    }
+
     /// Matrix products per site: every pass over its slots, then the root per μ.
     pub fn products_per_site(&self) -> usize {
         let mut total = 4 * self.inline_products(&self.tree.root, 0, 1);
@@ -248,6 +292,17 @@ impl Staging {
         }
         total
     }
+}
+
+/// Which part of a node a kernel evaluates ([`Staging::field_reach`]).
+#[derive(Clone, Copy)]
+enum Part {
+    /// Cores and children, closed and open (the root, or a node without a field).
+    All,
+    /// The closed part (what a pass stores).
+    Closed,
+    /// The open part (evaluated beside a field load).
+    Open,
 }
 
 /// Nodes in a subtree.
@@ -394,6 +449,47 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("  pass node").count(), 2, "{text}");
+        // The root reads the 3-staple level at x ± ν, pass A the 5-staple level at
+        // x ± ρ; Lepage's second ν step reads links only.
+        assert_eq!(st.field_reach(), 1);
+    }
+
+    /// A field read two wraps from its kernel's site: with a term whose ρ level wraps
+    /// ν again (+ν +ρ +ν +μ −ν −ρ −ν), the ρ level (still stored: its σ child is closed)
+    /// names ν, so the ν level keeps it open and is evaluated inline where the root
+    /// reads it, and the root reads the ρ level's field at x ± ν ± ρ.
+    #[test]
+    fn field_reach_counts_the_wraps_to_each_field_load() {
+        let mut spec = asqtad(false);
+        spec.terms.retain(|t| t.name == "staple7");
+        assert_eq!(
+            Staging::new(&PathTree::new(&spec).unwrap()).field_reach(),
+            1
+        );
+        let (mu, nu, rho) = (Dir::Mu, Dir::Free(0), Dir::Free(1));
+        spec.terms.push(PathTerm {
+            name: "nu_rho_nu".into(),
+            coeff: 1.0,
+            steps: vec![
+                step(nu, true),
+                step(rho, true),
+                step(nu, true),
+                step(mu, true),
+                step(nu, false),
+                step(rho, false),
+                step(nu, false),
+            ],
+        });
+        let st = Staging::new(&PathTree::new(&spec).unwrap());
+        assert_eq!(st.passes().len(), 1, "{st}");
+        assert_eq!(st.field_reach(), 2, "{st}");
+        // The one-link spec stages nothing and reads no field.
+        spec.terms.retain(|t| t.name == "one_link");
+        spec.terms.push(asqtad(false).terms[0].clone());
+        assert_eq!(
+            Staging::new(&PathTree::new(&spec).unwrap()).field_reach(),
+            0
+        );
     }
 
     /// Fat7 (no Lepage): 12 · 4 + 12 · 8 + 4 · 3 · 2 · 2 = 192.

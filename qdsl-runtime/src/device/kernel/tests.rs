@@ -236,12 +236,13 @@ fn the_smearing_interfaces_match_the_sources() {
     // One smearing kernel and its layout rewrite per tree-plan smearing program (and the
     // encoding kernel with recon 12); the staged asqtad fat program adds its two passes
     // (5- and 3-staple levels, each with `mu`), and the fields `f` and `mu0`, `nmu` to
-    // the root kernel; one kernel per force program (the staples inside).
+    // the root kernel, the passes and the root taking the box of sites they compute
+    // (4 + 4); one kernel per force program (the staples inside).
     assert_eq!(programs[0].kernels.len(), 2);
     assert_eq!(programs[2].kernels.len(), 3);
     assert_eq!(programs[4].kernels.len(), 4);
-    assert_eq!(programs[4].kernels[0].params.len(), 2 + 5 + 1 + 4);
-    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 2 + 4);
+    assert_eq!(programs[4].kernels[0].params.len(), 2 + 5 + 1 + 4 + 8);
+    assert_eq!(programs[4].kernels[2].params.len(), 3 + 5 + 2 + 4 + 8);
     assert_eq!(programs[trees.len() * 2 * knobs.len()].kernels.len(), 1);
     assert_eq!(programs[0].kernels[0].params.len(), 2 + 5 + 4);
 }

@@ -28,7 +28,10 @@
 //! # Thin links of an extended-volume smearing
 //! [`DeviceLinkHalo`] fills the halo of faces, edges and corners of a rank's thin links
 //! on the device (one grouped exchange per cut direction through the same transports),
-//! for [`crate::distributed::smear::smear_extended_device`].
+//! for [`crate::distributed::smear::smear_extended_device`]. [`StandardSmearing`] is the
+//! other way: each rank smears its own sites only, the staple fields' halos exchanged
+//! between the staged plan's passes. Both fill halos with [`BoxHalo`], box copies of any
+//! record layout ([`SiteRecords`]).
 //!
 //! # CUDA graphs
 //! With NCCL, an overlapped application can be captured once into a CUDA graph and
@@ -45,6 +48,7 @@
 //! cut direction).
 
 mod blocks;
+mod box_halo;
 mod faces;
 #[cfg(test)]
 mod gpu_tests;
@@ -52,12 +56,14 @@ mod hop;
 mod links;
 mod peer;
 mod replay;
+mod standard;
 mod transport;
 
 pub use blocks::{
     global_sum, hop_launch_key, lock_transport, share_transport, DeviceHopDistribution,
     RankDistribution, SharedTransport,
 };
+pub use box_halo::{BoxHalo, SiteRecords};
 pub use faces::DeviceFaces;
 pub use hop::{DeviceDistributedHop, PhaseTimes, Timeline};
 pub use links::DeviceLinkHalo;
@@ -66,4 +72,5 @@ pub use peer::{
     PeerTransport,
 };
 pub use replay::{EAGER_APPLICATIONS, MAX_GRAPHS};
+pub use standard::StandardSmearing;
 pub use transport::{DeviceTransport, FaceRecv, FaceSend, HostStaged, NcclTransport};
