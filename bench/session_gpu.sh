@@ -872,6 +872,20 @@ s38_b)
   CUDA_VISIBLE_DEVICES=0 r memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
   grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
   ;;
+s38_c)
+  # The transport as a tuner choice on 2 GPUs: a Wilson CGNR at 32^4 (lat.sample.l8 tiled
+  # 4x) with QDSL_TUNE=launch twice (timed, then from the tune cache), once untuned; a
+  # Möbius solve tuned; the bench's own peer-against-NCCL rows for the same hop.
+  W="--backend cuda solve tests/data/milc/lat.sample.l8 --tile 4,4,4,4 --kappa 0.12 --solver cgnr --precision f32 --tol 1e-8 --grid 1,1,1,2"
+  QDSL_TUNE=launch r tuned_1 150 "$Q" $W
+  QDSL_TUNE=launch r tuned_2 90 "$Q" $W
+  r untuned 90 "$Q" $W
+  QDSL_TUNE=launch r mobius_tuned 120 "$Q" --backend cuda solve tests/data/milc/lat.sample.l8 --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.01 --solver cgnr --precision f32 --tol 1e-10 --grid 1,1,1,2
+  for f in tuned_1 tuned_2 untuned mobius_tuned; do echo "== $f"; grep -iE "grid transport|ranks|iterations|residual|solve  |error" "$OUT/$f.log" | head -6; done
+  grep -h "grid_transport" "$QDSL_CACHE_DIR"/tunecache.tsv 2>/dev/null | head -6
+  r transports 120 "$Q" bench --grid 1,1,1,2 --transports nccl,peer --sizes 32 --case "wilson_hop f32 half-faces" --reps 30 --warmup 5
+  echo "== transports"; grep -vE "^qdsl bench:|^$" "$OUT/transports.log" | tail -8
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

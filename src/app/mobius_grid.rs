@@ -14,7 +14,8 @@
 use super::mobius::MobiusSolver;
 use super::precision::Precision;
 use super::solve::{
-    grid_lattice, open_gpu_rank, prepare_solve, solve_fields, Action, GridTransport, SolveBackend,
+    grid_lattice, open_gpu_rank, prepare_solve, solve_fields, time_applications, Action,
+    GridTransport, SolveBackend,
 };
 use qdsl_core::field::distributed::{gather, scatter};
 use qdsl_core::field::{ColourSpinorField, GaugeField};
@@ -212,10 +213,24 @@ fn gpu_rank(
     opts: &SolverOptions,
 ) -> Result<(SolveResult, F64), SolverError> {
     let rank = comm.rank();
-    let (ctx, dist) = open_gpu_rank(ext, &comm, transport).map_err(failed)?;
+    let (ctx, transports) = open_gpu_rank(ext, &comm, transport).map_err(failed)?;
     let links = rank_links(solver, &ext, &comm)?;
     let device = |e: &dyn Display| failed(format!("rank {rank}: {e}"));
     let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
+    let (dist, _) = transports
+        .choose(&ctx, &comm, "mobius", &mut |dist| {
+            let candidate = RankSolve {
+                solver,
+                ctx: &ctx,
+                dist,
+                links: &links,
+                b: &b,
+            };
+            let op = candidate.operator::<Single>().map_err(|e| e.to_string())?;
+            let x = DeviceVector::<Single>::upload(&ctx, &b).map_err(|e| e.to_string())?;
+            time_applications(&ctx, &op, &x)
+        })
+        .map_err(failed)?;
     let rank = RankSolve {
         solver,
         ctx: &ctx,

@@ -225,7 +225,11 @@ fn row(
         let comm = SharedComm::new(comm);
         let rank = comm.rank();
         let e = |x: &dyn std::fmt::Display| format!("rank {rank}: {x}");
-        let (ctx, dist) = open_gpu_rank(ext, &comm, transport).map_err(|x| e(&x))?;
+        // A named transport (the bench resolves `tuned`): one candidate, nothing timed.
+        let (ctx, transports) = open_gpu_rank(ext, &comm, transport).map_err(|x| e(&x))?;
+        let (dist, _) = transports
+            .choose(&ctx, &comm, "bench", &mut |_| Err("not timed".into()))
+            .map_err(|x| e(&x))?;
         let mut links = scatter(&gauge, &ext, rank).map_err(|x| e(&x))?;
         fill_link_halos(&comm, &mut links, &ext).map_err(|x| e(&x))?;
         let clover = match &clover {

@@ -133,11 +133,17 @@ fn grid_transports(
     grids: &[qdsl_core::lattice::ProcessGrid],
 ) -> Result<Vec<crate::app::solve::GridTransport>, CliError> {
     use crate::app::solve::{check_gpu_grid, GridTransport};
-    let transports = match args.transports.as_slice() {
-        [] => vec![GridTransport::from_env()?],
+    // The bench times named transports: `tuned` is timed as its untuned default, NCCL
+    // (`--transports nccl,peer` times both).
+    let named = |t: GridTransport| match t {
+        GridTransport::Tuned => GridTransport::Nccl,
+        t => t,
+    };
+    let transports: Vec<GridTransport> = match args.transports.as_slice() {
+        [] => vec![named(GridTransport::from_env()?)],
         names => names
             .iter()
-            .map(|n| GridTransport::parse(n))
+            .map(|n| GridTransport::parse(n).map(named))
             .collect::<Result<_, _>>()?,
     };
     for &grid in grids {

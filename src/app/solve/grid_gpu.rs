@@ -7,8 +7,9 @@
 //!
 //! | transport ([`GRID_TRANSPORT_VAR`]) | ranks |
 //! |---|---|
-//! | `peer` (default where every pair of the GPUs has peer access) | rank r on GPU r, faces copied straight into the receiver's buffer (`cuMemcpyPeerAsync` on a copy stream, ordered by events: [`PeerTransport`]) |
-//! | `nccl` (default otherwise) | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
+//! | `tuned` (the default) | rank r on GPU r; NCCL or peer copies, whichever the tuner measured faster on the run's operator ([`super::transport_choice`]; with tuning off, the grid runs' default, NCCL where it loads) |
+//! | `peer` | rank r on GPU r, faces copied straight into the receiver's buffer (`cuMemcpyPeerAsync` on a copy stream, ordered by events: [`PeerTransport`]) |
+//! | `nccl` | rank r on GPU r, NCCL on the device buffers: needs as many GPUs as ranks and libnccl.so.2 (`QDSL_NCCL_LIB`) |
 //! | `host` | every rank on GPU 0, faces through the host (several ranks on ONE GPU: a correctness check, not a speed-up) |
 //!
 //! Launches are not tuned (default launch configurations) unless `QDSL_TUNE` asks for it:
@@ -26,8 +27,8 @@ use qdsl_runtime::comm::nccl::NcclLibrary;
 use qdsl_runtime::comm::{run_ranks, CommConfig, ThreadComm};
 use qdsl_runtime::device::Gpu;
 use qdsl_runtime::distributed::device::{
-    global_sum, DeviceTransport, HostStaged, NcclTransport, PeerTransport, RankDistribution,
-    SharedTransport,
+    global_sum, peer_access_between, DeviceTransport, HostStaged, NcclTransport, PeerTransport,
+    RankDistribution, SharedTransport, EAGER_APPLICATIONS,
 };
 use qdsl_runtime::distributed::{fill_link_halos, unit_clover_on_halo_sites, SharedComm};
 use qdsl_runtime::operator::cpu::StaggeredLinks;
@@ -36,7 +37,7 @@ use qdsl_runtime::solver::device::{
     DeviceContext, DeviceOperator, DevicePrecision, DeviceVector, Double, Single,
 };
 use qdsl_runtime::solver::{LinearOperator, SolveResult, SolverField, SolverOptions};
-use qdsl_runtime::tune::{default_path, TunePolicy, Tuner};
+use qdsl_runtime::tune::{default_path, TuneKey, TunePolicy, Tuner};
 use std::fmt::Display;
 use std::sync::Arc;
 
@@ -57,6 +58,9 @@ pub fn graphs_from_env() -> bool {
 /// How the ranks of a GPU `--grid` solve exchange faces (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridTransport {
+    /// Rank r on GPU r, NCCL or direct peer copies as the tuner chose
+    /// ([`super::transport_choice`]).
+    Tuned,
     /// Rank r on GPU r, direct peer copies.
     Peer,
     /// Rank r on GPU r, NCCL.
@@ -69,30 +73,50 @@ impl GridTransport {
     /// The transport named by `text` (`peer`, `nccl`, `host`), or an error naming the value.
     pub fn parse(text: &str) -> Result<Self, SolveError> {
         match text.trim() {
+            "tuned" => Ok(Self::Tuned),
             "peer" => Ok(Self::Peer),
             "nccl" => Ok(Self::Nccl),
             "host" => Ok(Self::HostOnOneGpu),
             other => Err(SolveError::Grid(format!(
-                "{GRID_TRANSPORT_VAR}={other:?}: expected `peer` (one rank per GPU, direct \
+                "{GRID_TRANSPORT_VAR}={other:?}: expected `tuned` (one rank per GPU, NCCL \
+                 or direct copies as the tuner chooses), `peer` (one rank per GPU, direct \
                  copies), `nccl` (one rank per GPU, NCCL) or `host` (every rank on GPU 0)"
             ))),
         }
     }
 
-    /// The transport of [`GRID_TRANSPORT_VAR`]; where unset, `nccl`
-    /// (measured faster than the direct peer copies on 2 × H100: a 3 MiB face exchange
-    /// took 101 µs through NCCL against 240 µs peer-to-peer, BENCHMARKS.md 2026-11-27 (f)).
+    /// The transport of [`GRID_TRANSPORT_VAR`]; where unset, `tuned` (whose untuned
+    /// default is NCCL: measured faster than the direct peer copies on 2 × H100, a 3 MiB
+    /// face exchange in 101 µs against 240 µs, BENCHMARKS.md 2026-11-27 (f)).
     pub fn from_env() -> Result<Self, SolveError> {
         match std::env::var(GRID_TRANSPORT_VAR) {
             Ok(t) => Self::parse(&t),
-            Err(_) => Ok(Self::Nccl),
+            Err(_) => Ok(Self::Tuned),
         }
+    }
+
+    /// The transports a run with this one may use, the default first: for `tuned`,
+    /// NCCL where libnccl loads and peer copies where every pair of the GPUs of `size`
+    /// ranks has peer access; otherwise itself.
+    pub fn candidates(self, size: usize) -> Vec<GridTransport> {
+        if self != Self::Tuned {
+            return vec![self];
+        }
+        let mut out = Vec::new();
+        if NcclLibrary::get().is_ok() {
+            out.push(Self::Nccl);
+        }
+        let ordinals: Vec<usize> = (0..size).collect();
+        if peer_access_between(&ordinals).unwrap_or(false) {
+            out.push(Self::Peer);
+        }
+        out
     }
 
     /// The GPU of `rank`.
     pub fn ordinal(self, rank: usize) -> usize {
         match self {
-            Self::Peer | Self::Nccl => rank,
+            Self::Tuned | Self::Peer | Self::Nccl => rank,
             Self::HostOnOneGpu => 0,
         }
     }
@@ -100,6 +124,7 @@ impl GridTransport {
     /// The name [`Self::parse`] reads.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Tuned => "tuned",
             Self::Peer => "peer",
             Self::Nccl => "nccl",
             Self::HostOnOneGpu => "host",
@@ -109,6 +134,7 @@ impl GridTransport {
     /// The ranks and the transport, for reports.
     pub fn describe(self) -> &'static str {
         match self {
+            Self::Tuned => "one GPU each, NCCL or direct peer copies as tuned",
             Self::Peer => "one GPU each, direct peer copies",
             Self::Nccl => "one GPU each, NCCL",
             Self::HostOnOneGpu => "all on GPU 0, faces through the host",
@@ -126,6 +152,13 @@ impl GridTransport {
         config: CommConfig,
     ) -> Result<Box<dyn DeviceTransport + Send>, String> {
         Ok(match self {
+            Self::Tuned => {
+                return Err(format!(
+                    "{GRID_TRANSPORT_VAR}=tuned names a choice, not a transport: open the \
+                     candidates ({}) and let the tuner choose (open_gpu_rank)",
+                    Self::Tuned.describe()
+                ))
+            }
             Self::Peer => Box::new(PeerTransport::new(comm.clone())),
             Self::Nccl => Box::new(
                 NcclTransport::among(gpu, &mut *comm.lock(), size, config)
@@ -147,6 +180,15 @@ pub fn check_gpu_grid(grid: ProcessGrid, transport: GridTransport) -> Result<(),
     }
     if transport != GridTransport::HostOnOneGpu {
         check_gpu_count(grid, gpus)?;
+    }
+    if transport == GridTransport::Tuned && transport.candidates(grid.size()).is_empty() {
+        let nccl = NcclLibrary::get()
+            .err()
+            .map_or(String::new(), |e| format!(" ({e})"));
+        return Err(SolveError::Grid(format!(
+            "--grid {grid} on GPUs: neither NCCL{nccl} nor peer access between the GPUs \
+             (or set {GRID_TRANSPORT_VAR}=host to run every rank on GPU 0)"
+        )));
     }
     if transport == GridTransport::Nccl {
         NcclLibrary::get().map_err(|e| {
@@ -263,6 +305,15 @@ impl RankSystem {
         })
     }
 
+    /// The operator's name (the transport choice's tune key).
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Wilson { .. } => "wilson",
+            Self::Staggered { .. } => "staggered",
+            Self::Clover { .. } => "clover",
+        }
+    }
+
     /// The distributed device operator on vectors of `P`.
     fn operator<P: DevicePrecision>(
         &self,
@@ -296,39 +347,147 @@ impl RankSystem {
     }
 }
 
-/// One rank's GPU (its [`GridTransport::ordinal`]), its transport (opened with the
-/// other ranks of `comm`'s group: a collective) and its device context, whose global
-/// sums go through that transport; untuned launches (every rank's tuner would share one
-/// cache file). NCCL ranks open their GPUs with streams of their own and replay their
-/// hops from CUDA graphs ([`graphs_from_env`]).
+/// One rank's GPU (its [`GridTransport::ordinal`]), its transports (opened with the
+/// other ranks of `comm`'s group: a collective; for `tuned` each candidate) and its
+/// device context, whose global sums go through the first; untuned launches (every
+/// rank's tuner would share one cache file) unless `QDSL_TUNE` asks. GPUs of NCCL
+/// candidates are opened with streams of their own, and NCCL ranks replay their hops
+/// from CUDA graphs ([`graphs_from_env`]). [`RankTransports::choose`] then gives the
+/// distribution over the one transport, or over the tuner's choice.
 pub fn open_gpu_rank(
     ext: ExtendedLattice,
     comm: &SharedComm<ThreadComm>,
     transport: GridTransport,
-) -> Result<(Arc<DeviceContext>, RankDistribution), SolveError> {
+) -> Result<(Arc<DeviceContext>, RankTransports), SolveError> {
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
-    let graphs = transport == GridTransport::Nccl && graphs_from_env();
+    let size = ext.decomposition().size();
+    let candidates = transport.candidates(size);
+    let graphs = candidates.contains(&GridTransport::Nccl) && graphs_from_env();
     let gpu = match graphs {
         true => Gpu::open_capturable(transport.ordinal(rank)),
         false => Gpu::open(transport.ordinal(rank)),
     }
     .map_err(|e| device(&e))?;
     let comm_config = CommConfig::from_env().map_err(|e| device(&e))?;
-    let size = ext.decomposition().size();
-    let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
-        transport
-            .open(&gpu, comm, size, comm_config)
-            .map_err(|e| device(&e))?,
-    ));
+    let mut opened = Vec::new();
+    for t in candidates {
+        let shared: SharedTransport = Arc::new(std::sync::Mutex::new(
+            t.open(&gpu, comm, size, comm_config)
+                .map_err(|e| device(&e))?,
+        ));
+        opened.push((t, shared));
+    }
+    let Some((_, first)) = opened.first() else {
+        return Err(device(&format!(
+            "{GRID_TRANSPORT_VAR}={}: no transport can run here",
+            transport.name()
+        )));
+    };
     let tuner = Tuner::new(&default_path(), gpu.fingerprint(&codegen_hash()))
         .with_default_policy(TunePolicy::Off)
         .with_progress(false);
-    let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(&shared)))
+    let ctx = DeviceContext::distributed(gpu, tuner, global_sum(Arc::clone(first)))
         .map_err(|e| device(&e))?;
-    let mut dist = RankDistribution::new(ext, shared);
-    dist.graphs = graphs;
-    Ok((ctx, dist))
+    Ok((
+        ctx,
+        RankTransports {
+            ext,
+            candidates: opened,
+            graphs,
+        },
+    ))
+}
+
+/// A rank's opened transports: one, or the candidates of the tuned transport
+/// ([`open_gpu_rank`]).
+pub struct RankTransports {
+    ext: ExtendedLattice,
+    candidates: Vec<(GridTransport, SharedTransport)>,
+    graphs: bool,
+}
+
+impl RankTransports {
+    /// The distribution over the one transport, or over the one the ranks agree on
+    /// ([`super::transport_choice`]): rank 0's tuner answers from its cache or each
+    /// candidate is timed through `time` (µs per application of the run's operator on
+    /// the candidate's distribution: [`time_applications`]); `operator` names the
+    /// operator in the tune key. Every rank calls it together. Returns the transport
+    /// used with the distribution.
+    pub fn choose(
+        self,
+        ctx: &Arc<DeviceContext>,
+        comm: &SharedComm<ThreadComm>,
+        operator: &str,
+        time: &mut dyn FnMut(&RankDistribution) -> Result<f64, String>,
+    ) -> Result<(RankDistribution, GridTransport), SolveError> {
+        let dist = |(t, shared): &(GridTransport, SharedTransport)| {
+            let mut d = RankDistribution::new(self.ext, Arc::clone(shared));
+            d.graphs = self.graphs && *t == GridTransport::Nccl;
+            d
+        };
+        let names: Vec<&str> = self.candidates.iter().map(|(t, _)| t.name()).collect();
+        let gpu = ctx.gpu().fingerprint(&codegen_hash());
+        let key = TuneKey::new(
+            super::transport_choice::TRANSPORT_KERNEL,
+            qdsl_core::dsl::variant::fnv1a(operator.as_bytes()),
+            0,
+            self.ext.local().volume(),
+            &format!(
+                "grid={} local={} op={operator}",
+                self.ext.decomposition().grid(),
+                self.ext.local()
+            ),
+            &format!("{} {}", gpu.gpu_name, gpu.sm),
+        );
+        let choice = super::transport_choice::agree_on_transport(
+            comm,
+            ctx.tuner(),
+            &key,
+            &names,
+            &mut |i| time(&dist(&self.candidates[i])),
+        )
+        .map_err(|e| SolveError::Grid(format!("rank {}: {e}", comm.rank())))?;
+        if comm.rank() == 0 && self.candidates.len() > 1 {
+            let how = match (choice.time_us, choice.from_cache) {
+                (Some(t), true) => format!("{t:.1} µs per application, from the tune cache"),
+                (Some(t), false) => format!("{t:.1} µs per application, timed"),
+                (None, _) => "untuned".to_string(),
+            };
+            eprintln!(
+                "qdsl: grid transport: {} ({how}; candidates {})",
+                names[choice.index],
+                names.join(", ")
+            );
+        }
+        let chosen = &self.candidates[choice.index];
+        Ok((dist(chosen), chosen.0))
+    }
+}
+
+/// µs per application of `op` to `x`: warmed up (first-use JIT, and the applications a
+/// replayed hop runs eagerly before its capture), then [`TIMED_APPLICATIONS`] timed to
+/// the GPU's completion.
+///
+/// [`TIMED_APPLICATIONS`]: super::transport_choice::TIMED_APPLICATIONS
+pub fn time_applications<F: SolverField>(
+    ctx: &DeviceContext,
+    op: &(dyn LinearOperator<F> + Send + Sync),
+    x: &F,
+) -> Result<f64, String> {
+    let mut y = x.zeros_like();
+    let stream = ctx.gpu().backend().stream();
+    for _ in 0..EAGER_APPLICATIONS + 2 {
+        op.apply(&mut y, x).map_err(|e| e.to_string())?;
+    }
+    stream.synchronize().map_err(|e| e.to_string())?;
+    let runs = super::transport_choice::TIMED_APPLICATIONS;
+    let start = std::time::Instant::now();
+    for _ in 0..runs {
+        op.apply(&mut y, x).map_err(|e| e.to_string())?;
+    }
+    stream.synchronize().map_err(|e| e.to_string())?;
+    Ok(start.elapsed().as_secs_f64() * 1e6 / runs as f64)
 }
 
 /// One rank: its GPU, transport and context, its operators, its part of b, the solve;
@@ -344,10 +503,17 @@ fn gpu_rank(
 ) -> Result<(SolveResult, ColourSpinorField<f64>), SolveError> {
     let rank = comm.rank();
     let device = |e: &dyn Display| SolveError::Device(format!("rank {rank}: {e}"));
-    let (ctx, dist) = open_gpu_rank(ext, &comm, transport)?;
+    let (ctx, transports) = open_gpu_rank(ext, &comm, transport)?;
     let local = RankSystem::of(system, &ext, &comm)?;
-    let high = local.operator::<Double>(&ctx, &dist)?;
     let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
+    let (dist, _) = transports.choose(&ctx, &comm, local.name(), &mut |dist| {
+        let op = local
+            .operator::<Single>(&ctx, dist)
+            .map_err(|e| e.to_string())?;
+        let x = DeviceVector::<Single>::upload(&ctx, &b).map_err(|e| e.to_string())?;
+        time_applications(&ctx, &op, &x)
+    })?;
+    let high = local.operator::<Double>(&ctx, &dist)?;
     match config.precision {
         Precision::F64 => run::<Double>(&ctx, &high, &high, config, &b, opts),
         Precision::F32 => {
@@ -390,13 +556,17 @@ fn run<P: DevicePrecision>(
 mod tests {
     use super::*;
 
-    /// The transport variable accepts `peer`, `nccl` and `host` and names a wrong value.
+    /// The transport variable accepts `tuned`, `peer`, `nccl` and `host` and names a
+    /// wrong value.
     #[test]
     fn transport_names_are_parsed_and_bad_ones_named() {
         assert_eq!(GridTransport::parse("nccl").unwrap(), GridTransport::Nccl);
         assert_eq!(GridTransport::parse("peer").unwrap(), GridTransport::Peer);
         assert_eq!(GridTransport::Peer.ordinal(2), 2);
+        assert_eq!(GridTransport::parse("tuned").unwrap(), GridTransport::Tuned);
+        assert_eq!(GridTransport::Tuned.ordinal(1), 1);
         for t in [
+            GridTransport::Tuned,
             GridTransport::Peer,
             GridTransport::Nccl,
             GridTransport::HostOnOneGpu,
@@ -411,7 +581,8 @@ mod tests {
         assert!(
             e.contains("QDSL_GRID_TRANSPORT=\"mpi\"")
                 && e.contains("`host`")
-                && e.contains("`peer`"),
+                && e.contains("`peer`")
+                && e.contains("`tuned`"),
             "{e}"
         );
         assert_eq!(GridTransport::Nccl.ordinal(3), 3);

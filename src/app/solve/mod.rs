@@ -64,6 +64,7 @@ mod system;
 mod test_support;
 #[cfg(test)]
 mod tests;
+pub mod transport_choice;
 
 pub use crate::app::precision::Precision;
 pub use action::Action;
@@ -73,7 +74,10 @@ pub(crate) use cuda::{device_error, prepare_solve, set_up};
 pub use error::SolveError;
 pub use full::{full_layout, solve_full_on, solve_full_on_grid, FullSolveReport};
 pub use grid::{check_gpu_count, grid_lattice, halo_depth, solve_on_grid};
-pub use grid_gpu::{check_gpu_grid, open_gpu_rank, GridTransport, GRID_TRANSPORT_VAR};
+pub use grid_gpu::{
+    check_gpu_grid, open_gpu_rank, time_applications, GridTransport, RankTransports,
+    GRID_TRANSPORT_VAR,
+};
 pub use source::FullSource;
 pub use sources::{solve_sources_on, SourceLine, SourceSet, SourcesReport};
 
