@@ -89,16 +89,31 @@ fn smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Rec
     }
 }
 
+/// The whole lattice as the one box of a staged run: corner 0, extents [`DIMS`].
+const WHOLE: &[([usize; 4], [usize; 4])] = &[([0; 4], DIMS)];
+
+/// The lattice as two boxes split along t at an odd corner (t = 5): each kernel of a
+/// staged run launched over one box and then the other covers every site once.
+const HALVES_IN_T: &[([usize; 4], [usize; 4])] =
+    &[([0, 0, 0, 0], [4, 6, 8, 5]), ([0, 0, 0, 5], [4, 6, 8, 5])];
+
 /// The staged plan of spec `S` (per μ: its passes into the scratch fields of that μ, then
-/// the root kernel for that μ; with no passes the root over all μ at once) run as host
-/// code gives the CPU plan's links, and the scratch is exactly the plan's size: every
-/// one of its [`Staging::scratch_reals`] reals is written (filled with a sentinel first)
-/// and a guard region after it is not (the last two reals the harness returns count
-/// the unwritten scratch reals and the overwritten guard reals).
-fn staged_smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, recon: Recon) {
+/// the root kernel for that μ; with no passes the root over all μ at once), each kernel
+/// launched over each box of `boxes` in turn (corner, extents), run as host code gives
+/// the CPU plan's links, and the scratch is exactly the plan's size: every one of its
+/// [`Staging::scratch_reals`] reals is written (filled with a sentinel first) and a guard
+/// region after it is not (the last two reals the harness returns count the unwritten
+/// scratch reals and the overwritten guard reals).
+fn staged_smearing<S: LinkPaths>(
+    cxx: &str,
+    dir: &Path,
+    u: &GaugeField<f64>,
+    recon: Recon,
+    boxes: &[([usize; 4], [usize; 4])],
+) {
     let knobs = PathKnobs::with_input(recon).with_plan(PlanKind::Staged);
     let name = S::spec().name;
-    let tag = format!("{name}_{recon:?}_staged");
+    let tag = format!("{name}_{recon:?}_staged_{}", boxes.len());
     let volume = u.lattice().volume();
     let encoded: Vec<f64> = encode_links(u, &knobs, &name).unwrap();
     let device = device_layout(&encoded, knobs.input_reals(), volume).unwrap();
@@ -111,23 +126,42 @@ fn staged_smearing<S: LinkPaths>(cxx: &str, dir: &Path, u: &GaugeField<f64>, rec
     let setup = format!(
         "const int L0 = {l0}, L1 = {l1}, L2 = {l2}, L3 = {l3}, V = L0 * L1 * L2 * L3;\n    const double sentinel = -12345.5;\n    const size_t scratch_reals = {scratch}, guard = 4096;\n    std::vector<double> in, out(4 * V * 18, 0.0), scratch(scratch_reals + guard, sentinel);"
     );
+    // One launch of `call(…, O…, B…)` over `lanes` per site of each box.
+    let over_boxes = |lanes: &str, call: &str| -> String {
+        boxes
+            .iter()
+            .map(|(o, b)| {
+                let sites: usize = b.iter().product();
+                format!(
+                    "    for (int i = 0; i < {lanes} * {sites}; i++) {{ blockIdx.x = i; {call}, {}, {}, {}, {}, {}, {}, {}, {}); }}\n",
+                    o[0], o[1], o[2], o[3], b[0], b[1], b[2], b[3]
+                )
+            })
+            .collect()
+    };
     let mut body = String::new();
     if staging.passes().is_empty() {
-        body.push_str(&format!(
-            "    for (int i = 0; i < 4 * V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, 0, 4, L0, L1, L2, L3); }}\n"
+        body.push_str(&over_boxes(
+            "4",
+            &format!("{name}_links(out.data(), in.data(), scratch.data(), {coeffs}, 0, 4, L0, L1, L2, L3"),
         ));
     } else {
         body.push_str("    for (int mu = 0; mu < 4; mu++) {\n");
         for node in staging.passes() {
             let slots = staging.nodes[node].slots_per_mu();
-            body.push_str(&format!(
-                "    for (int i = 0; i < {slots} * V; i++) {{ blockIdx.x = i; {}(scratch.data(), in.data(), {coeffs}, mu, L0, L1, L2, L3); }}\n",
-                pass_kernel_name(&name, node)
+            body.push_str(&over_boxes(
+                &slots.to_string(),
+                &format!(
+                    "{}(scratch.data(), in.data(), {coeffs}, mu, L0, L1, L2, L3",
+                    pass_kernel_name(&name, node)
+                ),
             ));
         }
-        body.push_str(&format!(
-            "    for (int i = 0; i < V; i++) {{ blockIdx.x = i; {name}_links(out.data(), in.data(), scratch.data(), {coeffs}, mu, 1, L0, L1, L2, L3); }}\n    }}\n"
+        body.push_str(&over_boxes(
+            "1",
+            &format!("{name}_links(out.data(), in.data(), scratch.data(), {coeffs}, mu, 1, L0, L1, L2, L3"),
         ));
+        body.push_str("    }\n");
     }
     body.push_str(
         "    double unwritten = 0, overwritten = 0;\n    for (size_t k = 0; k < scratch_reals; k++) unwritten += scratch[k] == sentinel;\n    for (size_t k = scratch_reals; k < scratch_reals + guard; k++) overwritten += scratch[k] != sentinel;\n    out.push_back(unwritten);\n    out.push_back(overwritten);",
@@ -157,11 +191,15 @@ fn staged_kernels_run_as_host_code_give_the_cpu_links() {
     let lat = Lattice::new(DIMS).unwrap();
     let u = fold_staggered_phases(&GaugeField::<f64>::random(lat, 31));
     for recon in [Recon::R18, Recon::R12] {
-        staged_smearing::<AsqtadFat>(&cxx, &dir, &u, recon);
-        staged_smearing::<Fat7>(&cxx, &dir, &u, recon);
-        staged_smearing::<HisqFat>(&cxx, &dir, &u, recon);
+        staged_smearing::<AsqtadFat>(&cxx, &dir, &u, recon, WHOLE);
+        staged_smearing::<Fat7>(&cxx, &dir, &u, recon, WHOLE);
+        staged_smearing::<HisqFat>(&cxx, &dir, &u, recon, WHOLE);
     }
-    staged_smearing::<AsqtadLong>(&cxx, &dir, &u, Recon::R18);
+    staged_smearing::<AsqtadLong>(&cxx, &dir, &u, Recon::R18, WHOLE);
+    // Over two boxes, the second's corner at an odd t (the box's checkerboard order
+    // shifted by the corner's parity): every site once, the same links.
+    staged_smearing::<AsqtadFat>(&cxx, &dir, &u, Recon::R18, HALVES_IN_T);
+    staged_smearing::<AsqtadLong>(&cxx, &dir, &u, Recon::R18, HALVES_IN_T);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -327,11 +327,13 @@ pub fn emit_with<T: Real>(tree: &PathTree, knobs: &PathKnobs) -> Result<String, 
 }
 
 /// The CUDA C++ source of a staged plan ([`super::staged`]): the node functions, one
-/// `<name>_pass<node>(f, u, c…, mu, L…)` per materialised node (in [`Staging::passes`]
-/// order, each one thread per slot of direction `mu` and site), the root kernel
-/// `<name>_links(out, u, f, c…, mu0, nmu, L…)` (the links of directions mu0 ..
-/// mu0 + nmu − 1: one μ after that μ's passes, or all four when there are none) and the
-/// layout kernel.
+/// `<name>_pass<node>(f, u, c…, mu, L…, O…, B…)` per materialised node (in
+/// [`Staging::passes`] order, each one thread per slot of direction `mu` and site), the
+/// root kernel `<name>_links(out, u, f, c…, mu0, nmu, L…, O…, B…)` (the links of
+/// directions mu0 .. mu0 + nmu − 1: one μ after that μ's passes, or all four when there
+/// are none) and the layout kernel. The passes and the root compute the sites of the
+/// box with corner `O0..O3` and extents `B0..B3` ([`BOX_PARAMS`]): the whole lattice on
+/// one GPU, a rank's own sites in the standard decomposed smearing.
 pub fn emit_staged<T: Real>(staging: &Staging, knobs: &PathKnobs) -> Result<String, DslError> {
     let tree = &staging.tree;
     let mut s = prelude_staged::<T>(tree, knobs, Some(staging))?;
