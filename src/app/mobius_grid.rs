@@ -405,8 +405,8 @@ mod tests {
         assert!(e.contains("fixed16") && e.contains("f64 or f32"), "{e}");
     }
 
-    /// On 2 GPUs (`QDSL_GRID_TRANSPORT`: nccl by default, libnccl.so.2 from
-    /// `QDSL_NCCL_LIB`; `peer`; or `host`, both ranks on GPU 0): the decomposed device
+    /// On 2 GPUs (`QDSL_GRID_TRANSPORT`: `tuned` by default, NCCL untuned, libnccl.so.2
+    /// from `QDSL_NCCL_LIB`; `peer`; or `host`, both ranks on GPU 0): the decomposed device
     /// solve (f64 and f64–f32) reaches the single-GPU solve's iterations (±1) and solution.
     #[test]
     #[ignore = "needs 2 CUDA GPUs (or QDSL_GRID_TRANSPORT=host): run with --include-ignored on a GPU machine"]
