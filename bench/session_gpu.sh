@@ -886,6 +886,28 @@ s38_c)
   r transports 120 "$Q" bench --grid 1,1,1,2 --transports nccl,peer --sizes 32 --case "wilson_hop f32 half-faces" --reps 30 --warmup 5
   echo "== transports"; grep -vE "^qdsl bench:|^$" "$OUT/transports.log" | tail -8
   ;;
+s38_d)
+  # The overlapped standard smearing (each kernel's interior while the fields' halos
+  # travel through NCCL): the boxed run and the distributed smearing tests (8^3x16 on
+  # 1,1,1,2 overlapped, against one GPU), the tuned-transport Möbius grid test, then the
+  # bench rows again with the overlapped column.
+  r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
+  r rt_smear 240 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  r ql_mobius 200 "$QL" --ignored --test-threads 1 multi_gpu_decomposed_device_mobius_solves_match_one_gpu
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_boxed.log "$OUT"/rt_smear.log "$OUT"/ql_mobius.log | head -12
+  r gsmear 240 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --smear --lattice 32,32,32,32 --lattice 32,32,32,64 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -10
+  ;;
+s38_e)
+  # The final standard smearing (no overlap where x is cut): the bench rows, then the
+  # t-cut 32^4 rows twice more (run-to-run spread of extended against standard).
+  r gsmear 240 "$Q" bench --grid 1,1,1,2 --grid 2,1,1,1 --smear --lattice 32,32,32,32 --lattice 32,32,32,64 --warmup 3 --reps 10 --json "$OUT/smear_grid.json"
+  echo "== gsmear"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear.log" | tail -10
+  for k in 2 3; do
+    r gsmear_$k 90 "$Q" bench --grid 1,1,1,2 --smear --lattice 32,32,32,32 --warmup 3 --reps 10
+    echo "== gsmear_$k"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear_$k.log" | tail -2
+  done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

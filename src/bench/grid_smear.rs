@@ -17,13 +17,15 @@
 //! * `standard`: both smearings over each rank's own sites with the staple fields'
 //!   halos exchanged between the passes through NCCL (after the same thin-link
 //!   exchange; where every rank has a GPU), the slowest rank, median; `field MiB`: the
-//!   fields' bytes each rank receives per fat + long smearing; `own sites`: the same
+//!   fields' bytes each rank receives per fat + long smearing; `overlapped`: the same
+//!   with each kernel's interior computed while the fields' halos travel (NCCL, where
+//!   x is not cut; else as `standard`); `own sites`: the same
 //!   kernels with the fields' halos left alone (their arithmetic without the exchanges);
 //! * `halo KiB`: thin links each rank receives; `work`: extended ÷ local sites (the
 //!   redundant smearing of the halo);
 //! * efficiency = T₁ / (P · (exchange + kernels)), with the host's exchange (`eff.`), the
 //!   device's (`eff. dev.`), and for the standard smearing T₁ / (P · (device exch. +
-//!   standard)) (`eff. std.`).
+//!   the faster of standard and overlapped)) (`eff. std.`).
 //!
 //! Rank r runs on GPU r mod the GPU count.
 
@@ -41,7 +43,7 @@ use qdsl_runtime::distributed::smear::{
     check_smearing_depth, exchange_thin_links, path_reach, ExtendedSmearCost,
 };
 use qdsl_runtime::distributed::SharedComm;
-use qdsl_runtime::smear::{upload_links, GpuReal, GpuSmearer};
+use qdsl_runtime::smear::{upload_links, GpuReal, GpuSmearer, NoHooks};
 use std::time::Instant;
 
 const U0: f64 = 0.9;
@@ -67,6 +69,9 @@ pub struct GridSmearRow {
     /// µs of both standard smearings, the fields' exchanges included (slowest rank;
     /// `None` where the ranks outnumber the GPUs).
     pub standard_us: Option<f64>,
+    /// µs of both standard smearings with the interior computed while the fields'
+    /// halos travel (where the transport and the boxes allow it, else as `standard_us`).
+    pub overlapped_us: Option<f64>,
     /// µs of the standard smearings' kernels alone, without the fields' exchanges
     /// (slowest rank; `None` where the ranks outnumber the GPUs).
     pub own_sites_us: Option<f64>,
@@ -87,10 +92,14 @@ impl GridSmearRow {
             .map(|x| self.single_us / (self.grid.size() as f64 * (x + self.kernels_us)))
     }
 
-    /// T₁ / (P · (device exchange + standard smearings)).
+    /// T₁ / (P · (device exchange + standard smearings)), the faster of the serial and
+    /// the overlapped runs.
     pub fn standard_efficiency(&self) -> Option<f64> {
-        let (x, s) = (self.device_exchange_us?, self.standard_us?);
-        Some(self.single_us / (self.grid.size() as f64 * (x + s)))
+        let s = match self.overlapped_us {
+            Some(o) => o.min(self.standard_us?),
+            None => self.standard_us?,
+        };
+        Some(self.single_us / (self.grid.size() as f64 * (self.device_exchange_us? + s)))
     }
 }
 
@@ -145,7 +154,7 @@ fn time_device<T: GpuReal>(
     ext: &ExtendedLattice,
     config: CommConfig,
     (warmup, reps): (usize, usize),
-) -> Result<(f64, f64, f64, usize), String> {
+) -> Result<DeviceTimes, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut transport = GridTransport::Nccl.open(gpu, comm, ext.decomposition().size(), config)?;
     let mut links = upload_links(gpu, part, "thin links").map_err(|x| e(&x))?;
@@ -175,30 +184,55 @@ fn time_device<T: GpuReal>(
         bufs.push(b);
     }
     let field_bytes = smearers.iter().map(|s| standard.field_traffic(s).1).sum();
-    let smear = timed(&mut |t| {
-        for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
-            standard
-                .enqueue(gpu, None, t, s, b, U0)
-                .map_err(|x| e(&x))?;
-        }
-        Ok(())
-    })?;
+    let mut standard_timed = |overlap: bool| {
+        timed(&mut |t| {
+            for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
+                standard
+                    .enqueue(gpu, None, t, s, b, U0, overlap)
+                    .map_err(|x| e(&x))?;
+            }
+            Ok(())
+        })
+    };
+    let serial = standard_timed(false)?;
+    let overlapped = standard_timed(true)?;
     // The same kernels over the own sites with the fields' halos left alone (wrong
     // links at the boundary): the standard smearing's arithmetic without its exchanges.
     let sites = *standard.sites();
     let own = timed(&mut |_| {
         for (s, b) in smearers.iter().zip(bufs.iter_mut()) {
-            s.enqueue_boxed_with(gpu, None, b, &sites, U0, &mut |_, _| Ok(()))
+            s.enqueue_boxed_with(gpu, None, b, &[sites], U0, &mut NoHooks)
                 .map_err(|x| e(&x))?;
         }
         Ok(())
     })?;
-    Ok((exchange, smear, own, field_bytes))
+    Ok(DeviceTimes {
+        exchange,
+        serial,
+        overlapped,
+        own,
+        field_bytes,
+    })
+}
+
+/// One rank's device times (µs) of [`time_device`] and the fields' bytes it received.
+#[derive(Clone, Copy, Debug)]
+struct DeviceTimes {
+    /// The thin links' exchange.
+    exchange: f64,
+    /// Both standard smearings, each field exchange completed before the next kernel.
+    serial: f64,
+    /// Both standard smearings, the interior computed while the fields' halos travel.
+    overlapped: f64,
+    /// Their kernels alone.
+    own: f64,
+    /// Fields' bytes received per fat + long smearing.
+    field_bytes: usize,
 }
 
 /// One rank's part of a row: the host exchange, the extended kernels, the thin links'
 /// bytes and, with NCCL, [`time_device`]'s.
-type Rank = (f64, f64, usize, Option<(f64, f64, f64, usize)>);
+type Rank = (f64, f64, usize, Option<DeviceTimes>);
 
 /// One row of real type `T`.
 fn row<T: GpuReal>(
@@ -251,15 +285,16 @@ fn row<T: GpuReal>(
     .collect::<Result<_, String>>()?;
     let slowest = |f: &dyn Fn(&Rank) -> f64| ranks.iter().map(f).fold(0.0, f64::max);
     let (exchange_us, kernels_us) = (slowest(&|r| r.0), slowest(&|r| r.1));
-    let device = |pick: fn(&(f64, f64, f64, usize)) -> f64| {
+    let device = |pick: fn(&DeviceTimes) -> f64| {
         device_exchange.then(|| slowest(&|r| r.3.as_ref().map_or(f64::NAN, pick)))
     };
-    let device_exchange_us = device(|d| d.0);
-    let standard_us = device(|d| d.1);
-    let own_sites_us = device(|d| d.2);
+    let device_exchange_us = device(|d| d.exchange);
+    let standard_us = device(|d| d.serial);
+    let overlapped_us = device(|d| d.overlapped);
+    let own_sites_us = device(|d| d.own);
     let field_bytes = ranks
         .iter()
-        .filter_map(|r| r.3.map(|d| d.3))
+        .filter_map(|r| r.3.map(|d| d.field_bytes))
         .max()
         .unwrap_or(0);
     let cost = ExtendedSmearCost::of(&ext);
@@ -272,6 +307,7 @@ fn row<T: GpuReal>(
         device_exchange_us,
         kernels_us,
         standard_us,
+        overlapped_us,
         own_sites_us,
         field_bytes,
         halo_bytes: ranks.iter().map(|r| r.2).max().unwrap_or(0),
@@ -307,7 +343,7 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
         "decomposed asqtad smearing, fat + long (µs; halo 2): the extended volume (thin links exchanged once, the halo smeared too) and the standard way (own sites only, the staple fields exchanged between the passes)\n",
     );
     s.push_str(&format!(
-        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>10} {:>6} {:>9} {:>9}\n",
+        "{:<5} {:<14} {:<9} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>10} {:>6} {:>9} {:>9}\n",
         "real",
         "global",
         "grid",
@@ -316,6 +352,7 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
         "device exch.",
         "kernels",
         "standard",
+        "overlapped",
         "own sites",
         "field MiB",
         "halo KiB",
@@ -329,7 +366,7 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
     let percent = |x: Option<f64>| or_dash(x.map(|x| format!("{:.0}%", 100.0 * x)));
     for r in rows {
         s.push_str(&format!(
-            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>12} {:>10.1} {:>10} {:>10} {:>10.1} {:>10.1} {:>6.2} {:>10.1} {:>5.0}% {:>9} {:>9}\n",
+            "{:<5} {:<14} {:<9} {:>10.1} {:>10.1} {:>12} {:>10.1} {:>10} {:>10} {:>10} {:>10.1} {:>10.1} {:>6.2} {:>10.1} {:>5.0}% {:>9} {:>9}\n",
             r.real,
             r.global.to_string(),
             r.grid.to_string(),
@@ -338,6 +375,7 @@ pub fn render_grid_smear(rows: &[GridSmearRow]) -> String {
             or_dash(r.device_exchange_us.map(|x| format!("{x:.1}"))),
             r.kernels_us,
             or_dash(r.standard_us.map(|x| format!("{x:.1}"))),
+            or_dash(r.overlapped_us.map(|x| format!("{x:.1}"))),
             or_dash(r.own_sites_us.map(|x| format!("{x:.1}"))),
             r.field_bytes as f64 / (1024.0 * 1024.0),
             r.halo_bytes as f64 / 1024.0,
@@ -364,6 +402,7 @@ pub fn grid_smear_json(rows: &[GridSmearRow]) -> serde_json::Value {
             "device_efficiency": r.device_efficiency(),
             "kernels_us": r.kernels_us,
             "standard_us": r.standard_us,
+            "overlapped_us": r.overlapped_us,
             "own_sites_us": r.own_sites_us,
             "standard_efficiency": r.standard_efficiency(),
             "field_bytes": r.field_bytes,

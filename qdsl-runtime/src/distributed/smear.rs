@@ -303,6 +303,17 @@ mod gpu_tests {
                     Exchange::StandardHostStaged | Exchange::StandardNccl
                 ) {
                     let mut standard = StandardSmearing::new(&gpu, ext, &[&fat, &long]).unwrap();
+                    // Through NCCL the interior overlaps the fields' exchange wherever
+                    // there is an interior (and x is not cut).
+                    let overlaps = standard.overlap_boxes(&*transport).is_some();
+                    let interior = !ext.launch_boxes().interior.is_empty();
+                    let x_cut = ext.decomposition().grid().is_cut(0);
+                    assert_eq!(
+                        overlaps,
+                        exchange == Exchange::StandardNccl && interior && !x_cut,
+                        "{exchange:?} on {}",
+                        ext.local()
+                    );
                     let (exchanges, bytes) = standard.field_traffic(&fat);
                     assert_eq!(exchanges, 8, "fat: two passes per link direction");
                     assert!(bytes > 0);
@@ -398,6 +409,23 @@ mod gpu_tests {
             }
             d / m
         };
+        // The overlapped standard smearing needs an interior: 8³×16 over 1,1,1,2 (local
+        // t 8, halo 2) through NCCL, against one GPU bit for bit.
+        if gpus >= 2 && NcclLibrary::get().is_ok() {
+            let lattice = qdsl_core::lattice::Lattice::new([8, 8, 8, 16]).unwrap();
+            let w = fold_staggered_phases(&GaugeField::<f64>::random(lattice, 5)).cast::<f32>();
+            let fat = GpuSmearer::<f32>::new::<AsqtadFat>(&gpu).unwrap();
+            let long = GpuSmearer::<f32>::new::<AsqtadLong>(&gpu).unwrap();
+            let one = (
+                fat.smear(&gpu, &w, u0).unwrap(),
+                long.smear(&gpu, &w, u0).unwrap(),
+            );
+            for via in [Exchange::StandardNccl, Exchange::DeviceNccl] {
+                let links = distributed(&w, ([1, 1, 1, 2], REACH), u0, gpus, via);
+                assert!(links.0 == one.0, "8³×16 fat links, {via:?}");
+                assert!(links.1 == one.1, "8³×16 long links, {via:?}");
+            }
+        }
         for grid in [[1, 1, 1, 2], [1, 1, 2, 2], [2, 2, 2, 2]] {
             // The device exchange gives the host exchange's links (bit for bit), through
             // the host and, with a GPU per rank, through NCCL; so does the standard

@@ -473,10 +473,17 @@ fn boxed_staged_runs_write_the_box_with_the_plain_values() {
     let lattice = *v.lattice();
     let fat = GpuSmearer::<f64>::new::<AsqtadFat>(&gpu).unwrap();
     let plain = fat.smear(&gpu, &v, 0.9).unwrap();
-    let run = |sites: &SiteBox, hook: &mut AfterPass<'_, f64>| {
+    let run = |sites: &SiteBox, hook: &mut dyn StageHooks<f64>| {
         let mut bufs = fat.buffers(&gpu, &lattice)?;
         fat.upload(&gpu, &mut bufs, &v)?;
-        fat.enqueue_boxed_with(&gpu, None, &mut bufs, sites, 0.9, hook)?;
+        fat.enqueue_boxed_with(
+            &gpu,
+            None,
+            &mut bufs,
+            std::slice::from_ref(sites),
+            0.9,
+            hook,
+        )?;
         fat.download(&gpu, &bufs)
     };
     let whole = SiteBox {
@@ -484,10 +491,13 @@ fn boxed_staged_runs_write_the_box_with_the_plain_values() {
         n: lattice.dims(),
     };
     let mut seen = Vec::new();
-    let all = run(&whole, &mut |_, slots| {
-        seen.push(slots);
-        Ok(())
-    })
+    let all = run(
+        &whole,
+        &mut |_: &mut cudarc::driver::CudaSlice<f64>, slots: std::ops::Range<usize>| {
+            seen.push(slots);
+            Ok(())
+        },
+    )
     .unwrap();
     assert!(all == plain, "the whole box is the plain run");
     let per_mu: Vec<std::ops::Range<usize>> = (0..4).flat_map(|_| [0..3, 3..6]).collect();
@@ -504,7 +514,7 @@ fn boxed_staged_runs_write_the_box_with_the_plain_values() {
         lo: [0, 3, 4, 3],
         n: [8, 2, 2, 2],
     };
-    let boxed = run(&part, &mut |_, _| Ok(())).unwrap();
+    let boxed = run(&part, &mut NoHooks).unwrap();
     let mut compared = 0;
     for lex in 0..lattice.volume() {
         let c = lattice.coords_of_lex(lex);
@@ -525,7 +535,7 @@ fn boxed_staged_runs_write_the_box_with_the_plain_values() {
         }
     }
     assert_eq!(compared, 4 * deep.volume());
-    let refused = |sites: SiteBox| run(&sites, &mut |_, _| Ok(())).unwrap_err().to_string();
+    let refused = |sites: SiteBox| run(&sites, &mut NoHooks).unwrap_err().to_string();
     let odd = refused(SiteBox {
         lo: [0; 4],
         n: [3, 8, 8, 8],
@@ -543,7 +553,7 @@ fn boxed_staged_runs_write_the_box_with_the_plain_values() {
     .unwrap();
     let mut bufs = tree.buffers(&gpu, &lattice).unwrap();
     let e = tree
-        .enqueue_boxed_with(&gpu, None, &mut bufs, &whole, 0.9, &mut |_, _| Ok(()))
+        .enqueue_boxed_with(&gpu, None, &mut bufs, &[whole], 0.9, &mut NoHooks)
         .unwrap_err()
         .to_string();
     assert!(e.contains("needs the staged plan"), "{e}");

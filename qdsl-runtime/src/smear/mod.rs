@@ -27,7 +27,8 @@ pub use hisq::{hisq_links_gpu, hisq_links_gpu_with, projection_program};
 pub use hisq_force::{projection_pullback_program, GpuHisqForce, HisqForceBuffers};
 pub use pullback::{gpu_pullback_program, GpuPullback, PullbackBuffers};
 pub use runner::{
-    asqtad_links_gpu, upload_links, AfterPass, GpuReal, GpuSmearer, SmearBuffers, SmearGpuError,
+    asqtad_links_gpu, upload_links, GpuReal, GpuSmearer, NoHooks, SmearBuffers, SmearGpuError,
+    StageHooks,
 };
 
 #[cfg(test)]

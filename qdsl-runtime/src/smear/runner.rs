@@ -77,11 +77,51 @@ struct Pass {
     slots: usize,
 }
 
-/// What a boxed run of the staged plan ([`GpuSmearer::enqueue_boxed`]) calls after each
-/// pass: the scratch (the fields of one μ) and the slots the pass just wrote, e.g. to
-/// fill their halo from the neighbouring ranks before the next level reads them.
-pub type AfterPass<'a, T> =
-    dyn FnMut(&mut CudaSlice<T>, std::ops::Range<usize>) -> Result<(), DeviceError> + 'a;
+/// What a boxed run of the staged plan ([`GpuSmearer::enqueue_boxed`]) calls between its
+/// launches (a closure over the scratch and slots is one: its `after_pass`).
+pub trait StageHooks<T> {
+    /// After each pass: the scratch (the fields of one μ) and the slots the pass just
+    /// wrote, e.g. to fill their halo from the neighbouring ranks before the next level
+    /// reads them.
+    fn after_pass(
+        &mut self,
+        fields: &mut CudaSlice<T>,
+        slots: std::ops::Range<usize>,
+    ) -> Result<(), DeviceError>;
+
+    /// Before each kernel's launches over the boxes after the first (the first box: the
+    /// sites that read no halo, launched while the fields' halos may still travel), e.g.
+    /// to make the GPU's stream wait for them. The default: nothing.
+    fn before_rest(&mut self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+}
+
+/// Hooks that do nothing: a boxed run with no exchange between its launches.
+pub struct NoHooks;
+
+impl<T> StageHooks<T> for NoHooks {
+    fn after_pass(
+        &mut self,
+        _fields: &mut CudaSlice<T>,
+        _slots: std::ops::Range<usize>,
+    ) -> Result<(), DeviceError> {
+        Ok(())
+    }
+}
+
+impl<T, F> StageHooks<T> for F
+where
+    F: FnMut(&mut CudaSlice<T>, std::ops::Range<usize>) -> Result<(), DeviceError>,
+{
+    fn after_pass(
+        &mut self,
+        fields: &mut CudaSlice<T>,
+        slots: std::ops::Range<usize>,
+    ) -> Result<(), DeviceError> {
+        self(fields, slots)
+    }
+}
 
 /// The pass kernels of a staged plan ([`Staging`]) and their scratch fields.
 #[derive(Debug)]
@@ -154,7 +194,7 @@ pub(super) fn lattice_args(
     Ok(())
 }
 
-/// `O0..O3` and `B0..B3` of the box `sites`: the sites a staged kernel computes.
+/// `O0..O3` and `B0..B3` of the box `sites`: the sites a staged kernel launch computes.
 fn box_args(args: &mut Args<'_>, sites: &SiteBox) {
     for mu in 0..4 {
         args.count(&format!("O{mu}"), sites.lo[mu]);
@@ -162,12 +202,13 @@ fn box_args(args: &mut Args<'_>, sites: &SiteBox) {
     }
 }
 
-/// The inputs of one run of the staged plan: the lattice, the box of its sites the
-/// kernels compute, the device links (the kernels' layout) and the term coefficients.
+/// The inputs of one run of the staged plan: the lattice, the boxes of its sites each
+/// kernel computes (disjoint, launched in order), the device links (the kernels' layout)
+/// and the term coefficients.
 #[derive(Clone, Copy)]
 struct Staged<'a, T> {
     lattice: &'a Lattice,
-    sites: &'a SiteBox,
+    boxes: &'a [SiteBox],
     input: &'a CudaSlice<T>,
     coeffs: &'a [f64],
 }
@@ -471,7 +512,7 @@ impl<T: GpuReal> GpuSmearer<T> {
                 };
                 let run = Staged {
                     lattice,
-                    sites: &whole,
+                    boxes: std::slice::from_ref(&whole),
                     input,
                     coeffs,
                 };
@@ -513,9 +554,9 @@ impl<T: GpuReal> GpuSmearer<T> {
         gpu: &Gpu,
         tuner: Option<&Tuner>,
         bufs: &mut SmearBuffers<T>,
-        sites: &SiteBox,
+        boxes: &[SiteBox],
         u0: f64,
-        after_pass: &mut AfterPass<'_, T>,
+        hooks: &mut dyn StageHooks<T>,
     ) -> Result<(), DeviceError> {
         let coeffs = self.tree.coefficients(u0);
         let lattice = bufs.lattice;
@@ -523,33 +564,35 @@ impl<T: GpuReal> GpuSmearer<T> {
             gpu,
             tuner,
             &lattice,
-            sites,
+            boxes,
             &bufs.input,
             &mut bufs.output,
             &coeffs,
-            after_pass,
+            hooks,
         )
     }
 
-    /// The staged plan (errors for the tree plan) over the sites of `sites` only, a box
-    /// of `lattice` whose x extent is even: every pass writes its slots at those sites,
-    /// then `after_pass` gets the scratch and those slots, before the next level reads
-    /// them; the root writes the links of those sites into `output` (the other links
-    /// keep their values). The "standard" decomposed smearing runs each rank's own sites
-    /// this way and fills the fields' halos in `after_pass`
-    /// ([`crate::distributed::device::StandardSmearing`]). No fallback to the tree plan:
-    /// a scratch that does not fit is an error.
+    /// The staged plan (errors for the tree plan) over the sites of `boxes` only
+    /// (disjoint boxes of `lattice` with even x extents): every kernel is launched over
+    /// each box in turn, `hooks.before_rest` called after its first box; every pass
+    /// writes its slots at those sites, then `hooks.after_pass` gets the scratch and
+    /// those slots, before the next level reads them; the root writes the links of
+    /// those sites into `output` (the other links keep their values). The "standard"
+    /// decomposed smearing runs each rank's own sites this way and fills the fields'
+    /// halos in the hooks ([`crate::distributed::device::StandardSmearing`]: the
+    /// interior first, while the halo travels). No fallback to the tree plan: a scratch
+    /// that does not fit is an error.
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_boxed(
         &self,
         gpu: &Gpu,
         tuner: Option<&Tuner>,
         lattice: &Lattice,
-        sites: &SiteBox,
+        boxes: &[SiteBox],
         input: &CudaSlice<T>,
         output: &mut CudaSlice<T>,
         coeffs: &[f64],
-        after_pass: &mut AfterPass<'_, T>,
+        hooks: &mut dyn StageHooks<T>,
     ) -> Result<(), DeviceError> {
         let name = &self.tree.spec.name;
         let Some(stages) = &self.stages else {
@@ -558,12 +601,14 @@ impl<T: GpuReal> GpuSmearer<T> {
             )));
         };
         self.check_coefficients(coeffs)?;
-        let inside = (0..4).all(|mu| sites.lo[mu] + sites.n[mu] <= lattice.extent(mu));
-        if !inside || !sites.n[0].is_multiple_of(2) || sites.is_empty() {
-            return Err(DeviceError::Shape(format!(
-                "{name}: expected a non-empty box of {lattice} with an even x extent, found corner {:?} extents {:?}",
-                sites.lo, sites.n
-            )));
+        for sites in boxes {
+            let inside = (0..4).all(|mu| sites.lo[mu] + sites.n[mu] <= lattice.extent(mu));
+            if !inside || !sites.n[0].is_multiple_of(2) || sites.is_empty() {
+                return Err(DeviceError::Shape(format!(
+                    "{name}: expected a non-empty box of {lattice} with an even x extent, found corner {:?} extents {:?}",
+                    sites.lo, sites.n
+                )));
+            }
         }
         if self
             .fallback_for(gpu, stages, lattice.volume(), None)?
@@ -579,11 +624,11 @@ impl<T: GpuReal> GpuSmearer<T> {
         };
         let run = Staged {
             lattice,
-            sites,
+            boxes,
             input,
             coeffs,
         };
-        self.launch_staged(gpu, tuner, stages, program, &run, output, Some(after_pass))
+        self.launch_staged(gpu, tuner, stages, program, &run, output, Some(hooks))
     }
 
     /// The staged plan's launches, per μ: each pass into the scratch fields of that μ
@@ -601,16 +646,15 @@ impl<T: GpuReal> GpuSmearer<T> {
         program: ProgramRef<'_>,
         run: &Staged<'_, T>,
         output: &mut CudaSlice<T>,
-        mut after_pass: Option<&mut AfterPass<'_, T>>,
+        mut hooks: Option<&mut dyn StageHooks<T>>,
     ) -> Result<(), DeviceError> {
         let Staged {
             lattice,
-            sites,
+            boxes,
             input,
             coeffs,
         } = *run;
         let volume = lattice.volume();
-        let box_sites = sites.volume();
         if let Some(tree) = self.fallback_for(gpu, stages, volume, None)? {
             return self.launch_fallback(gpu, tuner, &tree, lattice, input, output, coeffs);
         }
@@ -625,7 +669,7 @@ impl<T: GpuReal> GpuSmearer<T> {
             match gpu.alloc::<T>("the staged plan's staple fields", reals) {
                 Ok(f) => *guard = Some(f),
                 // A boxed run (with a hook) cannot fall back to the whole-lattice tree.
-                Err(oom @ DeviceError::OutOfMemory { .. }) if after_pass.is_none() => {
+                Err(oom @ DeviceError::OutOfMemory { .. }) if hooks.is_none() => {
                     drop(guard);
                     let tree = self
                         .fallback_for(gpu, stages, volume, Some(&oom))?
@@ -645,64 +689,78 @@ impl<T: GpuReal> GpuSmearer<T> {
             if nmu == 1 {
                 for pass in &stages.passes {
                     let kernel = &pass.kernel;
-                    let threads = [pass.slots * box_sites, 1, 1];
-                    let mut go = |cfg: &LaunchConfig| {
-                        let mut args = Args::new();
-                        lattice_args(&mut args, lattice, &kernel.interface.name)?;
-                        box_args(&mut args, sites);
-                        args.write("f", &mut *fields).read("u", input);
-                        for (k, c) in coeffs.iter().enumerate() {
-                            args.real(&format!("c{k}"), *c);
+                    for (k, sites) in boxes.iter().enumerate() {
+                        if k == 1 {
+                            if let Some(h) = hooks.as_mut() {
+                                h.before_rest()?;
+                            }
                         }
-                        args.count("mu", mu0);
-                        // f holds slots·18·V reals (≥ this pass's region), u 4·V input
-                        // links.
-                        kernel.launch_with(gpu, threads, cfg, args)
-                    };
-                    let cfg = tuned_launch(
-                        gpu,
-                        tuner,
-                        program,
-                        kernel,
-                        T::NAME,
-                        threads,
-                        FirstUse::CachedOnly,
-                        &mut go,
-                    )?;
-                    go(&cfg)?;
-                    if let Some(after) = after_pass.as_mut() {
-                        after(&mut *fields, pass.first..pass.first + pass.slots)?;
+                        let threads = [pass.slots * sites.volume(), 1, 1];
+                        let mut go = |cfg: &LaunchConfig| {
+                            let mut args = Args::new();
+                            lattice_args(&mut args, lattice, &kernel.interface.name)?;
+                            box_args(&mut args, sites);
+                            args.write("f", &mut *fields).read("u", input);
+                            for (k, c) in coeffs.iter().enumerate() {
+                                args.real(&format!("c{k}"), *c);
+                            }
+                            args.count("mu", mu0);
+                            // f holds slots·18·V reals (≥ this pass's region), u 4·V
+                            // input links.
+                            kernel.launch_with(gpu, threads, cfg, args)
+                        };
+                        let cfg = tuned_launch(
+                            gpu,
+                            tuner,
+                            program,
+                            kernel,
+                            T::NAME,
+                            threads,
+                            FirstUse::CachedOnly,
+                            &mut go,
+                        )?;
+                        go(&cfg)?;
+                    }
+                    if let Some(h) = hooks.as_mut() {
+                        h.after_pass(&mut *fields, pass.first..pass.first + pass.slots)?;
                     }
                 }
             }
-            let links = [nmu * box_sites, 1, 1];
             let fields = &*fields;
-            let mut go = |cfg: &LaunchConfig| {
-                let mut args = Args::new();
-                lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
-                box_args(&mut args, sites);
-                args.write("out", &mut *output)
-                    .read("u", input)
-                    .read("f", fields);
-                for (k, c) in coeffs.iter().enumerate() {
-                    args.real(&format!("c{k}"), *c);
+            for (k, sites) in boxes.iter().enumerate() {
+                if k == 1 {
+                    if let Some(h) = hooks.as_mut() {
+                        h.before_rest()?;
+                    }
                 }
-                args.count("mu0", mu0).count("nmu", nmu);
-                // out holds 4·V·18 reals (this launch writes the links of mu0 .. mu0 +
-                // nmu − 1), u 4·V input links, f the fields the passes wrote.
-                self.kernel.launch_with(gpu, links, cfg, args)
-            };
-            let cfg = tuned_launch(
-                gpu,
-                tuner,
-                program,
-                &self.kernel,
-                T::NAME,
-                links,
-                FirstUse::CachedOnly,
-                &mut go,
-            )?;
-            go(&cfg)?;
+                let links = [nmu * sites.volume(), 1, 1];
+                let mut go = |cfg: &LaunchConfig| {
+                    let mut args = Args::new();
+                    lattice_args(&mut args, lattice, &self.kernel.interface.name)?;
+                    box_args(&mut args, sites);
+                    args.write("out", &mut *output)
+                        .read("u", input)
+                        .read("f", fields);
+                    for (k, c) in coeffs.iter().enumerate() {
+                        args.real(&format!("c{k}"), *c);
+                    }
+                    args.count("mu0", mu0).count("nmu", nmu);
+                    // out holds 4·V·18 reals (this launch writes the links of mu0 .. mu0
+                    // + nmu − 1), u 4·V input links, f the fields the passes wrote.
+                    self.kernel.launch_with(gpu, links, cfg, args)
+                };
+                let cfg = tuned_launch(
+                    gpu,
+                    tuner,
+                    program,
+                    &self.kernel,
+                    T::NAME,
+                    links,
+                    FirstUse::CachedOnly,
+                    &mut go,
+                )?;
+                go(&cfg)?;
+            }
         }
         Ok(())
     }

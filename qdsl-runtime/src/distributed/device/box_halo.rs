@@ -24,7 +24,7 @@ use crate::device::kernel::{load_program, Args, LoadedKernel};
 use crate::device::Gpu;
 use crate::distributed::{face_tag, DistributedError};
 use crate::smear::GpuReal;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaStream};
 use qdsl_core::dsl::{Elem, Geometry, KernelInterface, KernelProgram, ParamDecl, ParamKind};
 use qdsl_core::lattice::{ExtendedLattice, HaloShape, Lattice, Side, SiteBox};
 use std::ops::Range;
@@ -180,6 +180,92 @@ impl<T: GpuReal> BoxHalo<T> {
         records: SiteRecords,
         operation: &str,
     ) -> Result<(), DistributedError> {
+        self.check(buffer, records, operation)?;
+        let k = self.buffers_for(gpu, records.reals)?;
+        let rank = transport.rank();
+        let dec = *self.ext.decomposition();
+        let stream = gpu.backend().stream();
+        let mut rest = self.buffers[k].buffers.as_mut_slice();
+        for round in &self.rounds {
+            let (pairs, later) = rest.split_at_mut(round.len());
+            rest = later;
+            for (f, (send, _)) in round.iter().zip(pairs.iter_mut()) {
+                self.copies
+                    .pack(stream, buffer, records, &f.boundary, send)?;
+            }
+            let (sends, mut recvs) = messages(round, pairs, &dec, rank);
+            transport.packed(gpu, operation, &sends)?;
+            transport.post(gpu, operation, &sends, &recvs)?;
+            transport.complete(gpu, operation, &sends, &mut recvs)?;
+            drop((sends, recvs));
+            for (f, (_, recv)) in round.iter().zip(pairs.iter()) {
+                self.copies.unpack(stream, recv, records, &f.halo, buffer)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether [`Self::post`] can run with `transport`: one round (faces only), and a
+    /// transport that delivers on a stream of its own ([`DeviceTransport::per_direction`],
+    /// [`DeviceTransport::delivery_stream`]).
+    pub fn can_post<X: DeviceTransport + ?Sized>(&self, transport: &X) -> bool {
+        self.rounds.len() == 1 && transport.per_direction() && transport.delivery_stream().is_some()
+    }
+
+    /// Starts filling the halo of `records` in `buffer` without making the GPU's stream
+    /// wait: the boundary slabs packed on the GPU's stream, the exchange queued on the
+    /// transport's delivery stream after them, the halo slabs unpacked there; returns the
+    /// delivery mark, which [`DeviceTransport::await_direction`] makes a stream wait for
+    /// and [`DeviceTransport::finish_directions`] ends. Only where [`Self::can_post`].
+    /// Work queued on the GPU's stream meanwhile may read the buffer's own sites (not
+    /// its halo) and must not write the records.
+    pub fn post<X: DeviceTransport + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        transport: &mut X,
+        buffer: &mut CudaSlice<T>,
+        records: SiteRecords,
+        operation: &str,
+    ) -> Result<usize, DistributedError> {
+        let delivery = match (self.can_post(transport), transport.delivery_stream()) {
+            (true, Some(stream)) => stream,
+            _ => {
+                return Err(DistributedError::Operator(format!(
+                    "{operation}: {} rounds through {}: no posted exchange",
+                    self.rounds.len(),
+                    transport.describe()
+                )))
+            }
+        };
+        self.check(buffer, records, operation)?;
+        let k = self.buffers_for(gpu, records.reals)?;
+        let rank = transport.rank();
+        let dec = *self.ext.decomposition();
+        let round = &self.rounds[0];
+        let pairs = self.buffers[k].buffers.as_mut_slice();
+        for (f, (send, _)) in round.iter().zip(pairs.iter_mut()) {
+            self.copies
+                .pack(gpu.backend().stream(), buffer, records, &f.boundary, send)?;
+        }
+        transport.mark_packs(gpu.backend().stream())?;
+        let (sends, mut recvs) = messages(round, pairs, &dec, rank);
+        let mark = transport.post_direction(gpu, operation, &sends, &mut recvs)?;
+        drop((sends, recvs));
+        for (f, (_, recv)) in round.iter().zip(pairs.iter()) {
+            self.copies
+                .unpack(&delivery, recv, records, &f.halo, buffer)?;
+        }
+        transport.extend_direction(mark)?;
+        Ok(mark)
+    }
+
+    /// An error unless `buffer` holds `records` on the extended lattice.
+    fn check(
+        &self,
+        buffer: &CudaSlice<T>,
+        records: SiteRecords,
+        operation: &str,
+    ) -> Result<(), DistributedError> {
         let volume = self.ext.extended().volume();
         if buffer.len() < records.span(volume) {
             return Err(DistributedError::Operator(format!(
@@ -188,44 +274,6 @@ impl<T: GpuReal> BoxHalo<T> {
                 self.ext.extended(),
                 records.span(volume)
             )));
-        }
-        let k = self.buffers_for(gpu, records.reals)?;
-        let rank = transport.rank();
-        let dec = *self.ext.decomposition();
-        let mut buffers = self.buffers[k].buffers.iter_mut();
-        for round in &self.rounds {
-            let mut pairs: Vec<_> = buffers.by_ref().take(round.len()).collect();
-            for (f, (send, _)) in round.iter().zip(pairs.iter_mut()) {
-                self.copies.pack(gpu, buffer, records, &f.boundary, send)?;
-            }
-            let (sends, mut recvs): (Vec<FaceSend<'_>>, Vec<FaceRecv<'_>>) = round
-                .iter()
-                .zip(pairs.iter_mut())
-                .map(|(f, (send, recv))| {
-                    let peer = dec.neighbour(rank, f.mu, f.side);
-                    (
-                        FaceSend {
-                            peer,
-                            tag: face_tag(f.mu, f.side),
-                            values: send,
-                            norms: None,
-                        },
-                        FaceRecv {
-                            peer,
-                            tag: face_tag(f.mu, f.side.opposite()),
-                            values: recv,
-                            norms: None,
-                        },
-                    )
-                })
-                .unzip();
-            transport.packed(gpu, operation, &sends)?;
-            transport.post(gpu, operation, &sends, &recvs)?;
-            transport.complete(gpu, operation, &sends, &mut recvs)?;
-            drop((sends, recvs));
-            for (f, (_, recv)) in round.iter().zip(pairs.iter()) {
-                self.copies.unpack(gpu, recv, records, &f.halo, buffer)?;
-            }
         }
         Ok(())
     }
@@ -252,6 +300,37 @@ impl<T: GpuReal> BoxHalo<T> {
         self.buffers.push(FaceBuffers { reals, buffers });
         Ok(self.buffers.len() - 1)
     }
+}
+
+/// The messages of one round's faces, each with its buffers: sent to the neighbour on
+/// the face's side under its tag, received from it under the opposite side's.
+fn messages<'a>(
+    round: &[BoxFace],
+    pairs: &'a mut [(CudaSlice<u8>, CudaSlice<u8>)],
+    dec: &qdsl_core::lattice::Decomposition,
+    rank: usize,
+) -> (Vec<FaceSend<'a>>, Vec<FaceRecv<'a>>) {
+    round
+        .iter()
+        .zip(pairs.iter_mut())
+        .map(|(f, (send, recv))| {
+            let peer = dec.neighbour(rank, f.mu, f.side);
+            (
+                FaceSend {
+                    peer,
+                    tag: face_tag(f.mu, f.side),
+                    values: send,
+                    norms: None,
+                },
+                FaceRecv {
+                    peer,
+                    tag: face_tag(f.mu, f.side.opposite()),
+                    values: recv,
+                    norms: None,
+                },
+            )
+        })
+        .unzip()
 }
 
 fn device(e: crate::device::DeviceError) -> DistributedError {
@@ -331,7 +410,7 @@ impl BoxCopies {
     /// [`box_copy_program`]).
     fn pack<T: GpuReal>(
         &self,
-        gpu: &Gpu,
+        stream: &CudaStream,
         buffer: &CudaSlice<T>,
         records: SiteRecords,
         b: &SiteBox,
@@ -339,13 +418,13 @@ impl BoxCopies {
     ) -> Result<(), DistributedError> {
         let mut a = Args::new();
         a.read("buffer", buffer).write("face", face);
-        self.launch(gpu, &self.pack, records, b, a)
+        self.launch(stream, &self.pack, records, b, a)
     }
 
     /// Queues the records of the sites of `b` ← face.
     fn unpack<T: GpuReal>(
         &self,
-        gpu: &Gpu,
+        stream: &CudaStream,
         face: &CudaSlice<u8>,
         records: SiteRecords,
         b: &SiteBox,
@@ -353,15 +432,15 @@ impl BoxCopies {
     ) -> Result<(), DistributedError> {
         let mut a = Args::new();
         a.read("face", face).write("buffer", buffer);
-        self.launch(gpu, &self.unpack, records, b, a)
+        self.launch(stream, &self.unpack, records, b, a)
     }
 
-    /// Queues `kernel` over the reals of the sites of `b` with the buffers bound in `a`,
-    /// binding the records, the box's corner and extents and the extended lattice's
-    /// extents and half volume.
+    /// Queues `kernel` on `stream` over the reals of the sites of `b` with the buffers
+    /// bound in `a`, binding the records, the box's corner and extents and the extended
+    /// lattice's extents and half volume.
     fn launch<'a>(
         &self,
-        gpu: &'a Gpu,
+        stream: &'a CudaStream,
         kernel: &LoadedKernel,
         records: SiteRecords,
         b: &SiteBox,
@@ -380,7 +459,7 @@ impl BoxCopies {
         a.count("site_stride", records.site_stride);
         a.count("real_stride", records.real_stride);
         kernel
-            .launch_default(gpu, [b.volume() * records.reals, 1, 1], a)
+            .launch_default_on(stream, [b.volume() * records.reals, 1, 1], a)
             .map_err(device)
     }
 }

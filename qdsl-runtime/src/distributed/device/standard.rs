@@ -30,7 +30,7 @@ use super::transport::DeviceTransport;
 use crate::device::{DeviceError, Gpu};
 use crate::distributed::smear::{check_smearing_depth, interior_part};
 use crate::distributed::DistributedError;
-use crate::smear::{GpuReal, GpuSmearer, SmearBuffers};
+use crate::smear::{GpuReal, GpuSmearer, SmearBuffers, StageHooks};
 use crate::tune::Tuner;
 use cudarc::driver::CudaSlice;
 use qdsl_core::dsl::paths::Staging;
@@ -104,6 +104,12 @@ impl<T: GpuReal> StandardSmearing<T> {
     /// (the rank's thin links on the extended lattice with their halo filled, encoded:
     /// [`GpuSmearer::encode_device_links`]) into its output, the fields' halos through
     /// `transport`; the output's halo sites are not written. Every rank calls it together.
+    ///
+    /// With `overlap` and a transport that delivers on a stream of its own (NCCL), and
+    /// where the boxes allow it ([`Self::overlap_boxes`]), each kernel after a pass runs
+    /// first over the sites that read no field halo while that halo travels, then over
+    /// the boundary slabs; otherwise each exchange completes before the next kernel.
+    #[allow(clippy::too_many_arguments)]
     pub fn enqueue<X: DeviceTransport + ?Sized>(
         &mut self,
         gpu: &Gpu,
@@ -112,36 +118,69 @@ impl<T: GpuReal> StandardSmearing<T> {
         smearer: &GpuSmearer<T>,
         bufs: &mut SmearBuffers<T>,
         u0: f64,
+        overlap: bool,
     ) -> Result<(), DistributedError> {
-        let volume = self.ext.extended().volume();
         let name = &smearer.tree().spec.name;
-        let operation = format!("standard smearing `{name}`: the staple fields' halo");
-        let mut failure = None;
-        let mut after_pass = |f: &mut CudaSlice<T>, slots: std::ops::Range<usize>| {
-            let Some(halo) = self.fields.as_mut() else {
-                return Ok(());
-            };
-            halo.exchange(
-                gpu,
-                transport,
-                f,
-                SiteRecords::field_slots(slots, volume),
-                &operation,
-            )
-            .map_err(|e| {
-                let message = e.to_string();
-                failure = Some(e);
-                DeviceError::Shape(message)
-            })
+        let boxes = match (overlap, self.overlap_boxes(transport)) {
+            (true, Some(boxes)) => boxes,
+            _ => vec![self.sites],
         };
-        let sites = self.sites;
-        let result = smearer.enqueue_boxed_with(gpu, tuner, bufs, &sites, u0, &mut after_pass);
-        match (result, failure) {
-            (Ok(()), _) => Ok(()),
+        let mut hooks = FieldHooks {
+            gpu,
+            transport,
+            halo: self.fields.as_mut(),
+            volume: self.ext.extended().volume(),
+            operation: format!("standard smearing `{name}`: the staple fields' halo"),
+            posted: boxes.len() > 1,
+            pending: None,
+            failure: None,
+        };
+        let result = smearer.enqueue_boxed_with(gpu, tuner, bufs, &boxes, u0, &mut hooks);
+        let finished = match hooks.posted {
+            true => hooks
+                .transport
+                .finish_directions(gpu, &hooks.operation)
+                .map_err(Some),
+            false => Ok(()),
+        };
+        match (result, hooks.failure, finished) {
+            (Ok(()), _, Ok(())) => Ok(()),
             // The exchange's own error (a timeout naming the peer), not its string.
-            (Err(_), Some(e)) => Err(e),
-            (Err(e), None) => Err(DistributedError::Operator(format!("{name}: {e}"))),
+            (Err(_), Some(e), _) | (Ok(()), Some(e), _) => Err(e),
+            (Ok(()), None, Err(e)) => Err(e.expect("an exchange error")),
+            (Err(e), None, _) => Err(DistributedError::Operator(format!("{name}: {e}"))),
         }
+    }
+
+    /// The boxes of an overlapped run through `transport`: the rank's sites that read no
+    /// field halo (the extended lattice's interior box), then the boundary slabs of the
+    /// cut directions ([`ExtendedLattice::launch_boxes`]), the empty ones left out;
+    /// `None` where the fields' halo cannot be posted through `transport`
+    /// ([`BoxHalo::can_post`]), the interior is empty, the boxes do not cover the own
+    /// sites once, or x is cut: the slabs of an x cut are a few sites thick along x, and
+    /// the staged kernels' threads walk a box x fastest, so their reads scatter (the
+    /// overlapped run measured 2× slower than the serial one on 2,1,1,1, BENCHMARKS.md
+    /// 2026-11-29 (g)).
+    pub fn overlap_boxes<X: DeviceTransport + ?Sized>(
+        &self,
+        transport: &X,
+    ) -> Option<Vec<SiteBox>> {
+        let x_cut = self.ext.decomposition().grid().is_cut(0);
+        if x_cut || !self.fields.as_ref()?.can_post(transport) {
+            return None;
+        }
+        let launch = self.ext.launch_boxes();
+        if launch.interior.is_empty() {
+            return None;
+        }
+        let boxes: Vec<SiteBox> = std::iter::once(launch.interior)
+            .chain(launch.exterior.iter().flat_map(|(_, slabs)| *slabs))
+            .filter(|b| !b.is_empty())
+            .collect();
+        // Disjoint, covering the own sites once (a local extent below twice the depth
+        // makes the slabs overlap).
+        let once = boxes.iter().map(SiteBox::volume).sum::<usize>() == self.sites.volume();
+        (once && boxes.len() > 1).then_some(boxes)
     }
 
     /// `smearer`'s links of this rank from its thin links `links` on the extended
@@ -171,8 +210,68 @@ impl<T: GpuReal> StandardSmearing<T> {
         smearer
             .encode_device_links(gpu, links, &mut bufs)
             .map_err(device)?;
-        self.enqueue(gpu, tuner, transport, smearer, &mut bufs, u0)?;
+        self.enqueue(gpu, tuner, transport, smearer, &mut bufs, u0, true)?;
         let smeared = smearer.download(gpu, &bufs).map_err(device)?;
         interior_part(smeared, &self.ext)
+    }
+}
+
+/// The hooks of a standard smearing's boxed run: after each pass the fields' halo
+/// exchanged (completed at once, or posted, with `posted`, and awaited before the next
+/// kernel's boundary slabs).
+struct FieldHooks<'a, T, X: ?Sized> {
+    gpu: &'a Gpu,
+    transport: &'a mut X,
+    halo: Option<&'a mut BoxHalo<T>>,
+    volume: usize,
+    operation: String,
+    /// Whether the exchanges are posted (the overlapped run).
+    posted: bool,
+    /// The delivery mark of the last posted exchange, not yet awaited.
+    pending: Option<usize>,
+    /// The first exchange error, kept whole (the runner sees its message).
+    failure: Option<DistributedError>,
+}
+
+impl<T: GpuReal, X: DeviceTransport + ?Sized> FieldHooks<'_, T, X> {
+    /// `result`'s error kept in `failure`, its message for the runner.
+    fn keep<R>(&mut self, result: Result<R, DistributedError>) -> Result<R, DeviceError> {
+        result.map_err(|e| {
+            let message = e.to_string();
+            self.failure.get_or_insert(e);
+            DeviceError::Shape(message)
+        })
+    }
+}
+
+impl<T: GpuReal, X: DeviceTransport + ?Sized> StageHooks<T> for FieldHooks<'_, T, X> {
+    fn after_pass(
+        &mut self,
+        fields: &mut CudaSlice<T>,
+        slots: std::ops::Range<usize>,
+    ) -> Result<(), DeviceError> {
+        let Some(halo) = self.halo.as_deref_mut() else {
+            return Ok(());
+        };
+        let records = SiteRecords::field_slots(slots, self.volume);
+        let result = match self.posted {
+            true => halo
+                .post(self.gpu, self.transport, fields, records, &self.operation)
+                .map(Some),
+            false => halo
+                .exchange(self.gpu, self.transport, fields, records, &self.operation)
+                .map(|()| None),
+        };
+        self.pending = self.keep(result)?;
+        Ok(())
+    }
+
+    fn before_rest(&mut self) -> Result<(), DeviceError> {
+        let Some(mark) = self.pending.take() else {
+            return Ok(());
+        };
+        let stream = self.gpu.backend().stream();
+        let result = self.transport.await_direction(stream, mark);
+        self.keep(result)
     }
 }
