@@ -17,6 +17,15 @@
 //!    read the level below at x ± ŝ), 4·P exchanges per smearing;
 //! 3. the root over the local sites.
 //!
+//! **Overlap** (`enqueue(…, overlap: true)`, through a transport that delivers on a
+//! stream of its own — NCCL — and where x is not cut): each field exchange is posted
+//! ([`BoxHalo::post`]: packs on the GPU's stream, the exchange and the unpacks on the
+//! transport's delivery stream), the next kernel runs first over the sites that read no
+//! field halo (the interior box), the GPU's stream then waits for the delivery, and the
+//! kernel finishes over the boundary slabs. On 2 × H200 at 32⁴ (t cut) this takes the
+//! field exchanges from ~1.35 ms to ~0.9 ms of a smearing, the standard way level with
+//! the extended volume in f32 (72 % against 72 %) and ahead in f64 (78 % against 75 %).
+//!
 //! Each local site's kernels read the same operands in the same order as on one GPU
 //! (the halo values are the neighbours' own results, computed from the same operands),
 //! so the links equal the single-GPU and the extended-volume ones bit for bit.
