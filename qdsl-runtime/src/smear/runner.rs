@@ -243,15 +243,29 @@ pub(super) fn launch_tree<T: GpuReal>(
         // out holds 4·V·18 reals, u 4·V links of the input codec.
         kernel.launch_with(gpu, links, cfg, args)
     };
+    launch_cached::<T>(gpu, tuner, program, kernel, links, &mut go)
+}
+
+/// Queues `kernel` over `work` with the launch `tuner` gives it under the default
+/// policy (a cached winner or the default launch: [`FirstUse::CachedOnly`]), `go`
+/// binding its arguments and launching.
+fn launch_cached<T: GpuReal>(
+    gpu: &Gpu,
+    tuner: Option<&Tuner>,
+    program: ProgramRef<'_>,
+    kernel: &LoadedKernel,
+    work: [usize; 3],
+    go: &mut dyn FnMut(&LaunchConfig) -> Result<(), DeviceError>,
+) -> Result<(), DeviceError> {
     let cfg = tuned_launch(
         gpu,
         tuner,
         program,
         kernel,
         T::NAME,
-        links,
+        work,
         FirstUse::CachedOnly,
-        &mut go,
+        &mut *go,
     )?;
     go(&cfg)
 }
@@ -709,17 +723,7 @@ impl<T: GpuReal> GpuSmearer<T> {
                             // input links.
                             kernel.launch_with(gpu, threads, cfg, args)
                         };
-                        let cfg = tuned_launch(
-                            gpu,
-                            tuner,
-                            program,
-                            kernel,
-                            T::NAME,
-                            threads,
-                            FirstUse::CachedOnly,
-                            &mut go,
-                        )?;
-                        go(&cfg)?;
+                        launch_cached::<T>(gpu, tuner, program, kernel, threads, &mut go)?;
                     }
                     if let Some(h) = hooks.as_mut() {
                         h.after_pass(&mut *fields, pass.first..pass.first + pass.slots)?;
@@ -749,17 +753,7 @@ impl<T: GpuReal> GpuSmearer<T> {
                     // + nmu − 1), u 4·V input links, f the fields the passes wrote.
                     self.kernel.launch_with(gpu, links, cfg, args)
                 };
-                let cfg = tuned_launch(
-                    gpu,
-                    tuner,
-                    program,
-                    &self.kernel,
-                    T::NAME,
-                    links,
-                    FirstUse::CachedOnly,
-                    &mut go,
-                )?;
-                go(&cfg)?;
+                launch_cached::<T>(gpu, tuner, program, &self.kernel, links, &mut go)?;
             }
         }
         Ok(())
