@@ -908,6 +908,21 @@ s38_e)
     echo "== gsmear_$k"; grep -vE "^qdsl bench:|^$" "$OUT/gsmear_$k.log" | tail -2
   done
   ;;
+s38_f)
+  # The last build of stop 38 (one launch helper in the smearing runner): the boxed-run
+  # and distributed smearing tests on 2 GPUs, the staged smearings' check rows and bench
+  # rows on one lattice (the box arguments cost nothing on one GPU: against 2026-11-28
+  # (d)), memcheck of the smearing test on one GPU.
+  r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
+  r rt_smear 200 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT"/rt_boxed.log "$OUT"/rt_smear.log | head -8
+  r check 120 "$Q" check --kernel asqtad
+  grep -hE "compared|FAIL|fail" "$OUT/check.log" | tail -4
+  r blinks 150 "$Q" bench --sizes 32 --case "_links_staged f" --reps 5 --warmup 1 --json "$OUT/links.json"
+  grep -E "_links_staged" "$OUT/blinks.log" | grep -v "^qdsl bench:" | head -12
+  CUDA_VISIBLE_DEVICES=0 r memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
+  grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
