@@ -211,10 +211,17 @@ impl ExtendedLattice {
     /// and their corners the same parity as the neighbour's matching boxes (the same
     /// global sites), so [`SiteBox`]'s thread order is a face buffer's order on both sides.
     pub fn face_boxes(&self, mu: usize, side: Side) -> Option<[SiteBox; 2]> {
-        if !self.decomposition.grid().is_cut(mu) {
+        self.face_boxes_of_depth(mu, side, self.depth)
+    }
+
+    /// [`Self::face_boxes`] `d` layers deep (at most the halo's depth): the boundary
+    /// layers next to the local sites' face and the halo layers next to them (a halo
+    /// filled only as deep as a field is read).
+    pub fn face_boxes_of_depth(&self, mu: usize, side: Side, d: usize) -> Option<[SiteBox; 2]> {
+        if !self.decomposition.grid().is_cut(mu) || d > self.depth {
             return None;
         }
-        let (m, l, d) = (self.margin[mu], self.local().extent(mu), self.depth);
+        let (m, l) = (self.margin[mu], self.local().extent(mu));
         let (boundary, halo) = match side {
             Side::Backward => (m, m - d),
             Side::Forward => (m + l - d, m + l),

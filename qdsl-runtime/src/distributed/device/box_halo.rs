@@ -153,6 +153,11 @@ impl<T: GpuReal> BoxHalo<T> {
         })
     }
 
+    /// The extended lattice the halo is on.
+    pub fn lattice(&self) -> &Lattice {
+        self.ext.extended()
+    }
+
     /// Halo sites this rank receives per exchange.
     pub fn halo_sites(&self) -> usize {
         self.rounds.iter().flatten().map(|f| f.halo.volume()).sum()
@@ -379,30 +384,17 @@ pub(super) fn round_boxes(
     corners: bool,
 ) -> Option<[SiteBox; 2]> {
     let grid = ext.decomposition().grid();
-    if !grid.is_cut(mu) {
-        return None;
-    }
-    let (m, l) = (ext.margin()[mu], ext.local().extent(mu));
-    let (boundary, halo) = match side {
-        Side::Backward => (m, m - depth),
-        Side::Forward => (m + l - depth, m + l),
-    };
-    let slab = |start: usize| {
-        let mut b = SiteBox {
-            lo: ext.margin(),
-            n: ext.local().dims(),
-        };
-        b.lo[mu] = start;
-        b.n[mu] = depth;
-        if corners {
-            for nu in (0..mu).filter(|&nu| grid.is_cut(nu)) {
-                b.lo[nu] -= depth;
-                b.n[nu] += 2 * depth;
+    ext.face_boxes_of_depth(mu, side, depth).map(|boxes| {
+        boxes.map(|mut b| {
+            if corners {
+                for nu in (0..mu).filter(|&nu| grid.is_cut(nu)) {
+                    b.lo[nu] -= depth;
+                    b.n[nu] += 2 * depth;
+                }
             }
-        }
-        b
-    };
-    Some([slab(boundary), slab(halo)])
+            b
+        })
+    })
 }
 
 impl BoxCopies {

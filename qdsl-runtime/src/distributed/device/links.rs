@@ -55,12 +55,17 @@ impl<T: GpuReal> DeviceLinkHalo<T> {
         transport: &mut X,
         links: &mut CudaSlice<T>,
     ) -> Result<(), DistributedError> {
-        self.halo.exchange(
-            gpu,
-            transport,
-            links,
-            SiteRecords::links(),
-            "decomposed smearing: thin links on the device",
-        )
+        let operation = "decomposed smearing: thin links on the device";
+        let lattice = self.halo.lattice();
+        let expected = SiteRecords::links().span(lattice.volume());
+        if links.len() != expected {
+            return Err(DistributedError::Operator(format!(
+                "{operation}: {} reals of links given, the extended lattice {lattice} holds \
+                 {expected}",
+                links.len()
+            )));
+        }
+        self.halo
+            .exchange(gpu, transport, links, SiteRecords::links(), operation)
     }
 }
