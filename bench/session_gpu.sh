@@ -923,6 +923,23 @@ s38_f)
   CUDA_VISIBLE_DEVICES=0 r memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored --test-threads 1 distributed_device_smeared_links
   grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck.log" | head -3
   ;;
+s38_g)
+  # The last build of stop 38 (review mends: face slabs from ExtendedLattice, the thin
+  # links' length check), one H200: memcheck of a small check, the smearing and Wilson
+  # check rows, the bench with copy bandwidth and roofline, the boxed-run test.
+  r memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$Q" check --kernel asqtad_fat --lattice 4,4,4,4
+  grep -hE "ERROR SUMMARY|compared" "$OUT/memcheck.log" | head -3
+  r check 150 "$Q" check --kernel asqtad
+  grep -hE "compared|FAIL" "$OUT/check.log" | tail -3
+  r check_w 130 "$Q" check --kernel wilson_hop
+  grep -hE "compared|FAIL" "$OUT/check_w.log" | tail -3
+  r bench 100 "$Q" bench --sizes 32 --case "wilson_hop f32 recon12" --reps 20 --warmup 3
+  grep -vE "^$" "$OUT/bench.log" | tail -10
+  r bench_links 100 "$Q" bench --sizes 32 --case "asqtad_links_staged f" --reps 5 --warmup 1
+  grep -vE "^$" "$OUT/bench_links.log" | tail -8
+  r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
+  grep -hE "^test result" "$OUT/rt_boxed.log"
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
