@@ -940,6 +940,45 @@ s38_g)
   r rt_boxed 60 "$RT" --ignored --test-threads 1 boxed_staged_runs
   grep -hE "^test result" "$OUT/rt_boxed.log"
   ;;
+s39_a)
+  # Stop 39 (issue 20): MSPCG on 2 GPUs. The device MSPCG tests (one GPU: the inner
+  # vectors now in a rank-local twin context; two GPUs: the decomposed solve against one
+  # GPU's), then a 16⁴ β 6.0 heat-bath ensemble (the 2026-11-29 (b) recipe): CGNR and
+  # MSPCG (blocks 1,1,2,2, 6 inner, outer f64–f32, inner fixed16 with the tensor-core
+  # M5⁻¹) on one GPU and on --grid 1,1,1,2.
+  r rt_mspcg 200 "$RT" --ignored --test-threads 4 mspcg
+  r ql_mspcg 300 "$QL" --ignored --test-threads 3 mobius_mspcg mobius_grid
+  grep -hE "^test |^test result|FAILED|panicked|outer|iterations" "$OUT/rt_mspcg.log" "$OUT/ql_mspcg.log" | head -30
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  M="--backend cuda solve /tmp/ens16/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  MS="--solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision fixed16 --m5inv mma_f16"
+  r s16_cgnr_1 60 "$Q" $M --solver cgnr
+  r s16_cgnr_2 60 "$Q" $M --solver cgnr --grid 1,1,1,2
+  r s16_mspcg_1 60 "$Q" $M $MS
+  r s16_mspcg_2 60 "$Q" $M $MS --grid 1,1,1,2
+  for f in "$OUT"/s16_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  ;;
+s39_b)
+  # The 24⁴ rows of s39_a (the same ensemble recipe, CGNR and MSPCG on one GPU and on
+  # --grid 1,1,1,2), and the 16⁴ MSPCG rows again: the preconditioner is now applied
+  # once in the set-up (its kernels tuned), so the iteration's time is the iteration's.
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  M="--backend cuda solve /tmp/ens16/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  MS="--solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision fixed16 --m5inv mma_f16"
+  r s16_mspcg_1 60 "$Q" $M $MS
+  r s16_mspcg_2 60 "$Q" $M $MS --grid 1,1,1,2
+  for f in "$OUT"/s16_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  r gen24 60 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  M="--backend cuda solve /tmp/ens24/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  MS="--solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision fixed16 --m5inv mma_f16"
+  r s24_mspcg_2 120 "$Q" $M $MS --grid 1,1,1,2
+  r s24_cgnr_2 90 "$Q" $M --solver cgnr --grid 1,1,1,2
+  r s24_mspcg_1 150 "$Q" $M $MS
+  r s24_cgnr_1 90 "$Q" $M --solver cgnr
+  for f in "$OUT"/s24_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

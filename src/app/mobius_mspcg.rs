@@ -14,7 +14,7 @@ use crate::app::mobius::{MobiusSolution, MobiusSolver};
 use crate::app::mspcg_device::DevicePreconditioner;
 use crate::app::precision::Precision;
 use qdsl_core::dsl::fused5d::M5invMode;
-use qdsl_core::field::ColourSpinorField;
+use qdsl_core::field::{ColourSpinorField, GaugeField};
 use qdsl_runtime::linear::{LinearOperator, NormalForm, NormalOperator, SolverField};
 use qdsl_runtime::operator::mobius::MobiusBlocks;
 use qdsl_runtime::solver::mspcg::{
@@ -61,6 +61,10 @@ pub struct MspcgSolution {
     pub solution: MobiusSolution,
     /// Preconditioned iterations, preconditioner applications, breakdown.
     pub pcg: PcgResult,
+    /// On a decomposed lattice of GPUs: the bytes each rank sends per outer iteration
+    /// (the faces of M̂†M̂'s four hops in the iteration's format; the preconditioner
+    /// sends none).
+    pub face_bytes_per_iteration: Option<usize>,
 }
 
 /// D ψ = η with MSPCG on M̂†M̂ (module docs). The solver must iterate on the CPU in f64
@@ -70,6 +74,16 @@ pub fn solve_mspcg(
     eta: &F64,
     config: &MspcgConfig,
 ) -> Result<MspcgSolution, String> {
+    if let Some(grid) = solver.grid() {
+        let mut face_bytes = None;
+        let mut sol = with_outcome(solver, eta, |b| {
+            let (rank, x) = grid.iterate_mspcg(solver, b, config)?;
+            face_bytes = rank.face_bytes_per_iteration;
+            Ok((rank.outcome, x))
+        })?;
+        sol.face_bytes_per_iteration = face_bytes;
+        return Ok(sol);
+    }
     let opts = config.options(solver);
     if let Some(device) = solver.device() {
         let precond = DevicePreconditioner::mspcg(solver, device.context(), config)?;
@@ -99,6 +113,27 @@ fn preconditioner(
     solver: &MobiusSolver,
     config: &MspcgConfig,
 ) -> Result<MultiSplitting<MobiusBlocks<f32>>, String> {
+    let high = solver.operator();
+    let blocks = high.blocks();
+    let grid = PaddedBlocks::new(
+        *blocks.gauge().lattice(),
+        blocks.params().ls(),
+        config.blocks,
+        high.parity(),
+    )
+    .map_err(|e| e.to_string())?;
+    host_preconditioner(solver, config, grid, blocks.gauge())
+}
+
+/// The host preconditioner of `config` (f32 inner iterations, the swept M5⁻¹) on the
+/// blocks of `grid` (the whole lattice's, or a rank's share) with the links `links` of
+/// the grid's link lattice, for `solver`'s parameters, parity and boundary.
+pub fn host_preconditioner(
+    solver: &MobiusSolver,
+    config: &MspcgConfig,
+    grid: PaddedBlocks,
+    links: &GaugeField<f64>,
+) -> Result<MultiSplitting<MobiusBlocks<f32>>, String> {
     if config.inner_precision != Precision::F32 || config.m5inv != M5invMode::Sweep {
         return Err(format!(
             "--inner-precision {} --m5inv {}: on the CPU the inner iterations are f32 with \
@@ -109,15 +144,8 @@ fn preconditioner(
     }
     let high = solver.operator();
     let blocks = high.blocks();
-    let grid = PaddedBlocks::new(
-        *blocks.gauge().lattice(),
-        blocks.params().ls(),
-        config.blocks,
-        high.parity(),
-    )
-    .map_err(|e| e.to_string())?;
     MultiSplitting::<MobiusBlocks<f32>>::mobius(
-        blocks.gauge(),
+        links,
         blocks.params(),
         high.parity(),
         blocks.boundary(),
@@ -192,7 +220,11 @@ fn with_outcome(
         })
         .map_err(|e| e.to_string())?;
     let pcg = outcome.ok_or("the MSPCG iteration did not run")?;
-    Ok(MspcgSolution { solution, pcg })
+    Ok(MspcgSolution {
+        solution,
+        pcg,
+        face_bytes_per_iteration: None,
+    })
 }
 
 /// The solve as JSON: the knobs (blocks, inner iterations, snake terms, precision,
@@ -236,6 +268,7 @@ pub fn mspcg_json(
         "preconditioner_applications": sol.pcg.preconditioner_applications,
         "preconditioner_flops": sol.pcg.preconditioner_flops,
         "seconds": r.elapsed.as_secs_f64(),
+        "face_bytes_per_iteration": sol.face_bytes_per_iteration,
         "breakdown": breakdown,
         "history": history_entries(&r.history),
     })

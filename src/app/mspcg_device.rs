@@ -8,6 +8,7 @@
 use super::mobius::MobiusSolver;
 use super::mobius_mspcg::MspcgConfig;
 use super::precision::{self, Precision};
+use qdsl_core::field::GaugeField;
 use qdsl_runtime::solver::device::{DeviceContext, DevicePrecision, DeviceVector, Single};
 use qdsl_runtime::solver::mspcg::{DeviceMultiSplitting, PaddedBlocks, Preconditioner};
 use qdsl_runtime::solver::{Fixed16, Fixed8, SolverError, SolverField};
@@ -49,16 +50,30 @@ impl DevicePreconditioner {
             high.parity(),
         )
         .map_err(|e| e.to_string())?;
+        Self::on_blocks(solver, ctx, config, grid, b.gauge())
+    }
+
+    /// The preconditioner of `config` on the blocks of `grid` (the whole lattice's, or a
+    /// rank's share: [`PaddedBlocks::on_rank`]) with the links `links` of the grid's
+    /// link lattice, for `solver`'s parameters, parity and boundary.
+    pub fn on_blocks(
+        solver: &MobiusSolver,
+        ctx: &Arc<DeviceContext>,
+        config: &MspcgConfig,
+        grid: PaddedBlocks,
+        links: &GaugeField<f64>,
+    ) -> Result<Self, String> {
         fn build<P: DevicePrecision>(
             ctx: &Arc<DeviceContext>,
             solver: &MobiusSolver,
             grid: PaddedBlocks,
+            links: &GaugeField<f64>,
             config: &MspcgConfig,
         ) -> Result<DeviceMultiSplitting<P>, String> {
             let b = solver.operator().blocks();
             DeviceMultiSplitting::<P>::mobius(
                 ctx,
-                b.gauge(),
+                links,
                 b.params(),
                 b.boundary(),
                 grid,
@@ -69,9 +84,9 @@ impl DevicePreconditioner {
             .map_err(|e| format!("the GPU preconditioner of --solver mspcg: {e}"))
         }
         Ok(match config.inner_precision {
-            Precision::F32 => Self::F32(build(ctx, solver, grid, config)?),
-            Precision::Fixed16 => Self::Fixed16(build(ctx, solver, grid, config)?),
-            Precision::Fixed8 => Self::Fixed8(build(ctx, solver, grid, config)?),
+            Precision::F32 => Self::F32(build(ctx, solver, grid, links, config)?),
+            Precision::Fixed16 => Self::Fixed16(build(ctx, solver, grid, links, config)?),
+            Precision::Fixed8 => Self::Fixed8(build(ctx, solver, grid, links, config)?),
             other => {
                 return Err(format!(
                     "--inner-precision {}: the inner vectors are stored in {}",

@@ -153,16 +153,16 @@ impl MobiusJob<'_> {
         )?;
         let solver = match self.m5inv {
             None => solver,
+            // MSPCG: the inner operator's mode (the config holds it).
+            Some(_) if self.mspcg.is_some() => solver,
             Some(mode) if self.grid.is_some() => {
                 return Err(format!(
-                    "--m5inv {}: the M5⁻¹ mode applies to the CGNR iteration or MSPCG's inner \
-                     iterations on one GPU or the CPU, not to --grid",
+                    "--m5inv {}: the M5⁻¹ mode applies to the CGNR iteration on one GPU or \
+                     the CPU, or to MSPCG's inner iterations, not to a decomposed CGNR",
                     mode.name()
                 )
                 .into())
             }
-            // MSPCG: the inner operator's mode (the config holds it).
-            Some(_) if self.mspcg.is_some() => solver,
             Some(mode) => solver.with_m5inv(mode)?,
         };
         let solver = match (self.grid, &self.backend) {
@@ -179,14 +179,17 @@ impl MobiusJob<'_> {
 
     /// `qdsl solve --action mobius`: D ψ = η for a Gaussian 5D source (`seed`).
     pub fn solve(&self, seed: u64) -> Result<(), CliError> {
-        if let (Some(grid), Some(_)) = (self.grid, &self.mspcg) {
+        if let (Some(grid), Some(_)) = (self.grid, &self.reduced) {
             return Err(format!(
-                "--grid {grid}: --action mobius runs decomposed with cgnr, not mspcg (its \
-                 preconditioner is not distributed)"
+                "--grid {grid}: --solver mspcg runs decomposed with the full-Ls preconditioner, \
+                 not --reduced-ls"
             )
             .into());
         }
         let (solver, read_seconds) = self.solver()?;
+        if let (Some(grid), Some(config)) = (solver.grid(), &self.mspcg) {
+            grid.rank_blocks(config.blocks)?;
+        }
         let eta = ColourSpinorField::gaussian(solver.layout(), seed);
         if let Some(config) = &self.mspcg {
             return self.solve_mspcg(&solver, &eta, config, read_seconds);
@@ -286,7 +289,16 @@ impl MobiusJob<'_> {
             "  residual    true {:.3e} on M̂†M̂, recomputed on the 5D D: ‖η − Dψ‖/‖η‖ = {:.3e}",
             r.true_residual, sol.solution.residual
         );
-        println!("  time        file read {read_seconds:.3} s, solve {solve_seconds:.3} s");
+        if let Some(bytes) = sol.face_bytes_per_iteration {
+            println!(
+                "  exchanged   {:.3} MiB per rank per outer iteration (the faces of M̂†M̂'s four hops; the preconditioner sends none)",
+                bytes as f64 / (1 << 20) as f64
+            );
+        }
+        println!(
+            "  time        file read {read_seconds:.3} s, solve {solve_seconds:.3} s (the iteration {:.3} s: the rest is set-up, source and residual)",
+            r.elapsed.as_secs_f64()
+        );
         if let Some(path) = self.json {
             let mut value = mspcg_json(&sol, config, self.precision.name(), self.options.tolerance);
             value["reduced_ls"] = reduced.clone().unwrap_or(serde_json::Value::Null);
@@ -507,8 +519,9 @@ mod tests {
 
     /// `qdsl solve --action mobius --solver mspcg` runs end to end on MILC's 4⁴ sample
     /// (blocks 1,1,1,2, 4 inner iterations, with and without snake terms), converges
-    /// and writes its JSON history and plot; MSPCG flags without `--solver mspcg`, and
-    /// `--solver mspcg` without `--blocks`, are refused.
+    /// and writes its JSON history and plot, also on `--grid 1,1,1,2`; MSPCG flags
+    /// without `--solver mspcg`, `--solver mspcg` without `--blocks`, blocks that are not
+    /// whole per rank and `--reduced-ls` on a grid are refused.
     #[test]
     fn mspcg_solve_runs_and_writes_its_history() {
         let config = sample_l4();
@@ -555,5 +568,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("direction x"), "{err}");
+        // Decomposed: the same solve on two CPU ranks, each with its block.
+        let grid = [
+            "--solver", "mspcg", "--blocks", "1,1,1,2", "--inner", "4", "--json", &json_s,
+            "--grid", "1,1,1,2",
+        ];
+        run(&grid).expect("the decomposed MSPCG solve converges");
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(value["converged"], true);
+        assert!(value["true_residual"].as_f64().unwrap() <= 1e-8);
+        let err = run(&[
+            "--solver", "mspcg", "--blocks", "1,1,1,1", "--grid", "1,1,1,2",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("whole blocks"), "{err}");
+        let err = run(&[
+            &grid[..8],
+            &[
+                "--reduced-ls",
+                "2",
+                "--train-transfer",
+                "t.json",
+                "--grid",
+                "1,1,1,2",
+            ],
+        ]
+        .concat())
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not --reduced-ls"), "{err}");
     }
 }

@@ -54,6 +54,7 @@ pub mod device;
 mod field;
 mod halo;
 mod hop;
+mod local_preconditioner;
 pub mod reduce;
 pub mod smear;
 #[cfg(test)]
@@ -69,6 +70,7 @@ pub use blocks::{
 pub use field::{DistributedField, SharedComm};
 pub use halo::{exchange_halos, exchange_projected_halos, face_tag};
 pub use hop::{DistributedError, DistributedHop};
+pub use local_preconditioner::{padded_block_links, RankLocal};
 
 use qdsl_core::field::ColourSpinorField;
 use qdsl_core::lattice::ExtendedLattice;

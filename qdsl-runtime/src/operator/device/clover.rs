@@ -340,6 +340,14 @@ impl DeviceCloverBlocks {
     }
 }
 
+impl DeviceCloverBlocks {
+    /// The bytes this rank sends per hop on a decomposed lattice (its faces); 0 on one
+    /// GPU.
+    pub fn face_bytes(&self) -> usize {
+        super::even_odd::face_bytes(self.distribution.as_deref())
+    }
+}
+
 impl EvenOddBlocks for DeviceCloverBlocks {
     type Field = DeviceField;
     type Context<'c> = DeviceRun<'c>;

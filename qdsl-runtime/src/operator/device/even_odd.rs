@@ -265,6 +265,12 @@ pub struct DeviceHopBlocks {
 }
 
 impl DeviceHopBlocks {
+    /// The bytes this rank sends per hop on a decomposed lattice (its faces); 0 on one
+    /// GPU.
+    pub fn face_bytes(&self) -> usize {
+        face_bytes(self.distribution.as_deref())
+    }
+
     /// The blocks of M = d + h K for the stencil `S` reading ψ then `links`, the spinor
     /// and link storage, compression and boundary of `formats`, on `parity`.
     #[allow(clippy::too_many_arguments)]
@@ -526,4 +532,9 @@ impl Schur<DeviceHopBlocks> {
             SchurForm::TimesDqq,
         ))
     }
+}
+
+/// The bytes a rank sends per hop through `distribution` (0 without one: one GPU).
+pub(crate) fn face_bytes(distribution: Option<&DeviceHopDistribution>) -> usize {
+    distribution.map_or(0, |d| d.hop().face_bytes())
 }

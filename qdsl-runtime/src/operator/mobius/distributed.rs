@@ -57,6 +57,13 @@ pub struct DistributedMobiusHop {
     scratch: Mutex<[Option<DeviceField>; 2]>,
 }
 
+impl DistributedMobiusHop {
+    /// The bytes this rank sends per hop (the faces of the Ls slices).
+    pub fn face_bytes(&self) -> usize {
+        self.hop.face_bytes()
+    }
+}
+
 impl DistributedMobiusBlocks {
     /// The blocks on `parity` of the rank `rank` for its links `gauge` (on its extended
     /// lattice, halos filled), `params`, the spinor and gauge formats of `formats` and

@@ -32,8 +32,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The GPU, tuner, BLAS status word and sticky error shared by a solve's device
 /// vectors and operators (see the module doc).
 pub struct DeviceContext {
-    gpu: Gpu,
-    tuner: Tuner,
+    /// Shared with the context's [`DeviceContext::rank_local`] twins.
+    gpu: Arc<Gpu>,
+    tuner: Arc<Tuner>,
     status: Mutex<CudaSlice<i32>>,
     error: Mutex<Option<String>>,
     /// One rank of a decomposed lattice: how this rank's partial sums become global.
@@ -62,14 +63,30 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl DeviceContext {
     /// A context on `gpu`, launching operators with `tuner`.
     pub fn new(gpu: Gpu, tuner: Tuner) -> Result<Arc<Self>, DeviceError> {
+        Self::on(Arc::new(gpu), Arc::new(tuner), None)
+    }
+
+    fn on(
+        gpu: Arc<Gpu>,
+        tuner: Arc<Tuner>,
+        global_sum: Option<GlobalSum>,
+    ) -> Result<Arc<Self>, DeviceError> {
         let status = gpu.alloc::<i32>("the BLAS status word", 1)?;
         Ok(Arc::new(Self {
             gpu,
             tuner,
             status: Mutex::new(status),
             error: Mutex::new(None),
-            global_sum: None,
+            global_sum,
         }))
+    }
+
+    /// A context on the same GPU (and stream) and tuner whose sums stay this rank's (no
+    /// global sum), with its own status word and recorded error: for work on a rank's
+    /// own sites alone, such as the inner solves of a block preconditioner whose blocks
+    /// never straddle two ranks. On one GPU it is an equivalent context.
+    pub fn rank_local(&self) -> Result<Arc<Self>, DeviceError> {
+        Self::on(Arc::clone(&self.gpu), Arc::clone(&self.tuner), None)
     }
 
     /// The context of one rank of a decomposed lattice: the vectors' norms and dot
@@ -80,14 +97,7 @@ impl DeviceContext {
         tuner: Tuner,
         global_sum: GlobalSum,
     ) -> Result<Arc<Self>, DeviceError> {
-        let status = gpu.alloc::<i32>("the BLAS status word", 1)?;
-        Ok(Arc::new(Self {
-            gpu,
-            tuner,
-            status: Mutex::new(status),
-            error: Mutex::new(None),
-            global_sum: Some(global_sum),
-        }))
+        Self::on(Arc::new(gpu), Arc::new(tuner), Some(global_sum))
     }
 
     /// The global sums of this rank's `partials` (the partials themselves on one GPU).

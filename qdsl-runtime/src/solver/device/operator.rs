@@ -157,6 +157,18 @@ fn upload_wilson_links(
 }
 
 impl<P: DevicePrecision> DeviceOperator<P> {
+    /// The bytes this rank sends per application of M̂ on a decomposed lattice: the faces
+    /// of its two hops (Möbius: of the Ls slices); 0 on one GPU.
+    pub fn face_bytes_per_apply(&self) -> usize {
+        let per_hop = match &self.kernels {
+            Kernels::Hop(k) => k.blocks().face_bytes(),
+            Kernels::Clover(k) => k.blocks().face_bytes(),
+            Kernels::Mobius(_) => 0,
+            Kernels::DistributedMobius(k) => k.blocks().hop_block().face_bytes(),
+        };
+        2 * per_hop
+    }
+
     fn with_kernels(ctx: &Arc<DeviceContext>, kernels: Kernels) -> Self {
         Self {
             ctx: Arc::clone(ctx),

@@ -1,27 +1,37 @@
-//! [`PaddedBlocks`]: a virtual grid of blocks on one process, each block with its own
-//! *padded* local lattice, and the maps between the global even-odd fields and the
-//! blocks' local fields.
+//! [`PaddedBlocks`]: a grid of blocks over a *domain* — the whole lattice of one
+//! process, or one rank's local lattice of a decomposed one ([`BlockDomain`]) — each
+//! block with its own *padded* local lattice, and the maps between the domain's even-odd
+//! fields and the blocks' local fields.
 //!
-//! The lattice (extents L_μ) is tiled by blocks of extents b_μ (a
-//! [`BlockDecomposition`]); a direction is *cut* when b_μ < L_μ. The local lattice of a
-//! block is the block with a pad of w = 2 sites on each side of every cut direction,
+//! The domain (extents D_μ) is tiled by blocks of extents b_μ (a
+//! [`BlockDecomposition`]); a direction is *padded* when the blocks cut it (b_μ < D_μ)
+//! or when the process grid does (the rank's neighbours own the sites beyond its
+//! boundary). The local lattice of a block is the block with a pad of w = 2 sites on each
+//! side of every padded direction,
 //!
-//! ℓ_μ = b_μ + 2w (cut),  ℓ_μ = L_μ (uncut),
+//! ℓ_μ = b_μ + 2w (padded),  ℓ_μ = D_μ (otherwise),
 //!
-//! local coordinates l ↔ global g = (o + l − w) mod L, o the block's origin. Two hops
-//! out and two back reach at most w = 2 sites beyond the block, which is why a pad of
-//! two makes the four-hop normal operator exact on the block ([`super::LocalNormal`]).
-//! The local lattice is periodic: its wrap joins the two pads, which carries only terms
-//! that never reach the block within four hops (module docs of [`super::local_operator`]).
+//! local coordinates l ↔ domain coordinates d = o + l − w, o the block's origin; d
+//! wraps modulo D_μ in a direction the process grid does not cut (the whole lattice's
+//! periodicity) and reaches w sites into the rank's halo in one it cuts. Two hops out
+//! and two back reach at most w = 2 sites beyond the block, which is why a pad of two
+//! makes the four-hop normal operator exact on the block ([`super::LocalNormal`]). The
+//! local lattice is periodic: its wrap joins the two pads, which carries only terms
+//! that never reach the block within four hops (module docs of
+//! [`super::local_operator`]).
 //!
-//! The links of the local lattice are the global links at the global sites, with the
-//! fermions' antiperiodic time sign folded into the time links U_t(g) of g_t = L_t − 1
-//! (the hop across the global time boundary then carries its −1 in either direction),
-//! so that the local operators use the periodic boundary.
+//! The links of the local lattice are the links at those sites — the global links on
+//! one process, the rank's links with their halo (faces and corners, at least w deep)
+//! on a decomposed lattice — with the fermions' antiperiodic time sign folded into the
+//! time links U_t(g) of global g_t = L_t − 1 (the hop across the global time boundary
+//! then carries its −1 in either direction), so that the local operators use the
+//! periodic boundary. The blocks of a rank are therefore exactly the blocks of the
+//! whole lattice that lie on it: the preconditioner of a decomposed solve is the
+//! single-process one, computed by each rank for its own blocks without communication.
 
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::lattice::{BlockDecomposition, Coords, Lattice, Lattice5D, Parity};
+use qdsl_core::lattice::{BlockDecomposition, Coords, ExtendedLattice, Lattice, Lattice5D, Parity};
 use qdsl_core::{Complex, Real};
 use rayon::prelude::*;
 
@@ -53,6 +63,129 @@ pub enum BlockGridError {
         /// The blocks asked for.
         blocks: [usize; 4],
     },
+    /// A rank's links do not reach far enough into its halo for the pads (or are not
+    /// of the fields' decomposition).
+    #[error("the rank's links have a halo {found} deep (of the fields' decomposition); MSPCG's pads need {PAD}")]
+    Halo {
+        /// The halo depth of the rank's extended lattice.
+        found: usize,
+    },
+    /// The rank does not exist in the decomposition.
+    #[error("rank {rank} of a {size}-rank grid")]
+    Rank {
+        /// The rank asked for.
+        rank: usize,
+        /// The ranks of the grid.
+        size: usize,
+    },
+}
+
+/// Where the blocks of a [`PaddedBlocks`] lie (module docs).
+// One per block grid, built once: the size of the rank variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockDomain {
+    /// The whole lattice of one process: fields and links on it, every direction
+    /// periodic.
+    Whole(Lattice),
+    /// Rank `rank`'s local lattice of a decomposed one: its fields on the extended
+    /// lattice `fields` (the solver's vectors), its links on the extended lattice
+    /// `links` of the same decomposition, their halo filled with faces and corners at
+    /// least [`PAD`] deep; the directions the process grid cuts are padded even with one
+    /// block.
+    Rank {
+        /// The extended lattice of the fields gathered and scattered.
+        fields: ExtendedLattice,
+        /// The extended lattice of the links.
+        links: ExtendedLattice,
+        /// This rank.
+        rank: usize,
+    },
+}
+
+impl BlockDomain {
+    /// The lattice the blocks tile: the whole lattice, or the rank's local lattice.
+    pub fn lattice(&self) -> Lattice {
+        match self {
+            Self::Whole(l) => *l,
+            Self::Rank { fields, .. } => *fields.local(),
+        }
+    }
+
+    /// The lattice the domain's fields live on: the whole lattice, or the rank's
+    /// extended lattice of the fields.
+    pub fn field_lattice(&self) -> Lattice {
+        match self {
+            Self::Whole(l) => *l,
+            Self::Rank { fields, .. } => *fields.extended(),
+        }
+    }
+
+    /// The lattice the domain's links live on: the whole lattice, or the rank's
+    /// extended lattice of the links.
+    pub fn link_lattice(&self) -> Lattice {
+        match self {
+            Self::Whole(l) => *l,
+            Self::Rank { links, .. } => *links.extended(),
+        }
+    }
+
+    /// Whether the process grid cuts direction μ (the domain's own boundary is a
+    /// neighbour's).
+    fn is_cut(&self, mu: usize) -> bool {
+        match self {
+            Self::Whole(_) => false,
+            Self::Rank { fields, .. } => fields.decomposition().grid().is_cut(mu),
+        }
+    }
+
+    /// Coordinates of domain coordinates d (module docs: wrapped where the process grid
+    /// does not cut) on a lattice that extends the domain by `margin` layers below it.
+    fn shifted(&self, d: [isize; 4], margin: [usize; 4]) -> Coords {
+        let extent = self.lattice().dims();
+        std::array::from_fn(|mu| {
+            let inside = if self.is_cut(mu) {
+                d[mu]
+            } else {
+                d[mu].rem_euclid(extent[mu] as isize)
+            };
+            usize::try_from(inside + margin[mu] as isize)
+                .expect("pads reach no farther than the links' halo")
+        })
+    }
+
+    /// Coordinates on the field lattice of domain coordinates d of the domain itself.
+    fn field_coords(&self, d: [isize; 4]) -> Coords {
+        match self {
+            Self::Whole(_) => self.shifted(d, [0; 4]),
+            Self::Rank { fields, .. } => self.shifted(d, fields.margin()),
+        }
+    }
+
+    /// Coordinates on the link lattice of domain coordinates d (up to [`PAD`] beyond
+    /// the domain).
+    fn link_coords(&self, d: [isize; 4]) -> Coords {
+        match self {
+            Self::Whole(_) => self.shifted(d, [0; 4]),
+            Self::Rank { links, .. } => self.shifted(d, links.margin()),
+        }
+    }
+
+    /// The global time coordinate of link-lattice coordinates f.
+    fn global_t(&self, f: Coords) -> usize {
+        match self {
+            Self::Whole(_) => f[3],
+            Self::Rank { links, rank, .. } => links.global_of_ext(*rank, f).0[3],
+        }
+    }
+
+    /// The extent of the global lattice in t.
+    fn global_extent_t(&self) -> usize {
+        match self {
+            Self::Whole(l) => l.extent(3),
+            Self::Rank { fields, .. } => fields.decomposition().global().extent(3),
+        }
+    }
 }
 
 const DIRS: [char; 4] = ['x', 'y', 'z', 't'];
@@ -60,13 +193,13 @@ const DIRS: [char; 4] = ['x', 'y', 'z', 't'];
 /// A virtual block grid with padded local lattices (module docs).
 #[derive(Clone, Debug)]
 pub struct PaddedBlocks {
-    global: Lattice,
+    domain: BlockDomain,
     decomposition: BlockDecomposition,
     ls: usize,
     local: Lattice,
     pad: [usize; 4],
-    /// Per block: (local, global) single-parity site indices of the block's sites of
-    /// the solve parity.
+    /// Per block: (local, domain field) single-parity site indices of the block's sites
+    /// of the solve parity.
     interior: Vec<Vec<(usize, usize)>>,
     /// Local single-parity indices of the pad sites, per parity [even, odd].
     pad_sites: [Vec<usize>; 2],
@@ -74,11 +207,57 @@ pub struct PaddedBlocks {
 }
 
 impl PaddedBlocks {
-    /// The grid of `blocks[μ]` blocks per direction on `global` × Ls for fields on
-    /// `parity`. Each count must divide L_μ into blocks of even extent (even extents keep
-    /// a site's parity the same in the local and the global lattice).
+    /// The grid of `blocks[μ]` blocks per direction on the whole lattice `global` × Ls
+    /// for fields on `parity`. Each count must divide L_μ into blocks of even extent
+    /// (even extents keep a site's parity the same in the local and the global lattice).
     pub fn new(
         global: Lattice,
+        ls: usize,
+        blocks: [usize; 4],
+        parity: Parity,
+    ) -> Result<Self, BlockGridError> {
+        Self::on(BlockDomain::Whole(global), ls, blocks, parity)
+    }
+
+    /// The grid of `blocks[μ]` blocks per direction on rank `rank`'s local lattice × Ls
+    /// (the rank's share of a grid of blocks on the whole lattice), for fields on
+    /// `parity` living on the extended lattice `fields`, with links on the extended
+    /// lattice `links` of the same decomposition, at least [`PAD`] deep where the
+    /// process grid cuts.
+    pub fn on_rank(
+        fields: ExtendedLattice,
+        links: ExtendedLattice,
+        rank: usize,
+        ls: usize,
+        blocks: [usize; 4],
+        parity: Parity,
+    ) -> Result<Self, BlockGridError> {
+        let size = fields.decomposition().size();
+        if rank >= size {
+            return Err(BlockGridError::Rank { rank, size });
+        }
+        if links.decomposition() != fields.decomposition()
+            || (links.decomposition().grid().cut_count() > 0 && links.depth() < PAD)
+        {
+            return Err(BlockGridError::Halo {
+                found: links.depth(),
+            });
+        }
+        Self::on(
+            BlockDomain::Rank {
+                fields,
+                links,
+                rank,
+            },
+            ls,
+            blocks,
+            parity,
+        )
+    }
+
+    /// The grid of `blocks` on `domain` (module docs).
+    pub fn on(
+        domain: BlockDomain,
         ls: usize,
         blocks: [usize; 4],
         parity: Parity,
@@ -86,9 +265,10 @@ impl PaddedBlocks {
         if ls == 0 {
             return Err(BlockGridError::Ls);
         }
+        let lattice = domain.lattice();
         let mut extents = [0; 4];
         for mu in 0..4 {
-            let (n, l) = (blocks[mu], global.extent(mu));
+            let (n, l) = (blocks[mu], lattice.extent(mu));
             if n == 0 || !l.is_multiple_of(n) || !(l / n).is_multiple_of(2) {
                 return Err(BlockGridError::Tiling {
                     blocks,
@@ -100,12 +280,18 @@ impl PaddedBlocks {
             extents[mu] = l / n;
         }
         let decomposition =
-            BlockDecomposition::new(global, extents).expect("extents checked to divide");
-        let pad: [usize; 4] = std::array::from_fn(|mu| if blocks[mu] > 1 { PAD } else { 0 });
+            BlockDecomposition::new(lattice, extents).expect("extents checked to divide");
+        let pad: [usize; 4] = std::array::from_fn(|mu| {
+            if blocks[mu] > 1 || domain.is_cut(mu) {
+                PAD
+            } else {
+                0
+            }
+        });
         let local = Lattice::new(std::array::from_fn(|mu| extents[mu] + 2 * pad[mu]))
             .expect("even extents");
         let mut grid = Self {
-            global,
+            domain,
             decomposition,
             ls,
             local,
@@ -115,7 +301,7 @@ impl PaddedBlocks {
             parity,
         };
         let local_layout = |p| SpinorLayout::wilson(local, SiteSubset::Single(p));
-        let global_layout = SpinorLayout::wilson(global, SiteSubset::Single(parity));
+        let field_layout = SpinorLayout::wilson(domain.field_lattice(), SiteSubset::Single(parity));
         for p in [Parity::Even, Parity::Odd] {
             let layout = local_layout(p);
             grid.pad_sites[p as usize] = (0..local.half_volume())
@@ -128,11 +314,11 @@ impl PaddedBlocks {
                 (0..local.half_volume())
                     .filter(|&i| grid.is_interior(layout.coords_of_site(i)))
                     .map(|i| {
-                        let g = grid.global_coords(block, layout.coords_of_site(i));
-                        let gi = global_layout
-                            .site_of_coords(g)
-                            .expect("even pads and blocks keep the parity");
-                        (i, gi)
+                        let f = grid.field_coords(block, layout.coords_of_site(i));
+                        let fi = field_layout
+                            .site_of_coords(f)
+                            .expect("even pads, blocks and margins keep the parity");
+                        (i, fi)
                     })
                     .collect()
             })
@@ -160,9 +346,25 @@ impl PaddedBlocks {
         self.local
     }
 
-    /// The global lattice.
-    pub fn global_lattice(&self) -> Lattice {
-        self.global
+    /// Where the blocks lie.
+    pub fn domain(&self) -> &BlockDomain {
+        &self.domain
+    }
+
+    /// The lattice the blocks tile (the whole lattice, or the rank's local lattice).
+    pub fn domain_lattice(&self) -> Lattice {
+        self.domain.lattice()
+    }
+
+    /// The lattice of the fields the grid gathers from and scatters into (the whole
+    /// lattice, or the rank's extended lattice).
+    pub fn field_lattice(&self) -> Lattice {
+        self.domain.field_lattice()
+    }
+
+    /// Whether direction μ is padded (cut by the blocks or by the process grid).
+    pub fn is_padded(&self, mu: usize) -> bool {
+        self.pad[mu] > 0
     }
 
     /// The parity of the fields the grid maps.
@@ -198,29 +400,43 @@ impl PaddedBlocks {
         })
     }
 
-    /// g = (o + l − w) mod L for local coordinates l of `block`.
-    pub fn global_coords(&self, block: usize, l: Coords) -> Coords {
+    /// The domain coordinates d = o + l − w of local coordinates l of `block` (module
+    /// docs), not yet wrapped.
+    fn domain_coords(&self, block: usize, l: Coords) -> [isize; 4] {
         let o = self.origin(block);
-        std::array::from_fn(|mu| {
-            let extent = self.global.extent(mu);
-            (o[mu] + l[mu] + extent - self.pad[mu]) % extent
-        })
+        std::array::from_fn(|mu| (o[mu] + l[mu]) as isize - self.pad[mu] as isize)
     }
 
-    /// The links of `block`'s local lattice (module docs: the global links at the
-    /// global sites, the antiperiodic time sign folded into U_t at g_t = L_t − 1), to be
-    /// used with the periodic time boundary.
+    /// The field-lattice coordinates of the block's own (not pad) local coordinates l
+    /// of `block`, on the whole lattice or the rank's extended one.
+    pub fn field_coords(&self, block: usize, l: Coords) -> Coords {
+        debug_assert!(self.is_interior(l), "pad sites have no field site");
+        self.domain.field_coords(self.domain_coords(block, l))
+    }
+
+    /// The links of `block`'s local lattice (module docs: the links at the domain's
+    /// sites, the antiperiodic time sign folded into U_t at global g_t = L_t − 1), to be
+    /// used with the periodic time boundary. `gauge` lives on the domain's link lattice
+    /// (the whole lattice, or the rank's extended lattice of the links, halo filled).
     pub fn local_gauge<T: Real>(
         &self,
         gauge: &GaugeField<T>,
         boundary: TimeBoundary,
         block: usize,
     ) -> GaugeField<T> {
-        let last_t = self.global.extent(3) - 1;
+        assert_eq!(
+            *gauge.lattice(),
+            self.domain.link_lattice(),
+            "the links of the block grid's domain"
+        );
+        let last_t = self.domain.global_extent_t() - 1;
         GaugeField::par_from_fn(self.local, |l, mu| {
-            let g = self.global_coords(block, l);
-            let link = *gauge.link_at(g, mu);
-            if mu == 3 && g[3] == last_t && boundary == TimeBoundary::Antiperiodic {
+            let f = self.domain.link_coords(self.domain_coords(block, l));
+            let link = *gauge.link_at(f, mu);
+            if mu == 3
+                && boundary == TimeBoundary::Antiperiodic
+                && self.domain.global_t(f) == last_t
+            {
                 link * T::from_f64(-1.0)
             } else {
                 link
@@ -228,8 +444,8 @@ impl PaddedBlocks {
         })
     }
 
-    /// local ← P_s global: the block's sites of `global` (on the grid's parity) into the
-    /// local field (converted to its precision), the pads zero.
+    /// local ← P_s global: the block's sites of `global` (a field of the domain, on the
+    /// grid's parity) into the local field (converted to its precision), the pads zero.
     pub fn gather<H: Real, L: Real>(
         &self,
         block: usize,

@@ -13,6 +13,13 @@
 //! compute in f32), M5⁻¹ as the operator's mode says (the sweep, or the tensor cores);
 //! r and z are device vectors of any precision (gathered and scattered with conversion,
 //! [`crate::solver::device::site_map`]).
+//!
+//! On a decomposed lattice each rank holds its share of the blocks
+//! ([`PaddedBlocks::on_rank`]; r and z the rank's parts on its extended lattice), and
+//! the inner vectors live in a rank-local twin of the solve's context
+//! ([`DeviceContext::rank_local`]): their sums are the rank's blocks' own, never
+//! global, so the application needs no communication. A failure recorded there ends
+//! the application with its message.
 
 use super::local_operator::complement_with_cuts;
 use super::{fixed_cg_grouped, BlockGridError, PaddedBlocks, Preconditioner, Snake, StackedBlocks};
@@ -57,11 +64,13 @@ pub struct DeviceMultiSplitting<P> {
 }
 
 impl<P: DevicePrecision> DeviceMultiSplitting<P> {
-    /// The preconditioner of the even-odd Möbius M̂ on `grid`'s parity for links `gauge`,
+    /// The preconditioner of the even-odd Möbius M̂ on `grid`'s parity for links `gauge`
+    /// (on the grid's link lattice: the whole lattice, or the rank's padded links),
     /// `params` and the fermions' time `boundary`: `grid`'s blocks stacked along t (t
-    /// must be cut), with or without the snake terms, `inner` CG iterations per
+    /// must be padded), with or without the snake terms, `inner` CG iterations per
     /// application, M5⁻¹ applied as `m5inv` says (the tensor-core modes need `P`
-    /// narrower than f64). The kernels are compiled here.
+    /// narrower than f64), the inner vectors in a rank-local twin of `ctx`. The kernels
+    /// are compiled here.
     #[allow(clippy::too_many_arguments)]
     pub fn mobius(
         ctx: &Arc<DeviceContext>,
@@ -73,8 +82,9 @@ impl<P: DevicePrecision> DeviceMultiSplitting<P> {
         inner: usize,
         m5inv: M5invMode,
     ) -> Result<Self, DeviceMspcgError> {
+        let ctx = &ctx.rank_local()?;
         let parity = grid.parity();
-        let global_sites = grid.global_lattice().half_volume();
+        let field_sites = grid.field_lattice().half_volume();
         let stacked = StackedBlocks::new(grid)?;
         let links = stacked.gauge(gauge, boundary);
         let op = DeviceOperator::<P>::mobius(
@@ -86,7 +96,7 @@ impl<P: DevicePrecision> DeviceMultiSplitting<P> {
             m5inv,
         )?;
         let maps = [Parity::Even, Parity::Odd]
-            .map(|p| DeviceSiteMap::upload(ctx, stacked.global_sites(p), global_sites));
+            .map(|p| DeviceSiteMap::upload(ctx, stacked.global_sites(p), field_sites));
         let [even, odd] = maps;
         Ok(Self {
             ctx: Arc::clone(ctx),
@@ -217,7 +227,13 @@ impl<P: DevicePrecision, Q: DevicePrecision> Preconditioner<DeviceVector<Q>>
             z.field_mut().map_err(field)?,
             Some(x.field().map_err(field)?),
         )
-        .map_err(field)
+        .map_err(field)?;
+        match self.ctx.take_error() {
+            None => Ok(()),
+            Some(e) => Err(SolverError::field(std::io::Error::other(format!(
+                "MSPCG's inner solves: {e}"
+            )))),
+        }
     }
 
     /// k applications of A_s on the stacked lattice.

@@ -1,10 +1,10 @@
 //! MSPCG: the multi-splitting preconditioned CG of Tu, Clark, Jung and Mawhinney for the
 //! even-odd Möbius domain-wall normal equations M̂†M̂ x = M̂†b, on a virtual block grid
-//! of one process.
+//! of one process, or on each rank's share of it on a decomposed lattice ([`BlockDomain`]).
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`PaddedBlocks`] | the block grid, each block's padded local lattice, gather/scatter |
+//! | [`PaddedBlocks`], [`BlockDomain`] | the block grid on the whole lattice or a rank's, each block's padded local lattice, gather/scatter |
 //! | [`LocalNormal`], [`Snake`] | A_s: M̂†M̂ on one block with Dirichlet boundaries, with or without the snake terms |
 //! | [`Preconditioner`], [`fixed_cg`], [`MultiSplitting`] | z = Σ_s P_s CG_k(A_s; P_s r): k inner CG iterations per block from a zero guess |
 //! | [`StackedBlocks`] | the blocks' padded lattices stacked along t: one launch applies every block's A_s (the GPU form) |
@@ -34,13 +34,15 @@ mod device_gpu_tests;
 #[cfg(test)]
 mod fcg_tests;
 #[cfg(test)]
+mod rank_tests;
+#[cfg(test)]
 mod reduced_tests;
 #[cfg(test)]
 mod stacked_tests;
 #[cfg(test)]
 mod tests;
 
-pub use block_grid::{BlockGridError, PaddedBlocks, PAD};
+pub use block_grid::{BlockDomain, BlockGridError, PaddedBlocks, PAD};
 pub use device::{DeviceMspcgError, DeviceMultiSplitting, StackedNormal};
 pub use local_operator::{LocalNormal, Snake};
 pub use pcg::{pcg, PcgResult, PreconditionerBreakdown, PreconditionerFault};

@@ -23,8 +23,9 @@
 //! `the_stacked_operator_is_every_blocks_local_operator` checks it against the blocks'
 //! own local operators, with and without the snake terms.
 //!
-//! This needs t cut (two or more blocks in t): were t uncut, block s's last time slice
-//! would hop into block s + 1's first, a site of the block, not of a pad.
+//! This needs t padded (two or more blocks in t, or t cut by the process grid): were t
+//! unpadded, block s's last time slice would hop into block s + 1's first, a site of the
+//! block, not of a pad.
 //!
 //! # Sites
 //!
@@ -33,8 +34,9 @@
 //! local volume): a 5D stacked field (s-slices outermost) is Ls × N equal slices, slice
 //! k = s₅·N + s of fifth coordinate s₅ on block s — the right-hand-side slices of the
 //! batched BLAS and reductions, which give every block its own CG coefficients.
-//! [`StackedBlocks::global_sites`] maps each stacked single-parity site to its global
-//! single-parity site, or −1 on a pad.
+//! [`StackedBlocks::global_sites`] maps each stacked single-parity site to its
+//! single-parity site on the domain's field lattice (the whole lattice, or the rank's
+//! extended lattice: [`super::BlockDomain`]), or −1 on a pad.
 
 use super::block_grid::copy_sites;
 use super::{BlockGridError, PaddedBlocks};
@@ -48,18 +50,18 @@ use qdsl_core::{Complex, Real};
 pub struct StackedBlocks {
     grid: PaddedBlocks,
     lattice: Lattice,
-    /// Per parity [even, odd]: the global single-parity site of each stacked
+    /// Per parity [even, odd]: the field-lattice single-parity site of each stacked
     /// single-parity site, −1 on a pad.
     global: [Vec<i32>; 2],
 }
 
 impl StackedBlocks {
-    /// The stacked lattice of `grid`'s blocks. An error when t is not cut while there is
-    /// more than one block (module docs), or when the stacked lattice is too large.
+    /// The stacked lattice of `grid`'s blocks. An error when t is not padded while there
+    /// is more than one block (module docs), or when the stacked lattice is too large.
     pub fn new(grid: PaddedBlocks) -> Result<Self, BlockGridError> {
         let n = grid.num_blocks();
         let blocks = grid.blocks_per_dim();
-        if n > 1 && blocks[3] < 2 {
+        if n > 1 && !grid.is_padded(3) {
             return Err(BlockGridError::Stacking { blocks });
         }
         let local = grid.local_lattice();
@@ -67,10 +69,10 @@ impl StackedBlocks {
         dims[3] *= n;
         let lattice = Lattice::new(dims).map_err(|_| BlockGridError::Stacking { blocks })?;
         let half_local = local.half_volume();
-        let global_lattice = grid.global_lattice();
+        let field_lattice = grid.field_lattice();
         let global = [Parity::Even, Parity::Odd].map(|p| {
             let stacked = SpinorLayout::wilson(lattice, SiteSubset::Single(p));
-            let global_layout = SpinorLayout::wilson(global_lattice, SiteSubset::Single(p));
+            let field_layout = SpinorLayout::wilson(field_lattice, SiteSubset::Single(p));
             (0..lattice.half_volume())
                 .map(|i| {
                     let v = stacked.coords_of_site(i);
@@ -78,10 +80,10 @@ impl StackedBlocks {
                     debug_assert_eq!(block, i / half_local, "block {block} is contiguous");
                     let l = [v[0], v[1], v[2], v[3] % local.extent(3)];
                     if grid.is_interior(l) {
-                        let g = grid.global_coords(block, l);
-                        let site = global_layout
-                            .site_of_coords(g)
-                            .expect("even pads and blocks keep the parity");
+                        let f = grid.field_coords(block, l);
+                        let site = field_layout
+                            .site_of_coords(f)
+                            .expect("even pads, blocks and margins keep the parity");
                         i32::try_from(site).expect("global sites fit i32")
                     } else {
                         -1
@@ -116,8 +118,8 @@ impl StackedBlocks {
         self.grid.ls() * self.num_blocks()
     }
 
-    /// The global single-parity site of each stacked single-parity site on parity `p`,
-    /// −1 on a pad.
+    /// The field-lattice single-parity site (the whole lattice's, or the rank's extended
+    /// lattice's) of each stacked single-parity site on parity `p`, −1 on a pad.
     pub fn global_sites(&self, p: Parity) -> &[i32] {
         &self.global[p as usize]
     }

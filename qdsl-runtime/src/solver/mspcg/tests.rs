@@ -59,7 +59,7 @@ pub(super) fn assembled(m: &MultiSplitting<MobiusBlocks<f64>>, x: &F64) -> F64 {
 
 /// The block of each even site (index in the even-parity field).
 fn block_of_sites(grid: &PaddedBlocks, layout: &qdsl_core::field::SpinorLayout) -> Vec<usize> {
-    let d = qdsl_core::lattice::BlockDecomposition::new(grid.global_lattice(), grid.block_dims())
+    let d = qdsl_core::lattice::BlockDecomposition::new(grid.domain_lattice(), grid.block_dims())
         .unwrap();
     (0..layout.sites_per_slice())
         .map(|i| d.block_of(layout.coords_of_site(i)))
