@@ -979,6 +979,26 @@ s39_b)
   r s24_cgnr_1 90 "$Q" $M --solver cgnr
   for f in "$OUT"/s24_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
   ;;
+s39_c)
+  # M̂† of MSPCG's local operator only where it is needed (its first chain within one hop
+  # of the blocks, its second on the blocks): the device preconditioner against the
+  # host's, the device and 2-GPU MSPCG solves, the 16⁴ and 24⁴ MSPCG rows of s39_b
+  # again on one and two GPUs, and memcheck of the preconditioner test (box launches).
+  r rt_mspcg 200 "$RT" --ignored --test-threads 4 mspcg
+  r ql_mspcg 300 "$QL" --ignored --test-threads 3 mobius_mspcg mobius_grid
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT/rt_mspcg.log" "$OUT/ql_mspcg.log" | head -30
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  MS="--solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision fixed16 --m5inv mma_f16"
+  for L in 16 24; do
+    r gen$L 60 "$Q" $G --lattice $L,$L,$L,$L --save /tmp/ens$L
+    M="--backend cuda solve /tmp/ens$L/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+    r s${L}_mspcg_1 150 "$Q" $M $MS
+    r s${L}_mspcg_2 120 "$Q" $M $MS --grid 1,1,1,2
+  done
+  for f in "$OUT"/s*_mspcg_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  r memcheck_mspcg 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored the_gpu_preconditioner_is_the_hosts --test-threads 1
+  grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck_mspcg.log"
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -140,6 +140,19 @@ impl<B: EvenOddBlocks> Schur<B> {
         self.scratch().fields[slot(r)].extend(fields);
     }
 
+    /// `f` with a spare field on parity r (its content arbitrary), kept for later use.
+    pub(crate) fn with_spare<R>(
+        &self,
+        cx: B::Context<'_>,
+        r: Parity,
+        f: impl FnOnce(&mut B::Field) -> Result<R, B::Error>,
+    ) -> Result<R, B::Error> {
+        let mut t = self.take(cx, r)?;
+        let result = f(&mut t);
+        self.give_back(r, [t]);
+        result
+    }
+
     /// The scalar diagonal d of the normal form.
     fn scalar_diagonal(&self) -> Result<f64, B::Error> {
         match self.blocks.diagonal() {

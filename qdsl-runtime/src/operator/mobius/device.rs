@@ -41,11 +41,11 @@ use crate::operator::even_odd::{BlockFlops, Diagonal, EvenOddBlocks, Schur, Schu
 use crate::operator::DeviceXpay;
 use qdsl_core::dsl::fused5d::mma::real_matrices;
 use qdsl_core::dsl::fused5d::{FusedVariant, M5invMode, SOp, SPiece};
-use qdsl_core::dsl::variant::OutputSites;
+use qdsl_core::dsl::variant::{OutputSites, Region};
 use qdsl_core::dsl::Variant;
 use qdsl_core::field::GaugeField;
 use qdsl_core::format::LinkFormat;
-use qdsl_core::lattice::{Lattice, Parity};
+use qdsl_core::lattice::{Lattice, Parity, SiteBox};
 use qdsl_kernels::domain_wall::*;
 use std::collections::HashMap;
 use std::fmt;
@@ -439,7 +439,8 @@ impl DeviceMobiusBlocks {
     }
 
     /// The chain `k` writing parity `r` (with xpay or not), over boxes of sites or the
-    /// whole parity, built on first use.
+    /// whole parity, built on first use. Over boxes its variant is `box_formats` on one
+    /// rank of a decomposed lattice, else the blocks' formats with the sub-box region.
     fn kernel(
         &self,
         gpu: &Gpu,
@@ -449,12 +450,10 @@ impl DeviceMobiusBlocks {
         let formats = match (boxed, self.box_formats) {
             (false, _) => self.formats,
             (true, Some(f)) => f,
-            (true, None) => {
-                return Err(OperatorError::Device(crate::device::DeviceError::Shape(
-                    "a Möbius chain over boxes of sites needs the blocks of a decomposed lattice"
-                        .into(),
-                )))
-            }
+            (true, None) => Variant {
+                region: Region::SubBox,
+                ..self.formats
+            },
         };
         if let Some(s) = self
             .built
@@ -555,6 +554,49 @@ impl DeviceMobiusBlocks {
             })
             .collect();
         self.build_chain_keys(gpu, &keys)
+    }
+
+    /// M̂† ψ (this operator's two chains, [`complement_launches`]) computed only where
+    /// it is needed: the first chain (writing q into `t_q`) over the boxes `near`, the
+    /// second (writing p into `out`, xpay with ψ) over the boxes `inside`; the other
+    /// sites of `t_q` and `out` are left as they were. With `near` the sites within one
+    /// hop of `inside`, `out` is exact on `inside` (MSPCG's local operator: the sites each
+    /// stage needs, [`crate::solver::mspcg::StackedBlocks::reach_boxes`]).
+    pub(crate) fn apply_complement_dagger_within(
+        &self,
+        cx: DeviceRun<'_>,
+        (out, psi): (&mut DeviceField, &DeviceField),
+        t_q: &mut DeviceField,
+        (near, inside): (&[SiteBox], &[SiteBox]),
+    ) -> Result<(), OperatorError> {
+        let stream = cx.gpu.backend().stream();
+        for l in complement_launches(self.plan, true) {
+            let r = self.launch_parity(&l);
+            let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
+            let xpay = || {
+                l.xpay.then_some(Xpay {
+                    a: 1.0,
+                    x: psi,
+                    b: COMPLEMENT_XPAY_B,
+                })
+            };
+            match (l.from, l.to) {
+                (Slot::Psi, Slot::SpareQ) => {
+                    for b in near {
+                        let b = BoxLaunch { sites: *b, stream };
+                        self.launch(cx, (l.kernel, &kernel), t_q, psi, xpay(), Some(&b))?;
+                    }
+                }
+                (Slot::SpareQ, Slot::Out) => {
+                    for b in inside {
+                        let b = BoxLaunch { sites: *b, stream };
+                        self.launch(cx, (l.kernel, &kernel), out, t_q, xpay(), Some(&b))?;
+                    }
+                }
+                (from, to) => unreachable!("M̂† has no launch from {from:?} to {to:?}"),
+            }
+        }
+        Ok(())
     }
 
     /// The output parity of a complement launch.
@@ -737,6 +779,29 @@ impl EvenOddBlocks for DeviceMobiusBlocks {
 pub type DeviceEvenOddMobius = Schur<DeviceMobiusBlocks>;
 
 impl DeviceEvenOddMobius {
+    /// M̂† ψ computed only where it is needed: its first chain over the boxes `near`,
+    /// its second over `inside`, exact on `inside` when `near` holds the sites within one
+    /// hop of it ([`DeviceMobiusBlocks::apply_complement_dagger_within`]); `out` elsewhere
+    /// left as it was. The asymmetric M̂ only.
+    pub fn apply_dagger_within(
+        &self,
+        cx: DeviceRun<'_>,
+        out: &mut DeviceField,
+        psi: &DeviceField,
+        (near, inside): (&[SiteBox], &[SiteBox]),
+    ) -> Result<(), OperatorError> {
+        if self.form() != SchurForm::Complement {
+            return Err(OperatorError::Device(crate::device::DeviceError::Shape(
+                "M̂† over boxes is the asymmetric M̂'s (the fused complement)".into(),
+            )));
+        }
+        let q = self.blocks().parity().opposite();
+        self.with_spare(cx, q, |t| {
+            self.blocks()
+                .apply_complement_dagger_within(cx, (out, psi), t, (near, inside))
+        })
+    }
+
     /// The asymmetric M̂ (the blocks of [`DeviceMobiusBlocks::new`]).
     pub fn asymmetric(
         gpu: &Gpu,

@@ -5,8 +5,11 @@
 //! every block at once: the blocks' padded local lattices stacked along t
 //! ([`StackedBlocks`]), A_s of all blocks one application of the device M̂†M̂ on the
 //! stacked lattice followed by the projection on the blocks (with the snake terms: the
-//! fused M̂ and M̂† chains, nothing between the hops; without: the blocks one by one with
-//! the pads zeroed after each hop, [`super::local_operator`]), and the k inner CG
+//! fused M̂ and M̂† chains, nothing between the hops, each computed only where the next
+//! stage reads it — M̂ on the whole padded lattice, M̂†'s first chain within one hop of
+//! the blocks, its second on the blocks, [`StackedBlocks::reach_boxes`]; without: the
+//! blocks one by one with the pads zeroed after each hop, [`super::local_operator`]),
+//! and the k inner CG
 //! iterations of all blocks as one batch whose slices fall into the blocks
 //! ([`fixed_cg_grouped`]: each block its own α and β, as if it ran alone on its own
 //! GPU). The inner vectors are stored in `P` (f32, fixed16 or fixed8; the kernels
@@ -26,14 +29,13 @@ use super::{fixed_cg_grouped, BlockGridError, PaddedBlocks, Preconditioner, Snak
 use crate::device::{DeviceError, DeviceField};
 use crate::linear::{LinearOperator, SolverError, SolverField};
 use crate::operator::device::{DeviceRun, OperatorError};
-use crate::operator::even_odd::Schur;
-use crate::operator::mobius::MobiusParams;
+use crate::operator::mobius::{DeviceEvenOddMobius, MobiusParams};
 use crate::solver::device::site_map::{DeviceSiteMap, SiteMap};
 use crate::solver::device::{DeviceContext, DeviceOperator, DevicePrecision, DeviceVector};
 use qdsl_core::dsl::fused5d::M5invMode;
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::GaugeField;
-use qdsl_core::lattice::Parity;
+use qdsl_core::lattice::{Parity, SiteBox};
 use std::sync::Arc;
 
 /// Why the device preconditioner cannot be built.
@@ -61,6 +63,10 @@ pub struct DeviceMultiSplitting<P> {
     maps: [DeviceSiteMap; 2],
     snake: Snake,
     inner: usize,
+    /// Per block, the sites within one hop of it and the block itself: where M̂† of the
+    /// local operator is computed (with the snake terms).
+    near: Vec<SiteBox>,
+    inside: Vec<SiteBox>,
 }
 
 impl<P: DevicePrecision> DeviceMultiSplitting<P> {
@@ -98,6 +104,7 @@ impl<P: DevicePrecision> DeviceMultiSplitting<P> {
         let maps = [Parity::Even, Parity::Odd]
             .map(|p| DeviceSiteMap::upload(ctx, stacked.global_sites(p), field_sites));
         let [even, odd] = maps;
+        let (near, inside) = (stacked.reach_boxes(1), stacked.reach_boxes(0));
         Ok(Self {
             ctx: Arc::clone(ctx),
             stacked,
@@ -105,6 +112,8 @@ impl<P: DevicePrecision> DeviceMultiSplitting<P> {
             maps: [even?, odd?],
             snake,
             inner,
+            near,
+            inside,
         })
     }
 
@@ -128,6 +137,13 @@ impl<P: DevicePrecision> DeviceMultiSplitting<P> {
         let p = self.stacked.grid().parity();
         let sites = self.stacked.layout(p).sites_per_slice() * self.stacked.grid().ls();
         DeviceVector::<P>::zeros(&self.ctx, 24, sites)?.with_sources(self.stacked.slices())
+    }
+
+    /// The stacked M̂ as the Schur complement of its blocks.
+    fn complement(&self) -> &DeviceEvenOddMobius {
+        self.op
+            .mobius_complement()
+            .expect("DeviceMultiSplitting builds a Möbius operator")
     }
 
     /// Applies `kind` with the map of parity `p`.
@@ -156,14 +172,18 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for StackedNormal<'_, P
         let p = m.stacked.grid().parity();
         let mut y = x.zeros_like();
         match m.snake {
+            // M̂ everywhere (its output is needed up to two hops from the blocks: the
+            // whole padded lattice), M̂† only where the result needs it.
             Snake::Include => {
                 m.op.apply(&mut y, x)?;
-                m.op.apply_dagger(out, &y)?;
+                let cx = DeviceRun::new(m.ctx.gpu(), m.ctx.tuner());
+                let (of, yf) = (out.field_mut().map_err(field)?, y.field().map_err(field)?);
+                m.complement()
+                    .apply_dagger_within(cx, of, yf, (&m.near, &m.inside))
+                    .map_err(SolverError::operator)?;
             }
             Snake::Exclude => {
-                let schur: &Schur<_> =
-                    m.op.mobius_complement()
-                        .expect("DeviceMultiSplitting builds a Möbius operator");
+                let schur = m.complement();
                 let cx = DeviceRun::new(m.ctx.gpu(), m.ctx.tuner());
                 let mut cut = |f: &mut DeviceField, r: Parity| {
                     m.map(r, SiteMap::Mask, f, None)
@@ -190,9 +210,21 @@ impl<P: DevicePrecision> LinearOperator<DeviceVector<P>> for StackedNormal<'_, P
         self.apply(out, x)
     }
 
-    /// M̂ and M̂† on every site of the stacked lattice.
+    /// M̂ on every site of the stacked lattice; with the snake terms M̂†'s two chains
+    /// on the sites within one hop of the blocks and on the blocks (counted as half of
+    /// M̂†'s flops each, scaled by the sites), without them M̂† on every site.
     fn flops_per_apply(&self) -> u64 {
-        2 * self.m.op.flops_per_apply()
+        let m = self.m;
+        let full = m.op.flops_per_apply();
+        match m.snake {
+            Snake::Exclude => 2 * full,
+            Snake::Include => {
+                let volume = |boxes: &[SiteBox]| boxes.iter().map(SiteBox::volume).sum::<usize>();
+                let stacked = m.stacked.lattice().volume();
+                let share = (volume(&m.near) + volume(&m.inside)) as f64 / (2 * stacked) as f64;
+                full + (full as f64 * share) as u64
+            }
+        }
     }
 }
 

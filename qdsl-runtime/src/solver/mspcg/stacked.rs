@@ -42,7 +42,7 @@ use super::block_grid::copy_sites;
 use super::{BlockGridError, PaddedBlocks};
 use qdsl_core::dsl::variant::TimeBoundary;
 use qdsl_core::field::{ColourSpinorField, GaugeField, SiteSubset, SpinorLayout};
-use qdsl_core::lattice::{Lattice, Lattice5D, Parity};
+use qdsl_core::lattice::{Lattice, Lattice5D, Parity, SiteBox};
 use qdsl_core::{Complex, Real};
 
 /// The blocks' padded local lattices stacked along t (module docs).
@@ -128,6 +128,34 @@ impl StackedBlocks {
     pub fn layout(&self, p: Parity) -> SpinorLayout {
         let l5 = Lattice5D::new(self.lattice.dims(), self.grid.ls()).expect("ls checked");
         SpinorLayout::domain_wall(l5, SiteSubset::Single(p))
+    }
+
+    /// Per block, the box of stacked sites within `reach` hops of the block (in each
+    /// padded direction `reach` layers of its pads, at most the pad's [`super::PAD`];
+    /// whole in the others): with `reach` 0 the blocks themselves. The sites a stage of
+    /// the local operator must compute when `reach` more hops follow it.
+    pub fn reach_boxes(&self, reach: usize) -> Vec<SiteBox> {
+        let grid = &self.grid;
+        let local = grid.local_lattice();
+        let block = grid.block_dims();
+        (0..self.num_blocks())
+            .map(|s| {
+                let lo: [usize; 4] = std::array::from_fn(|mu| {
+                    let pad = if grid.is_padded(mu) { super::PAD } else { 0 };
+                    pad - reach.min(pad)
+                });
+                let n: [usize; 4] = std::array::from_fn(|mu| {
+                    if grid.is_padded(mu) {
+                        block[mu] + 2 * reach.min(super::PAD)
+                    } else {
+                        local.extent(mu)
+                    }
+                });
+                let mut lo = lo;
+                lo[3] += s * local.extent(3);
+                SiteBox { lo, n }
+            })
+            .collect()
     }
 
     /// The stacked links: block s's local links ([`PaddedBlocks::local_gauge`]) on its

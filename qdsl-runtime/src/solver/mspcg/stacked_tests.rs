@@ -141,6 +141,54 @@ fn the_stacked_sites_cover_the_lattice_once_and_blocks_are_contiguous() {
     assert_eq!(StackedBlocks::new(one).unwrap().lattice(), lattice);
 }
 
+/// The boxes where the local operator's stages run: with reach 0 each block's box holds
+/// exactly the stacked sites that map to the block; with reach 1 its box holds every
+/// site one hop from one of them (and only sites of the block's own local lattice);
+/// with reach 2 (the pads) the whole local lattice.
+#[test]
+fn the_reach_boxes_hold_the_blocks_and_their_neighbours() {
+    let lattice = Lattice::new([4, 4, 4, 8]).unwrap();
+    let grid = PaddedBlocks::new(lattice, 2, [2, 1, 1, 2], Parity::Even).unwrap();
+    let st = StackedBlocks::new(grid.clone()).unwrap();
+    let stacked = st.lattice();
+    let local_t = grid.local_lattice().extent(3);
+    let contains = |b: &qdsl_core::lattice::SiteBox, c: qdsl_core::lattice::Coords| {
+        (0..4).all(|mu| c[mu] >= b.lo[mu] && c[mu] < b.lo[mu] + b.n[mu])
+    };
+    let [inside, near, whole] = [0, 1, 2].map(|r| st.reach_boxes(r));
+    for p in [Parity::Even, Parity::Odd] {
+        let layout = SpinorLayout::wilson(stacked, SiteSubset::Single(p));
+        for (i, &g) in st.global_sites(p).iter().enumerate() {
+            let c = layout.coords_of_site(i);
+            let block = c[3] / local_t;
+            let boxes: Vec<usize> = (0..inside.len())
+                .filter(|&s| contains(&inside[s], c))
+                .collect();
+            assert_eq!(
+                boxes,
+                if g >= 0 { vec![block] } else { vec![] },
+                "site {c:?}"
+            );
+            assert!(contains(&whole[block], c), "{c:?}");
+            for mu in 0..4 {
+                for step in [1, -1] {
+                    let n = stacked.shift(c, mu, step).0;
+                    if g >= 0 {
+                        assert!(contains(&near[block], n), "{n:?} next to {c:?}");
+                    }
+                }
+            }
+        }
+    }
+    for s in 0..st.num_blocks() {
+        for mu in 0..3 {
+            assert_eq!(whole[s].n[mu], stacked.extent(mu));
+        }
+        assert_eq!((whole[s].lo[3], whole[s].n[3]), (s * local_t, local_t));
+        assert_eq!(near[s].n, [4, 4, 4, 6]);
+    }
+}
+
 /// A site- and slice-dependent positive diagonal operator: the groups (slices j mod 2)
 /// are independent, and CG needs more than one iteration on each.
 struct Diagonal;
