@@ -999,6 +999,27 @@ s39_c)
   r memcheck_mspcg 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$RT" --ignored the_gpu_preconditioner_is_the_hosts --test-threads 1
   grep -hE "ERROR SUMMARY|^test result" "$OUT/memcheck_mspcg.log"
   ;;
+s39_d)
+  # One H200: issue 19's fixed16 Ls-16 tensor-core rows (cut by the call's limit on
+  # 2026-11-29 (c)), and the 24⁴ MSPCG of s39_c with the inner vectors in f32 and in
+  # fixed16 with the swept M5⁻¹ (which of the two costs the inner iteration its time).
+  r bench_ls16_f16 200 "$Q" bench --sizes 32 --case "mma_f16 fixed16 recon12 ls16" --reps 30 --json "$OUT/ls16_mma_f16.json"
+  r bench_ls16_bf16 200 "$Q" bench --sizes 32 --case "mma_bf16 fixed16 recon12 ls16" --reps 30 --json "$OUT/ls16_mma_bf16.json"
+  grep -hE "^qdsl bench: " "$OUT"/bench_ls16_*.log | head -20
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 60 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  M="--backend cuda solve /tmp/ens24/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  for ip in f32 fixed16; do r s24_mspcg_${ip}_sweep 120 "$Q" $M --solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision $ip --m5inv sweep; done
+  for f in "$OUT"/s24_*.log; do echo "== $f"; grep -E "solver|result|iterations|residual|time " "$f"; done
+  ;;
+s39_e)
+  # 2 × H200: the 24⁴ MSPCG of s39_d (swept M5⁻¹, inner f32 and fixed16) on --grid 1,1,1,2.
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen24 60 "$Q" $G --lattice 24,24,24,24 --save /tmp/ens24
+  M="--backend cuda solve /tmp/ens24/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  for ip in f32 fixed16; do r s24_mspcg_${ip}_sweep_2 120 "$Q" $M --solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision $ip --m5inv sweep --grid 1,1,1,2; done
+  for f in "$OUT"/s24_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
