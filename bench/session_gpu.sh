@@ -1020,6 +1020,18 @@ s39_e)
   for ip in f32 fixed16; do r s24_mspcg_${ip}_sweep_2 120 "$Q" $M --solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision $ip --m5inv sweep --grid 1,1,1,2; done
   for f in "$OUT"/s24_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
   ;;
+s39_f)
+  # The final build (review mends in the GPU ranks' opening): the decomposed and single-GPU
+  # Möbius and MSPCG tests on 2 × H200, and one 16⁴ MSPCG solve on --grid 1,1,1,2.
+  r ql_mspcg 300 "$QL" --ignored --test-threads 3 mobius_mspcg mobius_grid
+  grep -hE "^test |^test result|FAILED|panicked" "$OUT/ql_mspcg.log" | head -10
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  M="--backend cuda solve /tmp/ens16/cfg_000500.lime --action mobius --ls 12 --b5 1.5 --c5 0.5 --m5 1.8 --mass 0.001 --tol 1e-8 --max-iter 20000 --precision f32"
+  r s16_mspcg_2 60 "$Q" $M --solver mspcg --blocks 1,1,2,2 --inner 6 --inner-precision f32 --m5inv sweep --grid 1,1,1,2
+  r s16_cgnr_2 60 "$Q" $M --solver cgnr --grid 1,1,1,2
+  for f in "$OUT"/s16_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done
