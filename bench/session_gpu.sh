@@ -1032,6 +1032,23 @@ s39_f)
   r s16_cgnr_2 60 "$Q" $M --solver cgnr --grid 1,1,1,2
   for f in "$OUT"/s16_*.log; do echo "== $f"; grep -E "ranks|solver|result|iterations|residual|exchanged|time " "$f"; done
   ;;
+s39_g)
+  # Issue 20's SAP+GCR grid on a 16⁴ ensemble, on the GPU machine's CPU cores (SAP runs
+  # on the CPU): the 16⁴ β 6.0 heat-bath configuration of s39_a, Wilson-clover c_sw
+  # 1.769, antiperiodic t, GCR(16), tolerance 1e-10, every vector f64 (as the 8⁴ study of
+  # docs/sap_gcr.md), blocks 4⁴: the adaptive rows first, then the static ncy × nmr grid,
+  # at κ 0.130 and 0.1345. Each solve has 25 s; the call stops starting new ones after
+  # 420 s.
+  G="--backend cuda generate --action wilson --beta 6.0 --algorithm heatbath --or-per-hb 4 --therm 300 --sweeps 200 --save-every 100 --seed 2026"
+  r gen16 60 "$Q" $G --lattice 16,16,16,16 --save /tmp/ens16
+  nproc
+  for k in 0.130 0.1345; do
+    B="--backend cpu solve /tmp/ens16/cfg_000500.lime --action clover --kappa $k --csw 1.769 --solver sap-gcr --block 4,4,4,4 --nkv 16 --tol 1e-10 --max-iter 3000 --precision f64 --sap-precision f64 --seed 1"
+    for a in "8 8" "4 4"; do set -- $a; [ $SECONDS -lt 420 ] && r sap_${k}_adaptive_$1_$2 25 "$Q" $B --adaptive --ncy $1 --nmr $2; done
+    for c in 1 2 4 8; do for m in 2 4 8; do [ $SECONDS -lt 420 ] && r sap_${k}_static_${c}_${m} 25 "$Q" $B --ncy $c --nmr $m; done; done
+  done
+  for f in "$OUT"/sap_*.log; do echo "== $f"; grep -E "solver|result|iterations|SAP |solve " "$f"; done
+  ;;
 esac
 for f in grid_tests; do [ -f "$OUT/$f.log" ] && grep -hE "^test |^test result|FAILED|panicked" "$OUT/$f.log" | head -12; done
 for f in "$OUT"/bench_grid_*.log; do [ -f "$f" ] && { echo "== $f"; grep -vE "^qdsl bench:" "$f"; }; done

@@ -34,14 +34,15 @@ fn per_rank(blocks: [usize; 4], grid: [usize; 4]) -> [usize; 4] {
 }
 
 /// This rank's MSPCG preconditioner (inner f64 here, so that the comparison is exact
-/// up to the order of sums): its share of `blocks`, links with a halo of PAD.
+/// up to the order of sums): its share of `blocks`, links with a halo of PAD, `inner`
+/// iterations.
 fn rank_preconditioner(
     gauge: &GaugeField<f64>,
     params: &MobiusParams,
-    ext: ExtendedLattice,
-    comm: &SharedComm<ThreadComm>,
+    (ext, comm): (ExtendedLattice, &SharedComm<ThreadComm>),
     blocks: [usize; 4],
     snake: Snake,
+    inner: usize,
 ) -> RankLocal<MultiSplitting<MobiusBlocks<f64>>> {
     let (link_ext, links) = padded_block_links(gauge, &ext, comm).unwrap();
     let grid = ext.decomposition().grid().dims();
@@ -54,8 +55,16 @@ fn rank_preconditioner(
         Parity::Even,
     )
     .unwrap();
-    let m =
-        MultiSplitting::mobius(&links, params, Parity::Even, BOUNDARY, on_rank, snake, 3).unwrap();
+    let m = MultiSplitting::mobius(
+        &links,
+        params,
+        Parity::Even,
+        BOUNDARY,
+        on_rank,
+        snake,
+        inner,
+    )
+    .unwrap();
     RankLocal(m)
 }
 
@@ -90,7 +99,7 @@ fn each_ranks_blocks_give_the_whole_lattices_preconditioner() {
             let size = ProcessGrid::new(grid).unwrap().size();
             let parts = run_ranks(size, CommConfig::default(), |comm| {
                 let comm = SharedComm::new(comm);
-                let m = rank_preconditioner(&gauge, &params, ext, &comm, blocks, snake);
+                let m = rank_preconditioner(&gauge, &params, (ext, &comm), blocks, snake, 3);
                 let r = Field::<f64>::scatter(&rhs, ext, comm.clone()).unwrap();
                 let mut z = r.zeros_like();
                 m.apply(&mut z, &r).unwrap();
@@ -129,59 +138,60 @@ fn a_ranks_block_grid_refuses_shallow_links_and_bad_tilings() {
 }
 
 /// The outer PCG of `qdsl solve --solver mspcg --grid`: the same function on the
-/// distributed M̂†M̂ (f64) with each rank's share of the blocks reaches the single-process
-/// MSPCG's outer iterations (±1) and solution, and its true residual (recomputed in
-/// f64 on the whole lattice) meets the tolerance.
+/// distributed M̂†M̂ (f64) with each rank's share of the blocks (2 ranks, two blocks
+/// each; one inner iteration, for the test's time) reaches the single-process MSPCG's
+/// outer iterations (±1) and solution, and its true residual (recomputed in f64 on the
+/// whole lattice) meets the tolerance. (Several inner iterations and more grids end to
+/// end: `qdsl::app::mobius_grid`'s tests.)
 #[test]
 fn mspcg_on_ranks_matches_one_process() {
-    let (gauge, params, op, rhs) = system(0.02);
+    let (gauge, params, op, rhs) = system(0.1);
     let global = *gauge.lattice();
     let opts = SolverOptions::with_tolerance(1e-8);
     let blocks = [1, 1, 2, 2];
     let normal = NormalOperator::new(&op, NormalForm::MdagM);
-    let m = preconditioner(&gauge, &params, blocks, Snake::Include, 3);
+    let m = preconditioner(&gauge, &params, blocks, Snake::Include, 1);
     let mut x_one = rhs.zeros_like();
     let one = pcg(&normal, &normal, &m, &rhs, &mut x_one, &opts).unwrap();
     assert!(one.result.is_converged());
-    for grid in [[1, 1, 1, 2], [1, 1, 2, 2]] {
-        let ext = fields(global, grid);
-        let size = ProcessGrid::new(grid).unwrap().size();
-        let outcomes = run_ranks(size, CommConfig::default(), |comm| {
-            let comm = SharedComm::new(comm);
-            let links = scatter(&gauge, &ext, comm.rank()).unwrap();
-            let d = distributed_mobius(
-                links,
-                params.clone(),
-                Parity::Even,
-                BOUNDARY,
-                ext,
-                comm.clone(),
-            )
-            .unwrap();
-            let a = NormalOperator::new(&d, NormalForm::MdagM);
-            let p = rank_preconditioner(&gauge, &params, ext, &comm, blocks, Snake::Include);
-            let b = Field::<f64>::scatter(&rhs, ext, comm.clone()).unwrap();
-            let mut x = b.zeros_like();
-            let out = pcg(&a, &a, &p, &b, &mut x, &opts).unwrap();
-            (out, x)
-        });
-        let iterations: Vec<usize> = outcomes.iter().map(|(o, _)| o.result.iterations).collect();
-        assert!(
-            iterations.iter().all(|&i| i == iterations[0]),
-            "{iterations:?}"
-        );
-        let (out, _) = &outcomes[0];
-        assert!(out.result.is_converged() && out.breakdown.is_none());
-        assert!(
-            out.result.iterations.abs_diff(one.result.iterations) <= 1,
-            "grid {grid:?}: {} outer iterations, {} on one process",
-            out.result.iterations,
-            one.result.iterations
-        );
-        let parts: Vec<Field<f64>> = outcomes.into_iter().map(|(_, x)| x).collect();
-        let x = Field::gather(&parts).unwrap();
-        assert!(true_residual(&normal, &x, &rhs) <= 1e-8);
-        let rel = relative_difference(&x, &x_one);
-        assert!(rel < 1e-6, "grid {grid:?}: x differs by {rel:e}");
-    }
+    let grid = [1, 1, 1, 2];
+    let ext = fields(global, grid);
+    let size = ProcessGrid::new(grid).unwrap().size();
+    let outcomes = run_ranks(size, CommConfig::default(), |comm| {
+        let comm = SharedComm::new(comm);
+        let links = scatter(&gauge, &ext, comm.rank()).unwrap();
+        let d = distributed_mobius(
+            links,
+            params.clone(),
+            Parity::Even,
+            BOUNDARY,
+            ext,
+            comm.clone(),
+        )
+        .unwrap();
+        let a = NormalOperator::new(&d, NormalForm::MdagM);
+        let p = rank_preconditioner(&gauge, &params, (ext, &comm), blocks, Snake::Include, 1);
+        let b = Field::<f64>::scatter(&rhs, ext, comm.clone()).unwrap();
+        let mut x = b.zeros_like();
+        let out = pcg(&a, &a, &p, &b, &mut x, &opts).unwrap();
+        (out, x)
+    });
+    let iterations: Vec<usize> = outcomes.iter().map(|(o, _)| o.result.iterations).collect();
+    assert!(
+        iterations.iter().all(|&i| i == iterations[0]),
+        "{iterations:?}"
+    );
+    let (out, _) = &outcomes[0];
+    assert!(out.result.is_converged() && out.breakdown.is_none());
+    assert!(
+        out.result.iterations.abs_diff(one.result.iterations) <= 1,
+        "grid {grid:?}: {} outer iterations, {} on one process",
+        out.result.iterations,
+        one.result.iterations
+    );
+    let parts: Vec<Field<f64>> = outcomes.into_iter().map(|(_, x)| x).collect();
+    let x = Field::gather(&parts).unwrap();
+    assert!(true_residual(&normal, &x, &rhs) <= 1e-8);
+    let rel = relative_difference(&x, &x_one);
+    assert!(rel < 1e-6, "grid {grid:?}: x differs by {rel:e}");
 }
