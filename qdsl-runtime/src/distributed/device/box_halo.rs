@@ -185,8 +185,7 @@ impl<T: GpuReal> BoxHalo<T> {
         records: SiteRecords,
         operation: &str,
     ) -> Result<(), DistributedError> {
-        self.check(buffer, records, operation)?;
-        let k = self.buffers_for(gpu, records.reals)?;
+        let k = self.prepare(gpu, buffer, records, operation)?;
         let rank = transport.rank();
         let dec = *self.ext.decomposition();
         let stream = gpu.backend().stream();
@@ -242,8 +241,7 @@ impl<T: GpuReal> BoxHalo<T> {
                 )))
             }
         };
-        self.check(buffer, records, operation)?;
-        let k = self.buffers_for(gpu, records.reals)?;
+        let k = self.prepare(gpu, buffer, records, operation)?;
         let rank = transport.rank();
         let dec = *self.ext.decomposition();
         let round = &self.rounds[0];
@@ -262,6 +260,20 @@ impl<T: GpuReal> BoxHalo<T> {
         }
         transport.extend_direction(mark)?;
         Ok(mark)
+    }
+
+    /// Checks `buffer` against `records` ([`Self::check`]) and returns the index of the
+    /// face buffers for its records ([`Self::buffers_for`]): what every exchange does
+    /// first.
+    fn prepare(
+        &mut self,
+        gpu: &Gpu,
+        buffer: &CudaSlice<T>,
+        records: SiteRecords,
+        operation: &str,
+    ) -> Result<usize, DistributedError> {
+        self.check(buffer, records, operation)?;
+        self.buffers_for(gpu, records.reals)
     }
 
     /// An error unless `buffer` holds `records` on the extended lattice.
