@@ -146,6 +146,15 @@ impl Launch {
 /// b of the last launch's xpay: M̂ ψ = M5 ψ − ¼ H t (h² = ¼).
 pub(crate) const COMPLEMENT_XPAY_B: f64 = -0.25;
 
+/// The xpay of a complement launch: out = ψ + b·(chain), b = [`COMPLEMENT_XPAY_B`].
+fn complement_xpay(psi: &DeviceField) -> Xpay<'_, DeviceField> {
+    Xpay {
+        a: 1.0,
+        x: psi,
+        b: COMPLEMENT_XPAY_B,
+    }
+}
+
 /// The launches of M̂ in `plan` (dagger: of M̂†), in order (module docs).
 pub(crate) fn complement_launches(plan: ComplementPlan, dagger: bool) -> Vec<Launch> {
     let l = |kernel, to_p, from, to, xpay| Launch {
@@ -573,13 +582,7 @@ impl DeviceMobiusBlocks {
         for l in complement_launches(self.plan, true) {
             let r = self.launch_parity(&l);
             let kernel = self.kernel(cx.gpu, (l.kernel, r, l.xpay, true))?;
-            let xpay = || {
-                l.xpay.then_some(Xpay {
-                    a: 1.0,
-                    x: psi,
-                    b: COMPLEMENT_XPAY_B,
-                })
-            };
+            let xpay = || l.xpay.then(|| complement_xpay(psi));
             match (l.from, l.to) {
                 (Slot::Psi, Slot::SpareQ) => {
                     for b in near {
@@ -629,13 +632,7 @@ impl DeviceMobiusBlocks {
         let launches = complement_launches(plan, dagger);
         run_launches(&launches, psi, out, t_p, t_q, |l, src, dst, x| {
             let r = self.launch_parity(l);
-            let xpay = || {
-                x.map(|x| Xpay {
-                    a: 1.0,
-                    x,
-                    b: COMPLEMENT_XPAY_B,
-                })
-            };
+            let xpay = || x.map(complement_xpay);
             let hop = distribution.and_then(|d| {
                 let chain = (l.kernel.entry().chain)();
                 chain.hop_position().map(|_| (d, chain.hop_dagger()))
